@@ -1,0 +1,59 @@
+# fedlib: the two commands of the README are `make figures` and `make test`.
+# Both create/refresh .venv with Python 3 + pip only; torch is pinned to the CPU build that this
+# kind of machine serves (override with `make TORCH_SPEC=torch==X.Y.Z ...` elsewhere).
+
+PYTHON     ?= python3
+VENV       ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+PROFILE    ?= quick
+NOTEBOOKS  := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+BIN        := $(VENV)/bin
+STAMP      := $(VENV)/.installed
+
+.PHONY: venv figures test lint sync lab clean-results help
+
+help:
+	@echo "make figures [PROFILE=quick|paper]  execute every notebook (papermill), write figures/"
+	@echo "make test                           pytest: unit tests + nbval on the notebooks"
+	@echo "make lab                            open the notebooks in JupyterLab"
+	@echo "make sync                           jupytext --sync the .py/.ipynb pairs"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# quick profile: execute in place, so the committed notebooks carry the outputs nbval checks.
+# other profiles: pass the profile, keep the executed copies under results/notebooks/.
+figures: $(STAMP)
+	@for nb in $(NOTEBOOKS); do \
+	  echo "== $$nb ($(PROFILE))"; \
+	  if [ "$(PROFILE)" = "quick" ]; then \
+	    $(BIN)/papermill "$$nb" "$$nb" -k python3 --cwd notebooks --no-progress-bar || exit 1; \
+	  else \
+	    mkdir -p results/notebooks; \
+	    $(BIN)/papermill "$$nb" "results/notebooks/$$(basename $$nb .ipynb)-$(PROFILE).ipynb" \
+	      -k python3 --cwd notebooks -p profile $(PROFILE) --no-progress-bar || exit 1; \
+	  fi; \
+	done
+
+test: $(STAMP)
+	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks
+	$(BIN)/python -m pytest -q tests --nbval --nbval-current-env $(NOTEBOOKS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks
+
+sync: $(STAMP)
+	$(BIN)/jupytext --sync notebooks/*.ipynb
+
+lab: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,lab]"
+	$(BIN)/jupyter lab notebooks/
+
+clean-results:
+	rm -rf results/

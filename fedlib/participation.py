@@ -1,0 +1,571 @@
+"""Client-participation models compiled to a seeded, replayable :class:`Schedule`.
+
+A participation model (a *kind*) describes the environment: who is active in each round, whether
+an active client's upload reaches the server, and how many local steps it runs. :func:`build`
+compiles a kind into a :class:`Schedule` -- plain integer / boolean arrays over
+``[rounds, num_clients]`` -- computed once, saved, and replayed identically for every algorithm,
+so all curves of a figure see the same participation draws.
+
+Example:
+    >>> from fedlib import participation
+    >>> s = participation.build("uniform", num_clients=100, rounds=2000, seed=0, per_round=20)
+    >>> s.active.shape, int(s.active[0].sum())
+    ((2000, 100), 20)
+
+Randomness comes only from ``numpy.random.default_rng``. The seed is split (``SeedSequence``)
+into independent streams for participation, uplink success and local steps, so attaching an
+uplink model or heterogeneous steps never changes who is active.
+
+The kinds follow the papers (FedSUM Sec. 2.1 Cases 1-4 and App. H P1-P3; FedAU/FedAWE; FOCUS;
+FedACS; Wang & Ji 2022). ``available()`` lists them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Schedule", "available", "build", "load"]
+
+
+# --------------------------------------------------------------------------------------------
+# The Schedule
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """Participation, uplink success and local steps of every client in every round.
+
+    Attributes:
+        active: int array [rounds, num_clients]; how many times client i counts in round t
+            (0 = absent, 1 = present, > 1 only for sampling with replacement).
+        uplink_ok: bool array [rounds, num_clients]; whether client i's upload in round t
+            reaches the server (all True unless an uplink model was attached).
+        local_steps: int array [rounds, num_clients]; local steps client i runs in round t.
+        spec: the kind and arguments it was built from (JSON-serialisable metadata).
+    """
+
+    active: np.ndarray
+    uplink_ok: np.ndarray
+    local_steps: np.ndarray
+    spec: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        active = np.ascontiguousarray(self.active, dtype=np.int64)
+        uplink = np.ascontiguousarray(self.uplink_ok, dtype=bool)
+        steps = np.ascontiguousarray(self.local_steps, dtype=np.int64)
+        if active.ndim != 2:
+            raise ValueError(f"active: expected a 2-D array [rounds, num_clients], got {active.shape}")
+        for name, arr in (("uplink_ok", uplink), ("local_steps", steps)):
+            if arr.shape != active.shape:
+                raise ValueError(f"{name}: shape {arr.shape} must equal active's {active.shape}")
+        if (active < 0).any():
+            raise ValueError("active: counts must be >= 0")
+        if (steps < 1).any():
+            raise ValueError("local_steps: every entry must be >= 1")
+        for arr in (active, uplink, steps):
+            arr.setflags(write=False)
+        object.__setattr__(self, "active", active)
+        object.__setattr__(self, "uplink_ok", uplink)
+        object.__setattr__(self, "local_steps", steps)
+
+    @property
+    def num_rounds(self) -> int:
+        """Number of rounds T."""
+        return self.active.shape[0]
+
+    @property
+    def num_clients(self) -> int:
+        """Number of clients N."""
+        return self.active.shape[1]
+
+    @property
+    def kind(self) -> str:
+        """Name of the participation kind this schedule was built from."""
+        return str(self.spec.get("kind", "custom"))
+
+    def clients(self, t: int) -> np.ndarray:
+        """Indices of the clients active in round ``t`` (each once, however often it counts)."""
+        return np.flatnonzero(self.active[t])
+
+    def delivered(self) -> np.ndarray:
+        """int [rounds, num_clients]: counts whose upload reached the server (active * uplink_ok)."""
+        return self.active * self.uplink_ok
+
+    def truncate(self, rounds: int) -> Schedule:
+        """The first ``rounds`` rounds of this schedule."""
+        if not 1 <= rounds <= self.num_rounds:
+            raise ValueError(f"rounds: must be in 1..{self.num_rounds}, got {rounds}")
+        return Schedule(self.active[:rounds], self.uplink_ok[:rounds],
+                        self.local_steps[:rounds], dict(self.spec, rounds=rounds))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Schedule):
+            return NotImplemented
+        return (np.array_equal(self.active, other.active)
+                and np.array_equal(self.uplink_ok, other.uplink_ok)
+                and np.array_equal(self.local_steps, other.local_steps)
+                and self.spec == other.spec)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Save to a ``.npz`` file; :func:`load` restores it exactly."""
+        np.savez_compressed(path, active=self.active, uplink_ok=self.uplink_ok,
+                            local_steps=self.local_steps,
+                            spec=np.array(json.dumps(self.spec, sort_keys=True)))
+
+    def __repr__(self) -> str:
+        return (f"Schedule(kind={self.kind!r}, rounds={self.num_rounds}, "
+                f"num_clients={self.num_clients}, mean_active={self.active.sum(1).mean():.2f})")
+
+
+def load(path: str | os.PathLike) -> Schedule:
+    """Load a schedule written by :meth:`Schedule.save`."""
+    with np.load(path, allow_pickle=False) as z:
+        return Schedule(z["active"], z["uplink_ok"], z["local_steps"], json.loads(str(z["spec"])))
+
+
+# --------------------------------------------------------------------------------------------
+# Validation helpers: one message naming the field and the allowed values
+# --------------------------------------------------------------------------------------------
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name}: must be an integer, got {value!r}")
+    rng = f"{low}..{high}" if high is not None else f">= {low}"
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{name}: must be an integer in {rng}, got {value}")
+    return int(value)
+
+
+def _check_probs(name: str, p: np.ndarray) -> np.ndarray:
+    p = np.asarray(p, dtype=float)
+    if not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1):
+        bad = p[~(np.isfinite(p) & (p > 0) & (p <= 1))].ravel()[:3]
+        raise ValueError(f"{name}: probabilities must lie in (0, 1], got values such as {bad.tolist()}")
+    return p
+
+
+def _prob_matrix(name: str, p: Any, rounds: int, n: int) -> np.ndarray:
+    """Broadcast a probability spec (scalar, [N], [rounds, N] or callable t -> p) to [rounds, N]."""
+    if callable(p):
+        rows = [np.broadcast_to(np.asarray(p(t), dtype=float), (n,)) for t in range(rounds)]
+        mat = np.stack(rows)
+    else:
+        arr = np.asarray(p, dtype=float)
+        if arr.ndim == 0 or arr.shape == (n,):
+            mat = np.broadcast_to(arr, (rounds, n))
+        elif arr.shape == (rounds, n):
+            mat = arr
+        else:
+            raise ValueError(f"{name}: expected a scalar, shape ({n},), shape ({rounds}, {n}) "
+                             f"or a callable t -> p, got shape {arr.shape}")
+    return _check_probs(name, mat)
+
+
+def _weights(name: str, q: Any, n: int) -> np.ndarray:
+    q = np.asarray(q, dtype=float)
+    if q.shape != (n,):
+        raise ValueError(f"{name}: expected {n} sampling weights (one per client), got shape {q.shape}")
+    if np.any(~np.isfinite(q)) or np.any(q < 0) or not np.isclose(q.sum(), 1.0, atol=1e-8):
+        raise ValueError(f"{name}: weights must be >= 0 and sum to 1, got sum {q.sum():.6g}")
+    return q / q.sum()
+
+
+# --------------------------------------------------------------------------------------------
+# Kinds. Each takes (rng, rounds, n, **kind arguments) and returns active [rounds, n].
+# --------------------------------------------------------------------------------------------
+_KINDS: dict[str, tuple[Callable[..., np.ndarray], str]] = {}
+
+
+def _kind(name: str, description: str):
+    def register(fn):
+        _KINDS[name] = (fn, description)
+        return fn
+    return register
+
+
+@_kind("full", "every client in every round")
+def _full(rng: np.random.Generator, rounds: int, n: int) -> np.ndarray:
+    """Full participation."""
+    return np.ones((rounds, n), dtype=np.int64)
+
+
+def _top_k_mask(keys: np.ndarray, k: int) -> np.ndarray:
+    """0/1 matrix marking the k largest keys of each row."""
+    idx = np.argpartition(-keys, k - 1, axis=1)[:, :k]
+    out = np.zeros(keys.shape, dtype=np.int64)
+    np.put_along_axis(out, idx, 1, axis=1)
+    return out
+
+
+@_kind("uniform", "Case 1 / P1: per_round (S) of N uniformly without replacement")
+def _uniform(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> np.ndarray:
+    """Case 1 of FedSUM Sec. 2.1 (P1 of App. H).
+
+    Args:
+        per_round: S, clients drawn uniformly without replacement each round (1 <= S <= N).
+    """
+    s = _check_int("per_round", per_round, 1, n)
+    return _top_k_mask(rng.random((rounds, n)), s)
+
+
+@_kind("bernoulli", "Case 2 / P2: client i present independently with probability p_i^t")
+def _bernoulli(rng: np.random.Generator, rounds: int, n: int, p: Any) -> np.ndarray:
+    """Case 2 of FedSUM Sec. 2.1 (P2 of App. H with p = S/N).
+
+    Args:
+        p: probability in (0, 1]: a scalar, a per-client vector [N], a [rounds, N] array, or a
+            callable ``t -> p`` returning a scalar or [N].
+    """
+    pm = _prob_matrix("p", p, rounds, n)
+    return (rng.random((rounds, n)) < pm).astype(np.int64)
+
+
+def sine_probs(t: np.ndarray, base: float, amplitude: float = 0.3, period: float = 10.0) -> np.ndarray:
+    """P3 probabilities base * (amplitude * sin(2 pi t / period) + 1 - amplitude) at rounds t."""
+    return base * (amplitude * np.sin(2 * np.pi * t / period) + 1 - amplitude)
+
+
+@_kind("sine", "P3: Bernoulli with p_i^t = (S/N)(a sin(2 pi t / period) + 1 - a)")
+def _sine(rng: np.random.Generator, rounds: int, n: int, per_round: int | None = None,
+          p: float | None = None, amplitude: float = 0.3, period: float = 10.0) -> np.ndarray:
+    """P3 of FedSUM App. H: p_i^t = (S/N)(0.3 sin(pi t / 5) + 0.7) with the defaults.
+
+    Args:
+        per_round: S; the base probability is S/N. Give this or ``p``.
+        p: the base probability directly (instead of ``per_round``).
+        amplitude: a in [0, 1) (default 0.3).
+        period: period of the sine in rounds (default 10, i.e. sin(pi t / 5)).
+    """
+    if (per_round is None) == (p is None):
+        raise ValueError("per_round / p: give exactly one of per_round (S) or p (base probability)")
+    base = (_check_int("per_round", per_round, 1, n) / n) if per_round is not None else float(p)
+    if not 0 <= amplitude < 1:
+        raise ValueError(f"amplitude: must lie in [0, 1), got {amplitude}")
+    if not period > 0:
+        raise ValueError(f"period: must be > 0, got {period}")
+    probs = sine_probs(np.arange(rounds), base, amplitude, period)
+    pm = _check_probs("p", np.broadcast_to(probs[:, None], (rounds, n)))
+    return (rng.random((rounds, n)) < pm).astype(np.int64)
+
+
+def biased_probs(n: int, start: float = 0.5, step: float = 0.05, group: int = 11) -> np.ndarray:
+    """Per-client probabilities of FedSUM App. H.8: ``start`` for clients 1-11, minus ``step``
+    for every further block of ``group`` clients (0.5, 0.45, 0.4, ...)."""
+    group = _check_int("group", group, 1)
+    p = start - step * (np.arange(n) // group)
+    return _check_probs("p (biased: start - step * (i // group))", p)
+
+
+@_kind("biased", "FedSUM H.8: Bernoulli, p falls by 0.05 every 11 clients from 0.5")
+def _biased(rng: np.random.Generator, rounds: int, n: int, start: float = 0.5,
+            step: float = 0.05, group: int = 11) -> np.ndarray:
+    """Biased participation of FedSUM App. H.8 (see :func:`biased_probs`).
+
+    Args:
+        start: probability of the first block (default 0.5).
+        step: decrease per block (default 0.05).
+        group: clients per block (default 11).
+    """
+    p = biased_probs(n, start, step, group)
+    return (rng.random((rounds, n)) < p).astype(np.int64)
+
+
+@_kind("cyclic", "Case 3: fixed order, blocks of S consecutive clients, wrap-around")
+def _cyclic(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> np.ndarray:
+    """Case 3 of FedSUM Sec. 2.1 (deterministic cyclic). Round t selects clients
+    (t S + j) mod N, j = 0..S-1. Uses no randomness.
+
+    Args:
+        per_round: S (1 <= S <= N).
+    """
+    s = _check_int("per_round", per_round, 1, n)
+    idx = (np.arange(rounds)[:, None] * s + np.arange(s)[None, :]) % n
+    out = np.zeros((rounds, n), dtype=np.int64)
+    np.put_along_axis(out, idx, 1, axis=1)
+    return out
+
+
+@_kind("reshuffled_cyclic", "Case 4: like cyclic, the order reshuffled every epoch")
+def _reshuffled_cyclic(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> np.ndarray:
+    """Case 4 of FedSUM Sec. 2.1 (reshuffled cyclic).
+
+    The clients form a stream of independent random permutations (one per epoch of N client
+    slots); each round takes the next S entries. When N is not a multiple of S a block straddles
+    two epochs; the next permutation is then drawn with the clients still in the straddling
+    block moved behind its first S - r positions (a stable move), so every round has exactly S
+    distinct clients and every client appears exactly once per epoch.
+
+    Args:
+        per_round: S (1 <= S <= N).
+    """
+    s = _check_int("per_round", per_round, 1, n)
+    out = np.zeros((rounds, n), dtype=np.int64)
+    perm = rng.permutation(n)
+    pos = 0
+    for t in range(rounds):
+        if pos + s <= n:
+            block = perm[pos:pos + s]
+            pos += s
+        else:
+            rest = perm[pos:]
+            nxt = rng.permutation(n)
+            need = s - len(rest)
+            clash = np.isin(nxt, rest)
+            head = nxt[~clash][:need]
+            nxt = np.concatenate([head, nxt[~np.isin(nxt, head)]])  # head first, rest in order
+            # the clients of `rest` must not sit among the first `need` entries: they do not,
+            # because `head` was taken from the non-clashing ones.
+            block = np.concatenate([rest, head])
+            perm, pos = nxt, need
+        out[t, block] = 1
+        if pos == n:
+            perm, pos = rng.permutation(n), 0
+    return out
+
+
+@_kind("markov", "two-state on/off chain per client (FedAU): on-rate and stationary p")
+def _markov(rng: np.random.Generator, rounds: int, n: int, p: Any, on_rate: float = 0.05) -> np.ndarray:
+    """Markov participation of FedAU (Wang & Ji 2023).
+
+    P(off -> on) = on_rate and P(on -> off) = on_rate (1/p - 1), both rescaled by their maximum
+    when one exceeds 1, so the stationary probability of "on" is p. The first round's state is
+    drawn from the stationary distribution.
+
+    Args:
+        p: stationary probability in (0, 1]: scalar or per-client vector [N].
+        on_rate: P(off -> on) before rescaling, in (0, 1].
+    """
+    pv = _check_probs("p", np.broadcast_to(_shape_check("p", p, (n,)), (n,)))
+    _check_probs("on_rate", np.asarray(on_rate))
+    up = np.full(n, float(on_rate))
+    down = on_rate * (1.0 / pv - 1.0)
+    scale = np.maximum(1.0, np.maximum(up, down))
+    up, down = up / scale, down / scale
+    state = rng.random(n) < pv
+    u = rng.random((rounds, n))
+    out = np.empty((rounds, n), dtype=np.int64)
+    for t in range(rounds):
+        if t > 0:
+            state = np.where(state, u[t] >= down, u[t] < up)
+        out[t] = state
+    return out
+
+
+def _shape_check(name: str, value: Any, shape: tuple) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim != 0 and arr.shape != shape:
+        raise ValueError(f"{name}: expected a scalar or shape {shape}, got shape {arr.shape}")
+    return arr
+
+
+@_kind("weighted", "S of N without replacement, drawn with probabilities q (FOCUS 'arbitrary')")
+def _weighted(rng: np.random.Generator, rounds: int, n: int, per_round: int, q: Any) -> np.ndarray:
+    """Weighted sampling without replacement (successive sampling proportional to q, drawn by
+    the Gumbel-top-k trick), the "arbitrary" participation of the FOCUS toy.
+
+    Args:
+        per_round: S (1 <= S <= number of clients with q_i > 0).
+        q: sampling weights [N], >= 0, summing to 1.
+    """
+    qv = _weights("q", q, n)
+    s = _check_int("per_round", per_round, 1, int((qv > 0).sum()))
+    with np.errstate(divide="ignore"):
+        keys = np.log(qv)[None, :] - np.log(-np.log(rng.random((rounds, n))))
+    return _top_k_mask(keys, s)
+
+
+@_kind("with_replacement", "K draws with replacement by q; a client drawn m times counts m (FedACS)")
+def _with_replacement(rng: np.random.Generator, rounds: int, n: int, draws: int, q: Any) -> np.ndarray:
+    """Sampling with replacement (FedACS): ``draws`` clients per round by probabilities q;
+    ``active[t, i]`` is how many times client i was drawn.
+
+    Args:
+        draws: number of draws per round (>= 1).
+        q: sampling probabilities [N], >= 0, summing to 1.
+    """
+    k = _check_int("draws", draws, 1)
+    qv = _weights("q", q, n)
+    return rng.multinomial(k, qv, size=rounds).astype(np.int64)
+
+
+@_kind("periodic", "Wang & Ji 2022: groups available in windows, S picked by a permutation walk")
+def _periodic(rng: np.random.Generator, rounds: int, n: int, per_round: int, groups: Any = 5,
+              window: int = 100, cycle: int | None = None) -> np.ndarray:
+    """Periodic availability of Wang & Ji (2022), as in their public code.
+
+    Group g is available in rounds [start_g + m * cycle, start_g + m * cycle + window) with
+    start_g = window * g - offset, offset = int(window * U(0, 1)) drawn once. Clients are chosen
+    by the "regularized" walk: walk a random permutation of all N clients, keep the currently
+    available ones, skip the others, draw a new permutation when it is exhausted. If fewer than S
+    clients are available, all available ones take part.
+
+    Args:
+        per_round: S, clients selected per round.
+        groups: number of groups G (clients split into G contiguous equal blocks), or an int
+            array [N] of group ids 0..G-1.
+        window: rounds a group stays available (default 100).
+        cycle: period of the pattern (default G * window).
+    """
+    s = _check_int("per_round", per_round, 1, n)
+    if np.ndim(groups) == 0:
+        g = _check_int("groups", groups, 1, n)
+        gid = np.arange(n) * g // n
+    else:
+        gid = np.asarray(groups)
+        if gid.shape != (n,) or not np.issubdtype(gid.dtype, np.integer) or gid.min() < 0:
+            raise ValueError(f"groups: expected an int or {n} non-negative integer group ids")
+        g = int(gid.max()) + 1
+    window = _check_int("window", window, 1)
+    cycle = g * window if cycle is None else _check_int("cycle", cycle, window)
+    offset = int(window * rng.random())
+    t = np.arange(rounds)[:, None]
+    start = window * np.arange(g)[None, :] - offset
+    avail_group = ((t - start) % cycle) < window            # [rounds, G]
+    avail = avail_group[:, gid]                              # [rounds, N]
+    out = np.zeros((rounds, n), dtype=np.int64)
+    perm, pos = rng.permutation(n), 0
+    for r in range(rounds):
+        want = min(s, int(avail[r].sum()))
+        chosen: list[int] = []
+        while len(chosen) < want:
+            if pos == n:
+                perm, pos = rng.permutation(n), 0
+            c = perm[pos]
+            pos += 1
+            if avail[r, c] and c not in chosen:
+                chosen.append(c)
+        out[r, chosen] = 1
+    return out
+
+
+@_kind("trace", "a user-supplied 0/1 array or CSV file of shape [rounds, N]")
+def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> np.ndarray:
+    """Replay a recorded availability trace.
+
+    Args:
+        trace: a 0/1 array [rounds, N], or the path of a CSV file holding one (no header).
+    """
+    if isinstance(trace, (str, os.PathLike)):
+        arr = np.loadtxt(trace, delimiter=",", ndmin=2)
+    else:
+        arr = np.asarray(trace)
+    if arr.shape != (rounds, n):
+        raise ValueError(f"trace: expected shape ({rounds}, {n}), got {arr.shape}")
+    if not np.isin(arr, (0, 1)).all():
+        raise ValueError("trace: entries must be 0 or 1")
+    return arr.astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------------
+# Uplink success and local steps (attach to any kind)
+# --------------------------------------------------------------------------------------------
+def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds: int,
+                 n: int) -> np.ndarray:
+    """Local steps [rounds, N] from ``local_steps`` (int, [N] or [rounds, N]) or, when given,
+    ``local_steps_range``: (lo, hi) for all clients or [N, 2] per client, drawn uniformly from
+    lo..hi (inclusive) every round (FedACS App. I.3.1, dynamic heterogeneity)."""
+    if steps_range is not None:
+        arr = np.asarray(steps_range)
+        if arr.shape == (2,):
+            arr = np.broadcast_to(arr, (n, 2))
+        if arr.shape != (n, 2) or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"local_steps_range: expected integers (lo, hi) or shape ({n}, 2), "
+                             f"got shape {arr.shape}")
+        lo, hi = arr[:, 0], arr[:, 1]
+        if (lo < 1).any() or (hi < lo).any():
+            raise ValueError("local_steps_range: ranges (lo, hi) need 1 <= lo <= hi")
+        return rng.integers(lo, hi + 1, size=(rounds, n)).astype(np.int64)
+    arr = np.asarray(steps)
+    if arr.ndim == 0:
+        k = _check_int("local_steps", steps, 1)
+        return np.full((rounds, n), k, dtype=np.int64)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError("local_steps: entries must be integers >= 1")
+    if arr.shape == (n,):
+        out = np.broadcast_to(arr, (rounds, n))
+    elif arr.shape == (rounds, n):
+        out = arr
+    else:
+        raise ValueError(f"local_steps: expected an int, shape ({n},) or ({rounds}, {n}); "
+                         f"got shape {arr.shape}")
+    if (out < 1).any():
+        raise ValueError("local_steps: every entry must be >= 1")
+    return np.array(out, dtype=np.int64)
+
+
+def available() -> dict[str, str]:
+    """Names of the participation kinds with a one-line description each."""
+    return {name: desc for name, (_, desc) in _KINDS.items()}
+
+
+def _jsonable(value: Any) -> Any:
+    if callable(value):
+        return f"<callable {getattr(value, '__name__', 'fn')}>"
+    if isinstance(value, (np.ndarray, list, tuple)):
+        arr = np.asarray(value)
+        return arr.tolist() if arr.size <= 64 else f"<array shape {list(arr.shape)}>"
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return value
+
+
+def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_steps: Any = 1,
+          local_steps_range: Any = None, uplink_p: Any = None, **kwargs: Any) -> Schedule:
+    """Compile a participation model into a :class:`Schedule`.
+
+    Args:
+        kind: one of :func:`available` (``full``, ``uniform``, ``bernoulli``, ...).
+        num_clients: N >= 1.
+        rounds: T >= 1.
+        seed: seed of the ``numpy.random.default_rng`` streams.
+        local_steps: int K (default 1), per-client [N], or [rounds, N].
+        local_steps_range: instead of ``local_steps``, (lo, hi) or per-client ranges [N, 2];
+            steps are drawn uniformly from lo..hi every round (dynamic heterogeneity).
+        uplink_p: probability that an active client's upload succeeds: None (always), scalar,
+            [N], [rounds, N] or callable t -> p.
+        **kwargs: the kind's own arguments (``per_round``, ``p``, ``q``, ``trace``, ...; see the
+            kind's docstring).
+
+    Returns:
+        The schedule; the same arguments give identical arrays.
+
+    Raises:
+        ValueError: unknown kind or argument, or a value outside its allowed range.
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"kind: unknown participation kind {kind!r}; known kinds: "
+                         f"{', '.join(sorted(_KINDS))}")
+    n = _check_int("num_clients", num_clients, 1)
+    t = _check_int("rounds", rounds, 1)
+    fn = _KINDS[kind][0]
+    params = list(inspect.signature(fn).parameters)[3:]
+    unknown = sorted(set(kwargs) - set(params))
+    if unknown:
+        raise ValueError(f"{unknown[0]}: not an argument of kind {kind!r}; its arguments: "
+                         f"{', '.join(params) or '(none)'}")
+    missing = [p for p, v in list(inspect.signature(fn).parameters.items())[3:]
+               if v.default is inspect.Parameter.empty and p not in kwargs]
+    if missing:
+        raise ValueError(f"{missing[0]}: required by kind {kind!r}")
+    ss = np.random.SeedSequence(_check_int("seed", seed, 0))
+    r_part, r_up, r_steps = (np.random.default_rng(s) for s in ss.spawn(3))
+    active = fn(r_part, t, n, **kwargs)
+    if uplink_p is None:
+        uplink = np.ones((t, n), dtype=bool)
+    else:
+        uplink = r_up.random((t, n)) < _prob_matrix("uplink_p", uplink_p, t, n)
+    steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
+    spec = {"kind": kind, "num_clients": n, "rounds": t, "seed": int(seed),
+            "local_steps": _jsonable(local_steps), "uplink_p": _jsonable(uplink_p),
+            "local_steps_range": _jsonable(local_steps_range),
+            **{k: _jsonable(v) for k, v in kwargs.items()}}
+    return Schedule(active, uplink, steps, spec)

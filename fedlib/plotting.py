@@ -1,0 +1,84 @@
+"""Plotting helpers (matplotlib + seaborn) shared by the notebooks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+__all__ = ["participation_heatmap", "project_root", "save_figure", "save_table", "set_style"]
+
+
+def set_style() -> None:
+    """Seaborn style used by every figure of the project."""
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
+
+
+def project_root(start: str | os.PathLike | None = None) -> Path:
+    """The folder holding fedlib's ``pyproject.toml`` above ``start`` (default: cwd), so that
+    notebooks write to the same ``figures/`` whether run from ``notebooks/`` or the repo root.
+    Falls back to ``start`` itself."""
+    here = Path(start or os.getcwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / "pyproject.toml").is_file() and (d / "fedlib").is_dir():
+            return d
+    return here
+
+
+def output_dir(out_dir: str | os.PathLike) -> Path:
+    """Resolve ``out_dir`` (relative paths against :func:`project_root`) and create it."""
+    p = Path(out_dir)
+    if not p.is_absolute():
+        p = project_root() / p
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def save_figure(fig: plt.Figure, out_dir: str | os.PathLike, name: str) -> list[Path]:
+    """Write ``fig`` as ``name.png`` and ``name.pdf`` under ``out_dir``; returns the paths.
+
+    File metadata carry no dates, so the same figure gives the same bytes."""
+    d = output_dir(out_dir)
+    paths = [d / f"{name}.png", d / f"{name}.pdf"]
+    fig.savefig(paths[0], dpi=150, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(paths[1], bbox_inches="tight", metadata={"CreationDate": None, "Creator": None,
+                                                           "Producer": None})
+    return paths
+
+
+def save_table(df: pd.DataFrame, out_dir: str | os.PathLike, name: str,
+               float_format: str = "%.4g") -> list[Path]:
+    """Write ``df`` as ``name.csv`` and ``name.md`` (GitHub Markdown) under ``out_dir``."""
+    d = output_dir(out_dir)
+    paths = [d / f"{name}.csv", d / f"{name}.md"]
+    df.to_csv(paths[0], index=False, float_format=float_format)
+    paths[1].write_text(_markdown(df, float_format) + "\n")
+    return paths
+
+
+def _markdown(df: pd.DataFrame, float_format: str) -> str:
+    def fmt(v):
+        if isinstance(v, (float, np.floating)):
+            return "n/a" if np.isnan(v) else float_format % v
+        return str(v)
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    sep = "|" + "|".join("---" for _ in df.columns) + "|"
+    rows = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, sep, *rows])
+
+
+def participation_heatmap(ax: plt.Axes, active: np.ndarray, rounds: int | None = None,
+                          title: str | None = None) -> plt.Axes:
+    """Clients (rows) x rounds (columns) heat-map of a participation matrix [T, N]."""
+    a = np.asarray(active)[: rounds or len(active)].T
+    ax.imshow(a > 0, aspect="auto", interpolation="nearest", cmap="Greys", vmin=0, vmax=1)
+    ax.set_xlabel("round t")
+    ax.set_ylabel("client i")
+    if title:
+        ax.set_title(title)
+    ax.grid(False)
+    return ax

@@ -1,0 +1,229 @@
+"""Tests of fedlib.participation: structure of each kind, seeding, save/load, bad input."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fedlib import delays, participation
+
+N, T = 30, 200
+
+KIND_ARGS = {
+    "full": {},
+    "uniform": {"per_round": 7},
+    "bernoulli": {"p": 0.3},
+    "sine": {"per_round": 6},
+    "biased": {},
+    "cyclic": {"per_round": 7},
+    "reshuffled_cyclic": {"per_round": 7},
+    "markov": {"p": 0.25},
+    "weighted": {"per_round": 4, "q": np.arange(1, N + 1) / np.arange(1, N + 1).sum()},
+    "with_replacement": {"draws": 5, "q": np.full(N, 1 / N)},
+    "periodic": {"per_round": 3, "groups": 5, "window": 10},
+    "trace": {"trace": (np.arange(T * N).reshape(T, N) % 3 == 0).astype(int)},
+}
+
+
+def test_every_kind_is_listed_and_covered():
+    assert set(participation.available()) == set(KIND_ARGS)
+    assert all(isinstance(d, str) and d for d in participation.available().values())
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_ARGS))
+def test_shapes_dtypes_and_seeding(kind):
+    a = participation.build(kind, N, T, seed=3, **KIND_ARGS[kind])
+    b = participation.build(kind, N, T, seed=3, **KIND_ARGS[kind])
+    assert a.active.shape == a.uplink_ok.shape == a.local_steps.shape == (T, N)
+    assert a.active.dtype == np.int64 and a.uplink_ok.dtype == bool
+    assert a == b
+    assert a.uplink_ok.all() and (a.local_steps == 1).all()
+    assert (a.active >= 0).all()
+
+
+@pytest.mark.parametrize(
+    "kind", ["uniform", "bernoulli", "reshuffled_cyclic", "markov", "weighted"])
+def test_different_seeds_differ(kind):
+    a = participation.build(kind, N, T, seed=0, **KIND_ARGS[kind])
+    b = participation.build(kind, N, T, seed=1, **KIND_ARGS[kind])
+    assert not np.array_equal(a.active, b.active)
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_ARGS))
+def test_save_load_round_trip(kind, tmp_path):
+    s = participation.build(kind, N, T, seed=5, uplink_p=0.7, local_steps=np.arange(1, N + 1),
+                            **KIND_ARGS[kind])
+    s.save(tmp_path / "s.npz")
+    r = participation.load(tmp_path / "s.npz")
+    assert r == s
+    assert r.spec["kind"] == kind
+
+
+@pytest.mark.parametrize("s", [1, 7, 13, 30])
+def test_uniform_and_cyclic_have_exactly_s_distinct(s):
+    for kind in ("uniform", "cyclic", "reshuffled_cyclic"):
+        sched = participation.build(kind, N, T, seed=2, per_round=s)
+        assert set(np.unique(sched.active)) <= {0, 1}
+        assert (sched.active.sum(1) == s).all(), kind
+
+
+def test_cyclic_order_and_wrap():
+    s = participation.build("cyclic", 10, 7, per_round=4)
+    assert list(s.clients(0)) == [0, 1, 2, 3]
+    assert list(s.clients(2)) == [0, 1, 8, 9]   # clients 8, 9, 0, 1
+    assert list(s.clients(3)) == [2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("s", [5, 7, 30])
+def test_reshuffled_cyclic_each_client_once_per_epoch(s):
+    sched = participation.build("reshuffled_cyclic", N, 6 * N, seed=4, per_round=s)
+    cum = np.cumsum(sched.active, axis=0)            # selections of each client so far
+    slots = s * np.arange(1, 6 * N + 1)
+    # the stream of selections is a sequence of permutations: after t rounds every client has
+    # been chosen floor(tS/N) or floor(tS/N) + 1 times, and exactly tS/N times when N | tS
+    assert (cum.min(1) == slots // N).all()
+    assert (cum.max(1) - cum.min(1) <= 1).all()
+    assert (cum[slots % N == 0] == (slots[slots % N == 0] // N)[:, None]).all()
+    first_epochs = [tuple(np.flatnonzero(sched.active[t])) for t in range(N // s)]
+    assert len(set(first_epochs)) == len(first_epochs)
+
+
+def test_bernoulli_frequencies_match_p():
+    p = np.linspace(0.1, 0.9, N)
+    s = participation.build("bernoulli", N, 4000, seed=0, p=p)
+    freq = s.active.mean(0)
+    assert np.all(np.abs(freq - p) < 4 * np.sqrt(p * (1 - p) / 4000) + 1e-9)
+
+
+def test_bernoulli_accepts_matrix_and_callable():
+    pm = np.full((T, N), 0.5)
+    pm[::2] = 1.0
+    s = participation.build("bernoulli", N, T, p=pm)
+    assert (s.active[::2] == 1).all()
+    c = participation.build("bernoulli", N, T, p=lambda t: 1.0 if t % 2 == 0 else 0.5)
+    assert np.array_equal(c.active, s.active)
+
+
+def test_sine_probabilities_follow_p3():
+    n, rounds = 200, 2000
+    s = participation.build("sine", n, rounds, seed=1, per_round=40)
+    t = np.arange(rounds)
+    p = 0.2 * (0.3 * np.sin(np.pi * t / 5) + 0.7)
+    phase = t % 10
+    for ph in range(10):
+        emp = s.active[phase == ph].mean()
+        assert abs(emp - p[ph]) < 0.01
+
+
+def test_biased_probabilities():
+    p = participation.biased_probs(100)
+    assert p[0] == 0.5 and p[10] == 0.5 and np.isclose(p[11], 0.45) and np.isclose(p[99], 0.05)
+    s = participation.build("biased", 100, 3000, seed=0)
+    assert np.all(np.abs(s.active.mean(0) - p) < 0.04)
+
+
+def test_markov_stationary_probability():
+    p = np.array([0.1, 0.5, 0.9] * 10)
+    s = participation.build("markov", 30, 20000, seed=0, p=p, on_rate=0.05)
+    assert np.all(np.abs(s.active.mean(0) - p) < 0.08)
+    # strongly persistent: far fewer switches than independent draws would give
+    switches = np.abs(np.diff(s.active, axis=0)).mean()
+    assert switches < 0.1
+
+
+def test_weighted_and_with_replacement_follow_q():
+    q = np.arange(1, N + 1, dtype=float)
+    q /= q.sum()
+    w = participation.build("with_replacement", N, 5000, seed=0, draws=5, q=q)
+    assert (w.active.sum(1) == 5).all() and w.active.max() > 1
+    assert np.allclose(w.active.mean(0) / 5, q, atol=0.004)
+    s = participation.build("weighted", N, 5000, seed=0, per_round=4, q=q)
+    assert set(np.unique(s.active)) == {0, 1} and (s.active.sum(1) == 4).all()
+    freq = s.active.mean(0)
+    assert np.all(np.diff(freq[::6]) > 0)   # heavier weight -> chosen more often
+
+
+def test_periodic_windows_and_walk():
+    s = participation.build("periodic", 50, 300, seed=0, per_round=4, groups=5, window=10)
+    assert (s.active.sum(1) == 4).all()
+    gid = np.arange(50) * 5 // 50
+    for t in range(300):
+        assert len(set(gid[s.clients(t)])) <= 2   # only the 1-2 groups in their window
+
+
+def test_trace_from_csv(tmp_path):
+    tr = KIND_ARGS["trace"]["trace"]
+    np.savetxt(tmp_path / "t.csv", tr, delimiter=",", fmt="%d")
+    s = participation.build("trace", N, T, trace=tmp_path / "t.csv")
+    assert np.array_equal(s.active, tr)
+
+
+def test_uplink_and_local_steps_do_not_change_participation():
+    base = participation.build("uniform", N, T, seed=9, per_round=5)
+    other = participation.build("uniform", N, T, seed=9, per_round=5, uplink_p=0.5,
+                                local_steps_range=(1, 10))
+    assert np.array_equal(base.active, other.active)
+    assert 0.4 < other.uplink_ok.mean() < 0.6
+    assert other.local_steps.min() >= 1 and other.local_steps.max() <= 10
+    assert len(np.unique(other.local_steps)) == 10
+
+
+def test_local_steps_forms():
+    k = np.arange(1, N + 1)
+    s = participation.build("full", N, T, local_steps=k)
+    assert (s.local_steps == k).all()
+    ranges = np.stack([k, k + 2], axis=1)
+    d = participation.build("full", N, T, local_steps_range=ranges)
+    assert ((d.local_steps >= k) & (d.local_steps <= k + 2)).all()
+
+
+BAD = [
+    (dict(kind="uniform", per_round=0), "per_round"),
+    (dict(kind="uniform", per_round=N + 1), "per_round"),
+    (dict(kind="cyclic", per_round=N + 1), "per_round"),
+    (dict(kind="bernoulli", p=0.0), "p"),
+    (dict(kind="bernoulli", p=1.5), "p"),
+    (dict(kind="bernoulli", p=np.full(N + 1, 0.5)), "p"),
+    (dict(kind="markov", p=-0.1), "p"),
+    (dict(kind="weighted", per_round=2, q=np.full(N, 0.5)), "q"),
+    (dict(kind="with_replacement", draws=3, q=np.ones(N - 1) / (N - 1)), "q"),
+    (dict(kind="trace", trace=np.ones((T, N + 1))), "trace"),
+    (dict(kind="trace", trace=np.full((T, N), 2)), "trace"),
+    (dict(kind="nope"), "kind"),
+    (dict(kind="uniform", per_round=3, nonsense=1), "nonsense"),
+    (dict(kind="uniform"), "per_round"),
+    (dict(kind="full", uplink_p=0.0), "uplink_p"),
+    (dict(kind="full", local_steps=0), "local_steps"),
+    (dict(kind="full", local_steps_range=(3, 2)), "local_steps_range"),
+    (dict(kind="biased", start=0.1), "p"),
+]
+
+
+@pytest.mark.parametrize("kwargs,field", BAD)
+def test_bad_input_names_the_field(kwargs, field):
+    kind = kwargs.pop("kind")
+    with pytest.raises(ValueError, match=rf"^{field}\b"):
+        participation.build(kind, N, T, **kwargs)
+
+
+@pytest.mark.parametrize("n,t,field", [(0, 5, "num_clients"), (5, 0, "rounds")])
+def test_bad_sizes(n, t, field):
+    with pytest.raises(ValueError, match=rf"^{field}"):
+        participation.build("full", n, t)
+
+
+def test_unknown_kind_lists_known():
+    with pytest.raises(ValueError) as e:
+        participation.build("nope", N, T)
+    for k in participation.available():
+        assert k in str(e.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 40), st.integers(0, 10_000))
+def test_uniform_every_subset_size(n, t, seed):
+    s = st_s = min(n, 1 + seed % n)
+    sched = participation.build("uniform", n, t, seed=seed, per_round=st_s)
+    assert (sched.active.sum(1) == s).all()
+    m = delays.delay_metrics(sched.active)
+    assert 0 <= m.tau_avg <= m.tau_max
