@@ -2,11 +2,14 @@
 
 A companion library to FedSUM, FOCUS, FedACS and generalized FedAvg with amplification:
 participation models compiled to replayable schedules (:mod:`fedlib.participation`), delay
-metrics (:mod:`fedlib.delays`), and plotting helpers (:mod:`fedlib.plotting`).
+metrics (:mod:`fedlib.delays`), objectives (:mod:`fedlib.problems`), a vectorized client
+engine (:mod:`fedlib.engine`), algorithms (:mod:`fedlib.algorithms`), and :func:`run`.
 """
-
-from . import delays, participation
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "delays", "participation"]
+from . import algorithms, delays, engine, participation, problems  # noqa: E402
+from .experiment import ExperimentConfig, Result, run, run_cached  # noqa: E402
+
+__all__ = ["ExperimentConfig", "Result", "__version__", "algorithms", "delays", "engine",
+           "participation", "problems", "run", "run_cached"]

@@ -144,7 +144,7 @@ def monte_carlo(kind: str, num_clients: int, rounds: int | Sequence[int],
         DataFrame with one row per horizon: ``T``, ``tau_max_mean``, ``tau_max_std``,
         ``tau_avg_mean``, ``tau_avg_std``, ``seeds``.
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     from . import participation
 

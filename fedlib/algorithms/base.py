@@ -1,0 +1,133 @@
+"""The interface every algorithm implements, the registry, and learning-rate schedules."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from ..engine import LocalResult
+from ..problems import Problem
+
+__all__ = ["Algorithm", "RoundInput", "available", "get", "lr_schedules", "register"]
+
+
+@dataclass
+class RoundInput:
+    """Everything an algorithm sees in round t.
+
+    Attributes:
+        t: round index.
+        active: int tensor [N], how often each client counts (row t of the schedule).
+        uplink_ok: bool tensor [N], whose upload would reach the server.
+        local_steps: int tensor [N], local steps of each client.
+        lr_local: eta_l at this round (after the schedule).
+        lr_global: eta_g.
+    """
+
+    t: int
+    active: torch.Tensor
+    uplink_ok: torch.Tensor
+    local_steps: torch.Tensor
+    lr_local: float
+    lr_global: float
+
+    @property
+    def delivered(self) -> torch.Tensor:
+        """Indices of clients that are active and whose upload succeeds."""
+        return ((self.active > 0) & self.uplink_ok).nonzero().squeeze(1)
+
+    @property
+    def contacted(self) -> torch.Tensor:
+        """Indices of the active clients (those the server sends the model to)."""
+        return (self.active > 0).nonzero().squeeze(1)
+
+
+class Algorithm:
+    """An FL algorithm: server state + a round update over tensors [p] and [N, p].
+
+    Subclasses set ``name``, ``description``, ``uplink`` and ``downlink`` (model-sized vectors
+    per active client and round, FedSUM Fig. 1(b)), implement :meth:`init` (state for
+    ``problem`` and ``x0``) and :meth:`round` (returns x^(t+1)). Local training goes through
+    ``self.engine.local_sgd`` so it runs for all active clients at once.
+
+    Convention: a client whose upload fails is treated as absent for the round (it keeps its
+    previous state), unless the algorithm's docstring says otherwise.
+    """
+
+    name: str = ""
+    description: str = ""
+    uplink: int = 1
+    downlink: int = 1
+    options: tuple[str, ...] = ()
+
+    def __init__(self, problem: Problem, engine, **options):
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            raise ValueError(f"{unknown[0]}: not an option of algorithm {self.name!r}; its options: "
+                             f"{', '.join(self.options) or '(none)'}")
+        self.problem, self.engine = problem, engine
+        self.N = problem.num_clients
+        self.opts = options
+
+    def init(self, x0: torch.Tensor, nominal_steps: float) -> None:
+        """Create the state for a run from x0; ``nominal_steps`` is the schedule's mean K."""
+        self.K = float(nominal_steps)
+
+    def round(self, x: torch.Tensor, r: RoundInput) -> torch.Tensor:
+        raise NotImplementedError
+
+    def local(self, x_start: torch.Tensor, clients: torch.Tensor, r: RoundInput, lr,
+              correction: torch.Tensor | None = None, fixed_point: bool = False) -> LocalResult:
+        """Local SGD of ``clients`` from ``x_start`` ([p] broadcast, or [S, p])."""
+        X0 = x_start.expand(len(clients), -1) if x_start.ndim == 1 else x_start
+        return self.engine.local_sgd(self.problem, X0, clients, r.local_steps[clients], lr, r.t,
+                                     correction, fixed_point)
+
+    def messages(self, r: RoundInput) -> tuple[int, int]:
+        """(uplink, downlink) model units of round r: per active client (uploads are counted
+        when attempted, failed or not)."""
+        n = int((r.active > 0).sum())
+        return self.uplink * n, self.downlink * n
+
+
+_REGISTRY: dict[str, type[Algorithm]] = {}
+
+
+def register(cls: type[Algorithm]) -> type[Algorithm]:
+    """Class decorator adding an algorithm to the registry under ``cls.name``."""
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def available() -> dict[str, str]:
+    """Registered algorithms with their one-line descriptions."""
+    return {k: v.description for k, v in sorted(_REGISTRY.items())}
+
+
+def get(name: str) -> type[Algorithm]:
+    """The algorithm class registered as ``name``."""
+    if name not in _REGISTRY:
+        raise ValueError(f"algorithm: unknown algorithm {name!r}; known algorithms: "
+                         f"{', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name]
+
+
+# --------------------------------------------------------------------------------------------
+# Learning-rate schedules eta_l(t)
+# --------------------------------------------------------------------------------------------
+def _constant(eta0: float, t: int) -> float:
+    return eta0
+
+
+def _fedsum_sqrt(eta0: float, t: int) -> float:
+    """FedSUM App. H (Table 2): eta_l = eta_0 / sqrt(t/10 + 1)."""
+    return eta0 / math.sqrt(t / 10 + 1)
+
+
+lr_schedules: dict[str, Callable[[float, int], float]] = {
+    "constant": _constant,
+    "fedsum_sqrt": _fedsum_sqrt,
+}

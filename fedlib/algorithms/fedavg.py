@@ -1,0 +1,55 @@
+"""FedAvg with two-sided learning rates (McMahan et al. 2017; Yang et al. 2021 for eta_g)."""
+
+from __future__ import annotations
+
+import torch
+
+from .base import Algorithm, RoundInput, register
+
+
+@register
+class FedAvg(Algorithm):
+    """FedAvg: K local SGD steps with eta_l, then x <- x + eta_g * aggregate(Delta_i).
+
+    Delta_i = x_i^(t,K) - x^(t) for every client whose upload arrives (a client drawn m times
+    counts m times). ``aggregation`` chooses the convention:
+
+    * ``"participants"`` (default): mean over the arriving updates, sum_i m_i Delta_i / sum_i m_i;
+    * ``"all"``: divide by N, sum_i m_i Delta_i / N (unbiased under uniform sampling of S of N
+      only after scaling eta_g by N/S);
+    * ``"weights"``: sum_i m_i w_i Delta_i with given client weights ``weights`` [N].
+
+    A round in which no update arrives leaves x unchanged. Messages: 1 up, 1 down.
+    """
+
+    name = "fedavg"
+    description = "FedAvg, two-sided learning rates, K local SGD steps"
+    options = ("aggregation", "weights")
+
+    def init(self, x0, nominal_steps):
+        super().init(x0, nominal_steps)
+        agg = self.opts.get("aggregation", "participants")
+        if agg not in ("participants", "all", "weights"):
+            raise ValueError(f"aggregation: must be one of participants, all, weights; got {agg!r}")
+        if (agg == "weights") != ("weights" in self.opts):
+            raise ValueError("weights: give client weights [N] exactly when aggregation='weights'")
+        self.agg = agg
+        if agg == "weights":
+            w = torch.as_tensor(self.opts["weights"], dtype=x0.dtype, device=x0.device)
+            if w.shape != (self.N,):
+                raise ValueError(f"weights: expected shape ({self.N},), got {tuple(w.shape)}")
+            self.w = w
+
+    def round(self, x: torch.Tensor, r: RoundInput) -> torch.Tensor:
+        clients = r.delivered
+        if len(clients) == 0:
+            return x
+        delta = self.local(x, clients, r, r.lr_local).X - x
+        m = r.active[clients].to(x.dtype)
+        if self.agg == "participants":
+            coef = m / m.sum()
+        elif self.agg == "all":
+            coef = m / self.N
+        else:
+            coef = m * self.w[clients]
+        return x + r.lr_global * coef @ delta

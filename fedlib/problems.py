@@ -1,0 +1,550 @@
+"""Objectives: quadratic, least squares and neural, each giving per-client gradients for a stack
+of client parameter vectors.
+
+Model of computation: the model is one flat vector ``x`` [p]; clients' local models are a stack
+``X`` [S, p] with the client index of each row in ``clients`` [S]. A problem returns the
+(stochastic) gradient of each row's client objective at that row::
+
+    G = problem.grads(X, clients, round=t, step=k)          # [S, p]
+
+Stochasticity is keyed by ``(seed, client, round, step)``: a client's noise or minibatch never
+depends on who else is active or on the engine that asks. The global objective is
+``f(x) = sum_i w_i f_i(x)`` with client weights ``w`` (``problem.weights``; uniform 1/N unless
+a problem says otherwise).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+__all__ = [
+    "LeastSquares",
+    "Neural",
+    "Problem",
+    "Quadratic",
+    "QuadraticForm",
+    "available",
+    "build",
+    "focus_toy_data",
+    "random_quadratic",
+]
+
+_MASK64 = (1 << 63) - 1
+
+
+def stream_seed(*keys: int) -> int:
+    """A 63-bit seed derived from integer keys (seed, client, round, step, ...), via
+    ``numpy.random.SeedSequence`` so that nearby keys give unrelated streams."""
+    state = np.random.SeedSequence([int(k) & 0xFFFFFFFF for k in keys]).generate_state(1, np.uint64)
+    return int(state[0]) & _MASK64
+
+
+class Problem:
+    """Interface of an objective split over ``num_clients`` clients (see module docstring).
+
+    Attributes:
+        num_clients: N.
+        dim: p, the length of the flat parameter vector.
+        weights: tensor [N], client weights w_i of the global objective (sum to 1).
+        dtype, device: of every tensor the problem returns.
+    """
+
+    num_clients: int
+    dim: int
+    weights: torch.Tensor
+    dtype: torch.dtype
+    device: torch.device
+    exact: bool = True   # gradients are exact (no noise / minibatches)
+
+    def grads(self, X: torch.Tensor, clients: torch.Tensor, round: int = 0, step: int = 0,
+              stochastic: bool = True) -> torch.Tensor:
+        """Gradients [S, p] of f_{clients[s]} at X[s]."""
+        raise NotImplementedError
+
+    def client_grad(self, x: torch.Tensor, client: int, round: int = 0, step: int = 0,
+                    stochastic: bool = True) -> torch.Tensor:
+        """Gradient of one client at one point, written plainly: the reference for tests."""
+        raise NotImplementedError
+
+    def loss(self, x: torch.Tensor) -> float:
+        """Global objective f(x)."""
+        raise NotImplementedError
+
+    def full_grad(self, x: torch.Tensor) -> torch.Tensor | None:
+        """Gradient of the global objective, or None when it is too costly to compute."""
+        return None
+
+    def optimum(self) -> torch.Tensor | None:
+        """The minimiser of f when known in closed form, else None."""
+        return None
+
+    def initial_params(self, seed: int = 0) -> torch.Tensor:
+        """Starting point x^(0)."""
+        return torch.zeros(self.dim, dtype=self.dtype, device=self.device)
+
+    def metrics(self, x: torch.Tensor) -> dict[str, float]:
+        """Evaluation metrics of a global model: loss, grad_norm_sq, dist_to_opt, ..."""
+        out = {"loss": self.loss(x)}
+        g = self.full_grad(x)
+        if g is not None:
+            out["grad_norm_sq"] = float(g.pow(2).sum())
+        opt = self.optimum()
+        if opt is not None:
+            d = float(torch.linalg.vector_norm(x - opt))
+            out["dist_to_opt"] = d
+            out["rel_dist_to_opt"] = d / max(float(torch.linalg.vector_norm(opt)), 1e-300)
+        return out
+
+    def spec(self) -> dict:
+        """A JSON-serialisable description (used in cache keys and result metadata)."""
+        return {"problem": type(self).__name__, "num_clients": self.num_clients, "dim": self.dim}
+
+
+# --------------------------------------------------------------------------------------------
+# Quadratic forms: f_i(x) = 1/2 x^T H_i x - r_i^T x + k_i
+# --------------------------------------------------------------------------------------------
+class QuadraticForm(Problem):
+    """f_i(x) = 1/2 x^T H_i x - r_i^T x + k_i with H_i symmetric PSD: the common core of
+    :class:`Quadratic` and :class:`LeastSquares`. Gradients are batched matrix products;
+    optional Gaussian gradient noise of standard deviation ``sigma`` per coordinate, drawn from
+    a generator keyed by (seed, round, step) for all N clients at once and indexed by client.
+    """
+
+    def __init__(self, H: torch.Tensor, r: torch.Tensor, k: torch.Tensor, weights=None,
+                 sigma: float = 0.0, seed: int = 0, dtype=torch.float64, device="cpu"):
+        self.dtype, self.device = dtype, torch.device(device)
+        self.H = torch.as_tensor(H, dtype=dtype, device=self.device)
+        self.r = torch.as_tensor(r, dtype=dtype, device=self.device)
+        self.k = torch.as_tensor(k, dtype=dtype, device=self.device)
+        if self.H.ndim != 3 or self.H.shape[1] != self.H.shape[2]:
+            raise ValueError(f"H: expected [N, d, d], got {tuple(self.H.shape)}")
+        self.num_clients, self.dim = self.H.shape[0], self.H.shape[1]
+        if self.r.shape != (self.num_clients, self.dim):
+            raise ValueError(f"r: expected {(self.num_clients, self.dim)}, got {tuple(self.r.shape)}")
+        w = torch.full((self.num_clients,), 1.0 / self.num_clients, dtype=dtype) if weights is None \
+            else torch.as_tensor(weights, dtype=dtype)
+        if w.shape != (self.num_clients,) or (w < 0).any() or not math.isclose(float(w.sum()), 1.0,
+                                                                                rel_tol=1e-9):
+            raise ValueError("weights: expected N non-negative client weights summing to 1")
+        self.weights = w.to(self.device)
+        if sigma < 0:
+            raise ValueError(f"sigma: must be >= 0, got {sigma}")
+        self.sigma, self.seed = float(sigma), int(seed)
+        self.exact = self.sigma == 0
+        self.H_bar = torch.einsum("n,nij->ij", self.weights, self.H)
+        self.r_bar = self.weights @ self.r
+
+    def _noise(self, round: int, step: int) -> torch.Tensor:
+        g = torch.Generator().manual_seed(stream_seed(self.seed, round, step))
+        return torch.randn(self.num_clients, self.dim, generator=g, dtype=self.dtype).to(self.device)
+
+    def grads(self, X, clients, round=0, step=0, stochastic=True):
+        clients = torch.as_tensor(clients, device=self.device)
+        G = torch.einsum("sij,sj->si", self.H[clients], X) - self.r[clients]
+        if stochastic and self.sigma > 0:
+            G = G + self.sigma * self._noise(round, step)[clients]
+        return G
+
+    def client_grad(self, x, client, round=0, step=0, stochastic=True):
+        g = self.H[client] @ x - self.r[client]
+        if stochastic and self.sigma > 0:
+            g = g + self.sigma * self._noise(round, step)[client]
+        return g
+
+    def client_losses(self, x: torch.Tensor) -> torch.Tensor:
+        """f_i(x) for every client, [N]."""
+        return 0.5 * torch.einsum("i,nij,j->n", x, self.H, x) - self.r @ x + self.k
+
+    def loss(self, x):
+        return float(self.weights @ self.client_losses(x))
+
+    def full_grad(self, x):
+        return self.H_bar @ x - self.r_bar
+
+    def optimum(self):
+        return torch.linalg.solve(self.H_bar, self.r_bar)
+
+    def spec(self):
+        return {**super().spec(), "sigma": self.sigma, "seed": self.seed}
+
+
+class Quadratic(QuadraticForm):
+    """f_i(x) = 1/2 (x - c_i)^T A_i (x - c_i), A [N, d, d] symmetric positive definite, c [N, d].
+
+    The global objective is f = sum_i w_i f_i (uniform w_i = 1/N by default); its minimiser is
+    x* = (sum_i w_i A_i)^{-1} sum_i w_i A_i c_i.
+
+    Args:
+        A: [N, d, d] SPD curvatures.
+        c: [N, d] client optima.
+        weights: client weights [N] (default uniform).
+        sigma: standard deviation of additive Gaussian gradient noise (default 0: exact).
+        seed: seed of the noise streams.
+    """
+
+    def __init__(self, A, c, weights=None, sigma: float = 0.0, seed: int = 0,
+                 dtype=torch.float64, device="cpu"):
+        A = torch.as_tensor(A, dtype=dtype)
+        c = torch.as_tensor(c, dtype=dtype)
+        if A.ndim != 3 or c.shape != A.shape[:2]:
+            raise ValueError(f"A, c: expected A [N, d, d] and c [N, d], got {tuple(A.shape)}, "
+                             f"{tuple(c.shape)}")
+        if not torch.allclose(A, A.transpose(1, 2)) or torch.linalg.eigvalsh(A).min() <= 0:
+            raise ValueError("A: every A_i must be symmetric positive definite")
+        self.A, self.c = A.to(device), c.to(device)
+        k = 0.5 * torch.einsum("ni,nij,nj->n", c, A, c)
+        super().__init__(A, torch.einsum("nij,nj->ni", A, c), k, weights, sigma, seed, dtype, device)
+
+
+def random_quadratic(num_clients: int = 10, dim: int = 5, seed: int = 0, curvature: tuple = (0.5, 2.0),
+                     spread: float = 1.0, sigma: float = 0.0, dtype=torch.float64,
+                     device="cpu") -> Quadratic:
+    """Heterogeneous quadratics: A_i = Q_i diag(U(curvature)) Q_i^T with random rotations Q_i,
+    c_i ~ N(0, spread^2 I). Seeded by ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal((num_clients, dim, dim)))
+    lam = rng.uniform(*curvature, size=(num_clients, dim))
+    A = np.einsum("nij,nj,nkj->nik", q, lam, q)
+    A = 0.5 * (A + A.transpose(0, 2, 1))
+    c = spread * rng.standard_normal((num_clients, dim))
+    return Quadratic(A, c, sigma=sigma, seed=seed, dtype=dtype, device=device)
+
+
+class LeastSquares(QuadraticForm):
+    """f_i(x) = 1/2 ||A_i x - b_i||^2 over the rows of client i (the FOCUS toy's unnormalised
+    form), or 1/(2 n_i) ||A_i x - b_i||^2 with ``normalized=True``.
+
+    The global objective is f = (1/N) sum_i f_i. Unnormalised, its minimiser is the ordinary
+    least-squares solution of the stacked system, computed by ``torch.linalg.lstsq``.
+
+    Args:
+        A_rows: [n, d] design matrix.
+        b_rows: [n] targets.
+        client_of_row: [n] client index of each row (0..N-1, every client non-empty).
+        normalized: divide f_i by the client's row count.
+        sigma, seed: optional gradient noise as in :class:`QuadraticForm`.
+    """
+
+    def __init__(self, A_rows, b_rows, client_of_row, normalized: bool = False, sigma: float = 0.0,
+                 seed: int = 0, dtype=torch.float64, device="cpu"):
+        A = torch.as_tensor(A_rows, dtype=dtype)
+        b = torch.as_tensor(b_rows, dtype=dtype)
+        owner = torch.as_tensor(np.asarray(client_of_row), dtype=torch.long)
+        if A.ndim != 2 or b.shape != (A.shape[0],) or owner.shape != (A.shape[0],):
+            raise ValueError("A_rows, b_rows, client_of_row: expected [n, d], [n], [n]")
+        n_clients = int(owner.max()) + 1
+        counts = torch.bincount(owner, minlength=n_clients)
+        if (counts == 0).any():
+            raise ValueError("client_of_row: every client 0..N-1 needs at least one row")
+        scale = (1.0 / counts.to(dtype)) if normalized else torch.ones(n_clients, dtype=dtype)
+        H = torch.zeros(n_clients, A.shape[1], A.shape[1], dtype=dtype)
+        r = torch.zeros(n_clients, A.shape[1], dtype=dtype)
+        k = torch.zeros(n_clients, dtype=dtype)
+        for i in range(n_clients):
+            Ai, bi = A[owner == i], b[owner == i]
+            H[i], r[i], k[i] = scale[i] * Ai.T @ Ai, scale[i] * Ai.T @ bi, 0.5 * scale[i] * bi @ bi
+        self.A_rows, self.b_rows, self.client_of_row = A.to(device), b.to(device), owner.to(device)
+        self.normalized = normalized
+        super().__init__(H, r, k, None, sigma, seed, dtype, device)
+
+    def optimum(self):
+        if self.normalized:
+            return super().optimum()
+        return torch.linalg.lstsq(self.A_rows, self.b_rows.unsqueeze(1)).solution.squeeze(1)
+
+    def spec(self):
+        return {**super().spec(), "normalized": self.normalized}
+
+
+def focus_toy_data(n: int = 8000, d: int = 50, num_clients: int = 16, seed: int = 1234):
+    """The FOCUS least-squares toy (focus.txt Sec. 5; figures/focus.ipynb of the authors' code).
+
+    A = diag((u + 1)/2) @ randn(n, d), u ~ U(0, 1)^n; x_o ~ N(0, I); b = A x_o + 0.1 randn(n);
+    client i owns rows i, i + N, i + 2N, ... The draws use ``numpy.random.RandomState(seed)``
+    -- the legacy stream that ``np.random.seed(1234)`` drives in the authors' notebook -- in
+    the order u, A, x_o, noise (the order is our reading of their code).
+
+    Returns:
+        (A [n, d], b [n], client_of_row [n]) as numpy arrays.
+    """
+    rs = np.random.RandomState(seed)
+    u = rs.rand(n)
+    A = np.diag((u + 1) / 2) @ rs.randn(n, d)
+    x_o = rs.randn(d)
+    b = A @ x_o + 0.1 * rs.randn(n)
+    return A, b, np.arange(n) % num_clients
+
+
+def focus_arbitrary_weights(num_clients: int = 16, seed: int = 5) -> np.ndarray:
+    """Sampling weights of the FOCUS toy's "arbitrary" participation:
+    q = (u' + 0.01) / sum, u' ~ U(0, 1)^N from ``numpy.random.RandomState(5)``."""
+    u = np.random.RandomState(seed).rand(num_clients)
+    return (u + 0.01) / (u + 0.01).sum()
+
+
+# --------------------------------------------------------------------------------------------
+# Neural problems
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Split:
+    """Tensors of one dataset split (kept on the problem's device)."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+
+
+class Neural(Problem):
+    """A neural network trained on data partitioned over clients, with vectorized gradients.
+
+    The model's parameters are handled as one flat vector; ``grads`` evaluates the minibatch
+    gradients of all requested clients at once with ``torch.func.vmap(grad(...))`` over the
+    stacked flat parameters. Minibatch indices come from a ``torch.Generator`` keyed by
+    (seed, client, round, step): ``min(batch_size, n_i)`` distinct samples of the client (as a
+    data loader's last, short batch would be), padded with zero-weight entries so every
+    client's batch stacks to the same shape. The global objective is the data-weighted mean
+    loss over all clients' samples (w_i = n_i / n).
+
+    Args:
+        model: an ``nn.Module`` (its current parameters define ``initial_params``; buffers are
+            not trained). Must not use BatchNorm running statistics.
+        partition: sequence of N index arrays into the training split.
+        train, test: (x, y) tensors of the training and test splits.
+        batch_size: B.
+        device: where data and parameters live.
+        seed: seed of the minibatch streams.
+        loss: per-sample loss ``(logits, y) -> [B]`` (default cross-entropy).
+    """
+
+    exact = False
+
+    def __init__(self, model: nn.Module, partition: Sequence[np.ndarray], train: tuple, test: tuple,
+                 batch_size: int = 128, device="cpu", seed: int = 0,
+                 loss: Callable | None = None, eval_batch: int = 4096):
+        self.device = torch.device(device)
+        self.model = model.to(self.device)
+        self.names = [n for n, _ in model.named_parameters()]
+        self.shapes = [p.shape for _, p in model.named_parameters()]
+        self.numels = [p.numel() for _, p in model.named_parameters()]
+        self.dtype = next(model.parameters()).dtype
+        self.dim = sum(self.numels)
+        self.buffers = {n: b for n, b in model.named_buffers()}
+        self.train = Split(torch.as_tensor(train[0]).to(self.device), torch.as_tensor(train[1]).to(self.device))
+        self.test = Split(torch.as_tensor(test[0]).to(self.device), torch.as_tensor(test[1]).to(self.device))
+        self.partition = [torch.as_tensor(np.asarray(p), dtype=torch.long, device=self.device)
+                          for p in partition]
+        self.num_clients = len(self.partition)
+        sizes = torch.tensor([len(p) for p in self.partition], dtype=torch.float64)
+        if self.num_clients < 1 or (sizes == 0).any():
+            raise ValueError("partition: need at least one client and every client non-empty")
+        self.sizes = sizes
+        self.weights = (sizes / sizes.sum()).to(self.dtype).to(self.device)
+        if batch_size < 1:
+            raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
+        self.batch_size, self.seed, self.eval_batch = int(batch_size), int(seed), int(eval_batch)
+        self.per_sample_loss = loss or (lambda logits, y: nn.functional.cross_entropy(
+            logits, y, reduction="none"))
+        self._x0 = torch.nn.utils.parameters_to_vector(model.parameters()).detach().clone()
+        self._vgrad = vmap(grad(self._batch_loss), in_dims=(0, 0, 0, 0), randomness="different")
+
+    # -- flat <-> dict ----------------------------------------------------------------------
+    def unflatten(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Parameter dict of a flat vector [p]."""
+        return {n: t.view(s) for n, t, s in zip(self.names, x.split(self.numels), self.shapes,
+                                                 strict=True)}
+
+    def initial_params(self, seed: int = 0) -> torch.Tensor:
+        return self._x0.clone()
+
+    # -- minibatches --------------------------------------------------------------------------
+    def batch_indices(self, client: int, round: int, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(indices [B], weights [B]) of client's minibatch at (round, step)."""
+        part = self.partition[client]
+        g = torch.Generator().manual_seed(stream_seed(self.seed, client, round, step))
+        m = min(self.batch_size, len(part))
+        pick = torch.randperm(len(part), generator=g)[:m].to(self.device)
+        idx = part[pick]
+        w = torch.ones(self.batch_size, dtype=self.dtype, device=self.device)
+        if m < self.batch_size:
+            idx = torch.cat([idx, idx[:1].expand(self.batch_size - m)])
+            w[m:] = 0
+        return idx, w
+
+    def _batch_loss(self, flat, xb, yb, wb):
+        out = functional_call(self.model, (self.unflatten(flat), self.buffers), (xb,))
+        return (self.per_sample_loss(out, yb) * wb).sum() / wb.sum()
+
+    def grads(self, X, clients, round=0, step=0, stochastic=True):
+        if not stochastic:
+            return torch.stack([self._client_full_grad(x, int(c)) for x, c in zip(X, clients, strict=True)])
+        batches = [self.batch_indices(int(c), round, step) for c in clients]
+        idx = torch.stack([b[0] for b in batches])
+        w = torch.stack([b[1] for b in batches])
+        self.model.train()
+        return self._vgrad(X, self.train.x[idx], self.train.y[idx], w)
+
+    def client_grad(self, x, client, round=0, step=0, stochastic=True):
+        """Plain autograd on an ``nn.Module`` copy: the reference for tests."""
+        if not stochastic:
+            return self._client_full_grad(x, client)
+        idx, w = self.batch_indices(client, round, step)
+        self.model.train()
+        params = {n: t.clone().requires_grad_(True) for n, t in self.unflatten(x).items()}
+        out = functional_call(self.model, (params, self.buffers), (self.train.x[idx],))
+        loss = (self.per_sample_loss(out, self.train.y[idx]) * w).sum() / w.sum()
+        gs = torch.autograd.grad(loss, [params[n] for n in self.names])
+        return torch.cat([g.reshape(-1) for g in gs])
+
+    def _client_full_grad(self, x, client):
+        idx = self.partition[client]
+        w = torch.ones(len(idx), dtype=self.dtype, device=self.device)
+        return grad(self._batch_loss)(x, self.train.x[idx], self.train.y[idx], w)
+
+    # -- evaluation -----------------------------------------------------------------------------
+    @torch.no_grad()
+    def _evaluate(self, x: torch.Tensor, split: Split) -> tuple[float, float]:
+        self.model.eval()
+        params = self.unflatten(x)
+        total, correct = 0.0, 0
+        for s in range(0, len(split.y), self.eval_batch):
+            xb, yb = split.x[s:s + self.eval_batch], split.y[s:s + self.eval_batch]
+            out = functional_call(self.model, (params, self.buffers), (xb,))
+            total += float(self.per_sample_loss(out, yb).sum())
+            correct += int((out.argmax(1) == yb).sum())
+        return total / len(split.y), correct / len(split.y)
+
+    def loss(self, x):
+        """Data-weighted training loss over all clients' samples."""
+        idx = torch.cat(self.partition)
+        return self._evaluate(x, Split(self.train.x[idx], self.train.y[idx]))[0]
+
+    def metrics(self, x):
+        idx = torch.cat(self.partition)
+        train_loss, train_acc = self._evaluate(x, Split(self.train.x[idx], self.train.y[idx]))
+        test_loss, test_acc = self._evaluate(x, self.test)
+        return {"loss": train_loss, "train_acc": train_acc, "test_loss": test_loss,
+                "test_acc": test_acc}
+
+    def spec(self):
+        return {**super().spec(), "model": type(self.model).__name__, "batch_size": self.batch_size,
+                "seed": self.seed}
+
+
+# --------------------------------------------------------------------------------------------
+# Embedded data and the FedSUM MNIST CNN
+# --------------------------------------------------------------------------------------------
+class FedSUMMnistCNN(nn.Module):
+    """FedSUM Table 2, MNIST: C(1,10)-R-M-C(10,20)-D-R-M-L(50)-R-D-L(10); 3x3 convs, padding 1,
+    2x2 max-pool, dropout 0.2. Input [B, 1, 28, 28]."""
+
+    def __init__(self, dropout: float = 0.2, num_classes: int = 10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 10, 3, padding=1)
+        self.conv2 = nn.Conv2d(10, 20, 3, padding=1)
+        self.fc1 = nn.Linear(20 * 7 * 7, 50)
+        self.fc2 = nn.Linear(50, num_classes)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        x = nn.functional.max_pool2d(torch.relu(self.conv1(x)), 2)
+        x = nn.functional.max_pool2d(torch.relu(self.drop(self.conv2(x))), 2)
+        x = self.drop(torch.relu(self.fc1(x.flatten(1))))
+        return self.fc2(x)
+
+
+def digits_28x28(seed: int = 0, test_fraction: float = 0.2):
+    """scikit-learn's digits (1,797 8x8 images, shipped inside the package, so no download)
+    upscaled bilinearly to 28x28 and standardised, split into train/test with a seeded,
+    class-stratified shuffle. Returns ((x_train, y_train), (x_test, y_test)) as tensors with
+    x of shape [n, 1, 28, 28]."""
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
+    x = nn.functional.interpolate(x, size=(28, 28), mode="bilinear", align_corners=False)
+    x = (x - x.mean()) / x.std()
+    y = torch.tensor(d.target, dtype=torch.long)
+    rng = np.random.default_rng(seed)
+    test = np.concatenate([rng.permutation(np.flatnonzero(d.target == c))[: int(round(
+        test_fraction * (d.target == c).sum()))] for c in range(10)])
+    train = np.setdiff1d(np.arange(len(y)), test)
+    return (x[train], y[train]), (x[np.sort(test)], y[np.sort(test)])
+
+
+def dirichlet_partition(labels: np.ndarray, num_clients: int, alpha: float, seed: int = 0,
+                        min_size: int = 1) -> list[np.ndarray]:
+    """Dirichlet(alpha) label split (FedSUM/FedAU style): for every class, its samples are
+    shuffled and cut among the clients in proportions p ~ Dir(alpha * 1_N). Redrawn (same
+    generator, at most 1000 times) until every client holds at least ``min_size`` samples."""
+    if alpha <= 0:
+        raise ValueError(f"alpha: must be > 0, got {alpha}")
+    labels = np.asarray(labels)
+    if num_clients * min_size > len(labels):
+        raise ValueError(f"num_clients: {num_clients} clients x min_size {min_size} exceeds "
+                         f"{len(labels)} samples")
+    rng = np.random.default_rng(seed)
+    for _ in range(1000):
+        parts: list[list[int]] = [[] for _ in range(num_clients)]
+        for c in np.unique(labels):
+            idx = rng.permutation(np.flatnonzero(labels == c))
+            cuts = (np.cumsum(rng.dirichlet(np.full(num_clients, alpha)))[:-1] * len(idx)).astype(int)
+            for i, chunk in enumerate(np.split(idx, cuts)):
+                parts[i].extend(chunk.tolist())
+        if min(len(p) for p in parts) >= min_size:
+            return [np.sort(np.array(p, dtype=np.int64)) for p in parts]
+    raise ValueError(f"alpha: Dirichlet({alpha}) left a client with fewer than {min_size} samples "
+                     "in 1000 draws; use fewer clients or a larger alpha")
+
+
+def digits_cnn(num_clients: int = 20, alpha: float = 0.1, batch_size: int = 32, seed: int = 0,
+               dropout: float = 0.2, device="cpu") -> Neural:
+    """The embedded neural task: FedSUM's MNIST CNN on scikit-learn digits upscaled to 28x28,
+    Dirichlet(alpha) label split over ``num_clients`` clients."""
+    train, test = digits_28x28(seed=0)
+    part = dirichlet_partition(train[1].numpy(), num_clients, alpha, seed=seed)
+    model = FedSUMMnistCNN(dropout=dropout)
+    _seeded_init(model, seed)
+    return Neural(model, part, train, test, batch_size=batch_size, device=device, seed=seed)
+
+
+def _seeded_init(model: nn.Module, seed: int) -> None:
+    """Re-draw every parameter as PyTorch's default init would (kaiming-uniform-like bounds
+    1/sqrt(fan_in)), from a seeded ``torch.Generator`` instead of the global RNG."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.Conv2d, nn.Linear)):
+                fan_in = m.weight[0].numel()
+                bound = 1.0 / math.sqrt(fan_in)
+                m.weight.uniform_(-bound, bound, generator=g)
+                if m.bias is not None:
+                    m.bias.uniform_(-bound, bound, generator=g)
+
+
+# --------------------------------------------------------------------------------------------
+# Registry of problem builders (for configs and the cache)
+# --------------------------------------------------------------------------------------------
+_BUILDERS: dict[str, tuple[Callable[..., Problem], str]] = {
+    "quadratic": (random_quadratic, "heterogeneous random quadratics (exact gradients by default)"),
+    "focus_toy": (lambda normalized=False, **kw: LeastSquares(*focus_toy_data(**kw), normalized=normalized),
+                  "FOCUS least-squares toy: n=8000, d=50, N=16"),
+    "digits_cnn": (digits_cnn, "FedSUM MNIST CNN on scikit-learn digits (28x28), Dirichlet split"),
+}
+
+
+def available() -> dict[str, str]:
+    """Problem builders by name, with a one-line description each."""
+    return {k: v[1] for k, v in _BUILDERS.items()}
+
+
+def build(name: str, **kwargs) -> Problem:
+    """Build a registered problem by name (see :func:`available`)."""
+    if name not in _BUILDERS:
+        raise ValueError(f"problem: unknown problem {name!r}; known problems: {', '.join(sorted(_BUILDERS))}")
+    return _BUILDERS[name][0](**kwargs)
