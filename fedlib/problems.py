@@ -320,14 +320,22 @@ class Neural(Problem):
         device: where data and parameters live.
         seed: seed of the minibatch streams.
         loss: per-sample loss ``(logits, y) -> [B]`` (default cross-entropy).
+        strategy: how ``grads`` batches clients: ``"vmap"`` (one ``vmap(grad)`` call over all
+            clients), ``"loop"`` (``torch.func.grad`` client by client), or ``"auto"`` (default:
+            vmap on GPUs, loop on CPUs, where vmap lowers convolutions to grouped convolutions
+            that run slower than separate small ones; see ``benchmarks/README.md``).
     """
 
     exact = False
 
     def __init__(self, model: nn.Module, partition: Sequence[np.ndarray], train: tuple, test: tuple,
                  batch_size: int = 128, device="cpu", seed: int = 0,
-                 loss: Callable | None = None, eval_batch: int = 4096):
+                 loss: Callable | None = None, eval_batch: int = 4096, strategy: str = "auto"):
         self.device = torch.device(device)
+        if strategy not in ("auto", "vmap", "loop"):
+            raise ValueError(f"strategy: must be one of auto, vmap, loop; got {strategy!r}")
+        self.strategy = strategy if strategy != "auto" else (
+            "loop" if self.device.type == "cpu" else "vmap")
         self.model = model.to(self.device)
         self.names = [n for n, _ in model.named_parameters()]
         self.shapes = [p.shape for _, p in model.named_parameters()]
@@ -335,8 +343,8 @@ class Neural(Problem):
         self.dtype = next(model.parameters()).dtype
         self.dim = sum(self.numels)
         self.buffers = {n: b for n, b in model.named_buffers()}
-        self.train = Split(torch.as_tensor(train[0]).to(self.device), torch.as_tensor(train[1]).to(self.device))
-        self.test = Split(torch.as_tensor(test[0]).to(self.device), torch.as_tensor(test[1]).to(self.device))
+        self.train, self.test = (Split(torch.as_tensor(s[0]).to(self.device),
+                                       torch.as_tensor(s[1]).to(self.device)) for s in (train, test))
         self.partition = [torch.as_tensor(np.asarray(p), dtype=torch.long, device=self.device)
                           for p in partition]
         self.num_clients = len(self.partition)
@@ -351,7 +359,8 @@ class Neural(Problem):
         self.per_sample_loss = loss or (lambda logits, y: nn.functional.cross_entropy(
             logits, y, reduction="none"))
         self._x0 = torch.nn.utils.parameters_to_vector(model.parameters()).detach().clone()
-        self._vgrad = vmap(grad(self._batch_loss), in_dims=(0, 0, 0, 0), randomness="different")
+        self._grad = grad(self._batch_loss)
+        self._vgrad = vmap(self._grad, in_dims=(0, 0, 0, 0), randomness="different")
 
     # -- flat <-> dict ----------------------------------------------------------------------
     def unflatten(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -387,7 +396,10 @@ class Neural(Problem):
         idx = torch.stack([b[0] for b in batches])
         w = torch.stack([b[1] for b in batches])
         self.model.train()
-        return self._vgrad(X, self.train.x[idx], self.train.y[idx], w)
+        xb, yb = self.train.x[idx], self.train.y[idx]
+        if self.strategy == "vmap":
+            return self._vgrad(X, xb, yb, w)
+        return torch.stack([self._grad(X[s], xb[s], yb[s], w[s]) for s in range(len(X))])
 
     def client_grad(self, x, client, round=0, step=0, stochastic=True):
         """Plain autograd on an ``nn.Module`` copy: the reference for tests."""

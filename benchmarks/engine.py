@@ -1,0 +1,103 @@
+"""Rounds per second of FedSUM on FedSUM's MNIST CNN: vectorized engine vs per-client reference.
+
+Setting of FedSUM App. H: N=100 clients, S=20 per round (uniform), K=10 local steps, batch 128,
+Dirichlet(0.1) label split. Uses ``mnist.npz`` (Keras layout) from $FEDLIB_DATA when present,
+otherwise random tensors of MNIST's shape (speed does not depend on pixel values).
+
+    python benchmarks/engine.py [--rounds 5] [--device cuda]
+
+The last line printed is the speed-up ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from fedlib import algorithms, engine, participation, problems
+
+
+def mnist_like(seed: int = 0):
+    path = Path(os.environ.get("FEDLIB_DATA", "~/.cache/fedlib")).expanduser() / "mnist.npz"
+    if path.is_file():
+        with np.load(path) as z:
+            xtr, ytr, xte, yte = z["x_train"], z["y_train"], z["x_test"], z["y_test"]
+        src = f"MNIST from {path}"
+    else:
+        rng = np.random.default_rng(seed)
+        xtr = rng.integers(0, 256, (60000, 28, 28), dtype=np.uint8)
+        ytr = rng.integers(0, 10, 60000)
+        xte, yte = xtr[:10000], ytr[:10000]
+        src = "random tensors of MNIST's shape"
+    def prep(x):
+        return ((torch.tensor(x, dtype=torch.float32) / 255 - 0.1307) / 0.3081).unsqueeze(1)
+    return (prep(xtr), torch.tensor(ytr, dtype=torch.long)), (prep(xte), torch.tensor(yte)), src
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--clients", type=int, default=100)
+    ap.add_argument("--per-round", type=int, default=20)
+    ap.add_argument("--local-steps", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--skip-vmap", action="store_true", help="skip the vmap strategy (slow on CPU)")
+    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
+    args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    train, test, src = mnist_like()
+    part = problems.dirichlet_partition(train[1].numpy(), args.clients, 0.1, seed=0)
+    model = problems.FedSUMMnistCNN()
+    problems._seeded_init(model, 0)
+    prob = problems.Neural(model, part, train, test, batch_size=args.batch, device=args.device)
+    sched = participation.build("uniform", args.clients, args.rounds + 1, seed=0,
+                                per_round=args.per_round, local_steps=args.local_steps)
+    def sync():
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    print(f"device={args.device} torch={torch.__version__} threads={torch.get_num_threads()} data: {src}")
+    print(f"N={args.clients} S={args.per_round} K={args.local_steps} batch={args.batch} "
+          f"params={prob.dim}")
+    speed = {}
+    default = prob.strategy
+    for label, name, strategy in (("vectorized (vmap)", "vectorized", "vmap"),
+                                  ("vectorized (loop)", "vectorized", "loop"),
+                                  ("reference", "reference", default)):
+        if args.skip_vmap and strategy == "vmap" and name == "vectorized":
+            continue
+        prob.strategy = strategy
+        # the round loop of fedlib.run without its evaluations: one warm-up round, then timing
+        algo = algorithms.get("fedsum")(prob, engine.get_engine(name))
+        x = prob.initial_params().to(args.device)
+        algo.init(x, args.local_steps)
+        rows = [algorithms.RoundInput(t, *(torch.tensor(np.array(a[t]), device=args.device) for a in
+                                           (sched.active, sched.uplink_ok, sched.local_steps)),
+                                      0.01, 1.0) for t in range(args.rounds + 1)]
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            x = algo.round(x, rows[0])
+            sync()
+            t0 = time.perf_counter()
+            for r in rows[1:]:
+                x = algo.round(x, r)
+            sync()
+        dt = time.perf_counter() - t0
+        speed[label] = args.rounds / dt
+        print(f"{label:18s}: {speed[label]:.3f} rounds/s ({dt:.2f} s for {args.rounds} rounds)")
+    best = max(v for k, v in speed.items() if k.startswith("vectorized"))
+    print(f"default strategy on {args.device}: {default}")
+    print(f"speed-up vectorized (default {default}) / reference: "
+          f"{speed[f'vectorized ({default})'] / speed['reference']:.2f}x (best vectorized: "
+          f"{best / speed['reference']:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()

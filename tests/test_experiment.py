@@ -1,0 +1,94 @@
+"""fedlib.run and run_cached: input checks, divergence, the on-disk cache."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import fedlib
+from fedlib import ExperimentConfig, participation, problems
+
+
+def test_run_from_spec_builds_the_schedule(quad):
+    res = fedlib.run("fedavg", quad, {"kind": "uniform", "per_round": 2}, rounds=5, local_steps=3,
+                     progress=False, seed=4)
+    sched = participation.build("uniform", quad.num_clients, 5, seed=4, per_round=2, local_steps=3)
+    assert res.info["schedule"] == sched.spec
+    assert list(res.history["round"]) == [0, 1, 2, 3, 4, 5]
+    assert {"loss", "grad_norm_sq", "dist_to_opt", "uplink", "downlink", "seconds"} <= set(res.history)
+
+
+def test_eval_every_and_final_round(quad):
+    res = fedlib.run("fedavg", quad, "full", rounds=7, eval_every=3, progress=False)
+    assert list(res.history["round"]) == [0, 3, 6, 7]
+
+
+def test_rounds_truncate_a_schedule_and_local_steps_override(quad):
+    sched = participation.build("full", quad.num_clients, 10, local_steps=2)
+    a = fedlib.run("fedavg", quad, sched, rounds=4, progress=False)
+    assert a.history["round"].iloc[-1] == 4
+    b = fedlib.run("fedavg", quad, sched, rounds=4, local_steps=5, progress=False)
+    assert b.info["schedule"]["local_steps"] == 5
+    assert not torch.equal(a.params, b.params)
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    (dict(lr_local=0.0), "lr_local"), (dict(lr_local=-1.0), "lr_local"),
+    (dict(lr_global=float("nan")), "lr_global"), (dict(rounds=0), "rounds"),
+    (dict(rounds=99), "rounds"), (dict(eval_every=0), "eval_every"),
+    (dict(lr_schedule="cosine"), "lr_schedule"), (dict(local_steps=0), "local_steps"),
+    (dict(engine="turbo"), "engine"),
+])
+def test_bad_input_names_the_field(kwargs, field, quad):
+    sched = participation.build("full", quad.num_clients, 10)
+    with pytest.raises(ValueError, match=rf"^{field}"):
+        fedlib.run("fedavg", quad, sched, progress=False, **kwargs)
+
+
+def test_schedule_of_wrong_size(quad):
+    sched = participation.build("full", quad.num_clients + 1, 10)
+    with pytest.raises(ValueError, match="^participation"):
+        fedlib.run("fedavg", quad, sched, progress=False)
+
+
+def test_divergence_is_reported_not_raised(quad):
+    with pytest.warns(RuntimeWarning, match="diverged"):
+        res = fedlib.run("fedavg", quad, "full", rounds=500, lr_local=10.0, progress=False)
+    assert res.diverged and res.info["diverged_at"] < 500
+    assert np.isnan(res.history["loss"].iloc[-1])
+
+
+def test_run_cached_hits_and_recovers_from_corruption(tmp_path):
+    cfg = ExperimentConfig(algorithm="fedsum", problem="quadratic", participation="bernoulli",
+                           rounds=20, problem_args=(("num_clients", 5), ("dim", 3), ("seed", 1)),
+                           participation_args=(("p", 0.5),), local_steps=2, lr_local=0.05)
+    first = fedlib.run_cached(cfg, cache_dir=tmp_path)
+    files = list(tmp_path.glob("*.pt"))
+    assert len(files) == 1 and files[0].stem == cfg.key()
+    mtime = files[0].stat().st_mtime_ns
+    again = fedlib.run_cached(cfg, cache_dir=tmp_path)
+    assert files[0].stat().st_mtime_ns == mtime          # served from the cache
+    pd.testing.assert_frame_equal(first.history, again.history)
+    assert torch.equal(first.params, again.params)
+    files[0].write_bytes(b"garbage")                     # corrupt entry -> recomputed
+    fixed = fedlib.run_cached(cfg, cache_dir=tmp_path)
+    assert torch.equal(fixed.params, first.params)
+    assert fedlib.run_cached(cfg, cache_dir=tmp_path).history.shape == first.history.shape
+
+
+def test_config_key_is_stable_and_sensitive():
+    a = ExperimentConfig("fedavg", "quadratic", "full", 10)
+    b = ExperimentConfig("fedavg", "quadratic", "full", 10)
+    assert a.key() == b.key() and len(a.key()) == 20
+    assert a.key() != ExperimentConfig("fedavg", "quadratic", "full", 11).key()
+    with pytest.raises(AttributeError):
+        a.rounds = 3  # frozen
+
+
+def test_neural_run_improves_on_digits():
+    prob = problems.digits_cnn(num_clients=10, alpha=0.5, batch_size=32, seed=0)
+    res = fedlib.run("fedsum", prob, {"kind": "uniform", "per_round": 5}, rounds=30, local_steps=5,
+                     lr_local=0.05, progress=False, eval_every=10)
+    h = res.history
+    assert h["loss"].iloc[-1] < h["loss"].iloc[0]
+    assert h["test_acc"].iloc[-1] > h["test_acc"].iloc[0] + 0.2
