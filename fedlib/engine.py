@@ -9,7 +9,10 @@ Both engines run, for clients ``clients`` [S] starting from ``X0`` [S, p]::
 with an optional per-client ``correction`` [S, p] (SCAFFOLD's c - c_i, FedSUM's y_i, ...), a
 per-client step count (a client with fewer steps stops moving: its later rows are masked), and
 ``fixed_point=True`` for algorithms that take all K minibatch gradients at the starting point
-(FedSUM-B). ``lr`` is a scalar or a per-client tensor [S].
+(FedSUM-B). ``lr`` is a scalar or a per-client tensor [S]. Two local solvers beyond plain SGD
+(FedNova / FedACS): heavy-ball ``momentum`` rho (buffer b <- rho b + d, x <- x - lr b, as
+``torch.optim.SGD``) and a FedProx term ``prox_mu`` (d = g + correction + mu (x - x_start)).
+``full_batch=True`` asks the problem for full local gradients instead of minibatches.
 
 * :class:`VectorizedEngine` asks the problem for all S gradients at once: ``torch.func.vmap``
   over stacked flat parameters for neural problems, batched matrix products for quadratics.
@@ -54,27 +57,35 @@ class VectorizedEngine:
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor,
                   steps: torch.Tensor, lr, round: int, correction: torch.Tensor | None = None,
-                  fixed_point: bool = False) -> LocalResult:
+                  fixed_point: bool = False, momentum: float = 0.0, prox_mu: float = 0.0,
+                  full_batch: bool = False) -> LocalResult:
         S = X0.shape[0]
         steps = torch.as_tensor(steps, device=X0.device)
         lr_s = _per_client(lr, S, X0)[:, None]
         X = X0.clone()
         gsum = torch.zeros_like(X0)
+        buf = torch.zeros_like(X0) if momentum else None
         for k in range(int(steps.max()) if S else 0):
             live = (k < steps)
+            rows = None if bool(live.all()) else live.nonzero().squeeze(1)   # still running
+            def sel(T, rows=rows):
+                return T if rows is None else T[rows]
             at = X0 if fixed_point else X
-            if bool(live.all()):
-                G = problem.grads(at, clients, round, k)
+            G = problem.grads(sel(at), sel(clients), round, k, stochastic=not full_batch)
+            if rows is None:
                 gsum += G
-                if not fixed_point:
-                    X = X - lr_s * (G if correction is None else G + correction)
-            else:   # only the clients still running ask for gradients
-                rows = live.nonzero().squeeze(1)
-                G = problem.grads(at[rows], clients[rows], round, k)
+            else:
                 gsum[rows] += G
-                if not fixed_point:
-                    upd = G if correction is None else G + correction[rows]
-                    X = X.index_add(0, rows, -lr_s[rows] * upd)
+            if fixed_point:
+                continue
+            d = G if correction is None else G + sel(correction)
+            if prox_mu:
+                d = d + prox_mu * (sel(X) - sel(X0))
+            if momentum:
+                b = momentum * sel(buf) + d
+                buf = b if rows is None else buf.index_copy(0, rows, b)
+                d = b
+            X = X - lr_s * d if rows is None else X.index_add(0, rows, -lr_s[rows] * d)
         if fixed_point:
             X = X0 - lr_s * gsum
         return LocalResult(X, gsum)
@@ -87,22 +98,29 @@ class ReferenceEngine:
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor,
                   steps: torch.Tensor, lr, round: int, correction: torch.Tensor | None = None,
-                  fixed_point: bool = False) -> LocalResult:
+                  fixed_point: bool = False, momentum: float = 0.0, prox_mu: float = 0.0,
+                  full_batch: bool = False) -> LocalResult:
         S = X0.shape[0]
         lr_s = _per_client(lr, S, X0)
         Xs, gs = [], []
         for s in range(S):
             c, K = int(clients[s]), int(steps[s])
             corr = None if correction is None else correction[s]
-            if isinstance(problem, Neural) and not fixed_point:
-                x, gsum = self._module_sgd(problem, X0[s], c, K, float(lr_s[s]), round, corr)
+            if isinstance(problem, Neural) and not fixed_point and not full_batch:
+                x, gsum = self._module_sgd(problem, X0[s], c, K, float(lr_s[s]), round, corr,
+                                           momentum, prox_mu)
             else:
                 x, gsum = X0[s].clone(), torch.zeros_like(X0[s])
+                buf = torch.zeros_like(x)
                 for k in range(K):
-                    g = problem.client_grad(X0[s] if fixed_point else x, c, round, k)
+                    g = problem.client_grad(X0[s] if fixed_point else x, c, round, k,
+                                            stochastic=not full_batch)
                     gsum = gsum + g
                     if not fixed_point:
-                        x = x - lr_s[s] * (g if corr is None else g + corr)
+                        d = g if corr is None else g + corr
+                        d = d + prox_mu * (x - X0[s])
+                        buf = momentum * buf + d
+                        x = x - lr_s[s] * buf
                 if fixed_point:
                     x = X0[s] - lr_s[s] * gsum
             Xs.append(x)
@@ -110,11 +128,12 @@ class ReferenceEngine:
         return LocalResult(torch.stack(Xs), torch.stack(gs))
 
     @staticmethod
-    def _module_sgd(problem: Neural, x0, client, K, lr, round, corr):
+    def _module_sgd(problem: Neural, x0, client, K, lr, round, corr, momentum, prox_mu):
         model = problem.model
         backup = torch.nn.utils.parameters_to_vector(model.parameters()).detach().clone()
         torch.nn.utils.vector_to_parameters(x0.detach().clone(), model.parameters())
-        opt = torch.optim.SGD(model.parameters(), lr=lr)
+        anchor = [p.detach().clone() for p in model.parameters()]
+        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
         offsets = torch.tensor([0, *problem.numels]).cumsum(0).tolist()
         gsum = torch.zeros_like(x0)
         model.train()
@@ -125,9 +144,11 @@ class ReferenceEngine:
             loss = (problem.per_sample_loss(out, problem.train.y[idx]) * w).sum() / w.sum()
             loss.backward()
             gsum += torch.cat([p.grad.reshape(-1) for p in model.parameters()])
-            if corr is not None:
-                for j, p in enumerate(model.parameters()):
+            for j, p in enumerate(model.parameters()):
+                if corr is not None:
                     p.grad += corr[offsets[j]:offsets[j + 1]].view_as(p)
+                if prox_mu:
+                    p.grad += prox_mu * (p.detach() - anchor[j])
             opt.step()
         x = torch.nn.utils.parameters_to_vector(model.parameters()).detach().clone()
         torch.nn.utils.vector_to_parameters(backup, model.parameters())

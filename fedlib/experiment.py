@@ -135,6 +135,7 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
     if x.shape != (problem.dim,):
         raise ValueError(f"x0: expected shape ({problem.dim},), got {tuple(x.shape)}")
     algo = cls(problem, eng, **algorithm_options)
+    sched = algo.prepare_schedule(sched, seed, lr_local)
     algo.init(x, float(sched.local_steps.mean()))
     lr_fn = algorithms.lr_schedules[lr_schedule]
 
@@ -146,7 +147,7 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
 
     def evaluate(t: int) -> None:
         m = problem.metrics(x)
-        rows.append({"round": t, **m, "uplink": up, "downlink": down,
+        rows.append({"round": t, **m, "uplink": up, "downlink": down, **algo.extra_metrics(),
                      "seconds": time.perf_counter() - start})
 
     with torch.random.fork_rng(devices=[] if dev.type == "cpu" else [dev]):
@@ -154,9 +155,9 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
         evaluate(0)
         for t in tqdm(range(sched.num_rounds), disable=not progress, desc=algorithm, leave=False):
             r = algorithms.RoundInput(t, active[t], uplink[t], steps[t], lr_fn(lr_local, t), lr_global)
+            x = algo.round(x, r)
             u, d = algo.messages(r)
             up, down = up + u, down + d
-            x = algo.round(x, r)
             if not bool(torch.isfinite(x).all()):
                 diverged = True
                 rows.append({"round": t + 1, "loss": float("nan"), "uplink": up, "downlink": down,

@@ -3,7 +3,7 @@
 ``available()`` lists the names with one-line descriptions; ``get(name)`` returns the class.
 """
 
-from . import fedavg, fedsum  # noqa: F401  (registration)
+from . import amplified, fedavg, fedsum, reweighting, sampling, variance_reduced  # noqa: F401
 from .base import Algorithm, RoundInput, available, get, lr_schedules, register
 
 __all__ = ["Algorithm", "RoundInput", "available", "get", "lr_schedules", "register"]

@@ -72,6 +72,19 @@ class Algorithm:
         self.N = problem.num_clients
         self.opts = options
 
+    def prepare_schedule(self, schedule, seed: int, lr_local: float):
+        """The schedule this algorithm runs on, given the environment's ``schedule``, the run's
+        seed and its base local learning rate.
+
+        The environment says who *can* take part, whose upload succeeds and how many local
+        steps each client runs; an algorithm that chooses its own clients (FedACS, the
+        wait-for-all baselines) returns a new Schedule here. Default: the environment's."""
+        return schedule
+
+    def extra_metrics(self) -> dict[str, float]:
+        """Algorithm-specific columns added to every history row (default none)."""
+        return {}
+
     def init(self, x0: torch.Tensor, nominal_steps: float) -> None:
         """Create the state for a run from x0; ``nominal_steps`` is the schedule's mean K."""
         self.K = float(nominal_steps)
@@ -80,15 +93,19 @@ class Algorithm:
         raise NotImplementedError
 
     def local(self, x_start: torch.Tensor, clients: torch.Tensor, r: RoundInput, lr,
-              correction: torch.Tensor | None = None, fixed_point: bool = False) -> LocalResult:
-        """Local SGD of ``clients`` from ``x_start`` ([p] broadcast, or [S, p])."""
+              correction: torch.Tensor | None = None, fixed_point: bool = False,
+              steps: torch.Tensor | None = None, **solver) -> LocalResult:
+        """Local training of ``clients`` from ``x_start`` ([p] broadcast, or [S, p]) for
+        ``steps`` (default: the schedule's local steps); ``solver`` passes ``momentum``,
+        ``prox_mu`` or ``full_batch`` to the engine."""
         X0 = x_start.expand(len(clients), -1) if x_start.ndim == 1 else x_start
-        return self.engine.local_sgd(self.problem, X0, clients, r.local_steps[clients], lr, r.t,
-                                     correction, fixed_point)
+        steps = r.local_steps[clients] if steps is None else steps
+        return self.engine.local_sgd(self.problem, X0, clients, steps, lr, r.t, correction,
+                                     fixed_point, **solver)
 
     def messages(self, r: RoundInput) -> tuple[int, int]:
-        """(uplink, downlink) model units of round r: per active client (uploads are counted
-        when attempted, failed or not)."""
+        """(uplink, downlink) model units of round r, asked after the round ran: per active
+        client (uploads are counted when attempted, failed or not)."""
         n = int((r.active > 0).sum())
         return self.uplink * n, self.downlink * n
 

@@ -1,0 +1,229 @@
+"""FedAvg variants that reweight or normalise client updates: FedAU, FedAWE, FedNova,
+communication-aware FedAvg and FedAvg with known participation probabilities."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .base import Algorithm, register
+
+
+def _known_probs(opts: dict, key: str, schedule, fallback: np.ndarray, what: str) -> np.ndarray:
+    """Probabilities [T, N] from option ``key`` (scalar, [N] or [T, N]); else from the
+    schedule's spec (key ``key``) when it is numeric; else ``fallback`` (the frequencies
+    observed in the schedule: an oracle, as the papers' 'known p' baselines assume)."""
+    T, N = schedule.active.shape
+    val = opts.get(key, schedule.spec.get(key))
+    if isinstance(val, str) or val is None:
+        val = fallback
+    p = np.asarray(val, dtype=float)
+    if p.ndim == 0 or p.shape == (N,):
+        p = np.broadcast_to(p, (T, N))
+    if p.shape != (T, N) or (p <= 0).any() or (p > 1).any():
+        raise ValueError(f"{key}: {what} must be in (0, 1], a scalar, shape ({N},) or ({T}, {N})")
+    return np.array(p)
+
+
+@register
+class FedAU(Algorithm):
+    """FedAU (Wang & Ji 2023; IBM/fedau main.py per the reference notes).
+
+    Each client tracks S_n (rounds since it last took part) and its participation intervals.
+    Arriving client: omega_n = mean of intervals recorded before this round (1 if none),
+    c_n = omega_n Delta_n, record S_n + 1, reset S_n. Absent client: S_n += 1, and when
+    S_n reaches ``cutoff`` the interval S_n is recorded and S_n reset. Server:
+    x <- x + eta_g (1/N) sum_n c_n (divides by N, not |S_t|).
+
+    Options: cutoff (K of the paper, default 50). Messages: 1 up, 1 down.
+    Memory: per client two scalars and a running interval sum/count (no vectors).
+    """
+
+    name = "fedau"
+    description = "FedAU: weights updates by online estimates of participation intervals"
+    options = ("cutoff",)
+
+    def init(self, x0, nominal_steps):
+        super().init(x0, nominal_steps)
+        self.cutoff = int(self.opts.get("cutoff", 50))
+        if self.cutoff < 1:
+            raise ValueError(f"cutoff: must be >= 1, got {self.cutoff}")
+        dev = x0.device
+        self.since = torch.zeros(self.N, dtype=torch.long, device=dev)
+        self.isum = torch.zeros(self.N, dtype=torch.float64, device=dev)
+        self.icnt = torch.zeros(self.N, dtype=torch.long, device=dev)
+
+    def interval_estimates(self) -> torch.Tensor:
+        """Current omega_n (mean recorded interval, 1 where none): estimates of 1/p_n."""
+        return torch.where(self.icnt > 0, self.isum / self.icnt.clamp(min=1), torch.ones_like(self.isum))
+
+    def round(self, x, r):
+        on = torch.zeros(self.N, dtype=torch.bool, device=x.device)
+        S = r.delivered
+        on[S] = True
+        omega = self.interval_estimates().to(x.dtype)
+        new_x = x
+        if len(S):
+            delta = self.local(x, S, r, r.lr_local).X - x
+            new_x = x + r.lr_global * (omega[S, None] * delta).sum(0) / self.N
+        self.isum[on] += (self.since[on] + 1).to(torch.float64)
+        self.icnt[on] += 1
+        self.since[on] = 0
+        self.since[~on] += 1
+        cut = (~on) & (self.since >= self.cutoff)
+        self.isum[cut] += self.since[cut].to(torch.float64)
+        self.icnt[cut] += 1
+        self.since[cut] = 0
+        return new_x
+
+
+@register
+class FedAWE(Algorithm):
+    """FedAWE (Xiang et al. 2024; mingxiang12/FedAWE per the reference notes).
+
+    Every client keeps its own (possibly stale) copy x_i (initially x^(0)) and the round tau_i
+    it last took part (initially -1). Arriving client i starts from x_i, runs K SGD steps,
+    G_i = x_i - x_i^(t,K), and echoes the innovation: x_i^dagger = x_i - eta_g (t - tau_i) G_i;
+    tau_i <- t. Server: x^(t+1) = mean_{i in A_t} x_i^dagger and x_i <- x^(t+1) for i in A_t.
+    A round with no arriving client leaves x unchanged.
+
+    Options: clip (default None): clip the norm of the echoed averaged update
+    mean_i eta_g (t - tau_i) G_i to this value (the authors' code uses 0.5).
+    Messages: 1 up, 1 down. Memory: clients x_i [p] each (kept by the clients).
+    """
+
+    name = "fedawe"
+    description = "FedAWE: adaptive innovation echoing from stale client copies"
+    options = ("clip",)
+
+    def init(self, x0, nominal_steps):
+        super().init(x0, nominal_steps)
+        self.xi = x0.expand(self.N, -1).clone()
+        self.tau = torch.full((self.N,), -1, dtype=torch.long, device=x0.device)
+        self.clip = self.opts.get("clip")
+
+    def round(self, x, r):
+        A = r.delivered
+        if len(A) == 0:
+            return x
+        start = self.xi[A]
+        G = start - self.local(start, A, r, r.lr_local).X
+        echo = r.lr_global * (r.t - self.tau[A]).to(x.dtype)[:, None] * G
+        update = echo.mean(0)
+        if self.clip is not None:
+            norm = float(torch.linalg.vector_norm(update))
+            if norm > self.clip:
+                update = update * (self.clip / norm)
+        new_x = start.mean(0) - update
+        self.tau[A] = r.t
+        self.xi[A] = new_x
+        return new_x
+
+
+def nova_normaliser(steps: torch.Tensor, lr: float, momentum: float = 0.0,
+                    prox_mu: float = 0.0) -> torch.Tensor:
+    """FedNova's ||a_i||_1 for tau_i local steps (Wang et al. 2020, Sec. 5): tau for SGD;
+    sum_k (1 - rho^(k+1)) / (1 - rho) with momentum rho; sum_k (1 - eta mu)^k with a proximal
+    term mu."""
+    if momentum and prox_mu:
+        raise ValueError("momentum / prox_mu: choose one local solver, not both")
+    steps = steps.to(torch.float64)
+    if momentum:
+        rho = momentum
+        return (steps - rho * (1 - rho ** steps) / (1 - rho)) / (1 - rho)
+    if prox_mu:
+        q = 1 - lr * prox_mu
+        return (1 - q ** steps) / (1 - q) if q != 1 else steps
+    return steps
+
+
+@register
+class FedNova(Algorithm):
+    """FedNova (Wang et al. 2020; JYWa/FedNova per the reference notes).
+
+    Arriving client i runs tau_i local steps of its solver and sends Delta_i = x - x_i^(t,tau_i)
+    with its normaliser a_i (:func:`nova_normaliser`). With p_i the data weights of the arriving
+    clients renormalised to sum 1, tau_eff = sum_i p_i a_i and
+    x <- x - eta_g tau_eff sum_i p_i Delta_i / a_i.
+
+    Options: momentum (rho, default 0), prox_mu (default 0). Messages: 1 up, 1 down.
+    """
+
+    name = "fednova"
+    description = "FedNova: normalised averaging for heterogeneous local steps"
+    options = ("momentum", "prox_mu")
+
+    def round(self, x, r):
+        S = r.delivered
+        if len(S) == 0:
+            return x
+        rho, mu = float(self.opts.get("momentum", 0.0)), float(self.opts.get("prox_mu", 0.0))
+        a = nova_normaliser(r.local_steps[S], r.lr_local, rho, mu).to(x.dtype)
+        delta = x - self.local(x, S, r, r.lr_local, momentum=rho, prox_mu=mu).X
+        w = self.problem.weights[S] * r.active[S].to(x.dtype)
+        p = w / w.sum()
+        tau_eff = (p * a).sum()
+        return x - r.lr_global * tau_eff * (p / a) @ delta
+
+
+@register
+class FedAvgKnownP(Algorithm):
+    """FedAvg dividing each update by its client's known participation probability
+    (the FedAU / FedAWE baseline): x <- x + eta_g (1/N) sum_{i arriving} Delta_i / p_i^t,
+    an unbiased estimate of the full-participation average update.
+
+    Options: p (scalar, [N] or [rounds, N]); default: the schedule's ``p`` when numeric, else
+    each client's observed participation frequency in the schedule (an oracle).
+    Messages: 1 up, 1 down.
+    """
+
+    name = "fedavg_known_p"
+    description = "FedAvg with updates divided by known participation probabilities"
+    options = ("p",)
+
+    def prepare_schedule(self, schedule, seed, lr_local):
+        freq = np.clip(schedule.delivered().astype(bool).mean(0), 1e-12, 1)
+        self.p = torch.as_tensor(_known_probs(self.opts, "p", schedule, freq,
+                                              "participation probabilities"))
+        return schedule
+
+    def round(self, x, r):
+        S = r.delivered
+        if len(S) == 0:
+            return x
+        delta = self.local(x, S, r, r.lr_local).X - x
+        p = self.p[r.t, S.cpu()].to(x.device, x.dtype)
+        return x + r.lr_global * (r.active[S].to(x.dtype) / p) @ delta / self.N
+
+
+@register
+class CAFedAvg(Algorithm):
+    """Communication-aware FedAvg (FedACS baseline "c-a-FedAvg"): the server divides each
+    arriving update by its uplink success probability and averages over the clients it
+    contacted: x <- x + eta_g (1/|S_t|) sum_{i in S_t, upload ok} Delta_i / p_i^t. This removes
+    the bias of unreliable uplinks but not that of heterogeneous local steps.
+
+    Options: uplink_p (scalar, [N] or [rounds, N]); default: the schedule's ``uplink_p`` when
+    numeric, else each client's observed upload success rate (an oracle). Messages: 1 up, 1 down.
+    """
+
+    name = "ca_fedavg"
+    description = "communication-aware FedAvg: divides by the uplink success probability"
+    options = ("uplink_p",)
+
+    def prepare_schedule(self, schedule, seed, lr_local):
+        tried = np.maximum((schedule.active > 0).sum(0), 1)
+        rate = np.clip(((schedule.active > 0) & schedule.uplink_ok).sum(0) / tried, 1e-12, 1)
+        self.p = torch.as_tensor(_known_probs(self.opts, "uplink_p", schedule, rate,
+                                              "uplink success probabilities"))
+        return schedule
+
+    def round(self, x, r):
+        contacted = r.contacted
+        S = r.delivered
+        if len(S) == 0:
+            return x
+        delta = self.local(x, S, r, r.lr_local).X - x
+        p = self.p[r.t, S.cpu()].to(x.device, x.dtype)
+        m = r.active[S].to(x.dtype)
+        return x + r.lr_global * (m / p) @ delta / r.active[contacted].sum().to(x.dtype)

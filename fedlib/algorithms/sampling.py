@@ -1,0 +1,160 @@
+"""Algorithms that choose their own clients: FedACS (fedacs.txt) and optimal client sampling
+(Chen, Horvath & Richtarik 2020, the FedACS baseline "OS").
+
+The environment (the Schedule given to :func:`fedlib.run`) says who is *available*
+(``active > 0``), whose upload succeeds (``uplink_ok``) and how many local steps each client
+runs (``local_steps``). The algorithm decides whom the server asks and how it aggregates:
+FedACS compiles its with-replacement draws into a new Schedule once, before the run
+(:meth:`FedACS.prepare_schedule`), so the draws are data that can be saved and replayed; OS
+samples inside the round because its probabilities depend on the clients' update norms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..participation import Schedule
+from .base import Algorithm, register
+from .reweighting import _known_probs, nova_normaliser
+
+
+@register
+class FedACS(Algorithm):
+    """FedACS: heterogeneity-aware client sampling (fedacs.txt). INFERRED update rule.
+
+    Formulas (3), (15), (16) and Alg. 1 of fedacs.txt were lost in the text conversion; this is
+    the inference of the reference notes from the paper's own consistency argument. Round t:
+    the server draws K clients with replacement among the available ones with
+
+        q_i^t = (d_i / (p_i^t ||a_i^t||_1)) / sum_j (d_j / (p_j^t ||a_j^t||_1))   (inferred eq. 15)
+
+    (d_i: client weight in the global objective, p_i^t: its uplink success probability,
+    ||a_i^t||_1: the normaliser of its local solver for its tau_i^t steps, FedNova's a_i). Each
+    drawn client trains once; the server aggregates anonymously, without counting successes:
+
+        x^(t+1) = x^(t) + eta_g (1/K) sum_{k=1}^{K} 1[upload of draw k ok] Delta_{l_k}   (inferred eq. 3)
+
+    so E[update] = eta_g sum_i q_i p_i Delta_i, proportional to -sum_i d_i grad f_i to first order
+    in eta_l: both the communication (p_i) and the computation (tau_i) bias cancel. The tests
+    check this on quadratics against closed-form fixed points instead of asserting it.
+
+    Options: draws (K, default 10), uplink_p (the server's knowledge of p_i^t: scalar, [N] or
+    [rounds, N]; default the schedule's ``uplink_p``, else observed success rates), weights
+    (d_i, default the problem's), momentum / prox_mu (local solver, as FedNova), seed offset
+    via ``fedlib.run(seed=...)``. Messages: 1 up, 1 down per distinct drawn client.
+    """
+
+    name = "fedacs"
+    description = "FedACS: sampling with replacement by q_i ~ d_i/(p_i ||a_i||_1), anonymous aggregation"
+    options = ("draws", "uplink_p", "weights", "momentum", "prox_mu")
+
+    def sampling_probs(self, schedule: Schedule, lr: float = 1.0) -> np.ndarray:
+        """q [rounds, N] of inferred eq. (15) over the available clients of each round (a row
+        of zeros where no client is available: nobody is drawn then)."""
+        T, N = schedule.active.shape
+        tried = np.maximum((schedule.active > 0).sum(0), 1)
+        rate = np.clip(((schedule.active > 0) & schedule.uplink_ok).sum(0) / tried, 1e-12, 1)
+        p = _known_probs(self.opts, "uplink_p", schedule, rate, "uplink success probabilities")
+        d = np.asarray(self.opts.get("weights", self.problem.weights.cpu().numpy()), dtype=float)
+        if d.shape != (N,) or (d < 0).any():
+            raise ValueError(f"weights: expected {N} non-negative client weights")
+        a = nova_normaliser(torch.tensor(np.array(schedule.local_steps)), lr,
+                            float(self.opts.get("momentum", 0.0)),
+                            float(self.opts.get("prox_mu", 0.0))).numpy()
+        score = np.where(schedule.active > 0, d / (p * a), 0.0)
+        total = score.sum(1, keepdims=True)
+        return np.divide(score, total, out=np.zeros_like(score), where=total > 0)
+
+    def prepare_schedule(self, schedule, seed, lr_local):
+        k = int(self.opts.get("draws", 10))
+        if k < 1:
+            raise ValueError(f"draws: must be >= 1, got {k}")
+        self.draws = k
+        # the prox normaliser depends on eta_l: the draws use the run's base rate eta_0
+        q = self.sampling_probs(schedule, lr=lr_local)
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 0xFEDAC5]))
+        counts = np.stack([rng.multinomial(k, row) if row.sum() > 0 else np.zeros(len(row), int)
+                           for row in q])
+        return Schedule(counts, schedule.uplink_ok, schedule.local_steps,
+                        {"kind": "fedacs_sampling", "draws": k, "seed": seed,
+                         "environment": schedule.spec})
+
+    def round(self, x, r):
+        S = r.delivered
+        if len(S) == 0:
+            return x
+        rho, mu = float(self.opts.get("momentum", 0.0)), float(self.opts.get("prox_mu", 0.0))
+        delta = self.local(x, S, r, r.lr_local, momentum=rho, prox_mu=mu).X - x
+        m = r.active[S].to(x.dtype)
+        return x + r.lr_global * m @ delta / self.draws
+
+
+def os_probabilities(norms: torch.Tensor, budget: int) -> torch.Tensor:
+    """Optimal client sampling probabilities (Chen, Horvath & Richtarik 2020, eq. (11)):
+    p_i = min(1, c u_i) with c chosen so that sum_i p_i = budget (water-filling); clients with
+    u_i = 0 get p_i = 0 (or share the leftover budget uniformly when all are 0)."""
+    n = len(norms)
+    if budget >= n:
+        return torch.ones_like(norms)
+    if float(norms.sum()) == 0:
+        return torch.full_like(norms, budget / n)
+    order = torch.argsort(norms, descending=True)
+    u = norms[order]
+    p = torch.empty_like(u)
+    for l in range(n):                              # l clients capped at probability 1
+        rest = u[l:].sum()
+        c = (budget - l) / rest
+        if l == n - 1 or float(c * u[l]) <= 1:
+            p[:l] = 1
+            p[l:] = (c * u[l:]).clamp(max=1)
+            break
+    out = torch.empty_like(p)
+    out[order] = p
+    return out
+
+
+@register
+class OSSampling(Algorithm):
+    """Optimal client sampling, "OS" (Chen, Horvath & Richtarik 2020; FedACS baseline).
+
+    Every available client trains and reports the norm of its weighted update
+    u_i = d_i ||Delta_i|| (a scalar); the server picks client i with probability
+    p_i = min(1, c u_i), sum_i p_i = ``budget`` (:func:`os_probabilities`), independently, and
+    aggregates the uploads that arrive unbiasedly: x <- x + eta_g sum_{i picked, ok} d_i Delta_i / p_i
+    with d_i the data weights renormalised over the available clients.
+
+    Options: budget (expected number of uploads per round, default 10). The picks come from a
+    generator keyed by (seed, round). Messages: 1 down per available client, 1 up per pick.
+    """
+
+    name = "os_sampling"
+    description = "optimal client sampling by update norms (Chen et al. 2020)"
+    options = ("budget",)
+
+    def prepare_schedule(self, schedule, seed, lr_local):
+        self.seed, self.budget = seed, int(self.opts.get("budget", 10))
+        if self.budget < 1:
+            raise ValueError(f"budget: must be >= 1, got {self.budget}")
+        self._picked = 0
+        return schedule
+
+    def round(self, x, r):
+        A = r.contacted
+        self._picked = 0
+        if len(A) == 0:
+            return x
+        delta = self.local(x, A, r, r.lr_local).X - x
+        d = self.problem.weights[A].to(x.dtype)
+        d = d / d.sum()
+        p = os_probabilities(d * torch.linalg.vector_norm(delta, dim=1), self.budget)
+        u = torch.as_tensor(np.random.default_rng([self.seed, r.t]).random(len(A)), dtype=x.dtype,
+                            device=x.device)
+        pick = (u < p) & r.uplink_ok[A]
+        self._picked = int((u < p).sum())
+        if not bool(pick.any()):
+            return x
+        return x + r.lr_global * (d[pick] / p[pick]) @ delta[pick]
+
+    def messages(self, r):
+        return self._picked, int((r.active > 0).sum())

@@ -1,0 +1,148 @@
+"""Algorithms that correct client drift or stale participation with stored vectors:
+SCAFFOLD, MIFA, FedVARP, and FOCUS / SG-FOCUS (push-pull).
+
+Each keeps per-client tables [N, p] and updates them only for the clients whose upload
+arrives in the round (a failed upload leaves the client's entries untouched).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .base import Algorithm, register
+
+
+@register
+class Scaffold(Algorithm):
+    """SCAFFOLD, option II (Karimireddy et al. 2020, Alg. 1; reference notes).
+
+    Client i: K steps y <- y - eta_l (g_i(y) - c_i + c); c_i+ = c_i - c + (x - y)/(K_i eta_l);
+    sends Delta y = y - x and Delta c = c_i+ - c_i. Server: x <- x + eta_g mean_{i in S} Delta y_i;
+    c <- c + (1/N) sum_{i in S} Delta c_i. c and c_i start at 0.
+    Messages: 2 up, 2 down. Memory: server c [p]; clients c_i [p] each.
+    """
+
+    name = "scaffold"
+    description = "SCAFFOLD (option II): control variates against client drift"
+    uplink = downlink = 2
+
+    def init(self, x0, nominal_steps):
+        super().init(x0, nominal_steps)
+        self.c = torch.zeros_like(x0)
+        self.ci = torch.zeros(self.N, x0.numel(), dtype=x0.dtype, device=x0.device)
+
+    def round(self, x, r):
+        S = r.delivered
+        if len(S) == 0:
+            return x
+        K = r.local_steps[S].to(x.dtype)[:, None]
+        res = self.local(x, S, r, r.lr_local, correction=self.c - self.ci[S])
+        ci_new = self.ci[S] - self.c + (x - res.X) / (K * r.lr_local)
+        dc = ci_new - self.ci[S]
+        self.ci[S] = ci_new
+        self.c = self.c + dc.sum(0) / self.N
+        return x + r.lr_global * (res.X - x).mean(0)
+
+
+@register
+class MIFA(Algorithm):
+    """MIFA (Gu et al. 2021): a server table U_n of every client's latest update, averaged
+    over all N clients each round.
+
+    U_n <- Delta_n / eta_l(t) for arriving clients (Delta_n = x_n^(t,K) - x^(t)); then
+    x <- x + eta_g eta_l(t) (1/N) sum_n U_n. Storing Delta / eta_l and rescaling by the current
+    eta_l is the paper's form for decaying rates; for a constant rate it is U_n <- Delta_n.
+    Messages: 1 up, 1 down. Memory: server table U [N, p].
+    """
+
+    name = "mifa"
+    description = "MIFA: average of every client's latest update (memory table)"
+
+    def init(self, x0, nominal_steps):
+        super().init(x0, nominal_steps)
+        self.U = torch.zeros(self.N, x0.numel(), dtype=x0.dtype, device=x0.device)
+
+    def round(self, x, r):
+        S = r.delivered
+        if len(S):
+            self.U[S] = (self.local(x, S, r, r.lr_local).X - x) / r.lr_local
+        return x + r.lr_global * r.lr_local * self.U.mean(0)
+
+
+@register
+class FedVARP(Algorithm):
+    """FedVARP (Jhunjhunwala et al. 2022): SAGA-style server correction.
+
+    v = ybar + (1/|S|) sum_{n in S} (Delta_n - y_n); x <- x + eta_g v; then y_n <- Delta_n for
+    n in S and ybar = (1/N) sum_n y_n (all y_n start at 0). A round with no arriving update
+    uses v = ybar. Messages: 1 up, 1 down. Memory: server table y [N, p].
+    """
+
+    name = "fedvarp"
+    description = "FedVARP: SAGA-style variance reduction over stale updates"
+
+    def init(self, x0, nominal_steps):
+        super().init(x0, nominal_steps)
+        self.y = torch.zeros(self.N, x0.numel(), dtype=x0.dtype, device=x0.device)
+
+    def round(self, x, r):
+        S = r.delivered
+        ybar = self.y.mean(0)
+        if len(S) == 0:
+            return x + r.lr_global * ybar
+        delta = self.local(x, S, r, r.lr_local).X - x
+        v = ybar + (delta - self.y[S]).mean(0)
+        self.y[S] = delta
+        return x + r.lr_global * v
+
+
+@register
+class Focus(Algorithm):
+    """FOCUS (focus.txt; rule of the authors' code in the reference notes): push-pull.
+
+    Server: x and a tracker y_s = 0 (never reset). Client i keeps g_prev_i (its last gradient).
+    Round: every arriving client pulls x_i = x, y_i = 0 and for k = 0..K-1: if k > 0,
+    x_i <- x_i - eta y_i; g <- grad f_i(x_i); y_i <- y_i + g - g_prev_i; g_prev_i <- g. It pushes
+    y_i and the server sets y_s <- y_s + sum_i y_i, x <- x - eta_g eta y_s. A round with no
+    arriving client does nothing.
+
+    Because y_i telescopes to g_last - g_prev_i(old), the K - 1 local moves are plain local SGD
+    with correction -g_prev_i(old), followed by one more gradient; y_s is the sum over clients
+    of each one's latest gradient, so the effective step on f = (1/N) sum f_i is eta * N.
+    "K local steps" are K gradient evaluations and K - 1 moves (as in the authors' code).
+    ``lr_local`` is eta; ``lr_global`` (default 1) scales the server step.
+    Messages: 1 up, 1 down. Memory: server y_s [p]; clients g_prev_i [p] each.
+    """
+
+    name = "focus"
+    description = "FOCUS: push-pull gradient tracking, exact under arbitrary participation"
+
+    def init(self, x0, nominal_steps):
+        super().init(x0, nominal_steps)
+        self.ys = torch.zeros_like(x0)
+        self.gprev = torch.zeros(self.N, x0.numel(), dtype=x0.dtype, device=x0.device)
+
+    def round(self, x, r):
+        S = r.delivered
+        if len(S) == 0:
+            return x
+        K = r.local_steps[S]
+        old = self.gprev[S]
+        X = self.local(x, S, r, r.lr_local, correction=-old, steps=K - 1).X
+        g_last = torch.empty_like(X)
+        for k in torch.unique(K).tolist():        # one batched call per distinct step count
+            rows = (K == k).nonzero().squeeze(1)
+            g_last[rows] = self.problem.grads(X[rows], S[rows], r.t, k - 1)
+        self.gprev[S] = g_last
+        self.ys = self.ys + (g_last - old).sum(0)
+        return x - r.lr_global * r.lr_local * self.ys
+
+
+@register
+class SGFocus(Focus):
+    """SG-FOCUS (focus.txt App. F): FOCUS with one minibatch gradient per evaluation. In
+    fedlib the problem supplies the stochasticity, so the update is FOCUS's; the separate
+    name keeps the papers' labels in figures and tables."""
+
+    name = "sg_focus"
+    description = "SG-FOCUS: FOCUS with stochastic (minibatch) gradients"
