@@ -16,6 +16,7 @@ import math
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,12 +46,17 @@ class Result:
         params: final global model, flat tensor [p].
         diverged: True if a NaN/inf appeared; the run stopped at that round.
         info: algorithm, schedule spec and settings.
+        algorithm: the algorithm object after the run (its state, e.g. FedAU's interval
+            estimates); None for results loaded from the cache.
+        schedule: the schedule the algorithm ran on (after its own client selection).
     """
 
     history: pd.DataFrame
     params: torch.Tensor
     diverged: bool = False
     info: dict = field(default_factory=dict)
+    algorithm: Any = None
+    schedule: Schedule | None = None
 
 
 def _positive(name: str, value: float) -> float:
@@ -91,7 +97,8 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
         rounds: int | None = None, local_steps: int | None = None, lr_local: float = 0.01,
         lr_global: float = 1.0, lr_schedule: str = "constant", eval_every: int = 1, seed: int = 0,
         device: str | torch.device | None = None, progress: bool = True, engine: str = "vectorized",
-        x0: torch.Tensor | None = None, **algorithm_options: Any) -> Result:
+        x0: torch.Tensor | None = None, callback: Callable[[int, torch.Tensor], None] | None = None,
+        **algorithm_options: Any) -> Result:
     """Run one algorithm on one problem under one participation schedule.
 
     Args:
@@ -111,6 +118,7 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
         progress: tqdm progress bar over rounds.
         engine: ``"vectorized"`` (default) or ``"reference"`` (per-client loop, for tests).
         x0: starting point (default ``problem.initial_params(seed)``).
+        callback: called as ``callback(t, x)`` after every round t with the new model.
         **algorithm_options: options of the algorithm (see its docstring).
 
     Returns:
@@ -156,6 +164,8 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
         for t in tqdm(range(sched.num_rounds), disable=not progress, desc=algorithm, leave=False):
             r = algorithms.RoundInput(t, active[t], uplink[t], steps[t], lr_fn(lr_local, t), lr_global)
             x = algo.round(x, r)
+            if callback is not None:
+                callback(t, x)
             u, d = algo.messages(r)
             up, down = up + u, down + d
             if not bool(torch.isfinite(x).all()):
@@ -173,7 +183,7 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
         import warnings
         warnings.warn(f"{algorithm}: diverged (non-finite model) at round {rows[-1]['round']}; "
                       "the run stopped there", RuntimeWarning, stacklevel=2)
-    return Result(pd.DataFrame(rows), x, diverged, info)
+    return Result(pd.DataFrame(rows), x, diverged, info, algo, sched)
 
 
 def participation_check_int(name: str, value: Any) -> int:

@@ -62,3 +62,30 @@ def test_get_engine():
     import pytest
     with pytest.raises(ValueError, match="^engine"):
         engine.get_engine("gpu-magic")
+
+
+def test_momentum_and_prox_solvers_agree():
+    p = problems.random_quadratic(5, 3, seed=4, sigma=0.1)
+    X0, corr = _setup(p, 3)
+    clients, steps = torch.tensor([4, 1, 2]), torch.tensor([3, 1, 5])
+    for solver in ({"momentum": 0.9}, {"prox_mu": 0.5}, {"full_batch": True}):
+        a = VEC.local_sgd(p, X0, clients, steps, 0.05, round=1, correction=corr, **solver)
+        b = REF.local_sgd(p, X0, clients, steps, 0.05, round=1, correction=corr, **solver)
+        assert torch.allclose(a.X, b.X, rtol=1e-12, atol=1e-12), solver
+    # heavy ball by hand, one client, two steps
+    x0 = X0[0]
+    g0 = p.client_grad(x0, 4, 1, 0)
+    x1 = x0 - 0.05 * g0
+    b1 = 0.9 * g0 + p.client_grad(x1, 4, 1, 1)
+    res = VEC.local_sgd(p, x0[None], clients[:1], torch.tensor([2]), 0.05, round=1, momentum=0.9)
+    assert torch.allclose(res.X[0], x1 - 0.05 * b1, rtol=1e-13)
+
+
+def test_neural_momentum_prox_equal_module_sgd(tiny_cnn):
+    p = tiny_cnn
+    X0, _ = _setup(p, 2, seed=3)
+    X0 = X0.to(p.dtype)
+    for solver in ({"momentum": 0.5}, {"prox_mu": 0.1}):
+        a = VEC.local_sgd(p, X0, torch.tensor([1, 3]), torch.tensor([3, 2]), 0.05, round=0, **solver)
+        b = REF.local_sgd(p, X0, torch.tensor([1, 3]), torch.tensor([3, 2]), 0.05, round=0, **solver)
+        assert torch.allclose(a.X, b.X, atol=1e-5, rtol=0), solver

@@ -52,7 +52,8 @@ class WaitMinibatch(FedAvg):
     a full period of the availability pattern). The history column ``waited_rounds`` counts
     that cost. Uploads always succeed.
 
-    Options: cycle (default 1) and FedAvg's aggregation options. Messages: N up, N down per round.
+    Options: cycle (default 1) and FedAvg's aggregation options. Messages: N up, N down per
+    round. Memory: none beyond the model.
     """
 
     name = "wait_minibatch"

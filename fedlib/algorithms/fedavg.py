@@ -20,6 +20,7 @@ class FedAvg(Algorithm):
     * ``"weights"``: sum_i m_i w_i Delta_i with given client weights ``weights`` [N].
 
     A round in which no update arrives leaves x unchanged. Messages: 1 up, 1 down.
+    Memory: none beyond the model.
     """
 
     name = "fedavg"

@@ -146,7 +146,8 @@ class FedNova(Algorithm):
     clients renormalised to sum 1, tau_eff = sum_i p_i a_i and
     x <- x - eta_g tau_eff sum_i p_i Delta_i / a_i.
 
-    Options: momentum (rho, default 0), prox_mu (default 0). Messages: 1 up, 1 down.
+    Options: momentum (rho, default 0), prox_mu (default 0). Messages: 1 up, 1 down (plus the
+    scalar a_i). Memory: none beyond the model.
     """
 
     name = "fednova"
@@ -174,7 +175,7 @@ class FedAvgKnownP(Algorithm):
 
     Options: p (scalar, [N] or [rounds, N]); default: the schedule's ``p`` when numeric, else
     each client's observed participation frequency in the schedule (an oracle).
-    Messages: 1 up, 1 down.
+    Messages: 1 up, 1 down. Memory: the probabilities only.
     """
 
     name = "fedavg_known_p"
@@ -205,6 +206,7 @@ class CAFedAvg(Algorithm):
 
     Options: uplink_p (scalar, [N] or [rounds, N]); default: the schedule's ``uplink_p`` when
     numeric, else each client's observed upload success rate (an oracle). Messages: 1 up, 1 down.
+    Memory: the probabilities only.
     """
 
     name = "ca_fedavg"

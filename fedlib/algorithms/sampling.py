@@ -43,6 +43,7 @@ class FedACS(Algorithm):
     [rounds, N]; default the schedule's ``uplink_p``, else observed success rates), weights
     (d_i, default the problem's), momentum / prox_mu (local solver, as FedNova), seed offset
     via ``fedlib.run(seed=...)``. Messages: 1 up, 1 down per distinct drawn client.
+    Memory: none beyond the model (q is recomputed from p_i and the steps).
     """
 
     name = "fedacs"
@@ -125,7 +126,8 @@ class OSSampling(Algorithm):
     with d_i the data weights renormalised over the available clients.
 
     Options: budget (expected number of uploads per round, default 10). The picks come from a
-    generator keyed by (seed, round). Messages: 1 down per available client, 1 up per pick.
+    generator keyed by (seed, round). Messages: 1 down per available client, 1 up per pick
+    (the norms are scalars). Memory: none beyond the model.
     """
 
     name = "os_sampling"

@@ -142,7 +142,7 @@ class Focus(Algorithm):
 class SGFocus(Focus):
     """SG-FOCUS (focus.txt App. F): FOCUS with one minibatch gradient per evaluation. In
     fedlib the problem supplies the stochasticity, so the update is FOCUS's; the separate
-    name keeps the papers' labels in figures and tables."""
+    name keeps the papers' labels in figures and tables. Messages: 1 up, 1 down. Memory: as FOCUS."""
 
     name = "sg_focus"
     description = "SG-FOCUS: FOCUS with stochastic (minibatch) gradients"
