@@ -24,7 +24,7 @@ class AmplifiedFedAvg(FedAvg):
 
     name = "amplified_fedavg"
     description = "generalized FedAvg: amplify the update accumulated over P rounds by gamma"
-    options = ("P", "gamma", "aggregation", "weights")
+    options = ("P", "gamma", "aggregation", "weights", "momentum", "prox_mu")
 
     def init(self, x0, nominal_steps):
         opts = dict(self.opts)

@@ -11,7 +11,10 @@ import torch
 from ..engine import LocalResult
 from ..problems import Problem
 
-__all__ = ["Algorithm", "RoundInput", "available", "get", "lr_schedules", "register"]
+__all__ = ["SOLVER_OPTIONS", "Algorithm", "RoundInput", "available", "get", "lr_schedules", "register"]
+
+#: local-solver options (engine arguments) an algorithm may list in ``options``
+SOLVER_OPTIONS = ("momentum", "prox_mu")
 
 
 @dataclass
@@ -100,6 +103,9 @@ class Algorithm:
         ``prox_mu`` or ``full_batch`` to the engine."""
         X0 = x_start.expand(len(clients), -1) if x_start.ndim == 1 else x_start
         steps = r.local_steps[clients] if steps is None else steps
+        for key in SOLVER_OPTIONS:   # algorithms that accept a local solver option pass it on
+            if key in self.options and key in self.opts:
+                solver.setdefault(key, float(self.opts[key]))
         return self.engine.local_sgd(self.problem, X0, clients, steps, lr, r.t, correction,
                                      fixed_point, **solver)
 

@@ -19,13 +19,14 @@ class FedAvg(Algorithm):
       only after scaling eta_g by N/S);
     * ``"weights"``: sum_i m_i w_i Delta_i with given client weights ``weights`` [N].
 
-    A round in which no update arrives leaves x unchanged. Messages: 1 up, 1 down.
+    A round in which no update arrives leaves x unchanged. Options momentum / prox_mu pick a
+    heavy-ball or FedProx local solver. Messages: 1 up, 1 down.
     Memory: none beyond the model.
     """
 
     name = "fedavg"
     description = "FedAvg, two-sided learning rates, K local SGD steps"
-    options = ("aggregation", "weights")
+    options = ("aggregation", "weights", "momentum", "prox_mu")
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)

@@ -41,7 +41,7 @@ class FedAU(Algorithm):
 
     name = "fedau"
     description = "FedAU: weights updates by online estimates of participation intervals"
-    options = ("cutoff",)
+    options = ("cutoff", "momentum", "prox_mu")
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
@@ -160,7 +160,7 @@ class FedNova(Algorithm):
             return x
         rho, mu = float(self.opts.get("momentum", 0.0)), float(self.opts.get("prox_mu", 0.0))
         a = nova_normaliser(r.local_steps[S], r.lr_local, rho, mu).to(x.dtype)
-        delta = x - self.local(x, S, r, r.lr_local, momentum=rho, prox_mu=mu).X
+        delta = x - self.local(x, S, r, r.lr_local).X
         w = self.problem.weights[S] * r.active[S].to(x.dtype)
         p = w / w.sum()
         tau_eff = (p * a).sum()
@@ -211,7 +211,7 @@ class CAFedAvg(Algorithm):
 
     name = "ca_fedavg"
     description = "communication-aware FedAvg: divides by the uplink success probability"
-    options = ("uplink_p",)
+    options = ("uplink_p", "momentum", "prox_mu")
 
     def prepare_schedule(self, schedule, seed, lr_local):
         tried = np.maximum((schedule.active > 0).sum(0), 1)

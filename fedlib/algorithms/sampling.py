@@ -85,8 +85,7 @@ class FedACS(Algorithm):
         S = r.delivered
         if len(S) == 0:
             return x
-        rho, mu = float(self.opts.get("momentum", 0.0)), float(self.opts.get("prox_mu", 0.0))
-        delta = self.local(x, S, r, r.lr_local, momentum=rho, prox_mu=mu).X - x
+        delta = self.local(x, S, r, r.lr_local).X - x
         m = r.active[S].to(x.dtype)
         return x + r.lr_global * m @ delta / self.draws
 
