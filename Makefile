@@ -10,11 +10,12 @@ NOTEBOOKS  := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 BIN        := $(VENV)/bin
 STAMP      := $(VENV)/.installed
 
-.PHONY: venv figures test lint sync lab clean-results help
+.PHONY: venv figures test test-slow lint sync lab clean-results help
 
 help:
 	@echo "make figures [PROFILE=quick|paper]  execute every notebook (papermill), write figures/"
 	@echo "make test                           pytest: unit tests + nbval on the notebooks"
+	@echo "make test-slow                      the slow tests (FedSUM on the real MNIST)"
 	@echo "make lab                            open the notebooks in JupyterLab"
 	@echo "make sync                           jupytext --sync the .py/.ipynb pairs"
 
@@ -43,7 +44,10 @@ figures: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks
-	$(BIN)/python -m pytest -q tests --nbval --nbval-current-env $(NOTEBOOKS)
+	$(BIN)/python -m pytest -q -m "not slow" tests --nbval --nbval-current-env $(NOTEBOOKS)
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow tests
 
 lint: $(STAMP)
 	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks

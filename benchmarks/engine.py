@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from fedlib import algorithms, engine, participation, problems
+from fedlib import algorithms, engine, models, participation, partition, problems
 
 
 def mnist_like(seed: int = 0):
@@ -53,9 +53,8 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     train, test, src = mnist_like()
-    part = problems.dirichlet_partition(train[1].numpy(), args.clients, 0.1, seed=0)
-    model = problems.FedSUMMnistCNN()
-    problems._seeded_init(model, 0)
+    part = partition.dirichlet(train[1].numpy(), args.clients, 0.1, seed=0).indices
+    model = models.build("fedsum_mnist_cnn", seed=0)
     prob = problems.Neural(model, part, train, test, batch_size=args.batch, device=args.device)
     sched = participation.build("uniform", args.clients, args.rounds + 1, seed=0,
                                 per_round=args.per_round, local_steps=args.local_steps)

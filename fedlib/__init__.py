@@ -8,8 +8,8 @@ engine (:mod:`fedlib.engine`), algorithms (:mod:`fedlib.algorithms`), and :func:
 
 __version__ = "0.1.0"
 
-from . import algorithms, delays, engine, participation, problems  # noqa: E402
+from . import algorithms, data, delays, engine, models, participation, partition, problems, theory  # noqa: E402,I001
 from .experiment import ExperimentConfig, Result, run, run_cached  # noqa: E402
 
-__all__ = ["ExperimentConfig", "Result", "__version__", "algorithms", "delays", "engine",
-           "participation", "problems", "run", "run_cached"]
+__all__ = ["ExperimentConfig", "Result", "__version__", "algorithms", "data", "delays", "engine", "models",
+           "participation", "partition", "problems", "run", "run_cached", "theory"]

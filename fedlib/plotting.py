@@ -82,3 +82,37 @@ def participation_heatmap(ax: plt.Axes, active: np.ndarray, rounds: int | None =
         ax.set_title(title)
     ax.grid(False)
     return ax
+
+
+def label_distribution_bars(ax: plt.Axes, counts: np.ndarray, title: str | None = None) -> plt.Axes:
+    """FedSUM Fig. 4: one stacked bar per client (height = its samples), coloured by label.
+
+    Args:
+        counts: label-count matrix [N, classes] (``Partition.counts``).
+    """
+    counts = np.asarray(counts)
+    colors = sns.color_palette("tab10" if counts.shape[1] <= 10 else "husl", counts.shape[1])
+    bottom = np.zeros(counts.shape[0])
+    x = np.arange(counts.shape[0])
+    for c in range(counts.shape[1]):
+        ax.bar(x, counts[:, c], bottom=bottom, color=colors[c], width=1.0, label=str(c), linewidth=0)
+        bottom += counts[:, c]
+    ax.set_xlabel("client index")
+    ax.set_ylabel("number of samples")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def label_distribution_bubbles(ax: plt.Axes, counts: np.ndarray, title: str | None = None,
+                               max_size: float = 300.0) -> plt.Axes:
+    """FOCUS Fig. 8: a bubble per (client, label), area proportional to the sample count."""
+    counts = np.asarray(counts, dtype=float)
+    ii, cc = np.nonzero(counts)
+    ax.scatter(ii, cc, s=max_size * counts[ii, cc] / counts.max(), alpha=0.6, color="tab:red")
+    ax.set_xlabel("client index")
+    ax.set_ylabel("label")
+    ax.set_yticks(range(counts.shape[1]))
+    if title:
+        ax.set_title(title)
+    return ax

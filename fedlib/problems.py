@@ -33,6 +33,7 @@ __all__ = [
     "available",
     "build",
     "focus_toy_data",
+    "neural",
     "random_quadratic",
 ]
 
@@ -445,31 +446,12 @@ class Neural(Problem):
 
     def spec(self):
         return {**super().spec(), "model": type(self.model).__name__, "batch_size": self.batch_size,
-                "seed": self.seed}
+                "seed": self.seed, **getattr(self, "names_spec", {})}
 
 
 # --------------------------------------------------------------------------------------------
 # Embedded data and the FedSUM MNIST CNN
 # --------------------------------------------------------------------------------------------
-class FedSUMMnistCNN(nn.Module):
-    """FedSUM Table 2, MNIST: C(1,10)-R-M-C(10,20)-D-R-M-L(50)-R-D-L(10); 3x3 convs, padding 1,
-    2x2 max-pool, dropout 0.2. Input [B, 1, 28, 28]."""
-
-    def __init__(self, dropout: float = 0.2, num_classes: int = 10):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 10, 3, padding=1)
-        self.conv2 = nn.Conv2d(10, 20, 3, padding=1)
-        self.fc1 = nn.Linear(20 * 7 * 7, 50)
-        self.fc2 = nn.Linear(50, num_classes)
-        self.drop = nn.Dropout(dropout)
-
-    def forward(self, x):
-        x = nn.functional.max_pool2d(torch.relu(self.conv1(x)), 2)
-        x = nn.functional.max_pool2d(torch.relu(self.drop(self.conv2(x))), 2)
-        x = self.drop(torch.relu(self.fc1(x.flatten(1))))
-        return self.fc2(x)
-
-
 def digits_28x28(seed: int = 0, test_fraction: float = 0.2):
     """scikit-learn's digits (1,797 8x8 images, shipped inside the package, so no download)
     upscaled bilinearly to 28x28 and standardised, split into train/test with a seeded,
@@ -489,54 +471,51 @@ def digits_28x28(seed: int = 0, test_fraction: float = 0.2):
     return (x[train], y[train]), (x[np.sort(test)], y[np.sort(test)])
 
 
-def dirichlet_partition(labels: np.ndarray, num_clients: int, alpha: float, seed: int = 0,
-                        min_size: int = 1) -> list[np.ndarray]:
-    """Dirichlet(alpha) label split (FedSUM/FedAU style): for every class, its samples are
-    shuffled and cut among the clients in proportions p ~ Dir(alpha * 1_N). Redrawn (same
-    generator, at most 1000 times) until every client holds at least ``min_size`` samples."""
-    if alpha <= 0:
-        raise ValueError(f"alpha: must be > 0, got {alpha}")
-    labels = np.asarray(labels)
-    if num_clients * min_size > len(labels):
-        raise ValueError(f"num_clients: {num_clients} clients x min_size {min_size} exceeds "
-                         f"{len(labels)} samples")
-    rng = np.random.default_rng(seed)
-    for _ in range(1000):
-        parts: list[list[int]] = [[] for _ in range(num_clients)]
-        for c in np.unique(labels):
-            idx = rng.permutation(np.flatnonzero(labels == c))
-            cuts = (np.cumsum(rng.dirichlet(np.full(num_clients, alpha)))[:-1] * len(idx)).astype(int)
-            for i, chunk in enumerate(np.split(idx, cuts)):
-                parts[i].extend(chunk.tolist())
-        if min(len(p) for p in parts) >= min_size:
-            return [np.sort(np.array(p, dtype=np.int64)) for p in parts]
-    raise ValueError(f"alpha: Dirichlet({alpha}) left a client with fewer than {min_size} samples "
-                     "in 1000 draws; use fewer clients or a larger alpha")
-
-
 def digits_cnn(num_clients: int = 20, alpha: float = 0.1, batch_size: int = 32, seed: int = 0,
                dropout: float = 0.2, device="cpu") -> Neural:
     """The embedded neural task: FedSUM's MNIST CNN on scikit-learn digits upscaled to 28x28,
     Dirichlet(alpha) label split over ``num_clients`` clients."""
-    train, test = digits_28x28(seed=0)
-    part = dirichlet_partition(train[1].numpy(), num_clients, alpha, seed=seed)
-    model = FedSUMMnistCNN(dropout=dropout)
-    _seeded_init(model, seed)
-    return Neural(model, part, train, test, batch_size=batch_size, device=device, seed=seed)
+    return neural(dataset="digits", partition="dirichlet", model="fedsum_mnist_cnn",
+                  num_clients=num_clients, batch_size=batch_size, seed=seed, device=device, alpha=alpha,
+                  model_args={"dropout": dropout})
 
 
-def _seeded_init(model: nn.Module, seed: int) -> None:
-    """Re-draw every parameter as PyTorch's default init would (kaiming-uniform-like bounds
-    1/sqrt(fan_in)), from a seeded ``torch.Generator`` instead of the global RNG."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, (nn.Conv2d, nn.Linear)):
-                fan_in = m.weight[0].numel()
-                bound = 1.0 / math.sqrt(fan_in)
-                m.weight.uniform_(-bound, bound, generator=g)
-                if m.bias is not None:
-                    m.bias.uniform_(-bound, bound, generator=g)
+def neural(dataset: str = "mnist", partition: str = "dirichlet", model: str = "fedsum_mnist_cnn",
+           num_clients: int = 100, batch_size: int = 128, seed: int = 0, device="cpu",
+           data_root=None, synthetic: bool = False, model_args: dict | None = None,
+           synthetic_sizes: tuple[int, int] | None = None, **partition_args) -> Neural:
+    """A :class:`Neural` problem from registry names: ``neural(dataset="mnist",
+    partition="dirichlet", alpha=0.1, model="fedsum_mnist_cnn")``.
+
+    Args:
+        dataset: a name of :func:`fedlib.data.available`.
+        partition: a name of :func:`fedlib.partition.available`; its arguments (``alpha``,
+            ``similarity``, ...) go in ``**partition_args``.
+        model: a name of :func:`fedlib.models.available`; ``model_args`` are passed to it.
+        num_clients, batch_size, seed, device: as in :class:`Neural` (``seed`` also seeds the
+            split and the model's initialisation).
+        data_root: where the dataset files are (see :func:`fedlib.data.data_roots`).
+        synthetic: use :func:`fedlib.data.synthetic_like` stand-ins (sizes ``synthetic_sizes``).
+    """
+    from . import data as data_mod
+    from . import models
+    from . import partition as part_mod
+
+    if synthetic:
+        n_tr, n_te = synthetic_sizes or (None, None)
+        ds = data_mod.synthetic_like(dataset, n_tr, n_te, seed=seed, device=device)
+    else:
+        ds = data_mod.load(dataset, data_root=data_root, device=device)
+    shape = tuple(ds.train[0].shape[1:])
+    if shape != models.input_shape(model):
+        raise ValueError(f"model: {model!r} expects inputs {models.input_shape(model)}, dataset {dataset!r} "
+                         f"has {shape}")
+    split = part_mod.build(partition, ds.train[1].cpu().numpy(), num_clients, seed=seed, **partition_args)
+    net = models.build(model, seed=seed, num_classes=ds.num_classes, **(model_args or {}))
+    prob = Neural(net, split.indices, ds.train, ds.test, batch_size=batch_size, device=device, seed=seed)
+    prob.label_counts = split.counts
+    prob.names_spec = {"dataset": dataset, "partition": partition, "model": model, **partition_args}
+    return prob
 
 
 # --------------------------------------------------------------------------------------------
@@ -547,6 +526,7 @@ _BUILDERS: dict[str, tuple[Callable[..., Problem], str]] = {
     "focus_toy": (lambda normalized=False, **kw: LeastSquares(*focus_toy_data(**kw), normalized=normalized),
                   "FOCUS least-squares toy: n=8000, d=50, N=16"),
     "digits_cnn": (digits_cnn, "FedSUM MNIST CNN on scikit-learn digits (28x28), Dirichlet split"),
+    "neural": (neural, "any dataset x partition x model of fedlib.data / partition / models"),
 }
 
 

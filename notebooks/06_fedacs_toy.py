@@ -117,7 +117,7 @@ for env_kind in ("static", "dynamic"):
                          "simulated": np.linalg.norm(sim - x_star),
                          "sim vs closed form": np.linalg.norm(sim - xbar)})
 dist = pd.DataFrame(rows)
-plotting.save_table(dist, out_dir, "distance_to_optimum", float_format="%.4f")
+_ = plotting.save_table(dist, out_dir, "distance_to_optimum", float_format="%.4f")
 
 # %% tags=["nbval-ignore-output"]
 g = sns.catplot(data=dist, x="solver", y="closed form", hue="method", col="environment",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from fedlib import problems
+from fedlib import models, partition, problems
 
 
 def test_quadratic_gradients_and_optimum(quad):
@@ -70,18 +70,18 @@ def test_focus_toy_data_layout_and_determinism():
 
 def test_dirichlet_partition_properties():
     labels = np.repeat(np.arange(10), 50)
-    parts = problems.dirichlet_partition(labels, 20, alpha=0.1, seed=3)
+    parts = partition.dirichlet(labels, 20, alpha=0.1, seed=3).indices
     allidx = np.concatenate(parts)
     assert len(allidx) == 500 and len(np.unique(allidx)) == 500
     assert min(len(p) for p in parts) >= 1
-    again = problems.dirichlet_partition(labels, 20, alpha=0.1, seed=3)
+    again = partition.dirichlet(labels, 20, alpha=0.1, seed=3).indices
     assert all(np.array_equal(a, b) for a, b in zip(parts, again, strict=True))
     # smaller alpha -> more skewed label mixes (mean max-class share per client)
     def skew(ps):
         return np.mean([np.bincount(labels[p], minlength=10).max() / len(p) for p in ps])
-    assert skew(parts) > skew(problems.dirichlet_partition(labels, 20, alpha=100.0, seed=3))
+    assert skew(parts) > skew(partition.dirichlet(labels, 20, alpha=100.0, seed=3).indices)
     with pytest.raises(ValueError, match="^alpha"):
-        problems.dirichlet_partition(labels, 5, alpha=0)
+        partition.dirichlet(labels, 5, alpha=0)
 
 
 def test_neural_vmap_gradients_equal_autograd(tiny_cnn):
@@ -110,7 +110,7 @@ def test_neural_metrics_and_shapes(tiny_cnn):
     m = tiny_cnn.metrics(tiny_cnn.initial_params())
     assert set(m) >= {"loss", "test_loss", "test_acc", "train_acc"}
     assert 0 <= m["test_acc"] <= 1 and m["loss"] > 0
-    assert tiny_cnn.dim == sum(p.numel() for p in problems.FedSUMMnistCNN().parameters())
+    assert tiny_cnn.dim == sum(p.numel() for p in models.build('fedsum_mnist_cnn').parameters())
     assert np.isclose(float(tiny_cnn.weights.sum()), 1.0)
 
 
@@ -134,5 +134,5 @@ def test_neural_strategies_agree(tiny_cnn):
         p.strategy = old
     assert torch.allclose(a, b, atol=1e-6, rtol=1e-5)
     with pytest.raises(ValueError, match="^strategy"):
-        problems.Neural(problems.FedSUMMnistCNN(), p.partition, (p.train.x, p.train.y),
+        problems.Neural(models.build('fedsum_mnist_cnn'), p.partition, (p.train.x, p.train.y),
                         (p.test.x, p.test.y), strategy="magic")

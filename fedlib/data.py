@@ -1,0 +1,301 @@
+"""Datasets by name, loaded offline from their standard files into normalised tensors.
+
+``load(name, data_root=None, device="cpu", download=False)`` returns a :class:`Dataset` with
+``train`` and ``test`` (x, y) tensor pairs (x: float [n, C, H, W], normalised per channel with
+the mean / std of the papers' code; y: int64). Names: ``mnist``, ``fashion_mnist``, ``svhn``,
+``cifar10``, ``cifar100``, ``cinic10``, and the embedded ``digits`` (scikit-learn's 8x8 digits
+upscaled to 28x28; ships inside the package, no download). ``synthetic_like(name)`` makes random
+stand-ins with a dataset's shapes, classes and split sizes, for tests.
+
+Where the files are looked up: ``data_root``, else ``$FEDLIB_DATA``, else ``~/.cache/fedlib``.
+Formats read without torchvision (so every loader runs, and is tested, on CPU machines where
+torchvision cannot be imported):
+
+========== =====================================================================
+mnist      ``mnist.npz`` (Keras layout) or ``MNIST/raw/*-ubyte[.gz]``
+fashion    ``FashionMNIST/raw/*-ubyte[.gz]``
+svhn       ``train_32x32.mat``, ``test_32x32.mat`` (label 10 means digit 0)
+cifar10    ``cifar-10-batches-py/data_batch_1..5, test_batch``
+cifar100   ``cifar-100-python/train, test`` (fine labels)
+cinic10    ``CINIC-10/train/<class>/*.png``, ``CINIC-10/test/<class>/*.png``
+========== =====================================================================
+
+torchvision is imported only when ``download=True`` (it writes exactly these files). Missing
+data raises :class:`DataNotFoundError` naming the dataset, the folders searched, the files
+expected and the command that downloads them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+__all__ = ["DataNotFoundError", "Dataset", "available", "data_roots", "load", "synthetic_like"]
+
+
+@dataclass(frozen=True)
+class Info:
+    shape: tuple[int, int, int]
+    classes: int
+    n_train: int
+    n_test: int
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+    files: tuple[str, ...]
+    description: str
+
+
+# mean/std: FedAU / FedAWE code (IBM/fedau dataset.py) where it normalises; MNIST's for MNIST
+# and (as that code does) FashionMNIST; the usual CIFAR-100 statistics.
+INFO: dict[str, Info] = {
+    "mnist": Info((1, 28, 28), 10, 60000, 10000, (0.1307,), (0.3081,),
+                  ("mnist.npz", "or MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]"),
+                  "MNIST handwritten digits"),
+    "fashion_mnist": Info((1, 28, 28), 10, 60000, 10000, (0.1307,), (0.3081,),
+                          ("FashionMNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]",),
+                          "Fashion-MNIST clothing images"),
+    "svhn": Info((3, 32, 32), 10, 73257, 26032, (0.4376821, 0.4437697, 0.47280442),
+                 (0.19803012, 0.20101562, 0.19703614), ("train_32x32.mat", "test_32x32.mat"),
+                 "Street View House Numbers"),
+    "cifar10": Info((3, 32, 32), 10, 50000, 10000, (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010),
+                    ("cifar-10-batches-py/data_batch_1..5", "cifar-10-batches-py/test_batch"), "CIFAR-10"),
+    "cifar100": Info((3, 32, 32), 100, 50000, 10000, (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762),
+                     ("cifar-100-python/train", "cifar-100-python/test"), "CIFAR-100 (fine labels)"),
+    "cinic10": Info((3, 32, 32), 10, 90000, 90000, (0.47889522, 0.47227842, 0.43047404),
+                    (0.24205776, 0.23828046, 0.25874835),
+                    ("CINIC-10/train/<class>/*.png", "CINIC-10/test/<class>/*.png"), "CINIC-10"),
+    "digits": Info((1, 28, 28), 10, 1437, 360, (0.0,), (1.0,), (), "scikit-learn digits upscaled to 28x28 "
+                   "(embedded, standardised globally)"),
+}
+
+_TV_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST", "svhn": "SVHN", "cifar10": "CIFAR10",
+             "cifar100": "CIFAR100"}
+
+
+class DataNotFoundError(FileNotFoundError):
+    """A dataset's files are not where fedlib looked."""
+
+
+@dataclass
+class Dataset:
+    """Normalised tensors of one dataset.
+
+    Attributes:
+        name: registry name.
+        train, test: (x [n, C, H, W] float32, y [n] int64).
+        num_classes: number of classes.
+    """
+
+    name: str
+    train: tuple[torch.Tensor, torch.Tensor]
+    test: tuple[torch.Tensor, torch.Tensor]
+    num_classes: int
+
+
+def available() -> dict[str, str]:
+    """Dataset names with a one-line description each."""
+    return {k: v.description for k, v in INFO.items()}
+
+
+def data_roots(data_root: str | os.PathLike | None = None) -> list[Path]:
+    """Folders searched, in order: ``data_root`` if given, else ``$FEDLIB_DATA`` if set, else
+    ``~/.cache/fedlib``."""
+    if data_root is not None:
+        return [Path(data_root).expanduser()]
+    if os.environ.get("FEDLIB_DATA"):
+        return [Path(os.environ["FEDLIB_DATA"]).expanduser()]
+    return [Path("~/.cache/fedlib").expanduser()]
+
+
+def _missing(name: str, roots: list[Path]) -> DataNotFoundError:
+    info = INFO[name]
+    cmd = (f"python -c \"from fedlib import data; data.load('{name}', data_root='{roots[0]}', "
+           f"download=True)\"" if name in _TV_NAMES else
+           "download CINIC-10 from its publisher (https://datashare.ed.ac.uk/handle/10283/3192) and "
+           f"extract it so that {roots[0] / 'CINIC-10' / 'train'} exists")
+    return DataNotFoundError(
+        f"{name}: dataset files not found. Searched: {', '.join(str(r) for r in roots)}. "
+        f"Expected: {'; '.join(info.files)}. On a machine with internet: {cmd} "
+        f"(or set FEDLIB_DATA to the folder that holds them).")
+
+
+# ---------------------------------------------------------------------------- format readers
+def _idx(path: Path) -> np.ndarray:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as f:
+        raw = f.read()
+    ndim = raw[3]
+    dims = [int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def _find_idx(folder: Path, stem: str) -> Path | None:
+    for cand in (folder / stem, folder / f"{stem}.gz"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _read_idx_set(folder: Path):
+    parts = {}
+    for split, pre in (("train", "train"), ("test", "t10k")):
+        xi, yi = _find_idx(folder, f"{pre}-images-idx3-ubyte"), _find_idx(folder, f"{pre}-labels-idx1-ubyte")
+        if xi is None or yi is None:
+            return None
+        parts[split] = (_idx(xi), _idx(yi))
+    return parts
+
+
+def _read_mnist(root: Path):
+    npz = root / "mnist.npz"
+    if npz.is_file():
+        with np.load(npz) as z:
+            return {"train": (z["x_train"], z["y_train"]), "test": (z["x_test"], z["y_test"])}
+    return _read_idx_set(root / "MNIST" / "raw")
+
+
+def _read_fashion(root: Path):
+    return _read_idx_set(root / "FashionMNIST" / "raw")
+
+
+def _read_svhn(root: Path):
+    if not all((root / f).is_file() for f in ("train_32x32.mat", "test_32x32.mat")):
+        return None
+    from scipy.io import loadmat
+
+    out = {}
+    for split in ("train", "test"):
+        m = loadmat(root / f"{split}_32x32.mat")
+        x = np.transpose(m["X"], (3, 2, 0, 1))               # [32, 32, 3, n] -> [n, 3, 32, 32]
+        y = m["y"].reshape(-1).astype(np.int64) % 10           # label 10 is the digit 0
+        out[split] = (x, y)
+    return out
+
+
+def _read_cifar(root: Path, folder: str, train_files: list[str], test_file: str, key: bytes):
+    d = root / folder
+    if not all((d / f).is_file() for f in [*train_files, test_file]):
+        return None
+
+    def read(files):
+        xs, ys = [], []
+        for f in files:
+            with open(d / f, "rb") as fh:
+                blob = pickle.load(fh, encoding="bytes")
+            xs.append(np.asarray(blob[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
+            ys.append(np.asarray(blob[key], dtype=np.int64))
+        return np.concatenate(xs), np.concatenate(ys)
+
+    return {"train": read(train_files), "test": read([test_file])}
+
+
+def _read_cinic(root: Path):
+    base = root / "CINIC-10"
+    if not (base / "train").is_dir() or not (base / "test").is_dir():
+        return None
+    from PIL import Image
+
+    classes = sorted(p.name for p in (base / "train").iterdir() if p.is_dir())
+    out = {}
+    for split in ("train", "test"):
+        xs, ys = [], []
+        for c, cls in enumerate(classes):
+            for f in sorted((base / split / cls).glob("*.png")):
+                xs.append(np.asarray(Image.open(f).convert("RGB"), dtype=np.uint8).transpose(2, 0, 1))
+                ys.append(c)
+        out[split] = (np.stack(xs), np.asarray(ys, dtype=np.int64))
+    return out
+
+
+_READERS = {
+    "mnist": _read_mnist,
+    "fashion_mnist": _read_fashion,
+    "svhn": _read_svhn,
+    "cifar10": lambda r: _read_cifar(r, "cifar-10-batches-py", [f"data_batch_{i}" for i in range(1, 6)],
+                                     "test_batch", b"labels"),
+    "cifar100": lambda r: _read_cifar(r, "cifar-100-python", ["train"], "test", b"fine_labels"),
+    "cinic10": _read_cinic,
+}
+
+
+def _download(name: str, root: Path) -> None:
+    try:
+        import torchvision
+    except Exception as e:  # noqa: BLE001 - torchvision may be absent or broken (CUDA build on CPU)
+        raise DataNotFoundError(f"{name}: download=True needs torchvision, which could not be imported "
+                                f"({type(e).__name__}: {e}); install the 'vision' extra") from None
+    cls = getattr(torchvision.datasets, _TV_NAMES[name])
+    root.mkdir(parents=True, exist_ok=True)
+    if name == "svhn":
+        for split in ("train", "test"):
+            cls(str(root), split=split, download=True)
+    else:
+        for train in (True, False):
+            cls(str(root), train=train, download=True)
+
+
+def _normalise(x: np.ndarray, info: Info) -> torch.Tensor:
+    t = torch.tensor(np.array(x), dtype=torch.float32)
+    if t.ndim == 3:
+        t = t.unsqueeze(1)
+    t = t / 255.0
+    mean = torch.tensor(info.mean).view(1, -1, 1, 1)
+    std = torch.tensor(info.std).view(1, -1, 1, 1)
+    return (t - mean) / std
+
+
+def _digits() -> Dataset:
+    from .problems import digits_28x28
+
+    (xtr, ytr), (xte, yte) = digits_28x28(seed=0)
+    return Dataset("digits", (xtr, ytr), (xte, yte), 10)
+
+
+def load(name: str, data_root: str | os.PathLike | None = None, device: str | torch.device = "cpu",
+         download: bool = False) -> Dataset:
+    """Load dataset ``name`` (see :func:`available`) as normalised tensors on ``device``.
+
+    Raises:
+        ValueError: unknown name.
+        DataNotFoundError: the files are missing (and ``download`` is False or impossible).
+    """
+    if name not in INFO:
+        raise ValueError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(INFO)}")
+    if name == "digits":
+        ds = _digits()
+    else:
+        roots = data_roots(data_root)
+        parts = next((p for p in (_READERS[name](r) for r in roots) if p is not None), None)
+        if parts is None and download and name in _TV_NAMES:
+            _download(name, roots[0])
+            parts = _READERS[name](roots[0])
+        if parts is None:
+            raise _missing(name, roots)
+        info = INFO[name]
+        ds = Dataset(name, *((_normalise(parts[s][0], info), torch.as_tensor(parts[s][1], dtype=torch.long))
+                             for s in ("train", "test")), info.classes)
+    dev = torch.device(device)
+    return Dataset(ds.name, tuple(t.to(dev) for t in ds.train), tuple(t.to(dev) for t in ds.test),
+                   ds.num_classes)
+
+
+def synthetic_like(name: str, n_train: int | None = None, n_test: int | None = None, seed: int = 0,
+                   device: str | torch.device = "cpu") -> Dataset:
+    """Random stand-in with the shapes, class count and (by default) split sizes of ``name``:
+    uint8 noise images normalised like the real data, balanced labels in random order."""
+    if name not in INFO:
+        raise ValueError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(INFO)}")
+    info = INFO[name]
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in (n_train or info.n_train, n_test or info.n_test):
+        x = rng.integers(0, 256, (n, *info.shape), dtype=np.uint8)
+        y = rng.permutation(np.arange(n) % info.classes)
+        out.append((_normalise(x, info).to(device), torch.as_tensor(y, dtype=torch.long, device=device)))
+    return Dataset(f"synthetic_like({name})", out[0], out[1], info.classes)

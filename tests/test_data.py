@@ -1,0 +1,154 @@
+"""fedlib.data: registry, offline readers on generated files of the real formats, clear errors."""
+
+import gzip
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from fedlib import data
+
+MNIST_NPZ = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist.npz"
+
+
+def _idx_bytes(arr: np.ndarray) -> bytes:
+    head = bytes([0, 0, 0x08, arr.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in arr.shape)
+    return head + arr.astype(np.uint8).tobytes()
+
+
+def _write_idx(folder: Path, rng, n_train=30, n_test=10, gz=True):
+    folder.mkdir(parents=True)
+    for pre, n in (("train", n_train), ("t10k", n_test)):
+        x = rng.integers(0, 256, (n, 28, 28), dtype=np.uint8)
+        y = rng.integers(0, 10, n).astype(np.uint8)
+        for stem, arr in ((f"{pre}-images-idx3-ubyte", x), (f"{pre}-labels-idx1-ubyte", y)):
+            raw = _idx_bytes(arr)
+            if gz:
+                with gzip.open(folder / f"{stem}.gz", "wb") as f:
+                    f.write(raw)
+            else:
+                (folder / stem).write_bytes(raw)
+    return x, y
+
+
+def test_registry_lists_every_dataset():
+    assert set(data.available()) == {"mnist", "fashion_mnist", "svhn", "cifar10", "cifar100", "cinic10",
+                                     "digits"}
+    with pytest.raises(ValueError, match="^dataset"):
+        data.load("imagenet")
+
+
+def test_roots_order(monkeypatch, tmp_path):
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path))
+    assert data.data_roots() == [tmp_path]
+    assert data.data_roots("/x") == [Path("/x")]
+    monkeypatch.delenv("FEDLIB_DATA")
+    assert data.data_roots() == [Path("~/.cache/fedlib").expanduser()]
+
+
+@pytest.mark.parametrize("name", ["mnist", "fashion_mnist", "svhn", "cifar10", "cifar100", "cinic10"])
+def test_missing_data_message(name, tmp_path):
+    with pytest.raises(data.DataNotFoundError) as e:
+        data.load(name, data_root=tmp_path)
+    msg = str(e.value)
+    assert msg.startswith(f"{name}:") and str(tmp_path) in msg and "Expected" in msg
+    assert ("download=True" in msg) or ("datashare" in msg)
+    assert "Traceback" not in msg and "torchvision" not in msg
+
+
+def test_download_without_torchvision_is_a_clear_error(tmp_path):
+    try:
+        import torchvision  # noqa: F401
+        pytest.skip("torchvision imports here; the download path would go online")
+    except Exception:  # noqa: BLE001
+        pass
+    with pytest.raises(data.DataNotFoundError, match="^cifar10: download=True needs torchvision"):
+        data.load("cifar10", data_root=tmp_path, download=True)
+
+
+def test_idx_readers_mnist_and_fashion(tmp_path):
+    rng = np.random.default_rng(0)
+    xt, yt = _write_idx(tmp_path / "FashionMNIST" / "raw", rng, gz=True)
+    ds = data.load("fashion_mnist", data_root=tmp_path)
+    assert ds.train[0].shape == (30, 1, 28, 28) and ds.test[0].shape == (10, 1, 28, 28)
+    assert torch.equal(ds.test[1], torch.as_tensor(yt, dtype=torch.long))
+    expect = (xt[0] / 255.0 - 0.1307) / 0.3081
+    assert np.allclose(ds.test[0][0, 0].numpy(), expect, atol=1e-6)
+    _write_idx(tmp_path / "MNIST" / "raw", rng, gz=False)
+    assert data.load("mnist", data_root=tmp_path).train[0].shape == (30, 1, 28, 28)
+
+
+def test_cifar_readers(tmp_path):
+    rng = np.random.default_rng(1)
+    for folder, train_files, test_file, key, classes in (
+            ("cifar-10-batches-py", [f"data_batch_{i}" for i in range(1, 6)], "test_batch", b"labels", 10),
+            ("cifar-100-python", ["train"], "test", b"fine_labels", 100)):
+        d = tmp_path / folder
+        d.mkdir()
+        for f in [*train_files, test_file]:
+            blob = {b"data": rng.integers(0, 256, (4, 3072), dtype=np.uint8),
+                    key: rng.integers(0, classes, 4).tolist()}
+            with open(d / f, "wb") as fh:
+                pickle.dump(blob, fh)
+    c10 = data.load("cifar10", data_root=tmp_path)
+    assert c10.train[0].shape == (20, 3, 32, 32) and c10.test[0].shape == (4, 3, 32, 32)
+    assert c10.num_classes == 10
+    with open(tmp_path / "cifar-10-batches-py" / "test_batch", "rb") as fh:
+        blob = pickle.load(fh)
+    px = blob[b"data"][0].reshape(3, 32, 32)[1, 0, 0]          # channel 1 (green), pixel (0, 0)
+    assert np.isclose(float(c10.test[0][0, 1, 0, 0]), (px / 255 - 0.4822) / 0.1994, atol=1e-5)
+    assert data.load("cifar100", data_root=tmp_path).num_classes == 100
+
+
+def test_svhn_reader_maps_label_10_to_0(tmp_path):
+    from scipy.io import savemat
+
+    rng = np.random.default_rng(2)
+    for split, n in (("train", 6), ("test", 3)):
+        X = rng.integers(0, 256, (32, 32, 3, n), dtype=np.uint8)
+        y = np.array([[10], [1], [2], [10], [5], [9]][:n], dtype=np.uint8)
+        savemat(tmp_path / f"{split}_32x32.mat", {"X": X, "y": y})
+    ds = data.load("svhn", data_root=tmp_path)
+    assert ds.train[0].shape == (6, 3, 32, 32)
+    assert ds.train[1].tolist() == [0, 1, 2, 0, 5, 9]
+
+
+def test_cinic_imagefolder_reader(tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(3)
+    for split in ("train", "test"):
+        for cls in ("airplane", "cat"):
+            d = tmp_path / "CINIC-10" / split / cls
+            d.mkdir(parents=True)
+            for k in range(2):
+                Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(d / f"{k}.png")
+    ds = data.load("cinic10", data_root=tmp_path)
+    assert ds.train[0].shape == (4, 3, 32, 32) and ds.train[1].tolist() == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("name", ["mnist", "fashion_mnist", "svhn", "cifar10", "cifar100", "cinic10"])
+def test_synthetic_like_has_the_real_shapes(name):
+    ds = data.synthetic_like(name, n_train=50, n_test=20)
+    info = data.INFO[name]
+    assert ds.train[0].shape == (50, *info.shape) and ds.test[0].shape == (20, *info.shape)
+    assert ds.num_classes == info.classes and int(ds.train[1].max()) < info.classes
+    full = data.synthetic_like("svhn", seed=1, n_test=10)
+    assert len(full.train[1]) == 73257
+
+
+def test_digits_embedded():
+    ds = data.load("digits")
+    assert ds.train[0].shape[1:] == (1, 28, 28) and len(ds.train[1]) + len(ds.test[1]) == 1797
+
+
+@pytest.mark.skipif(not MNIST_NPZ.is_file(), reason="shared mnist.npz not available")
+def test_real_mnist_npz(monkeypatch):
+    monkeypatch.setenv("FEDLIB_DATA", str(MNIST_NPZ.parent))
+    ds = data.load("mnist")
+    assert ds.train[0].shape == (60000, 1, 28, 28) and ds.test[0].shape == (10000, 1, 28, 28)
+    counts = torch.bincount(ds.train[1], minlength=10).tolist()
+    assert counts == [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+    assert abs(float(ds.train[0].mean())) < 0.01 and abs(float(ds.train[0].std()) - 1) < 0.01
