@@ -157,15 +157,17 @@ def _prob_matrix(name: str, p: Any, rounds: int, n: int) -> np.ndarray:
         rows = [np.broadcast_to(np.asarray(p(t), dtype=float), (n,)) for t in range(rounds)]
         mat = np.stack(rows)
     else:
-        arr = np.asarray(p, dtype=float)
-        if arr.ndim == 0 or arr.shape == (n,):
-            mat = np.broadcast_to(arr, (rounds, n))
-        elif arr.shape == (rounds, n):
-            mat = arr
-        else:
-            raise ValueError(f"{name}: expected a scalar, shape ({n},), shape ({rounds}, {n}) "
-                             f"or a callable t -> p, got shape {arr.shape}")
+        mat = _rows(name, np.asarray(p, dtype=float), rounds, n, "a scalar, a callable t -> p, ")
     return _check_probs(name, mat)
+
+
+def _rows(name: str, arr: np.ndarray, rounds: int, n: int, also: str = "") -> np.ndarray:
+    """Broadcast a scalar, per-client [N] or per-round [rounds, N] array to [rounds, N]."""
+    if arr.ndim == 0 or arr.shape == (n,):
+        return np.broadcast_to(arr, (rounds, n))
+    if arr.shape == (rounds, n):
+        return arr
+    raise ValueError(f"{name}: expected {also}shape ({n},) or ({rounds}, {n}); got shape {arr.shape}")
 
 
 def _weights(name: str, q: Any, n: int) -> np.ndarray:
@@ -488,13 +490,7 @@ def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds:
         return np.full((rounds, n), k, dtype=np.int64)
     if not np.issubdtype(arr.dtype, np.integer):
         raise ValueError("local_steps: entries must be integers >= 1")
-    if arr.shape == (n,):
-        out = np.broadcast_to(arr, (rounds, n))
-    elif arr.shape == (rounds, n):
-        out = arr
-    else:
-        raise ValueError(f"local_steps: expected an int, shape ({n},) or ({rounds}, {n}); "
-                         f"got shape {arr.shape}")
+    out = _rows("local_steps", arr, rounds, n, "an int, ")
     if (out < 1).any():
         raise ValueError("local_steps: every entry must be >= 1")
     return np.array(out, dtype=np.int64)

@@ -82,3 +82,14 @@ def test_model_dataset_shape_mismatch():
     with pytest.raises(ValueError, match="^model"):
         problems.neural(dataset="mnist", model="fedsum_cifar10_cnn", synthetic=True,
                         synthetic_sizes=(100, 10), num_clients=5, partition="iid")
+
+
+@pytest.mark.parametrize("model", sorted(models.available()))
+def test_every_model_runs_a_vectorized_round(model):
+    dataset = "mnist" if models.input_shape(model)[0] == 1 else "cifar10"
+    prob = problems.neural(dataset=dataset, model=model, num_clients=4, batch_size=2, synthetic=True,
+                           synthetic_sizes=(40, 8), partition="iid")
+    sched = participation.build("full", 4, 1, local_steps=1)
+    x0 = prob.initial_params()
+    res = fedlib.run("fedavg", prob, sched, lr_local=0.01, progress=False)
+    assert res.params.shape == x0.shape and not torch.equal(res.params, x0)
