@@ -523,8 +523,9 @@ def neural(dataset: str = "mnist", partition: str = "dirichlet", model: str = "f
 # --------------------------------------------------------------------------------------------
 _BUILDERS: dict[str, tuple[Callable[..., Problem], str]] = {
     "quadratic": (random_quadratic, "heterogeneous random quadratics (exact gradients by default)"),
-    "focus_toy": (lambda normalized=False, **kw: LeastSquares(*focus_toy_data(**kw), normalized=normalized),
-                  "FOCUS least-squares toy: n=8000, d=50, N=16"),
+    "focus_toy": (lambda normalized=False, device="cpu", **kw: LeastSquares(
+        *focus_toy_data(**kw), normalized=normalized, device=device),
+        "FOCUS least-squares toy: n=8000, d=50, N=16"),
     "digits_cnn": (digits_cnn, "FedSUM MNIST CNN on scikit-learn digits (28x28), Dirichlet split"),
     "neural": (neural, "any dataset x partition x model of fedlib.data / partition / models"),
 }

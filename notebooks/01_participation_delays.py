@@ -28,7 +28,7 @@
 # %% tags=["parameters"]
 profile = "quick"          # "quick" (< 1 CPU-minute) or "paper" (T up to 2000, 100 seeds)
 num_clients = 100          # N
-per_round = 20             # S; delta = S / N where it applies
+per_round = 20             # S (delta = S / N where it applies)
 seed = 0                   # seed of the single-draw panels; Monte Carlo uses seeds 0..n_seeds-1
 heatmap_rounds = 60
 out_dir = "figures/01_participation_delays"

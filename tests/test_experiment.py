@@ -92,3 +92,14 @@ def test_neural_run_improves_on_digits():
     h = res.history
     assert h["loss"].iloc[-1] < h["loss"].iloc[0]
     assert h["test_acc"].iloc[-1] > h["test_acc"].iloc[0] + 0.2
+
+
+@pytest.mark.parametrize("problem,args", [
+    ("focus_toy", (("n", 80), ("d", 4), ("num_clients", 4))),
+    ("quadratic", (("num_clients", 4), ("dim", 3))),
+])
+def test_run_cached_builds_named_problems_on_a_device(problem, args, tmp_path):
+    cfg = ExperimentConfig("focus", problem, "uniform", 3, problem_args=args,
+                           participation_args=(("per_round", 2),), local_steps=2, lr_local=1e-3)
+    res = fedlib.run_cached(cfg, cache_dir=tmp_path, device="cpu")
+    assert list(res.history["round"]) == [0, 1, 2, 3] and res.params.device.type == "cpu"
