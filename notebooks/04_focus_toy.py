@@ -96,7 +96,8 @@ plt.show()
 # %% [markdown]
 # ## Final relative errors and the linear rate of FOCUS
 # The rate is the slope of $\log_{10}$ error against rounds, fitted while the error is above
-# $10^{-13}$ (below that, floating point sets the floor).
+# $10^{-11}$ (well above the floating-point floor, about $10^{-15}$). Final errors below $10^{-12}$ sit
+# at that floor and are reported as $10^{-12}$ in `final_relative_error.csv`.
 
 # %%
 final = (hist[hist["round"] == rounds].pivot(index="method", columns="panel", values="rel_dist_to_opt")
@@ -104,13 +105,15 @@ final = (hist[hist["round"] == rounds].pivot(index="method", columns="panel", va
 
 
 def linear_rate(d):
-    d = d[(d["rel_dist_to_opt"] > 1e-13) & (d["round"] > 0)]
+    d = d[(d["rel_dist_to_opt"] > 1e-11) & (d["round"] > 0)]
     return np.polyfit(d["round"], np.log10(d["rel_dist_to_opt"]), 1)[0]
 
 
 rates = pd.Series({p: linear_rate(hist[(hist["panel"] == p) & (hist["method"] == "FOCUS")])
                    for p in panels}, name="FOCUS log10-error slope per round")
-table = final.reset_index()
+# errors at the floating-point floor (~1e-16) differ in their last digits from run to run
+# (the order of floating-point reductions is not fixed); the table reports them as 1e-12
+table = final.clip(lower=1e-12).reset_index()
 plotting.save_table(table, out_dir, "final_relative_error", float_format="%.3g")
 plotting.save_table(rates.rename_axis("panel").reset_index(), out_dir, "focus_linear_rate",
                     float_format="%.4g")
