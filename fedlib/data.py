@@ -278,8 +278,9 @@ def load(name: str, data_root: str | os.PathLike | None = None, device: str | to
         if parts is None:
             raise _missing(name, roots)
         info = INFO[name]
-        ds = Dataset(name, *((_normalise(parts[s][0], info), torch.as_tensor(parts[s][1], dtype=torch.long))
-                             for s in ("train", "test")), info.classes)
+        train, test = ((_normalise(parts[s][0], info), torch.tensor(np.array(parts[s][1]), dtype=torch.long))
+                       for s in ("train", "test"))
+        ds = Dataset(name, train, test, info.classes)
     dev = torch.device(device)
     return Dataset(ds.name, tuple(t.to(dev) for t in ds.train), tuple(t.to(dev) for t in ds.test),
                    ds.num_classes)
