@@ -44,7 +44,8 @@ figures: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks
-	$(BIN)/python -m pytest -q -m "not slow" tests --nbval --nbval-current-env $(NOTEBOOKS)
+	out=$$(mktemp -d) && FEDLIB_OUT_ROOT=$$out $(BIN)/python -m pytest -q -m "not slow" tests \
+	  --nbval --nbval-current-env $(NOTEBOOKS); rc=$$?; rm -rf $$out; exit $$rc
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow tests

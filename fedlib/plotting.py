@@ -30,10 +30,12 @@ def project_root(start: str | os.PathLike | None = None) -> Path:
 
 
 def output_dir(out_dir: str | os.PathLike) -> Path:
-    """Resolve ``out_dir`` (relative paths against :func:`project_root`) and create it."""
+    """Resolve ``out_dir`` and create it. Relative paths are taken against ``$FEDLIB_OUT_ROOT``
+    when set (``make test`` points it at a temporary folder, so re-running the notebooks under
+    nbval leaves the committed ``figures/`` alone), else against :func:`project_root`."""
     p = Path(out_dir)
     if not p.is_absolute():
-        p = project_root() / p
+        p = Path(os.environ.get("FEDLIB_OUT_ROOT") or project_root()) / p
     p.mkdir(parents=True, exist_ok=True)
     return p
 
