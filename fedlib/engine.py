@@ -64,28 +64,22 @@ class VectorizedEngine:
         lr_s = _per_client(lr, S, X0)[:, None]
         X = X0.clone()
         gsum = torch.zeros_like(X0)
-        buf = torch.zeros_like(X0) if momentum else None
+        buf = torch.zeros_like(X0)
         for k in range(int(steps.max()) if S else 0):
-            live = (k < steps)
-            rows = None if bool(live.all()) else live.nonzero().squeeze(1)   # still running
-            def sel(T, rows=rows):
-                return T if rows is None else T[rows]
-            at = X0 if fixed_point else X
-            G = problem.grads(sel(at), sel(clients), round, k, stochastic=not full_batch)
-            if rows is None:
-                gsum += G
-            else:
-                gsum[rows] += G
+            live = k < steps        # clients with fewer steps stop: only live rows are touched
+            rows = slice(None) if bool(live.all()) else live.nonzero().squeeze(1)
+            G = problem.grads((X0 if fixed_point else X)[rows], clients[rows], round, k,
+                              stochastic=not full_batch)
+            gsum[rows] += G
             if fixed_point:
                 continue
-            d = G if correction is None else G + sel(correction)
+            d = G if correction is None else G + correction[rows]
             if prox_mu:
-                d = d + prox_mu * (sel(X) - sel(X0))
+                d = d + prox_mu * (X[rows] - X0[rows])
             if momentum:
-                b = momentum * sel(buf) + d
-                buf = b if rows is None else buf.index_copy(0, rows, b)
-                d = b
-            X = X - lr_s * d if rows is None else X.index_add(0, rows, -lr_s[rows] * d)
+                buf[rows] = momentum * buf[rows] + d
+                d = buf[rows]
+            X[rows] -= lr_s[rows] * d
         if fixed_point:
             X = X0 - lr_s * gsum
         return LocalResult(X, gsum)

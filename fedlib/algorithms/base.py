@@ -95,6 +95,10 @@ class Algorithm:
     def round(self, x: torch.Tensor, r: RoundInput) -> torch.Tensor:
         raise NotImplementedError
 
+    def client_table(self, x0: torch.Tensor, copies: bool = False) -> torch.Tensor:
+        """A per-client state table [N, p]: zeros, or N copies of ``x0``."""
+        return x0.expand(self.N, -1).clone() if copies else x0.new_zeros(self.N, x0.numel())
+
     def local(self, x_start: torch.Tensor, clients: torch.Tensor, r: RoundInput, lr,
               correction: torch.Tensor | None = None, fixed_point: bool = False,
               steps: torch.Tensor | None = None, **solver) -> LocalResult:

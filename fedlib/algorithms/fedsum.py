@@ -21,23 +21,30 @@ from .base import Algorithm, RoundInput, register
 
 
 class _FedSUMBase(Algorithm):
+    """Shared state and server step; a member supplies the clients' new h_i (:meth:`_new_h`)."""
+
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
-        self.h = torch.zeros(self.N, x0.numel(), dtype=x0.dtype, device=x0.device)
+        self.h = self.client_table(x0)
         self.y = torch.zeros_like(x0)
 
-    def _server(self, x, clients, delta, r: RoundInput):
-        self.y = self.y + delta.sum(0)
+    def round(self, x, r):
+        S = r.delivered
+        if len(S):
+            h_new = self._new_h(x, S, r)
+            self.y = self.y + (h_new - self.h[S]).sum(0)       # y += sum_i delta_i, delta_i = h_new - h_i
+            self.h[S] = h_new
         return x - (r.lr_global * r.lr_local * self.K / self.N) * self.y
 
-    def _corrected_round(self, x, clients, y_i, r: RoundInput):
-        """Lines 7-12 of Alg. 2 / 7-12 of Alg. 3 for all clients at once."""
-        K_i = r.local_steps[clients].to(x.dtype)[:, None]
-        res = self.local(x, clients, r, r.lr_local / self.N, correction=y_i)
-        h_new = self.N * (x - res.X) / (r.lr_local * K_i) - y_i          # line 12
-        delta = h_new - self.h[clients]                                    # line 11
-        self.h[clients] = h_new
-        return delta
+    def _new_h(self, x, S, r: RoundInput) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _corrected_h(self, x, S, y_i, r: RoundInput):
+        """Lines 7-12 of Alg. 2 / Alg. 3 for all clients at once: K steps of
+        x <- x - (eta_l/N)(g + y_i), then h_i = N(x^(t) - x_i^(t,K))/(eta_l K_i) - y_i."""
+        K_i = r.local_steps[S].to(x.dtype)[:, None]
+        res = self.local(x, S, r, r.lr_local / self.N, correction=y_i)
+        return self.N * (x - res.X) / (r.lr_local * K_i) - y_i
 
 
 @register
@@ -51,16 +58,10 @@ class FedSUMB(_FedSUMBase):
     name = "fedsum_b"
     description = "FedSUM-B (FedSUM Alg. 1): stochastic uplink-merge, no local updates"
 
-    def round(self, x, r):
-        clients = r.delivered
-        if len(clients) == 0:
-            return self._server(x, clients, torch.zeros(0, x.numel(), dtype=x.dtype), r)
-        K_i = r.local_steps[clients].to(x.dtype)[:, None]
-        res = self.local(x, clients, r, r.lr_local, fixed_point=True)
-        h_new = (x - res.X) / (r.lr_local * K_i)
-        delta = h_new - self.h[clients]
-        self.h[clients] = h_new
-        return self._server(x, clients, delta, r)
+    def _new_h(self, x, S, r):
+        K_i = r.local_steps[S].to(x.dtype)[:, None]
+        res = self.local(x, S, r, r.lr_local, fixed_point=True)
+        return (x - res.X) / (r.lr_local * K_i)
 
 
 @register
@@ -75,12 +76,8 @@ class FedSUM(_FedSUMBase):
     description = "FedSUM (FedSUM Alg. 2): stochastic uplink-merge with corrected local steps"
     downlink = 2
 
-    def round(self, x, r):
-        clients = r.delivered
-        if len(clients) == 0:
-            return self._server(x, clients, torch.zeros(0, x.numel(), dtype=x.dtype), r)
-        y_i = self.y.unsqueeze(0) - self.h[clients]
-        return self._server(x, clients, self._corrected_round(x, clients, y_i, r), r)
+    def _new_h(self, x, S, r):
+        return self._corrected_h(x, S, self.y.unsqueeze(0) - self.h[S], r)
 
 
 @register
@@ -101,16 +98,11 @@ class FedSUMCR(_FedSUMBase):
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
         self.a = torch.full((self.N,), -1, dtype=torch.long, device=x0.device)
-        self.z = x0.expand(self.N, -1).clone()
+        self.z = self.client_table(x0, copies=True)
 
-    def round(self, x, r):
-        clients = r.delivered
-        if len(clients) == 0:
-            return self._server(x, clients, torch.zeros(0, x.numel(), dtype=x.dtype), r)
-        gap = (r.t - self.a[clients]).to(x.dtype)[:, None]
-        scale = self.N / (r.lr_global * r.lr_local * self.K)
-        y_i = scale * (self.z[clients] - x) / gap - self.h[clients]
-        delta = self._corrected_round(x, clients, y_i, r)
-        self.a[clients] = r.t
-        self.z[clients] = x
-        return self._server(x, clients, delta, r)
+    def _new_h(self, x, S, r):
+        gap = (r.t - self.a[S]).to(x.dtype)[:, None]
+        y_i = self.N / (r.lr_global * r.lr_local * self.K) * (self.z[S] - x) / gap - self.h[S]
+        self.a[S] = r.t
+        self.z[S] = x
+        return self._corrected_h(x, S, y_i, r)

@@ -6,23 +6,21 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..participation import _prob_matrix
 from .base import Algorithm, register
 
 
-def _known_probs(opts: dict, key: str, schedule, fallback: np.ndarray, what: str) -> np.ndarray:
-    """Probabilities [T, N] from option ``key`` (scalar, [N] or [T, N]); else from the
-    schedule's spec (key ``key``) when it is numeric; else ``fallback`` (the frequencies
-    observed in the schedule: an oracle, as the papers' 'known p' baselines assume)."""
-    T, N = schedule.active.shape
+def known_probs(opts: dict, key: str, schedule) -> np.ndarray:
+    """Probabilities [T, N] the server is assumed to know, for ``key`` = ``"p"`` (participation)
+    or ``"uplink_p"`` (upload success): the option ``key`` (scalar, [N], [T, N] or callable),
+    else the schedule's spec entry when numeric, else the frequencies observed in the schedule
+    (an oracle, as the papers' 'known p' baselines assume)."""
     val = opts.get(key, schedule.spec.get(key))
-    if isinstance(val, str) or val is None:
-        val = fallback
-    p = np.asarray(val, dtype=float)
-    if p.ndim == 0 or p.shape == (N,):
-        p = np.broadcast_to(p, (T, N))
-    if p.shape != (T, N) or (p <= 0).any() or (p > 1).any():
-        raise ValueError(f"{key}: {what} must be in (0, 1], a scalar, shape ({N},) or ({T}, {N})")
-    return np.array(p)
+    if val is None or isinstance(val, str):
+        tried = (schedule.active > 0) if key == "uplink_p" else np.ones_like(schedule.uplink_ok)
+        hits = (schedule.active > 0) & schedule.uplink_ok
+        val = np.clip(hits.sum(0) / np.maximum(tried.sum(0), 1), 1e-12, 1)
+    return np.array(_prob_matrix(key, val, schedule.num_rounds, schedule.num_clients))
 
 
 @register
@@ -98,7 +96,7 @@ class FedAWE(Algorithm):
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
-        self.xi = x0.expand(self.N, -1).clone()
+        self.xi = self.client_table(x0, copies=True)
         self.tau = torch.full((self.N,), -1, dtype=torch.long, device=x0.device)
         self.clip = self.opts.get("clip")
 
@@ -183,9 +181,7 @@ class FedAvgKnownP(Algorithm):
     options = ("p",)
 
     def prepare_schedule(self, schedule, seed, lr_local):
-        freq = np.clip(schedule.delivered().astype(bool).mean(0), 1e-12, 1)
-        self.p = torch.as_tensor(_known_probs(self.opts, "p", schedule, freq,
-                                              "participation probabilities"))
+        self.p = torch.as_tensor(known_probs(self.opts, "p", schedule))
         return schedule
 
     def round(self, x, r):
@@ -214,10 +210,7 @@ class CAFedAvg(Algorithm):
     options = ("uplink_p", "momentum", "prox_mu")
 
     def prepare_schedule(self, schedule, seed, lr_local):
-        tried = np.maximum((schedule.active > 0).sum(0), 1)
-        rate = np.clip(((schedule.active > 0) & schedule.uplink_ok).sum(0) / tried, 1e-12, 1)
-        self.p = torch.as_tensor(_known_probs(self.opts, "uplink_p", schedule, rate,
-                                              "uplink success probabilities"))
+        self.p = torch.as_tensor(known_probs(self.opts, "uplink_p", schedule))
         return schedule
 
     def round(self, x, r):

@@ -16,7 +16,7 @@ import torch
 
 from ..participation import Schedule
 from .base import Algorithm, register
-from .reweighting import _known_probs, nova_normaliser
+from .reweighting import known_probs, nova_normaliser
 
 
 @register
@@ -54,9 +54,7 @@ class FedACS(Algorithm):
         """q [rounds, N] of inferred eq. (15) over the available clients of each round (a row
         of zeros where no client is available: nobody is drawn then)."""
         T, N = schedule.active.shape
-        tried = np.maximum((schedule.active > 0).sum(0), 1)
-        rate = np.clip(((schedule.active > 0) & schedule.uplink_ok).sum(0) / tried, 1e-12, 1)
-        p = _known_probs(self.opts, "uplink_p", schedule, rate, "uplink success probabilities")
+        p = known_probs(self.opts, "uplink_p", schedule)
         d = np.asarray(self.opts.get("weights", self.problem.weights.cpu().numpy()), dtype=float)
         if d.shape != (N,) or (d < 0).any():
             raise ValueError(f"weights: expected {N} non-negative client weights")

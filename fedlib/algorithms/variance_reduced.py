@@ -29,7 +29,7 @@ class Scaffold(Algorithm):
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
         self.c = torch.zeros_like(x0)
-        self.ci = torch.zeros(self.N, x0.numel(), dtype=x0.dtype, device=x0.device)
+        self.ci = self.client_table(x0)
 
     def round(self, x, r):
         S = r.delivered
@@ -60,7 +60,7 @@ class MIFA(Algorithm):
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
-        self.U = torch.zeros(self.N, x0.numel(), dtype=x0.dtype, device=x0.device)
+        self.U = self.client_table(x0)
 
     def round(self, x, r):
         S = r.delivered
@@ -83,7 +83,7 @@ class FedVARP(Algorithm):
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
-        self.y = torch.zeros(self.N, x0.numel(), dtype=x0.dtype, device=x0.device)
+        self.y = self.client_table(x0)
 
     def round(self, x, r):
         S = r.delivered
@@ -120,7 +120,7 @@ class Focus(Algorithm):
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
         self.ys = torch.zeros_like(x0)
-        self.gprev = torch.zeros(self.N, x0.numel(), dtype=x0.dtype, device=x0.device)
+        self.gprev = self.client_table(x0)
 
     def round(self, x, r):
         S = r.delivered
