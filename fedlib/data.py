@@ -250,11 +250,21 @@ def _normalise(x: np.ndarray, info: Info) -> torch.Tensor:
     return (t - mean) / std
 
 
-def _digits() -> Dataset:
-    from .problems import digits_28x28
+def _digits(seed: int = 0, test_fraction: float = 0.2) -> Dataset:
+    """scikit-learn's digits (1,797 8x8 images shipped inside the package) upscaled bilinearly
+    to 28x28 and standardised globally, split with a seeded class-stratified shuffle."""
+    from sklearn.datasets import load_digits
 
-    (xtr, ytr), (xte, yte) = digits_28x28(seed=0)
-    return Dataset("digits", (xtr, ytr), (xte, yte), 10)
+    d = load_digits()
+    x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
+    x = torch.nn.functional.interpolate(x, size=(28, 28), mode="bilinear", align_corners=False)
+    x = (x - x.mean()) / x.std()
+    y = torch.tensor(d.target, dtype=torch.long)
+    rng = np.random.default_rng(seed)
+    test = np.sort(np.concatenate([rng.permutation(np.flatnonzero(d.target == c))[
+        : int(round(test_fraction * (d.target == c).sum()))] for c in range(10)]))
+    train = np.setdiff1d(np.arange(len(y)), test)
+    return Dataset("digits", (x[train], y[train]), (x[test], y[test]), 10)
 
 
 def load(name: str, data_root: str | os.PathLike | None = None, device: str | torch.device = "cpu",

@@ -16,6 +16,7 @@ import math
 import os
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,7 +29,8 @@ from tqdm import tqdm
 
 from . import __version__, algorithms, participation
 from .engine import get_engine
-from .participation import Schedule
+from .participation import Schedule, _check_int
+from .participation import _jsonable as _json_value
 from .problems import Problem
 from .problems import build as build_problem
 
@@ -76,7 +78,7 @@ def _schedule(participation_spec: Any, problem: Problem, rounds: int | None,
         if rounds is not None:
             sched = sched.truncate(rounds)
         if local_steps is not None:
-            k = participation._check_int("local_steps", local_steps, 1)
+            k = _check_int("local_steps", local_steps, 1)
             sched = Schedule(sched.active, sched.uplink_ok, np.full(sched.active.shape, k),
                              dict(sched.spec, local_steps=k))
         return sched
@@ -133,9 +135,9 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
         raise ValueError(f"lr_schedule: unknown schedule {lr_schedule!r}; known: "
                          f"{', '.join(algorithms.lr_schedules)}")
     lr_local, lr_global = _positive("lr_local", lr_local), _positive("lr_global", lr_global)
-    eval_every = participation_check_int("eval_every", eval_every)
+    eval_every = _check_int("eval_every", eval_every, 1)
     if rounds is not None:
-        rounds = participation_check_int("rounds", rounds)
+        rounds = _check_int("rounds", rounds, 1)
     sched = _schedule(participation, problem, rounds, local_steps, seed)
     eng = get_engine(engine)
     dev = torch.device(device) if device is not None else problem.device
@@ -180,20 +182,15 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
             "lr_schedule": lr_schedule, "engine": engine, "problem": problem.spec(),
             "diverged_at": rows[-1]["round"] if diverged else None}
     if diverged:
-        import warnings
         warnings.warn(f"{algorithm}: diverged (non-finite model) at round {rows[-1]['round']}; "
                       "the run stopped there", RuntimeWarning, stacklevel=2)
     return Result(pd.DataFrame(rows), x, diverged, info, algo, sched)
 
 
-def participation_check_int(name: str, value: Any) -> int:
-    return participation._check_int(name, value, 1)
-
-
 def _jsonable(v: Any) -> Any:
     if isinstance(v, torch.Tensor):
         v = v.detach().cpu().numpy()
-    return participation._jsonable(v)
+    return _json_value(v)
 
 
 # --------------------------------------------------------------------------------------------

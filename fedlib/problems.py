@@ -353,6 +353,7 @@ class Neural(Problem):
         if self.num_clients < 1 or (sizes == 0).any():
             raise ValueError("partition: need at least one client and every client non-empty")
         self.sizes = sizes
+        self._client_data = torch.cat(self.partition)    # every client's samples, for train metrics
         self.weights = (sizes / sizes.sum()).to(self.dtype).to(self.device)
         if batch_size < 1:
             raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
@@ -434,12 +435,13 @@ class Neural(Problem):
 
     def loss(self, x):
         """Data-weighted training loss over all clients' samples."""
-        idx = torch.cat(self.partition)
-        return self._evaluate(x, Split(self.train.x[idx], self.train.y[idx]))[0]
+        return self._evaluate(x, self._train_split())[0]
+
+    def _train_split(self) -> Split:
+        return Split(self.train.x[self._client_data], self.train.y[self._client_data])
 
     def metrics(self, x):
-        idx = torch.cat(self.partition)
-        train_loss, train_acc = self._evaluate(x, Split(self.train.x[idx], self.train.y[idx]))
+        train_loss, train_acc = self._evaluate(x, self._train_split())
         test_loss, test_acc = self._evaluate(x, self.test)
         return {"loss": train_loss, "train_acc": train_acc, "test_loss": test_loss,
                 "test_acc": test_acc}
@@ -450,27 +452,8 @@ class Neural(Problem):
 
 
 # --------------------------------------------------------------------------------------------
-# Embedded data and the FedSUM MNIST CNN
+# Named neural tasks
 # --------------------------------------------------------------------------------------------
-def digits_28x28(seed: int = 0, test_fraction: float = 0.2):
-    """scikit-learn's digits (1,797 8x8 images, shipped inside the package, so no download)
-    upscaled bilinearly to 28x28 and standardised, split into train/test with a seeded,
-    class-stratified shuffle. Returns ((x_train, y_train), (x_test, y_test)) as tensors with
-    x of shape [n, 1, 28, 28]."""
-    from sklearn.datasets import load_digits
-
-    d = load_digits()
-    x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
-    x = nn.functional.interpolate(x, size=(28, 28), mode="bilinear", align_corners=False)
-    x = (x - x.mean()) / x.std()
-    y = torch.tensor(d.target, dtype=torch.long)
-    rng = np.random.default_rng(seed)
-    test = np.concatenate([rng.permutation(np.flatnonzero(d.target == c))[: int(round(
-        test_fraction * (d.target == c).sum()))] for c in range(10)])
-    train = np.setdiff1d(np.arange(len(y)), test)
-    return (x[train], y[train]), (x[np.sort(test)], y[np.sort(test)])
-
-
 def digits_cnn(num_clients: int = 20, alpha: float = 0.1, batch_size: int = 32, seed: int = 0,
                dropout: float = 0.2, device="cpu") -> Neural:
     """The embedded neural task: FedSUM's MNIST CNN on scikit-learn digits upscaled to 28x28,

@@ -135,8 +135,11 @@ def test_synthetic_like_has_the_real_shapes(name):
     info = data.INFO[name]
     assert ds.train[0].shape == (50, *info.shape) and ds.test[0].shape == (20, *info.shape)
     assert ds.num_classes == info.classes and int(ds.train[1].max()) < info.classes
+
+
+def test_synthetic_like_default_sizes_are_the_real_ones():
     full = data.synthetic_like("svhn", seed=1, n_test=10)
-    assert len(full.train[1]) == 73257
+    assert len(full.train[1]) == data.INFO["svhn"].n_train == 73257
 
 
 def test_digits_embedded():

@@ -222,8 +222,8 @@ def test_unknown_kind_lists_known():
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 12), st.integers(1, 40), st.integers(0, 10_000))
 def test_uniform_every_subset_size(n, t, seed):
-    s = st_s = min(n, 1 + seed % n)
-    sched = participation.build("uniform", n, t, seed=seed, per_round=st_s)
+    s = min(n, 1 + seed % n)
+    sched = participation.build("uniform", n, t, seed=seed, per_round=s)
     assert (sched.active.sum(1) == s).all()
     m = delays.delay_metrics(sched.active)
     assert 0 <= m.tau_avg <= m.tau_max
