@@ -84,8 +84,8 @@ def environment(kind):
                                 local_steps_range=tau_range), p_dyn)
 
 
-def evaluate(env_kind, method, solver, eta=lr, simulate=True):
-    env, p = environment(env_kind)
+def method_options(method, p, solver="SGD"):
+    """fedlib.run options of a method in an environment with uplink probabilities p."""
     opts = dict(solvers[solver])
     if method == "fedavg":
         opts["aggregation"] = "all"                     # anonymous: divide by the N asked
@@ -93,25 +93,30 @@ def evaluate(env_kind, method, solver, eta=lr, simulate=True):
         opts["uplink_p"] = p
     if method == "fedacs":
         opts["draws"] = draws
+    return opts
+
+
+def evaluate(env_kind, method, solver):
+    """(closed-form fixed point, mean iterate over the second half of a simulated run)."""
+    env, p = environment(env_kind)
     acc = []
-    res = fedlib.run(method, prob, env, lr_local=eta, progress=progress, eval_every=rounds,
-                     callback=(lambda t, x: acc.append(x.numpy().copy()) if t >= rounds // 2 else None)
-                     if simulate else None, **opts)
-    W = theory.aggregation_weights(method, res.schedule, p, eta, d, draws=draws, **solvers[solver])
-    xbar = theory.fixed_point(A, c, W, res.schedule, eta, **solvers[solver])
-    sim = np.mean(acc, axis=0) if simulate else np.full(dim, np.nan)
-    return xbar, sim
+    res = fedlib.run(method, prob, env, lr_local=lr, progress=progress, eval_every=rounds,
+                     callback=lambda t, x: acc.append(x.numpy().copy()) if t >= rounds // 2 else None,
+                     **method_options(method, p, solver))
+    W = theory.aggregation_weights(method, res.schedule, p, lr, d, draws=draws, **solvers[solver])
+    return theory.fixed_point(A, c, W, res.schedule, lr, **solvers[solver]), np.mean(acc, axis=0)
 
 
 # %% [markdown]
 # ## Distance to the optimum, per method and local solver
 
 # %%
-rows = []
+rows, points = [], {}
 for env_kind in ("static", "dynamic"):
     for solver in solvers:
         for label, m in methods.items():
             xbar, sim = evaluate(env_kind, m, solver)
+            points[env_kind, solver, label] = xbar
             rows.append({"environment": env_kind, "solver": solver, "method": label,
                          "closed form": np.linalg.norm(xbar - x_star),
                          "simulated": np.linalg.norm(sim - x_star),
@@ -181,17 +186,11 @@ ax.scatter(c[:, 0], c[:, 1], c="grey", s=25, label="client optima $c_i$")
 colors = sns.color_palette(n_colors=len(methods))
 for (label, m), col in zip(methods.items(), colors, strict=True):
     traj = [np.zeros(dim)]
-    opts = {"aggregation": "all"} if m == "fedavg" else {}
-    if m in ("ca_fedavg", "fedacs"):
-        opts["uplink_p"] = p_up
-    if m == "fedacs":
-        opts["draws"] = draws
     fedlib.run(m, prob, env, rounds=min(rounds, 600), lr_local=lr, progress=False, eval_every=rounds,
-               callback=lambda t, x, traj=traj: traj.append(x.numpy().copy()), **opts)
+               callback=lambda t, x, traj=traj: traj.append(x.numpy().copy()), **method_options(m, p_up))
     traj = np.array(traj)
     ax.plot(traj[:, 0], traj[:, 1], "-", color=col, lw=0.8, alpha=0.7)
-    xbar, _ = evaluate("static", m, "SGD", simulate=False)
-    ax.plot(*xbar, "X", color=col, ms=11, mec="k", label=f"{label} fixed point")
+    ax.plot(*points["static", "SGD", label], "X", color=col, ms=11, mec="k", label=f"{label} fixed point")
 ax.plot(*x_star, "*", color="gold", ms=20, mec="k", label="true optimum $x^*$")
 ax.set_aspect("equal")
 ax.legend(fontsize=8, loc="lower left")
