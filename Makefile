@@ -10,10 +10,13 @@ NOTEBOOKS  := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 BIN        := $(VENV)/bin
 STAMP      := $(VENV)/.installed
 
-.PHONY: venv figures test test-slow lint sync lab clean-results help
+NB         ?=
+
+.PHONY: venv figures results test test-slow lint sync lab clean-results help
 
 help:
 	@echo "make figures [PROFILE=quick|paper]  execute every notebook (papermill), write figures/"
+	@echo "make results NB=02_fedsum_main [PROFILE=quick]  compute the runs of one notebook into its store"
 	@echo "make test                           pytest: unit tests + nbval on the notebooks"
 	@echo "make test-slow                      the slow tests (FedSUM on the real MNIST)"
 	@echo "make lab                            open the notebooks in JupyterLab"
@@ -23,7 +26,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,cluster]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -42,10 +45,21 @@ figures: $(STAMP)
 	  fi; \
 	done
 
+# compute (or complete) the results store of one notebook: results/$(NB)/$(PROFILE)/. Sweeps resume
+# from the store, so an interrupted run continues where it stopped. The executed notebook is kept
+# under results/notebooks/ (figures of non-quick profiles go there too, never into figures/).
+results: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make results NB=<notebook name, e.g. 02_fedsum_main> [PROFILE=quick]"; exit 2; }
+	@test -f "notebooks/$(NB).ipynb" || { echo "NB: no notebook notebooks/$(NB).ipynb"; exit 2; }
+	mkdir -p results/notebooks
+	$(BIN)/papermill "notebooks/$(NB).ipynb" "results/notebooks/$(NB)-$(PROFILE).ipynb" -k python3 \
+	  --cwd notebooks -p profile $(PROFILE)
+
+# FEDLIB_NO_COMPUTE=1: notebooks under nbval read their committed stores and never train silently
 test: $(STAMP)
 	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks
-	out=$$(mktemp -d) && FEDLIB_OUT_ROOT=$$out $(BIN)/python -m pytest -q -m "not slow" tests \
-	  --nbval --nbval-current-env $(NOTEBOOKS); rc=$$?; rm -rf $$out; exit $$rc
+	out=$$(mktemp -d) && FEDLIB_OUT_ROOT=$$out FEDLIB_NO_COMPUTE=1 $(BIN)/python -m pytest -q -m "not slow" \
+	  -p no:logging tests --nbval --nbval-current-env $(NOTEBOOKS); rc=$$?; rm -rf $$out; exit $$rc
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow tests

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .models import dropout_masks
 from .problems import Neural, Problem
 
 __all__ = ["LocalResult", "ReferenceEngine", "VectorizedEngine", "get_engine"]
@@ -134,7 +135,8 @@ class ReferenceEngine:
         for k in range(K):
             idx, w = problem.batch_indices(client, round, k)
             opt.zero_grad()
-            out = model(problem.train.x[idx])
+            with dropout_masks(problem.dropout_masks(client, round, k, len(idx))):
+                out = model(problem.train.x[idx])
             loss = (problem.per_sample_loss(out, problem.train.y[idx]) * w).sum() / w.sum()
             loss.backward()
             gsum += torch.cat([p.grad.reshape(-1) for p in model.parameters()])

@@ -10,6 +10,7 @@ Three lines::
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -18,7 +19,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +28,14 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from . import __version__, algorithms, participation
+from . import algorithms, participation
 from .engine import get_engine
 from .participation import Schedule, _check_int
 from .participation import _jsonable as _json_value
 from .problems import Problem
 from .problems import build as build_problem
 
-__all__ = ["ExperimentConfig", "Result", "run", "run_cached"]
+__all__ = ["ExperimentConfig", "Result", "run", "run_cached", "run_config"]
 
 
 @dataclass
@@ -95,11 +96,13 @@ def _schedule(participation_spec: Any, problem: Problem, rounds: int | None,
     return participation.build(kind, problem.num_clients, rounds, **spec)
 
 
-def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
-        rounds: int | None = None, local_steps: int | None = None, lr_local: float = 0.01,
-        lr_global: float = 1.0, lr_schedule: str = "constant", eval_every: int = 1, seed: int = 0,
-        device: str | torch.device | None = None, progress: bool = True, engine: str = "vectorized",
-        x0: torch.Tensor | None = None, callback: Callable[[int, torch.Tensor], None] | None = None,
+def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, problem: Problem | str,
+        participation: Schedule | dict | str, rounds: int | None = None, local_steps: int | None = None,
+        lr_local: float = 0.01, lr_global: float = 1.0, lr_schedule: str = "constant", eval_every: int = 1,
+        seed: int = 0, device: str | torch.device | None = None, progress: bool = True,
+        engine: str = "vectorized", x0: torch.Tensor | None = None,
+        callback: Callable[[int, torch.Tensor], None] | None = None,
+        checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 50,
         **algorithm_options: Any) -> Result:
     """Run one algorithm on one problem under one participation schedule.
 
@@ -115,20 +118,29 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
         lr_global: eta_g.
         lr_schedule: ``"constant"`` or ``"fedsum_sqrt"`` (eta_0 / sqrt(t/10 + 1)).
         eval_every: evaluate every this many rounds (and at round 0 and at the end).
-        seed: seed of a schedule built from a spec and of the torch RNG used by dropout.
+        seed: seed of a schedule built from a spec (and of torch's global generator inside the
+            run, used only by a user model's plain ``nn.Dropout``; fedlib's models use keyed
+            dropout masks).
         device: where the model lives (default: the problem's device).
         progress: tqdm progress bar over rounds.
         engine: ``"vectorized"`` (default) or ``"reference"`` (per-client loop, for tests).
         x0: starting point (default ``problem.initial_params(seed)``).
         callback: called as ``callback(t, x)`` after every round t with the new model.
+        checkpoint: a file where the run saves, atomically and every ``checkpoint_every``
+            rounds (and at the end), what it needs to go on: model, algorithm state, history so
+            far, round index. A run started with an existing checkpoint of the same run resumes
+            from it (ending bitwise as an uninterrupted run would); a checkpoint of another
+            run is refused with a ValueError; an unreadable one is reported and ignored.
+        checkpoint_every: rounds between checkpoints.
         **algorithm_options: options of the algorithm (see its docstring).
 
     Returns:
-        :class:`Result`.
+        :class:`Result`. The history has a column ``eval_seconds``: cumulative seconds spent
+        evaluating (part of ``seconds``).
 
     Raises:
         ValueError: unknown algorithm, engine or schedule; mismatched sizes; non-positive
-            learning rates, steps or eval_every.
+            learning rates, steps or eval_every; a checkpoint of another run.
     """
     cls = algorithms.get(algorithm)
     if lr_schedule not in algorithms.lr_schedules:
@@ -136,6 +148,7 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
                          f"{', '.join(algorithms.lr_schedules)}")
     lr_local, lr_global = _positive("lr_local", lr_local), _positive("lr_global", lr_global)
     eval_every = _check_int("eval_every", eval_every, 1)
+    checkpoint_every = _check_int("checkpoint_every", checkpoint_every, 1)
     if rounds is not None:
         rounds = _check_int("rounds", rounds, 1)
     sched = _schedule(participation, problem, rounds, local_steps, seed)
@@ -148,22 +161,49 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
     sched = algo.prepare_schedule(sched, seed, lr_local)
     algo.init(x, float(sched.local_steps.mean()))
     lr_fn = algorithms.lr_schedules[lr_schedule]
+    info = {"algorithm": cls.name, "options": {k: _jsonable(v) for k, v in algorithm_options.items()},
+            "schedule": sched.spec, "lr_local": lr_local, "lr_global": lr_global,
+            "lr_schedule": lr_schedule, "engine": engine, "problem": problem.spec()}
 
     active = torch.tensor(np.array(sched.active), device=dev)
     uplink = torch.tensor(np.array(sched.uplink_ok), device=dev)
     steps = torch.tensor(np.array(sched.local_steps), device=dev)
-    rows, up, down, diverged = [], 0, 0, False
-    start = time.perf_counter()
+    rows, up, down, diverged, t_start, offset, eval_s = [], 0, 0, False, 0, 0.0, 0.0
+    ckpt = Path(checkpoint) if checkpoint is not None else None
+    fingerprint = _fingerprint(info, sched, x, eval_every) if ckpt is not None else ""
+    if ckpt is not None and ckpt.exists():
+        state = _read_checkpoint(ckpt)
+        if state is not None:
+            if state["fingerprint"] != fingerprint:
+                raise ValueError(f"checkpoint: {ckpt} belongs to another run (its algorithm, problem, "
+                                 "schedule, rates or starting point differ); delete it or pass another path")
+            t_start, rows, up, down = state["t"], state["rows"], state["up"], state["down"]
+            offset, eval_s = state["seconds"], state["eval_seconds"]
+            x = state["x"].to(dev)
+            algo.load_state_dict(state["algorithm"])
+    start = time.perf_counter() - offset
 
-    def evaluate(t: int) -> None:
+    def evaluate(t: int) -> bool:
+        nonlocal eval_s
+        e0 = time.perf_counter()
         m = problem.metrics(x)
+        eval_s += time.perf_counter() - e0
         rows.append({"round": t, **m, "uplink": up, "downlink": down, **algo.extra_metrics(),
-                     "seconds": time.perf_counter() - start})
+                     "seconds": time.perf_counter() - start, "eval_seconds": eval_s})
+        return all(math.isfinite(v) for v in m.values() if isinstance(v, (int, float)))
+
+    def save(t: int) -> None:
+        _write_checkpoint(ckpt, {"fingerprint": fingerprint, "t": t, "x": x.detach().cpu(), "rows": rows,
+                                 "up": up, "down": down, "seconds": time.perf_counter() - start,
+                                 "eval_seconds": eval_s, "algorithm": algo.state_dict()})
 
     with torch.random.fork_rng(devices=[] if dev.type == "cpu" else [dev]):
-        torch.manual_seed(seed)   # dropout draws only; the caller's RNG state is restored
-        evaluate(0)
-        for t in tqdm(range(sched.num_rounds), disable=not progress, desc=algorithm, leave=False):
+        torch.manual_seed(seed)   # plain nn.Dropout of user models only; the caller's RNG is restored
+        if t_start == 0 and not rows and not evaluate(0):
+            diverged = True
+        bar = tqdm(range(t_start, sched.num_rounds), disable=not progress, desc=cls.name, leave=False,
+                   initial=t_start, total=sched.num_rounds)
+        for t in bar if not diverged else ():
             r = algorithms.RoundInput(t, active[t], uplink[t], steps[t], lr_fn(lr_local, t), lr_global)
             x = algo.round(x, r)
             if callback is not None:
@@ -173,18 +213,75 @@ def run(algorithm: str, problem: Problem, participation: Schedule | dict | str,
             if not bool(torch.isfinite(x).all()):
                 diverged = True
                 rows.append({"round": t + 1, "loss": float("nan"), "uplink": up, "downlink": down,
-                             "seconds": time.perf_counter() - start})
+                             "seconds": time.perf_counter() - start, "eval_seconds": eval_s})
                 break
-            if (t + 1) % eval_every == 0 or t + 1 == sched.num_rounds:
-                evaluate(t + 1)
-    info = {"algorithm": algorithm, "options": {k: _jsonable(v) for k, v in algorithm_options.items()},
-            "schedule": sched.spec, "lr_local": lr_local, "lr_global": lr_global,
-            "lr_schedule": lr_schedule, "engine": engine, "problem": problem.spec(),
-            "diverged_at": rows[-1]["round"] if diverged else None}
+            if ((t + 1) % eval_every == 0 or t + 1 == sched.num_rounds) and not evaluate(t + 1):
+                diverged = True
+                break
+            if ckpt is not None and (t + 1) % checkpoint_every == 0 and t + 1 < sched.num_rounds:
+                save(t + 1)
+        bar.close()
+    if ckpt is not None and not diverged:
+        save(sched.num_rounds)
+    info["diverged_at"] = rows[-1]["round"] if diverged else None
     if diverged:
-        warnings.warn(f"{algorithm}: diverged (non-finite model) at round {rows[-1]['round']}; "
+        warnings.warn(f"{cls.name}: diverged (non-finite model or metric) at round {rows[-1]['round']}; "
                       "the run stopped there", RuntimeWarning, stacklevel=2)
     return Result(pd.DataFrame(rows), x, diverged, info, algo, sched)
+
+
+def _fingerprint(info: dict, sched: Schedule, x0: torch.Tensor, eval_every: int) -> str:
+    """Hash of everything that determines a run's trajectory (for checkpoints)."""
+    h = hashlib.sha256(json.dumps({**info, "eval_every": eval_every}, sort_keys=True,
+                                  default=str).encode())
+    for arr in (sched.active, sched.uplink_ok, sched.local_steps):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    h.update(x0.detach().cpu().double().numpy().tobytes())
+    return h.hexdigest()
+
+
+def _plain(v: Any) -> Any:
+    """Checkpoint payload as types ``torch.load(weights_only=True)`` accepts."""
+    if isinstance(v, np.ndarray):
+        return {"__ndarray__": torch.from_numpy(np.array(v))}
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return type(v)(_plain(x) for x in v)
+    return v
+
+
+def _unplain(v: Any) -> Any:
+    if isinstance(v, dict):
+        if set(v) == {"__ndarray__"}:
+            return v["__ndarray__"].numpy()
+        return {k: _unplain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return type(v)(_unplain(x) for x in v)
+    return v
+
+
+def _write_checkpoint(path: Path, state: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(_plain(state), tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _read_checkpoint(path: Path) -> dict | None:
+    try:
+        return _unplain(torch.load(path, weights_only=True))
+    except Exception as e:  # noqa: BLE001 - an unreadable checkpoint is reported and ignored
+        warnings.warn(f"checkpoint: cannot read {path} ({type(e).__name__}: {e}); starting the run over",
+                      RuntimeWarning, stacklevel=3)
+        return None
 
 
 def _jsonable(v: Any) -> Any:
@@ -194,19 +291,68 @@ def _jsonable(v: Any) -> Any:
 
 
 # --------------------------------------------------------------------------------------------
-# Configs and the on-disk cache
+# Configs
 # --------------------------------------------------------------------------------------------
+_ARG_FIELDS = ("problem_args", "participation_args", "algorithm_args")
+
+
+def _freeze(v: Any) -> Any:
+    """A hashable, canonical form of an argument value: mappings become sorted (name, value)
+    pairs, sequences and arrays tuples, numpy scalars Python numbers."""
+    if isinstance(v, dict):
+        return tuple(sorted((str(k), _freeze(x)) for k, x in v.items()))
+    if isinstance(v, torch.Tensor):
+        v = v.detach().cpu().numpy()
+    if isinstance(v, np.ndarray):
+        return _freeze(v.tolist())
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _is_pairs(v: Any) -> bool:
+    return isinstance(v, tuple) and len(v) > 0 and all(
+        isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in v)
+
+
+def _thaw(v: Any) -> Any:
+    """Inverse of :func:`_freeze` for building: (name, value) pairs become dicts, tuples lists."""
+    if _is_pairs(v):
+        return {k: _thaw(x) for k, x in v}
+    if isinstance(v, tuple):
+        return [_thaw(x) for x in v]
+    return v
+
+
+def _args(field_name: str, value: Any) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, dict):
+        return _freeze(value)
+    if isinstance(value, (tuple, list)) and all(isinstance(p, (tuple, list)) and len(p) == 2
+                                                 and isinstance(p[0], str) for p in value):
+        return _freeze(dict(value))
+    raise ValueError(f"{field_name}: expected a dict or (name, value) pairs, got {value!r}")
+
+
 @dataclass(frozen=True)
 class ExperimentConfig:
     """Everything that determines one run, as plain data (hashable, JSON-serialisable).
 
     Attributes:
-        algorithm: algorithm name.
-        problem: problem builder name (see :func:`fedlib.problems.available`).
-        problem_args: its arguments, as a tuple of (name, value) pairs.
-        participation: participation kind; ``participation_args`` its arguments.
-        rounds, local_steps, lr_local, lr_global, lr_schedule, eval_every, seed: as in :func:`run`.
-        algorithm_args: algorithm options as (name, value) pairs.
+        algorithm: algorithm name (:func:`fedlib.algorithms.available`).
+        problem: problem builder name (:func:`fedlib.problems.available`).
+        participation: participation kind (:func:`fedlib.participation.available`).
+        rounds: T.
+        problem_args, participation_args, algorithm_args: arguments of the builder, the kind and
+            the algorithm; give a dict or (name, value) pairs; stored as sorted pairs (nested
+            dicts too), so equal settings give equal configs.
+        local_steps, lr_local, lr_global, lr_schedule, eval_every, seed: as in :func:`run`.
+
+    The store key (:meth:`key`) hashes the fields that differ from their defaults (and the
+    required ones), so adding a new defaulted field later keeps every existing key.
     """
 
     algorithm: str
@@ -223,48 +369,128 @@ class ExperimentConfig:
     seed: int = 0
     algorithm_args: tuple = ()
 
+    def __post_init__(self) -> None:
+        for name in _ARG_FIELDS:
+            object.__setattr__(self, name, _args(name, getattr(self, name)))
+        for name in ("lr_local", "lr_global"):
+            v = getattr(self, name)
+            if isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool):
+                object.__setattr__(self, name, float(v))
+        for name in ("rounds", "local_steps", "eval_every", "seed"):
+            v = getattr(self, name)
+            if isinstance(v, np.integer):
+                object.__setattr__(self, name, int(v))
+
+    # -- plain data ---------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """JSON-ready dict (argument pairs as dicts)."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = _thaw(v) if f.name in _ARG_FIELDS and v else ({} if f.name in _ARG_FIELDS else v)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ExperimentConfig:
+        """Inverse of :meth:`to_dict`; unknown fields are an error naming them."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"{unknown[0]}: not a field of ExperimentConfig; fields: "
+                             f"{', '.join(sorted(known))}")
+        return cls(**d)
+
+    def replace(self, **changes: Any) -> ExperimentConfig:
+        """A copy with some fields changed; ``name.arg=value`` style keys are not accepted here,
+        see :func:`fedlib.grid` for that."""
+        return dataclasses.replace(self, **changes)
+
     def key(self) -> str:
-        """Stable hash of the config and the fedlib version."""
-        blob = json.dumps({"config": asdict(self), "fedlib": __version__}, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+        """Store key: ``<algorithm>-<16 hex digits>``, a hash of the non-default fields."""
+        d = self.to_dict()
+        defaults = {f.name: f.default for f in fields(self) if f.default is not dataclasses.MISSING}
+        core = {k: v for k, v in d.items()
+                if k not in defaults or (v != ({} if k in _ARG_FIELDS else defaults[k]))}
+        blob = json.dumps(core, sort_keys=True, default=str)
+        return f"{self.algorithm}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
+    # -- checks and building -------------------------------------------------------------------
+    def validate(self, where: str = "config") -> None:
+        """Check names and values before anything runs; errors name ``where`` and the field."""
+        def bad(field_name: str, msg: str) -> ValueError:
+            return ValueError(f"{where}.{field_name}: {msg}")
+        if self.algorithm not in algorithms.available():
+            raise bad("algorithm", f"unknown algorithm {self.algorithm!r}; known: "
+                                   f"{', '.join(algorithms.available())}")
+        from .problems import available as problems_available
+        if self.problem not in problems_available():
+            raise bad("problem", f"unknown problem {self.problem!r}; known: "
+                                 f"{', '.join(problems_available())}")
+        if self.participation not in participation.available():
+            raise bad("participation", f"unknown participation kind {self.participation!r}; known: "
+                                       f"{', '.join(participation.available())}")
+        if self.lr_schedule not in algorithms.lr_schedules:
+            raise bad("lr_schedule", f"unknown schedule {self.lr_schedule!r}; known: "
+                                     f"{', '.join(algorithms.lr_schedules)}")
+        for name, low in (("rounds", 1), ("local_steps", 1), ("eval_every", 1), ("seed", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise bad(name, f"must be an int >= {low}, got {v!r}")
+        for name in ("lr_local", "lr_global"):
+            v = getattr(self, name)
+            if not isinstance(v, float) or not math.isfinite(v) or v <= 0:
+                raise bad(name, f"must be a positive finite number, got {v!r}")
+        opts = algorithms.get(self.algorithm).options
+        for name, _ in self.algorithm_args:
+            if name not in opts:
+                raise bad(f"algorithm_args.{name}", f"not an option of algorithm {self.algorithm!r}; "
+                                                    f"its options: {', '.join(opts) or '(none)'}")
+
+    def build_problem(self, device: str | None = None) -> Problem:
+        """The problem of this config (cached per process: the last one built is reused)."""
+        args = _thaw(self.problem_args) if self.problem_args else {}
+        if device is not None:
+            args["device"] = device
+        cache_key = json.dumps([self.problem, args], sort_keys=True, default=str)
+        if _PROBLEM_CACHE.get("key") != cache_key:
+            _PROBLEM_CACHE.clear()
+            _PROBLEM_CACHE.update(key=cache_key, problem=build_problem(self.problem, **args))
+        return _PROBLEM_CACHE["problem"]
+
+    def schedule(self, num_clients: int | None = None) -> Schedule:
+        """The participation schedule of this config (the environment, before an algorithm's
+        own client selection); ``num_clients`` defaults to the problem's."""
+        spec = _thaw(self.participation_args) if self.participation_args else {}
+        spec.setdefault("local_steps", self.local_steps)
+        spec.setdefault("seed", self.seed)
+        n = self.build_problem().num_clients if num_clients is None else num_clients
+        return participation.build(self.participation, n, self.rounds, **spec)
 
 
-def _cache_dir(cache_dir: str | os.PathLike | None) -> Path:
-    if cache_dir is not None:
-        return Path(cache_dir)
-    from .plotting import project_root
-    return project_root() / "results" / "cache"
+_PROBLEM_CACHE: dict[str, Any] = {}
+
+
+def run_config(config: ExperimentConfig, device: str | None = None, progress: bool = False,
+               rounds: int | None = None, checkpoint: str | os.PathLike | None = None,
+               checkpoint_every: int = 50) -> Result:
+    """Run one :class:`ExperimentConfig` (no store). ``rounds`` truncates the run to its first
+    rounds on the config's full schedule (what :func:`fedlib.results.verify` replays)."""
+    config.validate()
+    problem = config.build_problem(device)
+    sched = config.schedule(problem.num_clients)
+    if rounds is not None:
+        sched = sched.truncate(rounds)
+    return run(config.algorithm, problem, sched, lr_local=config.lr_local, lr_global=config.lr_global,
+               lr_schedule=config.lr_schedule, eval_every=config.eval_every, seed=config.seed,
+               progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+               device=device, **(_thaw(config.algorithm_args) if config.algorithm_args else {}))
 
 
 def run_cached(config: ExperimentConfig, cache_dir: str | os.PathLike | None = None,
                progress: bool = False, device: str | None = None) -> Result:
-    """Run ``config`` or load its result from ``cache_dir`` (default ``results/cache`` of the
-    project). Entries are written atomically (temp file + rename); an unreadable or
-    inconsistent entry is recomputed and replaced."""
-    d = _cache_dir(cache_dir)
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / f"{config.key()}.pt"
-    if path.exists():
-        try:
-            blob = torch.load(path, weights_only=False)
-            if blob.get("key") == config.key() and blob.get("config") == asdict(config):
-                return Result(pd.DataFrame(blob["history"]), blob["params"], blob["diverged"],
-                              blob["info"])
-        except Exception:  # noqa: BLE001 - any unreadable entry is recomputed
-            pass
-    pargs = dict(config.problem_args)
-    if device is not None:
-        pargs["device"] = device
-    problem = build_problem(config.problem, **pargs)
-    res = run(config.algorithm, problem, {"kind": config.participation, **dict(config.participation_args)},
-              rounds=config.rounds, local_steps=config.local_steps, lr_local=config.lr_local,
-              lr_global=config.lr_global, lr_schedule=config.lr_schedule,
-              eval_every=config.eval_every, seed=config.seed, progress=progress,
-              **dict(config.algorithm_args))
-    blob = {"key": config.key(), "config": asdict(config), "history": res.history.to_dict("list"),
-            "params": res.params.cpu(), "diverged": res.diverged, "info": res.info}
-    fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
-    os.close(fd)
-    torch.save(blob, tmp)
-    os.replace(tmp, path)
-    return res
+    """Run ``config`` or load it from a results store (default ``results/cache`` of the
+    project), keeping the final model: a thin layer over :class:`fedlib.results.Store`."""
+    from .plotting import project_root
+    from .results import Store
+    store = Store(cache_dir if cache_dir is not None else project_root() / "results" / "cache")
+    return store.get_or_run(config, device=device, progress=progress, save_params=True)

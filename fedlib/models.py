@@ -14,13 +14,86 @@ its predictions then depend on the evaluation batch, which is why it is not the 
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 from torch import nn
 
-__all__ = ["available", "build", "param_count", "spec_param_count"]
+__all__ = ["KeyedDropout", "available", "build", "dropout_masks", "dropout_shapes", "param_count",
+           "spec_param_count"]
+
+# --------------------------------------------------------------------------------------------
+# Keyed dropout: masks supplied by the caller, not drawn from torch's global generator
+# --------------------------------------------------------------------------------------------
+_DROPOUT = threading.local()     # per thread: .masks (iterator of mask tensors) or .shapes (list)
+
+
+class KeyedDropout(nn.Module):
+    """Dropout whose masks come from the caller (see :func:`dropout_masks`).
+
+    In training mode inside ``with dropout_masks(masks):`` the i-th KeyedDropout call of a
+    forward pass multiplies its input by ``masks[i]`` (already scaled by 1/(1-p)), so a client's
+    masks can be drawn from a generator keyed by (seed, client, round, step) and the same masks
+    reach every engine, whatever the order or thread clients run in. Outside such a context it
+    behaves as ``nn.Dropout`` (torch's global generator), so the model stays usable on its own.
+    In evaluation mode, or with ``p == 0``, it is the identity.
+    """
+
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        if not 0.0 <= float(p) < 1.0:
+            raise ValueError(f"dropout: must be in [0, 1), got {p!r}")
+        self.p = float(p)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        shapes = getattr(_DROPOUT, "shapes", None)
+        if shapes is not None:                       # recording pass (dropout_shapes)
+            shapes.append((tuple(x.shape), self.p))
+            return x
+        masks = getattr(_DROPOUT, "masks", None)
+        if masks is None:
+            return nn.functional.dropout(x, self.p, True)
+        try:
+            return x * next(masks)
+        except StopIteration:
+            raise RuntimeError("dropout_masks: fewer masks than dropout calls in the forward "
+                               "pass") from None
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+@contextlib.contextmanager
+def dropout_masks(masks: Sequence[torch.Tensor]) -> Iterator[None]:
+    """Within the block, the KeyedDropout layers of a forward pass (in call order) use ``masks``
+    (thread-local: threads training different clients do not interfere)."""
+    prev = getattr(_DROPOUT, "masks", None)
+    _DROPOUT.masks = iter(masks)
+    try:
+        yield
+    finally:
+        _DROPOUT.masks = prev
+
+
+def dropout_shapes(model: nn.Module, input_shape: tuple[int, ...], dtype=torch.float32,
+                   device="cpu") -> list[tuple[tuple[int, ...], float]]:
+    """(shape, p) of every KeyedDropout call of one training-mode forward pass on an input of
+    ``input_shape`` (batch dimension included), in call order."""
+    was_training = model.training
+    _DROPOUT.shapes = []
+    try:
+        model.train()
+        with torch.no_grad():
+            model(torch.zeros(input_shape, dtype=dtype, device=device))
+        return _DROPOUT.shapes
+    finally:
+        _DROPOUT.shapes = None
+        model.train(was_training)
 
 
 def _init_default(model: nn.Module, g: torch.Generator) -> None:
@@ -62,7 +135,7 @@ class SimpleCNN(nn.Module):
         side = image // 2 ** len(convs)
         dims = [ch * side * side, *fcs, num_classes]
         self.fcs = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:], strict=True))
-        self.drop = nn.Dropout(dropout)
+        self.drop = KeyedDropout(dropout)
         self.dropout_after_conv = set(dropout_after_conv)
 
     def forward(self, x):

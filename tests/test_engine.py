@@ -89,3 +89,48 @@ def test_neural_momentum_prox_equal_module_sgd(tiny_cnn):
         a = VEC.local_sgd(p, X0, torch.tensor([1, 3]), torch.tensor([3, 2]), 0.05, round=0, **solver)
         b = REF.local_sgd(p, X0, torch.tensor([1, 3]), torch.tensor([3, 2]), 0.05, round=0, **solver)
         assert torch.allclose(a.X, b.X, atol=1e-5, rtol=0), solver
+
+
+def test_dropout_masks_are_keyed_and_engines_agree_with_dropout():
+    """Keyed dropout: vmap, loop and reference engines see the same masks, whatever the order of
+    the clients, and the masks depend only on (seed, client, round, step)."""
+    p = problems.digits_cnn(num_clients=5, alpha=0.5, batch_size=8, seed=0, dropout=0.3)
+    m1 = p.dropout_masks(2, 4, 1, 8)
+    again = p.dropout_masks(2, 4, 1, 8)
+    assert len(m1) == 2 and all(torch.equal(a, b) for a, b in zip(m1, again, strict=True))
+    assert not torch.equal(m1[0], p.dropout_masks(3, 4, 1, 8)[0])
+    assert not torch.equal(m1[0], p.dropout_masks(2, 4, 2, 8)[0])
+    kept = torch.cat([m.flatten() for m in m1])
+    assert set(kept.unique().tolist()) <= {0.0, float(torch.tensor(1 / 0.7))}   # scaled Bernoulli(0.7)
+    assert abs(float((kept > 0).double().mean()) - 0.7) < 0.02
+    clients, steps = torch.tensor([4, 0, 2]), torch.tensor([3, 2, 3])
+    X0, corr = _setup(p, 3, seed=2)
+    X0 = X0.to(p.dtype)
+    outs = {}
+    for strategy in ("vmap", "loop"):
+        p.strategy = strategy
+        outs[strategy] = VEC.local_sgd(p, X0, clients, steps, 0.05, round=1).X
+    p.strategy = "loop"
+    outs["reference"] = REF.local_sgd(p, X0, clients, steps, 0.05, round=1).X
+    for name in ("vmap", "reference"):
+        assert torch.allclose(outs[name], outs["loop"], atol=1e-5, rtol=0), name
+    perm = torch.tensor([2, 0, 1])                                  # order of clients is irrelevant
+    rev = VEC.local_sgd(p, X0[perm], clients[perm], steps[perm], 0.05, round=1).X
+    assert torch.equal(rev, outs["loop"][perm])
+    with torch.no_grad():                                           # dropout really acts
+        p.model.train()
+        assert not torch.equal(p.grads(X0[:1], clients[:1], 1, 0), p.grads(X0[:1], clients[:1], 1, 1))
+
+
+def test_keyed_dropout_outside_a_context_is_plain_dropout():
+    from fedlib.models import KeyedDropout, dropout_masks
+    d = KeyedDropout(0.5)
+    x = torch.ones(1000)
+    assert torch.equal(d.eval()(x), x)
+    y = d.train()(x)
+    assert set(y.unique().tolist()) <= {0.0, 2.0}
+    with dropout_masks([torch.full((1000,), 3.0)]):
+        assert torch.equal(d(x), torch.full((1000,), 3.0))
+    import pytest
+    with pytest.raises(ValueError, match="^dropout"):
+        KeyedDropout(1.0)

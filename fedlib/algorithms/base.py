@@ -95,6 +95,22 @@ class Algorithm:
     def round(self, x: torch.Tensor, r: RoundInput) -> torch.Tensor:
         raise NotImplementedError
 
+    #: attributes that are wiring, not state (never saved in a checkpoint)
+    _NOT_STATE = ("problem", "engine")
+
+    def state_dict(self) -> dict:
+        """The algorithm's whole state after :meth:`init` (tensors, numbers, arrays, options),
+        as a dict that :meth:`load_state_dict` restores: what a checkpoint saves. By default
+        every instance attribute except the problem and the engine; an algorithm with state
+        that is not plain data overrides both methods."""
+        return {k: v for k, v in vars(self).items() if k not in self._NOT_STATE}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore a state from :meth:`state_dict` (tensors moved to the model's device)."""
+        dev = getattr(self.problem, "device", None)
+        for k, v in state.items():
+            setattr(self, k, v.to(dev) if isinstance(v, torch.Tensor) and dev is not None else v)
+
     def client_table(self, x0: torch.Tensor, copies: bool = False) -> torch.Tensor:
         """A per-client state table [N, p]: zeros, or N copies of ``x0``."""
         return x0.expand(self.N, -1).clone() if copies else x0.new_zeros(self.N, x0.numel())
@@ -123,10 +139,24 @@ class Algorithm:
 _REGISTRY: dict[str, type[Algorithm]] = {}
 
 
-def register(cls: type[Algorithm]) -> type[Algorithm]:
-    """Class decorator adding an algorithm to the registry under ``cls.name``."""
-    _REGISTRY[cls.name] = cls
-    return cls
+def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
+    """Class decorator adding an algorithm to the registry under ``cls.name``.
+
+    ``@register`` refuses a name that is already taken (a built-in or an earlier registration);
+    ``@register(replace=True)`` replaces it on purpose.
+    """
+    def add(c: type[Algorithm]) -> type[Algorithm]:
+        if not (isinstance(c, type) and issubclass(c, Algorithm)):
+            raise ValueError(f"register: expected an Algorithm subclass, got {c!r}")
+        if not isinstance(c.name, str) or not c.name:
+            raise ValueError(f"name: {c.__name__} needs a non-empty class attribute 'name'")
+        if c.name in _REGISTRY and _REGISTRY[c.name] is not c and not replace:
+            raise ValueError(f"name: algorithm {c.name!r} is already registered "
+                             f"({_REGISTRY[c.name].__module__}.{_REGISTRY[c.name].__name__}); "
+                             "use @register(replace=True) to replace it")
+        _REGISTRY[c.name] = c
+        return c
+    return add if cls is None else add(cls)
 
 
 def available() -> dict[str, str]:
@@ -134,9 +164,11 @@ def available() -> dict[str, str]:
     return {k: v.description for k, v in sorted(_REGISTRY.items())}
 
 
-def get(name: str) -> type[Algorithm]:
-    """The algorithm class registered as ``name``."""
-    if name not in _REGISTRY:
+def get(name: str | type[Algorithm]) -> type[Algorithm]:
+    """The algorithm class registered as ``name`` (an Algorithm subclass is returned as is)."""
+    if isinstance(name, type) and issubclass(name, Algorithm):
+        return name
+    if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(f"algorithm: unknown algorithm {name!r}; known algorithms: "
                          f"{', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[name]

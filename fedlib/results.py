@@ -1,0 +1,561 @@
+"""Results store and sweeps: every run computed once, stored as small human-diffable files,
+loaded by every notebook that needs it, verifiable by replaying its first rounds.
+
+A store is a folder (by convention ``results/<notebook>/<profile>/``, see :func:`store_path`);
+one entry per run, a sub-folder named by :meth:`ExperimentConfig.key`::
+
+    <key>/config.json    the config (ExperimentConfig.to_dict())
+    <key>/history.csv    every evaluated round (round, metrics, uplink, downlink, seconds, ...)
+    <key>/meta.json      status (ok / diverged / error), error text or divergence round,
+                         fedlib and torch versions, git commit, device, wall time, date, rows
+    <key>/params.npy     the final model, only when asked for (``save_params=True``)
+
+Entries are written into a temporary folder and renamed into place, so a worker killed mid-way
+leaves no partial entry, and several workers (processes, Dask or SLURM jobs) can share one
+store folder. A truncated or unreadable entry is reported by name and recomputed.
+
+::
+
+    configs = fedlib.grid(base, algorithm=["fedavg", "fedsum"], seed=[0, 1])
+    df = fedlib.sweep(configs, store="results/02_fedsum_main/quick")
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime as _dt
+import functools
+import itertools
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+import traceback
+import uuid
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from . import __version__
+from .experiment import ExperimentConfig, Result, run_config
+
+__all__ = ["DASK_WORKER_ENV", "PROFILES", "TIMING_COLUMNS", "Entry", "Store", "VerifyReport", "check_profile",
+           "grid", "store_path", "stored_configs", "sweep", "verify"]
+
+#: the profiles of the deep-learning notebooks (DEVELOPERS.md): every code path on tiny settings,
+#: reduced real-MNIST runs committed in a store, the papers' exact settings
+PROFILES = ("smoke", "quick", "paper")
+#: history columns that measure time (they differ between two runs of the same config)
+TIMING_COLUMNS = ("seconds", "eval_seconds")
+
+
+#: environment for Dask worker processes running fedlib on CPUs: Dask's default also sets
+#: ``MALLOC_TRIM_THRESHOLD_=65536``, which turns off glibc's adaptive mmap threshold and makes torch's
+#: CPU training about 2x slower (measured in ``benchmarks/sweep.py``); use
+#: ``dask.config.set({"distributed.nanny.pre-spawn-environ": fedlib.results.DASK_WORKER_ENV})``
+#: before starting the workers.
+DASK_WORKER_ENV = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
+
+
+def check_profile(profile: str) -> str:
+    """``profile`` if it is one of :data:`PROFILES`, else a ValueError naming the choices."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile: must be one of {', '.join(PROFILES)}; got {profile!r}")
+    return profile
+
+
+def store_path(notebook: str, profile: str, root: str | os.PathLike | None = None) -> Path:
+    """``<root>/results/<notebook>/<profile>`` (root: the project folder). The stores of the
+    ``quick`` profile are committed in git; the others are ignored caches."""
+    from .plotting import project_root
+    return Path(root or project_root()) / "results" / notebook / check_profile(profile)
+
+
+def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
+    """The product of ``axes`` over ``base``: ``grid(base, algorithm=[...], seed=[0, 1])``.
+
+    An axis is a config field, or ``<args field>.<name>`` to vary one argument, e.g.
+    ``**{"participation_args.p": [0.1, 0.5]}`` or ``{"algorithm_args.clip": [None, 0.5]}``.
+    A value of ``None`` for an argument removes it (the builder's default applies). The first
+    axis varies slowest.
+    """
+    names = {f.name for f in fields(ExperimentConfig)}
+    for axis in axes:
+        head = axis.split(".", 1)[0]
+        if head not in names or ("." in axis) != head.endswith("_args"):
+            raise ValueError(f"{axis}: not an axis of grid; use a field of ExperimentConfig "
+                             f"({', '.join(sorted(names))}) or '<*_args>.<name>'")
+    out = []
+    values = [list(v) for v in axes.values()]
+    for combo in itertools.product(*values):
+        d = base.to_dict()
+        for axis, v in zip(axes, combo, strict=True):
+            if "." in axis:
+                head, arg = axis.split(".", 1)
+                d[head] = dict(d[head])
+                if v is None:
+                    d[head].pop(arg, None)
+                else:
+                    d[head][arg] = v
+            else:
+                d[axis] = v
+        out.append(ExperimentConfig.from_dict(d))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Entries
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Entry:
+    """One stored run.
+
+    Attributes:
+        config: its config.
+        history: evaluated rounds (empty for a run that raised).
+        meta: status (``ok`` / ``diverged`` / ``error``), ``error``, ``diverged_at``, versions,
+            git commit, device, ``wall_seconds``, ``eval_fraction``, ``date``, ``rows``.
+        path: the entry's folder.
+    """
+
+    config: ExperimentConfig
+    history: pd.DataFrame
+    meta: dict
+    path: Path
+
+    @property
+    def status(self) -> str:
+        return self.meta["status"]
+
+    def params(self) -> torch.Tensor | None:
+        """The final model if it was saved (``save_params=True``), else None."""
+        f = self.path / "params.npy"
+        return torch.from_numpy(np.load(f, allow_pickle=False)) if f.exists() else None
+
+
+class CorruptEntry(Exception):
+    """An entry folder that cannot be read back (reported by name, then recomputed)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _git_commit() -> str | None:
+    from .plotting import project_root
+    try:
+        root = project_root(Path(__file__).parent)
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                             timeout=10)
+        if out.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "fedlib"],
+                               cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        return out.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+class Store:
+    """A folder of stored runs (see the module docstring).
+
+    Args:
+        path: the folder (created on first use).
+
+    Raises:
+        ValueError: the folder cannot be created or written (checked at once).
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=self.path, prefix=".probe-")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            raise ValueError(f"store: cannot write to {self.path} ({e.strerror or e})") from None
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r}, entries={len(self.keys())})"
+
+    def keys(self) -> list[str]:
+        """Keys of the complete entries (folders with a meta.json)."""
+        return sorted(p.name for p in self.path.iterdir()
+                      if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").exists())
+
+    def checkpoint_path(self, config: ExperimentConfig) -> Path:
+        """Where a long run of ``config`` keeps its checkpoint (ignored by git)."""
+        return self.path / ".checkpoints" / f"{config.key()}.pt"
+
+    # -- reading ------------------------------------------------------------------------------
+    def read(self, key: str) -> Entry:
+        """The entry ``key``; :class:`CorruptEntry` if it cannot be read back whole."""
+        d = self.path / key
+        try:
+            config = ExperimentConfig.from_dict(json.loads((d / "config.json").read_text()))
+            meta = json.loads((d / "meta.json").read_text())
+            hist = pd.read_csv(d / "history.csv")
+        except (OSError, ValueError, TypeError, KeyError, pd.errors.ParserError) as e:
+            raise CorruptEntry(f"{d}: {type(e).__name__}: {e}") from None
+        if config.key() != key:
+            raise CorruptEntry(f"{d}: its config has key {config.key()}, not {key}")
+        if meta.get("status") not in ("ok", "diverged", "error") or len(hist) != meta.get("rows"):
+            raise CorruptEntry(f"{d}: history has {len(hist)} rows, meta.json says {meta.get('rows')}")
+        return Entry(config, hist, meta, d)
+
+    def get(self, config: ExperimentConfig) -> Entry | None:
+        """The entry of ``config``, or None when absent. A corrupt entry is reported (warning
+        naming its folder) and treated as absent."""
+        key = config.key()
+        if not (self.path / key / "meta.json").exists():
+            if (self.path / key).exists():
+                warnings.warn(f"store: incomplete entry {self.path / key} (no meta.json); it will be "
+                              "recomputed", RuntimeWarning, stacklevel=2)
+            return None
+        try:
+            return self.read(key)
+        except CorruptEntry as e:
+            warnings.warn(f"store: unreadable entry {e}; it will be recomputed", RuntimeWarning,
+                          stacklevel=2)
+            return None
+
+    # -- writing ------------------------------------------------------------------------------
+    def write(self, config: ExperimentConfig, result: Result | None, meta: dict,
+              save_params: bool = False) -> Entry:
+        """Write an entry atomically (temporary folder renamed into place)."""
+        key = config.key()
+        tmp = self.path / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
+        tmp.mkdir()
+        try:
+            hist = result.history if result is not None else pd.DataFrame({"round": []})
+            (tmp / "config.json").write_text(json.dumps(config.to_dict(), indent=1, sort_keys=True) + "\n")
+            hist.to_csv(tmp / "history.csv", index=False)
+            if save_params and result is not None:
+                np.save(tmp / "params.npy", result.params.detach().cpu().numpy(), allow_pickle=False)
+            meta = {**meta, "rows": len(hist)}
+            (tmp / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
+            final = self.path / key
+            if final.exists():                      # a corrupt or stale entry being replaced
+                shutil.rmtree(final, ignore_errors=True)
+            try:
+                os.rename(tmp, final)
+            except OSError:                         # another worker finished the same run first
+                if not (final / "meta.json").exists():
+                    raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return self.read(key)
+
+    def compute(self, config: ExperimentConfig, device: str | None = None, progress: bool = False,
+                checkpoint_every: int | None = 50, save_params: bool = False) -> Entry:
+        """Run ``config`` and store it: a run that raises is stored with status ``error`` and its
+        traceback, a diverged one with status ``diverged`` and its round."""
+        ckpt = self.checkpoint_path(config) if checkpoint_every else None
+        t0 = time.perf_counter()
+        date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        result, error = None, None
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
+                result = run_config(config, device=device, progress=progress, checkpoint=ckpt,
+                                    checkpoint_every=checkpoint_every or 1)
+        except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
+            error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+        wall = time.perf_counter() - t0
+        h = result.history if result is not None else None
+        eval_s = float(h["eval_seconds"].iloc[-1]) if h is not None and "eval_seconds" in h else 0.0
+        run_s = float(h["seconds"].iloc[-1]) if h is not None and len(h) else wall
+        meta = {
+            "status": "error" if error else ("diverged" if result.diverged else "ok"),
+            "error": error, "diverged_at": None if error else result.info.get("diverged_at"),
+            "fedlib": __version__, "git_commit": _git_commit(), "torch": torch.__version__,
+            "python": platform.python_version(), "device": str(device or (
+                result.params.device if result is not None else "cpu")),
+            "cpu": _cpu_name(), "torch_threads": torch.get_num_threads(), "date": date,
+            "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+            "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
+            "eval_fraction": round(eval_s / run_s, 4) if run_s > 0 else None,
+        }
+        entry = self.write(config, result, meta, save_params=save_params)
+        if ckpt is not None and ckpt.exists():
+            ckpt.unlink()
+            try:
+                ckpt.parent.rmdir()              # only when no other run is checkpointing
+            except OSError:
+                pass
+        return entry
+
+    def get_or_run(self, config: ExperimentConfig, device: str | None = None, progress: bool = False,
+                   save_params: bool = False) -> Result:
+        """A :class:`Result` for ``config``: loaded when stored (with its params if they were
+        saved and ``save_params``), else computed and stored."""
+        config.validate()
+        entry = self.get(config)
+        if entry is None or (save_params and entry.params() is None):
+            entry = self.compute(config, device=device, progress=progress, save_params=save_params)
+        if entry.status == "error":
+            raise RuntimeError(f"{config.algorithm}: the stored run {entry.path} failed: "
+                               f"{entry.meta['error'].splitlines()[0]}")
+        params = entry.params()
+        return Result(entry.history, params if params is not None else torch.empty(0),
+                      entry.status == "diverged", {**entry.meta, "config": config.to_dict()})
+
+
+def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_every: int | None,
+                       torch_threads: int | None) -> dict:
+    """What a worker process runs: compute one config into the shared store folder."""
+    if torch_threads:
+        torch.set_num_threads(torch_threads)
+    if "MALLOC_TRIM_THRESHOLD_" in os.environ:
+        warnings.warn("fedlib: MALLOC_TRIM_THRESHOLD_ is set in this worker (Dask's default); torch CPU "
+                      "training runs about 2x slower; start Dask workers with "
+                      "fedlib.results.DASK_WORKER_ENV (see the README)", RuntimeWarning, stacklevel=1)
+    cfg = ExperimentConfig.from_dict(config)
+    entry = Store(store).compute(cfg, device=device, checkpoint_every=checkpoint_every)
+    return {"key": entry.path.name, "status": entry.status}
+
+
+# --------------------------------------------------------------------------------------------
+# Sweeps
+# --------------------------------------------------------------------------------------------
+def _config_columns(config: ExperimentConfig) -> dict:
+    out = {}
+    for k, v in config.to_dict().items():
+        if isinstance(v, dict):
+            for name, x in sorted(v.items()):
+                out[f"{k}.{name}"] = json.dumps(x) if isinstance(x, (list, dict)) else x
+        else:
+            out[k] = v
+    return out
+
+
+def _frame(entry: Entry | None, config: ExperimentConfig, error: str | None = None) -> pd.DataFrame:
+    cols = {**_config_columns(config), "key": config.key()}
+    if entry is None:
+        hist = pd.DataFrame({"round": [np.nan]})
+        status, err, div = "error", error, None
+    else:
+        hist = entry.history if len(entry.history) else pd.DataFrame({"round": [np.nan]})
+        status, err, div = entry.status, entry.meta.get("error"), entry.meta.get("diverged_at")
+    meta = pd.DataFrame({**cols, "status": status, "error": err, "diverged_at": div}, index=hist.index)
+    return pd.concat([meta, hist], axis=1)
+
+
+def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
+          executor: cf.Executor | None = None, progress: bool = True, device: str | None = None,
+          checkpoint_every: int | None = 50, torch_threads: int | None = None,
+          retry_errors: bool = False, compute: bool | None = None) -> pd.DataFrame:
+    """Run every config at most once and return all histories as one tidy frame.
+
+    Args:
+        configs: :class:`ExperimentConfig` objects (duplicates run once; see :func:`grid`).
+        store: a :class:`Store` or its folder. Entries already there are loaded, not
+            recomputed, so an interrupted sweep resumes where it stopped and notebooks that
+            need the same run share it.
+        executor: any ``concurrent.futures.Executor``: None runs in-process;
+            ``ProcessPoolExecutor(n)`` uses local cores; ``distributed.Client(...).get_executor()``
+            a Dask cluster; submitit's executor a SLURM cluster. Workers write entries to the
+            store folder themselves (it must be shared by them).
+        progress: a tqdm bar over runs (done / loaded / failed).
+        device: where runs compute (not part of the key; recorded in each entry's meta).
+        checkpoint_every: long runs checkpoint every this many rounds under
+            ``<store>/.checkpoints/`` and resume from there if killed; None: no checkpoints.
+        torch_threads: intra-op threads per worker process (e.g. 1 with
+            ``ProcessPoolExecutor(2)`` on 2 cores); None leaves torch's default.
+        retry_errors: recompute entries stored with status ``error``.
+        compute: False refuses to compute (a missing run is an error naming how many are
+            missing and the store); default: True unless the environment sets
+            ``FEDLIB_NO_COMPUTE=1`` (as ``make test`` does, so nbval never trains silently).
+
+    Returns:
+        One row per evaluated round per run: the config's fields (arguments as
+        ``<field>.<name>`` columns), ``key``, ``status`` (ok / diverged / error), ``error``,
+        ``diverged_at``, then the history columns. A run that raised has one row with
+        ``round`` NaN. Runs appear in the order of ``configs``.
+
+    Raises:
+        ValueError: an invalid config (naming its index and field) before anything runs; an
+            unwritable store; missing runs with ``compute=False``.
+    """
+    configs = list(configs)
+    for i, c in enumerate(configs):
+        if not isinstance(c, ExperimentConfig):
+            raise ValueError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
+        c.validate(where=f"configs[{i}]")
+    st = store if isinstance(store, Store) else Store(store)
+    if compute is None:
+        compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
+    unique = list({c.key(): c for c in configs}.values())
+    entries: dict[str, Entry] = {}
+    for c in unique:
+        e = st.get(c)
+        if e is not None and not (retry_errors and e.status == "error"):
+            entries[c.key()] = e
+    todo = [c for c in unique if c.key() not in entries]
+    if todo and not compute:
+        raise ValueError(f"store: {st.path} lacks {len(todo)} of {len(unique)} runs (first: "
+                         f"{todo[0].key()}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
+                         "compute them with the notebook's `make results` target")
+    failed: dict[str, str] = {}
+    counts = {"loaded": len(entries), "done": 0, "failed": 0}
+    bar = tqdm(total=len(unique), initial=len(entries), disable=not progress, desc="runs", unit="run")
+    bar.set_postfix(counts)
+
+    def finished(c: ExperimentConfig, entry: Entry | None, err: str | None) -> None:
+        if entry is not None:
+            entries[c.key()] = entry
+        else:
+            failed[c.key()] = err
+        bad = entry is None or entry.status != "ok"
+        counts["failed" if bad else "done"] += 1
+        bar.update(1)
+        bar.set_postfix(counts)
+
+    if executor is None:
+        for c in todo:
+            if torch_threads:
+                torch.set_num_threads(torch_threads)
+            finished(c, st.compute(c, device=device, checkpoint_every=checkpoint_every), None)
+    else:
+        futures = {executor.submit(_compute_in_worker, str(st.path), c.to_dict(), device,
+                                   checkpoint_every, torch_threads): c for c in todo}
+        for fut in cf.as_completed(futures):
+            c = futures[fut]
+            try:
+                fut.result()
+                finished(c, st.read(c.key()), None)
+            except Exception as e:  # noqa: BLE001 - a worker that died: reported in the frame
+                finished(c, None, f"worker failed: {type(e).__name__}: {e}")
+    bar.close()
+    frames = [_frame(entries.get(c.key()), c, failed.get(c.key())) for c in unique]
+    return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Verification
+# --------------------------------------------------------------------------------------------
+@dataclass
+class VerifyReport:
+    """Outcome of :func:`verify`.
+
+    Attributes:
+        key: the entry's key.
+        rounds: rounds replayed.
+        compared: evaluated rounds compared (stored and replayed).
+        mismatches: one row per (round, metric) outside the tolerance: stored, replayed,
+            relative difference.
+        rtol, atol: the tolerance.
+    """
+
+    key: str
+    rounds: int
+    compared: list[int]
+    mismatches: pd.DataFrame
+    rtol: float
+    atol: float
+    max_rel: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return len(self.compared) > 0 and self.mismatches.empty
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        if self.ok:
+            worst = max(self.max_rel.values(), default=0.0)
+            return (f"{self.key}: reproduces over rounds {self.compared} (max relative difference "
+                    f"{worst:.2e}, tolerance rtol={self.rtol:g}, atol={self.atol:g})")
+        if not self.compared:
+            return f"{self.key}: nothing to compare in the first {self.rounds} rounds"
+        lines = [f"{self.key}: does NOT reproduce: {len(self.mismatches)} (round, metric) pairs differ "
+                 f"beyond rtol={self.rtol:g}, atol={self.atol:g}:"]
+        for r in self.mismatches.head(20).itertuples():
+            lines.append(f"  round {r.round}, {r.metric}: stored {r.stored!r}, replayed {r.replayed!r} "
+                         f"(relative difference {r.rel_diff:.2e})")
+        return "\n".join(lines)
+
+
+def verify(entry: Entry | str | os.PathLike, rounds: int | None = None, rtol: float = 1e-6,
+           atol: float = 1e-9, device: str | None = None) -> VerifyReport:
+    """Recompute the first ``rounds`` rounds of a stored run and compare with its history.
+
+    The replay uses the config's full participation schedule truncated to ``rounds`` (so it
+    sees exactly the rounds the stored run saw) and compares every metric of every evaluated
+    round up to ``rounds`` (timing columns excluded). Default ``rounds``: the first evaluated
+    round after round 0.
+
+    Tolerance: on the same machine type the replay agrees to about 1e-6 relative (float32
+    models; the same seed gives the same bits on one machine, but reductions may be ordered
+    differently on another CPU or thread count, which moves the last bits); ``rtol=1e-6``,
+    ``atol=1e-9`` by default.
+
+    Args:
+        entry: an :class:`Entry` or an entry folder.
+        rounds: rounds to replay.
+        rtol, atol: |stored - replayed| <= atol + rtol * |stored| counts as equal.
+        device: where to replay.
+
+    Returns:
+        A :class:`VerifyReport` (truthy when the run reproduces; ``str()`` says which rounds
+        and metrics differ and by how much).
+    """
+    if not isinstance(entry, Entry):
+        p = Path(entry)
+        entry = Store(p.parent).read(p.name)
+    h = entry.history
+    if entry.status == "error" or not len(h):
+        raise ValueError(f"entry: {entry.path} holds a failed run; nothing to verify")
+    evaluated = [int(r) for r in h["round"].dropna()]
+    if rounds is None:
+        later = [r for r in evaluated if r > 0]
+        rounds = later[0] if later else 1
+    rounds = min(int(rounds), entry.config.rounds)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
+        replay = run_config(entry.config, device=device, rounds=rounds).history
+    compared = [r for r in evaluated if r <= rounds and r in set(replay["round"].astype(int))]
+    rows, max_rel = [], {}
+    metrics = [c for c in h.columns if c not in ("round", *TIMING_COLUMNS) and c in replay.columns]
+    for r in compared:
+        a = h.loc[h["round"] == r].iloc[0]
+        b = replay.loc[replay["round"] == r].iloc[0]
+        for m in metrics:
+            x, y = float(a[m]), float(b[m])
+            if math.isnan(x) and math.isnan(y):
+                continue
+            rel = abs(x - y) / max(abs(x), 1e-300) if x != y else 0.0
+            max_rel[m] = max(max_rel.get(m, 0.0), rel if math.isfinite(rel) else math.inf)
+            if not abs(x - y) <= atol + rtol * abs(x):
+                rows.append({"round": r, "metric": m, "stored": x, "replayed": y, "rel_diff": rel})
+    return VerifyReport(entry.path.name, rounds, compared,
+                        pd.DataFrame(rows, columns=["round", "metric", "stored", "replayed", "rel_diff"]),
+                        rtol, atol, max_rel)
+
+
+def stored_configs(store: str | os.PathLike) -> list[ExperimentConfig]:
+    """The configs of every complete entry of a store folder."""
+    st = Store(store)
+    return [ExperimentConfig.from_dict(json.loads((st.path / k / "config.json").read_text()))
+            for k in st.keys()]
+

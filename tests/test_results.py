@@ -1,0 +1,319 @@
+"""fedlib.results: sweeps, the results store, verify, checkpoints and resume."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import fedlib
+from fedlib import ExperimentConfig, results
+from fedlib.results import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+QUAD = {"num_clients": 5, "dim": 3, "seed": 1}
+
+
+def _base(**kw):
+    d = dict(algorithm="fedsum", problem="quadratic", participation="bernoulli", rounds=12,
+             problem_args=QUAD, participation_args={"p": 0.5}, local_steps=2, lr_local=0.05)
+    d.update(kw)
+    return ExperimentConfig(**d)
+
+
+def _no_timing(df):
+    return df.drop(columns=[c for c in results.TIMING_COLUMNS if c in df])
+
+
+# ------------------------------------------------------------------------------ configs and grid
+def test_config_forms_are_canonical_and_keys_ignore_defaults_and_version(monkeypatch):
+    a = _base()
+    b = ExperimentConfig(**{**a.to_dict(), "problem_args": (("seed", 1), ("dim", 3), ("num_clients", 5))})
+    assert a == b and hash(a) == hash(b) and a.key() == b.key()
+    assert a.key() == _base(seed=0, eval_every=1, lr_schedule="constant").key()   # defaults spelled out
+    assert a.key().startswith("fedsum-") and a.key() != _base(seed=1).key()
+    monkeypatch.setattr(fedlib, "__version__", "9.9.9")
+    assert a.key() == b.key()                                                    # version not hashed
+    assert ExperimentConfig.from_dict(json.loads(json.dumps(a.to_dict()))) == a
+    nested = _base(problem="neural", problem_args={"model_args": {"dropout": 0.1}, "alpha": 0.1})
+    assert nested.to_dict()["problem_args"] == {"alpha": 0.1, "model_args": {"dropout": 0.1}}
+
+
+def test_grid_is_the_product_of_its_axes():
+    cs = results.grid(_base(), algorithm=["fedavg", "fedsum"], **{"participation_args.p": [0.2, 0.4, 0.6]})
+    assert len(cs) == 6 and len({c.key() for c in cs}) == 6
+    assert [c.algorithm for c in cs[:3]] == ["fedavg"] * 3
+    assert [dict(c.participation_args)["p"] for c in cs[:3]] == [0.2, 0.4, 0.6]
+    with pytest.raises(ValueError, match="^colour"):
+        results.grid(_base(), colour=["red"])
+    with pytest.raises(ValueError, match=r"^rounds\.x"):
+        results.grid(_base(), **{"rounds.x": [1]})
+
+
+# ------------------------------------------------------------------------------ sweep and store
+def test_sweep_stores_each_run_once_and_loads_it_back(tmp_path):
+    cs = results.grid(_base(), algorithm=["fedavg", "fedsum", "fedavg"], seed=[0, 1])   # duplicates
+    df = fedlib.sweep(cs, tmp_path, progress=False)
+    st = Store(tmp_path)
+    assert len(st.keys()) == 4
+    assert list(df.drop_duplicates("key")["algorithm"]) == ["fedavg", "fedavg", "fedsum", "fedsum"]
+    assert (df["status"] == "ok").all() and df.groupby("key").size().eq(13).all()
+    assert {"algorithm", "participation_args.p", "problem_args.dim", "round", "loss", "uplink"} <= set(df)
+    entry = st.get(cs[0])
+    assert set(os.listdir(entry.path)) == {"config.json", "history.csv", "meta.json"}   # no weights
+    meta = entry.meta
+    assert {"fedlib", "git_commit", "torch", "device", "wall_seconds", "date", "eval_fraction"} <= set(meta)
+    mtimes = {k: (tmp_path / k / "history.csv").stat().st_mtime_ns for k in st.keys()}
+    again = fedlib.sweep(cs, tmp_path, progress=False)
+    assert mtimes == {k: (tmp_path / k / "history.csv").stat().st_mtime_ns for k in st.keys()}
+    pd.testing.assert_frame_equal(df, again)                                       # bitwise, timing too
+    direct = fedlib.run_config(cs[0]).history
+    stored = df[df["key"] == cs[0].key()][direct.columns].reset_index(drop=True)
+    pd.testing.assert_frame_equal(_no_timing(stored), _no_timing(direct), check_exact=True)
+
+
+def test_failures_are_stored_and_marked_and_the_sweep_goes_on(tmp_path):
+    ok = _base(rounds=5)
+    boom = _base(participation="uniform", participation_args={"per_round": 99})   # > N: raises at build
+    div = _base(algorithm="fedavg", lr_local=50.0, rounds=200)
+    df = fedlib.sweep([boom, div, ok], tmp_path, progress=False)
+    status = df.drop_duplicates("key").set_index("key")["status"]
+    assert status[boom.key()] == "error" and status[div.key()] == "diverged" and status[ok.key()] == "ok"
+    err = df[df["key"] == boom.key()]
+    assert len(err) == 1 and np.isnan(err["round"].iloc[0]) and "per_round" in err["error"].iloc[0]
+    d = df[df["key"] == div.key()]
+    assert d["diverged_at"].iloc[0] == d["round"].iloc[-1] < 200
+    st = Store(tmp_path)
+    assert st.get(boom).status == "error"                     # stored as such: not retried by default
+    fedlib.sweep([boom], tmp_path, progress=False)
+    assert st.get(boom).meta["date"] == Store(tmp_path).get(boom).meta["date"]
+
+
+def test_bad_configs_fail_before_anything_runs(tmp_path):
+    good = _base()
+    with pytest.raises(ValueError, match=r"^configs\[1\]\.algorithm: unknown algorithm 'fedfoo'"):
+        fedlib.sweep([good, _base(algorithm="fedfoo")], tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"^configs\[0\]\.participation"):
+        fedlib.sweep([_base(participation="sometimes")], tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"^configs\[0\]\.algorithm_args\.clip"):
+        fedlib.sweep([_base(algorithm_args={"clip": 1.0})], tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"^configs\[0\]\.lr_local"):
+        fedlib.sweep([_base(lr_local=-1)], tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"^configs\[0\]: expected an ExperimentConfig"):
+        fedlib.sweep([{"algorithm": "fedsum"}], tmp_path, progress=False)
+    assert Store(tmp_path).keys() == []                       # nothing was computed
+
+
+def test_unwritable_store_fails_at_once_with_its_path(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ValueError, match=rf"^store: cannot write to {blocker}/sub"):
+        fedlib.sweep([_base()], blocker / "sub", progress=False)
+
+
+def test_compute_off_refuses_missing_runs(tmp_path, monkeypatch):
+    fedlib.sweep([_base()], tmp_path, progress=False)
+    monkeypatch.setenv("FEDLIB_NO_COMPUTE", "1")
+    assert len(fedlib.sweep([_base()], tmp_path, progress=False))       # stored: fine
+    with pytest.raises(ValueError, match="lacks 1 of 2 runs"):
+        fedlib.sweep([_base(), _base(seed=3)], tmp_path, progress=False)
+
+
+def test_corrupt_entries_are_reported_by_name_and_recomputed(tmp_path):
+    c = _base()
+    fedlib.sweep([c], tmp_path, progress=False)
+    path = tmp_path / c.key() / "history.csv"
+    good = path.read_text()
+    path.write_text(good[: len(good) // 2])                    # truncated
+    with pytest.warns(RuntimeWarning, match=rf"unreadable entry {tmp_path / c.key()}"):
+        df = fedlib.sweep([c], tmp_path, progress=False)
+    assert path.read_text().count("\n") == good.count("\n") and len(df) == 13
+    (tmp_path / c.key() / "meta.json").unlink()                # incomplete
+    with pytest.warns(RuntimeWarning, match="incomplete entry"):
+        fedlib.sweep([c], tmp_path, progress=False)
+    assert Store(tmp_path).get(c) is not None
+
+
+def test_run_cached_is_a_store_with_params(tmp_path):
+    c = _base()
+    first = fedlib.run_cached(c, cache_dir=tmp_path)
+    assert (tmp_path / c.key() / "params.npy").exists()
+    again = fedlib.run_cached(c, cache_dir=tmp_path)
+    assert torch.equal(first.params, again.params)
+    pd.testing.assert_frame_equal(first.history, again.history)
+    assert torch.equal(first.params, fedlib.run_config(c).params)
+
+
+# ------------------------------------------------------------------------------ verify
+def test_verify_passes_on_a_true_entry_and_names_what_differs_on_a_false_one(tmp_path):
+    c = _base(rounds=30, eval_every=5)
+    fedlib.sweep([c], tmp_path, progress=False)
+    entry = Store(tmp_path).get(c)
+    rep = fedlib.verify(entry)
+    assert rep.ok and rep.rounds == 5 and rep.compared == [0, 5]
+    assert fedlib.verify(entry.path, rounds=12).compared == [0, 5, 10]
+    hist = entry.history.copy()
+    hist.loc[hist["round"] == 5, "loss"] *= 1.001              # a run that no longer reproduces
+    hist.to_csv(entry.path / "history.csv", index=False)
+    bad = fedlib.verify(entry.path, rounds=10)
+    assert not bad.ok and list(bad.mismatches["metric"]) == ["loss"]
+    assert list(bad.mismatches["round"]) == [5]
+    assert "round 5, loss" in str(bad) and "relative difference 9.99e-04" in str(bad)
+
+
+# ------------------------------------------------------------------------------ executors
+def test_process_pool_and_dask_give_the_serial_frame(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    cs = results.grid(_base(rounds=8), algorithm=["fedavg", "fedsum", "mifa"], seed=[0, 1])
+    serial = fedlib.sweep(cs, tmp_path / "serial", progress=False)
+    with ProcessPoolExecutor(2) as ex:
+        pool = fedlib.sweep(cs, tmp_path / "pool", executor=ex, progress=False, torch_threads=1)
+    import dask
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": results.DASK_WORKER_ENV}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        dask = fedlib.sweep(cs, tmp_path / "dask", executor=client.get_executor(), progress=False)
+    cols = [c for c in serial if c not in results.TIMING_COLUMNS]
+    for other in (pool, dask):
+        pd.testing.assert_frame_equal(serial[cols], other[cols], check_exact=True)
+    assert sorted(os.listdir(tmp_path / "dask")) == sorted(Store(tmp_path / "serial").keys())
+
+
+# ------------------------------------------------------------------------------ checkpoints
+_KILLABLE = textwrap.dedent("""
+    import sys, time, fedlib
+    from fedlib import problems
+    prob = problems.digits_cnn(num_clients=6, alpha=0.5, batch_size=8, seed=0)     # with dropout
+    slow = sys.argv[2] == "slow"
+    def cb(t, x):
+        if slow:
+            time.sleep(0.15)
+    res = fedlib.run("fedsum_cr", prob, {"kind": "bernoulli", "p": 0.5}, rounds=30, local_steps=2,
+                     lr_local=0.05, eval_every=4, progress=False, seed=3, checkpoint=sys.argv[1],
+                     checkpoint_every=3, callback=cb)
+    import torch
+    torch.save({"x": res.params, "h": res.history.drop(columns=["seconds", "eval_seconds"])
+               .to_dict("list")}, sys.argv[1] + ".out")
+""")
+
+
+def test_a_killed_run_resumes_to_the_same_bits(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(_KILLABLE)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ck = tmp_path / "run.ckpt"
+    proc = subprocess.Popen([sys.executable, str(script), str(ck), "slow"], env=env)
+    deadline = time.time() + 120
+    while not ck.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert ck.exists() and not (tmp_path / "run.ckpt.out").exists()
+    t_saved = torch.load(ck, weights_only=True)["t"]
+    assert 0 < t_saved < 30
+    subprocess.run([sys.executable, str(script), str(ck), "fast"], env=env, check=True)
+    ref = tmp_path / "ref.ckpt"
+    subprocess.run([sys.executable, str(script), str(ref), "fast"], env=env, check=True)
+    a = torch.load(str(ck) + ".out", weights_only=False)
+    b = torch.load(str(ref) + ".out", weights_only=False)
+    assert torch.equal(a["x"], b["x"])
+    assert a["h"] == b["h"]
+
+
+def test_checkpoint_of_another_run_is_refused(tmp_path, quad):
+    ck = tmp_path / "c.pt"
+    fedlib.run("fedsum", quad, "full", rounds=4, progress=False, checkpoint=ck, checkpoint_every=2)
+    done = fedlib.run("fedsum", quad, "full", rounds=4, progress=False, checkpoint=ck)   # resumes at end
+    assert len(done.history) == 5
+    with pytest.raises(ValueError, match=rf"^checkpoint: {ck} belongs to another run"):
+        fedlib.run("fedsum", quad, "full", rounds=4, lr_local=0.02, progress=False, checkpoint=ck)
+    ck.write_bytes(b"garbage")
+    with pytest.warns(RuntimeWarning, match="cannot read"):
+        fedlib.run("fedsum", quad, "full", rounds=4, progress=False, checkpoint=ck)
+
+
+@pytest.mark.parametrize("name", ["fedsum_cr", "scaffold", "fedau", "fedawe", "amplified_fedavg",
+                                  "fedacs", "os_sampling", "focus"])
+def test_resume_equals_uninterrupted_for_stateful_algorithms(name, tmp_path, quad):
+    """Stop after 5 of 9 rounds (truncated schedule + checkpoint), resume on the full schedule."""
+    from fedlib import participation
+    sched = participation.build("bernoulli", quad.num_clients, 9, seed=2, p=0.5, local_steps=2,
+                                uplink_p=0.8)
+    kw = dict(lr_local=0.02, progress=False, seed=1)
+    opts = {"amplified_fedavg": {"P": 2, "gamma": 1.5}}.get(name, {})
+    full = fedlib.run(name, quad, sched, **kw, **opts)
+    ck = tmp_path / "c.pt"
+    with pytest.raises(_Stop):
+        fedlib.run(name, quad, sched, **kw, **opts, checkpoint=ck, checkpoint_every=5, callback=_stop_at(5))
+    assert torch.load(ck, weights_only=True)["t"] == 5
+    resumed = fedlib.run(name, quad, sched, **kw, **opts, checkpoint=ck)
+    assert torch.equal(full.params, resumed.params)
+    pd.testing.assert_frame_equal(_no_timing(full.history), _no_timing(resumed.history), check_exact=True)
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop_at(n):
+    def cb(t, x):
+        if t + 1 > n:
+            raise _Stop
+    return cb
+
+
+# ------------------------------------------------------------------------------ profiles, stores
+def test_profiles_and_store_paths():
+    assert results.check_profile("quick") == "quick"
+    with pytest.raises(ValueError, match="^profile: must be one of smoke, quick, paper"):
+        results.check_profile("full")
+    p = results.store_path("02_fedsum_main", "quick", root="/x")
+    assert p == Path("/x/results/02_fedsum_main/quick")
+
+
+def _committed_stores():
+    return sorted(p for p in (ROOT / "results").glob("*/quick") if p.is_dir())
+
+
+@pytest.mark.parametrize("store", _committed_stores(), ids=lambda p: p.parent.name)
+def test_committed_store_configs_build_and_one_entry_reproduces(store):
+    configs = results.stored_configs(store)
+    assert configs
+    for i, c in enumerate(configs):
+        c.validate(where=f"{store.parent.name}[{i}]")
+    st = Store(store)
+    cheapest = min((st.read(c.key()) for c in configs if st.read(c.key()).status == "ok"),
+                   key=lambda e: (e.config.problem != "quadratic", e.meta.get("wall_seconds", 0)))
+    rep = fedlib.verify(cheapest)
+    assert rep.ok, str(rep)
+
+
+def test_neural_training_metrics_on_a_weighted_subset():
+    from fedlib import problems
+
+    def build(m):
+        return problems.digits_cnn(num_clients=8, alpha=0.5, batch_size=8, seed=0, train_eval_per_client=m)
+    full, sub, big = build(None), build(20), build(10_000)
+    sizes = np.array([len(p) for p in sub.partition])
+    assert len(sub._train_eval_idx) == np.minimum(sizes, 20).sum() < sizes.sum()
+    for prob in (sub, full):
+        assert abs(float(prob._train_eval_w.sum()) - 1) < 1e-12
+    x = full.initial_params()
+    m_full, m_sub = full.metrics(x), sub.metrics(x)
+    idx = torch.cat(full.partition)                              # every sample, equal weights
+    with torch.no_grad():
+        ref = torch.nn.functional.cross_entropy(full.model.eval()(full.train.x[idx]), full.train.y[idx])
+    assert abs(m_full["loss"] - float(ref)) < 1e-5
+    assert m_full["test_acc"] == m_sub["test_acc"]               # test metrics: whole test split
+    assert m_sub["loss"] != m_full["loss"] and abs(m_sub["loss"] - m_full["loss"]) < 0.05 * m_full["loss"]
+    assert abs(big.metrics(x)["loss"] - m_full["loss"]) < 1e-6   # m >= n_i: every sample
