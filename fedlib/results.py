@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from . import __version__
 from .experiment import ExperimentConfig, Result, run_config

@@ -63,15 +63,18 @@ def test_run_cached_hits_and_recovers_from_corruption(tmp_path):
                            rounds=20, problem_args=(("num_clients", 5), ("dim", 3), ("seed", 1)),
                            participation_args=(("p", 0.5),), local_steps=2, lr_local=0.05)
     first = fedlib.run_cached(cfg, cache_dir=tmp_path)
-    files = list(tmp_path.glob("*.pt"))
-    assert len(files) == 1 and files[0].stem == cfg.key()
-    mtime = files[0].stat().st_mtime_ns
+    entries = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    assert len(entries) == 1 and entries[0].name == cfg.key()
+    hist = entries[0] / "history.csv"
+    mtime = hist.stat().st_mtime_ns
     again = fedlib.run_cached(cfg, cache_dir=tmp_path)
-    assert files[0].stat().st_mtime_ns == mtime          # served from the cache
+    assert hist.stat().st_mtime_ns == mtime              # served from the store
     pd.testing.assert_frame_equal(first.history, again.history)
     assert torch.equal(first.params, again.params)
-    files[0].write_bytes(b"garbage")                     # corrupt entry -> recomputed
-    fixed = fedlib.run_cached(cfg, cache_dir=tmp_path)
+    (entries[0] / "params.npy").write_bytes(b"garbage")  # corrupt entry -> reported, recomputed
+    (entries[0] / "meta.json").write_text("{")
+    with pytest.warns(RuntimeWarning, match=f"unreadable entry {entries[0]}"):
+        fixed = fedlib.run_cached(cfg, cache_dir=tmp_path)
     assert torch.equal(fixed.params, first.params)
     assert fedlib.run_cached(cfg, cache_dir=tmp_path).history.shape == first.history.shape
 
@@ -79,7 +82,7 @@ def test_run_cached_hits_and_recovers_from_corruption(tmp_path):
 def test_config_key_is_stable_and_sensitive():
     a = ExperimentConfig("fedavg", "quadratic", "full", 10)
     b = ExperimentConfig("fedavg", "quadratic", "full", 10)
-    assert a.key() == b.key() and len(a.key()) == 20
+    assert a.key() == b.key() and a.key().startswith("fedavg-") and len(a.key()) == len("fedavg-") + 16
     assert a.key() != ExperimentConfig("fedavg", "quadratic", "full", 11).key()
     with pytest.raises(AttributeError):
         a.rounds = 3  # frozen
