@@ -30,6 +30,7 @@ from __future__ import annotations
 import gzip
 import os
 import pickle
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,8 +156,18 @@ def _read_idx_set(folder: Path):
 def _read_mnist(root: Path):
     npz = root / "mnist.npz"
     if npz.is_file():
-        with np.load(npz) as z:
-            return {"train": (z["x_train"], z["y_train"]), "test": (z["x_test"], z["y_test"])}
+        keys = ("x_train", "y_train", "x_test", "y_test")
+        try:
+            with np.load(npz, allow_pickle=False) as z:
+                missing = [k for k in keys if k not in z.files]
+                if missing:
+                    raise ValueError(f"mnist: {npz} is not in the Keras layout: it lacks "
+                                     f"{', '.join(missing)} (has {', '.join(z.files) or 'nothing'}; "
+                                     f"expected {', '.join(keys)})")
+                return {"train": (z["x_train"], z["y_train"]), "test": (z["x_test"], z["y_test"])}
+        except (OSError, EOFError, zipfile.BadZipFile) as e:
+            raise ValueError(f"mnist: cannot read {npz} ({type(e).__name__}: {e}); the file is truncated or "
+                             "not an .npz archive: replace it") from None
     return _read_idx_set(root / "MNIST" / "raw")
 
 

@@ -41,6 +41,14 @@ def _as_active(active: np.ndarray) -> np.ndarray:
     if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 1:
         raise ValueError(f"active: expected a non-empty 2-D array [rounds, num_clients], "
                          f"got shape {a.shape}")
+    if a.dtype != bool:
+        if not np.issubdtype(a.dtype, np.number):
+            raise ValueError(f"active: expected participation counts (integers >= 0) or booleans, "
+                             f"got an array of {a.dtype}")
+        bad = ~np.isfinite(a) | (a < 0) | (a != np.round(a))
+        if bad.any():
+            raise ValueError(f"active: expected participation counts (integers >= 0) or booleans, got "
+                             f"{a[bad].ravel()[0]!r} at index {tuple(int(i) for i in np.argwhere(bad)[0])}")
     return a > 0
 
 

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import numbers
 import os
 import tempfile
 import time
@@ -33,6 +34,7 @@ from .engine import get_engine
 from .participation import Schedule, _check_int
 from .participation import _jsonable as _json_value
 from .problems import Problem
+from .problems import available as problems_available
 from .problems import build as build_problem
 
 __all__ = ["ExperimentConfig", "Result", "run", "run_cached", "run_config"]
@@ -63,10 +65,29 @@ class Result:
 
 
 def _positive(name: str, value: float) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0 \
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value > 0 \
             or not math.isfinite(value):
         raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
     return float(value)
+
+
+def _device(device: Any) -> torch.device:
+    """``device`` as a torch.device that exists on this machine, else one clear ValueError."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"device: {device!r} is not a device name (use 'cpu', 'cuda', 'cuda:0', "
+                         "'mps')") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device: {device!r} asked for, but this machine has no CUDA device "
+                             "(torch.cuda.is_available() is False); use 'cpu'")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device: {device!r} does not exist; this machine has "
+                             f"{torch.cuda.device_count()} CUDA device(s)")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device: {device!r} asked for, but MPS is not available here; use 'cpu'")
+    return dev
 
 
 def _schedule(participation_spec: Any, problem: Problem, rounds: int | None,
@@ -107,8 +128,11 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     """Run one algorithm on one problem under one participation schedule.
 
     Args:
-        algorithm: a name from :func:`fedlib.algorithms.available`.
-        problem: a :class:`fedlib.problems.Problem`.
+        algorithm: a name from :func:`fedlib.algorithms.available`, an
+            :class:`~fedlib.algorithms.Algorithm` subclass (registered or not), or an instance
+            (its class and options are used; ``algorithm_options`` add to them).
+        problem: a :class:`fedlib.problems.Problem`, or a name of
+            :func:`fedlib.problems.available` built with its default arguments.
         participation: a :class:`Schedule` (replayed as is), a kind name, or a dict
             ``{"kind": ..., **kind_arguments}`` built with ``seed`` and ``local_steps``.
         rounds: rounds to run (default: the whole schedule; required for a spec).
@@ -142,7 +166,15 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         ValueError: unknown algorithm, engine or schedule; mismatched sizes; non-positive
             learning rates, steps or eval_every; a checkpoint of another run.
     """
+    if isinstance(algorithm, algorithms.Algorithm):
+        algorithm_options = {**algorithm.opts, **algorithm_options}
+        algorithm = type(algorithm)
     cls = algorithms.get(algorithm)
+    if isinstance(problem, str):
+        problem = build_problem(problem)
+    if not isinstance(problem, Problem):
+        raise ValueError(f"problem: expected a fedlib.problems.Problem or a problem name "
+                         f"({', '.join(problems_available())}), got {type(problem).__name__}")
     if lr_schedule not in algorithms.lr_schedules:
         raise ValueError(f"lr_schedule: unknown schedule {lr_schedule!r}; known: "
                          f"{', '.join(algorithms.lr_schedules)}")
@@ -153,7 +185,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         rounds = _check_int("rounds", rounds, 1)
     sched = _schedule(participation, problem, rounds, local_steps, seed)
     eng = get_engine(engine)
-    dev = torch.device(device) if device is not None else problem.device
+    dev = _device(device) if device is not None else problem.device
     x = (problem.initial_params(seed) if x0 is None else torch.as_tensor(x0)).to(dev, problem.dtype)
     if x.shape != (problem.dim,):
         raise ValueError(f"x0: expected shape ({problem.dim},), got {tuple(x.shape)}")

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
+import numbers
 import os
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,9 +59,9 @@ class Schedule:
     spec: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        active = np.ascontiguousarray(self.active, dtype=np.int64)
+        active = np.ascontiguousarray(_integral("active", self.active))
         uplink = np.ascontiguousarray(self.uplink_ok, dtype=bool)
-        steps = np.ascontiguousarray(self.local_steps, dtype=np.int64)
+        steps = np.ascontiguousarray(_integral("local_steps", self.local_steps))
         if active.ndim != 2:
             raise ValueError(f"active: expected a 2-D array [rounds, num_clients], got {active.shape}")
         for name, arr in (("uplink_ok", uplink), ("local_steps", steps)):
@@ -126,9 +129,24 @@ class Schedule:
 
 
 def load(path: str | os.PathLike) -> Schedule:
-    """Load a schedule written by :meth:`Schedule.save`."""
-    with np.load(path, allow_pickle=False) as z:
-        return Schedule(z["active"], z["uplink_ok"], z["local_steps"], json.loads(str(z["spec"])))
+    """Load a schedule written by :meth:`Schedule.save`.
+
+    Raises:
+        ValueError: the file is missing or is not a schedule file (naming the file).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = [k for k in ("active", "uplink_ok", "local_steps", "spec") if k not in z.files]
+            if missing:
+                raise ValueError(f"schedule: {os.fspath(path)} is not a schedule file (it lacks "
+                                 f"{', '.join(missing)}; write one with Schedule.save)")
+            return Schedule(z["active"], z["uplink_ok"], z["local_steps"], json.loads(str(z["spec"])))
+    except (OSError, EOFError, zipfile.BadZipFile, json.JSONDecodeError, ValueError) as e:
+        if str(e).startswith("schedule: "):
+            raise
+        why = str(e).split(".")[0] if str(e) else type(e).__name__
+        raise ValueError(f"schedule: cannot read {os.fspath(path)} as a schedule file written by "
+                         f"Schedule.save ({why})") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -141,6 +159,36 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     if value < low or (high is not None and value > high):
         raise ValueError(f"{name}: must be an integer in {rng}, got {value}")
     return int(value)
+
+
+def _check_real(name: str, value: Any, low: float | None = None, high: float | None = None,
+                low_open: bool = False, high_open: bool = False) -> float:
+    """``value`` as a float if it is a real number (Python or numpy) within the bounds, else one
+    ValueError naming ``name`` and the allowed range."""
+    lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
+    hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
+    allowed = " and ".join(x for x in (lo, hi) if x)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name}: must be a real number{' ' + allowed if allowed else ''}, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or (low is not None and (v <= low if low_open else v < low)) \
+            or (high is not None and (v >= high if high_open else v > high)):
+        raise ValueError(f"{name}: must be a finite number {allowed or ''}, got {value!r}".replace("  ", " "))
+    return v
+
+
+def _integral(name: str, arr: Any) -> np.ndarray:
+    """An int64 copy of ``arr``, refusing entries that are not whole numbers (no truncation)."""
+    a = np.asarray(arr)
+    if a.dtype == bool or np.issubdtype(a.dtype, np.integer):
+        return a.astype(np.int64)
+    if not np.issubdtype(a.dtype, np.number):
+        raise ValueError(f"{name}: expected integer counts, got an array of {a.dtype}")
+    bad = ~np.isfinite(a) | (a != np.round(a))
+    if bad.any():
+        raise ValueError(f"{name}: expected integer counts, got {a[bad].ravel()[0]!r} at index "
+                         f"{tuple(int(i) for i in np.argwhere(bad)[0])}")
+    return a.astype(np.int64)
 
 
 def _check_probs(name: str, p: np.ndarray) -> np.ndarray:
@@ -171,10 +219,16 @@ def _rows(name: str, arr: np.ndarray, rounds: int, n: int, also: str = "") -> np
 
 
 def _weights(name: str, q: Any, n: int) -> np.ndarray:
-    q = np.asarray(q, dtype=float)
+    try:
+        q = np.asarray(q, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected {n} real sampling weights, got {q!r}") from None
     if q.shape != (n,):
         raise ValueError(f"{name}: expected {n} sampling weights (one per client), got shape {q.shape}")
-    if np.any(~np.isfinite(q)) or np.any(q < 0) or not np.isclose(q.sum(), 1.0, atol=1e-8):
+    bad = np.flatnonzero(~np.isfinite(q) | (q < 0))
+    if len(bad):
+        raise ValueError(f"{name}: weights must be finite and >= 0; entry {bad[0]} is {q[bad[0]]:g}")
+    if not np.isclose(q.sum(), 1.0, atol=1e-8):
         raise ValueError(f"{name}: weights must be >= 0 and sum to 1, got sum {q.sum():.6g}")
     return q / q.sum()
 
@@ -542,6 +596,11 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
                          f"{', '.join(sorted(_KINDS))}")
     n = _check_int("num_clients", num_clients, 1)
     t = _check_int("rounds", rounds, 1)
+    need = t * n * 25 / 2**30          # active + local steps (int64), uplink (bool), one float temp
+    limit = float(os.environ.get("FEDLIB_MAX_SCHEDULE_GIB", "8"))
+    if need > limit:
+        raise ValueError(f"rounds x num_clients: a {t:,} x {n:,} schedule needs about {need:,.0f} GiB "
+                         f"(over the limit of {limit:g} GiB; set FEDLIB_MAX_SCHEDULE_GIB to raise it)")
     fn = _KINDS[kind][0]
     params = list(inspect.signature(fn).parameters)[3:]
     unknown = sorted(set(kwargs) - set(params))

@@ -15,6 +15,7 @@ a problem says otherwise).
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from . import models
+from .participation import _check_int, _check_real
 
 __all__ = [
     "LeastSquares",
@@ -137,8 +139,7 @@ class QuadraticForm(Problem):
                                                                                 rel_tol=1e-9):
             raise ValueError("weights: expected N non-negative client weights summing to 1")
         self.weights = w.to(self.device)
-        if sigma < 0:
-            raise ValueError(f"sigma: must be >= 0, got {sigma}")
+        _check_real("sigma", sigma, 0.0)
         self.sigma, self.seed = float(sigma), int(seed)
         self.exact = self.sigma == 0
         self.H_bar = torch.einsum("n,nij->ij", self.weights, self.H)
@@ -211,7 +212,14 @@ def random_quadratic(num_clients: int = 10, dim: int = 5, seed: int = 0, curvatu
                      device="cpu") -> Quadratic:
     """Heterogeneous quadratics: A_i = Q_i diag(U(curvature)) Q_i^T with random rotations Q_i,
     c_i ~ N(0, spread^2 I). Seeded by ``numpy.random.default_rng(seed)``."""
-    rng = np.random.default_rng(seed)
+    num_clients, dim = _check_int("num_clients", num_clients, 1), _check_int("dim", dim, 1)
+    if not (isinstance(curvature, (tuple, list)) and len(curvature) == 2):
+        raise ValueError(f"curvature: expected (low, high) with 0 < low <= high, got {curvature!r}")
+    lo = _check_real("curvature", curvature[0], 0.0, low_open=True)
+    _check_real("curvature", curvature[1], lo)
+    _check_real("spread", spread, 0.0)
+    _check_real("sigma", sigma, 0.0)
+    rng = np.random.default_rng(_check_int("seed", seed, 0))
     q, _ = np.linalg.qr(rng.standard_normal((num_clients, dim, dim)))
     lam = rng.uniform(*curvature, size=(num_clients, dim))
     A = np.einsum("nij,nj,nkj->nik", q, lam, q)
@@ -277,7 +285,9 @@ def focus_toy_data(n: int = 8000, d: int = 50, num_clients: int = 16, seed: int 
     Returns:
         (A [n, d], b [n], client_of_row [n]) as numpy arrays.
     """
-    rs = np.random.RandomState(seed)
+    n, d = _check_int("n", n, 1), _check_int("d", d, 1)
+    _check_int("num_clients", num_clients, 1, n)
+    rs = np.random.RandomState(_check_int("seed", seed, 0))
     u = rs.rand(n)
     A = np.diag((u + 1) / 2) @ rs.randn(n, d)
     x_o = rs.randn(d)
@@ -375,8 +385,7 @@ class Neural(Problem):
             raise ValueError(f"train_eval_per_client: must be a positive int or None, got "
                              f"{train_eval_per_client!r}")
         self.train_eval_per_client = train_eval_per_client
-        if batch_size < 1:
-            raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
+        batch_size = _check_int("batch_size", batch_size, 1)
         self.batch_size, self.seed, self.eval_batch = int(batch_size), int(seed), int(eval_batch)
         self.per_sample_loss = loss or (lambda logits, y: nn.functional.cross_entropy(
             logits, y, reduction="none"))
@@ -593,6 +602,13 @@ def available() -> dict[str, str]:
 
 def build(name: str, **kwargs) -> Problem:
     """Build a registered problem by name (see :func:`available`)."""
-    if name not in _BUILDERS:
+    if not isinstance(name, str) or name not in _BUILDERS:
         raise ValueError(f"problem: unknown problem {name!r}; known problems: {', '.join(sorted(_BUILDERS))}")
-    return _BUILDERS[name][0](**kwargs)
+    fn = _BUILDERS[name][0]
+    params = inspect.signature(fn).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        unknown = sorted(set(kwargs) - set(params))
+        if unknown:
+            raise ValueError(f"{unknown[0]}: not an argument of problem {name!r}; its arguments: "
+                             f"{', '.join(params)}")
+    return fn(**kwargs)

@@ -522,7 +522,12 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | None = None, rtol: fl
     """
     if not isinstance(entry, Entry):
         p = Path(entry)
-        entry = Store(p.parent).read(p.name)
+        if not (p / "meta.json").is_file():
+            raise ValueError(f"entry: {p} is not a stored run (no meta.json there)")
+        try:
+            entry = Store(p.parent).read(p.name)
+        except CorruptEntry as e:
+            raise ValueError(f"entry: {e}") from None
     h = entry.history
     if entry.status == "error" or not len(h):
         raise ValueError(f"entry: {entry.path} holds a failed run; nothing to verify")

@@ -106,3 +106,26 @@ def test_run_cached_builds_named_problems_on_a_device(problem, args, tmp_path):
                            participation_args=(("per_round", 2),), local_steps=2, lr_local=1e-3)
     res = fedlib.run_cached(cfg, cache_dir=tmp_path, device="cpu")
     assert list(res.history["round"]) == [0, 1, 2, 3] and res.params.device.type == "cpu"
+
+
+def test_a_non_finite_metric_with_a_finite_model_is_divergence(quad):
+    """The iterates grow ~5x per step: x^T A x overflows (loss = inf) long before x itself does."""
+    with pytest.warns(RuntimeWarning, match="diverged") as record:
+        res = fedlib.run("fedavg", quad, "full", rounds=2000, lr_local=3.0, local_steps=1, progress=False)
+    assert len([w for w in record if "diverged" in str(w.message)]) == 1          # warned once
+    assert res.diverged and bool(torch.isfinite(res.params).all())
+    last = res.history.iloc[-1]
+    assert not np.isfinite(last["loss"]) and res.info["diverged_at"] == last["round"] < 2000
+    assert np.isfinite(res.history["loss"].iloc[:-1]).all()                       # rows before it kept
+
+
+def test_run_accepts_names_classes_and_instances(quad):
+    from fedlib import algorithms
+    by_name = fedlib.run("fedavg", quad, "full", rounds=3, progress=False, lr_local=0.1)
+    by_class = fedlib.run(algorithms.get("fedavg"), quad, "full", rounds=3, progress=False, lr_local=0.1)
+    inst = algorithms.get("fedavg")(quad, None, aggregation="all")
+    by_inst = fedlib.run(inst, quad, "full", rounds=3, progress=False, lr_local=0.1)
+    assert torch.equal(by_name.params, by_class.params)
+    assert by_inst.info["options"] == {"aggregation": "all"}
+    named = fedlib.run("fedavg", "quadratic", "full", rounds=2, progress=False)
+    assert named.info["problem"]["num_clients"] == problems.random_quadratic().num_clients

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -71,6 +72,14 @@ class Algorithm:
         if unknown:
             raise ValueError(f"{unknown[0]}: not an option of algorithm {self.name!r}; its options: "
                              f"{', '.join(self.options) or '(none)'}")
+        if "momentum" in options:
+            m = options["momentum"]
+            if isinstance(m, bool) or not isinstance(m, numbers.Real) or not 0 <= float(m) < 1:
+                raise ValueError(f"momentum: must be a real number in [0, 1), got {m!r}")
+        if "prox_mu" in options:
+            mu = options["prox_mu"]
+            if isinstance(mu, bool) or not isinstance(mu, numbers.Real) or not 0 <= float(mu) < math.inf:
+                raise ValueError(f"prox_mu: must be a finite real number >= 0, got {mu!r}")
         self.problem, self.engine = problem, engine
         self.N = problem.num_clients
         self.opts = options
@@ -168,6 +177,8 @@ def get(name: str | type[Algorithm]) -> type[Algorithm]:
     """The algorithm class registered as ``name`` (an Algorithm subclass is returned as is)."""
     if isinstance(name, type) and issubclass(name, Algorithm):
         return name
+    if isinstance(name, Algorithm):
+        return type(name)
     if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(f"algorithm: unknown algorithm {name!r}; known algorithms: "
                          f"{', '.join(sorted(_REGISTRY))}")

@@ -1,0 +1,247 @@
+"""A catalogue of bad inputs across the package: each raises the right exception with one message
+that names the field (or the file), and nothing is written or changed on the way."""
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import fedlib
+from fedlib import (
+    ExperimentConfig,
+    algorithms,
+    data,
+    delays,
+    models,
+    participation,
+    partition,
+    problems,
+    results,
+)
+from fedlib.algorithms import Algorithm, register
+
+ROOT = Path(__file__).resolve().parents[1]
+QUAD = problems.random_quadratic(num_clients=4, dim=3, seed=0)
+LABELS = np.repeat(np.arange(10), 20)
+BASE = ExperimentConfig("fedavg", "quadratic", "full", 3, problem_args={"num_clients": 4, "dim": 3})
+
+
+def _files(tmp: Path):
+    return sorted(p for p in tmp.rglob("*"))
+
+
+def _write_truncated_npz(tmp: Path) -> Path:
+    d = tmp / "trunc"
+    d.mkdir()
+    np.savez(d / "mnist.npz", x_train=np.zeros((4, 28, 28), np.uint8), y_train=np.zeros(4, np.uint8),
+             x_test=np.zeros((2, 28, 28), np.uint8), y_test=np.zeros(2, np.uint8))
+    blob = (d / "mnist.npz").read_bytes()
+    (d / "mnist.npz").write_bytes(blob[: len(blob) // 2])
+    return d
+
+
+def _write_other_keys_npz(tmp: Path) -> Path:
+    d = tmp / "keys"
+    d.mkdir()
+    np.savez(d / "mnist.npz", images=np.zeros((4, 28, 28), np.uint8))
+    return d
+
+
+def _garbage(tmp: Path) -> Path:
+    f = tmp / "schedule.npz"
+    f.write_bytes(b"this is not a schedule")
+    return f
+
+
+def _error_entry(tmp: Path) -> Path:
+    st = tmp / "store"
+    fedlib.sweep([BASE.replace(participation="uniform", participation_args={"per_round": 9})], st,
+                 progress=False)
+    return next(p for p in st.iterdir() if not p.name.startswith("."))
+
+
+class _Mine(Algorithm):
+    name = "fedavg"
+    description = "a user's algorithm that clashes with a built-in name"
+
+
+def _run(**kw):
+    args = dict(algorithm="fedavg", problem=QUAD, participation="full", rounds=2, progress=False)
+    args.update(kw)
+    return fedlib.run(**args)
+
+
+# (id, function of tmp_path, exception type, regex the message must match at its start)
+CASES = [
+    # participation
+    ("kind", lambda t: participation.build("sometimes", 10, 5), ValueError, "kind: unknown"),
+    ("num_clients", lambda t: participation.build("uniform", 0, 5, per_round=1), ValueError, "num_clients"),
+    ("rounds", lambda t: participation.build("uniform", 10, 0, per_round=2), ValueError, "rounds"),
+    ("per_round>N", lambda t: participation.build("uniform", 10, 5, per_round=11), ValueError, "per_round"),
+    ("per_round str", lambda t: participation.build("uniform", 10, 5, per_round="2"), ValueError, "per_round"),
+    ("p>1", lambda t: participation.build("bernoulli", 10, 5, p=1.5), ValueError, "p:"),
+    ("p shape", lambda t: participation.build("bernoulli", 10, 5, p=[0.5] * 3), ValueError, "p:"),
+    ("p missing", lambda t: participation.build("bernoulli", 10, 5), ValueError, "p:"),
+    ("uplink_p", lambda t: participation.build("full", 10, 5, uplink_p=0.0), ValueError, "uplink_p"),
+    ("local_steps", lambda t: participation.build("full", 10, 5, local_steps=0), ValueError, "local_steps"),
+    ("unknown arg", lambda t: participation.build("full", 10, 5, colour=1), ValueError, "colour"),
+    ("seed", lambda t: participation.build("full", 10, 5, seed=-1), ValueError, "seed"),
+    ("q negative", lambda t: participation.build("weighted", 4, 5, per_round=2, q=[0.5, 0.7, -0.2, 0.0]),
+     ValueError, r"q: .*entry 2 .*-0\.2"),
+    ("huge schedule", lambda t: participation.build("uniform", 10**6, 10**6, per_round=1), ValueError,
+     r"rounds x num_clients: .*GiB"),
+    ("active fraction", lambda t: participation.Schedule([[0.7, 1.0]], [[True, True]], [[1, 1]]),
+     ValueError, "active: .*integer"),
+    ("active negative", lambda t: participation.Schedule([[1, -1]], [[True, True]], [[1, 1]]), ValueError,
+     "active"),
+    ("uplink shape", lambda t: participation.Schedule([[1, 1]], [[True]], [[1, 1]]), ValueError, "uplink_ok"),
+    ("steps fraction", lambda t: participation.Schedule([[1, 1]], [[True, True]], [[1.5, 1]]), ValueError,
+     "local_steps"),
+    ("garbage schedule file", lambda t: participation.load(_garbage(t)), ValueError,
+     r"schedule: .*schedule\.npz"),
+    ("missing schedule file", lambda t: participation.load(t / "none.npz"), ValueError, r"schedule: .*none\.npz"),
+    # delays
+    ("delay fractions", lambda t: delays.delay_metrics(np.array([[0.5, 1.0]])), ValueError, "active: .*count"),
+    ("delay 1-D", lambda t: delays.delay_metrics(np.ones(5)), ValueError, "active"),
+    ("delay negative", lambda t: delays.delay_metrics(np.array([[-1, 1]])), ValueError, "active"),
+    # problems
+    ("focus_toy N=0", lambda t: problems.build("focus_toy", num_clients=0), ValueError, "num_clients"),
+    ("focus_toy N>n", lambda t: problems.build("focus_toy", n=10, num_clients=11), ValueError, "num_clients"),
+    ("problem name", lambda t: problems.build("cubic"), ValueError, "problem: unknown"),
+    ("quadratic N=0", lambda t: problems.random_quadratic(num_clients=0), ValueError, "num_clients"),
+    ("quadratic dim", lambda t: problems.random_quadratic(dim=-1), ValueError, "dim"),
+    ("quadratic sigma", lambda t: problems.random_quadratic(sigma=-1.0), ValueError, "sigma"),
+    ("quadratic curvature", lambda t: problems.random_quadratic(curvature=(0.0, 1.0)), ValueError,
+     "curvature"),
+    ("Quadratic A", lambda t: problems.Quadratic(-np.eye(2)[None], np.zeros((1, 2))), ValueError, "A:"),
+    ("dataset name", lambda t: problems.neural(dataset="imagenet"), ValueError, "dataset: unknown"),
+    ("model name", lambda t: problems.neural(dataset="digits", model="vgg"), ValueError, "model: unknown"),
+    ("partition name", lambda t: problems.neural(dataset="digits", partition="random"), ValueError,
+     "partition: unknown"),
+    ("model shape", lambda t: problems.neural(dataset="digits", model="fedsum_cifar10_cnn"), ValueError,
+     "model: .*expects"),
+    ("batch_size str", lambda t: problems.digits_cnn(batch_size="64"), ValueError, "batch_size"),
+    ("batch_size 0", lambda t: problems.digits_cnn(batch_size=0), ValueError, "batch_size"),
+    ("alpha str", lambda t: problems.neural(dataset="digits", num_clients=5, alpha="0.1"), ValueError, "alpha"),
+    ("alpha negative", lambda t: problems.neural(dataset="digits", num_clients=5, alpha=-1.0), ValueError,
+     "alpha"),
+    ("train_eval", lambda t: problems.digits_cnn(num_clients=5, train_eval_per_client=0), ValueError,
+     "train_eval_per_client"),
+    # data
+    ("truncated npz", lambda t: data.load("mnist", data_root=_write_truncated_npz(t)), ValueError,
+     r"mnist: .*trunc/mnist\.npz"),
+    ("npz keys", lambda t: data.load("mnist", data_root=_write_other_keys_npz(t)), ValueError,
+     r"mnist: .*keys/mnist\.npz.*x_train"),
+    ("dataset unknown", lambda t: data.load("imagenet"), ValueError, "dataset: unknown"),
+    ("synthetic unknown", lambda t: data.synthetic_like("imagenet"), ValueError, "dataset: unknown"),
+    ("data missing", lambda t: data.load("svhn", data_root=t), data.DataNotFoundError, "svhn"),
+    # partition
+    ("partition unknown", lambda t: partition.build("random", LABELS, 10), ValueError, "partition: unknown"),
+    ("partition N=0", lambda t: partition.build("dirichlet", LABELS, 0, alpha=0.1), ValueError, "num_clients"),
+    ("majority N", lambda t: partition.build("majority_label", LABELS, 7), ValueError, "num_clients"),
+    ("partition alpha str", lambda t: partition.build("dirichlet", LABELS, 5, alpha="0.1"), ValueError, "alpha"),
+    ("partition arg", lambda t: partition.build("iid", LABELS, 5, alpha=0.1), ValueError, "alpha"),
+    # models
+    ("model unknown", lambda t: models.build("vgg"), ValueError, "model: unknown"),
+    ("resnet norm", lambda t: models.build("resnet18", norm="layer"), ValueError, "norm"),
+    ("dropout", lambda t: models.build("fedsum_mnist_cnn", dropout=1.5), ValueError, "dropout"),
+    # algorithms
+    ("not an option", lambda t: _run(algorithm="fedsum", momentum=0.9), ValueError, "momentum: not an option"),
+    ("momentum<0", lambda t: _run(momentum=-3.0), ValueError, r"momentum: .*\[0, 1\)"),
+    ("momentum>=1", lambda t: _run(momentum=1.0), ValueError, r"momentum: .*\[0, 1\)"),
+    ("prox_mu<0", lambda t: _run(prox_mu=-50.0), ValueError, "prox_mu: .*>= 0"),
+    ("register clash", lambda t: register(_Mine), ValueError, "name: algorithm 'fedavg' is already registered"),
+    ("algorithm unknown", lambda t: algorithms.get("fedfoo"), ValueError, "algorithm: unknown"),
+    ("aggregation", lambda t: _run(aggregation="median"), ValueError, "aggregation"),
+    ("algorithm type", lambda t: _run(algorithm=3), ValueError, "algorithm"),
+    # run
+    ("lr_local 0", lambda t: _run(lr_local=0.0), ValueError, "lr_local"),
+    ("lr_local str", lambda t: _run(lr_local="0.1"), ValueError, "lr_local"),
+    ("lr_global nan", lambda t: _run(lr_global=float("nan")), ValueError, "lr_global"),
+    ("device cuda", lambda t: _run(device="cuda") if not torch.cuda.is_available() else _run(device="cuda:99"),
+     ValueError, "device"),
+    ("device name", lambda t: _run(device="gpu-please"), ValueError, "device"),
+    ("problem name run", lambda t: _run(problem="cubic"), ValueError, "problem: unknown"),
+    ("problem type", lambda t: _run(problem=42), ValueError, "problem: expected"),
+    ("eval_every", lambda t: _run(eval_every=0), ValueError, "eval_every"),
+    ("x0 shape", lambda t: _run(x0=torch.zeros(5)), ValueError, "x0"),
+    ("checkpoint_every", lambda t: _run(checkpoint_every=0), ValueError, "checkpoint_every"),
+    ("engine", lambda t: _run(engine="turbo"), ValueError, "engine"),
+    ("schedule size", lambda t: _run(participation=participation.build("full", 5, 3)), ValueError,
+     "participation"),
+    # sweep, configs, store
+    ("sweep algorithm", lambda t: fedlib.sweep([BASE, BASE.replace(algorithm="x")], t / "s", progress=False),
+     ValueError, r"configs\[1\]\.algorithm"),
+    ("sweep store", lambda t: fedlib.sweep([BASE], _garbage(t) / "sub", progress=False), ValueError, "store"),
+    ("sweep item", lambda t: fedlib.sweep(["fedavg"], t / "s", progress=False), ValueError, r"configs\[0\]"),
+    ("grid axis", lambda t: fedlib.grid(BASE, colour=["red"]), ValueError, "colour"),
+    ("config field", lambda t: ExperimentConfig.from_dict({**BASE.to_dict(), "colour": 1}), ValueError,
+     "colour"),
+    ("config args", lambda t: ExperimentConfig("fedavg", "quadratic", "full", 3, problem_args=5), ValueError,
+     "problem_args"),
+    ("config rounds", lambda t: BASE.replace(rounds=0).validate(), ValueError, r"config\.rounds"),
+    ("verify error entry", lambda t: fedlib.verify(_error_entry(t)), ValueError, "entry: .*failed run"),
+    ("verify missing", lambda t: fedlib.verify(t / "nothing-here"), ValueError, r"entry: .*nothing-here"),
+    ("profile", lambda t: results.check_profile("full"), ValueError, "profile"),
+]
+
+
+def _snapshot():
+    out = {}
+    for top in ("figures", "results", "notebooks"):
+        for p in (ROOT / top).rglob("*"):
+            if p.is_file():
+                out[p] = p.stat().st_mtime_ns
+    return out
+
+
+_BEFORE = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _project_untouched():
+    _BEFORE.update(_snapshot())
+    yield
+    assert _snapshot() == _BEFORE, "a bad input wrote or changed a project file"
+
+
+def test_catalogue_has_at_least_fifty_cases():
+    assert len(CASES) >= 50 and len({c[0] for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_one_clear_error_and_writes_nothing(case, tmp_path, monkeypatch):
+    _, fn, exc, pattern = case
+    monkeypatch.chdir(tmp_path)
+    before = set(_files(tmp_path))
+    registry = dict(algorithms.base._REGISTRY)
+    with pytest.raises(exc) as info:
+        fn(tmp_path)
+    msg = str(info.value)
+    assert "\n" not in msg.strip(), msg                        # one line
+    assert re.match(pattern, msg), msg
+    assert algorithms.base._REGISTRY == registry              # nothing registered or replaced
+    made = set(_files(tmp_path)) - before
+    inputs = {"trunc", "keys", "schedule.npz", "store"}        # files the case itself created as input
+    stray = [p for p in made if p.relative_to(tmp_path).parts[0] not in inputs]
+    assert not stray, stray
+    for store in (tmp_path / "s",):                           # refused sweeps leave no entry
+        assert not store.exists() or not [p for p in store.iterdir() if not p.name.startswith(".")]
+
+
+def test_garbage_input_files_are_named(tmp_path):
+    f = _garbage(tmp_path)
+    with pytest.raises(ValueError) as info:
+        participation.load(f)
+    assert str(f) in str(info.value)
+    assert json.dumps(str(f))                                  # path is printable
+
+
+def test_real_numbers_of_any_type_are_accepted():
+    r = _run(lr_local=np.float32(0.1), lr_global=np.float64(1.0))
+    assert r.info["lr_local"] == pytest.approx(0.1)
+    assert problems.digits_cnn(num_clients=5, batch_size=np.int64(8)).batch_size == 8
+    assert len(participation.build("uniform", np.int64(5), np.int32(3), per_round=np.int64(2)).active) == 3
