@@ -63,6 +63,16 @@ class Result:
     algorithm: Any = None
     schedule: Schedule | None = None
 
+    def __repr__(self) -> str:
+        h = self.history
+        rounds = int(h["round"].iloc[-1]) if len(h) and "round" in h else 0
+        last = h.iloc[-1] if len(h) else {}
+        shown = [m for m in ("loss", "test_acc", "rel_dist_to_opt", "grad_norm_sq") if m in h]
+        metrics = ", ".join(f"{m}={float(last[m]):.4g}" for m in shown)
+        name = self.info.get("algorithm") or self.info.get("config", {}).get("algorithm", "?")
+        return (f"Result(algorithm={name!r}, rounds={rounds}, {metrics}{', ' if metrics else ''}"
+                f"diverged={self.diverged})")
+
 
 def _positive(name: str, value: float) -> float:
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value > 0 \

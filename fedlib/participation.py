@@ -550,9 +550,24 @@ def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds:
     return np.array(out, dtype=np.int64)
 
 
+def arguments(kind: str) -> dict[str, Any]:
+    """The arguments of a participation kind with their defaults (``inspect.Parameter.empty``
+    for required ones), e.g. ``arguments("uniform") == {"per_round": <required>}``. Every kind
+    also takes ``local_steps``, ``local_steps_range`` and ``uplink_p`` (see :func:`build`)."""
+    if kind not in _KINDS:
+        raise ValueError(f"kind: unknown participation kind {kind!r}; known kinds: "
+                         f"{', '.join(sorted(_KINDS))}")
+    return {p: v.default for p, v in list(inspect.signature(_KINDS[kind][0]).parameters.items())[3:]}
+
+
+def _signature(kind: str) -> str:
+    parts = [p if d is inspect.Parameter.empty else f"{p}={d!r}" for p, d in arguments(kind).items()]
+    return ", ".join(parts) or "no arguments"
+
+
 def available() -> dict[str, str]:
-    """Names of the participation kinds with a one-line description each."""
-    return {name: desc for name, (_, desc) in _KINDS.items()}
+    """Names of the participation kinds, each with a one-line description and its arguments."""
+    return {name: f"{desc} [{_signature(name)}]" for name, (_, desc) in _KINDS.items()}
 
 
 def _jsonable(value: Any) -> Any:
@@ -624,3 +639,14 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
             "local_steps_range": _jsonable(local_steps_range),
             **{k: _jsonable(v) for k, v in kwargs.items()}}
     return Schedule(active, uplink, steps, spec)
+
+
+def _document_kinds() -> None:
+    """Append the table of kinds and their arguments to :func:`build`'s docstring."""
+    lines = ["", "    Kinds and their arguments (``participation.arguments(kind)``):", ""]
+    for name, (_, desc) in _KINDS.items():
+        lines.append(f"    - ``{name}`` ({_signature(name)}): {desc}")
+    build.__doc__ = (build.__doc__ or "") + "\n".join(lines) + "\n"
+
+
+_document_kinds()

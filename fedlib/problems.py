@@ -38,6 +38,7 @@ __all__ = [
     "build",
     "focus_toy_data",
     "neural",
+    "quadratic",
     "random_quadratic",
 ]
 
@@ -226,6 +227,10 @@ def random_quadratic(num_clients: int = 10, dim: int = 5, seed: int = 0, curvatu
     A = 0.5 * (A + A.transpose(0, 2, 1))
     c = spread * rng.standard_normal((num_clients, dim))
     return Quadratic(A, c, sigma=sigma, seed=seed, dtype=dtype, device=device)
+
+
+#: the registry name of :func:`random_quadratic` (``problems.build("quadratic", ...)``)
+quadratic = random_quadratic
 
 
 class LeastSquares(QuadraticForm):
@@ -523,6 +528,13 @@ class Neural(Problem):
         test_loss, test_acc = self._evaluate(x, self.test.x, self.test.y)
         return {"loss": train_loss, "train_acc": train_acc, "test_loss": test_loss,
                 "test_acc": test_acc}
+
+    def __repr__(self) -> str:
+        names = getattr(self, "names_spec", {})
+        model = names.get("model", type(self.model).__name__)
+        return (f"Neural(dataset={names.get('dataset', '?')!r}, model={model!r}, "
+                f"partition={names.get('partition', '?')!r}, N={self.num_clients}, p={self.dim:,}, "
+                f"batch_size={self.batch_size}, device={str(self.device)!r})")
 
     def spec(self):
         return {**super().spec(), "model": type(self.model).__name__, "batch_size": self.batch_size,

@@ -227,3 +227,14 @@ def test_uniform_every_subset_size(n, t, seed):
     assert (sched.active.sum(1) == s).all()
     m = delays.delay_metrics(sched.active)
     assert 0 <= m.tau_avg <= m.tau_max
+
+
+def test_kinds_document_their_arguments():
+    import inspect
+    assert participation.arguments("uniform") == {"per_round": inspect.Parameter.empty}
+    assert participation.arguments("markov")["on_rate"] == 0.05
+    assert "[per_round]" in participation.available()["uniform"]
+    for kind in participation.available():
+        assert f"``{kind}``" in participation.build.__doc__
+    with pytest.raises(ValueError, match="^kind"):
+        participation.arguments("sometimes")

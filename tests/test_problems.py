@@ -136,3 +136,10 @@ def test_neural_strategies_agree(tiny_cnn):
     with pytest.raises(ValueError, match="^strategy"):
         problems.Neural(models.build('fedsum_mnist_cnn'), p.partition, (p.train.x, p.train.y),
                         (p.test.x, p.test.y), strategy="magic")
+
+
+def test_registry_names_agree_with_functions_and_reprs_are_short():
+    assert problems.quadratic is problems.random_quadratic
+    assert set(problems.available()) <= set(dir(problems)) | {"focus_toy"}
+    p = problems.digits_cnn(num_clients=5)
+    assert repr(p).startswith("Neural(dataset='digits', model='fedsum_mnist_cnn'") and "N=5" in repr(p)

@@ -169,8 +169,11 @@ def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
 
 
 def available() -> dict[str, str]:
-    """Registered algorithms with their one-line descriptions."""
-    return {k: v.description for k, v in sorted(_REGISTRY.items())}
+    """Registered algorithms, each with its one-line description and its options
+    (``get(name).options``; the class docstring, ``help(fedlib.algorithms.get(name))``, explains
+    them)."""
+    return {k: f"{v.description} [options: {', '.join(v.options) or 'none'}]"
+            for k, v in sorted(_REGISTRY.items())}
 
 
 def get(name: str | type[Algorithm]) -> type[Algorithm]:
