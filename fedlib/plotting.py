@@ -40,6 +40,50 @@ def output_dir(out_dir: str | os.PathLike) -> Path:
     return p
 
 
+def notebook_defaults(notebook: str) -> dict:
+    """The literal defaults of a notebook's ``parameters`` cell, read from
+    ``notebooks/<notebook>.ipynb`` (or its ``.py`` pair) of the project."""
+    import json
+    root = project_root(Path(__file__).parent)
+    ipynb = root / "notebooks" / f"{notebook}.ipynb"
+    if ipynb.exists():
+        cells = json.loads(ipynb.read_text())["cells"]
+        src = next(("".join(c["source"]) for c in cells
+                    if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    else:
+        text = (root / "notebooks" / f"{notebook}.py").read_text()
+        src = text.split('# %% tags=["parameters"]', 1)[1].split("# %%", 1)[0]
+    if src is None:
+        raise ValueError(f"notebook: {ipynb} has no cell tagged 'parameters'")
+    ns: dict = {}
+    exec(compile(src, f"{notebook} parameters", "exec"), ns)   # literals only, by convention
+    return {k: v for k, v in ns.items() if not k.startswith("__")}
+
+
+def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
+                        ignore: tuple[str, ...] = ("progress", "out_dir")) -> str:
+    """Where a notebook writes its figures and tables.
+
+    ``out_dir`` if given; else ``figures/<notebook>`` -- the committed figures -- only when
+    every parameter has its default value (``ignore`` lists parameters that do not change
+    results); else ``results/notebooks/<notebook>-<overrides>/``, so that a run with other
+    parameters (``papermill -p ...``) never overwrites the committed figures. Prints the choice.
+    """
+    if out_dir:
+        return out_dir
+    defaults = notebook_defaults(notebook)
+    changed = {k: params[k] for k, v in defaults.items()
+               if k not in ignore and k in params and params[k] != v}
+    if not changed:
+        return f"figures/{notebook}"
+    tag = "-".join(f"{k}={v}" for k, v in sorted(changed.items()))
+    tag = "".join(c if c.isalnum() or c in "=-_." else "_" for c in tag)[:120]
+    target = f"results/notebooks/{notebook}-{tag}"
+    print(f"parameters differ from the defaults ({', '.join(f'{k}={v!r}' for k, v in changed.items())}): "
+          f"figures and tables go to {target}/, not to the committed figures/{notebook}/")
+    return target
+
+
 def save_figure(fig: plt.Figure, out_dir: str | os.PathLike, name: str) -> list[Path]:
     """Write ``fig`` as ``name.png`` and ``name.pdf`` under ``out_dir``; returns the paths.
 

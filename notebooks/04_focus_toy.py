@@ -1,10 +1,14 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: -papermill,-execution
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -papermill,-widgets
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -30,13 +34,13 @@
 # method of a panel replays the same `Schedule`.
 
 # %% tags=["parameters"]
-profile = "quick"        # "quick" and "paper" are the same here: the toy runs at full scale
-rounds = 500
-local_steps = 3
-seed = 0
-eval_every = 1
-out_dir = "figures/04_focus_toy"
-progress = False
+profile: str = "quick"  # quick and paper are the same here: the toy runs at full scale
+rounds: int = 500  # communication rounds T
+local_steps: int = 3  # local steps K of every method
+seed: int = 0  # seed of the participation draws
+eval_every: int = 1  # rounds between evaluations
+out_dir: str = ""  # empty: figures/04_focus_toy at the default parameters, else results/notebooks/
+progress: bool = False  # progress bars
 
 # %%
 import matplotlib.pyplot as plt
@@ -48,6 +52,7 @@ import fedlib
 from fedlib import participation, plotting, problems
 
 plotting.set_style()
+out_dir = plotting.notebook_output_dir("04_focus_toy", globals(), out_dir)
 if profile not in ("quick", "paper"):
     raise ValueError(f"profile: must be 'quick' or 'paper', got {profile!r}")
 A, b, owner = problems.focus_toy_data()           # n = 8000, d = 50, N = 16, seed 1234

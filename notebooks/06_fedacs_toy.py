@@ -1,10 +1,14 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: -papermill,-execution
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: -papermill,-widgets
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -32,14 +36,14 @@
 # problem instance (curvatures, optima, $p_i$, $\tau_i$) is ours: the paper's numbers were lost.
 
 # %% tags=["parameters"]
-profile = "quick"            # "quick" or "paper" (longer runs, tighter simulated averages)
-num_clients = 10
-dim = 2
-lr = 0.02                    # eta_l, all methods; eta_g = 1
-draws = 10                   # FedACS: K draws with replacement per round
-seed = 0
-out_dir = "figures/06_fedacs_toy"
-progress = False
+profile: str = "quick"  # quick or paper (longer runs, tighter simulated averages)
+num_clients: int = 10  # N
+dim: int = 2  # dimension of the quadratic model
+lr: float = 0.02  # eta_l of all methods; eta_g is 1
+draws: int = 10  # FedACS: K draws with replacement per round
+seed: int = 0  # seed of the problem and the participation draws
+out_dir: str = ""  # empty: figures/06_fedacs_toy at the default parameters, else results/notebooks/
+progress: bool = False  # progress bars
 
 # %%
 import matplotlib.pyplot as plt
@@ -51,6 +55,7 @@ import fedlib
 from fedlib import participation, plotting, problems, theory
 
 plotting.set_style()
+out_dir = plotting.notebook_output_dir("06_fedacs_toy", globals(), out_dir)
 ROUNDS = {"quick": 1500, "paper": 6000}
 if profile not in ROUNDS:
     raise ValueError(f"profile: must be one of {sorted(ROUNDS)}, got {profile!r}")

@@ -1,0 +1,51 @@
+"""Notebook conventions: parameters papermill can read, and runs with other parameters never
+touching the committed figures."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fedlib import plotting
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS)
+def test_every_parameter_is_typed_and_commented_for_papermill(nb):
+    import papermill
+    params = papermill.inspect_notebook(str(ROOT / "notebooks" / f"{nb}.ipynb"))
+    defaults = plotting.notebook_defaults(nb)
+    assert list(params) == list(defaults)                         # papermill parsed every line
+    for p in params.values():
+        assert p["inferred_type_name"] not in ("None", "") and p["help"], p
+    assert defaults["profile"] == "quick" and defaults["out_dir"] == ""
+
+
+def test_output_dir_is_committed_only_at_the_defaults():
+    d = plotting.notebook_defaults("01_participation_delays")
+    assert plotting.notebook_output_dir("01_participation_delays", d) == "figures/01_participation_delays"
+    assert plotting.notebook_output_dir("01_participation_delays", {**d, "progress": True}) \
+        == "figures/01_participation_delays"
+    other = plotting.notebook_output_dir("01_participation_delays", {**d, "per_round": 10})
+    assert other == "results/notebooks/01_participation_delays-per_round=10"
+    assert plotting.notebook_output_dir("01_participation_delays", {**d, "per_round": 10}, "x/y") == "x/y"
+
+
+def test_papermill_with_other_parameters_leaves_figures_alone(tmp_path):
+    env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path)}
+    out = tmp_path / "out.ipynb"
+    subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks/01_participation_delays.ipynb"),
+                    str(out), "-k", "python3", "--cwd", str(ROOT / "notebooks"), "-p", "per_round", "10",
+                    "-p", "heatmap_rounds", "20", "--no-progress-bar"], env=env, check=True,
+                   capture_output=True)
+    assert not (tmp_path / "figures").exists()
+    written = tmp_path / "results/notebooks/01_participation_delays-heatmap_rounds=20-per_round=10"
+    assert (written / "delay_table.csv").exists() and (written / "delays_vs_T.png").exists()
+    cells = json.loads(out.read_text())["cells"]
+    text = "".join("".join(o.get("text", "")) for c in cells for o in c.get("outputs", []))
+    assert "N = 100, S = 10" in text                           # commentary follows the parameters
