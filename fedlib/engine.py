@@ -133,11 +133,11 @@ class ReferenceEngine:
         gsum = torch.zeros_like(x0)
         model.train()
         for k in range(K):
-            idx, w = problem.batch_indices(client, round, k)
+            idx = problem.sample_indices(client, round, k)
             opt.zero_grad()
-            with dropout_masks(problem.dropout_masks(client, round, k, len(idx))):
+            with dropout_masks(problem.dropout_masks(client, round, k)):
                 out = model(problem.train.x[idx])
-            loss = (problem.per_sample_loss(out, problem.train.y[idx]) * w).sum() / w.sum()
+            loss = problem.per_sample_loss(out, problem.train.y[idx]).mean()
             loss.backward()
             gsum += torch.cat([p.grad.reshape(-1) for p in model.parameters()])
             for j, p in enumerate(model.parameters()):

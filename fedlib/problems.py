@@ -368,6 +368,7 @@ class Neural(Problem):
             raise ValueError(f"strategy: must be one of auto, vmap, loop; got {strategy!r}")
         self.strategy = strategy if strategy != "auto" else (
             "loop" if self.device.type == "cpu" else "vmap")
+        self.channels_last = False
         self.model = model.to(self.device)
         self.names = [n for n, _ in model.named_parameters()]
         self.shapes = [p.shape for _, p in model.named_parameters()]
@@ -424,52 +425,81 @@ class Neural(Problem):
         return self._x0.clone()
 
     # -- minibatches --------------------------------------------------------------------------
-    def batch_indices(self, client: int, round: int, step: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """(indices [B], weights [B]) of client's minibatch at (round, step)."""
+    def sample_indices(self, client: int, round: int, step: int) -> torch.Tensor:
+        """Indices [m] of client's minibatch at (round, step): m = min(batch_size, n_i) distinct
+        samples of the client, from a generator keyed by (seed, client, round, step)."""
         part = self.partition[client]
         g = torch.Generator().manual_seed(stream_seed(self.seed, client, round, step))
         m = min(self.batch_size, len(part))
-        pick = torch.randperm(len(part), generator=g)[:m].to(self.device)
-        idx = part[pick]
+        return part[torch.randperm(len(part), generator=g)[:m].to(self.device)]
+
+    def batch_indices(self, client: int, round: int, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(indices [B], weights [B]) of client's minibatch at (round, step): the ``m`` samples of
+        :meth:`sample_indices`, padded with zero-weight copies to B so that clients stack."""
+        idx = self.sample_indices(client, round, step)
+        m = len(idx)
         w = torch.ones(self.batch_size, dtype=self.dtype, device=self.device)
         if m < self.batch_size:
             idx = torch.cat([idx, idx[:1].expand(self.batch_size - m)])
             w[m:] = 0
         return idx, w
 
-    def dropout_masks(self, client: int, round: int, step: int, batch: int) -> tuple[torch.Tensor, ...]:
-        """The scaled masks of every KeyedDropout call of the model for a batch of ``batch``
-        samples of ``client`` at (round, step), from a generator keyed by
-        (seed, client, round, step) (drawn on the CPU, so every device gets the same masks)."""
-        if batch not in self._drop_shapes:
-            self._drop_shapes[batch] = models.dropout_shapes(
-                self.model, (batch, *self.train.x.shape[1:]), self.dtype, self.device)
-        shapes = self._drop_shapes[batch]
+    def dropout_masks(self, client: int, round: int, step: int, pad_to: int | None = None
+                      ) -> tuple[torch.Tensor, ...]:
+        """The scaled masks of every KeyedDropout call of the model on client's minibatch at
+        (round, step) (m = min(batch_size, n_i) samples), from a generator keyed by
+        (seed, client, round, step), drawn on the CPU so every device gets the same masks.
+        ``pad_to`` appends zero rows up to that batch size (for the padded vmap batch)."""
+        m = min(self.batch_size, len(self.partition[client]))
+        if m not in self._drop_shapes:
+            self._drop_shapes[m] = models.dropout_shapes(
+                self.model, (m, *self.train.x.shape[1:]), self.dtype, self.device)
+        shapes = self._drop_shapes[m]
         if not shapes:
             return ()
         g = torch.Generator().manual_seed(stream_seed(self.seed, client, round, step, 0xD0))
-        return tuple(((torch.rand(shape, generator=g, dtype=self.dtype) >= p).to(self.dtype)
-                      / (1.0 - p)).to(self.device) for shape, p in shapes)
+        masks = []
+        for shape, p in shapes:
+            mk = (torch.rand(shape, generator=g, dtype=self.dtype) >= p).to(self.dtype) / (1.0 - p)
+            if pad_to is not None and pad_to > m:
+                mk = torch.cat([mk, mk.new_zeros((pad_to - m, *shape[1:]))])
+            masks.append(mk.to(self.device))
+        return tuple(masks)
 
     def _batch_loss(self, flat, xb, yb, wb, masks=()):
         with models.dropout_masks(masks):
             out = functional_call(self.model, (self.unflatten(flat), self.buffers), (xb,))
         return (self.per_sample_loss(out, yb) * wb).sum() / wb.sum()
 
+    def grad_one(self, x: torch.Tensor, client: int, round: int = 0, step: int = 0) -> torch.Tensor:
+        """Minibatch gradient [p] of one client at one point, by plain autograd on the flat
+        parameter vector over the client's own (unpadded) batch: the CPU engine's path. The
+        loss, samples and dropout masks are those of :meth:`grads`."""
+        idx = self.sample_indices(client, round, step)
+        leaf = x.detach().requires_grad_(True)
+        xb = self.train.x[idx]
+        if self.channels_last and xb.ndim == 4:
+            xb = xb.contiguous(memory_format=torch.channels_last)
+        with torch.enable_grad(), models.dropout_masks(self.dropout_masks(client, round, step)):
+            out = functional_call(self.model, (self.unflatten(leaf), self.buffers), (xb,))
+            loss = self.per_sample_loss(out, self.train.y[idx]).mean()
+            (g,) = torch.autograd.grad(loss, leaf)
+        return g
+
     def grads(self, X, clients, round=0, step=0, stochastic=True):
         if not stochastic:
             return torch.stack([self._client_full_grad(x, int(c)) for x, c in zip(X, clients, strict=True)])
         clients = [int(c) for c in clients]
+        self.model.train()
+        if self.strategy == "loop":
+            return torch.stack([self.grad_one(X[s], c, round, step) for s, c in enumerate(clients)])
         batches = [self.batch_indices(c, round, step) for c in clients]
         idx = torch.stack([b[0] for b in batches])
         w = torch.stack([b[1] for b in batches])
-        masks = [self.dropout_masks(c, round, step, self.batch_size) for c in clients]
-        self.model.train()
+        masks = [self.dropout_masks(c, round, step, pad_to=self.batch_size) for c in clients]
         xb, yb = self.train.x[idx], self.train.y[idx]
-        if self.strategy == "vmap":
-            stacked = tuple(torch.stack(m) for m in zip(*masks, strict=True)) if masks[0] else ()
-            return self._vgrad(X, xb, yb, w, stacked)
-        return torch.stack([self._grad(X[s], xb[s], yb[s], w[s], masks[s]) for s in range(len(X))])
+        stacked = tuple(torch.stack(m) for m in zip(*masks, strict=True)) if masks[0] else ()
+        return self._vgrad(X, xb, yb, w, stacked)
 
     def client_grad(self, x, client, round=0, step=0, stochastic=True):
         """Plain autograd on an ``nn.Module`` copy: the reference for tests."""
@@ -478,7 +508,7 @@ class Neural(Problem):
         idx, w = self.batch_indices(client, round, step)
         self.model.train()
         params = {n: t.clone().requires_grad_(True) for n, t in self.unflatten(x).items()}
-        with models.dropout_masks(self.dropout_masks(client, round, step, len(idx))):
+        with models.dropout_masks(self.dropout_masks(client, round, step, pad_to=len(idx))):
             out = functional_call(self.model, (params, self.buffers), (self.train.x[idx],))
         loss = (self.per_sample_loss(out, self.train.y[idx]) * w).sum() / w.sum()
         gs = torch.autograd.grad(loss, [params[n] for n in self.names])

@@ -95,11 +95,11 @@ def test_dropout_masks_are_keyed_and_engines_agree_with_dropout():
     """Keyed dropout: vmap, loop and reference engines see the same masks, whatever the order of
     the clients, and the masks depend only on (seed, client, round, step)."""
     p = problems.digits_cnn(num_clients=5, alpha=0.5, batch_size=8, seed=0, dropout=0.3)
-    m1 = p.dropout_masks(2, 4, 1, 8)
-    again = p.dropout_masks(2, 4, 1, 8)
+    m1 = p.dropout_masks(2, 4, 1)
+    again = p.dropout_masks(2, 4, 1)
     assert len(m1) == 2 and all(torch.equal(a, b) for a, b in zip(m1, again, strict=True))
-    assert not torch.equal(m1[0], p.dropout_masks(3, 4, 1, 8)[0])
-    assert not torch.equal(m1[0], p.dropout_masks(2, 4, 2, 8)[0])
+    assert not torch.equal(m1[0], p.dropout_masks(3, 4, 1)[0])
+    assert not torch.equal(m1[0], p.dropout_masks(2, 4, 2)[0])
     kept = torch.cat([m.flatten() for m in m1])
     assert set(kept.unique().tolist()) <= {0.0, float(torch.tensor(1 / 0.7))}   # scaled Bernoulli(0.7)
     assert abs(float((kept > 0).double().mean()) - 0.7) < 0.02
