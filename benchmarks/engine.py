@@ -49,6 +49,7 @@ def main() -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--skip-vmap", action="store_true", help="skip the vmap strategy (slow on CPU)")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
+    ap.add_argument("--repeat", type=int, default=3, help="timings per engine (median reported)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -65,37 +66,43 @@ def main() -> None:
     print(f"device={args.device} torch={torch.__version__} threads={torch.get_num_threads()} data: {src}")
     print(f"N={args.clients} S={args.per_round} K={args.local_steps} batch={args.batch} "
           f"params={prob.dim}")
-    speed = {}
     default = prob.strategy
-    for label, name, strategy in (("vectorized (vmap)", "vectorized", "vmap"),
-                                  ("vectorized (loop)", "vectorized", "loop"),
-                                  ("reference", "reference", default)):
-        if args.skip_vmap and strategy == "vmap" and name == "vectorized":
-            continue
-        prob.strategy = strategy
-        # the round loop of fedlib.run without its evaluations: one warm-up round, then timing
-        algo = algorithms.get("fedsum")(prob, engine.get_engine(name))
-        x = prob.initial_params().to(args.device)
-        algo.init(x, args.local_steps)
-        rows = [algorithms.RoundInput(t, *(torch.tensor(np.array(a[t]), device=args.device) for a in
-                                           (sched.active, sched.uplink_ok, sched.local_steps)),
-                                      0.01, 1.0) for t in range(args.rounds + 1)]
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
+    variants = [("vectorized (vmap)", "vectorized", "vmap", None),
+                ("vectorized (loop, 1 thread)", "vectorized", "loop", "1"),
+                ("vectorized (loop, threads)", "vectorized", "loop", None),
+                ("reference", "reference", default, None)]
+    if args.skip_vmap:
+        variants = variants[1:]
+    rows = [algorithms.RoundInput(t, *(torch.tensor(np.array(a[t]), device=args.device) for a in
+                                       (sched.active, sched.uplink_ok, sched.local_steps)),
+                                  0.01, 1.0) for t in range(args.rounds + 1)]
+    times: dict[str, list[float]] = {v[0]: [] for v in variants}
+    for _ in range(args.repeat):                       # interleaved, so drift hits all alike
+        for label, name, strategy, threads in variants:
+            prob.strategy = strategy
+            if threads:
+                os.environ["FEDLIB_THREADS"] = threads
+            else:
+                os.environ.pop("FEDLIB_THREADS", None)
+            # the round loop of fedlib.run without its evaluations: one warm-up round, then timing
+            algo = algorithms.get("fedsum")(prob, engine.get_engine(name))
+            x = prob.initial_params().to(args.device)
+            algo.init(x, args.local_steps)
             x = algo.round(x, rows[0])
             sync()
             t0 = time.perf_counter()
             for r in rows[1:]:
                 x = algo.round(x, r)
             sync()
-        dt = time.perf_counter() - t0
-        speed[label] = args.rounds / dt
-        print(f"{label:18s}: {speed[label]:.3f} rounds/s ({dt:.2f} s for {args.rounds} rounds)")
-    best = max(v for k, v in speed.items() if k.startswith("vectorized"))
+            times[label].append((time.perf_counter() - t0) / args.rounds)
+    os.environ.pop("FEDLIB_THREADS", None)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    for label, v in times.items():
+        print(f"{label:28s}: {med[label]:.3f} s/round (median of {len(v)}; min {min(v):.3f}, "
+              f"max {max(v):.3f})")
     print(f"default strategy on {args.device}: {default}")
-    print(f"speed-up vectorized (default {default}) / reference: "
-          f"{speed[f'vectorized ({default})'] / speed['reference']:.2f}x (best vectorized: "
-          f"{best / speed['reference']:.2f}x)")
+    key = "vectorized (loop, threads)" if default == "loop" else "vectorized (vmap)"
+    print(f"speed-up vectorized (default) / reference: {med['reference'] / med[key]:.2f}")
 
 
 if __name__ == "__main__":

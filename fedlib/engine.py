@@ -23,6 +23,9 @@ per-client step count (a client with fewer steps stops moving: its later rows ar
 
 from __future__ import annotations
 
+import contextlib
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
@@ -30,7 +33,7 @@ import torch
 from .models import dropout_masks
 from .problems import Neural, Problem
 
-__all__ = ["LocalResult", "ReferenceEngine", "VectorizedEngine", "get_engine"]
+__all__ = ["LocalResult", "ReferenceEngine", "VectorizedEngine", "cpu_threads", "get_engine"]
 
 
 @dataclass
@@ -51,8 +54,71 @@ def _per_client(value, S: int, ref: torch.Tensor) -> torch.Tensor:
     return t.expand(S) if t.ndim == 0 else t
 
 
+def cpu_threads() -> int:
+    """Worker threads of the CPU client path: ``$FEDLIB_THREADS`` if set, else the number of
+    intra-op threads torch would use (the cores)."""
+    env = os.environ.get("FEDLIB_THREADS", "")
+    if env:
+        if not env.isdigit() or int(env) < 1:
+            raise ValueError(f"FEDLIB_THREADS: must be a positive integer, got {env!r}")
+        return int(env)
+    return max(1, torch.get_num_threads())
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(n: int) -> ThreadPoolExecutor:
+    if n not in _POOLS:
+        _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix="fedlib-client")
+    return _POOLS[n]
+
+
+@contextlib.contextmanager
+def _single_threaded_ops():
+    """One intra-op thread for every op inside (each client's work is single-threaded, so its
+    bits do not depend on how many clients run at once); the setting is restored after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _client_sgd(problem: Neural, x0: torch.Tensor, client: int, K: int, lr: float, round: int,
+                corr: torch.Tensor | None, fixed_point: bool, momentum: float, prox_mu: float,
+                full_batch: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """One client's K local steps (the vectorized engine's update, for one row)."""
+    x, gsum = x0.clone(), torch.zeros_like(x0)
+    buf = torch.zeros_like(x0) if momentum else None
+    for k in range(K):
+        at = x0 if fixed_point else x
+        g = problem._client_full_grad(at, client) if full_batch else problem.grad_one(at, client, round, k)
+        gsum += g
+        if fixed_point:
+            continue
+        d = g if corr is None else g + corr
+        if prox_mu:
+            d = d + prox_mu * (x - x0)
+        if momentum:
+            buf = momentum * buf + d
+            d = buf
+        x = x - lr * d
+    if fixed_point:
+        x = x0 - lr * gsum
+    return x, gsum
+
+
 class VectorizedEngine:
-    """All active clients step together (see module docstring)."""
+    """All active clients step together (see module docstring).
+
+    On CPUs (a :class:`~fedlib.problems.Neural` problem with ``strategy="loop"``) the clients
+    instead run one by one, each its whole K steps with one intra-op thread, spread over
+    :func:`cpu_threads` worker threads (each with its own copy of the model). The clients of a
+    round are independent and their minibatches and dropout masks are keyed, so the result
+    is the same whatever the number of threads or the order clients finish in.
+    """
 
     name = "vectorized"
 
@@ -60,6 +126,9 @@ class VectorizedEngine:
                   steps: torch.Tensor, lr, round: int, correction: torch.Tensor | None = None,
                   fixed_point: bool = False, momentum: float = 0.0, prox_mu: float = 0.0,
                   full_batch: bool = False) -> LocalResult:
+        if isinstance(problem, Neural) and problem.strategy == "loop" and X0.device.type == "cpu":
+            return self._threaded(problem, X0, clients, steps, lr, round, correction, fixed_point,
+                                  momentum, prox_mu, full_batch)
         S = X0.shape[0]
         steps = torch.as_tensor(steps, device=X0.device)
         lr_s = _per_client(lr, S, X0)[:, None]
@@ -84,6 +153,25 @@ class VectorizedEngine:
         if fixed_point:
             X = X0 - lr_s * gsum
         return LocalResult(X, gsum)
+
+    @staticmethod
+    def _threaded(problem, X0, clients, steps, lr, round, correction, fixed_point, momentum, prox_mu,
+                  full_batch) -> LocalResult:
+        S = X0.shape[0]
+        lr_s = _per_client(lr, S, X0)
+
+        def job(s: int):
+            with problem.thread_model():
+                return _client_sgd(problem, X0[s], int(clients[s]), int(steps[s]), float(lr_s[s]), round,
+                                   None if correction is None else correction[s], fixed_point,
+                                   momentum, prox_mu, full_batch)
+        problem.model.train()
+        n = min(cpu_threads(), S)
+        with _single_threaded_ops():
+            outs = list(_pool(n).map(job, range(S))) if n > 1 else [job(s) for s in range(S)]
+        if not outs:
+            return LocalResult(X0.clone(), torch.zeros_like(X0))
+        return LocalResult(torch.stack([o[0] for o in outs]), torch.stack([o[1] for o in outs]))
 
 
 class ReferenceEngine:

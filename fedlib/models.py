@@ -119,6 +119,42 @@ def _init_kaiming(model: nn.Module, g: torch.Generator, skip_last: bool = True) 
             m.bias.zero_()
 
 
+class _MaxPool2x2(torch.autograd.Function):
+    """2x2 max-pool with stride 2, equal to ``F.max_pool2d(x, 2)`` in value and gradient (the
+    gradient goes to the first maximal element of each window in row-major order, as
+    max_pool2d's index does), without the int64 index tensor: 1.3-1.4x faster on CPUs for the
+    papers' small CNNs (``benchmarks/README.md``)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        H2, W2 = x.shape[-2] // 2, x.shape[-1] // 2
+        q = [x[..., i:2 * H2:2, j:2 * W2:2] for i in (0, 1) for j in (0, 1)]
+        m = torch.maximum(torch.maximum(q[0], q[1]), torch.maximum(q[2], q[3]))
+        ctx.save_for_backward(x, m)
+        return m
+
+    @staticmethod
+    def backward(ctx, g):
+        x, m = ctx.saved_tensors
+        H2, W2 = x.shape[-2] // 2, x.shape[-1] // 2
+        gx = torch.zeros_like(x)
+        taken = torch.zeros_like(m, dtype=torch.bool)
+        for i in (0, 1):
+            for j in (0, 1):
+                hit = (x[..., i:2 * H2:2, j:2 * W2:2] == m) & ~taken
+                gx[..., i:2 * H2:2, j:2 * W2:2] = g * hit
+                taken |= hit
+        return gx
+
+
+def max_pool_2x2(x: torch.Tensor) -> torch.Tensor:
+    """``F.max_pool2d(x, 2)``, same values and gradients; a faster autograd function on CPUs.
+    Under ``torch.func`` transforms (vmap, grad) or on other devices it is max_pool2d itself."""
+    if x.device.type == "cpu" and x.dim() == 4 and not torch._C._functorch.is_functorch_wrapped_tensor(x):
+        return _MaxPool2x2.apply(x)
+    return nn.functional.max_pool2d(x, 2)
+
+
 class SimpleCNN(nn.Module):
     """conv(k x k, 'same' padding) -> ReLU -> 2x2 max-pool blocks, then an MLP with ReLU
     (optional dropout, FedSUM's MNIST CNN). ``dropout_after_conv`` lists the conv blocks whose
@@ -143,7 +179,7 @@ class SimpleCNN(nn.Module):
             x = conv(x)
             if k in self.dropout_after_conv:
                 x = self.drop(x)
-            x = nn.functional.max_pool2d(torch.relu(x), 2)
+            x = max_pool_2x2(torch.relu(x))
         x = x.flatten(1)
         for fc in self.fcs[:-1]:
             x = self.drop(torch.relu(fc(x)))

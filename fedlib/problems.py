@@ -15,8 +15,11 @@ a problem says otherwise).
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import inspect
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -369,6 +372,8 @@ class Neural(Problem):
         self.strategy = strategy if strategy != "auto" else (
             "loop" if self.device.type == "cpu" else "vmap")
         self.channels_last = False
+        self._threads = threading.local()
+        self._copy_lock = threading.Lock()
         self.model = model.to(self.device)
         self.names = [n for n, _ in model.named_parameters()]
         self.shapes = [p.shape for _, p in model.named_parameters()]
@@ -452,8 +457,9 @@ class Neural(Problem):
         ``pad_to`` appends zero rows up to that batch size (for the padded vmap batch)."""
         m = min(self.batch_size, len(self.partition[client]))
         if m not in self._drop_shapes:
-            self._drop_shapes[m] = models.dropout_shapes(
-                self.model, (m, *self.train.x.shape[1:]), self.dtype, self.device)
+            with self._copy_lock:
+                self._drop_shapes[m] = models.dropout_shapes(
+                    copy.deepcopy(self.model), (m, *self.train.x.shape[1:]), self.dtype, self.device)
         shapes = self._drop_shapes[m]
         if not shapes:
             return ()
@@ -471,6 +477,25 @@ class Neural(Problem):
             out = functional_call(self.model, (self.unflatten(flat), self.buffers), (xb,))
         return (self.per_sample_loss(out, yb) * wb).sum() / wb.sum()
 
+    @contextlib.contextmanager
+    def thread_model(self):
+        """Within the block, :meth:`grad_one` of this thread uses the thread's own copy of the
+        model (``functional_call`` swaps a module's parameters while it runs, so threads must
+        not share one). The main thread uses ``self.model``."""
+        if threading.current_thread() is threading.main_thread():
+            yield
+            return
+        local = self._threads.__dict__
+        if local.get("model") is None:
+            with self._copy_lock:
+                local["model"] = copy.deepcopy(self.model)
+        local["model"].train(self.model.training)
+        yield
+
+    def _model(self) -> nn.Module:
+        m = self._threads.__dict__.get("model")
+        return self.model if m is None or threading.current_thread() is threading.main_thread() else m
+
     def grad_one(self, x: torch.Tensor, client: int, round: int = 0, step: int = 0) -> torch.Tensor:
         """Minibatch gradient [p] of one client at one point, by plain autograd on the flat
         parameter vector over the client's own (unpadded) batch: the CPU engine's path. The
@@ -480,8 +505,9 @@ class Neural(Problem):
         xb = self.train.x[idx]
         if self.channels_last and xb.ndim == 4:
             xb = xb.contiguous(memory_format=torch.channels_last)
-        with torch.enable_grad(), models.dropout_masks(self.dropout_masks(client, round, step)):
-            out = functional_call(self.model, (self.unflatten(leaf), self.buffers), (xb,))
+        masks = self.dropout_masks(client, round, step)
+        with torch.enable_grad(), models.dropout_masks(masks):
+            out = functional_call(self._model(), (self.unflatten(leaf), self.buffers), (xb,))
             loss = self.per_sample_loss(out, self.train.y[idx]).mean()
             (g,) = torch.autograd.grad(loss, leaf)
         return g

@@ -134,3 +134,38 @@ def test_keyed_dropout_outside_a_context_is_plain_dropout():
     import pytest
     with pytest.raises(ValueError, match="^dropout"):
         KeyedDropout(1.0)
+
+
+def test_cpu_client_threads_give_the_same_bits_whatever_their_number(monkeypatch):
+    """The CPU path trains each client with one intra-op thread, in worker threads: the result
+    must not depend on how many threads run clients (nor leave torch's thread setting changed)."""
+    import fedlib
+    from fedlib import participation
+    prob = problems.digits_cnn(num_clients=6, alpha=0.5, batch_size=8, seed=0, dropout=0.3)
+    assert prob.strategy == "loop"
+    sched = participation.build("bernoulli", 6, 3, seed=1, p=0.7, local_steps=3)
+    before = torch.get_num_threads()
+    out = {}
+    for n in ("1", "2", "3"):
+        monkeypatch.setenv("FEDLIB_THREADS", n)
+        out[n] = fedlib.run("scaffold", prob, sched, lr_local=0.05, progress=False)
+    assert torch.get_num_threads() == before
+    for n in ("2", "3"):
+        assert torch.equal(out[n].params, out["1"].params)
+    monkeypatch.setenv("FEDLIB_THREADS", "zero")
+    import pytest
+    with pytest.raises(ValueError, match="^FEDLIB_THREADS"):
+        engine.cpu_threads()
+
+
+def test_fast_max_pool_equals_max_pool2d_with_ties():
+    from fedlib.models import max_pool_2x2
+    for shape in ((3, 2, 8, 8), (2, 3, 7, 9)):
+        x = torch.relu(torch.randn(shape, generator=torch.Generator().manual_seed(0)))
+        x[..., :4, :4] = 0.5                                          # ties inside windows
+        a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+        ya, yb = torch.nn.functional.max_pool2d(a, 2), max_pool_2x2(b)
+        g = torch.randn_like(ya)
+        ya.backward(g)
+        yb.backward(g)
+        assert torch.equal(ya, yb) and torch.equal(a.grad, b.grad)
