@@ -474,7 +474,7 @@ class Neural(Problem):
 
     def _batch_loss(self, flat, xb, yb, wb, masks=()):
         with models.dropout_masks(masks):
-            out = functional_call(self.model, (self.unflatten(flat), self.buffers), (xb,))
+            out = functional_call(self._model(), (self.unflatten(flat), self.buffers), (xb,))
         return (self.per_sample_loss(out, yb) * wb).sum() / wb.sum()
 
     @contextlib.contextmanager
@@ -544,11 +544,13 @@ class Neural(Problem):
         """Full local gradient in evaluation mode (no dropout: a deterministic gradient)."""
         idx = self.partition[client]
         w = torch.ones(len(idx), dtype=self.dtype, device=self.device)
-        self.model.eval()
+        model = self._model()                 # this thread's copy in the CPU engine's workers
+        was = model.training
+        model.eval()
         try:
             return grad(self._batch_loss)(x, self.train.x[idx], self.train.y[idx], w)
         finally:
-            self.model.train()
+            model.train(was)
 
     # -- evaluation -----------------------------------------------------------------------------
     @torch.no_grad()
