@@ -51,12 +51,20 @@ class Schedule:
             reaches the server (all True unless an uplink model was attached).
         local_steps: int array [rounds, num_clients]; local steps client i runs in round t.
         spec: the kind and arguments it was built from (JSON-serialisable metadata).
+        probs: float array [rounds, num_clients], the true probability p_i^t that client i takes
+            part in round t, for kinds that define one (full, uniform (S/N), bernoulli, sine,
+            biased, markov (its stationary p, the marginal of every round)); None otherwise
+            (cyclic, reshuffled_cyclic, weighted, with_replacement, periodic, trace, custom).
+        uplink_probs: float array [rounds, num_clients], the probability that an active client's
+            upload succeeds (None: uploads always succeed).
     """
 
     active: np.ndarray
     uplink_ok: np.ndarray
     local_steps: np.ndarray
     spec: dict = field(default_factory=dict)
+    probs: np.ndarray | None = None
+    uplink_probs: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         active = np.ascontiguousarray(_integral("active", self.active))
@@ -71,6 +79,16 @@ class Schedule:
             raise ValueError("active: counts must be >= 0")
         if (steps < 1).any():
             raise ValueError("local_steps: every entry must be >= 1")
+        for name in ("probs", "uplink_probs"):
+            val = getattr(self, name)
+            if val is not None:
+                arr = np.ascontiguousarray(val, dtype=float)
+                if arr.shape != active.shape:
+                    raise ValueError(f"{name}: shape {arr.shape} must equal active's {active.shape}")
+                if not np.all(np.isfinite(arr) & (arr >= 0) & (arr <= 1)):
+                    raise ValueError(f"{name}: probabilities must lie in [0, 1]")
+                arr.setflags(write=False)
+                object.__setattr__(self, name, arr)
         for arr in (active, uplink, steps):
             arr.setflags(write=False)
         object.__setattr__(self, "active", active)
@@ -104,24 +122,31 @@ class Schedule:
         """The first ``rounds`` rounds of this schedule."""
         if not 1 <= rounds <= self.num_rounds:
             raise ValueError(f"rounds: must be in 1..{self.num_rounds}, got {rounds}")
+        def cut(a):
+            return None if a is None else a[:rounds]
         return Schedule(self.active[:rounds], self.uplink_ok[:rounds],
-                        self.local_steps[:rounds], dict(self.spec, rounds=rounds))
+                        self.local_steps[:rounds], dict(self.spec, rounds=rounds),
+                        cut(self.probs), cut(self.uplink_probs))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Schedule):
             return NotImplemented
+        def same(a, b):
+            return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
         return (np.array_equal(self.active, other.active)
                 and np.array_equal(self.uplink_ok, other.uplink_ok)
                 and np.array_equal(self.local_steps, other.local_steps)
-                and self.spec == other.spec)
+                and self.spec == other.spec and same(self.probs, other.probs)
+                and same(self.uplink_probs, other.uplink_probs))
 
     __hash__ = None  # type: ignore[assignment]
 
     def save(self, path: str | os.PathLike) -> None:
         """Save to a ``.npz`` file; :func:`load` restores it exactly."""
+        extra = {k: getattr(self, k) for k in ("probs", "uplink_probs") if getattr(self, k) is not None}
         np.savez_compressed(path, active=self.active, uplink_ok=self.uplink_ok,
                             local_steps=self.local_steps,
-                            spec=np.array(json.dumps(self.spec, sort_keys=True)))
+                            spec=np.array(json.dumps(self.spec, sort_keys=True)), **extra)
 
     def __repr__(self) -> str:
         return (f"Schedule(kind={self.kind!r}, rounds={self.num_rounds}, "
@@ -140,7 +165,8 @@ def load(path: str | os.PathLike) -> Schedule:
             if missing:
                 raise ValueError(f"schedule: {os.fspath(path)} is not a schedule file (it lacks "
                                  f"{', '.join(missing)}; write one with Schedule.save)")
-            return Schedule(z["active"], z["uplink_ok"], z["local_steps"], json.loads(str(z["spec"])))
+            opt = {k: (z[k] if k in z.files else None) for k in ("probs", "uplink_probs")}
+            return Schedule(z["active"], z["uplink_ok"], z["local_steps"], json.loads(str(z["spec"])), **opt)
     except (OSError, EOFError, zipfile.BadZipFile, json.JSONDecodeError, ValueError) as e:
         if str(e).startswith("schedule: "):
             raise
@@ -249,7 +275,7 @@ def _kind(name: str, description: str):
 @_kind("full", "every client in every round")
 def _full(rng: np.random.Generator, rounds: int, n: int) -> np.ndarray:
     """Full participation."""
-    return np.ones((rounds, n), dtype=np.int64)
+    return np.ones((rounds, n), dtype=np.int64), np.ones((rounds, n))
 
 
 def _top_k_mask(keys: np.ndarray, k: int) -> np.ndarray:
@@ -268,7 +294,7 @@ def _uniform(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> n
         per_round: S, clients drawn uniformly without replacement each round (1 <= S <= N).
     """
     s = _check_int("per_round", per_round, 1, n)
-    return _top_k_mask(rng.random((rounds, n)), s)
+    return _top_k_mask(rng.random((rounds, n)), s), np.full((rounds, n), s / n)
 
 
 @_kind("bernoulli", "Case 2 / P2: client i present independently with probability p_i^t")
@@ -280,7 +306,7 @@ def _bernoulli(rng: np.random.Generator, rounds: int, n: int, p: Any) -> np.ndar
             callable ``t -> p`` returning a scalar or [N].
     """
     pm = _prob_matrix("p", p, rounds, n)
-    return (rng.random((rounds, n)) < pm).astype(np.int64)
+    return (rng.random((rounds, n)) < pm).astype(np.int64), pm
 
 
 def sine_probs(t: np.ndarray, base: float, amplitude: float = 0.3, period: float = 10.0) -> np.ndarray:
@@ -308,7 +334,7 @@ def _sine(rng: np.random.Generator, rounds: int, n: int, per_round: int | None =
         raise ValueError(f"period: must be > 0, got {period}")
     probs = sine_probs(np.arange(rounds), base, amplitude, period)
     pm = _check_probs("p", np.broadcast_to(probs[:, None], (rounds, n)))
-    return (rng.random((rounds, n)) < pm).astype(np.int64)
+    return (rng.random((rounds, n)) < pm).astype(np.int64), pm
 
 
 def biased_probs(n: int, start: float = 0.5, step: float = 0.05, group: int = 11) -> np.ndarray:
@@ -330,7 +356,7 @@ def _biased(rng: np.random.Generator, rounds: int, n: int, start: float = 0.5,
         group: clients per block (default 11).
     """
     p = biased_probs(n, start, step, group)
-    return (rng.random((rounds, n)) < p).astype(np.int64)
+    return (rng.random((rounds, n)) < p).astype(np.int64), np.broadcast_to(p, (rounds, n))
 
 
 @_kind("cyclic", "Case 3: fixed order, blocks of S consecutive clients, wrap-around")
@@ -411,7 +437,7 @@ def _markov(rng: np.random.Generator, rounds: int, n: int, p: Any, on_rate: floa
         if t > 0:
             state = np.where(state, u[t] >= down, u[t] < up)
         out[t] = state
-    return out
+    return out, np.broadcast_to(pv, (rounds, n))      # started stationary: every round's marginal is p
 
 
 def _shape_check(name: str, value: Any, shape: tuple) -> np.ndarray:
@@ -611,7 +637,7 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
                          f"{', '.join(sorted(_KINDS))}")
     n = _check_int("num_clients", num_clients, 1)
     t = _check_int("rounds", rounds, 1)
-    need = t * n * 25 / 2**30          # active + local steps (int64), uplink (bool), one float temp
+    need = t * n * 41 / 2**30          # active, local steps (int64), uplink (bool), probabilities and a temp
     limit = float(os.environ.get("FEDLIB_MAX_SCHEDULE_GIB", "8"))
     if need > limit:
         raise ValueError(f"rounds x num_clients: a {t:,} x {n:,} schedule needs about {need:,.0f} GiB "
@@ -629,16 +655,20 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
     ss = np.random.SeedSequence(_check_int("seed", seed, 0))
     r_part, r_up, r_steps = (np.random.default_rng(s) for s in ss.spawn(3))
     active = fn(r_part, t, n, **kwargs)
+    probs = None
+    if isinstance(active, tuple):          # kinds that define p_i^t return it with the draw
+        active, probs = active
     if uplink_p is None:
-        uplink = np.ones((t, n), dtype=bool)
+        uplink, uplink_probs = np.ones((t, n), dtype=bool), None
     else:
-        uplink = r_up.random((t, n)) < _prob_matrix("uplink_p", uplink_p, t, n)
+        uplink_probs = np.array(_prob_matrix("uplink_p", uplink_p, t, n), dtype=float)
+        uplink = r_up.random((t, n)) < uplink_probs
     steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
     spec = {"kind": kind, "num_clients": n, "rounds": t, "seed": int(seed),
             "local_steps": _jsonable(local_steps), "uplink_p": _jsonable(uplink_p),
             "local_steps_range": _jsonable(local_steps_range),
             **{k: _jsonable(v) for k, v in kwargs.items()}}
-    return Schedule(active, uplink, steps, spec)
+    return Schedule(active, uplink, steps, spec, probs, uplink_probs)
 
 
 def _document_kinds() -> None:

@@ -277,6 +277,7 @@ HAND = ["scaffold", "mifa", "fedvarp", "focus", "sg_focus", "fedau", "fednova", 
         "os_sampling", "amplified_fedavg", "fedavg_known_p"]
 
 
+@pytest.mark.filterwarnings("ignore:p. participation kind 'trace' defines no probabilities")
 @pytest.mark.parametrize("name", HAND)
 def test_two_client_rounds_by_hand(name):
     prob, A, c = _hand_problem()

@@ -238,3 +238,45 @@ def test_kinds_document_their_arguments():
         assert f"``{kind}``" in participation.build.__doc__
     with pytest.raises(ValueError, match="^kind"):
         participation.arguments("sometimes")
+
+
+# ------------------------------------------------------------------ true probabilities as data
+def test_schedules_carry_their_true_probabilities(tmp_path):
+    N, T = 100, 40
+    p_vec = np.linspace(0.2, 0.9, N)                            # per-client, > 64 entries
+    s = participation.build("bernoulli", N, T, seed=0, p=p_vec, uplink_p=np.linspace(0.5, 1.0, N))
+    assert np.array_equal(s.probs, np.broadcast_to(p_vec, (T, N)))
+    assert np.allclose(s.uplink_probs[3], np.linspace(0.5, 1.0, N))
+    pm = np.random.default_rng(1).uniform(0.1, 0.9, (T, N))    # a [T, N] array
+    assert np.array_equal(participation.build("bernoulli", N, T, p=pm).probs, pm)
+    sine = participation.build("sine", N, T, per_round=20)     # p_i^t, not the base probability
+    assert np.allclose(sine.probs[:, 0], participation.sine_probs(np.arange(T), 0.2))
+    assert sine.probs[:, 0].std() > 0.03
+    assert np.all(participation.build("uniform", N, T, per_round=20).probs == 0.2)
+    assert participation.build("markov", N, T, p=0.3).probs[5, 7] == 0.3
+    assert participation.build("cyclic", N, T, per_round=20).probs is None
+    assert participation.build("full", N, T).uplink_probs is None
+    f = tmp_path / "s.npz"                                      # saved and loaded as data
+    s.save(f)
+    back = participation.load(f)
+    assert back == s and np.array_equal(back.probs, s.probs)
+    cut = s.truncate(10)
+    assert cut.probs.shape == (10, N) and np.array_equal(cut.uplink_probs, s.uplink_probs[:10])
+
+
+def test_known_probability_baselines_use_the_true_probabilities():
+    import fedlib
+    from fedlib import problems
+    N, T = 100, 30
+    prob = problems.random_quadratic(num_clients=N, dim=3, seed=0)
+    p_vec = 0.2 + 0.007 * np.arange(N)                          # 0.200, 0.207, 0.214, ...
+    s = participation.build("bernoulli", N, T, seed=0, p=p_vec, uplink_p=0.8)
+    res = fedlib.run("fedavg_known_p", prob, s, progress=False)
+    assert np.allclose(res.algorithm.p.numpy()[0], p_vec)       # not the observed frequencies
+    ca = fedlib.run("ca_fedavg", prob, s, progress=False)
+    assert np.allclose(ca.algorithm.p.numpy(), 0.8)
+    sine = participation.build("sine", N, T, seed=0, per_round=20)
+    got = fedlib.run("fedavg_known_p", prob, sine, progress=False).algorithm.p.numpy()
+    assert np.allclose(got[:, 0], participation.sine_probs(np.arange(T), 0.2))
+    with pytest.warns(RuntimeWarning, match="defines no probabilities"):
+        fedlib.run("fedavg_known_p", prob, participation.build("cyclic", N, T, per_round=20), progress=False)

@@ -3,6 +3,8 @@ communication-aware FedAvg and FedAvg with known participation probabilities."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 
@@ -12,14 +14,23 @@ from .base import Algorithm, register
 
 def known_probs(opts: dict, key: str, schedule) -> np.ndarray:
     """Probabilities [T, N] the server is assumed to know, for ``key`` = ``"p"`` (participation)
-    or ``"uplink_p"`` (upload success): the option ``key`` (scalar, [N], [T, N] or callable),
-    else the schedule's spec entry when numeric, else the frequencies observed in the schedule
-    (an oracle, as the papers' 'known p' baselines assume)."""
-    val = opts.get(key, schedule.spec.get(key))
-    if val is None or isinstance(val, str):
-        tried = (schedule.active > 0) if key == "uplink_p" else np.ones_like(schedule.uplink_ok)
-        hits = (schedule.active > 0) & schedule.uplink_ok
-        val = np.clip(hits.sum(0) / np.maximum(tried.sum(0), 1), 1e-12, 1)
+    or ``"uplink_p"`` (upload success): the option ``key`` (scalar, [N], [T, N] or callable)
+    when given; else the schedule's own true probabilities (``Schedule.probs`` /
+    ``Schedule.uplink_probs``; uploads without an uplink model always succeed); else -- for
+    kinds that define no probability (cyclic, periodic, traces, ...) -- the frequencies observed
+    in the schedule, with a warning that says so (an oracle estimate)."""
+    val = opts.get(key)
+    if val is None:
+        true = schedule.probs if key == "p" else schedule.uplink_probs
+        if true is not None:
+            return np.array(true, dtype=float)
+        if key == "uplink_p":
+            return np.ones((schedule.num_rounds, schedule.num_clients))
+        warnings.warn(f"p: participation kind {schedule.kind!r} defines no probabilities; the known-p "
+                      "baseline uses each client's observed participation frequency (pass p= to set them)",
+                      RuntimeWarning, stacklevel=3)
+        freq = (schedule.active > 0).sum(0) / schedule.num_rounds
+        val = np.clip(freq, 1e-12, 1)
     return np.array(_prob_matrix(key, val, schedule.num_rounds, schedule.num_clients))
 
 
