@@ -159,3 +159,65 @@ def test_registry_and_errors(quad):
     assert "fedsum" in str(e.value)
     with pytest.raises(ValueError, match="^momentum"):
         fedlib.run("fedsum", quad, "full", rounds=2, momentum=0.9, progress=False)
+
+
+# ---------------------------------------------------------------------- FedSUM-CR rebuild options
+def test_fedsum_cr_rebuilds_agree_for_a_constant_rate(quad):
+    sched = participation.build("bernoulli", quad.num_clients, 60, seed=3, p=0.4, local_steps=3)
+    a = fedlib.run("fedsum_cr", quad, sched, lr_local=0.05, progress=False)
+    b = fedlib.run("fedsum_cr", quad, sched, lr_local=0.05, progress=False, rebuild="rate_sum")
+    assert torch.allclose(a.params, b.params, rtol=1e-10, atol=1e-12)
+    assert a.history["rel_dist_to_opt"].iloc[-1] < 1e-3                          # converges exactly
+
+
+def test_fedsum_cr_rate_sum_is_the_rate_weighted_average_of_y(quad):
+    """With eta_l(t) = eta_0 / sqrt(t/10 + 1), z_i - x^(t) = sum_s eta_g eta_l(s) K / N y^(s): the
+    rate_sum rebuild recovers sum_s eta_l(s) y^(s) / sum_s eta_l(s); eq. 11 scales it by
+    sum_s eta_l(s) / ((t - a_i) eta_l(t)) > 1."""
+    from fedlib.algorithms.fedsum import FedSUMCR
+
+    class Recorder(FedSUMCR):
+        def init(self, x0, nominal_steps):
+            super().init(x0, nominal_steps)
+            self.ys, self.seen = [], []
+
+        def round(self, x, r):
+            out = super().round(x, r)
+            self.ys.append(self.y.clone())
+            return out
+
+        def _corrected_h(self, x, S, y_i, r):
+            self.seen.append((r.t, S.clone(), (y_i + self.h[S]).clone()))
+            return super()._corrected_h(x, S, y_i, r)
+
+    sched = participation.build("cyclic", quad.num_clients, 30, per_round=2, local_steps=2)  # away 3 rounds
+    lr = algorithms.lr_schedules["fedsum_sqrt"]
+    for mode in ("rate_sum", "eq11"):
+        res = fedlib.run(Recorder, quad, sched, lr_local=0.1, lr_schedule="fedsum_sqrt", progress=False,
+                         rebuild=mode)
+        algo, checked = res.algorithm, 0
+        for t, _, rebuilt in algo.seen:
+            a = t - quad.num_clients // 2            # the last visit: N/S = 4 rounds earlier
+            if a < 0:
+                continue
+            w = torch.tensor([lr(0.1, s) for s in range(a, t)], dtype=torch.float64)
+            avg = sum(wi * algo.ys[s] for wi, s in zip(w, range(a, t), strict=True)) / w.sum()
+            factor = 1.0 if mode == "rate_sum" else float(w.sum() / ((t - a) * lr(0.1, t)))
+            for row in rebuilt:
+                assert torch.allclose(row, factor * avg, rtol=1e-9, atol=1e-12)
+            checked += 1
+        assert checked > 10
+
+
+def test_scaffold_counting_and_divisor_options(quad):
+    sched = participation.build("uniform", quad.num_clients, 5, seed=0, per_round=3, local_steps=2)
+    two = fedlib.run("scaffold", quad, sched, progress=False)
+    one = fedlib.run("scaffold", quad, sched, progress=False, uplink_vectors=1)
+    assert two.history["uplink"].iloc[-1] == 2 * one.history["uplink"].iloc[-1] == 2 * 3 * 5
+    assert torch.equal(one.params, two.params)                                    # counting only
+    ten = fedlib.run("scaffold", quad, sched, progress=False, c_divisor=10)
+    assert not torch.equal(ten.params, two.params)
+    with pytest.raises(ValueError, match="^uplink_vectors"):
+        fedlib.run("scaffold", quad, sched, progress=False, uplink_vectors=3)
+    with pytest.raises(ValueError, match="^rebuild"):
+        fedlib.run("fedsum_cr", quad, sched, progress=False, rebuild="exact-ish")

@@ -88,21 +88,47 @@ class FedSUMCR(_FedSUMBase):
     a_i = t, z_i = x^(t) (line 12). Messages: 1 up, 1 down. Memory: server y [p]; clients
     h_i, z_i [p] each and a_i.
 
-    The rebuilt direction averages y over rounds a_i..t-1 exactly only for a constant eta_l:
-    with a decaying schedule the current eta_l(t) is used to undo steps taken with larger
-    rates (the paper's analysis assumes a constant eta_l)."""
+    Option ``rebuild``: the rebuilt direction of eq. 11, (z_i - x^(t)) / ((t - a_i) eta_l(t)),
+    is the average of the server's y over rounds a_i..t-1 only for a constant eta_l: with a
+    decaying schedule the current eta_l(t) undoes steps taken with larger rates and
+    over-weights y_i (by sqrt((t/10+1)/((t-g)/10+1)) for ``fedsum_sqrt`` and a client away g
+    rounds). ``rebuild="eq11"`` (default) is the paper's formula; ``rebuild="rate_sum"``
+    divides by sum_{s=a_i}^{t-1} eta_l(s) instead, the exact rate-weighted average (equal to
+    eq. 11 for a constant rate; round a_i = -1, the paper's x^(-1) := x^(0), counts with
+    eta_l(0))."""
 
     name = "fedsum_cr"
     description = "FedSUM-CR (FedSUM Alg. 3): FedSUM with single-vector downlink"
+    options = ("rebuild",)
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
+        self.rebuild = self.opts.get("rebuild", "eq11")
+        if self.rebuild not in ("eq11", "rate_sum"):
+            raise ValueError(f"rebuild: must be 'eq11' (the paper) or 'rate_sum' (exact for a decaying "
+                             f"eta_l), got {self.rebuild!r}")
         self.a = torch.full((self.N,), -1, dtype=torch.long, device=x0.device)
         self.z = self.client_table(x0, copies=True)
+        self.lr_sum = 0.0                       # sum of eta_l(s) over the rounds s < t
+        self.lr_sum_at = torch.zeros(self.N, dtype=torch.float64, device=x0.device)   # ... s < a_i
+        self.lr0 = None
+
+    def round(self, x, r):
+        if self.lr0 is None:
+            self.lr0 = float(r.lr_local)
+        x_new = super().round(x, r)
+        self.lr_sum += float(r.lr_local)
+        return x_new
 
     def _new_h(self, x, S, r):
-        gap = (r.t - self.a[S]).to(x.dtype)[:, None]
-        y_i = self.N / (r.lr_global * r.lr_local * self.K) * (self.z[S] - x) / gap - self.h[S]
+        if self.rebuild == "eq11":
+            gap = (r.t - self.a[S]).to(x.dtype)[:, None]
+            y_i = self.N / (r.lr_global * r.lr_local * self.K) * (self.z[S] - x) / gap - self.h[S]
+        else:
+            never = self.a[S] < 0
+            rates = torch.where(never, self.lr_sum + self.lr0, self.lr_sum - self.lr_sum_at[S])
+            y_i = self.N / (r.lr_global * self.K) * (self.z[S] - x) / rates.to(x.dtype)[:, None] - self.h[S]
         self.a[S] = r.t
         self.z[S] = x
+        self.lr_sum_at[S] = self.lr_sum
         return self._corrected_h(x, S, y_i, r)

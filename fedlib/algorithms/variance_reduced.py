@@ -20,14 +20,30 @@ class Scaffold(Algorithm):
     sends Delta y = y - x and Delta c = c_i+ - c_i. Server: x <- x + eta_g mean_{i in S} Delta y_i;
     c <- c + (1/N) sum_{i in S} Delta c_i. c and c_i start at 0.
     Messages: 2 up, 2 down. Memory: server c [p]; clients c_i [p] each.
+
+    Options:
+        uplink_vectors: model units counted per upload, 2 (Delta y and Delta c: SCAFFOLD's and
+            FOCUS's count, the default) or 1 (FedSUM's count: under option II the server can
+            rebuild Delta c_i from Delta y_i, "single-variable uplink communication").
+        c_divisor: divide the server's control update by this instead of N (the FOCUS authors'
+            code divides by a fixed 10 clients); default N, as in the paper.
     """
 
     name = "scaffold"
     description = "SCAFFOLD (option II): control variates against client drift"
     uplink = downlink = 2
+    options = ("uplink_vectors", "c_divisor")
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
+        up = self.opts.get("uplink_vectors", 2)
+        if up not in (1, 2) or isinstance(up, bool):
+            raise ValueError(f"uplink_vectors: must be 1 (FedSUM's count) or 2 (SCAFFOLD's), got {up!r}")
+        self.uplink = int(up)
+        div = self.opts.get("c_divisor")
+        if div is not None and (isinstance(div, bool) or not isinstance(div, (int, float)) or not div > 0):
+            raise ValueError(f"c_divisor: must be a positive number or None (N), got {div!r}")
+        self.c_divisor = float(self.N if div is None else div)
         self.c = torch.zeros_like(x0)
         self.ci = self.client_table(x0)
 
@@ -40,7 +56,7 @@ class Scaffold(Algorithm):
         ci_new = self.ci[S] - self.c + (x - res.X) / (K * r.lr_local)
         dc = ci_new - self.ci[S]
         self.ci[S] = ci_new
-        self.c = self.c + dc.sum(0) / self.N
+        self.c = self.c + dc.sum(0) / self.c_divisor
         return x + r.lr_global * (res.X - x).mean(0)
 
 
