@@ -134,7 +134,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         engine: str = "vectorized", x0: torch.Tensor | None = None,
         callback: Callable[[int, torch.Tensor], None] | None = None,
         checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 50,
-        **algorithm_options: Any) -> Result:
+        round_offset: int = 0, **algorithm_options: Any) -> Result:
     """Run one algorithm on one problem under one participation schedule.
 
     Args:
@@ -166,6 +166,9 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
             from it (ending bitwise as an uninterrupted run would); a checkpoint of another
             run is refused with a ValueError; an unreadable one is reported and ignored.
         checkpoint_every: rounds between checkpoints.
+        round_offset: the schedule's round t is round t + round_offset of a longer run (a phase
+            continuing a warm-up): minibatch and dropout keys and the learning-rate schedule
+            use the global round; the history counts from 0.
         **algorithm_options: options of the algorithm (see its docstring).
 
     Returns:
@@ -191,6 +194,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     lr_local, lr_global = _positive("lr_local", lr_local), _positive("lr_global", lr_global)
     eval_every = _check_int("eval_every", eval_every, 1)
     checkpoint_every = _check_int("checkpoint_every", checkpoint_every, 1)
+    round_offset = _check_int("round_offset", round_offset, 0)
     if rounds is not None:
         rounds = _check_int("rounds", rounds, 1)
     sched = _schedule(participation, problem, rounds, local_steps, seed)
@@ -205,7 +209,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     lr_fn = algorithms.lr_schedules[lr_schedule]
     info = {"algorithm": cls.name, "options": {k: _jsonable(v) for k, v in algorithm_options.items()},
             "schedule": sched.spec, "lr_local": lr_local, "lr_global": lr_global,
-            "lr_schedule": lr_schedule, "engine": engine, "problem": problem.spec()}
+            "lr_schedule": lr_schedule, "engine": engine, "problem": problem.spec(),
+            "round_offset": round_offset}
 
     active = torch.tensor(np.array(sched.active), device=dev)
     uplink = torch.tensor(np.array(sched.uplink_ok), device=dev)
@@ -246,7 +251,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         bar = tqdm(range(t_start, sched.num_rounds), disable=not progress, desc=cls.name, leave=False,
                    initial=t_start, total=sched.num_rounds)
         for t in bar if not diverged else ():
-            r = algorithms.RoundInput(t, active[t], uplink[t], steps[t], lr_fn(lr_local, t), lr_global)
+            tg = t + round_offset
+            r = algorithms.RoundInput(tg, active[t], uplink[t], steps[t], lr_fn(lr_local, tg), lr_global)
             x = algo.round(x, r)
             if callback is not None:
                 callback(t, x)
@@ -392,6 +398,15 @@ class ExperimentConfig:
             the algorithm; give a dict or (name, value) pairs; stored as sorted pairs (nested
             dicts too), so equal settings give equal configs.
         local_steps, lr_local, lr_global, lr_schedule, eval_every, seed: as in :func:`run`.
+        init_from: a warm-up phase: another config (or its dict) whose final model this run
+            starts from. The warm-up must have the same problem and participation (kind,
+            arguments, seed, local steps): the participation schedule continues where the
+            warm-up's ended (rounds warm.rounds .. warm.rounds + rounds - 1 of the same
+            pattern, with minibatch keys continuing too), while the algorithm, its rates and
+            its state (e.g. the amplification clock, a wait baseline's waiting cost) start
+            afresh. The history counts this phase's rounds from 0. Runs with ``init_from`` go
+            through a store (:func:`fedlib.sweep` computes warm-ups first and keeps their final
+            model), so a warm-up shared by many methods runs once.
 
     The store key (:meth:`key`) hashes the fields that differ from their defaults (and the
     required ones), so adding a new defaulted field later keeps every existing key.
@@ -410,10 +425,23 @@ class ExperimentConfig:
     eval_every: int = 1
     seed: int = 0
     algorithm_args: tuple = ()
+    init_from: tuple = ()
 
     def __post_init__(self) -> None:
         for name in _ARG_FIELDS:
             object.__setattr__(self, name, _args(name, getattr(self, name)))
+        warm = self.init_from
+        if isinstance(warm, ExperimentConfig):
+            warm = warm.to_dict()
+        if warm is None or (isinstance(warm, (tuple, list, dict)) and len(warm) == 0):
+            object.__setattr__(self, "init_from", ())
+        elif isinstance(warm, dict):
+            ExperimentConfig.from_dict(warm)                   # must itself be a valid config
+            object.__setattr__(self, "init_from", _freeze(warm))
+        elif isinstance(warm, (tuple, list)) and _is_pairs(tuple(warm)):
+            object.__setattr__(self, "init_from", tuple(warm))
+        else:
+            raise ValueError(f"init_from: expected an ExperimentConfig or its dict, got {warm!r}")
         for name in ("lr_local", "lr_global"):
             v = getattr(self, name)
             if isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool):
@@ -429,8 +457,23 @@ class ExperimentConfig:
         out = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            out[f.name] = _thaw(v) if f.name in _ARG_FIELDS and v else ({} if f.name in _ARG_FIELDS else v)
+            if f.name == "init_from":
+                out[f.name] = self.warmup().to_dict() if v else None
+            elif f.name in _ARG_FIELDS:
+                out[f.name] = _thaw(v) if v else {}
+            else:
+                out[f.name] = v
         return out
+
+    def warmup(self) -> ExperimentConfig | None:
+        """The warm-up phase this run starts from (``init_from``), or None."""
+        if not self.init_from:
+            return None
+        d = _thaw(self.init_from)
+        for name in (*_ARG_FIELDS,):
+            if isinstance(d.get(name), list) and not d[name]:
+                d[name] = {}
+        return ExperimentConfig.from_dict(d)
 
     @classmethod
     def from_dict(cls, d: dict) -> ExperimentConfig:
@@ -451,6 +494,7 @@ class ExperimentConfig:
         """Store key: ``<algorithm>-<16 hex digits>``, a hash of the non-default fields."""
         d = self.to_dict()
         defaults = {f.name: f.default for f in fields(self) if f.default is not dataclasses.MISSING}
+        defaults["init_from"] = None
         core = {k: v for k, v in d.items()
                 if k not in defaults or (v != ({} if k in _ARG_FIELDS else defaults[k]))}
         blob = json.dumps(core, sort_keys=True, default=str)
@@ -482,6 +526,15 @@ class ExperimentConfig:
             v = getattr(self, name)
             if not isinstance(v, float) or not math.isfinite(v) or v <= 0:
                 raise bad(name, f"must be a positive finite number, got {v!r}")
+        warm = self.warmup()
+        if warm is not None:
+            warm.validate(where=f"{where}.init_from")
+            for name in ("problem", "problem_args", "participation", "participation_args", "seed",
+                         "local_steps"):
+                if getattr(warm, name) != getattr(self, name):
+                    raise bad("init_from", f"the warm-up must have the same {name} as the run it "
+                                           f"starts (the schedule continues); got {getattr(warm, name)!r} "
+                                           f"and {getattr(self, name)!r}")
         opts = algorithms.get(self.algorithm).options
         for name, _ in self.algorithm_args:
             if name not in opts:
@@ -514,18 +567,30 @@ _PROBLEM_CACHE: dict[str, Any] = {}
 
 def run_config(config: ExperimentConfig, device: str | None = None, progress: bool = False,
                rounds: int | None = None, checkpoint: str | os.PathLike | None = None,
-               checkpoint_every: int = 50) -> Result:
+               checkpoint_every: int = 50, x0: torch.Tensor | None = None) -> Result:
     """Run one :class:`ExperimentConfig` (no store). ``rounds`` truncates the run to its first
-    rounds on the config's full schedule (what :func:`fedlib.results.verify` replays)."""
+    rounds on the config's full schedule (what :func:`fedlib.results.verify` replays). A config
+    with ``init_from`` needs ``x0``, the warm-up's final model (a store supplies it)."""
     config.validate()
     problem = config.build_problem(device)
-    sched = config.schedule(problem.num_clients)
+    warm = config.warmup()
+    offset = 0
+    if warm is None:
+        sched = config.schedule(problem.num_clients)
+    else:
+        if x0 is None:
+            raise ValueError("init_from: a run that continues a warm-up needs the warm-up's final model; "
+                             "run it through fedlib.sweep or a Store, which supply it")
+        offset = warm.rounds
+        sched = config.replace(rounds=warm.rounds + config.rounds, init_from=None).schedule(
+            problem.num_clients).window(offset, offset + config.rounds)
     if rounds is not None:
         sched = sched.truncate(rounds)
     return run(config.algorithm, problem, sched, lr_local=config.lr_local, lr_global=config.lr_global,
                lr_schedule=config.lr_schedule, eval_every=config.eval_every, seed=config.seed,
                progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-               device=device, **(_thaw(config.algorithm_args) if config.algorithm_args else {}))
+               device=device, x0=x0, round_offset=offset,
+               **(_thaw(config.algorithm_args) if config.algorithm_args else {}))
 
 
 def run_cached(config: ExperimentConfig, cache_dir: str | os.PathLike | None = None,

@@ -128,6 +128,17 @@ class Schedule:
                         self.local_steps[:rounds], dict(self.spec, rounds=rounds),
                         cut(self.probs), cut(self.uplink_probs))
 
+    def window(self, start: int, stop: int) -> Schedule:
+        """Rounds ``start`` .. ``stop - 1`` of this schedule (a phase continuing another)."""
+        if not 0 <= start < stop <= self.num_rounds:
+            raise ValueError(f"start, stop: need 0 <= start < stop <= {self.num_rounds}, got {start}, {stop}")
+
+        def cut(a):
+            return None if a is None else a[start:stop]
+        return Schedule(self.active[start:stop], self.uplink_ok[start:stop], self.local_steps[start:stop],
+                        dict(self.spec, rounds=stop - start, window=[start, stop]),
+                        cut(self.probs), cut(self.uplink_probs))
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Schedule):
             return NotImplemented

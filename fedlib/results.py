@@ -269,6 +269,7 @@ class Store:
                 checkpoint_every: int | None = 50, save_params: bool = False) -> Entry:
         """Run ``config`` and store it: a run that raises is stored with status ``error`` and its
         traceback, a diverged one with status ``diverged`` and its round."""
+        x0 = self._warmup_model(config)
         ckpt = self.checkpoint_path(config) if checkpoint_every else None
         t0 = time.perf_counter()
         date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
@@ -277,7 +278,7 @@ class Store:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
                 result = run_config(config, device=device, progress=progress, checkpoint=ckpt,
-                                    checkpoint_every=checkpoint_every or 1)
+                                    checkpoint_every=checkpoint_every or 1, x0=x0)
         except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
             error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
         wall = time.perf_counter() - t0
@@ -304,6 +305,18 @@ class Store:
                 pass
         return entry
 
+    def _warmup_model(self, config: ExperimentConfig) -> torch.Tensor | None:
+        """The final model of ``config``'s warm-up, from this store (None without a warm-up)."""
+        warm = config.warmup()
+        if warm is None:
+            return None
+        entry = self.get(warm)
+        params = entry.params() if entry is not None and entry.status == "ok" else None
+        if params is None:
+            raise ValueError(f"init_from: the warm-up run {warm.key()} is not in {self.path} with its final "
+                             "model (status ok, params.npy); fedlib.sweep computes warm-ups first")
+        return params
+
     def get_or_run(self, config: ExperimentConfig, device: str | None = None, progress: bool = False,
                    save_params: bool = False) -> Result:
         """A :class:`Result` for ``config``: loaded when stored (with its params if they were
@@ -321,7 +334,7 @@ class Store:
 
 
 def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_every: int | None,
-                       torch_threads: int | None) -> dict:
+                       torch_threads: int | None, save_params: bool = False) -> dict:
     """What a worker process runs: compute one config into the shared store folder."""
     if torch_threads:
         torch.set_num_threads(torch_threads)
@@ -330,7 +343,8 @@ def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_
                       "training runs about 2x slower; start Dask workers with "
                       "fedlib.results.DASK_WORKER_ENV (see the README)", RuntimeWarning, stacklevel=1)
     cfg = ExperimentConfig.from_dict(config)
-    entry = Store(store).compute(cfg, device=device, checkpoint_every=checkpoint_every)
+    entry = Store(store).compute(cfg, device=device, checkpoint_every=checkpoint_every,
+                                 save_params=save_params)
     return {"key": entry.path.name, "status": entry.status}
 
 
@@ -405,19 +419,39 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
     if compute is None:
         compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
     unique = list({c.key(): c for c in configs}.values())
+    # warm-ups (init_from) run first, once, with their final model kept
+    depth: dict[str, int] = {}
+    warm_keys: set[str] = set()
+    pending = list(unique)
+    known = {c.key(): c for c in unique}
+    while pending:
+        c = pending.pop()
+        w = c.warmup()
+        if w is not None:
+            warm_keys.add(w.key())
+            if w.key() not in known:
+                known[w.key()] = w
+                pending.append(w)
+
+    def level(c: ExperimentConfig) -> int:
+        if c.key() not in depth:
+            w = c.warmup()
+            depth[c.key()] = 0 if w is None else 1 + level(w)
+        return depth[c.key()]
     entries: dict[str, Entry] = {}
-    for c in unique:
+    for c in known.values():
         e = st.get(c)
-        if e is not None and not (retry_errors and e.status == "error"):
+        if e is not None and not (retry_errors and e.status == "error") \
+                and not (c.key() in warm_keys and e.status == "ok" and e.params() is None):
             entries[c.key()] = e
-    todo = [c for c in unique if c.key() not in entries]
+    todo = sorted((c for c in known.values() if c.key() not in entries), key=level)
     if todo and not compute:
-        raise ValueError(f"store: {st.path} lacks {len(todo)} of {len(unique)} runs (first: "
+        raise ValueError(f"store: {st.path} lacks {len(todo)} of {len(known)} runs (first: "
                          f"{todo[0].key()}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
                          "compute them with the notebook's `make results` target")
     failed: dict[str, str] = {}
     counts = {"loaded": len(entries), "done": 0, "failed": 0}
-    bar = tqdm(total=len(unique), initial=len(entries), disable=not progress, desc="runs", unit="run")
+    bar = tqdm(total=len(known), initial=len(entries), disable=not progress, desc="runs", unit="run")
     bar.set_postfix(counts)
 
     def finished(c: ExperimentConfig, entry: Entry | None, err: str | None) -> None:
@@ -430,21 +464,30 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
         bar.update(1)
         bar.set_postfix(counts)
 
-    if executor is None:
-        for c in todo:
-            if torch_threads:
-                torch.set_num_threads(torch_threads)
-            finished(c, st.compute(c, device=device, checkpoint_every=checkpoint_every), None)
-    else:
-        futures = {executor.submit(_compute_in_worker, str(st.path), c.to_dict(), device,
-                                   checkpoint_every, torch_threads): c for c in todo}
-        for fut in cf.as_completed(futures):
-            c = futures[fut]
-            try:
-                fut.result()
-                finished(c, st.read(c.key()), None)
-            except Exception as e:  # noqa: BLE001 - a worker that died: reported in the frame
-                finished(c, None, f"worker failed: {type(e).__name__}: {e}")
+    for lev in sorted({level(c) for c in todo}):
+        batch = [c for c in todo if level(c) == lev]
+        ready = [c for c in batch if c.warmup() is None or c.warmup().key() in entries
+                 and entries[c.warmup().key()].status == "ok"]
+        for c in batch:
+            if c not in ready:
+                finished(c, None, f"warm-up {c.warmup().key()} failed; this run was not started")
+        if executor is None:
+            for c in ready:
+                if torch_threads:
+                    torch.set_num_threads(torch_threads)
+                finished(c, st.compute(c, device=device, checkpoint_every=checkpoint_every,
+                                       save_params=c.key() in warm_keys), None)
+        else:
+            futures = {executor.submit(_compute_in_worker, str(st.path), c.to_dict(), device,
+                                       checkpoint_every, torch_threads, c.key() in warm_keys): c
+                       for c in ready}
+            for fut in cf.as_completed(futures):
+                c = futures[fut]
+                try:
+                    fut.result()
+                    finished(c, st.read(c.key()), None)
+                except Exception as e:  # noqa: BLE001 - a worker that died: reported in the frame
+                    finished(c, None, f"worker failed: {type(e).__name__}: {e}")
     bar.close()
     frames = [_frame(entries.get(c.key()), c, failed.get(c.key())) for c in unique]
     return pd.concat(frames, ignore_index=True)
@@ -536,9 +579,10 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | None = None, rtol: fl
         later = [r for r in evaluated if r > 0]
         rounds = later[0] if later else 1
     rounds = min(int(rounds), entry.config.rounds)
+    x0 = Store(entry.path.parent)._warmup_model(entry.config) if entry.config.init_from else None
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
-        replay = run_config(entry.config, device=device, rounds=rounds).history
+        replay = run_config(entry.config, device=device, rounds=rounds, x0=x0).history
     compared = [r for r in evaluated if r <= rounds and r in set(replay["round"].astype(int))]
     rows, max_rel = [], {}
     metrics = [c for c in h.columns if c not in ("round", *TIMING_COLUMNS) and c in replay.columns]

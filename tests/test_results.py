@@ -317,3 +317,36 @@ def test_neural_training_metrics_on_a_weighted_subset():
     assert m_full["test_acc"] == m_sub["test_acc"]               # test metrics: whole test split
     assert m_sub["loss"] != m_full["loss"] and abs(m_sub["loss"] - m_full["loss"]) < 0.05 * m_full["loss"]
     assert abs(big.metrics(x)["loss"] - m_full["loss"]) < 1e-6   # m >= n_i: every sample
+
+
+# ------------------------------------------------------------------------------ phases (warm-up)
+def test_a_phase_continues_its_warm_up(tmp_path):
+    warm = _base(algorithm="fedavg", rounds=10, lr_local=0.1)
+    cont = _base(algorithm="fedsum", rounds=15, init_from=warm)
+    other = _base(algorithm="amplified_fedavg", rounds=15, init_from=warm,
+                  algorithm_args={"P": 4, "gamma": 2.0})
+    assert cont.warmup() == warm and cont.key() != _base(algorithm="fedsum", rounds=15).key()
+    assert ExperimentConfig.from_dict(json.loads(json.dumps(cont.to_dict()))) == cont
+    df = fedlib.sweep([cont, other], tmp_path, progress=False)
+    st = Store(tmp_path)
+    assert set(st.keys()) == {warm.key(), cont.key(), other.key()}        # the warm-up ran once
+    w = st.get(warm)
+    assert w.params() is not None and st.get(cont).params() is None       # its model was kept
+    first = df[df["key"] == cont.key()].iloc[0]
+    assert first["round"] == 0 and first["loss"] == w.history["loss"].iloc[-1]   # model carried over
+    assert first["uplink"] == 0                                            # counts start afresh
+    res = fedlib.run_config(cont, x0=w.params())
+    full = _base(rounds=25).schedule()
+    assert np.array_equal(res.schedule.active, full.active[10:25])        # the schedule continues
+    assert fedlib.verify(st.get(cont)).ok
+
+
+def test_phase_errors_name_init_from(tmp_path):
+    warm = _base(algorithm="fedavg", rounds=10)
+    same = r"^configs\[0\]\.init_from: the warm-up must have the same participation_args"
+    with pytest.raises(ValueError, match=same):
+        fedlib.sweep([_base(participation_args={"p": 0.9}, init_from=warm)], tmp_path, progress=False)
+    with pytest.raises(ValueError, match="^init_from: a run that continues a warm-up needs"):
+        fedlib.run_config(_base(init_from=warm))
+    with pytest.raises(ValueError, match="^init_from: expected"):
+        _base(init_from=42)
