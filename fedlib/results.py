@@ -47,10 +47,11 @@ import torch
 from tqdm import tqdm
 
 from . import __version__
+from .data import DataNotFoundError
 from .experiment import ExperimentConfig, Result, run_config
 
 __all__ = ["DASK_WORKER_ENV", "PROFILES", "TIMING_COLUMNS", "Entry", "Store", "VerifyReport", "check_profile",
-           "grid", "store_path", "stored_configs", "sweep", "verify"]
+           "grid", "require_ok", "store_path", "stored_configs", "sweep", "verify"]
 
 #: the profiles of the deep-learning notebooks (DEVELOPERS.md): every code path on tiny settings,
 #: reduced real-MNIST runs committed in a store, the papers' exact settings
@@ -279,6 +280,8 @@ class Store:
                 warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
                 result = run_config(config, device=device, progress=progress, checkpoint=ckpt,
                                     checkpoint_every=checkpoint_every or 1, x0=x0)
+        except DataNotFoundError:
+            raise               # the machine lacks the data: not a property of the run, store nothing
         except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
             error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
         wall = time.perf_counter() - t0
@@ -491,6 +494,18 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
     bar.close()
     frames = [_frame(entries.get(c.key()), c, failed.get(c.key())) for c in unique]
     return pd.concat(frames, ignore_index=True)
+
+
+def require_ok(df: pd.DataFrame, allow_diverged: bool = True) -> pd.DataFrame:
+    """``df`` (a :func:`sweep` frame) if no run failed, else a RuntimeError naming the failed
+    runs and their errors (diverged runs pass unless ``allow_diverged=False``)."""
+    bad_status = ("error",) if allow_diverged else ("error", "diverged")
+    bad = df[df["status"].isin(bad_status)].drop_duplicates("key")
+    if len(bad):
+        lines = [f"{k}: {str(e).splitlines()[0] if isinstance(e, str) else s}"
+                 for k, e, s in zip(bad["key"], bad["error"], bad["status"], strict=True)]
+        raise RuntimeError(f"{len(bad)} run(s) failed: " + "; ".join(lines[:5]))
+    return df
 
 
 # --------------------------------------------------------------------------------------------

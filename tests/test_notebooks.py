@@ -49,3 +49,27 @@ def test_papermill_with_other_parameters_leaves_figures_alone(tmp_path):
     cells = json.loads(out.read_text())["cells"]
     text = "".join("".join(o.get("text", "")) for c in cells for o in c.get("outputs", []))
     assert "N = 100, S = 10" in text                           # commentary follows the parameters
+
+
+DEEP = [nb for nb in NOTEBOOKS
+        if "results.check_profile(profile)" in (ROOT / "notebooks" / f"{nb}.py").read_text()]
+
+
+@pytest.mark.parametrize("nb", DEEP)
+def test_deep_learning_notebook_runs_its_smoke_profile(nb, tmp_path):
+    """Every code path of the notebook on tiny settings (papermill, outputs in a temporary
+    folder; its runs in a temporary store)."""
+    env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path)}
+    env.pop("FEDLIB_NO_COMPUTE", None)
+    out = tmp_path / "out.ipynb"
+    subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks" / f"{nb}.ipynb"), str(out),
+                    "-k", "python3", "--cwd", str(ROOT / "notebooks"), "-p", "profile", "smoke",
+                    "--no-progress-bar"], env=env, check=True, capture_output=True, timeout=300)
+    written = tmp_path / "results" / "notebooks" / f"{nb}-profile=smoke"
+    assert any(written.glob("*.png")) and any(written.glob("*.csv"))
+    assert not (tmp_path / "figures").exists()
+    assert not (ROOT / "results" / nb / "smoke").exists()          # smoke runs leave no store behind
+
+
+def test_there_are_deep_learning_notebooks():
+    assert "08_amplified_fedavg" in DEEP
