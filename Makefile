@@ -55,6 +55,13 @@ results: $(STAMP)
 	$(BIN)/papermill "notebooks/$(NB).ipynb" "results/notebooks/$(NB)-$(PROFILE).ipynb" -k python3 \
 	  --cwd notebooks -p profile $(PROFILE)
 
+# datasets for replaying stored runs (fedlib.verify) and the slow tests: $FEDLIB_DATA if set, else
+# ../shared/data when that folder exists (tests that need a dataset skip without one)
+FEDLIB_DATA ?= $(wildcard $(CURDIR)/../shared/data)
+ifneq ($(strip $(FEDLIB_DATA)),)
+export FEDLIB_DATA
+endif
+
 # FEDLIB_NO_COMPUTE=1: notebooks under nbval read their committed stores and never train silently
 test: $(STAMP)
 	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks

@@ -294,7 +294,11 @@ def test_committed_store_configs_build_and_one_entry_reproduces(store):
     st = Store(store)
     cheapest = min((st.read(c.key()) for c in configs if st.read(c.key()).status == "ok"),
                    key=lambda e: (e.config.problem != "quadratic", e.meta.get("wall_seconds", 0)))
-    rep = fedlib.verify(cheapest)
+    from fedlib.data import DataNotFoundError
+    try:
+        rep = fedlib.verify(cheapest)
+    except DataNotFoundError as e:                     # replaying needs the real dataset
+        pytest.skip(f"cannot replay {cheapest.path.name} here: {str(e).splitlines()[0][:120]}")
     assert rep.ok, str(rep)
 
 
