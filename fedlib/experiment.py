@@ -233,7 +233,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     def evaluate(t: int) -> bool:
         nonlocal eval_s
         e0 = time.perf_counter()
-        m = problem.metrics(x)
+        m = problem.metrics(algo.eval_params(x))
         eval_s += time.perf_counter() - e0
         rows.append({"round": t, **m, "uplink": up, "downlink": down, **algo.extra_metrics(),
                      "seconds": time.perf_counter() - start, "eval_seconds": eval_s})

@@ -350,3 +350,25 @@ def test_os_sampling_counts_only_picked_uploads(quad):
     res = fedlib.run("os_sampling", quad, sched, lr_local=0.05, budget=3, progress=False)
     assert res.history["downlink"].iloc[-1] == 80
     assert 0 < res.history["uplink"].iloc[-1] < 80
+
+
+def test_fedawe_clip_before_eta_g_and_authors_evaluation(quad):
+    sched = participation.build("bernoulli", quad.num_clients, 30, seed=4, p=0.3, local_steps=3)
+    kw = dict(lr_local=0.05, progress=False)
+    plain = fedlib.run("fedawe", quad, sched, **kw)
+    # clip acts on the averaged echo before eta_g: with a huge clip nothing changes, with eta_g = 2
+    # and a tight clip every update has norm exactly 2 * clip
+    assert torch.equal(fedlib.run("fedawe", quad, sched, clip=1e9, **kw).params, plain.params)
+    steps = [quad.initial_params()]                                 # full participation: every
+    full = participation.build("full", quad.num_clients, 10, local_steps=3)   # copy is x^(t)
+    fedlib.run("fedawe", quad, full, clip=1e-3, lr_global=2.0, **kw,
+               callback=lambda t, x: steps.append(x.clone()))
+    moves = [float(torch.linalg.vector_norm(b - a)) for a, b in zip(steps[:-1], steps[1:], strict=True)]
+    assert np.allclose(moves, 2e-3, rtol=1e-9)
+    # the authors evaluate the mean of all clients' copies
+    res = fedlib.run("fedawe", quad, sched, evaluate="mean_of_copies", **kw)
+    assert res.history["loss"].iloc[-1] == pytest.approx(quad.loss(res.algorithm.xi.mean(0)), rel=1e-12)
+    assert res.history["loss"].iloc[-1] != pytest.approx(quad.loss(res.params), rel=1e-9)
+    assert torch.equal(res.params, plain.params)                      # training is unchanged
+    with pytest.raises(ValueError, match="^evaluate"):
+        fedlib.run("fedawe", quad, sched, evaluate="best", **kw)

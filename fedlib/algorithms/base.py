@@ -93,6 +93,10 @@ class Algorithm:
         wait-for-all baselines) returns a new Schedule here. Default: the environment's."""
         return schedule
 
+    def eval_params(self, x: torch.Tensor) -> torch.Tensor:
+        """The model the history evaluates after a round (default: the server's x)."""
+        return x
+
     def extra_metrics(self) -> dict[str, float]:
         """Algorithm-specific columns added to every history row (default none)."""
         return {}

@@ -96,20 +96,34 @@ class FedAWE(Algorithm):
     tau_i <- t. Server: x^(t+1) = mean_{i in A_t} x_i^dagger and x_i <- x^(t+1) for i in A_t.
     A round with no arriving client leaves x unchanged.
 
-    Options: clip (default None): clip the norm of the echoed averaged update
-    mean_i eta_g (t - tau_i) G_i to this value (the authors' code uses 0.5).
+    Options:
+        clip (default None): clip the norm of the averaged echo mean_i (t - tau_i) G_i to this
+            value before eta_g multiplies it (the authors' code uses 0.5).
+        evaluate (default ``"server"``): the model the history evaluates: the server's
+            x^(t+1), or ``"mean_of_copies"``, the mean of all N clients' copies x_i, as the
+            authors' code evaluates (stale copies of absent clients included).
     Messages: 1 up, 1 down. Memory: clients x_i [p] each (kept by the clients).
     """
 
     name = "fedawe"
     description = "FedAWE: adaptive innovation echoing from stale client copies"
-    options = ("clip",)
+    options = ("clip", "evaluate")
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
         self.xi = self.client_table(x0, copies=True)
         self.tau = torch.full((self.N,), -1, dtype=torch.long, device=x0.device)
         self.clip = self.opts.get("clip")
+        if self.clip is not None and (isinstance(self.clip, bool) or not isinstance(self.clip, (int, float))
+                                      or not self.clip > 0):
+            raise ValueError(f"clip: must be a positive number or None, got {self.clip!r}")
+        self.evaluate = self.opts.get("evaluate", "server")
+        if self.evaluate not in ("server", "mean_of_copies"):
+            raise ValueError(f"evaluate: must be 'server' or 'mean_of_copies' (the authors' code), "
+                             f"got {self.evaluate!r}")
+
+    def eval_params(self, x):
+        return self.xi.mean(0) if self.evaluate == "mean_of_copies" else x
 
     def round(self, x, r):
         A = r.delivered
@@ -117,13 +131,12 @@ class FedAWE(Algorithm):
             return x
         start = self.xi[A]
         G = start - self.local(start, A, r, r.lr_local).X
-        echo = r.lr_global * (r.t - self.tau[A]).to(x.dtype)[:, None] * G
-        update = echo.mean(0)
+        echo = ((r.t - self.tau[A]).to(x.dtype)[:, None] * G).mean(0)
         if self.clip is not None:
-            norm = float(torch.linalg.vector_norm(update))
+            norm = float(torch.linalg.vector_norm(echo))
             if norm > self.clip:
-                update = update * (self.clip / norm)
-        new_x = start.mean(0) - update
+                echo = echo * (self.clip / norm)
+        new_x = start.mean(0) - r.lr_global * echo
         self.tau[A] = r.t
         self.xi[A] = new_x
         return new_x
