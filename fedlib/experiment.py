@@ -552,13 +552,21 @@ class ExperimentConfig:
             _PROBLEM_CACHE.update(key=cache_key, problem=build_problem(self.problem, **args))
         return _PROBLEM_CACHE["problem"]
 
-    def schedule(self, num_clients: int | None = None) -> Schedule:
+    def schedule(self, num_clients: int | None = None, problem: Problem | None = None) -> Schedule:
         """The participation schedule of this config (the environment, before an algorithm's
-        own client selection); ``num_clients`` defaults to the problem's."""
+        own client selection); ``num_clients`` defaults to the problem's. With
+        ``local_epochs`` in ``participation_args`` the clients' sizes and the batch size come
+        from the (neural) problem unless given, and ``local_steps`` is not used."""
         spec = _thaw(self.participation_args) if self.participation_args else {}
-        spec.setdefault("local_steps", self.local_steps)
+        if "local_epochs" in spec or "local_epochs_range" in spec:
+            problem = problem if problem is not None else self.build_problem()
+            if "client_sizes" not in spec:
+                spec["client_sizes"] = [int(v) for v in getattr(problem, "sizes", [])] or None
+            spec.setdefault("batch_size", getattr(problem, "batch_size", None))
+        else:
+            spec.setdefault("local_steps", self.local_steps)
         spec.setdefault("seed", self.seed)
-        n = self.build_problem().num_clients if num_clients is None else num_clients
+        n = (problem or self.build_problem()).num_clients if num_clients is None else num_clients
         return participation.build(self.participation, n, self.rounds, **spec)
 
 
@@ -576,14 +584,14 @@ def run_config(config: ExperimentConfig, device: str | None = None, progress: bo
     warm = config.warmup()
     offset = 0
     if warm is None:
-        sched = config.schedule(problem.num_clients)
+        sched = config.schedule(problem.num_clients, problem)
     else:
         if x0 is None:
             raise ValueError("init_from: a run that continues a warm-up needs the warm-up's final model; "
                              "run it through fedlib.sweep or a Store, which supply it")
         offset = warm.rounds
         sched = config.replace(rounds=warm.rounds + config.rounds, init_from=None).schedule(
-            problem.num_clients).window(offset, offset + config.rounds)
+            problem.num_clients, problem).window(offset, offset + config.rounds)
     if rounds is not None:
         sched = sched.truncate(rounds)
     return run(config.algorithm, problem, sched, lr_local=config.lr_local, lr_global=config.lr_global,

@@ -560,7 +560,7 @@ def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> np.ndar
 # Uplink success and local steps (attach to any kind)
 # --------------------------------------------------------------------------------------------
 def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds: int,
-                 n: int) -> np.ndarray:
+                 n: int, name: str = "local_steps") -> np.ndarray:
     """Local steps [rounds, N] from ``local_steps`` (int, [N] or [rounds, N]) or, when given,
     ``local_steps_range``: (lo, hi) for all clients or [N, 2] per client, drawn uniformly from
     lo..hi (inclusive) every round (FedACS App. I.3.1, dynamic heterogeneity)."""
@@ -569,21 +569,21 @@ def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds:
         if arr.shape == (2,):
             arr = np.broadcast_to(arr, (n, 2))
         if arr.shape != (n, 2) or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"local_steps_range: expected integers (lo, hi) or shape ({n}, 2), "
+            raise ValueError(f"{name}_range: expected integers (lo, hi) or shape ({n}, 2), "
                              f"got shape {arr.shape}")
         lo, hi = arr[:, 0], arr[:, 1]
         if (lo < 1).any() or (hi < lo).any():
-            raise ValueError("local_steps_range: ranges (lo, hi) need 1 <= lo <= hi")
+            raise ValueError(f"{name}_range: ranges (lo, hi) need 1 <= lo <= hi")
         return rng.integers(lo, hi + 1, size=(rounds, n)).astype(np.int64)
     arr = np.asarray(steps)
     if arr.ndim == 0:
-        k = _check_int("local_steps", steps, 1)
+        k = _check_int(name, steps, 1)
         return np.full((rounds, n), k, dtype=np.int64)
     if not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError("local_steps: entries must be integers >= 1")
-    out = _rows("local_steps", arr, rounds, n, "an int, ")
+        raise ValueError(f"{name}: entries must be integers >= 1")
+    out = _rows(name, arr, rounds, n, "an int, ")
     if (out < 1).any():
-        raise ValueError("local_steps: every entry must be >= 1")
+        raise ValueError(f"{name}: every entry must be >= 1")
     return np.array(out, dtype=np.int64)
 
 
@@ -621,7 +621,9 @@ def _jsonable(value: Any) -> Any:
 
 
 def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_steps: Any = 1,
-          local_steps_range: Any = None, uplink_p: Any = None, **kwargs: Any) -> Schedule:
+          local_steps_range: Any = None, uplink_p: Any = None, local_epochs: Any = None,
+          local_epochs_range: Any = None, client_sizes: Any = None, batch_size: int | None = None,
+          **kwargs: Any) -> Schedule:
     """Compile a participation model into a :class:`Schedule`.
 
     Args:
@@ -634,6 +636,12 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
             steps are drawn uniformly from lo..hi every round (dynamic heterogeneity).
         uplink_p: probability that an active client's upload succeeds: None (always), scalar,
             [N], [rounds, N] or callable t -> p.
+        local_epochs: instead of steps, local work in epochs (FedACS App. I.3.1): int, [N] or
+            [rounds, N]; client i then runs epochs_i^t x ceil(n_i / batch_size) steps.
+        local_epochs_range: epochs drawn uniformly from (lo, hi) or per-client [N, 2] ranges
+            every round (dynamic heterogeneity), instead of ``local_epochs``.
+        client_sizes: n_i, the clients' sample counts [N] (needed with epochs).
+        batch_size: B (needed with epochs).
         **kwargs: the kind's own arguments (``per_round``, ``p``, ``q``, ``trace``, ...; see the
             kind's docstring).
 
@@ -674,10 +682,30 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
     else:
         uplink_probs = np.array(_prob_matrix("uplink_p", uplink_p, t, n), dtype=float)
         uplink = r_up.random((t, n)) < uplink_probs
-    steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
+    epochs_given = local_epochs is not None or local_epochs_range is not None
+    if epochs_given:
+        if local_steps_range is not None or not (np.ndim(local_steps) == 0 and local_steps == 1):
+            raise ValueError("local_epochs / local_steps: give local work either in steps or in epochs, "
+                             "not both")
+        if client_sizes is None or batch_size is None:
+            raise ValueError("client_sizes / batch_size: local_epochs needs the clients' sample counts "
+                             "n_i and the batch size B (steps = epochs x ceil(n_i / B))")
+        sizes = _integral("client_sizes", client_sizes)
+        if sizes.shape != (n,) or (sizes < 1).any():
+            raise ValueError(f"client_sizes: expected {n} sample counts >= 1, got shape {sizes.shape}")
+        b = _check_int("batch_size", batch_size, 1)
+        epochs = _local_steps(r_steps, 1 if local_epochs is None else local_epochs, local_epochs_range, t, n,
+                              name="local_epochs")
+        steps = epochs * (-(-sizes // b))[None, :]
+    else:
+        if client_sizes is not None or batch_size is not None:
+            raise ValueError("client_sizes / batch_size: only used with local_epochs")
+        steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
     spec = {"kind": kind, "num_clients": n, "rounds": t, "seed": int(seed),
             "local_steps": _jsonable(local_steps), "uplink_p": _jsonable(uplink_p),
             "local_steps_range": _jsonable(local_steps_range),
+            **({"local_epochs": _jsonable(local_epochs), "local_epochs_range": _jsonable(local_epochs_range),
+                "client_sizes": _jsonable(client_sizes), "batch_size": batch_size} if epochs_given else {}),
             **{k: _jsonable(v) for k, v in kwargs.items()}}
     return Schedule(active, uplink, steps, spec, probs, uplink_probs)
 

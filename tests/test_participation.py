@@ -280,3 +280,33 @@ def test_known_probability_baselines_use_the_true_probabilities():
     assert np.allclose(got[:, 0], participation.sine_probs(np.arange(T), 0.2))
     with pytest.warns(RuntimeWarning, match="defines no probabilities"):
         fedlib.run("fedavg_known_p", prob, participation.build("cyclic", N, T, per_round=20), progress=False)
+
+
+def test_local_work_in_epochs():
+    sizes = np.array([10, 128, 129, 300, 1])
+    s = participation.build("full", 5, 4, local_epochs=2, client_sizes=sizes, batch_size=128)
+    assert (s.local_steps == 2 * np.array([1, 1, 2, 3, 1])).all()      # epochs x ceil(n_i / B)
+    per = participation.build("full", 5, 4, local_epochs=[1, 2, 3, 4, 5], client_sizes=sizes, batch_size=64)
+    assert (per.local_steps[0] == np.array([1, 2, 3, 4, 5]) * np.ceil(sizes / 64)).all()
+    dyn = participation.build("full", 5, 50, seed=1, local_epochs_range=[[1, 1]] * 2 + [[2, 5]] * 3,
+                              client_sizes=sizes, batch_size=128)
+    ep = dyn.local_steps // np.ceil(sizes / 128).astype(int)
+    assert (ep[:, :2] == 1).all() and ep[:, 2:].min() == 2 and ep[:, 2:].max() == 5
+    assert len(np.unique(ep[:, 3])) > 1                                  # redrawn every round
+    with pytest.raises(ValueError, match="^local_epochs / local_steps"):
+        participation.build("full", 5, 4, local_epochs=2, local_steps=3, client_sizes=sizes, batch_size=8)
+    with pytest.raises(ValueError, match="^client_sizes / batch_size"):
+        participation.build("full", 5, 4, local_epochs=2)
+    with pytest.raises(ValueError, match="^local_epochs"):
+        participation.build("full", 5, 4, local_epochs=0, client_sizes=sizes, batch_size=8)
+
+
+def test_configs_take_epochs_with_sizes_from_the_problem():
+    from fedlib import ExperimentConfig, problems
+    cfg = ExperimentConfig("fedavg", "digits_cnn", "uniform", 2,
+                           problem_args={"num_clients": 5, "batch_size": 16},
+                           participation_args={"per_round": 2, "local_epochs": 1})
+    prob = problems.digits_cnn(num_clients=5, batch_size=16)
+    sched = cfg.schedule(problem=prob)
+    sizes = prob.sizes.numpy().astype(int)
+    assert (sched.local_steps[0] == np.ceil(sizes / 16)).all()
