@@ -39,6 +39,7 @@
 # %% tags=["parameters"]
 profile: str = "quick"  # smoke (every code path, tiny), quick (MNIST, time scaled down 5x) or paper
 seed: int = 0  # seed of the split, the model and the availability offset
+stand_in_rounds: int = 0  # tests only: above 0, every phase is cut to this many rounds on synthetic stand-in data
 out_dir: str = ""  # empty: figures/08_amplified_fedavg at the default parameters, else results/notebooks/
 progress: bool = False  # progress bars of the sweeps
 
@@ -91,20 +92,27 @@ SETTINGS = {
                   P_values=[1, 100, 300, 500, 700, 900], grid=[1.0, 0.1, 0.01, 0.001, 0.0001],
                   train_eval=100),
 }
-cfg = SETTINGS[profile]
-LR0, GROUPS, S, I, BATCH = 0.1, 5, 10, 5, 16
+cfg = dict(SETTINGS[profile])
+GROUPS = 5
+if stand_in_rounds > 0:    # the profile's exact structure on random data of the same shapes, a few rounds
+    cfg.update(warmup=stand_in_rounds, horizon=stand_in_rounds, grid_horizon=stand_in_rounds,
+               eval_every=stand_in_rounds, train_eval=2, grid=cfg["grid"][:1],
+               P_values=[1, GROUPS * cfg["window"]])
+LR0, S, I, BATCH = 0.1, 10, 5, 16
 cycle = GROUPS * cfg["window"]
 stand_in = {"mnist": "MNIST, standing in for FashionMNIST", "digits": "digits (smoke test)",
             "fashion_mnist": "FashionMNIST"}[cfg["dataset"]]
-store = (results.store_path(NB, profile) if profile != "smoke"
-         else tempfile.mkdtemp(prefix="fedlib-smoke-"))
+store = (results.store_path(NB, profile) if profile != "smoke" and stand_in_rounds == 0
+         else tempfile.mkdtemp(prefix=f"fedlib-{profile}-"))
+synthetic = {"synthetic": True, "synthetic_sizes": [20 * cfg["num_clients"], 200]} if stand_in_rounds else {}
 
 model_args = {"dropout": 0.0} if cfg["model"] == "fedsum_mnist_cnn" else {}
 base = ExperimentConfig(
     algorithm="fedavg", problem="neural", participation="periodic", rounds=cfg["warmup"],
     problem_args={"dataset": cfg["dataset"], "partition": "majority_label", "similarity": 0.05,
                   "model": cfg["model"], "model_args": model_args, "num_clients": cfg["num_clients"],
-                  "batch_size": BATCH, "train_eval_per_client": cfg["train_eval"], "seed": seed},
+                  "batch_size": BATCH, "train_eval_per_client": cfg["train_eval"], "seed": seed,
+                  **synthetic},
     participation_args={"per_round": S, "groups": GROUPS, "window": cfg["window"]},
     local_steps=I, lr_local=LR0, eval_every=cfg["eval_every"], seed=seed)
 warmup = base                                                  # FedAvg (eta = 1) at the initial rate
@@ -119,7 +127,7 @@ METHODS = {                                                    # label -> (algor
 def phase(label: str, horizon: int, lr: float, **extra) -> ExperimentConfig:
     """A method continuing the warm-up for ``horizon`` rounds of time (a wait round costs a cycle)."""
     algo, opts = METHODS[label]
-    rounds = horizon // cycle if algo.startswith("wait") else horizon
+    rounds = horizon // cycle if algo.startswith("wait") and not stand_in_rounds else horizon
     every = 1 if algo.startswith("wait") else cfg["eval_every"]
     return base.replace(algorithm=algo, algorithm_args={**opts, **extra}, rounds=max(rounds, 1),
                         lr_local=lr, eval_every=every, init_from=warmup)
@@ -263,6 +271,6 @@ for m in METHODS:
 
 # %%
 every = pd.concat([df_grid, df1, df2]).drop_duplicates("key")
-where = f"results/{NB}/{profile}/" if profile != "smoke" else "a temporary store"
+where = f"results/{NB}/{profile}/" if str(store).endswith(f"{NB}/{profile}") else "a temporary store"
 print(f"{every['key'].nunique() + 1} runs (the warm-up included) in {where}; "
       f"status: {every['status'].value_counts().to_dict()}")

@@ -73,3 +73,19 @@ def test_deep_learning_notebook_runs_its_smoke_profile(nb, tmp_path):
 
 def test_there_are_deep_learning_notebooks():
     assert "08_amplified_fedavg" in DEEP
+
+
+@pytest.mark.parametrize("nb", DEEP)
+def test_deep_learning_notebook_paper_profile_runs_on_stand_ins(nb, tmp_path):
+    """The paper profile's settings (datasets, models, N, S, schedules) build and run: every phase
+    cut to 2 rounds on synthetic stand-ins of the papers' datasets (``stand_in_rounds``)."""
+    assert "stand_in_rounds" in plotting.notebook_defaults(nb)
+    env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path)}
+    env.pop("FEDLIB_NO_COMPUTE", None)
+    subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks" / f"{nb}.ipynb"),
+                    str(tmp_path / "out.ipynb"), "-k", "python3", "--cwd", str(ROOT / "notebooks"),
+                    "-p", "profile", "paper", "-p", "stand_in_rounds", "2", "--no-progress-bar"],
+                   env=env, check=True, capture_output=True, timeout=600)
+    written = tmp_path / "results" / "notebooks" / f"{nb}-profile=paper-stand_in_rounds=2"
+    assert any(written.glob("*.png")) and (written / "claims.csv").exists()
+    assert not (ROOT / "results" / nb / "paper").exists()          # stand-in runs leave no store behind
