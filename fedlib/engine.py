@@ -86,30 +86,6 @@ def _single_threaded_ops():
         torch.set_num_threads(before)
 
 
-def _client_sgd(problem: Neural, x0: torch.Tensor, client: int, K: int, lr: float, round: int,
-                corr: torch.Tensor | None, fixed_point: bool, momentum: float, prox_mu: float,
-                full_batch: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """One client's K local steps (the vectorized engine's update, for one row)."""
-    x, gsum = x0.clone(), torch.zeros_like(x0)
-    buf = torch.zeros_like(x0) if momentum else None
-    for k in range(K):
-        at = x0 if fixed_point else x
-        g = problem._client_full_grad(at, client) if full_batch else problem.grad_one(at, client, round, k)
-        gsum += g
-        if fixed_point:
-            continue
-        d = g if corr is None else g + corr
-        if prox_mu:
-            d = d + prox_mu * (x - x0)
-        if momentum:
-            buf = momentum * buf + d
-            d = buf
-        x = x - lr * d
-    if fixed_point:
-        x = x0 - lr * gsum
-    return x, gsum
-
-
 class VectorizedEngine:
     """All active clients step together (see module docstring).
 
@@ -126,9 +102,15 @@ class VectorizedEngine:
                   steps: torch.Tensor, lr, round: int, correction: torch.Tensor | None = None,
                   fixed_point: bool = False, momentum: float = 0.0, prox_mu: float = 0.0,
                   full_batch: bool = False) -> LocalResult:
+        args = (round, correction, fixed_point, momentum, prox_mu, full_batch)
         if isinstance(problem, Neural) and problem.strategy == "loop" and X0.device.type == "cpu":
-            return self._threaded(problem, X0, clients, steps, lr, round, correction, fixed_point,
-                                  momentum, prox_mu, full_batch)
+            return self._threaded(problem, X0, clients, steps, lr, *args)
+        return self._lockstep(problem, X0, clients, steps, lr, *args)
+
+    @staticmethod
+    def _lockstep(problem, X0, clients, steps, lr, round, correction, fixed_point, momentum, prox_mu,
+                  full_batch) -> LocalResult:
+        """The rows of X0 step together: k-th step of every live client at once."""
         S = X0.shape[0]
         steps = torch.as_tensor(steps, device=X0.device)
         lr_s = _per_client(lr, S, X0)[:, None]
@@ -155,23 +137,25 @@ class VectorizedEngine:
         return LocalResult(X, gsum)
 
     @staticmethod
-    def _threaded(problem, X0, clients, steps, lr, round, correction, fixed_point, momentum, prox_mu,
-                  full_batch) -> LocalResult:
+    def _threaded(problem, X0, clients, steps, lr, round, correction, *solver) -> LocalResult:
+        """Each client runs :meth:`_lockstep` on its own row, in a worker thread."""
         S = X0.shape[0]
         lr_s = _per_client(lr, S, X0)
+        steps = torch.as_tensor(steps, device=X0.device)
 
-        def job(s: int):
+        def job(s: int) -> LocalResult:
+            one = slice(s, s + 1)
             with problem.thread_model():
-                return _client_sgd(problem, X0[s], int(clients[s]), int(steps[s]), float(lr_s[s]), round,
-                                   None if correction is None else correction[s], fixed_point,
-                                   momentum, prox_mu, full_batch)
+                return VectorizedEngine._lockstep(problem, X0[one], clients[one], steps[one], lr_s[one],
+                                                  round, None if correction is None else correction[one],
+                                                  *solver)
         problem.model.train()
         n = min(cpu_threads(), S)
         with _single_threaded_ops():
             outs = list(_pool(n).map(job, range(S))) if n > 1 else [job(s) for s in range(S)]
         if not outs:
             return LocalResult(X0.clone(), torch.zeros_like(X0))
-        return LocalResult(torch.stack([o[0] for o in outs]), torch.stack([o[1] for o in outs]))
+        return LocalResult(torch.cat([o.X for o in outs]), torch.cat([o.grad_sum for o in outs]))
 
 
 class ReferenceEngine:

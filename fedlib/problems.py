@@ -371,7 +371,6 @@ class Neural(Problem):
             raise ValueError(f"strategy: must be one of auto, vmap, loop; got {strategy!r}")
         self.strategy = strategy if strategy != "auto" else (
             "loop" if self.device.type == "cpu" else "vmap")
-        self.channels_last = False
         self._threads = threading.local()
         self._copy_lock = threading.Lock()
         self.model = model.to(self.device)
@@ -482,19 +481,17 @@ class Neural(Problem):
         """Within the block, :meth:`grad_one` of this thread uses the thread's own copy of the
         model (``functional_call`` swaps a module's parameters while it runs, so threads must
         not share one). The main thread uses ``self.model``."""
-        if threading.current_thread() is threading.main_thread():
-            yield
-            return
-        local = self._threads.__dict__
-        if local.get("model") is None:
-            with self._copy_lock:
-                local["model"] = copy.deepcopy(self.model)
-        local["model"].train(self.model.training)
+        if threading.current_thread() is not threading.main_thread():
+            if getattr(self._threads, "model", None) is None:
+                with self._copy_lock:
+                    self._threads.model = copy.deepcopy(self.model)
+            self._threads.model.train(self.model.training)
         yield
 
     def _model(self) -> nn.Module:
-        m = self._threads.__dict__.get("model")
-        return self.model if m is None or threading.current_thread() is threading.main_thread() else m
+        """This thread's model: its copy in a worker thread, ``self.model`` otherwise."""
+        m = getattr(self._threads, "model", None)
+        return self.model if m is None else m
 
     def grad_one(self, x: torch.Tensor, client: int, round: int = 0, step: int = 0) -> torch.Tensor:
         """Minibatch gradient [p] of one client at one point, by plain autograd on the flat
@@ -503,8 +500,6 @@ class Neural(Problem):
         idx = self.sample_indices(client, round, step)
         leaf = x.detach().requires_grad_(True)
         xb = self.train.x[idx]
-        if self.channels_last and xb.ndim == 4:
-            xb = xb.contiguous(memory_format=torch.channels_last)
         masks = self.dropout_masks(client, round, step)
         with torch.enable_grad(), models.dropout_masks(masks):
             out = functional_call(self._model(), (self.unflatten(leaf), self.buffers), (xb,))

@@ -94,8 +94,11 @@ def test_failures_are_stored_and_marked_and_the_sweep_goes_on(tmp_path):
     assert d["diverged_at"].iloc[0] == d["round"].iloc[-1] < 200
     st = Store(tmp_path)
     assert st.get(boom).status == "error"                     # stored as such: not retried by default
+    written = (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns
     fedlib.sweep([boom], tmp_path, progress=False)
-    assert st.get(boom).meta["date"] == Store(tmp_path).get(boom).meta["date"]
+    assert (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns == written
+    fedlib.sweep([boom], tmp_path, progress=False, retry_errors=True)
+    assert (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns != written
 
 
 def test_bad_configs_fail_before_anything_runs(tmp_path):
