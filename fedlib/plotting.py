@@ -61,7 +61,7 @@ def notebook_defaults(notebook: str) -> dict:
 
 
 def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
-                        ignore: tuple[str, ...] = ("progress", "out_dir")) -> str:
+                        ignore: tuple[str, ...] = ("progress", "out_dir", "workers")) -> str:
     """Where a notebook writes its figures and tables.
 
     ``out_dir`` if given; else ``figures/<notebook>`` -- the committed figures -- only when

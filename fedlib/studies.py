@@ -1,0 +1,148 @@
+"""The papers' deep-learning setups per profile, shared by the notebooks that reproduce them.
+
+A *study* turns a profile (``smoke``, ``quick``, ``paper``; see :data:`fedlib.results.PROFILES`)
+into the settings of one paper's experiments and into :class:`~fedlib.ExperimentConfig` objects.
+Notebooks 02 and 03 both build on FedSUM's App. H setup, and notebook 03 reuses notebook 02's
+learning-rate grid (the same stored runs), so the setup lives here once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+
+from .experiment import ExperimentConfig
+from .results import check_profile
+
+__all__ = ["FedSumSetup", "fedsum_setup", "pick_rates"]
+
+#: FedSUM App. H, Table 2 and "Client participation patterns" (P1-P3).
+_FEDSUM = {
+    "smoke": dict(datasets=("digits",), num_clients=10, per_round=4, local_steps=2, batch_size=16,
+                  rounds=4, eval_every=2, train_eval=10, grid=((0.1, 1.0), (0.03, 1.0)),
+                  grid_rounds=2),
+    "quick": dict(datasets=("mnist",), num_clients=100, per_round=20, local_steps=5, batch_size=32,
+                  rounds=120, eval_every=5, train_eval=50,
+                  grid=tuple((e0, eg) for e0 in (0.3, 0.1, 0.03, 0.01) for eg in (1.0, 2.0)),
+                  grid_rounds=40),
+    "paper": dict(datasets=("mnist", "svhn", "cifar10"), num_clients=100, per_round=20,
+                  local_steps=10, batch_size=128, rounds=2000, eval_every=10, train_eval=100,
+                  grid=((0.01, 1.0), (0.005, 2.0), (0.001, 10.0), (0.0005, 20.0)),
+                  grid_rounds=500),
+}
+_MODELS = {"digits": "fedsum_mnist_cnn", "mnist": "fedsum_mnist_cnn", "svhn": "fedsum_svhn_cnn",
+           "cifar10": "fedsum_cifar10_cnn"}
+_NAMES = {"digits": "digits (smoke test)", "mnist": "MNIST", "svhn": "SVHN", "cifar10": "CIFAR-10"}
+
+
+@dataclass(frozen=True)
+class FedSumSetup:
+    """FedSUM App. H at one profile.
+
+    Attributes:
+        profile: the profile.
+        datasets: the datasets of the figure columns (the quick profile has MNIST only).
+        num_clients, per_round, local_steps, batch_size, rounds, eval_every: N, S, K, B, T and
+            the evaluation interval.
+        train_eval: training samples per client in the training-loss estimate.
+        grid: the (eta_0, eta_g) pairs of the learning-rate grid (FedAvg under P1).
+        grid_rounds: rounds of each grid run ("best performance after 500 global rounds").
+        stand_in: above 0, random data of each dataset's shapes and every run cut to this many
+            rounds (tests of the paper profile on machines without the data).
+    """
+
+    profile: str
+    datasets: tuple
+    num_clients: int
+    per_round: int
+    local_steps: int
+    batch_size: int
+    rounds: int
+    eval_every: int
+    train_eval: int
+    grid: tuple
+    grid_rounds: int
+    stand_in: int = 0
+    alpha: float = 0.1
+    patterns: dict = field(default_factory=dict)
+
+    def dataset_name(self, dataset: str) -> str:
+        """How figures name ``dataset`` (and what it stands for)."""
+        name = _NAMES[dataset]
+        return f"{name} on random stand-in data" if self.stand_in else name
+
+    def base(self, dataset: str, seed: int = 0, participation: str = "P1") -> ExperimentConfig:
+        """FedAvg under a pattern of :attr:`patterns` (a name like ``"P1"``) or a
+        ``(kind, arguments)`` pair, eta_l = eta_0 / sqrt(t/10 + 1) with eta_0 = 0.01, eta_g = 1."""
+        if dataset not in self.datasets:
+            raise ValueError(f"dataset: {dataset!r} is not in this profile's datasets "
+                             f"({', '.join(self.datasets)})")
+        if isinstance(participation, str):
+            if participation not in self.patterns:
+                raise ValueError(f"participation: unknown pattern {participation!r}; known: "
+                                 f"{', '.join(self.patterns)} (or a (kind, arguments) pair)")
+            kind, args = self.patterns[participation]
+        else:
+            kind, args = participation
+        synthetic = {}
+        if self.stand_in:
+            synthetic = {"synthetic": True, "synthetic_sizes": [20 * self.num_clients, 200]}
+        return ExperimentConfig(
+            algorithm="fedavg", problem="neural", participation=kind, rounds=self.rounds,
+            problem_args={"dataset": dataset, "partition": "dirichlet", "alpha": self.alpha,
+                          "model": _MODELS[dataset], "num_clients": self.num_clients,
+                          "batch_size": self.batch_size, "train_eval_per_client": self.train_eval,
+                          "seed": seed, **synthetic},
+            participation_args=args, local_steps=self.local_steps, lr_local=0.01, lr_global=1.0,
+            lr_schedule="fedsum_sqrt", eval_every=self.eval_every, seed=seed)
+
+    def grid_configs(self, dataset: str) -> dict:
+        """The learning-rate grid: FedAvg under P1, seed 0, ``grid_rounds`` rounds; maps each
+        config to its (eta_0, eta_g)."""
+        b = self.base(dataset).replace(rounds=self.grid_rounds)
+        return {b.replace(lr_local=e0, lr_global=eg): (e0, eg) for e0, eg in self.grid}
+
+
+def fedsum_setup(profile: str, stand_in_rounds: int = 0) -> FedSumSetup:
+    """FedSUM App. H settings at ``profile``; ``stand_in_rounds > 0`` keeps the profile's
+    structure (N, S, K, B, models) on random data and cuts every run to that many rounds."""
+    check_profile(profile)
+    if isinstance(stand_in_rounds, bool) or not isinstance(stand_in_rounds, int) or stand_in_rounds < 0:
+        raise ValueError(f"stand_in_rounds: must be an integer >= 0, got {stand_in_rounds!r}")
+    s = FedSumSetup(profile=profile, **_FEDSUM[profile])
+    if stand_in_rounds:
+        s = replace(s, rounds=stand_in_rounds, grid_rounds=stand_in_rounds, eval_every=stand_in_rounds,
+                    train_eval=2, grid=s.grid[:1], stand_in=stand_in_rounds)
+    n, k = s.num_clients, s.per_round
+    patterns = {"P1": ("uniform", {"per_round": k}),
+                "P2": ("bernoulli", {"p": k / n}),
+                "P3": ("sine", {"per_round": k, "amplitude": 0.3, "period": 10.0})}
+    return replace(s, patterns=patterns)
+
+
+def pick_rates(df: pd.DataFrame, configs: dict) -> tuple[pd.DataFrame, float, float]:
+    """The grid's table and its choice, as App. H chooses: the lowest training loss at the end
+    of the grid runs (a diverged or failed run is never chosen).
+
+    Args:
+        df: the :func:`fedlib.sweep` frame of ``configs``.
+        configs: config -> (eta_0, eta_g), as :meth:`FedSumSetup.grid_configs` gives.
+
+    Returns:
+        (table with one row per pair and a ``chosen`` column, eta_0, eta_g).
+    """
+    last = df.groupby("key").tail(1).set_index("key")
+    rows = []
+    for c, (e0, eg) in configs.items():
+        r = last.loc[c.key()]
+        rows.append({"eta_0": e0, "eta_g": eg, "eta_0 x eta_g": e0 * eg,
+                     "final train loss": r["loss"], "final test acc": r["test_acc"], "status": r["status"]})
+    table = pd.DataFrame(rows)
+    ok = table[(table["status"] == "ok") & table["final train loss"].map(math.isfinite)]
+    if ok.empty:
+        raise RuntimeError("every run of the learning-rate grid diverged or failed")
+    best = ok["final train loss"].idxmin()
+    table["chosen"] = table.index == best
+    return table, float(table.loc[best, "eta_0"]), float(table.loc[best, "eta_g"])
