@@ -24,7 +24,8 @@ import numpy as np
 from .algorithms.reweighting import nova_normaliser
 from .participation import Schedule
 
-__all__ = ["aggregation_weights", "expected_weights", "fixed_point", "fixed_point_static", "local_map"]
+__all__ = ["aggregation_weights", "calibrated_rates", "expected_weights", "fixed_point", "fixed_point_static",
+           "local_map", "step_factors"]
 
 METHODS = ("fedavg", "ca_fedavg", "fedau", "fednova", "fedacs")
 
@@ -131,3 +132,109 @@ def fixed_point_static(A: np.ndarray, c: np.ndarray, w: np.ndarray, steps: np.nd
     lhs = sum(wi * M for wi, M in zip(w, Ms, strict=True))
     rhs = sum(wi * M @ ci for wi, M, ci in zip(w, Ms, c, strict=True))
     return np.linalg.solve(lhs, rhs)
+
+
+# --------------------------------------------------------------------------------------------
+# Step-length calibration (FedACS Sec. 6 and App. I.2)
+# --------------------------------------------------------------------------------------------
+#: methods whose rate App. I.2 calibrates, and those it leaves at FedAvg's rate
+CALIBRATED = ("fedavg", "ca_fedavg", "fedvarp", "fednova", "fedacs")
+UNCALIBRATED = ("fedau", "os_sampling")
+
+
+def step_factors(method: str, schedule: Schedule, uplink_p: np.ndarray | None = None,
+                 weights: np.ndarray | None = None, eta: float = 1.0, momentum: float = 0.0,
+                 prox_mu: float = 0.0, fedavg_aggregation: str = "contacted", mc_samples: int = 256,
+                 seed: int = 0) -> np.ndarray:
+    """s_m^t [rounds]: the effective step length of ``method`` in each round of ``schedule``.
+
+    To first order in the local rate, a round moves the server model by
+    ``-eta_l sum_i E[W_i^t] ||a_i^t||_1 grad f_i``: a scalar ``s^t = sum_i E[W_i^t] ||a_i^t||_1``
+    times a convex combination of client gradients. FedACS App. I.2 calibrates every method to
+    the same effective step length as FedAvg; that scalar is what we equate (the paper's formulas
+    112-116 were lost in the text; this is our reading of the surviving prose, see
+    :func:`calibrated_rates`). The expectation is over upload success (probabilities
+    ``uplink_p``, default the schedule's own), given who is asked in round t (``active > 0``) and
+    their local steps (normaliser ``||a||_1`` of the local solver, FedNova's a_i).
+
+    * fedavg: W_i = m_i ok_i / D with D = sum of the contacted m_i (``"contacted"``, FedACS's
+      eq. 6 as we read it), the number of arriving updates (``"participants"``) or N (``"all"``);
+    * ca_fedavg and fedvarp: W_i = m_i ok_i / (p_i D_contacted) (App. I.2 derives FedVARP's
+      expected step from c-a-FedAvg's, eq. 115);
+    * fednova: W_i = tau_eff share_i / a_i, so s = E[tau_eff] (data shares over the arrivals);
+    * fedacs: K draws with replacement by q_i ~ d_i / (p_i ||a_i||_1) over the available clients
+      and anonymous 1/K aggregation: s = sum_i q_i p_i ||a_i||_1.
+
+    Expectations with a ratio (fedavg "participants", fednova) are Monte Carlo averages over
+    ``mc_samples`` upload patterns per round (seeded); the others are exact.
+    """
+    import torch
+
+    active = np.asarray(schedule.active, dtype=float)
+    T, n = active.shape
+    p = np.asarray(schedule.uplink_probs if uplink_p is None and schedule.uplink_probs is not None
+                   else (1.0 if uplink_p is None else uplink_p), dtype=float)
+    p = np.broadcast_to(p, (T, n)) if p.ndim < 2 else p
+    if p.shape != (T, n) or (p <= 0).any() or (p > 1).any():
+        raise ValueError(f"uplink_p: expected probabilities in (0, 1] of shape ({T}, {n}) or broadcastable")
+    d = np.ones(n) / n if weights is None else np.asarray(weights, dtype=float)
+    if d.shape != (n,) or (d < 0).any() or d.sum() <= 0:
+        raise ValueError(f"weights: expected {n} non-negative client weights with a positive sum")
+    a = nova_normaliser(torch.as_tensor(np.array(schedule.local_steps)), eta, momentum, prox_mu).numpy()
+    a = np.broadcast_to(a, (T, n))
+    asked = active.sum(1)
+    rng = np.random.default_rng(seed)
+    out = np.zeros(T)
+    for t in range(T):
+        m, pt, at = active[t], p[t], a[t]
+        if asked[t] == 0:
+            continue
+        if method == "fedavg" and fedavg_aggregation in ("contacted", "all"):
+            out[t] = (m * pt * at).sum() / (asked[t] if fedavg_aggregation == "contacted" else n)
+        elif method in ("ca_fedavg", "fedvarp"):
+            out[t] = (m * at).sum() / asked[t]
+        elif method == "fedacs":
+            live = m > 0
+            out[t] = d[live].sum() / (d[live] / (pt[live] * at[live])).sum() if d[live].sum() > 0 else 0.0
+        elif method in ("fednova",) or (method == "fedavg" and fedavg_aggregation == "participants"):
+            ok = rng.random((mc_samples, n)) < pt
+            w = ok * m * (d if method == "fednova" else 1.0)
+            tot = w.sum(1, keepdims=True)
+            share = np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
+            out[t] = (share * at).sum(1).mean()
+        elif method == "fedavg":
+            raise ValueError(f"fedavg_aggregation: must be one of contacted, participants, all; "
+                             f"got {fedavg_aggregation!r}")
+        else:
+            raise ValueError(f"method: must be one of {', '.join(CALIBRATED)}; got {method!r}")
+    return out
+
+
+def calibrated_rates(lr: float, schedule: Schedule, methods: tuple[str, ...] = CALIBRATED + UNCALIBRATED,
+                     **kwargs) -> dict[str, float]:
+    """Local rates that give each method FedAvg's effective step length (FedACS App. I.2).
+
+    ``eta_m = lr * mean_t s_fedavg^t / mean_t s_m^t`` with s from :func:`step_factors` (keyword
+    arguments go there): the rates make the expected first-order progress over the run equal.
+    Per method, as App. I.2 describes in words (its formulas were lost in the text):
+    FedACS, c-a-FedAvg and FedNova get their own calibrated rate; FedVARP gets c-a-FedAvg's
+    ("can be set the same", its eq. 115); FedAU and OS keep FedAvg's rate ("it's hard to compute
+    the effective step size, so the hyper-parameter is set the same"; OS's effective rate equals
+    FedAvg's by its eqs. 23-25).
+
+    Returns:
+        method -> local learning rate.
+    """
+    if not lr > 0:
+        raise ValueError(f"lr: must be positive, got {lr!r}")
+    unknown = [m for m in methods if m not in CALIBRATED + UNCALIBRATED]
+    if unknown:
+        raise ValueError(f"methods: unknown {unknown}; allowed: {', '.join(CALIBRATED + UNCALIBRATED)}")
+    ref = step_factors("fedavg", schedule, **kwargs).mean()
+    if ref <= 0:
+        raise ValueError("schedule: FedAvg makes no progress on it (no client asked or no upload possible)")
+    out = {}
+    for m in methods:
+        same = m in UNCALIBRATED or m == "fedavg"
+        out[m] = float(lr) if same else float(lr * ref / step_factors(m, schedule, **kwargs).mean())
+    return out

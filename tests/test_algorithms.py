@@ -151,6 +151,20 @@ def test_fedavg_aggregation_conventions(quad):
         fedlib.run("fedavg", quad, sched, aggregation="median", **base)
 
 
+def test_fedavg_over_the_contacted_clients_counts_failed_uploads_as_zeros(quad):
+    """FedACS's FedAvg: divide by the clients asked, so each lost upload shortens the step."""
+    sched = participation.build("uniform", quad.num_clients, 30, seed=1, per_round=4, local_steps=2,
+                                uplink_p=0.5)
+    base = dict(lr_local=0.1, progress=False, rounds=1)
+    partial = [t for t in range(30) if 0 < sched.uplink_ok[t][sched.active[t] > 0].sum() < 4]
+    one = sched.window(partial[0], partial[0] + 1)
+    arrived = int(one.uplink_ok[0][one.active[0] > 0].sum())
+    x0 = quad.initial_params()
+    part = fedlib.run("fedavg", quad, one, **base).params
+    asked = fedlib.run("fedavg", quad, one, aggregation="contacted", **base).params
+    assert torch.allclose(asked - x0, (part - x0) * arrived / 4)
+
+
 def test_registry_and_errors(quad):
     av = algorithms.available()
     assert {"fedavg", "fedsum_b", "fedsum", "fedsum_cr"} <= set(av)

@@ -39,3 +39,80 @@ def test_expected_weights_of_fedacs_cancel_both_heterogeneities():
     p, steps = np.array([0.2, 0.5, 1.0]), np.array([5, 1, 2])
     w = theory.expected_weights("fedacs", p, steps, 0.1, np.full(3, 1 / 3))
     assert np.allclose(w * steps / (w * steps).sum(), 1 / 3)     # q_i p_i tau_i equal
+
+
+def _calibration_setting(T=400, n=20):
+    rng = np.random.default_rng(3)
+    up = rng.uniform(0.3, 1.0, n)
+    steps = rng.integers(1, 8, n)
+    sched = participation.build("uniform", n, T, per_round=5, uplink_p=up, local_steps=steps, seed=4)
+    return sched, up, steps
+
+
+def test_calibration_in_a_homogeneous_environment_is_closed_form():
+    """Same p and tau for everyone. Against FedAvg over the contacted clients (failed uploads
+    count as zeros): FedACS moves like it; c-a-FedAvg and FedVARP divide by p, so their rate is
+    FedAvg's times p; FedAU and OS keep FedAvg's rate. Against FedAvg over the arrivals, FedNova
+    (also an average over the arrivals) keeps FedAvg's rate: "the step length is unaffected"."""
+    sched = participation.build("uniform", 10, 50, per_round=4, uplink_p=0.5, local_steps=3, seed=0)
+    r = theory.calibrated_rates(0.02, sched)
+    assert np.isclose(r["fedacs"], 0.02)
+    assert np.isclose(r["ca_fedavg"], 0.01) and np.isclose(r["fedvarp"], 0.01)
+    assert r["fedau"] == r["os_sampling"] == r["fedavg"] == 0.02
+    assert r["fednova"] < 0.0125                                  # ~ p x 0.02 (no arrival: no step)
+    arrivals = theory.calibrated_rates(0.02, sched, fedavg_aggregation="participants")
+    assert np.isclose(arrivals["fednova"], 0.02, rtol=1e-12)
+
+
+def test_calibrated_rates_give_every_method_fedavgs_progress():
+    """Identical clients f_i = 1/2 ||x||^2 and a tiny rate: the distance travelled in T rounds is
+    eta_m * sum_t s_m^t * ||x0|| to first order, so calibrated methods travel as far as FedAvg
+    (run by the library's own algorithm classes under heterogeneous uploads and local steps)."""
+    sched, up, steps = _calibration_setting()
+    prob = problems.quadratic(num_clients=20, dim=3, curvature=(1.0, 1.0), spread=0.0, seed=0)
+    x0 = torch.full((3,), 10.0, dtype=torch.float64)
+    lr = 1e-4
+    rates = theory.calibrated_rates(lr, sched, methods=theory.CALIBRATED, weights=prob.weights.numpy(),
+                                    mc_samples=2000)
+    opts = {"fedavg": {"aggregation": "contacted"}, "fedacs": {"draws": 5}}
+    moved = {}
+    for m, eta in rates.items():
+        res = fedlib_run(m, prob, sched, eta, x0, opts.get(m, {}))
+        moved[m] = float(torch.linalg.norm(res.params - x0))
+    for m in ("ca_fedavg", "fedvarp", "fednova", "fedacs"):
+        assert abs(moved[m] / moved["fedavg"] - 1) < 0.04, (m, moved)
+    # without calibration the methods differ: the check has teeth
+    raw = fedlib_run("ca_fedavg", prob, sched, lr, x0, {})
+    assert float(torch.linalg.norm(raw.params - x0)) / moved["fedavg"] > 1.2
+
+
+def fedlib_run(method, prob, sched, lr, x0, opts):
+    import fedlib
+    return fedlib.run(method, prob, sched, lr_local=lr, x0=x0, eval_every=sched.num_rounds,
+                      progress=False, **opts)
+
+
+def test_step_factors_of_fedavg_conventions():
+    sched, up, steps = _calibration_setting(T=50)
+    contacted = theory.step_factors("fedavg", sched)
+    active = sched.active > 0
+    expected = (active * up * steps).sum(1) / active.sum(1)
+    assert np.allclose(contacted, expected)
+    everyone = theory.step_factors("fedavg", sched, fedavg_aggregation="all")
+    assert np.allclose(everyone, contacted * active.sum(1) / 20)
+    arrivals = theory.step_factors("fedavg", sched, fedavg_aggregation="participants", mc_samples=4000)
+    assert (arrivals > contacted).all()              # dividing by arrivals only: longer steps
+
+
+def test_calibration_rejects_bad_input():
+    sched, _, _ = _calibration_setting(T=5)
+    for kwargs, match in (({"lr": 0.0}, "lr"), ({"lr": 0.1, "methods": ("fedprox",)}, "methods"),
+                          ({"lr": 0.1, "uplink_p": np.zeros(20)}, "uplink_p"),
+                          ({"lr": 0.1, "weights": np.ones(3)}, "weights"),
+                          ({"lr": 0.1, "fedavg_aggregation": "mean"}, "fedavg_aggregation")):
+        try:
+            theory.calibrated_rates(schedule=sched, **kwargs)
+        except ValueError as e:
+            assert match in str(e)
+        else:
+            raise AssertionError(kwargs)

@@ -15,6 +15,9 @@ class FedAvg(Algorithm):
     counts m times). ``aggregation`` chooses the convention:
 
     * ``"participants"`` (default): mean over the arriving updates, sum_i m_i Delta_i / sum_i m_i;
+    * ``"contacted"``: divide by the clients asked, failed uploads included,
+      sum_i m_i Delta_i / sum_{i contacted} m_i (FedACS's FedAvg, eq. 6 as we read it: an upload
+      that fails counts as a zero update);
     * ``"all"``: divide by N, sum_i m_i Delta_i / N (unbiased under uniform sampling of S of N
       only after scaling eta_g by N/S);
     * ``"weights"``: sum_i m_i w_i Delta_i with given client weights ``weights`` [N].
@@ -31,8 +34,9 @@ class FedAvg(Algorithm):
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
         agg = self.opts.get("aggregation", "participants")
-        if agg not in ("participants", "all", "weights"):
-            raise ValueError(f"aggregation: must be one of participants, all, weights; got {agg!r}")
+        if agg not in ("participants", "contacted", "all", "weights"):
+            raise ValueError("aggregation: must be one of participants, contacted, all, weights; "
+                             f"got {agg!r}")
         if (agg == "weights") != ("weights" in self.opts):
             raise ValueError("weights: give client weights [N] exactly when aggregation='weights'")
         self.agg = agg
@@ -50,6 +54,8 @@ class FedAvg(Algorithm):
         m = r.active[clients].to(x.dtype)
         if self.agg == "participants":
             coef = m / m.sum()
+        elif self.agg == "contacted":
+            coef = m / r.active[r.contacted].sum().to(x.dtype)
         elif self.agg == "all":
             coef = m / self.N
         else:
