@@ -12,11 +12,12 @@ STAMP      := $(VENV)/.installed
 
 NB         ?=
 
-.PHONY: venv figures results test test-slow lint sync lab clean-results help
+.PHONY: venv figures results verify test test-slow lint sync lab clean-results help
 
 help:
 	@echo "make figures [PROFILE=quick|paper]  execute every notebook (papermill), write figures/"
 	@echo "make results NB=02_fedsum_main [PROFILE=quick]  compute the runs of one notebook into its store"
+	@echo "make verify NB=02_fedsum_main [SAMPLE=10]  replay the first rounds of a store's runs"
 	@echo "make test                           pytest: unit tests + nbval on the notebooks"
 	@echo "make test-slow                      the slow tests (FedSUM on the real MNIST)"
 	@echo "make lab                            open the notebooks in JupyterLab"
@@ -54,6 +55,12 @@ results: $(STAMP)
 	mkdir -p results/notebooks
 	$(BIN)/papermill "notebooks/$(NB).ipynb" "results/notebooks/$(NB)-$(PROFILE).ipynb" -k python3 \
 	  --cwd notebooks -p profile $(PROFILE)
+
+# replay the first rounds of the runs of a notebook's store (all, or SAMPLE of them with every
+# algorithm at least once); exits non-zero if any no longer reproduces
+verify: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make verify NB=<notebook name> [PROFILE=quick] [SAMPLE=k]"; exit 2; }
+	$(BIN)/python -m fedlib verify results/$(NB)/$(PROFILE) $(if $(SAMPLE),--sample $(SAMPLE))
 
 # datasets for replaying stored runs (fedlib.verify) and the slow tests: $FEDLIB_DATA if set, else
 # ../shared/data when that folder exists (tests that need a dataset skip without one)

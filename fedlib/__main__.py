@@ -1,0 +1,72 @@
+"""Command line: ``python -m fedlib verify STORE [--sample K] [--rounds R]``.
+
+Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one line per entry;
+exits with status 1 if any entry does not reproduce. ``make verify NB=<notebook>`` runs it on a
+notebook's quick store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .results import Store, verify
+
+
+def pick(store: Store, sample: int | None, seed: int = 0) -> list[str]:
+    """Keys of the entries to replay: all, or ``sample`` of them with every algorithm of the store
+    represented at least once (the cheapest-looking spread; seeded)."""
+    keys = sorted(store.keys())
+    if sample is None or sample >= len(keys):
+        return keys
+    if sample < 1:
+        raise ValueError(f"--sample: must be >= 1, got {sample}")
+    rng = np.random.default_rng(seed)
+    by_algo: dict[str, list[str]] = {}
+    for k in keys:
+        by_algo.setdefault(k.rsplit("-", 1)[0], []).append(k)
+    chosen = [str(rng.choice(v)) for v in by_algo.values()]
+    rest = [k for k in keys if k not in chosen]
+    extra = max(0, sample - len(chosen))
+    chosen += [str(k) for k in rng.choice(rest, size=min(extra, len(rest)), replace=False)] if extra else []
+    return sorted(chosen)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fedlib", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    v = sub.add_parser("verify", help="replay the first rounds of stored runs and compare")
+    v.add_argument("path", help="a store folder (e.g. results/02_fedsum_main/quick) or one entry folder")
+    v.add_argument("--sample", type=int, default=None,
+                   help="replay this many entries (every algorithm at least once) instead of all")
+    v.add_argument("--rounds", type=int, default=None,
+                   help="rounds to replay (default: up to the first evaluation after round 0)")
+    v.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    args = parser.parse_args(argv)
+
+    path = Path(args.path)
+    if (path / "meta.json").is_file():
+        targets = [path]
+    elif path.is_dir():
+        store = Store(path)
+        targets = [store.path / k for k in pick(store, args.sample, args.seed)]
+    else:
+        parser.error(f"path: {path} is neither a store folder nor an entry folder")
+    if not targets:
+        print(f"{path}: no entries")
+        return 0
+    failed = 0
+    for t in tqdm(targets, desc="verify", unit="entry", disable=len(targets) < 2):
+        rep = verify(t, rounds=args.rounds)
+        failed += not rep.ok
+        tqdm.write(f"{'ok  ' if rep.ok else 'FAIL'} {t.name}" + ("" if rep.ok else f": {rep}"))
+    print(f"{len(targets) - failed} of {len(targets)} entries reproduce")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
