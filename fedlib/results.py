@@ -51,7 +51,7 @@ from .data import DataNotFoundError
 from .experiment import ExperimentConfig, Result, run_config
 
 __all__ = ["DASK_WORKER_ENV", "PROFILES", "TIMING_COLUMNS", "Entry", "Store", "VerifyReport", "check_profile",
-           "grid", "require_ok", "store_path", "stored_configs", "sweep", "verify"]
+           "grid", "notebook_store", "require_ok", "store_path", "stored_configs", "sweep", "verify"]
 
 #: the profiles of the deep-learning notebooks (DEVELOPERS.md): every code path on tiny settings,
 #: reduced real-MNIST runs committed in a store, the papers' exact settings
@@ -80,6 +80,16 @@ def store_path(notebook: str, profile: str, root: str | os.PathLike | None = Non
     ``quick`` profile are committed in git; the others are ignored caches."""
     from .plotting import project_root
     return Path(root or project_root()) / "results" / notebook / check_profile(profile)
+
+
+def notebook_store(notebook: str, profile: str, committed: bool = True) -> Path:
+    """Where a notebook keeps its runs: :func:`store_path` for a store that is kept (the quick
+    profile's is committed), else a new temporary folder (smoke runs and stand-in tests leave
+    nothing behind)."""
+    if committed and check_profile(profile) != "smoke":
+        return store_path(notebook, profile)
+    import tempfile
+    return Path(tempfile.mkdtemp(prefix=f"fedlib-{notebook}-{check_profile(profile)}-"))
 
 
 def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
@@ -380,7 +390,8 @@ def _frame(entry: Entry | None, config: ExperimentConfig, error: str | None = No
 def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
           executor: cf.Executor | None = None, progress: bool = True, device: str | None = None,
           checkpoint_every: int | None = 50, torch_threads: int | None = None,
-          retry_errors: bool = False, compute: bool | None = None) -> pd.DataFrame:
+          retry_errors: bool = False, compute: bool | None = None,
+          workers: int | None = None) -> pd.DataFrame:
     """Run every config at most once and return all histories as one tidy frame.
 
     Args:
@@ -402,6 +413,10 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
         compute: False refuses to compute (a missing run is an error naming how many are
             missing and the store); default: True unless the environment sets
             ``FEDLIB_NO_COMPUTE=1`` (as ``make test`` does, so nbval never trains silently).
+        workers: without an ``executor``, compute missing runs in this many local processes
+            (started with "spawn", one torch thread each unless ``torch_threads`` says
+            otherwise); None or 1: in this process. On small CNNs two processes with one
+            thread each beat one process with two threads (``benchmarks/sweep.py``).
 
     Returns:
         One row per evaluated round per run: the config's fields (arguments as
@@ -413,6 +428,17 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
         ValueError: an invalid config (naming its index and field) before anything runs; an
             unwritable store; missing runs with ``compute=False``.
     """
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers: must be a positive integer or None, got {workers!r}")
+    if workers is not None and workers > 1 and executor is not None:
+        raise ValueError("workers: give either workers (local processes) or an executor, not both")
+    if workers is not None and workers > 1:
+        import multiprocessing
+        with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return sweep(configs, store, executor=pool, progress=progress, device=device,
+                         checkpoint_every=checkpoint_every,
+                         torch_threads=1 if torch_threads is None else torch_threads,
+                         retry_errors=retry_errors, compute=compute)
     configs = list(configs)
     for i, c in enumerate(configs):
         if not isinstance(c, ExperimentConfig):

@@ -43,11 +43,6 @@ out_dir: str = ""  # empty: figures/02_fedsum_main at the default parameters, el
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-import contextlib
-import multiprocessing
-import tempfile
-from concurrent.futures import ProcessPoolExecutor
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -61,18 +56,12 @@ NB = "02_fedsum_main"
 out_dir = plotting.notebook_output_dir(NB, globals(), out_dir)
 results.check_profile(profile)
 setup = studies.fedsum_setup(profile, stand_in_rounds)
-store = (results.store_path(NB, profile) if profile != "smoke" and stand_in_rounds == 0
-         else tempfile.mkdtemp(prefix=f"fedlib-{profile}-"))
+store = results.notebook_store(NB, profile, committed=stand_in_rounds == 0)
 
 
 def compute(configs: list) -> pd.DataFrame:
     """Load or compute ``configs`` in the store (``workers`` processes with one thread each)."""
-    pool = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            if workers > 1 else contextlib.nullcontext())
-    with pool as ex:
-        df = fedlib.sweep(configs, store, executor=ex, progress=progress,
-                          torch_threads=1 if workers > 1 else None)
-    return results.require_ok(df)
+    return results.require_ok(fedlib.sweep(configs, store, progress=progress, workers=workers))
 
 
 # %% [markdown]

@@ -42,10 +42,6 @@ out_dir: str = ""  # empty: figures/03_fedsum_ablations at the default parameter
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-import contextlib
-import multiprocessing
-import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -62,18 +58,13 @@ out_dir = plotting.notebook_output_dir(NB, globals(), out_dir)
 results.check_profile(profile)
 setup = studies.fedsum_setup(profile, stand_in_rounds)
 committed = profile != "smoke" and stand_in_rounds == 0
-store = results.store_path(NB, profile) if committed else tempfile.mkdtemp(prefix=f"fedlib-{profile}-")
+store = results.notebook_store(NB, profile, committed)
 grid_store = results.store_path("02_fedsum_main", profile) if committed else store
 
 
-def compute(configs: list, where: str = store) -> pd.DataFrame:
+def compute(configs: list, where: Path = store) -> pd.DataFrame:
     """Load or compute ``configs`` in a store (``workers`` processes with one thread each)."""
-    pool = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            if workers > 1 else contextlib.nullcontext())
-    with pool as ex:
-        df = fedlib.sweep(configs, where, executor=ex, progress=progress,
-                          torch_threads=1 if workers > 1 else None)
-    return results.require_ok(df)
+    return results.require_ok(fedlib.sweep(configs, where, progress=progress, workers=workers))
 
 
 def final_of(df: pd.DataFrame) -> pd.DataFrame:

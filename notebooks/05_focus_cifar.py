@@ -40,10 +40,6 @@ out_dir: str = ""  # empty: figures/05_focus_cifar at the default parameters, el
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-import contextlib
-import multiprocessing
-import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -58,18 +54,12 @@ plotting.set_style()
 NB = "05_focus_cifar"
 out_dir = plotting.notebook_output_dir(NB, globals(), out_dir)
 results.check_profile(profile)
-committed = profile != "smoke" and stand_in_rounds == 0
-store = results.store_path(NB, profile) if committed else tempfile.mkdtemp(prefix=f"fedlib-{profile}-")
+store = results.notebook_store(NB, profile, committed=stand_in_rounds == 0)
 
 
 def compute(configs: list) -> pd.DataFrame:
     """Load or compute ``configs`` in the store (``workers`` processes with one thread each)."""
-    pool = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            if workers > 1 else contextlib.nullcontext())
-    with pool as ex:
-        df = fedlib.sweep(configs, store, executor=ex, progress=progress,
-                          torch_threads=1 if workers > 1 else None)
-    return results.require_ok(df)
+    return results.require_ok(fedlib.sweep(configs, store, progress=progress, workers=workers))
 
 
 # %% [markdown]

@@ -44,8 +44,6 @@ out_dir: str = ""  # empty: figures/08_amplified_fedavg at the default parameter
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-import tempfile
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -102,8 +100,7 @@ LR0, S, I, BATCH = 0.1, 10, 5, 16
 cycle = GROUPS * cfg["window"]
 stand_in = {"mnist": "MNIST, standing in for FashionMNIST", "digits": "digits (smoke test)",
             "fashion_mnist": "FashionMNIST"}[cfg["dataset"]]
-store = (results.store_path(NB, profile) if profile != "smoke" and stand_in_rounds == 0
-         else tempfile.mkdtemp(prefix=f"fedlib-{profile}-"))
+store = results.notebook_store(NB, profile, committed=stand_in_rounds == 0)
 synthetic = {"synthetic": True, "synthetic_sizes": [20 * cfg["num_clients"], 200]} if stand_in_rounds else {}
 
 model_args = {"dropout": 0.0} if cfg["model"] == "fedsum_mnist_cnn" else {}

@@ -191,6 +191,31 @@ def test_process_pool_and_dask_give_the_serial_frame(tmp_path):
     assert sorted(os.listdir(tmp_path / "dask")) == sorted(Store(tmp_path / "serial").keys())
 
 
+def test_workers_compute_in_local_processes_and_give_the_serial_frame(tmp_path):
+    cs = results.grid(_base(rounds=6), algorithm=["fedavg", "fedsum", "mifa"])
+    serial = fedlib.sweep(cs, tmp_path / "serial", progress=False)
+    spawned = fedlib.sweep(cs, tmp_path / "spawned", progress=False, workers=2)
+    cols = [c for c in serial if c not in results.TIMING_COLUMNS]
+    pd.testing.assert_frame_equal(serial[cols], spawned[cols], check_exact=True)
+    threads = {Store(tmp_path / "spawned").get(c).meta["torch_threads"] for c in cs}
+    assert threads == {1}                                       # one thread per worker by default
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="^workers"):
+            fedlib.sweep(cs, tmp_path / "x", progress=False, workers=bad)
+    with ProcessPoolExecutor(1) as ex, pytest.raises(ValueError, match="^workers"):
+        fedlib.sweep(cs, tmp_path / "x", progress=False, workers=2, executor=ex)
+
+
+def test_notebook_store_keeps_quick_and_paper_stores_and_smoke_runs_in_a_temporary_folder():
+    assert results.notebook_store("02_fedsum_main", "quick") == results.store_path("02_fedsum_main", "quick")
+    tmp = results.notebook_store("02_fedsum_main", "smoke")
+    assert tmp.is_dir() and "results" not in tmp.parts and not any(tmp.iterdir())
+    other = results.notebook_store("02_fedsum_main", "paper", committed=False)
+    assert other != tmp and other.is_dir()
+    with pytest.raises(ValueError, match="^profile"):
+        results.notebook_store("02_fedsum_main", "fast")
+
+
 # ------------------------------------------------------------------------------ checkpoints
 _KILLABLE = textwrap.dedent("""
     import sys, time, fedlib
