@@ -51,7 +51,8 @@ from .data import DataNotFoundError
 from .experiment import ExperimentConfig, Result, run_config
 
 __all__ = ["DASK_WORKER_ENV", "PROFILES", "TIMING_COLUMNS", "Entry", "Store", "VerifyReport", "check_profile",
-           "grid", "notebook_store", "require_ok", "store_path", "stored_configs", "sweep", "verify"]
+           "finals", "grid", "notebook_store", "require_ok", "store_path", "stored_configs", "sweep",
+           "verify"]
 
 #: the profiles of the deep-learning notebooks (DEVELOPERS.md): every code path on tiny settings,
 #: reduced real-MNIST runs committed in a store, the papers' exact settings
@@ -532,6 +533,34 @@ def require_ok(df: pd.DataFrame, allow_diverged: bool = True) -> pd.DataFrame:
                  for k, e, s in zip(bad["key"], bad["error"], bad["status"], strict=True)]
         raise RuntimeError(f"{len(bad)} run(s) failed: " + "; ".join(lines[:5]))
     return df
+
+
+def finals(df: pd.DataFrame, last: int = 1) -> pd.DataFrame:
+    """One row per run of a :func:`sweep` frame, indexed by ``key``: the mean of each history
+    metric over its ``last`` evaluated rounds (1: the final evaluation), with ``round`` the last
+    round. Pass the sweep's frame (columns a caller appends after the history are averaged too).
+
+    A run that diverged or failed has no final value: its metrics are NaN (its history stops
+    before the divergence, and the last values it had are not where it ended), and the column
+    ``outcome`` says ``"ok"``, ``"diverged at round R"`` or ``"error"``.
+    """
+    if last < 1:
+        raise ValueError(f"last: must be >= 1, got {last!r}")
+    cols = list(df.columns)
+    if "diverged_at" not in cols:
+        raise ValueError("df: expected a frame of fedlib.sweep (it has no diverged_at column)")
+    history = cols[cols.index("diverged_at") + 1:]             # the history columns follow the meta
+    metrics = [c for c in history if c != "round" and c not in TIMING_COLUMNS
+               and pd.api.types.is_numeric_dtype(df[c])]
+    tail = df.sort_values("round").groupby("key", sort=False).tail(last)
+    out = tail.groupby("key", sort=False)[metrics].mean()
+    info = tail.groupby("key", sort=False)[["round", "status", "diverged_at"]].last()
+    out = info.join(out)
+    bad = out["status"] != "ok"
+    out.loc[bad, metrics] = np.nan
+    out["outcome"] = [("ok" if s == "ok" else f"diverged at round {int(d)}" if s == "diverged" and pd.notna(d)
+                       else str(s)) for s, d in zip(out["status"], out["diverged_at"], strict=True)]
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -215,15 +215,23 @@ grid_figure(tidy[tidy["round"] >= setup.rounds - zoom], "round", PATTERNS, "fig8
 
 # %% [markdown]
 # ## Tables: final values and the cost of reaching a target accuracy
-# The target of a dataset and pattern is 90% of the best final mean test accuracy there, rounded
-# down to a whole percent. "rounds" and "model units" are the first evaluation at or above it,
-# averaged over seeds; a method counts as reaching it only if every seed does.
+# Final values are means ± standard deviations over the seeds whose run finished; a run that
+# diverged (a non-finite model or loss; the rates are shared by all methods, as in the paper) has
+# no final value and is listed with its round of divergence. The target of a dataset and pattern
+# is 90% of the best final mean test accuracy there, rounded down to a whole percent. "rounds"
+# and "model units" are the first evaluation at or above it, averaged over seeds; a method counts
+# as reaching it only if every seed does.
 
 # %%
-final = tidy.sort_values("round").groupby(["dataset", "pattern", "method", "seed"]).tail(1)
+final = results.finals(df)                   # diverged runs have no final value (NaN)
+for i, name in enumerate(("dataset", "pattern", "seed", "method")):
+    final[name] = [by_key[k][i] for k in final.index]
+final["dataset"] = final["dataset"].map(setup.dataset_name)
 agg = final.groupby(["dataset", "pattern", "method"]).agg(
     acc_mean=("test_acc", "mean"), acc_std=("test_acc", "std"), loss_mean=("loss", "mean"),
-    loss_std=("loss", "std"), seeds=("seed", "nunique")).reset_index()
+    loss_std=("loss", "std"), seeds=("seed", "nunique"),
+    diverged=("outcome", lambda o: ", ".join(sorted(v.removeprefix("diverged at ") for v in o if v != "ok")))
+).reset_index()
 target = (agg.groupby(["dataset", "pattern"])["acc_mean"].max() * 0.9 * 100).map(np.floor) / 100
 
 
@@ -245,13 +253,19 @@ reach = pd.DataFrame(rows)
 table = agg.merge(reach, on=["dataset", "pattern", "method"])
 table["method"] = pd.Categorical(table["method"], list(METHODS))
 table = table.sort_values(["dataset", "pattern", "method"]).reset_index(drop=True)
+
+
+def mean_std(m: float, s: float) -> str:
+    """'mean ± std' over the seeds that finished ('-' if none did)."""
+    return "-" if np.isnan(m) else f"{m:.4f}" if np.isnan(s) else f"{m:.4f} ± {s:.4f}"
+
+
 show = pd.DataFrame({
     "dataset": table["dataset"], "pattern": table["pattern"], "method": table["method"],
-    "final test acc": [f"{m:.4f} ± {s:.4f}" if n > 1 else f"{m:.4f}"
-                       for m, s, n in zip(table["acc_mean"], table["acc_std"], table["seeds"], strict=True)],
-    "final train loss": [f"{m:.4f} ± {s:.4f}" if n > 1 else f"{m:.4f}"
-                         for m, s, n in zip(table["loss_mean"], table["loss_std"], table["seeds"], strict=True)],
-    "seeds": table["seeds"], "target acc": table["target acc"],
+    "final test acc": [mean_std(m, s) for m, s in zip(table["acc_mean"], table["acc_std"], strict=True)],
+    "final train loss": [mean_std(m, s) for m, s in zip(table["loss_mean"], table["loss_std"], strict=True)],
+    "seeds": table["seeds"], "diverged (seed runs)": table["diverged"].replace("", "-"),
+    "target acc": table["target acc"],
     "rounds to target": table["rounds to target"].map(lambda v: "not reached" if np.isnan(v) else f"{v:.0f}"),
     "model units to target": table["model units to target"].map(
         lambda v: "not reached" if np.isnan(v) else f"{v:.0f}")})
@@ -318,6 +332,11 @@ print(f"FedSUM-CR with eq. (11) vs the exact rate sum: largest difference of fin
 best = table.loc[table.groupby(["dataset", "pattern"])["acc_mean"].idxmax(), ["dataset", "pattern", "method", "acc_mean"]]
 for _, r in best.iterrows():
     print(f"{r['dataset']}, {r['pattern']}: highest final mean test accuracy {r['acc_mean']:.4f} ({r['method']}).")
+runs = final.groupby(["dataset", "pattern", "method"]).size()
+named = {setup.dataset_name(ds): rates[ds] for ds in setup.datasets}
+for (d, p, m), g in final[final["outcome"] != "ok"].groupby(["dataset", "pattern", "method"]):
+    print(f"{d}, {p}: {m} diverged in {len(g)} of {runs[(d, p, m)]} runs ({', '.join(g['outcome'])}) at the "
+          f"shared rates (eta_0, eta_g) = {named[d]}.")
 if profile == "quick":
     print("MNIST stands in for the paper's three datasets (SVHN and CIFAR-10 cannot be had here); "
           f"runs are {setup.rounds} rounds of K={setup.local_steps} steps instead of 2000 of 10.")

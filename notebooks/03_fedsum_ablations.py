@@ -67,11 +67,6 @@ def compute(configs: list, where: Path = store) -> pd.DataFrame:
     return results.require_ok(fedlib.sweep(configs, where, progress=progress, workers=workers))
 
 
-def final_of(df: pd.DataFrame) -> pd.DataFrame:
-    """The last evaluated round of every run, indexed by key."""
-    return df.sort_values("round").groupby("key").tail(1).set_index("key")
-
-
 # %% [markdown]
 # ## Settings per profile
 #
@@ -194,10 +189,10 @@ for ds in DATASETS:
     case_configs[decaying(ds, "fedavg", BIASED)] = (setup.dataset_name(ds), "biased (H.8)", "FedAvg")
 cases = tidy(compute(list(case_configs)), case_configs, ("dataset", "pattern", "method"))
 fedsum_cases = cases[cases["method"] == "FedSUM"]
-fin = final_of(cases)
+fin = results.finals(cases)
 case_table = pd.DataFrame([{"dataset": d, "pattern": p, "method": m, **delay_row(c),
                             "final train loss": fin.loc[c.key(), "loss"],
-                            "final test acc": fin.loc[c.key(), "test_acc"]}
+                            "final test acc": fin.loc[c.key(), "test_acc"], "outcome": fin.loc[c.key(), "outcome"]}
                            for c, (d, p, m) in case_configs.items()])
 case_table["curve"] = [f"{p}: tau_max={a}, tau_avg={b}" for p, a, b in
                        zip(case_table["pattern"], case_table["tau_max"], case_table["tau_avg"], strict=True)]
@@ -222,9 +217,10 @@ pdf = tidy(compute(list(p_configs)), p_configs, ("dataset", "p"))
 pdf["p"] = pdf["p"].map(lambda v: f"p={v}")
 curves(pdf, "p", "fig10_case2_p", f"Fig. 10 — FedSUM, Case 2, constant eta_l={CONST_FIG10};",
        hue_order=[f"p={v}" for v in P_VALUES])
-fin = final_of(pdf)
+fin = results.finals(pdf)
 p_table = pd.DataFrame([{"dataset": d, "p": p, **delay_row(c), "final train loss": fin.loc[c.key(), "loss"],
-                         "final test acc": fin.loc[c.key(), "test_acc"]} for c, (d, p) in p_configs.items()])
+                         "final test acc": fin.loc[c.key(), "test_acc"], "outcome": fin.loc[c.key(), "outcome"]}
+                        for c, (d, p) in p_configs.items()])
 plotting.save_table(p_table, out_dir, "fig10_p_delays")
 p_table
 
@@ -249,10 +245,10 @@ small = fam[(fam["pattern"] == "P1") & fam["method"].isin(["FedSUM-B", "FedSUM"]
 small["run"] = small["method"] + ", batch " + small["batch"].astype(str)
 curves(small, "run", "fig11_batch_size", f"App. H.5 remark — FedSUM-B vs FedSUM at batch "
        f"{setup.batch_size} and {SMALL_BATCH}, P1, constant eta_l={CONST_FIG11};")
-fin = final_of(fam)
+fin = results.finals(fam)
 fam_table = pd.DataFrame([{"dataset": d, "pattern": p, "method": m, "batch": b,
                            "final train loss": fin.loc[c.key(), "loss"],
-                           "final test acc": fin.loc[c.key(), "test_acc"]}
+                           "final test acc": fin.loc[c.key(), "test_acc"], "outcome": fin.loc[c.key(), "outcome"]}
                           for c, (d, p, m, b) in fam_configs.items()])
 plotting.save_table(fam_table, out_dir, "fig11_family")
 fam_table
@@ -285,9 +281,10 @@ else:
             r_configs[base.replace(algorithm=algo)] = (name, label)
     res = tidy(compute(list(r_configs)), r_configs, ("dataset", "method"))
     curves(res, "method", "fig12_resnet18", "Fig. 12 — ResNet-18 (random stand-ins unless paper data);")
-    fin = final_of(res)
+    fin = results.finals(res)
     resnet_table = pd.DataFrame([{"dataset": d, "method": m, "final train loss": fin.loc[c.key(), "loss"],
-                                  "final test acc": fin.loc[c.key(), "test_acc"]} for c, (d, m) in r_configs.items()])
+                                  "final test acc": fin.loc[c.key(), "test_acc"],
+                                  "outcome": fin.loc[c.key(), "outcome"]} for c, (d, m) in r_configs.items()])
     plotting.save_table(resnet_table, out_dir, "fig12_resnet18")
 
 # %% [markdown]

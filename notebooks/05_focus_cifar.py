@@ -162,14 +162,14 @@ _ = plotting.save_figure(fig, out_dir, "fig9_focus")
 
 # %% [markdown]
 # ## Final values
-# Means over the last three evaluations (the curves are noisy; the paper plots single runs).
+# Means over the last three evaluations (the curves are noisy; the paper plots single runs); a
+# run that diverged is listed with its round of divergence and no final value.
 
 # %%
-last = (df.sort_values("round").groupby(["pattern", "method"]).tail(3)
-        .groupby(["pattern", "method"])[["loss", "test_acc"]].mean())
-table = pd.DataFrame([{"pattern": p, "method": m, "final train loss": last.loc[(p, m), "loss"],
-                       "final test acc": last.loc[(p, m), "test_acc"]}
-                      for p in PATTERNS for m in METHODS])
+last = results.finals(df, last=3)              # a run that diverged has no final value
+table = pd.DataFrame([{"pattern": p, "method": m, "final train loss": last.loc[c.key(), "loss"],
+                       "final test acc": last.loc[c.key(), "test_acc"], "outcome": last.loc[c.key(), "outcome"]}
+                      for c, (p, m) in labels.items()])
 plotting.save_table(table, out_dir, "fig9_final")
 table
 

@@ -382,3 +382,21 @@ def test_phase_errors_name_init_from(tmp_path):
         fedlib.run_config(_base(init_from=warm))
     with pytest.raises(ValueError, match="^init_from: expected"):
         _base(init_from=42)
+
+
+def test_finals_average_the_last_evaluations_and_blank_diverged_runs(tmp_path):
+    ok = _base(rounds=12, eval_every=3)
+    bad = _base(algorithm="fedavg", rounds=12, eval_every=3, lr_local=1e12)   # overflows
+    df = fedlib.sweep([ok, bad], tmp_path, progress=False)
+    f = results.finals(df)
+    hist = Store(tmp_path).get(ok).history
+    assert f.loc[ok.key(), "loss"] == hist["loss"].iloc[-1] and f.loc[ok.key(), "round"] == 12
+    assert np.isclose(results.finals(df, last=2).loc[ok.key(), "loss"], hist["loss"].iloc[-2:].mean())
+    assert f.loc[ok.key(), "outcome"] == "ok"
+    div = Store(tmp_path).get(bad).meta["diverged_at"]
+    assert f.loc[bad.key(), "outcome"] == f"diverged at round {div}" and np.isnan(f.loc[bad.key(), "loss"])
+    assert "seconds" not in f and "lr_local" not in f
+    with pytest.raises(ValueError, match="^last"):
+        results.finals(df, last=0)
+    with pytest.raises(ValueError, match="^df"):
+        results.finals(df.drop(columns="diverged_at"))
