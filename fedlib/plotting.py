@@ -84,6 +84,16 @@ def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
     return target
 
 
+def log_loss_axis(ax: plt.Axes, start: float, factor: float = 3.0) -> plt.Axes:
+    """A log-scale loss axis capped at ``factor`` times the starting loss ``start``: a run that
+    diverges leaves the plot through the top instead of squeezing every other curve."""
+    ax.set_yscale("log")
+    if np.isfinite(start) and start > 0:
+        bottom, top = ax.get_ylim()
+        ax.set_ylim(bottom, min(top, factor * start))
+    return ax
+
+
 def save_figure(fig: plt.Figure, out_dir: str | os.PathLike, name: str) -> list[Path]:
     """Write ``fig`` as ``name.png`` and ``name.pdf`` under ``out_dir``; returns the paths.
 

@@ -160,9 +160,10 @@ print("runs by status:", dict(status))
 
 # %% [markdown]
 # ## Fig. 1 — (a) vs rounds, (b) vs communication
-# Lines are means over seeds with a band of one standard deviation (a); against model units each
-# seed is drawn on its own (b), since Bernoulli and sine patterns send different numbers of
-# models per seed.
+# Lines are means over seeds with a band from the lowest to the highest seed (a); against model
+# units each seed is drawn on its own (b), since Bernoulli and sine patterns send different
+# numbers of models per seed. Loss axes stop at three times the initial loss: a run that
+# diverges leaves through the top.
 
 # %%
 DATASETS = list(dict.fromkeys(tidy["dataset"]))
@@ -177,7 +178,7 @@ def grid_figure(data: pd.DataFrame, x: str, columns: list, name: str, suptitle: 
     rows = [(d, m) for d in DATASETS for m in ("loss", "test_acc")]
     fig, axes = plt.subplots(len(rows), len(columns), figsize=(4.6 * len(columns), 3.3 * len(rows)),
                              squeeze=False)
-    extra = dict(units="seed", estimator=None, lw=1) if per_seed else dict(errorbar="sd")
+    extra = dict(units="seed", estimator=None, lw=1) if per_seed else dict(errorbar=("pi", 100))
     for (d, metric), row in zip(rows, axes, strict=True):
         for pattern, ax in zip(columns, row, strict=True):
             sel = data[(data["dataset"] == d) & (data["pattern"] == pattern)]
@@ -185,7 +186,7 @@ def grid_figure(data: pd.DataFrame, x: str, columns: list, name: str, suptitle: 
             ax.set(title=f"{d}, {pattern}", xlabel=x, ylabel={"loss": "training loss",
                                                               "test_acc": "test accuracy"}[metric])
             if metric == "loss":
-                ax.set_yscale("log")
+                plotting.log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
     sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
     fig.suptitle(f"{suptitle} {title}")
     fig.tight_layout()
@@ -293,7 +294,7 @@ claims = []
 for d in DATASETS:
     for p in PATTERNS:
         r = t.loc[(d, p)]["rounds to target"]
-        w = wobble.loc[(d, p)]
+        w = wobble.loc[(d, p)].reindex(list(METHODS))             # NaN: no late evaluations (diverged)
         base_r = r[BASELINES].min()
         fast = all(np.isfinite(r[m]) and (np.isnan(base_r) or r[m] <= base_r) for m in OURS)
         claims.append({"dataset": d, "pattern": p, "claim": "FedSUM and FedSUM-CR converge faster",

@@ -171,7 +171,7 @@ def curves(data: pd.DataFrame, hue: str, name: str, suptitle: str, hue_order: li
                          legend="auto" if (i, j) == (0, len(cols) - 1) else False)
             ax.set(title=str(c), ylabel=label)
             if metric == "loss":
-                ax.set_yscale("log")
+                plotting.log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
     sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
     fig.suptitle(f"{suptitle} {title}")
     fig.tight_layout()

@@ -154,7 +154,7 @@ for j, pname in enumerate(PATTERNS):
                      legend="auto" if (i, j) == (0, len(PATTERNS) - 1) else False)
         ax.set(title=pname, ylabel=name)
         if metric == "loss":
-            ax.set_yscale("log")
+            plotting.log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
 sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
 fig.suptitle(f"Fig. 9 — {stand_in}; N={N}, K={K}, batch {cfg['batch']}, eta={ETA} ({profile} profile)")
 fig.tight_layout()
