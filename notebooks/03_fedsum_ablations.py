@@ -338,6 +338,16 @@ for d, g in tau.groupby("dataset"):
     order = g.sort_values("tau_avg")
     print(f"{d}: patterns by tau_avg: " + ", ".join(f"{p} ({t})" for p, t in zip(order["pattern"], order["tau_avg"], strict=True))
           + "; final training loss in that order: " + ", ".join(f"{v:.4f}" for v in order["final train loss"]))
+for name, frame in (("Figs. 9/14", cases), ("Fig. 10", pdf), ("Fig. 11", fam)):
+    for _, g in frame.groupby("key"):
+        g = g.sort_values("round")
+        best = g.loc[g["test_acc"].idxmax()]
+        if g["loss"].iloc[-1] >= 0.9 * g["loss"].iloc[0]:          # ended no better than it started
+            label = ", ".join(str(g[c].iloc[0]) for c in ("pattern", "method", "p", "batch") if c in g)
+            print(f"{name}: the run {label} did not learn: best test accuracy {best['test_acc']:.4f} at round "
+                  f"{int(best['round'])}, {g['test_acc'].iloc[-1]:.4f} at the end (training loss "
+                  f"{g['loss'].iloc[-1]:.4f}, back at its start {g['loss'].iloc[0]:.4f}); the model stayed finite, "
+                  "so it does not count as diverged.")
 if profile == "quick":
     print(f"MNIST stands in for the paper's three datasets; runs are {setup.rounds} rounds of "
           f"K={setup.local_steps} steps at batch {setup.batch_size}.")
