@@ -36,7 +36,7 @@
 # %% tags=["parameters"]
 profile: str = "quick"  # smoke (every code path, tiny), quick (MNIST, reduced scale) or paper (App. H, GPU)
 seed: int = 0  # seed of the split, the model, the schedules and the minibatches
-stand_in_rounds: int = 0  # tests only: above 0, the profile's settings on random stand-in data, this many rounds
+stand_in_rounds: int = 0  # tests only: above 0, the profile's settings on random stand-in data, this many rounds (first dataset; ResNet: FedSUM)
 workers: int = 1  # worker processes computing missing runs (1: in this kernel)
 out_dir: str = ""  # empty: figures/03_fedsum_ablations at the default parameters, else results/notebooks/
 progress: bool = False  # progress bars of the sweeps
@@ -94,7 +94,7 @@ BIASED = ("biased", {"start": 0.5, "step": 0.05, "group": 11})
 P_VALUES = [0.05, 0.1, 0.2, 0.4] if profile != "smoke" else [0.2, 0.5]
 CONST_FIG10, CONST_FIG11 = 0.01, 0.1
 SMALL_BATCH = 8
-DATASETS = list(setup.datasets)
+DATASETS = list(setup.datasets) if not stand_in_rounds else list(setup.datasets)[:1]  # stand-ins: 02 covers the rest
 title = f"({profile} profile; N={n}, S={k}, K={setup.local_steps}, batch {setup.batch_size})"
 
 
@@ -277,7 +277,7 @@ else:
             participation_args={"per_round": 2 if small_run else 10}, local_steps=1 if small_run else 10,
             lr_local=lr, lr_global=1.0, eval_every=1 if small_run else (stand_in_rounds or 10), seed=seed)
         methods = (("FedSUM", "fedsum"), ("FedAvg", "fedavg"), ("SCAFFOLD", "scaffold"))
-        for label, algo in methods[:1] if small_run and classes == 100 else methods:  # smoke: the path only
+        for label, algo in methods[:1] if (small_run and classes == 100) or stand_in_rounds else methods:
             r_configs[base.replace(algorithm=algo)] = (name, label)
     res = tidy(compute(list(r_configs)), r_configs, ("dataset", "method"))
     curves(res, "method", "fig12_resnet18", "Fig. 12 — ResNet-18 (random stand-ins unless paper data);")

@@ -75,7 +75,12 @@ def test_there_are_deep_learning_notebooks():
     assert "08_amplified_fedavg" in DEEP
 
 
-@pytest.mark.parametrize("nb", DEEP)
+# stand-ins that take minutes on 2 cores (ResNet-18 of FedSUM Fig. 12): `make test-slow`
+SLOW_STAND_INS = {"03_fedsum_ablations"}
+
+
+@pytest.mark.parametrize("nb", [pytest.param(nb, marks=pytest.mark.slow) if nb in SLOW_STAND_INS else nb
+                                for nb in DEEP])
 def test_deep_learning_notebook_paper_profile_runs_on_stand_ins(nb, tmp_path):
     """The paper profile's settings (datasets, models, N, S, schedules) build and run: every phase
     cut to 2 rounds on synthetic stand-ins of the papers' datasets (``stand_in_rounds``)."""
