@@ -47,7 +47,9 @@ class Result:
     Attributes:
         history: one row per evaluated round: ``round`` (rounds completed), the problem's
             metrics (``loss``, ``grad_norm_sq``, ``dist_to_opt``, ``rel_dist_to_opt``,
-            ``test_acc``, ...), cumulative ``uplink`` / ``downlink`` model units, ``seconds``.
+            ``test_acc``, ...), cumulative ``uplink`` / ``downlink`` model units, cumulative
+            ``client_steps`` (local steps run by the clients the server asked, whether or not
+            their upload arrived: the computation load), ``seconds``.
         params: final global model, flat tensor [p].
         diverged: True if a NaN/inf appeared; the run stopped at that round.
         info: algorithm, schedule spec and settings.
@@ -215,6 +217,10 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     active = torch.tensor(np.array(sched.active), device=dev)
     uplink = torch.tensor(np.array(sched.uplink_ok), device=dev)
     steps = torch.tensor(np.array(sched.local_steps), device=dev)
+    # local steps computed by the clients the server asked (all of them train, whether or not
+    # their upload then arrives), cumulative over rounds: the computation load of FedACS I.3.4
+    asked_steps = ((np.asarray(sched.active) > 0) * np.asarray(sched.local_steps)).sum(1)
+    work = np.concatenate([[0], np.cumsum(asked_steps)])
     rows, up, down, diverged, t_start, offset, eval_s = [], 0, 0, False, 0, 0.0, 0.0
     ckpt = Path(checkpoint) if checkpoint is not None else None
     fingerprint = _fingerprint(info, sched, x, eval_every) if ckpt is not None else ""
@@ -235,7 +241,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         e0 = time.perf_counter()
         m = problem.metrics(algo.eval_params(x))
         eval_s += time.perf_counter() - e0
-        rows.append({"round": t, **m, "uplink": up, "downlink": down, **algo.extra_metrics(),
+        rows.append({"round": t, **m, "uplink": up, "downlink": down, "client_steps": int(work[t]),
+                     **algo.extra_metrics(),
                      "seconds": time.perf_counter() - start, "eval_seconds": eval_s})
         return all(math.isfinite(v) for v in m.values() if isinstance(v, (int, float)))
 
@@ -261,7 +268,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
             if not bool(torch.isfinite(x).all()):
                 diverged = True
                 rows.append({"round": t + 1, "loss": float("nan"), "uplink": up, "downlink": down,
-                             "seconds": time.perf_counter() - start, "eval_seconds": eval_s})
+                             "client_steps": int(work[t + 1]), "seconds": time.perf_counter() - start,
+                             "eval_seconds": eval_s})
                 break
             if ((t + 1) % eval_every == 0 or t + 1 == sched.num_rounds) and not evaluate(t + 1):
                 diverged = True
@@ -556,13 +564,16 @@ class ExperimentConfig:
         """The participation schedule of this config (the environment, before an algorithm's
         own client selection); ``num_clients`` defaults to the problem's. With
         ``local_epochs`` in ``participation_args`` the clients' sizes and the batch size come
-        from the (neural) problem unless given, and ``local_steps`` is not used."""
+        from the (neural) problem unless given (given both, no problem is built: the schedule
+        needs no data), and ``local_steps`` is not used."""
         spec = _thaw(self.participation_args) if self.participation_args else {}
         if "local_epochs" in spec or "local_epochs_range" in spec:
-            problem = problem if problem is not None else self.build_problem()
+            if "client_sizes" not in spec or "batch_size" not in spec:
+                problem = problem if problem is not None else self.build_problem()
             if "client_sizes" not in spec:
                 spec["client_sizes"] = [int(v) for v in getattr(problem, "sizes", [])] or None
-            spec.setdefault("batch_size", getattr(problem, "batch_size", None))
+            if "batch_size" not in spec:
+                spec["batch_size"] = getattr(problem, "batch_size", None)
         else:
             spec.setdefault("local_steps", self.local_steps)
         spec.setdefault("seed", self.seed)

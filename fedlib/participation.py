@@ -559,6 +559,22 @@ def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> np.ndar
 # --------------------------------------------------------------------------------------------
 # Uplink success and local steps (attach to any kind)
 # --------------------------------------------------------------------------------------------
+def _prob_ranges(rng: np.random.Generator, ranges: Any, rounds: int, n: int) -> np.ndarray:
+    """Probabilities [rounds, N] drawn uniformly from (lo, hi) or per-client [N, 2] ranges."""
+    try:
+        arr = np.asarray(ranges, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"uplink_p_range: expected (lo, hi) or shape ({n}, 2), got {ranges!r}") from None
+    if arr.shape == (2,):
+        arr = np.broadcast_to(arr, (n, 2))
+    if arr.shape != (n, 2):
+        raise ValueError(f"uplink_p_range: expected (lo, hi) or shape ({n}, 2), got shape {arr.shape}")
+    lo, hi = arr[:, 0], arr[:, 1]
+    if not (np.isfinite(arr).all() and (lo > 0).all() and (hi <= 1).all() and (lo <= hi).all()):
+        raise ValueError("uplink_p_range: ranges (lo, hi) need 0 < lo <= hi <= 1")
+    return lo + (hi - lo) * rng.random((rounds, n))
+
+
 def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds: int,
                  n: int, name: str = "local_steps") -> np.ndarray:
     """Local steps [rounds, N] from ``local_steps`` (int, [N] or [rounds, N]) or, when given,
@@ -590,7 +606,8 @@ def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds:
 def arguments(kind: str) -> dict[str, Any]:
     """The arguments of a participation kind with their defaults (``inspect.Parameter.empty``
     for required ones), e.g. ``arguments("uniform") == {"per_round": <required>}``. Every kind
-    also takes ``local_steps``, ``local_steps_range`` and ``uplink_p`` (see :func:`build`)."""
+    also takes ``local_steps``, ``local_steps_range``, ``uplink_p``, ``uplink_p_range`` and the
+    epochs options (see :func:`build`)."""
     if kind not in _KINDS:
         raise ValueError(f"kind: unknown participation kind {kind!r}; known kinds: "
                          f"{', '.join(sorted(_KINDS))}")
@@ -621,9 +638,9 @@ def _jsonable(value: Any) -> Any:
 
 
 def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_steps: Any = 1,
-          local_steps_range: Any = None, uplink_p: Any = None, local_epochs: Any = None,
-          local_epochs_range: Any = None, client_sizes: Any = None, batch_size: int | None = None,
-          **kwargs: Any) -> Schedule:
+          local_steps_range: Any = None, uplink_p: Any = None, uplink_p_range: Any = None,
+          local_epochs: Any = None, local_epochs_range: Any = None, client_sizes: Any = None,
+          batch_size: int | None = None, **kwargs: Any) -> Schedule:
     """Compile a participation model into a :class:`Schedule`.
 
     Args:
@@ -677,7 +694,13 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
     probs = None
     if isinstance(active, tuple):          # kinds that define p_i^t return it with the draw
         active, probs = active
-    if uplink_p is None:
+    if uplink_p_range is not None:
+        if uplink_p is not None:
+            raise ValueError("uplink_p / uplink_p_range: give the upload probabilities either fixed or as "
+                             "ranges, not both")
+        uplink_probs = _prob_ranges(r_up, uplink_p_range, t, n)
+        uplink = r_up.random((t, n)) < uplink_probs
+    elif uplink_p is None:
         uplink, uplink_probs = np.ones((t, n), dtype=bool), None
     else:
         uplink_probs = np.array(_prob_matrix("uplink_p", uplink_p, t, n), dtype=float)
@@ -703,6 +726,7 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
         steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
     spec = {"kind": kind, "num_clients": n, "rounds": t, "seed": int(seed),
             "local_steps": _jsonable(local_steps), "uplink_p": _jsonable(uplink_p),
+            **({"uplink_p_range": _jsonable(uplink_p_range)} if uplink_p_range is not None else {}),
             "local_steps_range": _jsonable(local_steps_range),
             **({"local_epochs": _jsonable(local_epochs), "local_epochs_range": _jsonable(local_epochs_range),
                 "client_sizes": _jsonable(client_sizes), "batch_size": batch_size} if epochs_given else {}),

@@ -350,8 +350,10 @@ class Neural(Problem):
             n_i / (n m_i) so that they estimate the data-weighted global objective without
             bias; ``None`` uses every training sample. The default (100) keeps one evaluation
             of FedSUM's MNIST setting (N = 100) at <= 10,000 training images plus the full test
-            set, about 2 s on a 2-core CPU instead of ~12 s. Test metrics always use the whole
-            test split.
+            set, about 2 s on a 2-core CPU instead of ~12 s.
+        test_eval_size: test metrics (``test_loss``, ``test_acc``) on a fixed, seeded random
+            subset of this many test samples (for runs evaluated every round); ``None``
+            (default) uses the whole test split.
 
     Dropout: layers of type :class:`fedlib.models.KeyedDropout` take their masks from a
     generator keyed by (seed, client, round, step) (:meth:`dropout_masks`), like the minibatch,
@@ -365,7 +367,7 @@ class Neural(Problem):
     def __init__(self, model: nn.Module, partition: Sequence[np.ndarray], train: tuple, test: tuple,
                  batch_size: int = 128, device="cpu", seed: int = 0,
                  loss: Callable | None = None, eval_batch: int = 4096, strategy: str = "auto",
-                 train_eval_per_client: int | None = 100):
+                 train_eval_per_client: int | None = 100, test_eval_size: int | None = None):
         self.device = torch.device(device)
         if strategy not in ("auto", "vmap", "loop"):
             raise ValueError(f"strategy: must be one of auto, vmap, loop; got {strategy!r}")
@@ -404,6 +406,17 @@ class Neural(Problem):
         self._vgrad = vmap(self._grad, in_dims=(0, 0, 0, 0, 0), randomness="error")
         self._drop_shapes: dict[int, list] = {}
         self._train_eval_idx, self._train_eval_w = self._train_eval_subset()
+        n_test = len(self.test.y)
+        if test_eval_size is not None and (isinstance(test_eval_size, bool) or not isinstance(
+                test_eval_size, int) or not 1 <= test_eval_size):
+            raise ValueError(f"test_eval_size: must be a positive int or None, got {test_eval_size!r}")
+        self.test_eval_size = test_eval_size
+        if test_eval_size is None or test_eval_size >= n_test:
+            self._test_idx = None
+        else:
+            rng = np.random.default_rng(stream_seed(self.seed, 0, 0xE7E5))
+            self._test_idx = torch.as_tensor(np.sort(rng.choice(n_test, test_eval_size, replace=False)),
+                                             device=self.device)
 
     def _train_eval_subset(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Indices and weights of the training-metric subset (see ``train_eval_per_client``)."""
@@ -578,7 +591,9 @@ class Neural(Problem):
 
     def metrics(self, x):
         train_loss, train_acc = self._train_metrics(x)
-        test_loss, test_acc = self._evaluate(x, self.test.x, self.test.y)
+        tx, ty = (self.test.x, self.test.y) if self._test_idx is None else (
+            self.test.x[self._test_idx], self.test.y[self._test_idx])
+        test_loss, test_acc = self._evaluate(x, tx, ty)
         return {"loss": train_loss, "train_acc": train_acc, "test_loss": test_loss,
                 "test_acc": test_acc}
 
@@ -592,6 +607,7 @@ class Neural(Problem):
     def spec(self):
         return {**super().spec(), "model": type(self.model).__name__, "batch_size": self.batch_size,
                 "seed": self.seed, "train_eval_per_client": self.train_eval_per_client,
+                **({"test_eval_size": self.test_eval_size} if self.test_eval_size is not None else {}),
                 **getattr(self, "names_spec", {})}
 
 
@@ -611,7 +627,7 @@ def neural(dataset: str = "mnist", partition: str = "dirichlet", model: str = "f
            num_clients: int = 100, batch_size: int = 128, seed: int = 0, device="cpu",
            data_root=None, synthetic: bool = False, model_args: dict | None = None,
            synthetic_sizes: tuple[int, int] | None = None, train_eval_per_client: int | None = 100,
-           **partition_args) -> Neural:
+           test_eval_size: int | None = None, **partition_args) -> Neural:
     """A :class:`Neural` problem from registry names: ``neural(dataset="mnist",
     partition="dirichlet", alpha=0.1, model="fedsum_mnist_cnn")``.
 
@@ -625,6 +641,7 @@ def neural(dataset: str = "mnist", partition: str = "dirichlet", model: str = "f
         data_root: where the dataset files are (see :func:`fedlib.data.data_roots`).
         synthetic: use :func:`fedlib.data.synthetic_like` stand-ins (sizes ``synthetic_sizes``).
         train_eval_per_client: size of each client's training-metric subset (see :class:`Neural`).
+        test_eval_size: size of the test-metric subset (see :class:`Neural`; None: all).
     """
     from . import data as data_mod
     from . import partition as part_mod
@@ -641,7 +658,7 @@ def neural(dataset: str = "mnist", partition: str = "dirichlet", model: str = "f
     split = part_mod.build(partition, ds.train[1].cpu().numpy(), num_clients, seed=seed, **partition_args)
     net = models.build(model, seed=seed, num_classes=ds.num_classes, **(model_args or {}))
     prob = Neural(net, split.indices, ds.train, ds.test, batch_size=batch_size, device=device, seed=seed,
-                  train_eval_per_client=train_eval_per_client)
+                  train_eval_per_client=train_eval_per_client, test_eval_size=test_eval_size)
     prob.label_counts = split.counts
     prob.names_spec = {"dataset": dataset, "partition": partition, "model": model, **partition_args}
     return prob

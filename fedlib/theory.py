@@ -27,7 +27,7 @@ from .participation import Schedule
 __all__ = ["aggregation_weights", "calibrated_rates", "expected_weights", "fixed_point", "fixed_point_static",
            "local_map", "step_factors"]
 
-METHODS = ("fedavg", "ca_fedavg", "fedau", "fednova", "fedacs")
+METHODS = ("fedavg", "ca_fedavg", "fedau", "fednova", "fedacs", "fedvarp")
 
 
 def local_map(A: np.ndarray, eta: float, steps: int, momentum: float = 0.0,
@@ -55,9 +55,15 @@ def aggregation_weights(method: str, schedule: Schedule, uplink_p: np.ndarray, e
     * fedau: ok_i m_i omega_i / N with omega_i = 1/p_i, the limit of its interval estimates
     * fednova: tau_eff (d_i / sum_{arrived} d) / a_i for arrived clients
     * fedacs: ok_i m_i / K
+    * fedvarp: 1/N for every client in every round: at a fixed point its server table holds
+      every client's update at x_bar, and the fresh-minus-stored correction has mean zero, so
+      the step is the plain mean of all N clients' updates (App. I.2 eq. 115 as we read it:
+      c-a-FedAvg's expected aggregate); valid once every client has delivered once
     """
     m = schedule.active * schedule.uplink_ok
     n = schedule.num_clients
+    if method == "fedvarp":
+        return np.full(m.shape, 1.0 / n)
     if method == "fedavg":
         return m / n
     if method in ("ca_fedavg", "fedau"):
@@ -101,7 +107,7 @@ def expected_weights(method: str, p: np.ndarray, steps: np.ndarray, eta: float, 
                      momentum: float = 0.0, prox_mu: float = 0.0, mc_samples: int = 20000,
                      seed: int = 0) -> np.ndarray:
     """E[W_i] [N] in a static environment (uplink success p_i, tau_i steps, everyone asked):
-    fedavg p_i / N; ca_fedavg and fedau (omega_i -> 1/p_i) 1/N; fedacs q_i p_i with the
+    fedavg p_i / N; ca_fedavg, fedvarp and fedau (omega_i -> 1/p_i) 1/N; fedacs q_i p_i with the
     inferred eq. 15; fednova by Monte Carlo over ``mc_samples`` uplink patterns (its weights
     are a ratio over the clients whose upload arrived)."""
     import torch
@@ -110,7 +116,7 @@ def expected_weights(method: str, p: np.ndarray, steps: np.ndarray, eta: float, 
     a = nova_normaliser(torch.as_tensor(np.asarray(steps)), eta, momentum, prox_mu).numpy()
     if method == "fedavg":
         return p / n
-    if method in ("ca_fedavg", "fedau"):
+    if method in ("ca_fedavg", "fedau", "fedvarp"):
         return np.full(n, 1.0 / n)
     if method == "fedacs":
         q = weights / (p * a)
@@ -211,7 +217,7 @@ def step_factors(method: str, schedule: Schedule, uplink_p: np.ndarray | None = 
 
 
 def calibrated_rates(lr: float, schedule: Schedule, methods: tuple[str, ...] = CALIBRATED + UNCALIBRATED,
-                     **kwargs) -> dict[str, float]:
+                     schedules: dict[str, Schedule] | None = None, **kwargs) -> dict[str, float]:
     """Local rates that give each method FedAvg's effective step length (FedACS App. I.2).
 
     ``eta_m = lr * mean_t s_fedavg^t / mean_t s_m^t`` with s from :func:`step_factors` (keyword
@@ -221,6 +227,11 @@ def calibrated_rates(lr: float, schedule: Schedule, methods: tuple[str, ...] = C
     ("can be set the same", its eq. 115); FedAU and OS keep FedAvg's rate ("it's hard to compute
     the effective step size, so the hyper-parameter is set the same"; OS's effective rate equals
     FedAvg's by its eqs. 23-25).
+
+    ``schedule`` is the environment FedAvg runs on (who is asked each round, their local
+    steps); ``schedules`` gives another one per method where a method sees a different one,
+    e.g. FedACS choosing among all available clients (kind ``full``) while the baselines ask a
+    uniform subset. Uplink probabilities default to each schedule's own.
 
     Returns:
         method -> local learning rate.
@@ -233,8 +244,13 @@ def calibrated_rates(lr: float, schedule: Schedule, methods: tuple[str, ...] = C
     ref = step_factors("fedavg", schedule, **kwargs).mean()
     if ref <= 0:
         raise ValueError("schedule: FedAvg makes no progress on it (no client asked or no upload possible)")
+    schedules = dict(schedules or {})
+    extra = sorted(set(schedules) - set(methods))
+    if extra:
+        raise ValueError(f"schedules: methods {extra} are not in methods ({', '.join(methods)})")
     out = {}
     for m in methods:
         same = m in UNCALIBRATED or m == "fedavg"
-        out[m] = float(lr) if same else float(lr * ref / step_factors(m, schedule, **kwargs).mean())
+        own = schedules.get(m, schedule)
+        out[m] = float(lr) if same else float(lr * ref / step_factors(m, own, **kwargs).mean())
     return out

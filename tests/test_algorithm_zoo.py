@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import fedlib
-from fedlib import algorithms, participation, problems
+from fedlib import algorithms, participation, problems, theory
 from fedlib.algorithms.reweighting import nova_normaliser
 from fedlib.algorithms.sampling import os_probabilities
 
@@ -107,6 +107,31 @@ def test_fedacs_removes_both_biases_fedavg_keeps_them():
     _, xhat2 = _fixed_points(prob, eta / 2, p_up, tau, d)
     ratio = np.linalg.norm(xhat - xs) / np.linalg.norm(xhat2 - xs)
     assert 1.7 < ratio < 2.3
+
+
+def test_fedvarp_fixed_point_is_the_plain_mean_over_all_clients():
+    """At a fixed point FedVARP's table holds every client's update at x_bar and the correction
+    has mean zero: the mean iterate sits at (sum M_i)^-1 sum M_i c_i (theory's W_i = 1/N), the
+    point of c-a-FedAvg, not FedAvg's p-weighted one; with momentum too."""
+    n_cl, T, eta = 4, 6000, 0.02
+    prob = problems.random_quadratic(n_cl, 3, seed=7, spread=2.0)
+    p_up, tau = np.array([0.9, 0.3, 0.6, 0.5]), np.array([1, 5, 2, 8])
+    A, c = prob.A.numpy(), prob.c.numpy()
+    env = participation.build("full", n_cl, T, seed=1, uplink_p=p_up, local_steps=tau)
+    scale = np.linalg.norm(prob.optimum().numpy())
+    for solver in ({}, {"momentum": 0.5}):
+        acc = []
+        fedlib.run("fedvarp", prob, env, lr_local=eta, progress=False, eval_every=T,
+                   callback=lambda t, x, acc=acc: acc.append(x.numpy().copy()) if t >= T // 4 else None,
+                   **solver)
+        W = theory.aggregation_weights("fedvarp", env, p_up, eta, prob.weights.numpy(), **solver)
+        xv = theory.fixed_point(A, c, W, env, eta, **solver)
+        w_ca = theory.expected_weights("ca_fedavg", p_up, tau, eta, prob.weights.numpy())
+        xca = theory.fixed_point_static(A, c, w_ca, tau, eta, **solver)
+        xavg = theory.fixed_point_static(A, c, p_up / n_cl, tau, eta, **solver)
+        assert np.allclose(xv, xca)
+        assert np.linalg.norm(np.mean(acc, axis=0) - xv) / scale < 0.05
+        assert np.linalg.norm(xavg - xv) / scale > 0.1                  # a different point than FedAvg's
 
 
 def test_fedacs_sampling_probabilities_follow_inferred_eq_15(quad):

@@ -129,3 +129,19 @@ def test_run_accepts_names_classes_and_instances(quad):
     assert by_inst.info["options"] == {"aggregation": "all"}
     named = fedlib.run("fedavg", "quadratic", "full", rounds=2, progress=False)
     assert named.info["problem"]["num_clients"] == problems.random_quadratic().num_clients
+
+
+def test_history_counts_the_local_steps_of_asked_clients(quad):
+    """client_steps: cumulative local steps of every client the server asked (failed uploads
+    were computed too); for FedACS the clients it drew, once each however often drawn."""
+    n = quad.num_clients
+    steps = np.arange(1, n + 1)
+    sched = participation.build("uniform", n, 12, seed=2, per_round=3, local_steps=steps, uplink_p=0.5)
+    res = fedlib.run("fedavg", quad, sched, eval_every=4, progress=False)
+    per_round = ((sched.active > 0) * sched.local_steps).sum(1)
+    assert list(res.history["client_steps"]) == [0, *np.cumsum(per_round)[[3, 7, 11]]]
+    full = participation.build("full", n, 12, seed=2, local_steps=steps, uplink_p=0.5)
+    acs = fedlib.run("fedacs", quad, full, progress=False, draws=n)
+    drawn = acs.schedule.active
+    assert (drawn.sum(1) == n).all() and (drawn > 1).any()                # with replacement
+    assert acs.history["client_steps"].iloc[-1] == ((drawn > 0) * steps).sum()

@@ -310,3 +310,34 @@ def test_configs_take_epochs_with_sizes_from_the_problem():
     sched = cfg.schedule(problem=prob)
     sizes = prob.sizes.numpy().astype(int)
     assert (sched.local_steps[0] == np.ceil(sizes / 16)).all()
+    # given the sizes and the batch size, the schedule needs no problem (and no data)
+    given = cfg.replace(problem_args={"num_clients": 5, "batch_size": 16, "data_root": "/nonexistent"},
+                        participation_args={"per_round": 2, "local_epochs": 1, "client_sizes": sizes.tolist(),
+                                            "batch_size": 16})
+    assert (given.schedule(num_clients=5).local_steps == sched.local_steps).all()
+
+
+def test_upload_probabilities_redrawn_from_ranges():
+    """uplink_p_range: p_i^t uniform in each client's range, redrawn every round, kept as the
+    schedule's true probabilities (which known-probability baselines read), and the uploads
+    succeed at those rates."""
+    ranges = [[0.1, 0.2]] * 3 + [[0.7, 1.0]] * 2
+    s = participation.build("full", 5, 4000, seed=3, uplink_p_range=ranges)
+    p = s.uplink_probs
+    assert p.shape == (4000, 5)
+    assert (p[:, :3] >= 0.1).all() and (p[:, :3] <= 0.2).all() and (p[:, 3:] >= 0.7).all()
+    assert np.allclose(p.mean(0), [0.15] * 3 + [0.85] * 2, atol=0.01)
+    assert len(np.unique(p[:, 4])) == 4000                               # redrawn every round
+    assert np.allclose(s.uplink_ok.mean(0), p.mean(0), atol=0.025)
+    assert s.spec["uplink_p_range"] == ranges
+    again = participation.build("full", 5, 4000, seed=3, uplink_p_range=ranges)
+    assert (again.uplink_ok == s.uplink_ok).all() and (again.uplink_probs == p).all()
+    scalar = participation.build("full", 5, 10, seed=3, uplink_p_range=(0.5, 0.5))
+    assert np.allclose(scalar.uplink_probs, 0.5)
+    for kwargs, match in (({"uplink_p_range": ranges, "uplink_p": 0.5}, "^uplink_p / uplink_p_range"),
+                          ({"uplink_p_range": [[0.0, 0.5]] * 5}, "^uplink_p_range"),
+                          ({"uplink_p_range": [[0.6, 0.5]] * 5}, "^uplink_p_range"),
+                          ({"uplink_p_range": [[0.1, 1.2]] * 5}, "^uplink_p_range"),
+                          ({"uplink_p_range": [[0.1, 0.2]] * 4}, "^uplink_p_range")):
+        with pytest.raises(ValueError, match=match):
+            participation.build("full", 5, 10, **kwargs)

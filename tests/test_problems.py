@@ -143,3 +143,24 @@ def test_registry_names_agree_with_functions_and_reprs_are_short():
     assert set(problems.available()) <= set(dir(problems)) | {"focus_toy"}
     p = problems.digits_cnn(num_clients=5)
     assert repr(p).startswith("Neural(dataset='digits', model='fedsum_mnist_cnn'") and "N=5" in repr(p)
+
+
+def test_neural_test_metrics_on_a_fixed_subset():
+    full = problems.digits_cnn(num_clients=4, alpha=0.5, batch_size=16, seed=0, dropout=0.0)
+    sub = problems.neural(dataset="digits", partition="dirichlet", alpha=0.5, num_clients=4, batch_size=16,
+                          seed=0, model_args={"dropout": 0.0}, test_eval_size=60)
+    x = full.initial_params()
+    idx = sub._test_idx
+    assert len(idx) == 60 and len(torch.unique(idx)) == 60
+    loss, acc = full._evaluate(x, full.test.x[idx], full.test.y[idx])
+    m = sub.metrics(x)
+    assert np.isclose(m["test_loss"], loss) and np.isclose(m["test_acc"], acc)
+    assert m["loss"] == full.metrics(x)["loss"]                            # training metrics unchanged
+    again = problems.neural(dataset="digits", partition="dirichlet", alpha=0.5, num_clients=4,
+                            batch_size=16, seed=0, test_eval_size=60)
+    assert torch.equal(again._test_idx, idx)                             # fixed by the seed
+    everything = problems.neural(dataset="digits", partition="dirichlet", alpha=0.5, num_clients=4,
+                                 batch_size=16, seed=0, model_args={"dropout": 0.0}, test_eval_size=10**6)
+    assert everything.metrics(x)["test_acc"] == full.metrics(x)["test_acc"]
+    with pytest.raises(ValueError, match="^test_eval_size"):
+        problems.neural(dataset="digits", alpha=0.5, num_clients=4, test_eval_size=0)

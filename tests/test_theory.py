@@ -116,3 +116,22 @@ def test_calibration_rejects_bad_input():
             assert match in str(e)
         else:
             raise AssertionError(kwargs)
+
+
+def test_calibration_with_a_method_on_its_own_schedule():
+    """FedACS chooses among all available clients while FedAvg asks a uniform subset: its rate
+    comes from its own schedule, FedAvg's reference from the shared one."""
+    sched, up, steps = _calibration_setting(T=60)
+    full = participation.build("full", 20, 60, uplink_p=up, local_steps=steps, seed=4)
+    r = theory.calibrated_rates(0.1, sched, ("fedavg", "fedacs", "ca_fedavg"), schedules={"fedacs": full})
+    ref = theory.step_factors("fedavg", sched).mean()
+    assert np.isclose(r["fedacs"], 0.1 * ref / theory.step_factors("fedacs", full).mean())
+    # FedACS's step on the full schedule: the same every round, the weighted harmonic mean of p_i tau_i
+    assert np.isclose(theory.step_factors("fedacs", full)[0], 1 / np.mean(1 / (up * steps)))
+    assert np.isclose(r["ca_fedavg"], theory.calibrated_rates(0.1, sched, ("ca_fedavg",))["ca_fedavg"])
+    try:
+        theory.calibrated_rates(0.1, sched, ("fedavg",), schedules={"fedacs": full})
+    except ValueError as e:
+        assert str(e).startswith("schedules:")
+    else:
+        raise AssertionError("a schedule for a method not asked for must be refused")

@@ -91,11 +91,13 @@ class FedVARP(Algorithm):
 
     v = ybar + (1/|S|) sum_{n in S} (Delta_n - y_n); x <- x + eta_g v; then y_n <- Delta_n for
     n in S and ybar = (1/N) sum_n y_n (all y_n start at 0). A round with no arriving update
-    uses v = ybar. Messages: 1 up, 1 down. Memory: server table y [N, p].
+    uses v = ybar. Options: momentum / prox_mu (the local solver, as FedAvg's). Messages: 1 up,
+    1 down. Memory: server table y [N, p].
     """
 
     name = "fedvarp"
     description = "FedVARP: SAGA-style variance reduction over stale updates"
+    options = ("momentum", "prox_mu")
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
