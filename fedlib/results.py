@@ -50,9 +50,9 @@ from . import __version__
 from .data import DataNotFoundError
 from .experiment import ExperimentConfig, Result, run_config
 
-__all__ = ["DASK_WORKER_ENV", "PROFILES", "TIMING_COLUMNS", "Entry", "Store", "VerifyReport", "check_profile",
-           "finals", "grid", "notebook_store", "require_ok", "store_path", "stored_configs", "sweep",
-           "verify"]
+__all__ = ["DASK_WORKER_ENV", "PROFILES", "TIMING_COLUMNS", "Entry", "NotebookRuns", "Store", "VerifyReport",
+           "check_profile", "finals", "grid", "notebook_runs", "notebook_store", "require_ok", "store_path",
+           "stored_configs", "sweep", "verify"]
 
 #: the profiles of the deep-learning notebooks (DEVELOPERS.md): every code path on tiny settings,
 #: reduced real-MNIST runs committed in a store, the papers' exact settings
@@ -93,6 +93,41 @@ def notebook_store(notebook: str, profile: str, committed: bool = True) -> Path:
         return path
     import tempfile
     return Path(tempfile.mkdtemp(prefix=f"fedlib-{notebook}-{check_profile(profile)}-"))
+
+
+@dataclass(frozen=True)
+class NotebookRuns:
+    """What a deep-learning notebook sets up from its parameters (see :func:`notebook_runs`).
+
+    Attributes:
+        out_dir: where its figures and tables go (:func:`fedlib.plotting.notebook_output_dir`).
+        store: where its runs are kept (:func:`notebook_store`).
+        workers: worker processes computing missing runs (1: in the kernel).
+        progress: progress bars of the sweeps.
+    """
+
+    out_dir: str
+    store: Path
+    workers: int = 1
+    progress: bool = False
+
+    def compute(self, configs: Iterable[ExperimentConfig]) -> pd.DataFrame:
+        """Load or compute ``configs`` in the store (``workers`` processes with one thread
+        each) and return their histories; a run that failed raises (:func:`require_ok`)."""
+        return require_ok(sweep(list(configs), self.store, progress=self.progress, workers=self.workers))
+
+
+def notebook_runs(notebook: str, params: dict, out_dir: str = "") -> NotebookRuns:
+    """The set-up shared by the deep-learning notebooks, from their parameters ``params``
+    (``globals()``: ``profile``, ``stand_in_rounds``, ``workers``, ``progress``): the seaborn
+    style, a checked profile, the output folder and the store (a temporary one for smoke runs
+    and stand-in tests, which leave nothing behind)."""
+    from . import plotting
+    plotting.set_style()
+    profile = check_profile(params["profile"])
+    return NotebookRuns(plotting.notebook_output_dir(notebook, params, out_dir),
+                        notebook_store(notebook, profile, committed=params.get("stand_in_rounds", 0) == 0),
+                        int(params.get("workers", 1)), bool(params.get("progress", False)))
 
 
 def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:

@@ -48,20 +48,11 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-import fedlib
 from fedlib import plotting, results, studies
 
-plotting.set_style()
-NB = "02_fedsum_main"
-out_dir = plotting.notebook_output_dir(NB, globals(), out_dir)
-results.check_profile(profile)
+runs = results.notebook_runs("02_fedsum_main", globals(), out_dir)   # style, profile, out_dir, store
+out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 setup = studies.fedsum_setup(profile, stand_in_rounds)
-store = results.notebook_store(NB, profile, committed=stand_in_rounds == 0)
-
-
-def compute(configs: list) -> pd.DataFrame:
-    """Load or compute ``configs`` in the store (``workers`` processes with one thread each)."""
-    return results.require_ok(fedlib.sweep(configs, store, progress=progress, workers=workers))
 
 
 # %% [markdown]

@@ -42,6 +42,7 @@ out_dir: str = ""  # empty: figures/03_fedsum_ablations at the default parameter
 progress: bool = False  # progress bars of the sweeps
 
 # %%
+from dataclasses import replace
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -49,22 +50,14 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-import fedlib
 from fedlib import ExperimentConfig, delays, plotting, results, studies
 
-plotting.set_style()
-NB = "03_fedsum_ablations"
-out_dir = plotting.notebook_output_dir(NB, globals(), out_dir)
-results.check_profile(profile)
+runs = results.notebook_runs("03_fedsum_ablations", globals(), out_dir)   # style, profile, out_dir, store
+out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 setup = studies.fedsum_setup(profile, stand_in_rounds)
 committed = profile != "smoke" and stand_in_rounds == 0
-store = results.notebook_store(NB, profile, committed)
-grid_store = results.store_path("02_fedsum_main", profile) if committed else store
-
-
-def compute(configs: list, where: Path = store) -> pd.DataFrame:
-    """Load or compute ``configs`` in a store (``workers`` processes with one thread each)."""
-    return results.require_ok(fedlib.sweep(configs, where, progress=progress, workers=workers))
+# the rate grid is notebook 02's: its committed store (a temporary one for smoke / stand-ins)
+grid_runs = replace(runs, store=results.store_path("02_fedsum_main", profile)) if committed else runs
 
 
 # %% [markdown]
@@ -131,7 +124,7 @@ print(f"samples per client: min {counts.sum(1).min()}, median {int(np.median(cou
 rates = {}
 for ds in DATASETS:
     grid = setup.grid_configs(ds)
-    _, eta0, eta_g = studies.pick_rates(compute(list(grid), grid_store), grid)
+    _, eta0, eta_g = studies.pick_rates(grid_runs.compute(grid), grid)
     rates[ds] = (eta0, eta_g)
     print(f"{setup.dataset_name(ds)}: eta_0 = {eta0}, eta_g = {eta_g} (notebook 02's grid)")
 

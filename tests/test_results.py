@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import fedlib
-from fedlib import ExperimentConfig, results
+from fedlib import ExperimentConfig, plotting, results
 from fedlib.results import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -214,6 +214,20 @@ def test_notebook_store_keeps_quick_and_paper_stores_and_smoke_runs_in_a_tempora
     assert other != tmp and other.is_dir()
     with pytest.raises(ValueError, match="^profile"):
         results.notebook_store("02_fedsum_main", "fast")
+
+
+def test_notebook_runs_set_up_a_notebook_from_its_parameters():
+    params = {**plotting.notebook_defaults("05_focus_cifar"), "profile": "smoke"}
+    runs = results.notebook_runs("05_focus_cifar", params)
+    assert runs.out_dir == "results/notebooks/05_focus_cifar-profile=smoke"       # never the committed figures
+    assert "results" not in runs.store.parts and runs.workers == 1 and not runs.progress
+    quick = results.notebook_runs("05_focus_cifar", {**params, "profile": "quick", "stand_in_rounds": 2})
+    assert "results" not in quick.store.parts                                       # stand-ins: temporary
+    cfg = ExperimentConfig("fedavg", "quadratic", "full", 3, problem_args={"num_clients": 3, "dim": 2})
+    df = runs.compute([cfg])
+    assert set(df["key"]) == {cfg.key()} and (runs.store / cfg.key()).is_dir()
+    with pytest.raises(ValueError, match="^profile"):
+        results.notebook_runs("05_focus_cifar", {**params, "profile": "fast"})
 
 
 # ------------------------------------------------------------------------------ checkpoints
