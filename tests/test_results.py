@@ -219,7 +219,7 @@ def test_notebook_store_keeps_quick_and_paper_stores_and_smoke_runs_in_a_tempora
 def test_notebook_runs_set_up_a_notebook_from_its_parameters():
     params = {**plotting.notebook_defaults("05_focus_cifar"), "profile": "smoke"}
     runs = results.notebook_runs("05_focus_cifar", params)
-    assert runs.out_dir == "results/notebooks/05_focus_cifar-profile=smoke"       # never the committed figures
+    assert runs.out_dir == "results/notebooks/05_focus_cifar-profile=smoke"     # not the committed figures
     assert "results" not in runs.store.parts and runs.workers == 1 and not runs.progress
     quick = results.notebook_runs("05_focus_cifar", {**params, "profile": "quick", "stand_in_rounds": 2})
     assert "results" not in quick.store.parts                                       # stand-ins: temporary
