@@ -18,8 +18,9 @@ def test_log_loss_axis_caps_a_diverging_run_at_three_times_the_start():
     assert ax.get_ylim()[0] <= 0.2
     fig2, ax2 = plt.subplots()
     ax2.plot([0, 1], [2.3, 1.0])
-    top = ax2.get_ylim()[1]
-    plotting.log_loss_axis(ax2, 2.3)                       # nothing to cap: the axis keeps its top
-    assert ax2.get_ylim()[1] <= max(top, 6.9)
-    plotting.log_loss_axis(ax2, float("nan"))              # no start value: only the scale
+    plotting.log_loss_axis(ax2, 2.3)                       # nothing to cap: the data set the top
+    low, high = ax2.get_ylim()
+    assert ax2.get_yscale() == "log" and low <= 1.0 and 2.3 <= high < 6.9
+    plotting.log_loss_axis(ax2, float("nan"))              # no start value: only the scale, limits kept
+    assert ax2.get_yscale() == "log" and ax2.get_ylim() == (low, high)
     plt.close("all")
