@@ -77,7 +77,7 @@ out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 # | FedACS | draws K clients with replacement from all clients | K = 10 draws from all N (kind `full`) | same number of requests as the baselines' 10 |
 # | OS | optimal client sampling (Chen et al.) | the same 10 asked clients train; an expected 5 upload (`budget=5`) | OS computes on many and uploads few; the paper's OS times per round match FedAvg's, so it trains as many clients |
 # | FedAvg aggregation | anonymous, over the clients asked | sum of arrived updates over the 10 asked (`aggregation="contacted"`) | FedACS's FedAvg |
-# | Dirichlet alphas (Fig. 10) | three values, lost; CIFAR-10 | 0.1 and 1.0 on MNIST, dynamic setting (paper profile: 0.1, 0.5, 1.0 on CIFAR-10) | MNIST stands in; a third alpha does not fit the CPU budget |
+# | Dirichlet alphas (Fig. 10) | three values, lost; CIFAR-10 | 0.1 on MNIST, dynamic setting (paper profile: 0.1, 0.5, 1.0 on CIFAR-10) | MNIST stands in; more alphas did not fit this session's CPU budget (the paper profile has all three) |
 # | test accuracy | mean over the last 5 rounds | same, on a fixed random subset of 2,000 test images, evaluated every round | a full test pass every round would double the cost |
 # | computation | "sum of the training times of all selected devices" | modelled: local steps of every asked client (uploads that fail were still computed); measured simulation time shown beside it | steps do not depend on the machine or its load |
 
@@ -86,7 +86,7 @@ SETTINGS = {
     "smoke": dict(datasets=("digits",), num_clients=10, per_round=4, rounds=4, alpha_rounds=3, alphas=(0.5,),
                   train_eval=10, test_eval=None, lr=0.05),
     "quick": dict(datasets=("mnist",), num_clients=100, per_round=10, rounds=200, alpha_rounds=60,
-                  alphas=(0.1, 1.0), train_eval=10, test_eval=2000, lr=0.05),
+                  alphas=(0.1,), train_eval=10, test_eval=2000, lr=0.05),
     "paper": dict(datasets=("mnist", "cifar10", "cinic10"), num_clients=100, per_round=10, rounds=200,
                   alpha_rounds=200, alphas=(0.1, 0.5, 1.0), train_eval=100, test_eval=None, lr=0.05),
 }
