@@ -449,6 +449,7 @@ for key in dyn_keys + static_keys:
     rnd = s["rounds to target"]
     if np.isfinite(load["FedACS"]) and np.isfinite(load["FedAvg"]) and np.isfinite(rnd["FedACS"]) \
             and np.isfinite(rnd["FedAvg"]):
-        print(f"{DATASETS[key[0]][4]}, {key[1]}: local steps per round to the target, FedACS "
-              f"{load['FedACS'] / rnd['FedACS']:.1f} vs FedAvg {load['FedAvg'] / rnd['FedAvg']:.1f} "
-              "(FedACS's draws favour clients with little local work when their uploads are not too unreliable)")
+        acs, avg = load["FedACS"] / rnd["FedACS"], load["FedAvg"] / rnd["FedAvg"]
+        why = (" (FedACS's draws favour clients with little local work when their uploads are not too "
+               "unreliable)") if acs < avg else " (no lighter load per round for FedACS here)"
+        print(f"{env_name(key)}: local steps per round to the target, FedACS {acs:.1f} vs FedAvg {avg:.1f}{why}")
