@@ -1,6 +1,8 @@
 """Command line: ``python -m fedlib verify STORE [--sample K] [--rounds R]``.
 
-Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one line per entry;
+Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one line per entry:
+``ok`` (it reproduces; the check that ran, exact or cross-CPU, and why), ``FAIL`` (it does not) or
+``skip`` (computed with another arithmetic and without an anchor: nothing can be checked here);
 exits with status 1 if any entry does not reproduce. ``make verify NB=<notebook>`` runs it on a
 notebook's quick store.
 """
@@ -59,13 +61,24 @@ def main(argv: list[str] | None = None) -> int:
     if not targets:
         print(f"{path}: no entries")
         return 0
-    failed = 0
+    counts = {"exact": 0, "cross-cpu": 0, "unchecked": 0, "failed": 0}
     for t in tqdm(targets, desc="verify", unit="entry", disable=len(targets) < 2):
         rep = verify(t, rounds=args.rounds)
-        failed += not rep.ok
-        tqdm.write(f"{'ok  ' if rep.ok else 'FAIL'} {t.name}" + ("" if rep.ok else f": {rep}"))
-    print(f"{len(targets) - failed} of {len(targets)} entries reproduce")
-    return 1 if failed else 0
+        if rep.ok:
+            counts[rep.check] += 1
+            tqdm.write(f"ok   {t.name} ({rep.check} check, max relative difference "
+                       f"{max(rep.max_rel.values(), default=0.0):.1e})")
+        elif rep.failed:
+            counts["failed"] += 1
+            tqdm.write(f"FAIL {rep}")
+        else:
+            counts["unchecked"] += 1
+            tqdm.write(f"skip {rep}")
+    ok = counts["exact"] + counts["cross-cpu"]
+    print(f"{ok} of {len(targets)} entries reproduce ({counts['exact']} by the exact check, "
+          f"{counts['cross-cpu']} by the cross-CPU check); {counts['unchecked']} not checkable here; "
+          f"{counts['failed']} differ")
+    return 1 if counts["failed"] else 0
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import torch
 from tqdm import tqdm
 
 from . import algorithms, participation
+from .arithmetic import AnchorRecorder
 from .engine import get_engine
 from .participation import Schedule, _check_int
 from .participation import _jsonable as _json_value
@@ -224,6 +225,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     rows, up, down, diverged, t_start, offset, eval_s = [], 0, 0, False, 0, 0.0, 0.0
     ckpt = Path(checkpoint) if checkpoint is not None else None
     fingerprint = _fingerprint(info, sched, x, eval_every) if ckpt is not None else ""
+    anchor = AnchorRecorder(x)           # the first rounds in float64: a replay check across CPUs
     if ckpt is not None and ckpt.exists():
         state = _read_checkpoint(ckpt)
         if state is not None:
@@ -234,6 +236,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
             offset, eval_s = state["seconds"], state["eval_seconds"]
             x = state["x"].to(dev)
             algo.load_state_dict(state["algorithm"])
+            anchor = AnchorRecorder(anchor.x0, recorded=state.get("anchor"))
     start = time.perf_counter() - offset
 
     def evaluate(t: int) -> bool:
@@ -249,7 +252,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     def save(t: int) -> None:
         _write_checkpoint(ckpt, {"fingerprint": fingerprint, "t": t, "x": x.detach().cpu(), "rows": rows,
                                  "up": up, "down": down, "seconds": time.perf_counter() - start,
-                                 "eval_seconds": eval_s, "algorithm": algo.state_dict()})
+                                 "eval_seconds": eval_s, "algorithm": algo.state_dict(),
+                                 "anchor": anchor.data})
 
     with torch.random.fork_rng(devices=[] if dev.type == "cpu" else [dev]):
         torch.manual_seed(seed)   # plain nn.Dropout of user models only; the caller's RNG is restored
@@ -261,6 +265,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
             tg = t + round_offset
             r = algorithms.RoundInput(tg, active[t], uplink[t], steps[t], lr_fn(lr_local, tg), lr_global)
             x = algo.round(x, r)
+            anchor.after(t + 1, x)
             if callback is not None:
                 callback(t, x)
             u, d = algo.messages(r)
@@ -280,6 +285,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     if ckpt is not None and not diverged:
         save(sched.num_rounds)
     info["diverged_at"] = rows[-1]["round"] if diverged else None
+    info["anchor"] = anchor.data
     if diverged:
         warnings.warn(f"{cls.name}: diverged (non-finite model or metric) at round {rows[-1]['round']}; "
                       "the run stopped there", RuntimeWarning, stacklevel=2)

@@ -46,13 +46,13 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from . import __version__
+from . import __version__, arithmetic
 from .data import DataNotFoundError
 from .experiment import ExperimentConfig, Result, run_config
 
 __all__ = ["DASK_WORKER_ENV", "PROFILES", "TIMING_COLUMNS", "Entry", "NotebookRuns", "Store", "VerifyReport",
            "check_profile", "finals", "grid", "notebook_runs", "notebook_store", "require_ok", "store_path",
-           "stored_configs", "sweep", "verify"]
+           "stored_arithmetic", "stored_configs", "sweep", "verify"]
 
 #: the profiles of the deep-learning notebooks (DEVELOPERS.md): every code path on tiny settings,
 #: reduced real-MNIST runs committed in a store, the papers' exact settings
@@ -343,6 +343,8 @@ class Store:
             "python": platform.python_version(), "device": str(device or (
                 result.params.device if result is not None else "cpu")),
             "cpu": _cpu_name(), "torch_threads": torch.get_num_threads(), "date": date,
+            "arithmetic": arithmetic.current(device or (result.params.device if result else "cpu")),
+            "anchor": result.info.get("anchor") if result is not None else None,
             "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
             "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
             "eval_fraction": round(eval_s / run_s, 4) if run_s > 0 else None,
@@ -609,11 +611,18 @@ class VerifyReport:
 
     Attributes:
         key: the entry's key.
-        rounds: rounds replayed.
-        compared: evaluated rounds compared (stored and replayed).
+        rounds: rounds replayed (0: nothing was replayed).
+        compared: evaluated rounds whose stored metrics were compared (the exact check only).
         mismatches: one row per (round, metric) outside the tolerance: stored, replayed,
-            relative difference.
-        rtol, atol: the tolerance.
+            relative difference; anchor values appear as metrics ``anchor.step_norm`` /
+            ``anchor.step_proj``.
+        rtol, atol: the tolerance of the check that ran.
+        check: ``"exact"`` (the entry's arithmetic equals this replay's: its stored evaluations
+            and anchor are compared at ``rtol``), ``"cross-cpu"`` (another arithmetic: only the
+            anchor of the first rounds is compared, at :data:`fedlib.arithmetic.CROSS_RTOL`) or
+            ``"none"`` (another arithmetic and no anchor: nothing can be checked).
+        reason: why that check ran, naming both arithmetics when they differ.
+        max_rel: the largest relative difference per metric compared.
     """
 
     key: str
@@ -623,52 +632,87 @@ class VerifyReport:
     rtol: float
     atol: float
     max_rel: dict[str, float] = field(default_factory=dict)
+    check: str = "exact"
+    reason: str = ""
+
+    @property
+    def status(self) -> str:
+        """``reproduces``, ``differs`` or ``unchecked`` (no check could apply here)."""
+        if self.check == "none":
+            return "unchecked"
+        if not self.mismatches.empty:
+            return "differs"
+        return "reproduces" if self.compared or "anchor" in " ".join(self.max_rel) else "unchecked"
 
     @property
     def ok(self) -> bool:
-        return len(self.compared) > 0 and self.mismatches.empty
+        return self.status == "reproduces"
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "differs"
 
     def __bool__(self) -> bool:
         return self.ok
 
     def __str__(self) -> str:
+        what = {"exact": "exact check", "cross-cpu": "cross-CPU check", "none": "no check"}[self.check]
+        if self.status == "unchecked":
+            return f"{self.key}: not checked: {self.reason or f'nothing to compare in {self.rounds} rounds'}"
         if self.ok:
             worst = max(self.max_rel.values(), default=0.0)
-            return (f"{self.key}: reproduces over rounds {self.compared} (max relative difference "
-                    f"{worst:.2e}, tolerance rtol={self.rtol:g}, atol={self.atol:g})")
-        if not self.compared:
-            return f"{self.key}: nothing to compare in the first {self.rounds} rounds"
-        lines = [f"{self.key}: does NOT reproduce: {len(self.mismatches)} (round, metric) pairs differ "
-                 f"beyond rtol={self.rtol:g}, atol={self.atol:g}:"]
+            where = f"rounds {self.compared}" if self.compared else f"the anchor of rounds 1-{self.rounds}"
+            return (f"{self.key}: reproduces ({what}) over {where} (max relative difference {worst:.2e}, "
+                    f"tolerance rtol={self.rtol:g}, atol={self.atol:g}); {self.reason}")
+        lines = [f"{self.key}: does NOT reproduce ({what}): {len(self.mismatches)} (round, metric) pairs "
+                 f"differ beyond rtol={self.rtol:g}, atol={self.atol:g}; {self.reason}:"]
         for r in self.mismatches.head(20).itertuples():
             lines.append(f"  round {r.round}, {r.metric}: stored {r.stored!r}, replayed {r.replayed!r} "
                          f"(relative difference {r.rel_diff:.2e})")
         return "\n".join(lines)
 
 
+def stored_arithmetic(entry: Entry) -> dict:
+    """The arithmetic an entry was computed with: its ``meta.json`` record, or for entries stored
+    before fedlib recorded it :data:`fedlib.arithmetic.LEGACY` with the torch version and thread
+    count the meta does record."""
+    rec = entry.meta.get("arithmetic")
+    if rec:
+        return dict(rec)
+    return {**arithmetic.LEGACY, "torch": entry.meta.get("torch"),
+            "torch_threads": entry.meta.get("torch_threads")}
+
+
 def verify(entry: Entry | str | os.PathLike, rounds: int | None = None, rtol: float = 1e-6,
            atol: float = 1e-9, device: str | None = None) -> VerifyReport:
-    """Recompute the first ``rounds`` rounds of a stored run and compare with its history.
+    """Replay the first rounds of a stored run and compare, with the check its arithmetic allows.
 
-    The replay uses the config's full participation schedule truncated to ``rounds`` (so it
-    sees exactly the rounds the stored run saw) and compares every metric of every evaluated
-    round up to ``rounds`` (timing columns excluded). Default ``rounds``: the first evaluated
-    round after round 0.
+    * **Exact check** (the replay computes with the entry's arithmetic: same device, torch
+      build, instruction sets and thread count, see :mod:`fedlib.arithmetic`): every metric of
+      every evaluated round up to ``rounds`` (timing columns excluded) and the anchor must agree
+      to ``rtol`` (1e-6 by default: the same kernels give the same bits; the slack covers
+      nothing but printing). The replay uses the entry's thread count.
+    * **Cross-CPU check** (another arithmetic, e.g. stored on AVX-512, replayed on AVX2): the
+      kernels round differently and a few rounds of SGD amplify that, so the stored
+      evaluations cannot be expected; the first :data:`~fedlib.arithmetic.ANCHOR_ROUNDS` rounds
+      are replayed and their anchor (displacement norm and projection, float64) compared at
+      :data:`~fedlib.arithmetic.CROSS_RTOL`, which a changed rule, rate, schedule or seed fails.
+    * **No check**: another arithmetic and an entry without an anchor (stored before anchors
+      existed): the report says so (status ``unchecked``) instead of failing.
 
-    Tolerance: on the same machine type the replay agrees to about 1e-6 relative (float32
-    models; the same seed gives the same bits on one machine, but reductions may be ordered
-    differently on another CPU or thread count, which moves the last bits); ``rtol=1e-6``,
-    ``atol=1e-9`` by default.
+    The replay uses the config's full participation schedule truncated to the rounds replayed (so
+    it sees exactly the rounds the stored run saw). Default ``rounds``: the first evaluated round
+    after round 0, and at least the anchor's rounds.
 
     Args:
         entry: an :class:`Entry` or an entry folder.
         rounds: rounds to replay.
-        rtol, atol: |stored - replayed| <= atol + rtol * |stored| counts as equal.
+        rtol, atol: the exact check's tolerance, |stored - replayed| <= atol + rtol * |stored|.
         device: where to replay.
 
     Returns:
-        A :class:`VerifyReport` (truthy when the run reproduces; ``str()`` says which rounds
-        and metrics differ and by how much).
+        A :class:`VerifyReport` (``status`` reproduces / differs / unchecked, ``check``,
+        ``reason``; ``str()`` says which rounds and metrics differ and by how much).
     """
     if not isinstance(entry, Entry):
         p = Path(entry)
@@ -681,32 +725,75 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | None = None, rtol: fl
     h = entry.history
     if entry.status == "error" or not len(h):
         raise ValueError(f"entry: {entry.path} holds a failed run; nothing to verify")
-    evaluated = [int(r) for r in h["round"].dropna()]
-    if rounds is None:
-        later = [r for r in evaluated if r > 0]
-        rounds = later[0] if later else 1
-    rounds = min(int(rounds), entry.config.rounds)
-    x0 = Store(entry.path.parent)._warmup_model(entry.config) if entry.config.init_from else None
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
-        replay = run_config(entry.config, device=device, rounds=rounds, x0=x0).history
-    compared = [r for r in evaluated if r <= rounds and r in set(replay["round"].astype(int))]
-    rows, max_rel = [], {}
-    metrics = [c for c in h.columns if c not in ("round", *TIMING_COLUMNS) and c in replay.columns]
-    for r in compared:
-        a = h.loc[h["round"] == r].iloc[0]
-        b = replay.loc[replay["round"] == r].iloc[0]
-        for m in metrics:
-            x, y = float(a[m]), float(b[m])
-            if math.isnan(x) and math.isnan(y):
-                continue
-            rel = abs(x - y) / max(abs(x), 1e-300) if x != y else 0.0
-            max_rel[m] = max(max_rel.get(m, 0.0), rel if math.isfinite(rel) else math.inf)
-            if not abs(x - y) <= atol + rtol * abs(x):
-                rows.append({"round": r, "metric": m, "stored": x, "replayed": y, "rel_diff": rel})
-    return VerifyReport(entry.path.name, rounds, compared,
-                        pd.DataFrame(rows, columns=["round", "metric", "stored", "replayed", "rel_diff"]),
-                        rtol, atol, max_rel)
+    stored = stored_arithmetic(entry)
+    anchor = arithmetic.Anchor.from_dict(entry.meta["anchor"]) if entry.meta.get("anchor") else None
+    if anchor is not None and not anchor.rounds:
+        anchor = None
+    threads = stored.get("torch_threads")
+    old_threads = torch.get_num_threads()
+    replay_dev = device or "cpu"
+    if threads and torch.device(replay_dev).type == "cpu":
+        torch.set_num_threads(int(threads))
+    try:
+        here = arithmetic.current(replay_dev)
+        same = arithmetic.signature(stored) == arithmetic.signature(here)
+        evaluated = [int(r) for r in h["round"].dropna()]
+        if same:
+            check, reason = "exact", f"computed and replayed on {arithmetic.describe(here)}"
+            if rounds is None:
+                later = [r for r in evaluated if r > 0]
+                rounds = max(later[0] if later else 1, max(anchor.rounds) if anchor else 0)
+        else:
+            differs = f"computed on {arithmetic.describe(stored)}, replayed on {arithmetic.describe(here)}"
+            if anchor is None:
+                return VerifyReport(entry.path.name, 0, [], pd.DataFrame(columns=_MISMATCH_COLUMNS), rtol,
+                                    atol, check="none",
+                                    reason=f"{differs}: only the cross-CPU check can apply, and this entry "
+                                           "has no anchor (recomputing it adds one)")
+            check, rtol, atol = "cross-cpu", arithmetic.CROSS_RTOL, 0.0
+            reason = (f"{differs}: the kernels round differently, so only the anchor of the first rounds is "
+                      "compared")
+            rounds = max(anchor.rounds) if rounds is None else rounds
+        rounds = min(int(rounds), entry.config.rounds)
+        x0 = Store(entry.path.parent)._warmup_model(entry.config) if entry.config.init_from else None
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
+            replay = run_config(entry.config, device=device, rounds=rounds, x0=x0)
+    finally:
+        torch.set_num_threads(old_threads)
+    rows, max_rel, compared = [], {}, []
+    if check == "exact":
+        compared = [r for r in evaluated if r <= rounds and r in set(replay.history["round"].astype(int))]
+        metrics = [c for c in h.columns
+                   if c not in ("round", *TIMING_COLUMNS) and c in replay.history.columns]
+        for r in compared:
+            a = h.loc[h["round"] == r].iloc[0]
+            b = replay.history.loc[replay.history["round"] == r].iloc[0]
+            for m in metrics:
+                x, y = float(a[m]), float(b[m])
+                if math.isnan(x) and math.isnan(y):
+                    continue
+                rel = abs(x - y) / max(abs(x), 1e-300) if x != y else 0.0
+                max_rel[m] = max(max_rel.get(m, 0.0), rel if math.isfinite(rel) else math.inf)
+                if not abs(x - y) <= atol + rtol * abs(x):
+                    rows.append({"round": r, "metric": m, "stored": x, "replayed": y, "rel_diff": rel})
+    if anchor is not None:
+        got = arithmetic.Anchor.from_dict(replay.info["anchor"])
+        covered = arithmetic.Anchor.from_dict({k: [v for r, v in zip(anchor.rounds, vals, strict=True)
+                                                   if r <= rounds]
+                                               for k, vals in (("rounds", anchor.rounds),
+                                                               ("step_norm", anchor.step_norm),
+                                                               ("step_proj", anchor.step_proj))})
+        for d in covered.compare(got, rtol=rtol):
+            rows.append({"round": d["round"], "metric": f"anchor.{d['quantity']}", "stored": d["stored"],
+                         "replayed": d["replayed"], "rel_diff": d["rel_diff"]})
+        if covered.rounds:
+            max_rel["anchor"] = covered.max_rel(got)
+    return VerifyReport(entry.path.name, rounds, compared, pd.DataFrame(rows, columns=_MISMATCH_COLUMNS),
+                        rtol, atol, max_rel, check, reason)
+
+
+_MISMATCH_COLUMNS = ["round", "metric", "stored", "replayed", "rel_diff"]
 
 
 def stored_configs(store: str | os.PathLike) -> list[ExperimentConfig]:

@@ -341,7 +341,10 @@ def test_committed_store_configs_build_and_one_entry_reproduces(store):
         rep = fedlib.verify(cheapest)
     except DataNotFoundError as e:                     # replaying needs the real dataset
         pytest.skip(f"cannot replay {cheapest.path.name} here: {str(e).splitlines()[0][:120]}")
-    assert rep.ok, str(rep)
+    assert not rep.failed, str(rep)
+    if rep.status == "unchecked":                      # another CPU and an entry without an anchor
+        pytest.skip(str(rep))
+    assert rep.ok and rep.check in ("exact", "cross-cpu"), str(rep)
 
 
 def test_neural_training_metrics_on_a_weighted_subset():
