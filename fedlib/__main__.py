@@ -1,10 +1,13 @@
-"""Command line: ``python -m fedlib verify STORE [--sample K] [--rounds R]``.
+"""Command line: ``python -m fedlib verify STORE [--sample K] [--rounds R|all]`` and
+``python -m fedlib seal STORE [--force]``.
 
 Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one line per entry:
 ``ok`` (it reproduces; the check that ran, exact or cross-CPU, and why), ``FAIL`` (it does not) or
 ``skip`` (computed with another arithmetic and without an anchor: nothing can be checked here);
-exits with status 1 if any entry does not reproduce. ``make verify NB=<notebook>`` runs it on a
-notebook's quick store.
+exits with status 1 if any entry does not reproduce. An entry whose files differ from the digests
+sealed in its meta.json fails without a replay. ``seal`` records those digests in entries that lack
+them (stored before fedlib sealed entries, or rewritten by fedlib itself: ``--force``).
+``make verify NB=<notebook>`` runs verify on a notebook's quick store.
 """
 
 from __future__ import annotations
@@ -45,10 +48,30 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("path", help="a store folder (e.g. results/02_fedsum_main/quick) or one entry folder")
     v.add_argument("--sample", type=int, default=None,
                    help="replay this many entries (every algorithm at least once) instead of all")
-    v.add_argument("--rounds", type=int, default=None,
-                   help="rounds to replay (default: up to the first evaluation after round 0)")
+    v.add_argument("--rounds", default="auto",
+                   help="rounds to replay: a number, or 'all' for the whole run (default: up to the first "
+                        "evaluation after round 0, and the anchor's rounds)")
     v.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    s = sub.add_parser("seal", help="record the content digests of stored entries in their meta.json")
+    s.add_argument("path", help="a store folder")
+    s.add_argument("--force", action="store_true",
+                   help="also re-seal entries whose files differ from their digests (files fedlib rewrote)")
     args = parser.parse_args(argv)
+    if args.command == "seal":
+        return _seal(parser, Path(args.path), args.force)
+    if args.rounds == "all":
+        rounds = None
+    elif args.rounds == "auto":
+        rounds = "auto"
+    else:
+        try:
+            rounds = int(args.rounds)
+        except ValueError:
+            parser.error(f"--rounds: must be a number or 'all', got {args.rounds!r}")
+        if rounds < 1:
+            parser.error(f"--rounds: must be >= 1, got {rounds}")
+    if args.sample is not None and args.sample < 1:
+        parser.error(f"--sample: must be >= 1, got {args.sample}")
 
     path = Path(args.path)
     if (path / "meta.json").is_file():
@@ -63,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     counts = {"exact": 0, "cross-cpu": 0, "unchecked": 0, "failed": 0}
     for t in tqdm(targets, desc="verify", unit="entry", disable=len(targets) < 2):
-        rep = verify(t, rounds=args.rounds)
+        rep = verify(t, rounds=rounds)
         if rep.ok:
             counts[rep.check] += 1
             tqdm.write(f"ok   {t.name} ({rep.check} check, max relative difference "
@@ -79,6 +102,22 @@ def main(argv: list[str] | None = None) -> int:
           f"{counts['cross-cpu']} by the cross-CPU check); {counts['unchecked']} not checkable here; "
           f"{counts['failed']} differ")
     return 1 if counts["failed"] else 0
+
+
+def _seal(parser: argparse.ArgumentParser, path: Path, force: bool) -> int:
+    if not path.is_dir() or (path / "meta.json").is_file():
+        parser.error(f"path: {path} is not a store folder")
+    out = Store(path).seal(force=force)
+    for key, outcome in out.items():
+        if outcome != "unchanged":
+            print(f"{outcome.split(':')[0]:<10} {key}" + (f": {outcome.split(': ', 1)[1]}" if ": " in outcome
+                                                        else ""))
+    counts = {k: sum(1 for v in out.values() if v.split(":")[0] == k)
+              for k in ("sealed", "unchanged", "edited", "unreadable")}
+    print(f"{path}: {counts['sealed']} sealed, {counts['unchanged']} already sealed, {counts['edited']} "
+          f"edited (left alone{'' if force else '; --force re-seals them'}), {counts['unreadable']} "
+          "unreadable")
+    return 1 if counts["edited"] or counts["unreadable"] else 0
 
 
 if __name__ == "__main__":

@@ -37,19 +37,18 @@ __all__ = ["ANCHOR_ROUNDS", "CROSS_RTOL", "LEGACY", "Anchor", "AnchorRecorder", 
 #: rounds after which a run records its anchor
 ANCHOR_ROUNDS = 3
 
-#: Tolerance of the cross-arithmetic check on anchors: |stored - replayed| <= CROSS_RTOL * the
-#: stored displacement's norm, for the norm and the projection alike (a projection near zero is
-#: judged on the displacement's size, not on its own). Derivation: one fp32 operation rounds with relative error <= u =
-#: 2^-24 = 6.0e-8; a kernel that sums n terms in another order moves a result by up to about
-#: n u (n ~ 1e3..1e4 in the papers' CNNs: 1e-4..6e-4 at worst, sqrt(n) u ~ 6e-6 typically), and
-#: each round of K local steps can amplify that. Measured with benchmarks/arithmetic.py (notebook
-#: 02's MNIST configs, every algorithm; AVX2 vs the SSE4.1 baseline kernels on Zen 3): round 1
-#: differs by <= 2e-6, rounds 2-3 by <= 1.2e-5 for every run that learns and by 2.3e-4 for
-#: SCAFFOLD at the rates where it diverges (its dynamics amplify fastest). 2e-3 keeps a 9x margin
-#: over that worst case and still fails a local rate changed by 1% (which moves the displacement
-#: by ~1e-2), a changed seed, schedule, data split or update rule (tests/test_arithmetic.py
-#: changes each on purpose). A GPU that computes convolutions in TF32 (torch's default for cuDNN)
-#: rounds to 2^-11 and is not expected to pass against a CPU.
+#: Tolerance of the cross-arithmetic check on anchors: |stored - replayed| <= CROSS_RTOL * the stored
+#: displacement's norm, for the norm and the projection alike (a projection near zero is judged on the
+#: displacement's size, not on its own). Derivation: one fp32 operation rounds with relative error <= u =
+#: 2^-24 = 6.0e-8; a kernel that sums n terms in another order moves a result by up to about n u (n ~
+#: 1e3..1e4 in the papers' CNNs: 1e-4..6e-4 at worst, sqrt(n) u ~ 6e-6 typically), and each round of K
+#: local steps can amplify that. Measured with benchmarks/arithmetic.py (notebook 02's MNIST configs, every
+#: algorithm; AVX2 vs the SSE4.1 baseline kernels on Zen 3): round 1 differs by <= 2e-6, rounds 2-3 by <=
+#: 1.2e-5 for every run that learns and by 2.3e-4 for SCAFFOLD at the rates where it diverges (its dynamics
+#: amplify fastest). 2e-3 keeps a 9x margin over that worst case and still fails a local rate changed by 1%
+#: (which moves the displacement by ~1e-2), a changed seed, schedule, data split or update rule
+#: (tests/test_arithmetic.py changes each on purpose). A GPU that computes convolutions in TF32 (torch's
+#: default for cuDNN) rounds to 2^-11 and is not expected to pass against a CPU.
 CROSS_RTOL = 2e-3
 
 #: the arithmetic assumed for entries stored before fedlib recorded it (meta.json without an

@@ -201,6 +201,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     if rounds is not None:
         rounds = _check_int("rounds", rounds, 1)
     sched = _schedule(participation, problem, rounds, local_steps, seed)
+    _warn_idle_clients(sched)
     eng = get_engine(engine)
     dev = _device(device) if device is not None else problem.device
     x = (problem.initial_params(seed) if x0 is None else torch.as_tensor(x0)).to(dev, problem.dtype)
@@ -290,6 +291,24 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         warnings.warn(f"{cls.name}: diverged (non-finite model or metric) at round {rows[-1]['round']}; "
                       "the run stopped there", RuntimeWarning, stacklevel=2)
     return Result(pd.DataFrame(rows), x, diverged, info, algo, sched)
+
+
+def _warn_idle_clients(sched: Schedule) -> None:
+    """One warning, with the counts, when some client (or every client) is never active in the
+    rounds a run will see: a pattern may do that on purpose, but it must not be a surprise."""
+    act = np.asarray(sched.active) > 0
+    rounds, n = act.shape
+    kind = sched.kind
+    if not act.any():
+        warnings.warn(f"participation: no client is active in any of the {rounds} rounds of this {kind!r} "
+                      "schedule: the model will not move", RuntimeWarning, stacklevel=3)
+        return
+    never = np.flatnonzero(~act.any(axis=0))
+    if len(never):
+        shown = ", ".join(str(int(i)) for i in never[:10]) + (", ..." if len(never) > 10 else "")
+        warnings.warn(f"participation: {len(never)} of {n} clients are never active in the {rounds} rounds "
+                      f"of this {kind!r} schedule (clients {shown}): their data never reaches the model",
+                      RuntimeWarning, stacklevel=3)
 
 
 def _fingerprint(info: dict, sched: Schedule, x0: torch.Tensor, eval_every: int) -> str:

@@ -51,6 +51,12 @@ def test_papermill_with_other_parameters_leaves_figures_alone(tmp_path):
     assert "N = 100, S = 10" in text                           # commentary follows the parameters
 
 
+def _tree(path: Path) -> dict:
+    """Every file under ``path`` with its size and modification time (empty when absent)."""
+    return {str(p.relative_to(path)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(path.rglob("*")) if p.is_file()} if path.exists() else {}
+
+
 DEEP = [nb for nb in NOTEBOOKS       # the deep-learning notebooks: profiles smoke / quick / paper
         if any(mark in (ROOT / "notebooks" / f"{nb}.py").read_text()
                for mark in ("results.check_profile(profile)", "results.notebook_runs("))]
@@ -63,13 +69,14 @@ def test_deep_learning_notebook_runs_its_smoke_profile(nb, tmp_path):
     env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path)}
     env.pop("FEDLIB_NO_COMPUTE", None)
     out = tmp_path / "out.ipynb"
+    before = _tree(ROOT / "results" / nb)
     subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks" / f"{nb}.ipynb"), str(out),
                     "-k", "python3", "--cwd", str(ROOT / "notebooks"), "-p", "profile", "smoke",
                     "--no-progress-bar"], env=env, check=True, capture_output=True, timeout=300)
     written = tmp_path / "results" / "notebooks" / f"{nb}-profile=smoke"
     assert any(written.glob("*.png")) and any(written.glob("*.csv"))
     assert not (tmp_path / "figures").exists()
-    assert not (ROOT / "results" / nb / "smoke").exists()          # smoke runs leave no store behind
+    assert _tree(ROOT / "results" / nb) == before                  # smoke runs leave no store behind
 
 
 def test_there_are_deep_learning_notebooks():
@@ -92,10 +99,11 @@ def test_deep_learning_notebook_paper_profile_runs_on_stand_ins(nb, tmp_path):
     env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path)}
     env.pop("FEDLIB_NO_COMPUTE", None)
     one_seed = ["-y", "seeds: [0]"] if "seeds" in plotting.notebook_defaults(nb) else []
+    before = _tree(ROOT / "results" / nb)       # a user's own paper-profile store may be there: unchanged
     subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks" / f"{nb}.ipynb"),
                     str(tmp_path / "out.ipynb"), "-k", "python3", "--cwd", str(ROOT / "notebooks"),
                     "-p", "profile", "paper", "-p", "stand_in_rounds", "2", *one_seed, "--no-progress-bar"],
                    env=env, check=True, capture_output=True, timeout=900)
     [written] = (tmp_path / "results" / "notebooks").glob(f"{nb}-profile=paper-*stand_in_rounds=2")
     assert any(written.glob("*.png")) and (written / "claims.csv").exists()
-    assert not (ROOT / "results" / nb / "paper").exists()          # stand-in runs leave no store behind
+    assert _tree(ROOT / "results" / nb) == before                  # stand-in runs leave no store behind

@@ -136,10 +136,13 @@ def test_corrupt_entries_are_reported_by_name_and_recomputed(tmp_path):
     fedlib.sweep([c], tmp_path, progress=False)
     path = tmp_path / c.key() / "history.csv"
     good = path.read_text()
-    path.write_text(good[: len(good) // 2])                    # truncated
-    with pytest.warns(RuntimeWarning, match=rf"unreadable entry {tmp_path / c.key()}"):
+    path.write_text(good[: len(good) // 2])                    # truncated: no longer its sealed digest
+    with pytest.warns(RuntimeWarning, match=rf"edited entry {tmp_path / c.key()}: history.csv was edited"):
         df = fedlib.sweep([c], tmp_path, progress=False)
     assert path.read_text().count("\n") == good.count("\n") and len(df) == 13
+    (tmp_path / c.key() / "meta.json").write_text("{not json")             # unparsable meta.json
+    with pytest.warns(RuntimeWarning, match=rf"unreadable entry {tmp_path / c.key()}: JSONDecodeError"):
+        fedlib.sweep([c], tmp_path, progress=False)
     (tmp_path / c.key() / "meta.json").unlink()                # incomplete
     with pytest.warns(RuntimeWarning, match="incomplete entry"):
         fedlib.sweep([c], tmp_path, progress=False)
@@ -167,6 +170,8 @@ def test_verify_passes_on_a_true_entry_and_names_what_differs_on_a_false_one(tmp
     hist = entry.history.copy()
     hist.loc[hist["round"] == 5, "loss"] *= 1.001              # a run that no longer reproduces
     hist.to_csv(entry.path / "history.csv", index=False)
+    assert fedlib.verify(entry.path).check == "digest"          # caught without a replay ...
+    Store(tmp_path).seal(force=True)                           # ... and, sealed as if fedlib wrote it, by one
     bad = fedlib.verify(entry.path, rounds=10)
     assert not bad.ok and list(bad.mismatches["metric"]) == ["loss"]
     assert list(bad.mismatches["round"]) == [5]
