@@ -47,10 +47,10 @@ def main() -> None:
     if args.worker:
         return worker(args.worker)
 
-    from fedlib import arithmetic, results
+    from fedlib import arithmetic, sweeps
 
     chosen: dict[str, list] = {}
-    for c in results.stored_configs(args.store):
+    for c in sweeps.stored_configs(args.store):
         if c.init_from or (args.algorithms and c.algorithm not in args.algorithms.split(",")):
             continue
         lst = chosen.setdefault(c.algorithm, [])

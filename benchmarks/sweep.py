@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 
 import fedlib
-from fedlib import ExperimentConfig, results
+from fedlib import ExperimentConfig, config, store, sweeps
 
 
 def configs(rounds: int) -> list[ExperimentConfig]:
@@ -28,7 +28,7 @@ def configs(rounds: int) -> list[ExperimentConfig]:
         problem_args={"dataset": "mnist", "partition": "dirichlet", "alpha": 0.1, "num_clients": 100,
                       "model": "fedsum_mnist_cnn", "batch_size": 64, "train_eval_per_client": 20},
         participation_args={"per_round": 20}, local_steps=5, lr_local=0.05, eval_every=rounds)
-    return results.grid(base, algorithm=["fedavg", "fedsum"], seed=[0, 1])
+    return config.grid(base, algorithm=["fedavg", "fedsum"], seed=[0, 1])
 
 
 def timed(label: str, fn) -> tuple[float, pd.DataFrame]:
@@ -60,7 +60,7 @@ def main() -> None:
         def dask():
             import dask
             import distributed
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": results.DASK_WORKER_ENV}), \
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": sweeps.DASK_WORKER_ENV}), \
                     distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                           dashboard_address=None, silence_logs=40) as cl, \
                     distributed.Client(cl) as client:
@@ -70,7 +70,7 @@ def main() -> None:
         for label, df in (("serial", serial), ("process pool", df_pool), ("dask", df_dask)):
             per_run = df.groupby("key")["seconds"].max()
             print(f"  {label:<13s} seconds inside each run: {', '.join(f'{v:.1f}' for v in per_run)}")
-        cols = [c for c in serial if c not in results.TIMING_COLUMNS]
+        cols = [c for c in serial if c not in store.TIMING_COLUMNS]
         pd.testing.assert_frame_equal(df_pool[cols], df_dask[cols], check_exact=True)
         num = [c for c in cols if pd.api.types.is_float_dtype(serial[c])]
         diff = (serial[num] - df_pool[num]).abs().max().max()

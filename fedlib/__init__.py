@@ -1,20 +1,30 @@
 """fedlib: federated learning under arbitrary client participation.
 
-A companion library to FedSUM, FOCUS, FedACS and generalized FedAvg with amplification:
-participation models compiled to replayable schedules (:mod:`fedlib.participation`), delay
-metrics (:mod:`fedlib.delays`), objectives (:mod:`fedlib.problems`), a vectorized client
-engine (:mod:`fedlib.engine`), algorithms (:mod:`fedlib.algorithms`), :func:`run`, and
-sweeps over a committed results store (:func:`sweep`, :func:`grid`, :func:`verify`,
-:mod:`fedlib.results`).
+A companion library to FedSUM, FOCUS, FedACS and generalized FedAvg with amplification. Data
+flows through its modules in this order (each imports only modules before it):
+
+- :mod:`~fedlib.participation` (who takes part, compiled to a seeded :class:`Schedule`) and
+  :mod:`~fedlib.delays` (tau_max / tau_avg of a schedule);
+- :mod:`~fedlib.data`, :mod:`~fedlib.partition`, :mod:`~fedlib.models` -> :mod:`~fedlib.problems`
+  (objectives, all randomness keyed by seed, client, round and step);
+- :mod:`~fedlib.engine` (local training of every active client at once) ->
+  :mod:`~fedlib.algorithms` (one module per family) and :mod:`~fedlib.theory`;
+- :mod:`~fedlib.config` (:class:`ExperimentConfig`, :func:`grid`) -> :mod:`~fedlib.runner`
+  (:func:`run`, :func:`run_config`; :mod:`~fedlib.arithmetic` records what decides a run's bits)
+  -> :mod:`~fedlib.store` (runs stored once, sealed) -> :mod:`~fedlib.sweeps` (:func:`sweep`) ->
+  :mod:`~fedlib.verification` (:func:`verify`) and :mod:`~fedlib.analysis` (finals);
+- :mod:`~fedlib.notebook` (profiles, output folders, a notebook's set-up) and
+  :mod:`~fedlib.studies` (each paper's settings per profile); :mod:`~fedlib.plotting` only draws.
 """
 
-__version__ = "0.1.0"
-
-from . import algorithms, data, delays, engine, models, participation, partition, problems, theory  # noqa: E402,I001
-from .experiment import ExperimentConfig, Result, run, run_cached, run_config  # noqa: E402
-from . import results  # noqa: E402
-from .results import grid, sweep, verify  # noqa: E402
+from . import algorithms, data, delays, engine, models, participation, partition, problems, theory  # noqa: I001
+from ._version import __version__
+from .config import ExperimentConfig, grid
+from .runner import Result, run, run_config
+from .store import run_cached
+from .sweeps import sweep
+from .verification import verify
 
 __all__ = ["ExperimentConfig", "Result", "__version__", "algorithms", "data", "delays", "engine", "grid",
-           "models", "participation", "partition", "problems", "results", "run", "run_cached", "run_config",
-           "sweep", "theory", "verify"]
+           "models", "participation", "partition", "problems", "run", "run_cached", "run_config", "sweep",
+           "theory", "verify"]

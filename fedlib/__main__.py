@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from .results import Store, verify
+from .store import Store
+from .verification import verify
 
 
 def pick(store: Store, sample: int | None, seed: int = 0) -> list[str]:

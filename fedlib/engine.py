@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from .models import dropout_masks
-from .problems import Neural, Problem
+from .problems import Problem
 
 __all__ = ["LocalResult", "ReferenceEngine", "VectorizedEngine", "cpu_threads", "get_engine"]
 
@@ -89,7 +89,8 @@ def _single_threaded_ops():
 class VectorizedEngine:
     """All active clients step together (see module docstring).
 
-    On CPUs (a :class:`~fedlib.problems.Neural` problem with ``strategy="loop"``) the clients
+    Where the problem asks for it (:meth:`~fedlib.problems.Problem.threaded_clients`: a neural
+    problem on a CPU with ``strategy="loop"``) the clients
     instead run one by one, each its whole K steps with one intra-op thread, spread over
     :func:`cpu_threads` worker threads (each with its own copy of the model). The clients of a
     round are independent and their minibatches and dropout masks are keyed, so the result
@@ -103,7 +104,7 @@ class VectorizedEngine:
                   fixed_point: bool = False, momentum: float = 0.0, prox_mu: float = 0.0,
                   full_batch: bool = False) -> LocalResult:
         args = (round, correction, fixed_point, momentum, prox_mu, full_batch)
-        if isinstance(problem, Neural) and problem.strategy == "loop" and X0.device.type == "cpu":
+        if problem.threaded_clients(X0.device):
             return self._threaded(problem, X0, clients, steps, lr, *args)
         return self._lockstep(problem, X0, clients, steps, lr, *args)
 
@@ -173,7 +174,7 @@ class ReferenceEngine:
         for s in range(S):
             c, K = int(clients[s]), int(steps[s])
             corr = None if correction is None else correction[s]
-            if isinstance(problem, Neural) and not fixed_point and not full_batch:
+            if problem.has_module and not fixed_point and not full_batch:
                 x, gsum = self._module_sgd(problem, X0[s], c, K, float(lr_s[s]), round, corr,
                                            momentum, prox_mu)
             else:
@@ -195,7 +196,7 @@ class ReferenceEngine:
         return LocalResult(torch.stack(Xs), torch.stack(gs))
 
     @staticmethod
-    def _module_sgd(problem: Neural, x0, client, K, lr, round, corr, momentum, prox_mu):
+    def _module_sgd(problem: Problem, x0, client, K, lr, round, corr, momentum, prox_mu):
         model = problem.model
         backup = torch.nn.utils.parameters_to_vector(model.parameters()).detach().clone()
         torch.nn.utils.vector_to_parameters(x0.detach().clone(), model.parameters())

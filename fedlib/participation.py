@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import math
-import numbers
 import os
 import zipfile
 from collections.abc import Callable
@@ -33,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from ._validate import broadcast_rows, check_int, check_probs, jsonable, prob_matrix
 
 __all__ = ["Schedule", "available", "build", "load"]
 
@@ -189,31 +189,6 @@ def load(path: str | os.PathLike) -> Schedule:
 # --------------------------------------------------------------------------------------------
 # Validation helpers: one message naming the field and the allowed values
 # --------------------------------------------------------------------------------------------
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name}: must be an integer, got {value!r}")
-    rng = f"{low}..{high}" if high is not None else f">= {low}"
-    if value < low or (high is not None and value > high):
-        raise ValueError(f"{name}: must be an integer in {rng}, got {value}")
-    return int(value)
-
-
-def _check_real(name: str, value: Any, low: float | None = None, high: float | None = None,
-                low_open: bool = False, high_open: bool = False) -> float:
-    """``value`` as a float if it is a real number (Python or numpy) within the bounds, else one
-    ValueError naming ``name`` and the allowed range."""
-    lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
-    hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
-    allowed = " and ".join(x for x in (lo, hi) if x)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}: must be a real number{' ' + allowed if allowed else ''}, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or (low is not None and (v <= low if low_open else v < low)) \
-            or (high is not None and (v >= high if high_open else v > high)):
-        raise ValueError(f"{name}: must be a finite number {allowed or ''}, got {value!r}".replace("  ", " "))
-    return v
-
-
 def _integral(name: str, arr: Any) -> np.ndarray:
     """An int64 copy of ``arr``, refusing entries that are not whole numbers (no truncation)."""
     a = np.asarray(arr)
@@ -226,33 +201,6 @@ def _integral(name: str, arr: Any) -> np.ndarray:
         raise ValueError(f"{name}: expected integer counts, got {a[bad].ravel()[0]!r} at index "
                          f"{tuple(int(i) for i in np.argwhere(bad)[0])}")
     return a.astype(np.int64)
-
-
-def _check_probs(name: str, p: np.ndarray) -> np.ndarray:
-    p = np.asarray(p, dtype=float)
-    if not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1):
-        bad = p[~(np.isfinite(p) & (p > 0) & (p <= 1))].ravel()[:3]
-        raise ValueError(f"{name}: probabilities must lie in (0, 1], got values such as {bad.tolist()}")
-    return p
-
-
-def _prob_matrix(name: str, p: Any, rounds: int, n: int) -> np.ndarray:
-    """Broadcast a probability spec (scalar, [N], [rounds, N] or callable t -> p) to [rounds, N]."""
-    if callable(p):
-        rows = [np.broadcast_to(np.asarray(p(t), dtype=float), (n,)) for t in range(rounds)]
-        mat = np.stack(rows)
-    else:
-        mat = _rows(name, np.asarray(p, dtype=float), rounds, n, "a scalar, a callable t -> p, ")
-    return _check_probs(name, mat)
-
-
-def _rows(name: str, arr: np.ndarray, rounds: int, n: int, also: str = "") -> np.ndarray:
-    """Broadcast a scalar, per-client [N] or per-round [rounds, N] array to [rounds, N]."""
-    if arr.ndim == 0 or arr.shape == (n,):
-        return np.broadcast_to(arr, (rounds, n))
-    if arr.shape == (rounds, n):
-        return arr
-    raise ValueError(f"{name}: expected {also}shape ({n},) or ({rounds}, {n}); got shape {arr.shape}")
 
 
 def _weights(name: str, q: Any, n: int) -> np.ndarray:
@@ -273,7 +221,16 @@ def _weights(name: str, q: Any, n: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # Kinds. Each takes (rng, rounds, n, **kind arguments) and returns active [rounds, n].
 # --------------------------------------------------------------------------------------------
-_KINDS: dict[str, tuple[Callable[..., np.ndarray], str]] = {}
+@dataclass(frozen=True)
+class Draw:
+    """What a participation kind draws: the activity counts [rounds, N] and, for kinds that define
+    them, the true participation probabilities p_i^t [rounds, N] (None otherwise)."""
+
+    active: np.ndarray
+    probs: np.ndarray | None = None
+
+
+_KINDS: dict[str, tuple[Callable[..., Draw], str]] = {}
 
 
 def _kind(name: str, description: str):
@@ -284,9 +241,9 @@ def _kind(name: str, description: str):
 
 
 @_kind("full", "every client in every round")
-def _full(rng: np.random.Generator, rounds: int, n: int) -> np.ndarray:
+def _full(rng: np.random.Generator, rounds: int, n: int) -> Draw:
     """Full participation."""
-    return np.ones((rounds, n), dtype=np.int64), np.ones((rounds, n))
+    return Draw(np.ones((rounds, n), dtype=np.int64), np.ones((rounds, n)))
 
 
 def _top_k_mask(keys: np.ndarray, k: int) -> np.ndarray:
@@ -298,26 +255,26 @@ def _top_k_mask(keys: np.ndarray, k: int) -> np.ndarray:
 
 
 @_kind("uniform", "Case 1 / P1: per_round (S) of N uniformly without replacement")
-def _uniform(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> np.ndarray:
+def _uniform(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> Draw:
     """Case 1 of FedSUM Sec. 2.1 (P1 of App. H).
 
     Args:
         per_round: S, clients drawn uniformly without replacement each round (1 <= S <= N).
     """
-    s = _check_int("per_round", per_round, 1, n)
-    return _top_k_mask(rng.random((rounds, n)), s), np.full((rounds, n), s / n)
+    s = check_int("per_round", per_round, 1, n)
+    return Draw(_top_k_mask(rng.random((rounds, n)), s), np.full((rounds, n), s / n))
 
 
 @_kind("bernoulli", "Case 2 / P2: client i present independently with probability p_i^t")
-def _bernoulli(rng: np.random.Generator, rounds: int, n: int, p: Any) -> np.ndarray:
+def _bernoulli(rng: np.random.Generator, rounds: int, n: int, p: Any) -> Draw:
     """Case 2 of FedSUM Sec. 2.1 (P2 of App. H with p = S/N).
 
     Args:
         p: probability in (0, 1]: a scalar, a per-client vector [N], a [rounds, N] array, or a
             callable ``t -> p`` returning a scalar or [N].
     """
-    pm = _prob_matrix("p", p, rounds, n)
-    return (rng.random((rounds, n)) < pm).astype(np.int64), pm
+    pm = prob_matrix("p", p, rounds, n)
+    return Draw((rng.random((rounds, n)) < pm).astype(np.int64), pm)
 
 
 def sine_probs(t: np.ndarray, base: float, amplitude: float = 0.3, period: float = 10.0) -> np.ndarray:
@@ -327,7 +284,7 @@ def sine_probs(t: np.ndarray, base: float, amplitude: float = 0.3, period: float
 
 @_kind("sine", "P3: Bernoulli with p_i^t = (S/N)(a sin(2 pi t / period) + 1 - a)")
 def _sine(rng: np.random.Generator, rounds: int, n: int, per_round: int | None = None,
-          p: float | None = None, amplitude: float = 0.3, period: float = 10.0) -> np.ndarray:
+          p: float | None = None, amplitude: float = 0.3, period: float = 10.0) -> Draw:
     """P3 of FedSUM App. H: p_i^t = (S/N)(0.3 sin(pi t / 5) + 0.7) with the defaults.
 
     Args:
@@ -338,27 +295,27 @@ def _sine(rng: np.random.Generator, rounds: int, n: int, per_round: int | None =
     """
     if (per_round is None) == (p is None):
         raise ValueError("per_round / p: give exactly one of per_round (S) or p (base probability)")
-    base = (_check_int("per_round", per_round, 1, n) / n) if per_round is not None else float(p)
+    base = (check_int("per_round", per_round, 1, n) / n) if per_round is not None else float(p)
     if not 0 <= amplitude < 1:
         raise ValueError(f"amplitude: must lie in [0, 1), got {amplitude}")
     if not period > 0:
         raise ValueError(f"period: must be > 0, got {period}")
     probs = sine_probs(np.arange(rounds), base, amplitude, period)
-    pm = _check_probs("p", np.broadcast_to(probs[:, None], (rounds, n)))
-    return (rng.random((rounds, n)) < pm).astype(np.int64), pm
+    pm = check_probs("p", np.broadcast_to(probs[:, None], (rounds, n)))
+    return Draw((rng.random((rounds, n)) < pm).astype(np.int64), pm)
 
 
 def biased_probs(n: int, start: float = 0.5, step: float = 0.05, group: int = 11) -> np.ndarray:
     """Per-client probabilities of FedSUM App. H.8: ``start`` for clients 1-11, minus ``step``
     for every further block of ``group`` clients (0.5, 0.45, 0.4, ...)."""
-    group = _check_int("group", group, 1)
+    group = check_int("group", group, 1)
     p = start - step * (np.arange(n) // group)
-    return _check_probs("p (biased: start - step * (i // group))", p)
+    return check_probs("p (biased: start - step * (i // group))", p)
 
 
 @_kind("biased", "FedSUM H.8: Bernoulli, p falls by 0.05 every 11 clients from 0.5")
 def _biased(rng: np.random.Generator, rounds: int, n: int, start: float = 0.5,
-            step: float = 0.05, group: int = 11) -> np.ndarray:
+            step: float = 0.05, group: int = 11) -> Draw:
     """Biased participation of FedSUM App. H.8 (see :func:`biased_probs`).
 
     Args:
@@ -367,26 +324,26 @@ def _biased(rng: np.random.Generator, rounds: int, n: int, start: float = 0.5,
         group: clients per block (default 11).
     """
     p = biased_probs(n, start, step, group)
-    return (rng.random((rounds, n)) < p).astype(np.int64), np.broadcast_to(p, (rounds, n))
+    return Draw((rng.random((rounds, n)) < p).astype(np.int64), np.broadcast_to(p, (rounds, n)))
 
 
 @_kind("cyclic", "Case 3: fixed order, blocks of S consecutive clients, wrap-around")
-def _cyclic(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> np.ndarray:
+def _cyclic(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> Draw:
     """Case 3 of FedSUM Sec. 2.1 (deterministic cyclic). Round t selects clients
     (t S + j) mod N, j = 0..S-1. Uses no randomness.
 
     Args:
         per_round: S (1 <= S <= N).
     """
-    s = _check_int("per_round", per_round, 1, n)
+    s = check_int("per_round", per_round, 1, n)
     idx = (np.arange(rounds)[:, None] * s + np.arange(s)[None, :]) % n
     out = np.zeros((rounds, n), dtype=np.int64)
     np.put_along_axis(out, idx, 1, axis=1)
-    return out
+    return Draw(out)
 
 
 @_kind("reshuffled_cyclic", "Case 4: like cyclic, the order reshuffled every epoch")
-def _reshuffled_cyclic(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> np.ndarray:
+def _reshuffled_cyclic(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> Draw:
     """Case 4 of FedSUM Sec. 2.1 (reshuffled cyclic).
 
     The clients form a stream of independent random permutations (one per epoch of N client
@@ -398,7 +355,7 @@ def _reshuffled_cyclic(rng: np.random.Generator, rounds: int, n: int, per_round:
     Args:
         per_round: S (1 <= S <= N).
     """
-    s = _check_int("per_round", per_round, 1, n)
+    s = check_int("per_round", per_round, 1, n)
     out = np.zeros((rounds, n), dtype=np.int64)
     perm = rng.permutation(n)
     pos = 0
@@ -420,11 +377,11 @@ def _reshuffled_cyclic(rng: np.random.Generator, rounds: int, n: int, per_round:
         out[t, block] = 1
         if pos == n:
             perm, pos = rng.permutation(n), 0
-    return out
+    return Draw(out)
 
 
 @_kind("markov", "two-state on/off chain per client (FedAU): on-rate and stationary p")
-def _markov(rng: np.random.Generator, rounds: int, n: int, p: Any, on_rate: float = 0.05) -> np.ndarray:
+def _markov(rng: np.random.Generator, rounds: int, n: int, p: Any, on_rate: float = 0.05) -> Draw:
     """Markov participation of FedAU (Wang & Ji 2023).
 
     P(off -> on) = on_rate and P(on -> off) = on_rate (1/p - 1), both rescaled by their maximum
@@ -435,8 +392,8 @@ def _markov(rng: np.random.Generator, rounds: int, n: int, p: Any, on_rate: floa
         p: stationary probability in (0, 1]: scalar or per-client vector [N].
         on_rate: P(off -> on) before rescaling, in (0, 1].
     """
-    pv = _check_probs("p", np.broadcast_to(_shape_check("p", p, (n,)), (n,)))
-    _check_probs("on_rate", np.asarray(on_rate))
+    pv = check_probs("p", np.broadcast_to(_shape_check("p", p, (n,)), (n,)))
+    check_probs("on_rate", np.asarray(on_rate))
     up = np.full(n, float(on_rate))
     down = on_rate * (1.0 / pv - 1.0)
     scale = np.maximum(1.0, np.maximum(up, down))
@@ -448,7 +405,7 @@ def _markov(rng: np.random.Generator, rounds: int, n: int, p: Any, on_rate: floa
         if t > 0:
             state = np.where(state, u[t] >= down, u[t] < up)
         out[t] = state
-    return out, np.broadcast_to(pv, (rounds, n))      # started stationary: every round's marginal is p
+    return Draw(out, np.broadcast_to(pv, (rounds, n)))      # started stationary: every round's marginal is p
 
 
 def _shape_check(name: str, value: Any, shape: tuple) -> np.ndarray:
@@ -459,7 +416,7 @@ def _shape_check(name: str, value: Any, shape: tuple) -> np.ndarray:
 
 
 @_kind("weighted", "S of N without replacement, drawn with probabilities q (FOCUS 'arbitrary')")
-def _weighted(rng: np.random.Generator, rounds: int, n: int, per_round: int, q: Any) -> np.ndarray:
+def _weighted(rng: np.random.Generator, rounds: int, n: int, per_round: int, q: Any) -> Draw:
     """Weighted sampling without replacement (successive sampling proportional to q, drawn by
     the Gumbel-top-k trick), the "arbitrary" participation of the FOCUS toy.
 
@@ -468,14 +425,14 @@ def _weighted(rng: np.random.Generator, rounds: int, n: int, per_round: int, q: 
         q: sampling weights [N], >= 0, summing to 1.
     """
     qv = _weights("q", q, n)
-    s = _check_int("per_round", per_round, 1, int((qv > 0).sum()))
+    s = check_int("per_round", per_round, 1, int((qv > 0).sum()))
     with np.errstate(divide="ignore"):
         keys = np.log(qv)[None, :] - np.log(-np.log(rng.random((rounds, n))))
-    return _top_k_mask(keys, s)
+    return Draw(_top_k_mask(keys, s))
 
 
 @_kind("with_replacement", "K draws with replacement by q; a client drawn m times counts m (FedACS)")
-def _with_replacement(rng: np.random.Generator, rounds: int, n: int, draws: int, q: Any) -> np.ndarray:
+def _with_replacement(rng: np.random.Generator, rounds: int, n: int, draws: int, q: Any) -> Draw:
     """Sampling with replacement (FedACS): ``draws`` clients per round by probabilities q;
     ``active[t, i]`` is how many times client i was drawn.
 
@@ -483,14 +440,14 @@ def _with_replacement(rng: np.random.Generator, rounds: int, n: int, draws: int,
         draws: number of draws per round (>= 1).
         q: sampling probabilities [N], >= 0, summing to 1.
     """
-    k = _check_int("draws", draws, 1)
+    k = check_int("draws", draws, 1)
     qv = _weights("q", q, n)
-    return rng.multinomial(k, qv, size=rounds).astype(np.int64)
+    return Draw(rng.multinomial(k, qv, size=rounds).astype(np.int64))
 
 
 @_kind("periodic", "Wang & Ji 2022: groups available in windows, S picked by a permutation walk")
 def _periodic(rng: np.random.Generator, rounds: int, n: int, per_round: int, groups: Any = 5,
-              window: int = 100, cycle: int | None = None) -> np.ndarray:
+              window: int = 100, cycle: int | None = None) -> Draw:
     """Periodic availability of Wang & Ji (2022), as in their public code.
 
     Group g is available in rounds [start_g + m * cycle, start_g + m * cycle + window) with
@@ -506,17 +463,17 @@ def _periodic(rng: np.random.Generator, rounds: int, n: int, per_round: int, gro
         window: rounds a group stays available (default 100).
         cycle: period of the pattern (default G * window).
     """
-    s = _check_int("per_round", per_round, 1, n)
+    s = check_int("per_round", per_round, 1, n)
     if np.ndim(groups) == 0:
-        g = _check_int("groups", groups, 1, n)
+        g = check_int("groups", groups, 1, n)
         gid = np.arange(n) * g // n
     else:
         gid = np.asarray(groups)
         if gid.shape != (n,) or not np.issubdtype(gid.dtype, np.integer) or gid.min() < 0:
             raise ValueError(f"groups: expected an int or {n} non-negative integer group ids")
         g = int(gid.max()) + 1
-    window = _check_int("window", window, 1)
-    cycle = g * window if cycle is None else _check_int("cycle", cycle, window)
+    window = check_int("window", window, 1)
+    cycle = g * window if cycle is None else check_int("cycle", cycle, window)
     offset = int(window * rng.random())
     t = np.arange(rounds)[:, None]
     start = window * np.arange(g)[None, :] - offset
@@ -535,11 +492,11 @@ def _periodic(rng: np.random.Generator, rounds: int, n: int, per_round: int, gro
             if avail[r, c] and c not in chosen:
                 chosen.append(c)
         out[r, chosen] = 1
-    return out
+    return Draw(out)
 
 
 @_kind("trace", "a user-supplied 0/1 array or CSV file of shape [rounds, N]")
-def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> np.ndarray:
+def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> Draw:
     """Replay a recorded availability trace.
 
     Args:
@@ -553,7 +510,7 @@ def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> np.ndar
         raise ValueError(f"trace: expected shape ({rounds}, {n}), got {arr.shape}")
     if not np.isin(arr, (0, 1)).all():
         raise ValueError("trace: entries must be 0 or 1")
-    return arr.astype(np.int64)
+    return Draw(arr.astype(np.int64))
 
 
 # --------------------------------------------------------------------------------------------
@@ -593,11 +550,11 @@ def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds:
         return rng.integers(lo, hi + 1, size=(rounds, n)).astype(np.int64)
     arr = np.asarray(steps)
     if arr.ndim == 0:
-        k = _check_int(name, steps, 1)
+        k = check_int(name, steps, 1)
         return np.full((rounds, n), k, dtype=np.int64)
     if not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"{name}: entries must be integers >= 1")
-    out = _rows(name, arr, rounds, n, "an int, ")
+    out = broadcast_rows(name, arr, rounds, n, "an int, ")
     if (out < 1).any():
         raise ValueError(f"{name}: every entry must be >= 1")
     return np.array(out, dtype=np.int64)
@@ -622,19 +579,6 @@ def _signature(kind: str) -> str:
 def available() -> dict[str, str]:
     """Names of the participation kinds, each with a one-line description and its arguments."""
     return {name: f"{desc} [{_signature(name)}]" for name, (_, desc) in _KINDS.items()}
-
-
-def _jsonable(value: Any) -> Any:
-    if callable(value):
-        return f"<callable {getattr(value, '__name__', 'fn')}>"
-    if isinstance(value, (np.ndarray, list, tuple)):
-        arr = np.asarray(value)
-        return arr.tolist() if arr.size <= 64 else f"<array shape {list(arr.shape)}>"
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    return value
 
 
 def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_steps: Any = 1,
@@ -671,8 +615,8 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
     if kind not in _KINDS:
         raise ValueError(f"kind: unknown participation kind {kind!r}; known kinds: "
                          f"{', '.join(sorted(_KINDS))}")
-    n = _check_int("num_clients", num_clients, 1)
-    t = _check_int("rounds", rounds, 1)
+    n = check_int("num_clients", num_clients, 1)
+    t = check_int("rounds", rounds, 1)
     need = t * n * 41 / 2**30          # active, local steps (int64), uplink (bool), probabilities and a temp
     limit = float(os.environ.get("FEDLIB_MAX_SCHEDULE_GIB", "8"))
     if need > limit:
@@ -688,12 +632,10 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
                if v.default is inspect.Parameter.empty and p not in kwargs]
     if missing:
         raise ValueError(f"{missing[0]}: required by kind {kind!r}")
-    ss = np.random.SeedSequence(_check_int("seed", seed, 0))
+    ss = np.random.SeedSequence(check_int("seed", seed, 0))
     r_part, r_up, r_steps = (np.random.default_rng(s) for s in ss.spawn(3))
-    active = fn(r_part, t, n, **kwargs)
-    probs = None
-    if isinstance(active, tuple):          # kinds that define p_i^t return it with the draw
-        active, probs = active
+    draw = fn(r_part, t, n, **kwargs)
+    active, probs = draw.active, draw.probs
     if uplink_p_range is not None:
         if uplink_p is not None:
             raise ValueError("uplink_p / uplink_p_range: give the upload probabilities either fixed or as "
@@ -703,7 +645,7 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
     elif uplink_p is None:
         uplink, uplink_probs = np.ones((t, n), dtype=bool), None
     else:
-        uplink_probs = np.array(_prob_matrix("uplink_p", uplink_p, t, n), dtype=float)
+        uplink_probs = np.array(prob_matrix("uplink_p", uplink_p, t, n), dtype=float)
         uplink = r_up.random((t, n)) < uplink_probs
     epochs_given = local_epochs is not None or local_epochs_range is not None
     if epochs_given:
@@ -716,7 +658,7 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
         sizes = _integral("client_sizes", client_sizes)
         if sizes.shape != (n,) or (sizes < 1).any():
             raise ValueError(f"client_sizes: expected {n} sample counts >= 1, got shape {sizes.shape}")
-        b = _check_int("batch_size", batch_size, 1)
+        b = check_int("batch_size", batch_size, 1)
         epochs = _local_steps(r_steps, 1 if local_epochs is None else local_epochs, local_epochs_range, t, n,
                               name="local_epochs")
         steps = epochs * (-(-sizes // b))[None, :]
@@ -725,12 +667,12 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
             raise ValueError("client_sizes / batch_size: only used with local_epochs")
         steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
     spec = {"kind": kind, "num_clients": n, "rounds": t, "seed": int(seed),
-            "local_steps": _jsonable(local_steps), "uplink_p": _jsonable(uplink_p),
-            **({"uplink_p_range": _jsonable(uplink_p_range)} if uplink_p_range is not None else {}),
-            "local_steps_range": _jsonable(local_steps_range),
-            **({"local_epochs": _jsonable(local_epochs), "local_epochs_range": _jsonable(local_epochs_range),
-                "client_sizes": _jsonable(client_sizes), "batch_size": batch_size} if epochs_given else {}),
-            **{k: _jsonable(v) for k, v in kwargs.items()}}
+            "local_steps": jsonable(local_steps), "uplink_p": jsonable(uplink_p),
+            **({"uplink_p_range": jsonable(uplink_p_range)} if uplink_p_range is not None else {}),
+            "local_steps_range": jsonable(local_steps_range),
+            **({"local_epochs": jsonable(local_epochs), "local_epochs_range": jsonable(local_epochs_range),
+                "client_sizes": jsonable(client_sizes), "batch_size": batch_size} if epochs_given else {}),
+            **{k: jsonable(v) for k, v in kwargs.items()}}
     return Schedule(active, uplink, steps, spec, probs, uplink_probs)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .participation import _check_real
+from ._validate import check_real
 
 __all__ = ["Partition", "available", "build", "dirichlet", "dirichlet_prior", "iid", "majority_label",
            "one_class"]
@@ -73,7 +73,7 @@ def dirichlet(labels, num_clients: int, alpha: float, seed: int = 0, min_size: i
     until every client holds at least ``min_size`` samples, at most 1000 times. Smaller alpha
     gives more skewed clients."""
     labels, C = _check(labels, num_clients)
-    _check_real("alpha", alpha, 0.0, low_open=True)
+    check_real("alpha", alpha, 0.0, low_open=True)
     if num_clients * min_size > len(labels):
         raise ValueError(f"min_size: {num_clients} clients x {min_size} exceeds {len(labels)} samples")
     rng = np.random.default_rng(seed)
@@ -98,7 +98,7 @@ def dirichlet_prior(labels, num_clients: int, alpha: float, seed: int = 0) -> Pa
     class from p_i restricted to the classes that still have unassigned samples (renormalised),
     then a random unassigned sample of that class."""
     labels, C = _check(labels, num_clients)
-    _check_real("alpha", alpha, 0.0, low_open=True)
+    check_real("alpha", alpha, 0.0, low_open=True)
     rng = np.random.default_rng(seed)
     prior = np.bincount(labels, minlength=C) / len(labels)
     pools = [list(rng.permutation(np.flatnonzero(labels == c))) for c in range(C)]
@@ -126,7 +126,7 @@ def majority_label(labels, num_clients: int, similarity: float = 0.05, seed: int
     labels, C = _check(labels, num_clients)
     if num_clients % C:
         raise ValueError(f"num_clients: must be a multiple of the {C} classes, got {num_clients}")
-    _check_real("similarity", similarity, 0.0, 1.0)
+    check_real("similarity", similarity, 0.0, 1.0)
     rng = np.random.default_rng(seed)
     per = num_clients // C
     owners = {c: np.arange(c * per, (c + 1) * per) for c in range(C)}

@@ -1,4 +1,5 @@
-"""Plotting helpers (matplotlib + seaborn) shared by the notebooks."""
+"""Drawing (matplotlib + seaborn): the project's style, the figures' shared axes and pictures, and
+saving figures (PNG + PDF) and tables (CSV + Markdown) into an output folder."""
 
 from __future__ import annotations
 
@@ -10,78 +11,15 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-__all__ = ["participation_heatmap", "project_root", "save_figure", "save_table", "set_style"]
+from .paths import output_dir
+
+__all__ = ["label_distribution_bars", "label_distribution_bubbles", "log_loss_axis", "participation_heatmap",
+           "save_figure", "save_table", "set_style"]
 
 
 def set_style() -> None:
     """Seaborn style used by every figure of the project."""
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
-
-
-def project_root(start: str | os.PathLike | None = None) -> Path:
-    """The folder holding fedlib's ``pyproject.toml`` above ``start`` (default: cwd), so that
-    notebooks write to the same ``figures/`` whether run from ``notebooks/`` or the repo root.
-    Falls back to ``start`` itself."""
-    here = Path(start or os.getcwd()).resolve()
-    for d in (here, *here.parents):
-        if (d / "pyproject.toml").is_file() and (d / "fedlib").is_dir():
-            return d
-    return here
-
-
-def output_dir(out_dir: str | os.PathLike) -> Path:
-    """Resolve ``out_dir`` and create it. Relative paths are taken against ``$FEDLIB_OUT_ROOT``
-    when set (``make test`` points it at a temporary folder, so re-running the notebooks under
-    nbval leaves the committed ``figures/`` alone), else against :func:`project_root`."""
-    p = Path(out_dir)
-    if not p.is_absolute():
-        p = Path(os.environ.get("FEDLIB_OUT_ROOT") or project_root()) / p
-    p.mkdir(parents=True, exist_ok=True)
-    return p
-
-
-def notebook_defaults(notebook: str) -> dict:
-    """The literal defaults of a notebook's ``parameters`` cell, read from
-    ``notebooks/<notebook>.ipynb`` (or its ``.py`` pair) of the project."""
-    import json
-    root = project_root(Path(__file__).parent)
-    ipynb = root / "notebooks" / f"{notebook}.ipynb"
-    if ipynb.exists():
-        cells = json.loads(ipynb.read_text())["cells"]
-        src = next(("".join(c["source"]) for c in cells
-                    if "parameters" in c.get("metadata", {}).get("tags", [])), None)
-    else:
-        text = (root / "notebooks" / f"{notebook}.py").read_text()
-        src = text.split('# %% tags=["parameters"]', 1)[1].split("# %%", 1)[0]
-    if src is None:
-        raise ValueError(f"notebook: {ipynb} has no cell tagged 'parameters'")
-    ns: dict = {}
-    exec(compile(src, f"{notebook} parameters", "exec"), ns)   # literals only, by convention
-    return {k: v for k, v in ns.items() if not k.startswith("__")}
-
-
-def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
-                        ignore: tuple[str, ...] = ("progress", "out_dir", "workers")) -> str:
-    """Where a notebook writes its figures and tables.
-
-    ``out_dir`` if given; else ``figures/<notebook>`` -- the committed figures -- only when
-    every parameter has its default value (``ignore`` lists parameters that do not change
-    results); else ``results/notebooks/<notebook>-<overrides>/``, so that a run with other
-    parameters (``papermill -p ...``) never overwrites the committed figures. Prints the choice.
-    """
-    if out_dir:
-        return out_dir
-    defaults = notebook_defaults(notebook)
-    changed = {k: params[k] for k, v in defaults.items()
-               if k not in ignore and k in params and params[k] != v}
-    if not changed:
-        return f"figures/{notebook}"
-    tag = "-".join(f"{k}={v}" for k, v in sorted(changed.items()))
-    tag = "".join(c if c.isalnum() or c in "=-_." else "_" for c in tag)[:120]
-    target = f"results/notebooks/{notebook}-{tag}"
-    print(f"parameters differ from the defaults ({', '.join(f'{k}={v!r}' for k, v in changed.items())}): "
-          f"figures and tables go to {target}/, not to the committed figures/{notebook}/")
-    return target
 
 
 def log_loss_axis(ax: plt.Axes, start: float, factor: float = 3.0) -> plt.Axes:

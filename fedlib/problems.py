@@ -29,7 +29,7 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from . import models
-from .participation import _check_int, _check_real
+from ._validate import check_int, check_real
 
 __all__ = [
     "LeastSquares",
@@ -71,6 +71,15 @@ class Problem:
     dtype: torch.dtype
     device: torch.device
     exact: bool = True   # gradients are exact (no noise / minibatches)
+    #: the problem trains an ``nn.Module`` (``model``) on minibatches: the reference engine can run
+    #: ``torch.optim.SGD`` on it (see :class:`Neural` for the attributes it then reads)
+    has_module: bool = False
+
+    def threaded_clients(self, device: torch.device) -> bool:
+        """Whether the vectorized engine should train this problem's clients one by one in
+        worker threads (each in :meth:`thread_model`, with one intra-op thread) rather than all
+        in lockstep; False unless a problem says otherwise."""
+        return False
 
     def grads(self, X: torch.Tensor, clients: torch.Tensor, round: int = 0, step: int = 0,
               stochastic: bool = True) -> torch.Tensor:
@@ -143,7 +152,7 @@ class QuadraticForm(Problem):
                                                                                 rel_tol=1e-9):
             raise ValueError("weights: expected N non-negative client weights summing to 1")
         self.weights = w.to(self.device)
-        _check_real("sigma", sigma, 0.0)
+        check_real("sigma", sigma, 0.0)
         self.sigma, self.seed = float(sigma), int(seed)
         self.exact = self.sigma == 0
         self.H_bar = torch.einsum("n,nij->ij", self.weights, self.H)
@@ -216,14 +225,14 @@ def random_quadratic(num_clients: int = 10, dim: int = 5, seed: int = 0, curvatu
                      device="cpu") -> Quadratic:
     """Heterogeneous quadratics: A_i = Q_i diag(U(curvature)) Q_i^T with random rotations Q_i,
     c_i ~ N(0, spread^2 I). Seeded by ``numpy.random.default_rng(seed)``."""
-    num_clients, dim = _check_int("num_clients", num_clients, 1), _check_int("dim", dim, 1)
+    num_clients, dim = check_int("num_clients", num_clients, 1), check_int("dim", dim, 1)
     if not (isinstance(curvature, (tuple, list)) and len(curvature) == 2):
         raise ValueError(f"curvature: expected (low, high) with 0 < low <= high, got {curvature!r}")
-    lo = _check_real("curvature", curvature[0], 0.0, low_open=True)
-    _check_real("curvature", curvature[1], lo)
-    _check_real("spread", spread, 0.0)
-    _check_real("sigma", sigma, 0.0)
-    rng = np.random.default_rng(_check_int("seed", seed, 0))
+    lo = check_real("curvature", curvature[0], 0.0, low_open=True)
+    check_real("curvature", curvature[1], lo)
+    check_real("spread", spread, 0.0)
+    check_real("sigma", sigma, 0.0)
+    rng = np.random.default_rng(check_int("seed", seed, 0))
     q, _ = np.linalg.qr(rng.standard_normal((num_clients, dim, dim)))
     lam = rng.uniform(*curvature, size=(num_clients, dim))
     A = np.einsum("nij,nj,nkj->nik", q, lam, q)
@@ -293,9 +302,9 @@ def focus_toy_data(n: int = 8000, d: int = 50, num_clients: int = 16, seed: int 
     Returns:
         (A [n, d], b [n], client_of_row [n]) as numpy arrays.
     """
-    n, d = _check_int("n", n, 1), _check_int("d", d, 1)
-    _check_int("num_clients", num_clients, 1, n)
-    rs = np.random.RandomState(_check_int("seed", seed, 0))
+    n, d = check_int("n", n, 1), check_int("d", d, 1)
+    check_int("num_clients", num_clients, 1, n)
+    rs = np.random.RandomState(check_int("seed", seed, 0))
     u = rs.rand(n)
     A = np.diag((u + 1) / 2) @ rs.randn(n, d)
     x_o = rs.randn(d)
@@ -364,6 +373,12 @@ class Neural(Problem):
 
     exact = False
 
+    has_module = True
+
+    def threaded_clients(self, device: torch.device) -> bool:
+        """On CPUs with ``strategy="loop"``: clients in worker threads (faster than vmap there)."""
+        return self.strategy == "loop" and torch.device(device).type == "cpu"
+
     def __init__(self, model: nn.Module, partition: Sequence[np.ndarray], train: tuple, test: tuple,
                  batch_size: int = 128, device="cpu", seed: int = 0,
                  loss: Callable | None = None, eval_batch: int = 4096, strategy: str = "auto",
@@ -397,7 +412,7 @@ class Neural(Problem):
             raise ValueError(f"train_eval_per_client: must be a positive int or None, got "
                              f"{train_eval_per_client!r}")
         self.train_eval_per_client = train_eval_per_client
-        batch_size = _check_int("batch_size", batch_size, 1)
+        batch_size = check_int("batch_size", batch_size, 1)
         self.batch_size, self.seed, self.eval_batch = int(batch_size), int(seed), int(eval_batch)
         self.per_sample_loss = loss or (lambda logits, y: nn.functional.cross_entropy(
             logits, y, reduction="none"))

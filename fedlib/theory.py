@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import algorithms
 from .algorithms.reweighting import nova_normaliser
 from .participation import Schedule
 
 __all__ = ["aggregation_weights", "calibrated_rates", "expected_weights", "fixed_point", "fixed_point_static",
            "local_map", "step_factors"]
 
+#: the methods whose aggregation the algorithms declare for this model
 METHODS = ("fedavg", "ca_fedavg", "fedau", "fednova", "fedacs", "fedvarp")
 
 
@@ -45,40 +47,27 @@ def local_map(A: np.ndarray, eta: float, steps: int, momentum: float = 0.0,
     return -E
 
 
+def _declared(method: str, attr: str) -> staticmethod:
+    """The algorithm's own declaration ``attr`` (one source of truth: fedlib.algorithms); the
+    class itself must declare it, so a subclass never inherits its parent's weights."""
+    cls = algorithms.get(method) if method in algorithms.available() else None
+    if cls is None or attr not in vars(cls):
+        having = sorted(n for n, c in ((n, algorithms.get(n)) for n in algorithms.available())
+                        if attr in vars(c))
+        raise ValueError(f"method: must be one of {', '.join(having)}; got {method!r}")
+    return getattr(cls, attr)
+
+
 def aggregation_weights(method: str, schedule: Schedule, uplink_p: np.ndarray, eta: float,
                         weights: np.ndarray, draws: int | None = None, momentum: float = 0.0,
                         prox_mu: float = 0.0) -> np.ndarray:
-    """W_i^t [rounds, N] of ``method`` on ``schedule`` (for fedacs: its own sampled schedule).
-
-    * fedavg (anonymous, over the N contacted clients): ok_i m_i / N
-    * ca_fedavg: ok_i m_i / (p_i N)
-    * fedau: ok_i m_i omega_i / N with omega_i = 1/p_i, the limit of its interval estimates
-    * fednova: tau_eff (d_i / sum_{arrived} d) / a_i for arrived clients
-    * fedacs: ok_i m_i / K
-    * fedvarp: 1/N for every client in every round: at a fixed point its server table holds
-      every client's update at x_bar, and the fresh-minus-stored correction has mean zero, so
-      the step is the plain mean of all N clients' updates (App. I.2 eq. 115 as we read it:
-      c-a-FedAvg's expected aggregate); valid once every client has delivered once
-    """
+    """W_i^t [rounds, N] of ``method`` on ``schedule`` (for fedacs: its own sampled schedule),
+    as the algorithm declares them (its ``theory_weights``: fedavg, ca_fedavg, fedau, fednova,
+    fedacs, fedvarp; each documents its formula)."""
     m = schedule.active * schedule.uplink_ok
-    n = schedule.num_clients
-    if method == "fedvarp":
-        return np.full(m.shape, 1.0 / n)
-    if method == "fedavg":
-        return m / n
-    if method in ("ca_fedavg", "fedau"):
-        return m / (uplink_p * n)
-    if method == "fedacs":
-        return m / float(draws)
-    if method == "fednova":
-        import torch
-        a = nova_normaliser(torch.tensor(np.array(schedule.local_steps)), eta, momentum, prox_mu).numpy()
-        w = m * weights[None, :]
-        tot = w.sum(1, keepdims=True)
-        p = np.divide(w, tot, out=np.zeros_like(w, dtype=float), where=tot > 0)
-        tau_eff = (p * a).sum(1, keepdims=True)
-        return tau_eff * p / a
-    raise ValueError(f"method: must be one of {', '.join(METHODS)}; got {method!r}")
+    return _declared(method, "theory_weights")(m, schedule=schedule, uplink_p=uplink_p, eta=eta,
+                                               weights=weights, draws=draws, momentum=momentum,
+                                               prox_mu=prox_mu)
 
 
 def fixed_point(A: np.ndarray, c: np.ndarray, W: np.ndarray, schedule: Schedule, eta: float,
@@ -106,28 +95,16 @@ def fixed_point(A: np.ndarray, c: np.ndarray, W: np.ndarray, schedule: Schedule,
 def expected_weights(method: str, p: np.ndarray, steps: np.ndarray, eta: float, weights: np.ndarray,
                      momentum: float = 0.0, prox_mu: float = 0.0, mc_samples: int = 20000,
                      seed: int = 0) -> np.ndarray:
-    """E[W_i] [N] in a static environment (uplink success p_i, tau_i steps, everyone asked):
-    fedavg p_i / N; ca_fedavg, fedvarp and fedau (omega_i -> 1/p_i) 1/N; fedacs q_i p_i with the
-    inferred eq. 15; fednova by Monte Carlo over ``mc_samples`` uplink patterns (its weights
-    are a ratio over the clients whose upload arrived)."""
+    """E[W_i] [N] in a static environment (uplink success p_i, tau_i steps, everyone asked), as
+    the algorithm declares it (its ``theory_expected_weights``): fedavg p_i / N; ca_fedavg,
+    fedvarp and fedau (omega_i -> 1/p_i) 1/N; fedacs q_i p_i with the inferred eq. 15; fednova
+    by Monte Carlo over ``mc_samples`` uplink patterns (its weights are a ratio over the clients
+    whose upload arrived)."""
     import torch
 
-    n = len(p)
     a = nova_normaliser(torch.as_tensor(np.asarray(steps)), eta, momentum, prox_mu).numpy()
-    if method == "fedavg":
-        return p / n
-    if method in ("ca_fedavg", "fedau", "fedvarp"):
-        return np.full(n, 1.0 / n)
-    if method == "fedacs":
-        q = weights / (p * a)
-        return q / q.sum() * p
-    if method == "fednova":
-        ok = np.random.default_rng(seed).random((mc_samples, n)) < p
-        w = ok * weights
-        tot = w.sum(1, keepdims=True)
-        share = np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
-        return ((share * a).sum(1, keepdims=True) * share / a).mean(0)
-    raise ValueError(f"method: must be one of {', '.join(METHODS)}; got {method!r}")
+    return _declared(method, "theory_expected_weights")(np.asarray(p, dtype=float), a, np.asarray(weights),
+                                                        mc_samples=mc_samples, seed=seed)
 
 
 def fixed_point_static(A: np.ndarray, c: np.ndarray, w: np.ndarray, steps: np.ndarray, eta: float,
@@ -191,28 +168,12 @@ def step_factors(method: str, schedule: Schedule, uplink_p: np.ndarray | None = 
     asked = active.sum(1)
     rng = np.random.default_rng(seed)
     out = np.zeros(T)
+    factor = _declared(method, "theory_step_factor")
     for t in range(T):
-        m, pt, at = active[t], p[t], a[t]
         if asked[t] == 0:
             continue
-        if method == "fedavg" and fedavg_aggregation in ("contacted", "all"):
-            out[t] = (m * pt * at).sum() / (asked[t] if fedavg_aggregation == "contacted" else n)
-        elif method in ("ca_fedavg", "fedvarp"):
-            out[t] = (m * at).sum() / asked[t]
-        elif method == "fedacs":
-            live = m > 0
-            out[t] = d[live].sum() / (d[live] / (pt[live] * at[live])).sum() if d[live].sum() > 0 else 0.0
-        elif method in ("fednova",) or (method == "fedavg" and fedavg_aggregation == "participants"):
-            ok = rng.random((mc_samples, n)) < pt
-            w = ok * m * (d if method == "fednova" else 1.0)
-            tot = w.sum(1, keepdims=True)
-            share = np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
-            out[t] = (share * at).sum(1).mean()
-        elif method == "fedavg":
-            raise ValueError(f"fedavg_aggregation: must be one of contacted, participants, all; "
-                             f"got {fedavg_aggregation!r}")
-        else:
-            raise ValueError(f"method: must be one of {', '.join(CALIBRATED)}; got {method!r}")
+        out[t] = factor(active[t], p[t], a[t], d, asked[t], rng=rng, mc_samples=mc_samples,
+                        fedavg_aggregation=fedavg_aggregation)
     return out
 
 

@@ -43,10 +43,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from fedlib import delays, participation, plotting
+from fedlib import delays, notebook, participation, plotting
 
 plotting.set_style()
-out_dir = plotting.notebook_output_dir("01_participation_delays", globals(), out_dir)
+out_dir = notebook.notebook_output_dir("01_participation_delays", globals(), out_dir)
 PROFILES = {
     "quick": {"T_grid": [10, 20, 50, 100, 200, 500], "n_seeds": 20},
     "paper": {"T_grid": [10, 20, 50, 100, 200, 500, 1000, 2000], "n_seeds": 100},

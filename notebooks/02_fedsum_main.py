@@ -48,9 +48,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib import plotting, results, studies
+from fedlib import analysis, notebook, plotting, studies
 
-runs = results.notebook_runs("02_fedsum_main", globals(), out_dir)   # style, profile, out_dir, store
+runs = notebook.notebook_runs("02_fedsum_main", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 setup = studies.fedsum_setup(profile, stand_in_rounds)
 
@@ -89,19 +89,7 @@ setup = studies.fedsum_setup(profile, stand_in_rounds)
 # (`uplink_vectors=1`); the FOCUS paper counts 2 up (`uplink_vectors=2`, the default).
 
 # %%
-METHODS = {                                     # label -> (algorithm, options)
-    "FedSUM": ("fedsum", {}),
-    "FedSUM-CR": ("fedsum_cr", {"rebuild": "eq11"}),
-    "FedSUM-CR (exact rate sum)": ("fedsum_cr", {"rebuild": "rate_sum"}),
-    "FedAvg": ("fedavg", {}),
-    "FedAU": ("fedau", {"cutoff": 50}),
-    "FedAWE": ("fedawe", {"clip": 0.5, "evaluate": "mean_of_copies"}),
-    "FedVARP": ("fedvarp", {}),
-    "MIFA": ("mifa", {}),
-    "SCAFFOLD": ("scaffold", {"uplink_vectors": 1}),
-}
-OURS = ["FedSUM", "FedSUM-CR"]
-BASELINES = ["FedAvg", "FedAU", "FedAWE", "FedVARP", "MIFA", "SCAFFOLD"]
+METHODS, OURS, BASELINES = studies.fedsum.METHODS, studies.fedsum.OURS, studies.fedsum.BASELINES
 PATTERNS = list(setup.patterns) if not stand_in_rounds else ["P1"]   # stand-ins: the datasets' path
 print(f"profile {profile}: N={setup.num_clients}, S={setup.per_round}, K={setup.local_steps}, "
       f"batch {setup.batch_size}, T={setup.rounds}, datasets {', '.join(setup.datasets)}, "
@@ -130,18 +118,9 @@ grid_table
 # Every method x pattern x seed (and dataset), at the chosen rates.
 
 # %%
-labels = {}
-for ds in setup.datasets:
-    eta0, eta_g = rates[ds]
-    for pattern in PATTERNS:
-        for seed in seeds:
-            base = setup.base(ds, seed, pattern).replace(lr_local=eta0, lr_global=eta_g)
-            for label, (algo, opts) in METHODS.items():
-                labels[base.replace(algorithm=algo, algorithm_args=opts)] = (ds, pattern, seed, label)
+labels = setup.main_configs(rates, PATTERNS, seeds)           # config -> (dataset, pattern, seed, method)
 df = compute(list(labels))
-by_key = {c.key(): v for c, v in labels.items()}
-tidy = df.assign(**{name: df["key"].map(lambda k, i=i: by_key[k][i])
-                    for i, name in enumerate(("dataset", "pattern", "seed", "method"))})
+tidy = analysis.label(df, labels, ["dataset", "pattern", "seed", "method"])
 tidy["dataset"] = tidy["dataset"].map(setup.dataset_name)
 tidy["model units"] = tidy["uplink"] + tidy["downlink"]
 tidy = tidy[["dataset", "pattern", "seed", "method", "status", "round", "loss", "test_acc",
@@ -215,9 +194,7 @@ grid_figure(tidy[tidy["round"] >= setup.rounds - zoom], "round", PATTERNS, "fig8
 # as reaching it only if every seed does.
 
 # %%
-final = results.finals(df)                   # diverged runs have no final value (NaN)
-for i, name in enumerate(("dataset", "pattern", "seed", "method")):
-    final[name] = [by_key[k][i] for k in final.index]
+final = analysis.label(analysis.finals(df), labels, ["dataset", "pattern", "seed", "method"])   # diverged: NaN
 final["dataset"] = final["dataset"].map(setup.dataset_name)
 agg = final.groupby(["dataset", "pattern", "method"]).agg(
     acc_mean=("test_acc", "mean"), acc_std=("test_acc", "std"), loss_mean=("loss", "mean"),
@@ -227,20 +204,16 @@ agg = final.groupby(["dataset", "pattern", "method"]).agg(
 target = (agg.groupby(["dataset", "pattern"])["acc_mean"].max() * 0.9 * 100).map(np.floor) / 100
 
 
-def first_reach(g: pd.DataFrame, level: float) -> pd.Series:
-    hit = g[g["test_acc"] >= level]
-    return pd.Series({"round": hit["round"].min() if len(hit) else np.nan,
-                      "units": hit["model units"].min() if len(hit) else np.nan})
-
-
 rows = []
-for (d, p, m), g in tidy.groupby(["dataset", "pattern", "method"]):
+by_run = analysis.label(df.assign(**{"model units": df["uplink"] + df["downlink"]}), labels,
+                        ["dataset", "pattern", "seed", "method"]).assign(dataset=lambda d: d["dataset"].map(setup.dataset_name))
+for (d, p, m), g in by_run.groupby(["dataset", "pattern", "method"]):
     level = target[(d, p)]
-    per_seed = pd.DataFrame([first_reach(gs.sort_values("round"), level) for _, gs in g.groupby("seed")])
+    per_seed = analysis.first_reach(g, level, columns=("round", "model units"))     # one row per seed
     reached = per_seed["round"].notna().all()
     rows.append({"dataset": d, "pattern": p, "method": m, "target acc": level,
                  "rounds to target": per_seed["round"].mean() if reached else np.nan,
-                 "model units to target": per_seed["units"].mean() if reached else np.nan})
+                 "model units to target": per_seed["model units"].mean() if reached else np.nan})
 reach = pd.DataFrame(rows)
 table = agg.merge(reach, on=["dataset", "pattern", "method"])
 table["method"] = pd.Categorical(table["method"], list(METHODS))

@@ -43,21 +43,21 @@ progress: bool = False  # progress bars of the sweeps
 
 # %%
 from dataclasses import replace
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib import ExperimentConfig, delays, plotting, results, studies
+from fedlib import ExperimentConfig, analysis, delays, notebook, plotting, studies
+from fedlib.store import Store
 
-runs = results.notebook_runs("03_fedsum_ablations", globals(), out_dir)   # style, profile, out_dir, store
+runs = notebook.notebook_runs("03_fedsum_ablations", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 setup = studies.fedsum_setup(profile, stand_in_rounds)
 committed = profile != "smoke" and stand_in_rounds == 0
 # the rate grid is notebook 02's: its committed store (a temporary one for smoke / stand-ins)
-grid_runs = replace(runs, store=results.store_path("02_fedsum_main", profile)) if committed else runs
+grid_runs = replace(runs, store=notebook.store_path("02_fedsum_main", profile)) if committed else runs
 
 
 # %% [markdown]
@@ -79,11 +79,7 @@ grid_runs = replace(runs, store=results.store_path("02_fedsum_main", profile)) i
 # %%
 PATTERNS = dict(setup.patterns)
 n, k = setup.num_clients, setup.per_round
-CASES = {"Case 1 (uniform)": ("uniform", {"per_round": k}),
-         "Case 2 (Bernoulli)": ("bernoulli", {"p": k / n}),
-         "Case 3 (cyclic)": ("cyclic", {"per_round": k}),
-         "Case 4 (reshuffled cyclic)": ("reshuffled_cyclic", {"per_round": k})}
-BIASED = ("biased", {"start": 0.5, "step": 0.05, "group": 11})
+CASES, BIASED = setup.cases(), setup.biased
 P_VALUES = [0.05, 0.1, 0.2, 0.4] if profile != "smoke" else [0.2, 0.5]
 CONST_FIG10, CONST_FIG11 = 0.01, 0.1
 SMALL_BATCH = 8
@@ -103,11 +99,8 @@ def delay_row(config: ExperimentConfig) -> dict:
 # beside the store as a CSV (the notebook re-executes without the dataset).
 
 # %%
-counts_file = Path(store) / f"label_counts_{setup.datasets[0]}_seed{seed}.csv"
-if not counts_file.exists():
-    problem = setup.base(setup.datasets[0], seed).build_problem()
-    pd.DataFrame(problem.label_counts).to_csv(counts_file, index_label="client")
-counts = pd.read_csv(counts_file, index_col="client").to_numpy()
+counts = Store(store).derived_table(f"label_counts_{setup.datasets[0]}_seed{seed}", lambda: pd.DataFrame(
+    setup.base(setup.datasets[0], seed).build_problem().label_counts).rename_axis("client")).to_numpy()
 fig, ax = plt.subplots(figsize=(12, 3.6))
 plotting.label_distribution_bars(ax, counts, title=f"Fig. 4 — {setup.dataset_name(setup.datasets[0])}, "
                                                    f"Dirichlet {setup.alpha}, {counts.shape[0]} clients")
@@ -127,28 +120,6 @@ for ds in DATASETS:
     _, eta0, eta_g = studies.pick_rates(grid_runs.compute(grid), grid)
     rates[ds] = (eta0, eta_g)
     print(f"{setup.dataset_name(ds)}: eta_0 = {eta0}, eta_g = {eta_g} (notebook 02's grid)")
-
-
-def decaying(ds: str, algorithm: str, pattern: tuple) -> ExperimentConfig:
-    """``algorithm`` under ``pattern`` at the grid's rates, eta_l(t) = eta_0 / sqrt(t/10 + 1)."""
-    eta0, eta_g = rates[ds]
-    return setup.base(ds, seed, pattern).replace(algorithm=algorithm, lr_local=eta0, lr_global=eta_g)
-
-
-def constant(ds: str, algorithm: str, pattern: tuple, lr: float, **changes) -> ExperimentConfig:
-    """``algorithm`` under ``pattern`` with a constant local rate, eta_g = 1."""
-    b = setup.base(ds, seed, pattern)
-    if "batch_size" in changes:
-        b = b.replace(problem_args={**dict(b.problem_args), "batch_size": changes.pop("batch_size")})
-    return b.replace(algorithm=algorithm, lr_local=lr, lr_schedule="constant", **changes)
-
-
-def tidy(df: pd.DataFrame, labels: dict, columns: tuple) -> pd.DataFrame:
-    """Label each run's rows with ``labels[config] = (value, ...)`` named by ``columns``."""
-    by_key = {c.key(): v for c, v in labels.items()}
-    out = df.assign(**{name: df["key"].map(lambda key, i=i: by_key[key][i])
-                       for i, name in enumerate(columns)})
-    return out
 
 
 def curves(data: pd.DataFrame, hue: str, name: str, suptitle: str, hue_order: list | None = None,
@@ -178,11 +149,11 @@ def curves(data: pd.DataFrame, hue: str, name: str, suptitle: str, hue_order: li
 case_configs = {}
 for ds in DATASETS:
     for label, pat in {**CASES, "biased (H.8)": BIASED}.items():
-        case_configs[decaying(ds, "fedsum", pat)] = (setup.dataset_name(ds), label, "FedSUM")
-    case_configs[decaying(ds, "fedavg", BIASED)] = (setup.dataset_name(ds), "biased (H.8)", "FedAvg")
-cases = tidy(compute(list(case_configs)), case_configs, ("dataset", "pattern", "method"))
+        case_configs[setup.decaying(ds, "fedsum", pat, rates, seed)] = (setup.dataset_name(ds), label, "FedSUM")
+    case_configs[setup.decaying(ds, "fedavg", BIASED, rates, seed)] = (setup.dataset_name(ds), "biased (H.8)", "FedAvg")
+cases = analysis.label(compute(list(case_configs)), case_configs, ["dataset", "pattern", "method"])
 fedsum_cases = cases[cases["method"] == "FedSUM"]
-fin = results.finals(cases)
+fin = analysis.finals(cases)
 case_table = pd.DataFrame([{"dataset": d, "pattern": p, "method": m, **delay_row(c),
                             "final train loss": fin.loc[c.key(), "loss"],
                             "final test acc": fin.loc[c.key(), "test_acc"], "outcome": fin.loc[c.key(), "outcome"]}
@@ -204,13 +175,13 @@ case_table.drop(columns="curve")
 # ## Fig. 10 — FedSUM under Case 2 with several p (constant eta_l)
 
 # %%
-p_configs = {constant(ds, "fedsum", ("bernoulli", {"p": p}), CONST_FIG10): (setup.dataset_name(ds), p)
+p_configs = {setup.constant(ds, "fedsum", ("bernoulli", {"p": p}), CONST_FIG10, seed): (setup.dataset_name(ds), p)
              for ds in DATASETS for p in P_VALUES}
-pdf = tidy(compute(list(p_configs)), p_configs, ("dataset", "p"))
+pdf = analysis.label(compute(list(p_configs)), p_configs, ["dataset", "p"])
 pdf["p"] = pdf["p"].map(lambda v: f"p={v}")
 curves(pdf, "p", "fig10_case2_p", f"Fig. 10 — FedSUM, Case 2, constant eta_l={CONST_FIG10};",
        hue_order=[f"p={v}" for v in P_VALUES])
-fin = results.finals(pdf)
+fin = analysis.finals(pdf)
 p_table = pd.DataFrame([{"dataset": d, "p": p, **delay_row(c), "final train loss": fin.loc[c.key(), "loss"],
                          "final test acc": fin.loc[c.key(), "test_acc"], "outcome": fin.loc[c.key(), "outcome"]}
                         for c, (d, p) in p_configs.items()])
@@ -222,13 +193,13 @@ p_table
 
 # %%
 FAMILY = {"FedSUM-B": "fedsum_b", "FedSUM": "fedsum", "FedSUM-CR": "fedsum_cr"}
-fam_configs = {constant(ds, algo, pat, CONST_FIG11): (setup.dataset_name(ds), pname, label, setup.batch_size)
+fam_configs = {setup.constant(ds, algo, pat, CONST_FIG11, seed): (setup.dataset_name(ds), pname, label, setup.batch_size)
                for ds in DATASETS for pname, pat in PATTERNS.items() for label, algo in FAMILY.items()}
 for ds in DATASETS:
     for label in ("FedSUM-B", "FedSUM"):
-        c = constant(ds, FAMILY[label], PATTERNS["P1"], CONST_FIG11, batch_size=SMALL_BATCH)
+        c = setup.constant(ds, FAMILY[label], PATTERNS["P1"], CONST_FIG11, seed, batch_size=SMALL_BATCH)
         fam_configs[c] = (setup.dataset_name(ds), "P1", label, SMALL_BATCH)
-fam = tidy(compute(list(fam_configs)), fam_configs, ("dataset", "pattern", "method", "batch"))
+fam = analysis.label(compute(list(fam_configs)), fam_configs, ["dataset", "pattern", "method", "batch"])
 main = fam[fam["batch"] == setup.batch_size]
 for ds in DATASETS:
     curves(main[main["dataset"] == setup.dataset_name(ds)], "method",
@@ -238,7 +209,7 @@ small = fam[(fam["pattern"] == "P1") & fam["method"].isin(["FedSUM-B", "FedSUM"]
 small["run"] = small["method"] + ", batch " + small["batch"].astype(str)
 curves(small, "run", "fig11_batch_size", f"App. H.5 remark — FedSUM-B vs FedSUM at batch "
        f"{setup.batch_size} and {SMALL_BATCH}, P1, constant eta_l={CONST_FIG11};")
-fin = results.finals(fam)
+fin = analysis.finals(fam)
 fam_table = pd.DataFrame([{"dataset": d, "pattern": p, "method": m, "batch": b,
                            "final train loss": fin.loc[c.key(), "loss"],
                            "final test acc": fin.loc[c.key(), "test_acc"], "outcome": fin.loc[c.key(), "outcome"]}
@@ -272,9 +243,9 @@ else:
         methods = (("FedSUM", "fedsum"), ("FedAvg", "fedavg"), ("SCAFFOLD", "scaffold"))
         for label, algo in methods[:1] if (small_run and classes == 100) or stand_in_rounds else methods:
             r_configs[base.replace(algorithm=algo)] = (name, label)
-    res = tidy(compute(list(r_configs)), r_configs, ("dataset", "method"))
+    res = analysis.label(compute(list(r_configs)), r_configs, ["dataset", "method"])
     curves(res, "method", "fig12_resnet18", "Fig. 12 — ResNet-18 (random stand-ins unless paper data);")
-    fin = results.finals(res)
+    fin = analysis.finals(res)
     resnet_table = pd.DataFrame([{"dataset": d, "method": m, "final train loss": fin.loc[c.key(), "loss"],
                                   "final test acc": fin.loc[c.key(), "test_acc"],
                                   "outcome": fin.loc[c.key(), "outcome"]} for c, (d, m) in r_configs.items()])

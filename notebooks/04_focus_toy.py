@@ -49,10 +49,10 @@ import pandas as pd
 import seaborn as sns
 
 import fedlib
-from fedlib import participation, plotting, problems
+from fedlib import notebook, participation, plotting, problems
 
 plotting.set_style()
-out_dir = plotting.notebook_output_dir("04_focus_toy", globals(), out_dir)
+out_dir = notebook.notebook_output_dir("04_focus_toy", globals(), out_dir)
 if profile not in ("quick", "paper"):
     raise ValueError(f"profile: must be 'quick' or 'paper', got {profile!r}")
 A, b, owner = problems.focus_toy_data()           # n = 8000, d = 50, N = 16, seed 1234

@@ -40,16 +40,16 @@ out_dir: str = ""  # empty: figures/05_focus_cifar at the default parameters, el
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib import ExperimentConfig, plotting, results
+from fedlib import analysis, notebook, plotting, studies
+from fedlib.store import Store
 
-runs = results.notebook_runs("05_focus_cifar", globals(), out_dir)   # style, profile, out_dir, store
+runs = notebook.notebook_runs("05_focus_cifar", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 
 
@@ -69,42 +69,9 @@ out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 # | evaluation | training loss, test accuracy | training loss on 50 samples per client (weighted), test accuracy on the whole test set | budget |
 
 # %%
-SETTINGS = {
-    "smoke": dict(dataset="digits", model="fedsum_mnist_cnn", num_clients=8, per_round=2, batch=16,
-                  rounds=6, eval_every=2, train_eval=10),
-    "quick": dict(dataset="mnist", model="fedsum_mnist_cnn", num_clients=32, per_round=4, batch=128,
-                  rounds=400, eval_every=20, train_eval=50),
-    "paper": dict(dataset="cifar10", model="focus_cifar10_cnn", num_clients=32, per_round=4, batch=128,
-                  rounds=10_000, eval_every=25, train_eval=100),
-}
-cfg = dict(SETTINGS[profile])
-if stand_in_rounds > 0:
-    cfg.update(rounds=stand_in_rounds, eval_every=stand_in_rounds, train_eval=2)
-ETA, K, ALPHA = 2e-3, 3, 0.05
-N = cfg["num_clients"]
-stand_in = {"mnist": "MNIST, standing in for CIFAR-10", "digits": "digits (smoke test)",
-            "cifar10": "CIFAR-10"}[cfg["dataset"]] + (" (random stand-in data)" if stand_in_rounds else "")
-
-rng = np.random.default_rng(np.random.SeedSequence([seed, 0xF0C5]))
-first = int(0.9 * N)
-bern_p = np.concatenate([rng.uniform(0.1, 0.3, first), rng.uniform(0.1, 0.9, N - first)]).round(6)
-PATTERNS = {"bern": ("bernoulli", {"p": bern_p.tolist()}),
-            f"uniform ({cfg['per_round']} of {N})": ("uniform", {"per_round": cfg["per_round"]})}
-METHODS = {                                   # label -> (algorithm, options)
-    "SG-FOCUS": ("sg_focus", {}),
-    "FedAU": ("fedau", {"cutoff": 50}),
-    "SCAFFOLD": ("scaffold", {}),
-    "FedAU as in the authors' code (= FedAvg)": ("fedavg", {}),
-    "SCAFFOLD as in the authors' code (divisor 10)": ("scaffold", {"c_divisor": 10}),
-    "FedSUM (extra)": ("fedsum", {}),
-}
-synthetic = {"synthetic": True, "synthetic_sizes": [40 * N, 200]} if stand_in_rounds else {}
-base = ExperimentConfig(
-    algorithm="sg_focus", problem="neural", participation="uniform", rounds=cfg["rounds"],
-    problem_args={"dataset": cfg["dataset"], "partition": "dirichlet_prior", "alpha": ALPHA,
-                  "model": cfg["model"], "num_clients": N, "batch_size": cfg["batch"],
-                  "train_eval_per_client": cfg["train_eval"], "seed": seed, **synthetic},
-    local_steps=K, lr_local=ETA, lr_global=1.0, eval_every=cfg["eval_every"], seed=seed)
+setup = studies.focus.focus_setup(profile, seed, stand_in_rounds)    # the table above, per profile
+N, ETA, K, METHODS = setup.num_clients, setup.eta, setup.local_steps, studies.focus.METHODS
+bern_p = setup.bern_p()
 print(f"bern: expected participants per round {bern_p.sum():.1f} of {N} "
       f"(p from {bern_p.min():.3f} to {bern_p.max():.3f})")
 
@@ -114,12 +81,11 @@ print(f"bern: expected participants per round {bern_p.sum():.1f} of {N} "
 # without the dataset).
 
 # %%
-counts_file = Path(store) / f"label_counts_{cfg['dataset']}_seed{seed}.csv"
-if not counts_file.exists():
-    pd.DataFrame(base.build_problem().label_counts).to_csv(counts_file, index_label="client")
-counts = pd.read_csv(counts_file, index_col="client").to_numpy()
+counts = Store(store).derived_table(f"label_counts_{setup.dataset}_seed{seed}", lambda: pd.DataFrame(
+    setup.base().build_problem().label_counts).rename_axis("client")).to_numpy()
 fig, ax = plt.subplots(figsize=(11, 4))
-plotting.label_distribution_bubbles(ax, counts, title=f"Fig. 8 — {stand_in}, N={N}, Dirichlet prior {ALPHA}")
+plotting.label_distribution_bubbles(ax, counts, title=f"Fig. 8 — {setup.data_name}, N={N}, Dirichlet prior "
+                                                       f"{setup.alpha}")
 fig.tight_layout()
 _ = plotting.save_figure(fig, out_dir, "fig8_label_bubbles")
 share = np.sort(counts, axis=1)[:, ::-1].cumsum(1) / counts.sum(1, keepdims=True)
@@ -130,12 +96,9 @@ print(f"clients whose two largest classes hold at least 90% of their data: {(sha
 # ## Fig. 9 — training loss and test accuracy per participation pattern
 
 # %%
-labels = {base.replace(algorithm=algo, algorithm_args=opts, participation=kind, participation_args=args):
-          (pname, label) for pname, (kind, args) in PATTERNS.items() for label, (algo, opts) in METHODS.items()}
-df = compute(list(labels))
-by_key = {c.key(): v for c, v in labels.items()}
-df["pattern"] = df["key"].map(lambda k: by_key[k][0])
-df["method"] = df["key"].map(lambda k: by_key[k][1])
+labels = setup.configs()                                        # config -> (pattern, method)
+df = analysis.label(compute(list(labels)), labels, ["pattern", "method"])
+PATTERNS = setup.patterns
 fig, axes = plt.subplots(2, len(PATTERNS), figsize=(6 * len(PATTERNS) + 3, 7), squeeze=False)
 for j, pname in enumerate(PATTERNS):
     sel = df[df["pattern"] == pname]
@@ -147,7 +110,7 @@ for j, pname in enumerate(PATTERNS):
         if metric == "loss":
             plotting.log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
 sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
-fig.suptitle(f"Fig. 9 — {stand_in}; N={N}, K={K}, batch {cfg['batch']}, eta={ETA} ({profile} profile)")
+fig.suptitle(f"Fig. 9 — {setup.data_name}; N={N}, K={K}, batch {setup.batch}, eta={ETA} ({profile} profile)")
 fig.tight_layout()
 _ = plotting.save_figure(fig, out_dir, "fig9_focus")
 
@@ -157,7 +120,7 @@ _ = plotting.save_figure(fig, out_dir, "fig9_focus")
 # run that diverged is listed with its round of divergence and no final value.
 
 # %%
-last = results.finals(df, last=3)              # a run that diverged has no final value
+last = analysis.finals(df, last=3)              # a run that diverged has no final value
 table = pd.DataFrame([{"pattern": p, "method": m, "final train loss": last.loc[c.key(), "loss"],
                        "final test acc": last.loc[c.key(), "test_acc"], "outcome": last.loc[c.key(), "outcome"]}
                       for c, (p, m) in labels.items()])

@@ -60,10 +60,10 @@ import pandas as pd
 import seaborn as sns
 
 import fedlib
-from fedlib import participation, plotting, problems, theory
+from fedlib import notebook, participation, plotting, problems, theory
 
 plotting.set_style()
-out_dir = plotting.notebook_output_dir("06_fedacs_toy", globals(), out_dir)
+out_dir = notebook.notebook_output_dir("06_fedacs_toy", globals(), out_dir)
 ROUNDS = {"quick": 1500, "paper": 6000}
 if profile not in ROUNDS:
     raise ValueError(f"profile: must be one of {sorted(ROUNDS)}, got {profile!r}")

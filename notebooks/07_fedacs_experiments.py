@@ -47,16 +47,16 @@ out_dir: str = ""  # empty: figures/07_fedacs_experiments at the default paramet
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib import ExperimentConfig, plotting, results, theory
+from fedlib import analysis, notebook, plotting, studies
+from fedlib.store import Store
 
-runs = results.notebook_runs("07_fedacs_experiments", globals(), out_dir)   # style, profile, out_dir, store
+runs = notebook.notebook_runs("07_fedacs_experiments", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 
 
@@ -82,31 +82,10 @@ out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 # | computation | "sum of the training times of all selected devices" | modelled: local steps of every asked client (uploads that fail were still computed); measured simulation time shown beside it | steps do not depend on the machine or its load |
 
 # %%
-SETTINGS = {
-    "smoke": dict(datasets=("digits",), num_clients=10, per_round=4, rounds=4, alpha_rounds=3, alphas=(0.5,),
-                  train_eval=10, test_eval=None, lr=0.05),
-    "quick": dict(datasets=("mnist",), num_clients=100, per_round=10, rounds=200, alpha_rounds=60,
-                  alphas=(0.1,), train_eval=10, test_eval=2000, lr=0.05),
-    "paper": dict(datasets=("mnist", "cifar10", "cinic10"), num_clients=100, per_round=10, rounds=200,
-                  alpha_rounds=200, alphas=(0.1, 0.5, 1.0), train_eval=100, test_eval=None, lr=0.05),
-}
-DATASETS = {  # dataset -> (model, batch, partition of Sec. 6, target accuracy, label)
-    "digits": ("fedsum_mnist_cnn", 64, {"partition": "one_class"}, 0.5, "digits (smoke test)"),
-    "mnist": ("fedsum_mnist_cnn", 512, {"partition": "one_class"}, 0.70, "MNIST"),
-    "cifar10": ("fedsum_cifar10_cnn", 1024, {"partition": "dirichlet", "alpha": 0.5}, 0.40, "CIFAR-10"),
-    "cinic10": ("fedsum_cifar10_cnn", 1024, {"partition": "dirichlet", "alpha": 0.5}, 0.35, "CINIC-10"),
-}
-ALPHA_DATASET = {"smoke": "digits", "quick": "mnist", "paper": "cifar10"}[profile]
-ALPHA_TARGETS = {"cifar10": (0.35, 0.35, 0.40)}          # Table 4 (right), in the order of the alphas
-WEAK, STRONG = {"epochs": (1, 2), "p": (0.2, 0.5)}, {"epochs": (2, 4), "p": (0.6, 1.0)}
-cfg = dict(SETTINGS[profile])
-datasets = list(cfg["datasets"])
-if stand_in_rounds > 0:
-    cfg.update(rounds=stand_in_rounds, alpha_rounds=stand_in_rounds, train_eval=2)
-    datasets = datasets[:1]
-N, S, LR = cfg["num_clients"], cfg["per_round"], cfg["lr"]
+setup = studies.fedacs.fedacs_setup(profile, seed, stand_in_rounds)   # the table above, per profile
+DATASETS, METHODS, datasets = studies.fedacs.DATASETS, list(setup.methods), list(setup.datasets)
+N, S = setup.num_clients, setup.per_round
 stand_in_note = (" (random stand-in data)" if stand_in_rounds else "")
-
 
 
 # %% [markdown]
@@ -115,92 +94,7 @@ stand_in_note = (" (random stand-in data)" if stand_in_rounds else "")
 # notebook rebuilds every schedule and rate without the dataset.
 
 # %%
-def problem_args(ds: str, split: dict) -> dict:
-    model, batch = DATASETS[ds][:2]
-    synthetic = {"synthetic": True, "synthetic_sizes": [40 * N, 200]} if stand_in_rounds else {}
-    args = {"dataset": ds, "model": model, "num_clients": N, "batch_size": batch,
-            "train_eval_per_client": cfg["train_eval"], "seed": seed, **split, **synthetic}
-    if cfg["test_eval"] is not None:
-        args["test_eval_size"] = cfg["test_eval"]
-    return args
-
-
-def client_sizes(ds: str, split: dict) -> np.ndarray:
-    """n_i of the split (computed from the data once, then read from the store)."""
-    tag = "_".join(f"{k}{v}" for k, v in sorted(split.items()))
-    f = Path(store) / f"client_sizes_{ds}_{tag}_seed{seed}.csv"
-    if not f.exists():
-        probe = ExperimentConfig(algorithm="fedavg", problem="neural", participation="full", rounds=1,
-                                 problem_args=problem_args(ds, split))
-        pd.DataFrame({"n": probe.build_problem().sizes.numpy().astype(int)}).to_csv(f, index_label="client")
-    return pd.read_csv(f, index_col="client")["n"].to_numpy()
-
-
-def halves(ds: str, split: dict) -> np.ndarray:
-    """True for the clients of the weak half (see the settings table)."""
-    if split["partition"] == "one_class":
-        return (np.arange(N) % 10) < 5          # client i holds digit i mod 10: digits 0-4
-    return np.arange(N) < N // 2
-
-
-def environment(setting: str, weak: np.ndarray) -> dict:
-    """participation_args of the static or the dynamic setting (App. I.3.1, our ranges)."""
-    ep = np.where(weak[:, None], WEAK["epochs"], STRONG["epochs"])
-    pr = np.where(weak[:, None], WEAK["p"], STRONG["p"])
-    if setting == "dynamic":
-        return {"local_epochs_range": ep.tolist(), "uplink_p_range": pr.tolist()}
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 0xAC5]))
-    epochs = rng.integers(ep[:, 0], ep[:, 1] + 1)
-    p = rng.uniform(pr[:, 0], pr[:, 1]).round(4)
-    return {"local_epochs": epochs.tolist(), "uplink_p": p.tolist()}
-
-
-METHODS = {                            # label -> (algorithm, options, environment kind)
-    "FedACS": ("fedacs", {"draws": S}, "full"),
-    "FedAvg": ("fedavg", {"aggregation": "contacted"}, "uniform"),
-    "c-a-FedAvg": ("ca_fedavg", {}, "uniform"),
-    "FedVARP": ("fedvarp", {}, "uniform"),
-    "FedNova": ("fednova", {}, "uniform"),
-    "FedAU": ("fedau", {}, "uniform"),
-    "OS": ("os_sampling", {"budget": S // 2}, "uniform"),
-}
-
-
-def experiment(ds: str, split: dict, setting: str, rounds: int) -> tuple[dict, pd.DataFrame]:
-    """Configs {label: config} of every method in one environment, and their calibrated rates."""
-    sizes = client_sizes(ds, split)
-    env = {**environment(setting, halves(ds, split)), "client_sizes": sizes.tolist(),
-           "batch_size": DATASETS[ds][1]}
-    base = ExperimentConfig(algorithm="fedavg", problem="neural", participation="uniform", rounds=rounds,
-                            problem_args=problem_args(ds, split), lr_local=LR, lr_global=1.0, eval_every=1,
-                            seed=seed)
-    kinds = {"uniform": {**env, "per_round": S}, "full": env}
-    scheds = {k: base.replace(participation=k, participation_args=a).schedule(num_clients=N)
-              for k, a in kinds.items()}
-    algos = tuple(a for a, _, _ in METHODS.values())
-    rates = theory.calibrated_rates(LR, scheds["uniform"], algos, schedules={"fedacs": scheds["full"]},
-                                    weights=sizes / sizes.sum())
-    configs = {m: base.replace(algorithm=a, algorithm_args=o, participation=k, participation_args=kinds[k],
-                               lr_local=round(rates[a], 6))
-               for m, (a, o, k) in METHODS.items()}
-    table = pd.DataFrame({"method": list(METHODS), "learning rate": [configs[m].lr_local for m in METHODS]})
-    table.insert(0, "setting", f"{DATASETS[ds][4]}, {setting}" + (f", alpha {split.get('alpha')}"
-                                                                    if split["partition"] == "dirichlet" else ""))
-    return configs, table
-
-
-EXPERIMENTS = {}                        # (dataset, setting, alpha or None) -> configs
-rate_tables = []
-for ds in datasets:
-    for setting in ("dynamic", "static"):
-        EXPERIMENTS[ds, setting, None], t = experiment(ds, DATASETS[ds][2], setting, cfg["rounds"])
-        rate_tables.append(t)
-for alpha in cfg["alphas"] if ALPHA_DATASET in datasets or stand_in_rounds else ():
-    ads = ALPHA_DATASET if ALPHA_DATASET in datasets else datasets[0]
-    EXPERIMENTS[ads, "dynamic", alpha], t = experiment(ads, {"partition": "dirichlet", "alpha": alpha}, "dynamic",
-                                                       cfg["alpha_rounds"])
-    rate_tables.append(t)
-rates = pd.concat(rate_tables, ignore_index=True)
+EXPERIMENTS, rates = setup.experiments(Store(store))   # (dataset, setting, alpha) -> {method: config}
 plotting.save_table(rates, out_dir, "calibrated_rates", float_format="%.6g")
 rates.pivot(index="setting", columns="method", values="learning rate")[list(METHODS)]
 
@@ -222,11 +116,7 @@ labels = {c: (key, m) for key, cs in EXPERIMENTS.items() for m, c in cs.items()}
 main_configs = [c for (ds, st, a), cs in EXPERIMENTS.items() if a is None for c in cs.values()]
 alpha_configs = [c for (ds, st, a), cs in EXPERIMENTS.items() if a is not None for c in cs.values()]
 df = pd.concat([compute(main_configs), compute(alpha_configs) if alpha_configs else None], ignore_index=True)
-by_key = {c.key(): v for c, v in labels.items()}
-df["dataset"] = df["key"].map(lambda k: by_key[k][0][0])
-df["setting"] = df["key"].map(lambda k: by_key[k][0][1])
-df["alpha"] = df["key"].map(lambda k: by_key[k][0][2])
-df["method"] = df["key"].map(lambda k: by_key[k][1])
+df = analysis.label(df, {c: (*key, m) for c, (key, m) in labels.items()}, ["dataset", "setting", "alpha", "method"])
 df["train_seconds"] = df["seconds"] - df["eval_seconds"]
 print(f"{df['key'].nunique()} runs; profile {profile}; N={N}, {S} asked per round, datasets "
       f"{', '.join(DATASETS[d][4] for d in datasets)}{stand_in_note}")
@@ -243,36 +133,23 @@ print(f"{df['key'].nunique()} runs; profile {profile}; N={N}, {S} asked per roun
 # will fail where a method discards them: shown for reference, not used for the ratios.
 
 # %%
-def env_name(key: tuple) -> str:
-    """'MNIST, dynamic', or for Fig. 10 'MNIST (for CIFAR-10), alpha 0.1' where MNIST stands in."""
-    ds, setting, alpha = key
-    if alpha is None:
-        return f"{DATASETS[ds][4]}, {setting}"
-    return DATASETS[ds][4] + (" (for CIFAR-10)" if ds != "cifar10" else "") + f", alpha {alpha}"
+env_name, target_of = setup.env_name, setup.target
 
 
-def target_of(ds: str, alpha) -> float:
-    if alpha is None:
-        return DATASETS[ds][3]
-    return ALPHA_TARGETS.get(ds, (DATASETS[ds][3],) * len(cfg["alphas"]))[list(cfg["alphas"]).index(alpha)]
-
-
-def summary(sel: pd.DataFrame, target: float) -> pd.DataFrame:
+def summary(key: tuple) -> pd.DataFrame:
     """Per method: final accuracy (mean of the last 5 evaluations), round, load and measured
     seconds at which the target was first reached (NaN if never), outcome."""
-    last = results.finals(sel, last=5)
-    rows = []
-    for key, h in sel.groupby("key", sort=False):
-        h = h.sort_values("round")
-        hit = h[h["test_acc"] >= target]
-        first = hit.iloc[0] if len(hit) else None
-        rows.append({"method": h["method"].iloc[0], "final test acc": last.loc[key, "test_acc"],
-                     "rounds to target": float(first["round"]) if first is not None else np.nan,
-                     "computation to target (local steps)": float(first["client_steps"]) if first is not None
-                     else np.nan,
-                     "measured seconds to target": float(first["train_seconds"]) if first is not None else np.nan,
-                     "outcome": last.loc[key, "outcome"]})
-    return pd.DataFrame(rows).set_index("method").loc[list(METHODS)]
+    configs = EXPERIMENTS[key]
+    sel = df[df["key"].isin([c.key() for c in configs.values()])]
+    last = analysis.finals(sel, last=5)
+    hit = analysis.first_reach(sel, target_of(key), columns=("round", "client_steps", "train_seconds"))
+    keys = [configs[m].key() for m in METHODS]
+    return pd.DataFrame({"final test acc": last.loc[keys, "test_acc"].to_numpy(),
+                         "rounds to target": hit.loc[keys, "round"].to_numpy(),
+                         "computation to target (local steps)": hit.loc[keys, "client_steps"].to_numpy(),
+                         "measured seconds to target": hit.loc[keys, "train_seconds"].to_numpy(),
+                         "outcome": last.loc[keys, "outcome"].to_numpy()},
+                        index=pd.Index(METHODS, name="method"))
 
 
 def with_ratio(value: float, ref: float, fmt: str) -> str:
@@ -283,17 +160,14 @@ def with_ratio(value: float, ref: float, fmt: str) -> str:
     return f"{value:{fmt}} ({ratio})"
 
 
-summaries = {key: summary(df[(df["dataset"] == key[0]) & (df["setting"] == key[1])
-                             & (df["alpha"].isna() if key[2] is None else df["alpha"] == key[2])],
-                          target_of(key[0], key[2]))
-             for key in EXPERIMENTS}
+summaries = {key: summary(key) for key in EXPERIMENTS}
 
 
 def paper_table(keys: list) -> pd.DataFrame:
     """Tables 1 and 4: per environment, rounds and computation to the target with ratios."""
     out = pd.DataFrame(index=list(METHODS))
     for key in keys:
-        s, tgt = summaries[key], target_of(key[0], key[2])
+        s, tgt = summaries[key], target_of(key)
         name = env_name(key)
         out[f"{name}: rounds for {tgt:.0%}"] = [with_ratio(v, s.loc["FedACS", "rounds to target"], ".0f")
                                                for v in s["rounds to target"]]
@@ -314,10 +188,10 @@ def accuracy_figure(keys: list, title: str, name: str) -> None:
         sel = df[df["key"].isin([c.key() for c in EXPERIMENTS[key].values()])]
         sns.lineplot(data=sel, x="round", y="test_acc", hue="method", hue_order=list(METHODS), ax=ax,
                      legend="auto" if j == len(keys) - 1 else False, lw=1)
-        ax.axhline(target_of(key[0], key[2]), color="grey", ls=":", lw=1)
+        ax.axhline(target_of(key), color="grey", ls=":", lw=1)
         ax.set(title=env_name(key), ylabel="test accuracy", ylim=(0, 1))
     sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
-    missing = [DATASETS[d][4] for d in SETTINGS["paper"]["datasets"] if d not in datasets]
+    missing = [DATASETS[d][4] for d in studies.fedacs.SETTINGS["paper"]["datasets"] if d not in datasets]
     note = f"; {', '.join(missing)}: paper profile only" if missing and keys[0][2] is None else ""
     fig.suptitle(f"{title} — N={N}, {S} asked per round ({profile} profile{stand_in_note}{note}); "
                  "dotted: target")

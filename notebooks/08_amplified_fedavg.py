@@ -45,17 +45,14 @@ progress: bool = False  # progress bars of the sweeps
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import seaborn as sns
 
-import fedlib
-from fedlib import ExperimentConfig, plotting, results
+from fedlib import analysis, notebook, plotting, studies
 
-plotting.set_style()
 NB = "08_amplified_fedavg"
-out_dir = plotting.notebook_output_dir(NB, globals(), out_dir)
-results.check_profile(profile)
+runs = notebook.notebook_runs(NB, globals(), out_dir)   # style, profile, out_dir, store
+out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 
 # %% [markdown]
 # ## Settings per profile
@@ -78,65 +75,8 @@ results.check_profile(profile)
 # | evaluation | (not stated) | every 20 rounds; training metrics on 20 samples per client (weighted), test accuracy on the whole test set | budget |
 
 # %%
-SETTINGS = {
-    "smoke": dict(dataset="digits", model="fedsum_mnist_cnn", num_clients=10, window=2, warmup=6,
-                  horizon=8, grid_horizon=4, eval_every=2, P_values=[1, 5, 10], grid=[1.0, 0.1],
-                  train_eval=10),
-    "quick": dict(dataset="mnist", model="fedsum_mnist_cnn", num_clients=250, window=20, warmup=300,
-                  horizon=300, grid_horizon=100, eval_every=20, P_values=[1, 20, 60, 100, 140, 180],
-                  grid=[1.0, 0.1, 0.01, 0.001, 0.0001], train_eval=20),
-    "paper": dict(dataset="fashion_mnist", model="wj_fmnist_cnn", num_clients=250, window=100,
-                  warmup=2000, horizon=5000, grid_horizon=1000, eval_every=100,
-                  P_values=[1, 100, 300, 500, 700, 900], grid=[1.0, 0.1, 0.01, 0.001, 0.0001],
-                  train_eval=100),
-}
-cfg = dict(SETTINGS[profile])
-GROUPS = 5
-if stand_in_rounds > 0:    # the profile's exact structure on random data of the same shapes, a few rounds
-    cfg.update(warmup=stand_in_rounds, horizon=stand_in_rounds, grid_horizon=stand_in_rounds,
-               eval_every=stand_in_rounds, train_eval=2, grid=cfg["grid"][:1],
-               P_values=[1, GROUPS * cfg["window"]])
-LR0, S, I, BATCH = 0.1, 10, 5, 16
-cycle = GROUPS * cfg["window"]
-stand_in = {"mnist": "MNIST, standing in for FashionMNIST", "digits": "digits (smoke test)",
-            "fashion_mnist": "FashionMNIST"}[cfg["dataset"]]
-store = results.notebook_store(NB, profile, committed=stand_in_rounds == 0)
-synthetic = {"synthetic": True, "synthetic_sizes": [20 * cfg["num_clients"], 200]} if stand_in_rounds else {}
-
-model_args = {"dropout": 0.0} if cfg["model"] == "fedsum_mnist_cnn" else {}
-base = ExperimentConfig(
-    algorithm="fedavg", problem="neural", participation="periodic", rounds=cfg["warmup"],
-    problem_args={"dataset": cfg["dataset"], "partition": "majority_label", "similarity": 0.05,
-                  "model": cfg["model"], "model_args": model_args, "num_clients": cfg["num_clients"],
-                  "batch_size": BATCH, "train_eval_per_client": cfg["train_eval"], "seed": seed,
-                  **synthetic},
-    participation_args={"per_round": S, "groups": GROUPS, "window": cfg["window"]},
-    local_steps=I, lr_local=LR0, eval_every=cfg["eval_every"], seed=seed)
-warmup = base                                                  # FedAvg (eta = 1) at the initial rate
-METHODS = {                                                    # label -> (algorithm, options)
-    f"amplification (eta=10, P={cycle})": ("amplified_fedavg", {"P": cycle, "gamma": 10.0}),
-    "no amplification (eta=1)": ("amplified_fedavg", {"P": cycle, "gamma": 1.0}),
-    "wait-minibatch": ("wait_minibatch", {"cycle": cycle}),
-    "wait-full": ("wait_full", {"cycle": cycle}),
-}
-
-
-def phase(label: str, horizon: int, lr: float, **extra) -> ExperimentConfig:
-    """A method continuing the warm-up for ``horizon`` rounds of time (a wait round costs a cycle)."""
-    algo, opts = METHODS[label]
-    rounds = horizon // cycle if algo.startswith("wait") and not stand_in_rounds else horizon
-    every = 1 if algo.startswith("wait") else cfg["eval_every"]
-    return base.replace(algorithm=algo, algorithm_args={**opts, **extra}, rounds=max(rounds, 1),
-                        lr_local=lr, eval_every=every, init_from=warmup)
-
-
-def tidy(df: pd.DataFrame, labels: dict) -> pd.DataFrame:
-    """Label the runs and put them on one time axis: rounds after the warm-up, wait rounds
-    charged as a cycle each."""
-    out = df.assign(method=df["key"].map(labels)).dropna(subset=["method"])
-    waited = out["waited_rounds"] if "waited_rounds" in out else np.nan
-    out["time"] = np.where(out["algorithm"].str.startswith("wait"), waited, out["round"])
-    return out
+setup = studies.amplified.amplified_setup(profile, seed, stand_in_rounds)   # the table above, per profile
+cycle, METHODS, S, stand_in = setup.cycle, setup.methods, setup.per_round, setup.data_name
 
 
 # %% [markdown]
@@ -145,18 +85,15 @@ def tidy(df: pd.DataFrame, labels: dict) -> pd.DataFrame:
 # rate with the lowest training loss at the end is that method's rate below.
 
 # %%
-grid_configs = {phase(label, cfg["grid_horizon"], LR0 * g): (label, LR0 * g)
-                for label in METHODS for g in cfg["grid"]}
-df_grid = results.require_ok(fedlib.sweep(list(grid_configs), store, progress=progress))
+grid_configs = setup.grid_configs()                          # config -> (method, rate)
+df_grid = compute(grid_configs)
 last = df_grid.groupby("key").tail(1).set_index("key")
 grid_table = pd.DataFrame([
     {"method": label, "lr": lr, "final train loss": last.loc[c.key(), "loss"],
      "final test acc": last.loc[c.key(), "test_acc"], "status": last.loc[c.key(), "status"]}
     for c, (label, lr) in grid_configs.items()])
-ok = grid_table[np.isfinite(grid_table["final train loss"]) & (grid_table["status"] == "ok")]
-best_lr = ok.loc[ok.groupby("method")["final train loss"].idxmin()].set_index("method")["lr"]
-grid_table["chosen"] = [best_lr.get(m) == lr for m, lr in zip(grid_table["method"], grid_table["lr"],
-                                                               strict=True)]
+grid_table["chosen"] = analysis.best_rows(grid_table, "final train loss", by="method")
+best_lr = grid_table[grid_table["chosen"]].set_index("method")["lr"]
 plotting.save_table(grid_table, out_dir, "lr_grid")
 grid_table
 
@@ -166,9 +103,9 @@ grid_table
 # cycle of waiting, as in the paper.
 
 # %%
-fig1_configs = {phase(label, cfg["horizon"], float(best_lr[label])): label for label in METHODS}
-df1 = results.require_ok(fedlib.sweep(list(fig1_configs), store, progress=progress))
-t1 = tidy(df1, {c.key(): lab for c, lab in fig1_configs.items()})
+fig1_configs = {setup.phase(label, setup.horizon, float(best_lr[label])): label for label in METHODS}
+df1 = compute(fig1_configs)
+t1 = setup.timeline(df1, {c.key(): lab for c, lab in fig1_configs.items()})
 
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
 for ax, metric, name in ((axes[0], "loss", "training loss"), (axes[1], "test_acc", "test accuracy")):
@@ -176,7 +113,7 @@ for ax, metric, name in ((axes[0], "loss", "training loss"), (axes[1], "test_acc
     ax.set(xlabel="rounds after warm-up (wait rounds charged a cycle)", ylabel=name)
 axes[0].set_yscale("log")
 axes[1].get_legend().remove()
-fig.suptitle(f"Fig. 1 — {stand_in}; N={cfg['num_clients']}, S={S}, cycle {cycle} rounds "
+fig.suptitle(f"Fig. 1 — {stand_in}; N={setup.num_clients}, S={S}, cycle {cycle} rounds "
              f"({profile} profile)")
 fig.tight_layout()
 _ = plotting.save_figure(fig, out_dir, "fig1_methods")
@@ -198,13 +135,13 @@ table1
 
 # %%
 amp = f"amplification (eta=10, P={cycle})"
-fig2_configs = {phase(amp, cfg["horizon"], float(best_lr[amp]), P=P): f"P={P}" for P in cfg["P_values"]}
-df2 = results.require_ok(fedlib.sweep(list(fig2_configs), store, progress=progress))
-t2 = tidy(df2, {c.key(): lab for c, lab in fig2_configs.items()})
+fig2_configs = {setup.phase(amp, setup.horizon, float(best_lr[amp]), P=P): f"P={P}" for P in setup.P_values}
+df2 = compute(fig2_configs)
+t2 = setup.timeline(df2, {c.key(): lab for c, lab in fig2_configs.items()})
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
 for ax, metric, name in ((axes[0], "loss", "training loss"), (axes[1], "test_acc", "test accuracy")):
     sns.lineplot(data=t2, x="time", y=metric, hue="method", marker="o", markersize=3, ax=ax,
-                 hue_order=[f"P={P}" for P in cfg["P_values"]])
+                 hue_order=[f"P={P}" for P in setup.P_values])
     ax.set(xlabel="rounds after warm-up", ylabel=name)
 axes[0].set_yscale("log")
 axes[1].get_legend().remove()
@@ -212,9 +149,9 @@ fig.suptitle(f"Fig. 2 — Alg. 1 with eta=10 and several P; {stand_in}; cycle {c
 fig.tight_layout()
 _ = plotting.save_figure(fig, out_dir, "fig2_P")
 final2 = t2.groupby("method").tail(1).set_index("method")
-table2 = pd.DataFrame({"P": cfg["P_values"],
-                       "final train loss": [final2.loc[f"P={P}", "loss"] for P in cfg["P_values"]],
-                       "final test acc": [final2.loc[f"P={P}", "test_acc"] for P in cfg["P_values"]]})
+table2 = pd.DataFrame({"P": setup.P_values,
+                       "final train loss": [final2.loc[f"P={P}", "loss"] for P in setup.P_values],
+                       "final test acc": [final2.loc[f"P={P}", "test_acc"] for P in setup.P_values]})
 plotting.save_table(table2, out_dir, "fig2_final")
 table2
 

@@ -15,7 +15,7 @@ import torch
 import fedlib
 from fedlib import ExperimentConfig, algorithms, arithmetic
 from fedlib.__main__ import main
-from fedlib.results import Store
+from fedlib.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the embedded neural task (conv + linear layers, so oneDNN and BLAS kernels both run), small

@@ -15,10 +15,10 @@ from fedlib import (
     data,
     delays,
     models,
+    notebook,
     participation,
     partition,
     problems,
-    results,
 )
 from fedlib.algorithms import Algorithm, register
 
@@ -184,7 +184,7 @@ CASES = [
     ("config rounds", lambda t: BASE.replace(rounds=0).validate(), ValueError, r"config\.rounds"),
     ("verify error entry", lambda t: fedlib.verify(_error_entry(t)), ValueError, "entry: .*failed run"),
     ("verify missing", lambda t: fedlib.verify(t / "nothing-here"), ValueError, r"entry: .*nothing-here"),
-    ("profile", lambda t: results.check_profile("full"), ValueError, "profile"),
+    ("profile", lambda t: notebook.check_profile("full"), ValueError, "profile"),
 ]
 
 

@@ -4,16 +4,16 @@ import subprocess
 import sys
 
 import fedlib
-from fedlib import ExperimentConfig, results
+from fedlib import ExperimentConfig, config
 from fedlib.__main__ import main, pick
-from fedlib.results import Store
+from fedlib.store import Store
 
 
 def _store(tmp_path):
     base = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="bernoulli", rounds=10,
                             problem_args={"num_clients": 4, "dim": 3, "seed": 1},
                             participation_args={"p": 0.5}, local_steps=2, lr_local=0.05, eval_every=5)
-    cs = results.grid(base, algorithm=["fedavg", "fedsum", "mifa"], seed=[0, 1, 2])
+    cs = config.grid(base, algorithm=["fedavg", "fedsum", "mifa"], seed=[0, 1, 2])
     fedlib.sweep(cs, tmp_path, progress=False)
     return Store(tmp_path), cs
 

@@ -40,10 +40,10 @@ def test_ci_runs_the_readme_test_command():
 
 
 def test_out_root_redirects_relative_output(monkeypatch, tmp_path):
-    from fedlib import plotting
+    from fedlib import paths
 
     monkeypatch.setenv("FEDLIB_OUT_ROOT", str(tmp_path))
-    assert plotting.output_dir("figures/x") == tmp_path / "figures" / "x"
+    assert paths.output_dir("figures/x") == tmp_path / "figures" / "x"
     monkeypatch.delenv("FEDLIB_OUT_ROOT")
-    assert plotting.output_dir(tmp_path / "abs") == tmp_path / "abs"
+    assert paths.output_dir(tmp_path / "abs") == tmp_path / "abs"
     assert (tmp_path / "figures" / "x").is_dir()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fedlib import plotting
+from fedlib import notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -19,7 +19,7 @@ NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb
 def test_every_parameter_is_typed_and_commented_for_papermill(nb):
     import papermill
     params = papermill.inspect_notebook(str(ROOT / "notebooks" / f"{nb}.ipynb"))
-    defaults = plotting.notebook_defaults(nb)
+    defaults = notebook.notebook_defaults(nb)
     assert list(params) == list(defaults)                         # papermill parsed every line
     for p in params.values():
         assert p["inferred_type_name"] not in ("None", "") and p["help"], p
@@ -27,13 +27,13 @@ def test_every_parameter_is_typed_and_commented_for_papermill(nb):
 
 
 def test_output_dir_is_committed_only_at_the_defaults():
-    d = plotting.notebook_defaults("01_participation_delays")
-    assert plotting.notebook_output_dir("01_participation_delays", d) == "figures/01_participation_delays"
-    assert plotting.notebook_output_dir("01_participation_delays", {**d, "progress": True}) \
+    d = notebook.notebook_defaults("01_participation_delays")
+    assert notebook.notebook_output_dir("01_participation_delays", d) == "figures/01_participation_delays"
+    assert notebook.notebook_output_dir("01_participation_delays", {**d, "progress": True}) \
         == "figures/01_participation_delays"
-    other = plotting.notebook_output_dir("01_participation_delays", {**d, "per_round": 10})
+    other = notebook.notebook_output_dir("01_participation_delays", {**d, "per_round": 10})
     assert other == "results/notebooks/01_participation_delays-per_round=10"
-    assert plotting.notebook_output_dir("01_participation_delays", {**d, "per_round": 10}, "x/y") == "x/y"
+    assert notebook.notebook_output_dir("01_participation_delays", {**d, "per_round": 10}, "x/y") == "x/y"
 
 
 def test_papermill_with_other_parameters_leaves_figures_alone(tmp_path):
@@ -59,7 +59,7 @@ def _tree(path: Path) -> dict:
 
 DEEP = [nb for nb in NOTEBOOKS       # the deep-learning notebooks: profiles smoke / quick / paper
         if any(mark in (ROOT / "notebooks" / f"{nb}.py").read_text()
-               for mark in ("results.check_profile(profile)", "results.notebook_runs("))]
+               for mark in ("notebook.check_profile(profile)", "notebook.notebook_runs("))]
 
 
 @pytest.mark.parametrize("nb", DEEP)
@@ -95,10 +95,10 @@ SLOW_STAND_INS = {"03_fedsum_ablations"}
 def test_deep_learning_notebook_paper_profile_runs_on_stand_ins(nb, tmp_path):
     """The paper profile's settings (datasets, models, N, S, schedules) build and run: every phase
     cut to 2 rounds on synthetic stand-ins of the papers' datasets (``stand_in_rounds``)."""
-    assert "stand_in_rounds" in plotting.notebook_defaults(nb)
+    assert "stand_in_rounds" in notebook.notebook_defaults(nb)
     env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path)}
     env.pop("FEDLIB_NO_COMPUTE", None)
-    one_seed = ["-y", "seeds: [0]"] if "seeds" in plotting.notebook_defaults(nb) else []
+    one_seed = ["-y", "seeds: [0]"] if "seeds" in notebook.notebook_defaults(nb) else []
     before = _tree(ROOT / "results" / nb)       # a user's own paper-profile store may be there: unchanged
     subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks" / f"{nb}.ipynb"),
                     str(tmp_path / "out.ipynb"), "-k", "python3", "--cwd", str(ROOT / "notebooks"),

@@ -1,4 +1,4 @@
-"""fedlib.results: sweeps, the results store, verify, checkpoints and resume."""
+"""The store, sweeps, verify, checkpoints and resume (fedlib.store, .sweeps, .verification)."""
 
 import json
 import os
@@ -16,8 +16,8 @@ import pytest
 import torch
 
 import fedlib
-from fedlib import ExperimentConfig, plotting, results
-from fedlib.results import Store
+from fedlib import ExperimentConfig, analysis, config, notebook, store, sweeps
+from fedlib.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 QUAD = {"num_clients": 5, "dim": 3, "seed": 1}
@@ -31,7 +31,7 @@ def _base(**kw):
 
 
 def _no_timing(df):
-    return df.drop(columns=[c for c in results.TIMING_COLUMNS if c in df])
+    return df.drop(columns=[c for c in store.TIMING_COLUMNS if c in df])
 
 
 # ------------------------------------------------------------------------------ configs and grid
@@ -49,19 +49,19 @@ def test_config_forms_are_canonical_and_keys_ignore_defaults_and_version(monkeyp
 
 
 def test_grid_is_the_product_of_its_axes():
-    cs = results.grid(_base(), algorithm=["fedavg", "fedsum"], **{"participation_args.p": [0.2, 0.4, 0.6]})
+    cs = config.grid(_base(), algorithm=["fedavg", "fedsum"], **{"participation_args.p": [0.2, 0.4, 0.6]})
     assert len(cs) == 6 and len({c.key() for c in cs}) == 6
     assert [c.algorithm for c in cs[:3]] == ["fedavg"] * 3
     assert [dict(c.participation_args)["p"] for c in cs[:3]] == [0.2, 0.4, 0.6]
     with pytest.raises(ValueError, match="^colour"):
-        results.grid(_base(), colour=["red"])
+        config.grid(_base(), colour=["red"])
     with pytest.raises(ValueError, match=r"^rounds\.x"):
-        results.grid(_base(), **{"rounds.x": [1]})
+        config.grid(_base(), **{"rounds.x": [1]})
 
 
 # ------------------------------------------------------------------------------ sweep and store
 def test_sweep_stores_each_run_once_and_loads_it_back(tmp_path):
-    cs = results.grid(_base(), algorithm=["fedavg", "fedsum", "fedavg"], seed=[0, 1])   # duplicates
+    cs = config.grid(_base(), algorithm=["fedavg", "fedsum", "fedavg"], seed=[0, 1])   # duplicates
     df = fedlib.sweep(cs, tmp_path, progress=False)
     st = Store(tmp_path)
     assert len(st.keys()) == 4
@@ -181,26 +181,26 @@ def test_verify_passes_on_a_true_entry_and_names_what_differs_on_a_false_one(tmp
 # ------------------------------------------------------------------------------ executors
 def test_process_pool_and_dask_give_the_serial_frame(tmp_path):
     distributed = pytest.importorskip("distributed")
-    cs = results.grid(_base(rounds=8), algorithm=["fedavg", "fedsum", "mifa"], seed=[0, 1])
+    cs = config.grid(_base(rounds=8), algorithm=["fedavg", "fedsum", "mifa"], seed=[0, 1])
     serial = fedlib.sweep(cs, tmp_path / "serial", progress=False)
     with ProcessPoolExecutor(2) as ex:
         pool = fedlib.sweep(cs, tmp_path / "pool", executor=ex, progress=False, torch_threads=1)
     import dask
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": results.DASK_WORKER_ENV}), \
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": sweeps.DASK_WORKER_ENV}), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         dask = fedlib.sweep(cs, tmp_path / "dask", executor=client.get_executor(), progress=False)
-    cols = [c for c in serial if c not in results.TIMING_COLUMNS]
+    cols = [c for c in serial if c not in store.TIMING_COLUMNS]
     for other in (pool, dask):
         pd.testing.assert_frame_equal(serial[cols], other[cols], check_exact=True)
     assert sorted(os.listdir(tmp_path / "dask")) == sorted(Store(tmp_path / "serial").keys())
 
 
 def test_workers_compute_in_local_processes_and_give_the_serial_frame(tmp_path):
-    cs = results.grid(_base(rounds=6), algorithm=["fedavg", "fedsum", "mifa"])
+    cs = config.grid(_base(rounds=6), algorithm=["fedavg", "fedsum", "mifa"])
     serial = fedlib.sweep(cs, tmp_path / "serial", progress=False)
     spawned = fedlib.sweep(cs, tmp_path / "spawned", progress=False, workers=2)
-    cols = [c for c in serial if c not in results.TIMING_COLUMNS]
+    cols = [c for c in serial if c not in store.TIMING_COLUMNS]
     pd.testing.assert_frame_equal(serial[cols], spawned[cols], check_exact=True)
     threads = {Store(tmp_path / "spawned").get(c).meta["torch_threads"] for c in cs}
     assert threads == {1}                                       # one thread per worker by default
@@ -212,27 +212,28 @@ def test_workers_compute_in_local_processes_and_give_the_serial_frame(tmp_path):
 
 
 def test_notebook_store_keeps_quick_and_paper_stores_and_smoke_runs_in_a_temporary_folder():
-    assert results.notebook_store("02_fedsum_main", "quick") == results.store_path("02_fedsum_main", "quick")
-    tmp = results.notebook_store("02_fedsum_main", "smoke")
+    kept = notebook.store_path("02_fedsum_main", "quick")
+    assert notebook.notebook_store("02_fedsum_main", "quick") == kept
+    tmp = notebook.notebook_store("02_fedsum_main", "smoke")
     assert tmp.is_dir() and "results" not in tmp.parts and not any(tmp.iterdir())
-    other = results.notebook_store("02_fedsum_main", "paper", committed=False)
+    other = notebook.notebook_store("02_fedsum_main", "paper", committed=False)
     assert other != tmp and other.is_dir()
     with pytest.raises(ValueError, match="^profile"):
-        results.notebook_store("02_fedsum_main", "fast")
+        notebook.notebook_store("02_fedsum_main", "fast")
 
 
 def test_notebook_runs_set_up_a_notebook_from_its_parameters():
-    params = {**plotting.notebook_defaults("05_focus_cifar"), "profile": "smoke"}
-    runs = results.notebook_runs("05_focus_cifar", params)
+    params = {**notebook.notebook_defaults("05_focus_cifar"), "profile": "smoke"}
+    runs = notebook.notebook_runs("05_focus_cifar", params)
     assert runs.out_dir == "results/notebooks/05_focus_cifar-profile=smoke"     # not the committed figures
     assert "results" not in runs.store.parts and runs.workers == 1 and not runs.progress
-    quick = results.notebook_runs("05_focus_cifar", {**params, "profile": "quick", "stand_in_rounds": 2})
+    quick = notebook.notebook_runs("05_focus_cifar", {**params, "profile": "quick", "stand_in_rounds": 2})
     assert "results" not in quick.store.parts                                       # stand-ins: temporary
     cfg = ExperimentConfig("fedavg", "quadratic", "full", 3, problem_args={"num_clients": 3, "dim": 2})
     df = runs.compute([cfg])
     assert set(df["key"]) == {cfg.key()} and (runs.store / cfg.key()).is_dir()
     with pytest.raises(ValueError, match="^profile"):
-        results.notebook_runs("05_focus_cifar", {**params, "profile": "fast"})
+        notebook.notebook_runs("05_focus_cifar", {**params, "profile": "fast"})
 
 
 # ------------------------------------------------------------------------------ checkpoints
@@ -321,10 +322,10 @@ def _stop_at(n):
 
 # ------------------------------------------------------------------------------ profiles, stores
 def test_profiles_and_store_paths():
-    assert results.check_profile("quick") == "quick"
+    assert notebook.check_profile("quick") == "quick"
     with pytest.raises(ValueError, match="^profile: must be one of smoke, quick, paper"):
-        results.check_profile("full")
-    p = results.store_path("02_fedsum_main", "quick", root="/x")
+        notebook.check_profile("full")
+    p = notebook.store_path("02_fedsum_main", "quick", root="/x")
     assert p == Path("/x/results/02_fedsum_main/quick")
 
 
@@ -334,7 +335,7 @@ def _committed_stores():
 
 @pytest.mark.parametrize("store", _committed_stores(), ids=lambda p: p.parent.name)
 def test_committed_store_configs_build_and_one_entry_reproduces(store):
-    configs = results.stored_configs(store)
+    configs = sweeps.stored_configs(store)
     assert configs
     for i, c in enumerate(configs):
         c.validate(where=f"{store.parent.name}[{i}]")
@@ -410,15 +411,15 @@ def test_finals_average_the_last_evaluations_and_blank_diverged_runs(tmp_path):
     ok = _base(rounds=12, eval_every=3)
     bad = _base(algorithm="fedavg", rounds=12, eval_every=3, lr_local=1e12)   # overflows
     df = fedlib.sweep([ok, bad], tmp_path, progress=False)
-    f = results.finals(df)
+    f = analysis.finals(df)
     hist = Store(tmp_path).get(ok).history
     assert f.loc[ok.key(), "loss"] == hist["loss"].iloc[-1] and f.loc[ok.key(), "round"] == 12
-    assert np.isclose(results.finals(df, last=2).loc[ok.key(), "loss"], hist["loss"].iloc[-2:].mean())
+    assert np.isclose(analysis.finals(df, last=2).loc[ok.key(), "loss"], hist["loss"].iloc[-2:].mean())
     assert f.loc[ok.key(), "outcome"] == "ok"
     div = Store(tmp_path).get(bad).meta["diverged_at"]
     assert f.loc[bad.key(), "outcome"] == f"diverged at round {div}" and np.isnan(f.loc[bad.key(), "loss"])
     assert "seconds" not in f and "lr_local" not in f
     with pytest.raises(ValueError, match="^last"):
-        results.finals(df, last=0)
+        analysis.finals(df, last=0)
     with pytest.raises(ValueError, match="^df"):
-        results.finals(df.drop(columns="diverged_at"))
+        analysis.finals(df.drop(columns="diverged_at"))

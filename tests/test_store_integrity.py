@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import fedlib
-from fedlib import ExperimentConfig, participation, results
+from fedlib import ExperimentConfig, config, participation
 from fedlib.__main__ import main
-from fedlib.results import CorruptEntry, EditedEntry, Store
+from fedlib.store import CorruptEntry, EditedEntry, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +22,7 @@ def _stored(tmp_path, n=2):
                             problem_args={"num_clients": 4, "dim": 3, "seed": 1},
                             participation_args={"p": 0.5},
                             local_steps=2, lr_local=0.05, eval_every=5)
-    cs = results.grid(base, seed=list(range(n)))
+    cs = config.grid(base, seed=list(range(n)))
     fedlib.sweep(cs, tmp_path, progress=False)
     return Store(tmp_path), cs
 

@@ -135,3 +135,34 @@ def test_calibration_with_a_method_on_its_own_schedule():
         assert str(e).startswith("schedules:")
     else:
         raise AssertionError("a schedule for a method not asked for must be refused")
+
+
+def test_each_algorithm_declares_the_weights_it_aggregates_with():
+    """One round of each algorithm on exact quadratics equals the theory's model
+    x_1 = x_0 - sum_i W_i M_i (x_0 - c_i) with the W the algorithm declares (fedau's and fedvarp's
+    declarations are limits at a fixed point, checked by the fixed-point tests instead)."""
+    import fedlib
+    from fedlib import algorithms
+
+    prob = problems.random_quadratic(6, 3, seed=2)
+    A, c = prob.A.numpy(), prob.c.numpy()
+    up = np.array([0.3, 0.5, 0.6, 0.8, 0.9, 1.0])
+    steps = np.array([1, 2, 3, 4, 2, 5])
+    eta = 0.05
+    for method, opts in (("fedavg", {"aggregation": "contacted"}), ("ca_fedavg", {}), ("fednova", {}),
+                         ("fedacs", {"draws": 4})):
+        for seed in range(3):
+            sched = participation.build("full", 6, 1, seed=seed, uplink_p=up, local_steps=steps)
+            res = fedlib.run(method, prob, sched, lr_local=eta, progress=False, seed=seed, **opts)
+            x0 = prob.initial_params(seed).numpy()
+            W = theory.aggregation_weights(method, res.schedule, up, eta, prob.weights.numpy(), draws=4)
+            move = sum(W[0, i] * theory.local_map(A[i], eta, int(steps[i])) @ (x0 - c[i]) for i in range(6))
+            assert np.allclose(res.params.numpy(), x0 - move, rtol=1e-10, atol=1e-12), (method, seed)
+    declared = {n for n in algorithms.available() if "theory_weights" in vars(algorithms.get(n))}
+    assert declared == set(theory.METHODS)
+    # a subclass never inherits its parent's declaration
+    assert "theory_weights" not in vars(algorithms.get("amplified_fedavg"))
+    import pytest
+    with pytest.raises(ValueError, match="^method: must be one of ca_fedavg, fedacs, fedau, fedavg, fednova, "
+                                         "fedvarp; got 'amplified_fedavg'"):
+        theory.aggregation_weights("amplified_fedavg", sched, up, eta, prob.weights.numpy())

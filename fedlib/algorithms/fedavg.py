@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from .base import Algorithm, RoundInput, register
+from .reweighting import arrival_share_factor
 
 
 @register
@@ -30,6 +31,26 @@ class FedAvg(Algorithm):
     name = "fedavg"
     description = "FedAvg, two-sided learning rates, K local SGD steps"
     options = ("aggregation", "weights", "momentum", "prox_mu")
+
+    # fedlib.theory's model (FedACS's FedAvg): W_i^t = ok_i m_i / N, anonymous over the N contacted
+    @staticmethod
+    def theory_weights(m, **_):
+        return m / m.shape[1]
+
+    @staticmethod
+    def theory_expected_weights(p, a, weights, **_):
+        return p / len(p)
+
+    @staticmethod
+    def theory_step_factor(m, pt, at, d, asked, rng, mc_samples, fedavg_aggregation="contacted", **_):
+        """s^t with D = the contacted m_i ("contacted"), N ("all"), or the arrivals ("participants",
+        Monte Carlo)."""
+        if fedavg_aggregation in ("contacted", "all"):
+            return (m * pt * at).sum() / (asked if fedavg_aggregation == "contacted" else len(m))
+        if fedavg_aggregation == "participants":
+            return arrival_share_factor(m, pt, at, 1.0, rng, mc_samples)
+        raise ValueError(f"fedavg_aggregation: must be one of contacted, participants, all; "
+                         f"got {fedavg_aggregation!r}")
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)

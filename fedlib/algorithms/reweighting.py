@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import torch
 
-from ..participation import _prob_matrix
+from .._validate import prob_matrix
 from .base import Algorithm, register
 
 
@@ -31,7 +31,29 @@ def known_probs(opts: dict, key: str, schedule) -> np.ndarray:
                       RuntimeWarning, stacklevel=3)
         freq = (schedule.active > 0).sum(0) / schedule.num_rounds
         val = np.clip(freq, 1e-12, 1)
-    return np.array(_prob_matrix(key, val, schedule.num_rounds, schedule.num_clients))
+    return np.array(prob_matrix(key, val, schedule.num_rounds, schedule.num_clients))
+
+
+def arrival_share_factor(m: np.ndarray, pt: np.ndarray, at: np.ndarray, weights: np.ndarray,
+                         rng: np.random.Generator, mc_samples: int) -> float:
+    """E[sum_i share_i ||a_i||_1] over ``mc_samples`` seeded upload patterns (success
+    probabilities ``pt``), with share_i the weight of client i among the arrivals (``weights``
+    times the asked counts ``m``): the step factor of an average over the arrivals (theory)."""
+    ok = rng.random((mc_samples, len(m))) < pt
+    w = ok * m * weights
+    tot = w.sum(1, keepdims=True)
+    share = np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
+    return float((share * at).sum(1).mean())
+
+
+def uniform_expected_weights(p, a, weights, **_):
+    """E[W_i] = 1/N: the division by p_i cancels upload failures on average (theory)."""
+    return np.full(len(p), 1.0 / len(p))
+
+
+def contacted_average_factor(m, pt, at, d, asked, **_):
+    """s^t = sum_i m_i ||a_i||_1 / |asked|: updates divided by p_i, averaged over the asked (theory)."""
+    return (m * at).sum() / asked
 
 
 @register
@@ -50,6 +72,14 @@ class FedAU(Algorithm):
 
     name = "fedau"
     description = "FedAU: weights updates by online estimates of participation intervals"
+
+    # fedlib.theory's model: W_i^t = ok_i m_i omega_i / N with omega_i = 1/p_i, the limit of its
+    # interval estimates; E[W_i] = 1/N (App. I.2 leaves FedAU's rate uncalibrated: no step factor)
+    @staticmethod
+    def theory_weights(m, uplink_p, **_):
+        return m / (uplink_p * m.shape[1])
+
+    theory_expected_weights = staticmethod(uniform_expected_weights)
     options = ("cutoff", "momentum", "prox_mu")
 
     def init(self, x0, nominal_steps):
@@ -173,6 +203,28 @@ class FedNova(Algorithm):
     """
 
     name = "fednova"
+
+    # fedlib.theory's model: W_i^t = tau_eff share_i / a_i over the arrivals (data shares)
+    @staticmethod
+    def theory_weights(m, schedule, eta, weights, momentum=0.0, prox_mu=0.0, **_):
+        a = nova_normaliser(torch.tensor(np.array(schedule.local_steps)), eta, momentum, prox_mu).numpy()
+        w = m * weights[None, :]
+        tot = w.sum(1, keepdims=True)
+        p = np.divide(w, tot, out=np.zeros_like(w, dtype=float), where=tot > 0)
+        tau_eff = (p * a).sum(1, keepdims=True)
+        return tau_eff * p / a
+
+    @staticmethod
+    def theory_expected_weights(p, a, weights, mc_samples=20000, seed=0, **_):
+        ok = np.random.default_rng(seed).random((mc_samples, len(p))) < p
+        w = ok * weights
+        tot = w.sum(1, keepdims=True)
+        share = np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
+        return ((share * a).sum(1, keepdims=True) * share / a).mean(0)
+
+    @staticmethod
+    def theory_step_factor(m, pt, at, d, asked, rng, mc_samples, **_):
+        return arrival_share_factor(m, pt, at, d, rng, mc_samples)
     description = "FedNova: normalised averaging for heterogeneous local steps"
     options = ("momentum", "prox_mu")
 
@@ -232,6 +284,14 @@ class CAFedAvg(Algorithm):
     name = "ca_fedavg"
     description = "communication-aware FedAvg: divides by the uplink success probability"
     options = ("uplink_p", "momentum", "prox_mu")
+
+    # fedlib.theory's model: W_i^t = ok_i m_i / (p_i N); E[W_i] = 1/N; step factor over the asked
+    @staticmethod
+    def theory_weights(m, uplink_p, **_):
+        return m / (uplink_p * m.shape[1])
+
+    theory_expected_weights = staticmethod(uniform_expected_weights)
+    theory_step_factor = staticmethod(contacted_average_factor)
 
     def prepare_schedule(self, schedule, seed, lr_local):
         self.p = torch.as_tensor(known_probs(self.opts, "uplink_p", schedule))

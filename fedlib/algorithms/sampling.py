@@ -50,6 +50,22 @@ class FedACS(Algorithm):
     description = "FedACS: sampling with replacement by q_i ~ d_i/(p_i ||a_i||_1), anonymous aggregation"
     options = ("draws", "uplink_p", "weights", "momentum", "prox_mu")
 
+    # fedlib.theory's model: W_i^t = ok_i m_i / K on its own sampled schedule; E[W_i] = q_i p_i
+    @staticmethod
+    def theory_weights(m, draws, **_):
+        return m / float(draws)
+
+    @staticmethod
+    def theory_expected_weights(p, a, weights, **_):
+        q = weights / (p * a)
+        return q / q.sum() * p
+
+    @staticmethod
+    def theory_step_factor(m, pt, at, d, asked, **_):
+        """K draws by q_i ~ d_i / (p_i ||a_i||_1) over the available clients: s = sum_i q_i p_i ||a_i||_1."""
+        live = m > 0
+        return d[live].sum() / (d[live] / (pt[live] * at[live])).sum() if d[live].sum() > 0 else 0.0
+
     def sampling_probs(self, schedule: Schedule, lr: float = 1.0) -> np.ndarray:
         """q [rounds, N] of inferred eq. (15) over the available clients of each round (a row
         of zeros where no client is available: nobody is drawn then)."""

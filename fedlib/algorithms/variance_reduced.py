@@ -7,9 +7,11 @@ arrives in the round (a failed upload leaves the client's entries untouched).
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .base import Algorithm, register
+from .reweighting import contacted_average_factor, uniform_expected_weights
 
 
 @register
@@ -98,6 +100,16 @@ class FedVARP(Algorithm):
     name = "fedvarp"
     description = "FedVARP: SAGA-style variance reduction over stale updates"
     options = ("momentum", "prox_mu")
+
+    # fedlib.theory's model: at a fixed point the server table holds every client's update at x_bar
+    # and the fresh-minus-stored correction has mean zero, so W_i^t = 1/N for every client (App. I.2
+    # eq. 115 as we read it: c-a-FedAvg's expected aggregate); its step factor is c-a-FedAvg's
+    @staticmethod
+    def theory_weights(m, **_):
+        return np.full(m.shape, 1.0 / m.shape[1])
+
+    theory_expected_weights = staticmethod(uniform_expected_weights)
+    theory_step_factor = staticmethod(contacted_average_factor)
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)

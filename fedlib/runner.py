@@ -1,5 +1,5 @@
-"""Running experiments: :func:`run` (one algorithm, one problem, one schedule) and
-:func:`run_cached` (a frozen :class:`ExperimentConfig`, results cached on disk).
+"""Running one experiment: :func:`run` (an algorithm, a problem and a participation schedule)
+and :func:`run_config` (a frozen :class:`~fedlib.config.ExperimentConfig`).
 
 Three lines::
 
@@ -10,7 +10,6 @@ Three lines::
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -20,7 +19,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +29,17 @@ import torch
 from tqdm import tqdm
 
 from . import algorithms, participation
+from ._validate import check_int
+from ._validate import jsonable as _json_value
 from .arithmetic import AnchorRecorder
+from .config import ExperimentConfig
 from .engine import get_engine
-from .participation import Schedule, _check_int
-from .participation import _jsonable as _json_value
+from .participation import Schedule
 from .problems import Problem
 from .problems import available as problems_available
 from .problems import build as build_problem
 
-__all__ = ["ExperimentConfig", "Result", "run", "run_cached", "run_config"]
+__all__ = ['Result', 'run', 'run_config']
 
 
 @dataclass
@@ -113,7 +114,7 @@ def _schedule(participation_spec: Any, problem: Problem, rounds: int | None,
         if rounds is not None:
             sched = sched.truncate(rounds)
         if local_steps is not None:
-            k = _check_int("local_steps", local_steps, 1)
+            k = check_int("local_steps", local_steps, 1)
             sched = Schedule(sched.active, sched.uplink_ok, np.full(sched.active.shape, k),
                              dict(sched.spec, local_steps=k))
         return sched
@@ -195,11 +196,11 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         raise ValueError(f"lr_schedule: unknown schedule {lr_schedule!r}; known: "
                          f"{', '.join(algorithms.lr_schedules)}")
     lr_local, lr_global = _positive("lr_local", lr_local), _positive("lr_global", lr_global)
-    eval_every = _check_int("eval_every", eval_every, 1)
-    checkpoint_every = _check_int("checkpoint_every", checkpoint_every, 1)
-    round_offset = _check_int("round_offset", round_offset, 0)
+    eval_every = check_int("eval_every", eval_every, 1)
+    checkpoint_every = check_int("checkpoint_every", checkpoint_every, 1)
+    round_offset = check_int("round_offset", round_offset, 0)
     if rounds is not None:
-        rounds = _check_int("rounds", rounds, 1)
+        rounds = check_int("rounds", rounds, 1)
     sched = _schedule(participation, problem, rounds, local_steps, seed)
     _warn_idle_clients(sched)
     eng = get_engine(engine)
@@ -371,249 +372,11 @@ def _jsonable(v: Any) -> Any:
     return _json_value(v)
 
 
-# --------------------------------------------------------------------------------------------
-# Configs
-# --------------------------------------------------------------------------------------------
-_ARG_FIELDS = ("problem_args", "participation_args", "algorithm_args")
-
-
-def _freeze(v: Any) -> Any:
-    """A hashable, canonical form of an argument value: mappings become sorted (name, value)
-    pairs, sequences and arrays tuples, numpy scalars Python numbers."""
-    if isinstance(v, dict):
-        return tuple(sorted((str(k), _freeze(x)) for k, x in v.items()))
-    if isinstance(v, torch.Tensor):
-        v = v.detach().cpu().numpy()
-    if isinstance(v, np.ndarray):
-        return _freeze(v.tolist())
-    if isinstance(v, (list, tuple)):
-        return tuple(_freeze(x) for x in v)
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
-
-
-def _is_pairs(v: Any) -> bool:
-    return isinstance(v, tuple) and len(v) > 0 and all(
-        isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in v)
-
-
-def _thaw(v: Any) -> Any:
-    """Inverse of :func:`_freeze` for building: (name, value) pairs become dicts, tuples lists."""
-    if _is_pairs(v):
-        return {k: _thaw(x) for k, x in v}
-    if isinstance(v, tuple):
-        return [_thaw(x) for x in v]
-    return v
-
-
-def _args(field_name: str, value: Any) -> tuple:
-    if value is None:
-        return ()
-    if isinstance(value, dict):
-        return _freeze(value)
-    if isinstance(value, (tuple, list)) and all(isinstance(p, (tuple, list)) and len(p) == 2
-                                                 and isinstance(p[0], str) for p in value):
-        return _freeze(dict(value))
-    raise ValueError(f"{field_name}: expected a dict or (name, value) pairs, got {value!r}")
-
-
-@dataclass(frozen=True)
-class ExperimentConfig:
-    """Everything that determines one run, as plain data (hashable, JSON-serialisable).
-
-    Attributes:
-        algorithm: algorithm name (:func:`fedlib.algorithms.available`).
-        problem: problem builder name (:func:`fedlib.problems.available`).
-        participation: participation kind (:func:`fedlib.participation.available`).
-        rounds: T.
-        problem_args, participation_args, algorithm_args: arguments of the builder, the kind and
-            the algorithm; give a dict or (name, value) pairs; stored as sorted pairs (nested
-            dicts too), so equal settings give equal configs.
-        local_steps, lr_local, lr_global, lr_schedule, eval_every, seed: as in :func:`run`.
-        init_from: a warm-up phase: another config (or its dict) whose final model this run
-            starts from. The warm-up must have the same problem and participation (kind,
-            arguments, seed, local steps): the participation schedule continues where the
-            warm-up's ended (rounds warm.rounds .. warm.rounds + rounds - 1 of the same
-            pattern, with minibatch keys continuing too), while the algorithm, its rates and
-            its state (e.g. the amplification clock, a wait baseline's waiting cost) start
-            afresh. The history counts this phase's rounds from 0. Runs with ``init_from`` go
-            through a store (:func:`fedlib.sweep` computes warm-ups first and keeps their final
-            model), so a warm-up shared by many methods runs once.
-
-    The store key (:meth:`key`) hashes the fields that differ from their defaults (and the
-    required ones), so adding a new defaulted field later keeps every existing key.
-    """
-
-    algorithm: str
-    problem: str
-    participation: str
-    rounds: int
-    problem_args: tuple = ()
-    participation_args: tuple = ()
-    local_steps: int = 10
-    lr_local: float = 0.01
-    lr_global: float = 1.0
-    lr_schedule: str = "constant"
-    eval_every: int = 1
-    seed: int = 0
-    algorithm_args: tuple = ()
-    init_from: tuple = ()
-
-    def __post_init__(self) -> None:
-        for name in _ARG_FIELDS:
-            object.__setattr__(self, name, _args(name, getattr(self, name)))
-        warm = self.init_from
-        if isinstance(warm, ExperimentConfig):
-            warm = warm.to_dict()
-        if warm is None or (isinstance(warm, (tuple, list, dict)) and len(warm) == 0):
-            object.__setattr__(self, "init_from", ())
-        elif isinstance(warm, dict):
-            ExperimentConfig.from_dict(warm)                   # must itself be a valid config
-            object.__setattr__(self, "init_from", _freeze(warm))
-        elif isinstance(warm, (tuple, list)) and _is_pairs(tuple(warm)):
-            object.__setattr__(self, "init_from", tuple(warm))
-        else:
-            raise ValueError(f"init_from: expected an ExperimentConfig or its dict, got {warm!r}")
-        for name in ("lr_local", "lr_global"):
-            v = getattr(self, name)
-            if isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool):
-                object.__setattr__(self, name, float(v))
-        for name in ("rounds", "local_steps", "eval_every", "seed"):
-            v = getattr(self, name)
-            if isinstance(v, np.integer):
-                object.__setattr__(self, name, int(v))
-
-    # -- plain data ---------------------------------------------------------------------------
-    def to_dict(self) -> dict:
-        """JSON-ready dict (argument pairs as dicts)."""
-        out = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name == "init_from":
-                out[f.name] = self.warmup().to_dict() if v else None
-            elif f.name in _ARG_FIELDS:
-                out[f.name] = _thaw(v) if v else {}
-            else:
-                out[f.name] = v
-        return out
-
-    def warmup(self) -> ExperimentConfig | None:
-        """The warm-up phase this run starts from (``init_from``), or None."""
-        if not self.init_from:
-            return None
-        d = _thaw(self.init_from)
-        for name in (*_ARG_FIELDS,):
-            if isinstance(d.get(name), list) and not d[name]:
-                d[name] = {}
-        return ExperimentConfig.from_dict(d)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ExperimentConfig:
-        """Inverse of :meth:`to_dict`; unknown fields are an error naming them."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"{unknown[0]}: not a field of ExperimentConfig; fields: "
-                             f"{', '.join(sorted(known))}")
-        return cls(**d)
-
-    def replace(self, **changes: Any) -> ExperimentConfig:
-        """A copy with some fields changed; ``name.arg=value`` style keys are not accepted here,
-        see :func:`fedlib.grid` for that."""
-        return dataclasses.replace(self, **changes)
-
-    def key(self) -> str:
-        """Store key: ``<algorithm>-<16 hex digits>``, a hash of the non-default fields."""
-        d = self.to_dict()
-        defaults = {f.name: f.default for f in fields(self) if f.default is not dataclasses.MISSING}
-        defaults["init_from"] = None
-        core = {k: v for k, v in d.items()
-                if k not in defaults or (v != ({} if k in _ARG_FIELDS else defaults[k]))}
-        blob = json.dumps(core, sort_keys=True, default=str)
-        return f"{self.algorithm}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
-
-    # -- checks and building -------------------------------------------------------------------
-    def validate(self, where: str = "config") -> None:
-        """Check names and values before anything runs; errors name ``where`` and the field."""
-        def bad(field_name: str, msg: str) -> ValueError:
-            return ValueError(f"{where}.{field_name}: {msg}")
-        if self.algorithm not in algorithms.available():
-            raise bad("algorithm", f"unknown algorithm {self.algorithm!r}; known: "
-                                   f"{', '.join(algorithms.available())}")
-        from .problems import available as problems_available
-        if self.problem not in problems_available():
-            raise bad("problem", f"unknown problem {self.problem!r}; known: "
-                                 f"{', '.join(problems_available())}")
-        if self.participation not in participation.available():
-            raise bad("participation", f"unknown participation kind {self.participation!r}; known: "
-                                       f"{', '.join(participation.available())}")
-        if self.lr_schedule not in algorithms.lr_schedules:
-            raise bad("lr_schedule", f"unknown schedule {self.lr_schedule!r}; known: "
-                                     f"{', '.join(algorithms.lr_schedules)}")
-        for name, low in (("rounds", 1), ("local_steps", 1), ("eval_every", 1), ("seed", 0)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise bad(name, f"must be an int >= {low}, got {v!r}")
-        for name in ("lr_local", "lr_global"):
-            v = getattr(self, name)
-            if not isinstance(v, float) or not math.isfinite(v) or v <= 0:
-                raise bad(name, f"must be a positive finite number, got {v!r}")
-        warm = self.warmup()
-        if warm is not None:
-            warm.validate(where=f"{where}.init_from")
-            for name in ("problem", "problem_args", "participation", "participation_args", "seed",
-                         "local_steps"):
-                if getattr(warm, name) != getattr(self, name):
-                    raise bad("init_from", f"the warm-up must have the same {name} as the run it "
-                                           f"starts (the schedule continues); got {getattr(warm, name)!r} "
-                                           f"and {getattr(self, name)!r}")
-        opts = algorithms.get(self.algorithm).options
-        for name, _ in self.algorithm_args:
-            if name not in opts:
-                raise bad(f"algorithm_args.{name}", f"not an option of algorithm {self.algorithm!r}; "
-                                                    f"its options: {', '.join(opts) or '(none)'}")
-
-    def build_problem(self, device: str | None = None) -> Problem:
-        """The problem of this config (cached per process: the last one built is reused)."""
-        args = _thaw(self.problem_args) if self.problem_args else {}
-        if device is not None:
-            args["device"] = device
-        cache_key = json.dumps([self.problem, args], sort_keys=True, default=str)
-        if _PROBLEM_CACHE.get("key") != cache_key:
-            _PROBLEM_CACHE.clear()
-            _PROBLEM_CACHE.update(key=cache_key, problem=build_problem(self.problem, **args))
-        return _PROBLEM_CACHE["problem"]
-
-    def schedule(self, num_clients: int | None = None, problem: Problem | None = None) -> Schedule:
-        """The participation schedule of this config (the environment, before an algorithm's
-        own client selection); ``num_clients`` defaults to the problem's. With
-        ``local_epochs`` in ``participation_args`` the clients' sizes and the batch size come
-        from the (neural) problem unless given (given both, no problem is built: the schedule
-        needs no data), and ``local_steps`` is not used."""
-        spec = _thaw(self.participation_args) if self.participation_args else {}
-        if "local_epochs" in spec or "local_epochs_range" in spec:
-            if "client_sizes" not in spec or "batch_size" not in spec:
-                problem = problem if problem is not None else self.build_problem()
-            if "client_sizes" not in spec:
-                spec["client_sizes"] = [int(v) for v in getattr(problem, "sizes", [])] or None
-            if "batch_size" not in spec:
-                spec["batch_size"] = getattr(problem, "batch_size", None)
-        else:
-            spec.setdefault("local_steps", self.local_steps)
-        spec.setdefault("seed", self.seed)
-        n = (problem or self.build_problem()).num_clients if num_clients is None else num_clients
-        return participation.build(self.participation, n, self.rounds, **spec)
-
-
-_PROBLEM_CACHE: dict[str, Any] = {}
-
-
 def run_config(config: ExperimentConfig, device: str | None = None, progress: bool = False,
                rounds: int | None = None, checkpoint: str | os.PathLike | None = None,
                checkpoint_every: int = 50, x0: torch.Tensor | None = None) -> Result:
     """Run one :class:`ExperimentConfig` (no store). ``rounds`` truncates the run to its first
-    rounds on the config's full schedule (what :func:`fedlib.results.verify` replays). A config
+    rounds on the config's full schedule (what :func:`fedlib.verify` replays). A config
     with ``init_from`` needs ``x0``, the warm-up's final model (a store supplies it)."""
     config.validate()
     problem = config.build_problem(device)
@@ -634,14 +397,4 @@ def run_config(config: ExperimentConfig, device: str | None = None, progress: bo
                lr_schedule=config.lr_schedule, eval_every=config.eval_every, seed=config.seed,
                progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                device=device, x0=x0, round_offset=offset,
-               **(_thaw(config.algorithm_args) if config.algorithm_args else {}))
-
-
-def run_cached(config: ExperimentConfig, cache_dir: str | os.PathLike | None = None,
-               progress: bool = False, device: str | None = None) -> Result:
-    """Run ``config`` or load it from a results store (default ``results/cache`` of the
-    project), keeping the final model: a thin layer over :class:`fedlib.results.Store`."""
-    from .plotting import project_root
-    from .results import Store
-    store = Store(cache_dir if cache_dir is not None else project_root() / "results" / "cache")
-    return store.get_or_run(config, device=device, progress=progress, save_params=True)
+               **config.arguments("algorithm_args"))

@@ -1,22 +1,32 @@
-"""The papers' deep-learning setups per profile, shared by the notebooks that reproduce them.
-
-A *study* turns a profile (``smoke``, ``quick``, ``paper``; see :data:`fedlib.results.PROFILES`)
-into the settings of one paper's experiments and into :class:`~fedlib.ExperimentConfig` objects.
-Notebooks 02 and 03 both build on FedSUM's App. H setup, and notebook 03 reuses notebook 02's
-learning-rate grid (the same stored runs), so the setup lives here once.
-"""
+"""FedSUM App. H (notebooks 02 and 03) per profile: N, S, K, B, T, the patterns P1-P3 and the
+learning-rate grid; notebook 03 reuses notebook 02's grid (the same stored runs)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from .experiment import ExperimentConfig
-from .results import check_profile
+from ..analysis import best_rows
+from ..config import ExperimentConfig
+from ..notebook import check_profile
 
-__all__ = ["FedSumSetup", "fedsum_setup", "pick_rates"]
+__all__ = ["BASELINES", "METHODS", "OURS", "FedSumSetup", "fedsum_setup", "pick_rates"]
+
+#: Fig. 1 / Figs. 5-8: label -> (algorithm, options)
+METHODS = {
+    "FedSUM": ("fedsum", {}),
+    "FedSUM-CR": ("fedsum_cr", {"rebuild": "eq11"}),
+    "FedSUM-CR (exact rate sum)": ("fedsum_cr", {"rebuild": "rate_sum"}),
+    "FedAvg": ("fedavg", {}),
+    "FedAU": ("fedau", {"cutoff": 50}),
+    "FedAWE": ("fedawe", {"clip": 0.5, "evaluate": "mean_of_copies"}),
+    "FedVARP": ("fedvarp", {}),
+    "MIFA": ("mifa", {}),
+    "SCAFFOLD": ("scaffold", {"uplink_vectors": 1}),
+}
+OURS = ["FedSUM", "FedSUM-CR"]
+BASELINES = ["FedAvg", "FedAU", "FedAWE", "FedVARP", "MIFA", "SCAFFOLD"]
 
 #: FedSUM App. H, Table 2 and "Client participation patterns" (P1-P3).
 _FEDSUM = {
@@ -98,6 +108,44 @@ class FedSumSetup:
             participation_args=args, local_steps=self.local_steps, lr_local=0.01, lr_global=1.0,
             lr_schedule="fedsum_sqrt", eval_every=self.eval_every, seed=seed)
 
+    def main_configs(self, rates: dict, patterns: list, seeds: list) -> dict:
+        """Fig. 1 / Figs. 5-8: every method of :data:`METHODS` under each pattern and seed at the
+        grid's rates ``rates[dataset] = (eta_0, eta_g)``: config -> (dataset, pattern, seed, method)."""
+        out = {}
+        for ds in self.datasets:
+            eta0, eta_g = rates[ds]
+            for pattern in patterns:
+                for seed in seeds:
+                    base = self.base(ds, seed, pattern).replace(lr_local=eta0, lr_global=eta_g)
+                    for label, (algo, opts) in METHODS.items():
+                        out[base.replace(algorithm=algo, algorithm_args=opts)] = (ds, pattern, seed, label)
+        return out
+
+    def cases(self) -> dict[str, tuple[str, dict]]:
+        """Sec. 2.1's Cases 1-4 at this profile's N and S (Fig. 9)."""
+        n, k = self.num_clients, self.per_round
+        return {"Case 1 (uniform)": ("uniform", {"per_round": k}),
+                "Case 2 (Bernoulli)": ("bernoulli", {"p": k / n}),
+                "Case 3 (cyclic)": ("cyclic", {"per_round": k}),
+                "Case 4 (reshuffled cyclic)": ("reshuffled_cyclic", {"per_round": k})}
+
+    #: App. H.8's biased sampling (Fig. 14)
+    biased = ("biased", {"start": 0.5, "step": 0.05, "group": 11})
+
+    def decaying(self, dataset: str, algorithm: str, pattern, rates: dict, seed: int = 0) -> ExperimentConfig:
+        """``algorithm`` under ``pattern`` at the grid's rates, eta_l(t) = eta_0 / sqrt(t/10 + 1)."""
+        eta0, eta_g = rates[dataset]
+        return self.base(dataset, seed, pattern).replace(algorithm=algorithm, lr_local=eta0, lr_global=eta_g)
+
+    def constant(self, dataset: str, algorithm: str, pattern, lr: float, seed: int = 0,
+                 **changes) -> ExperimentConfig:
+        """``algorithm`` under ``pattern`` with a constant local rate ``lr``, eta_g = 1 (``batch_size``
+        among ``changes`` changes the problem's batch)."""
+        b = self.base(dataset, seed, pattern)
+        if "batch_size" in changes:
+            b = b.replace(problem_args={**dict(b.problem_args), "batch_size": changes.pop("batch_size")})
+        return b.replace(algorithm=algorithm, lr_local=lr, lr_schedule="constant", **changes)
+
     def grid_configs(self, dataset: str) -> dict:
         """The learning-rate grid: FedAvg under P1, seed 0, ``grid_rounds`` rounds; maps each
         config to its (eta_0, eta_g)."""
@@ -140,9 +188,6 @@ def pick_rates(df: pd.DataFrame, configs: dict) -> tuple[pd.DataFrame, float, fl
         rows.append({"eta_0": e0, "eta_g": eg, "eta_0 x eta_g": e0 * eg,
                      "final train loss": r["loss"], "final test acc": r["test_acc"], "status": r["status"]})
     table = pd.DataFrame(rows)
-    ok = table[(table["status"] == "ok") & table["final train loss"].map(math.isfinite)]
-    if ok.empty:
-        raise RuntimeError("every run of the learning-rate grid diverged or failed")
-    best = ok["final train loss"].idxmin()
-    table["chosen"] = table.index == best
+    table["chosen"] = best_rows(table, "final train loss")
+    best = table.index[table["chosen"]][0]
     return table, float(table.loc[best, "eta_0"]), float(table.loc[best, "eta_g"])

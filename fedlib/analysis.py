@@ -1,0 +1,107 @@
+"""Analysis of sweep frames: failed runs named, runs labelled, final values per run (diverged runs
+blanked), the best cell of a grid."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .store import TIMING_COLUMNS
+
+__all__ = ["best_rows", "finals", "first_reach", "label", "require_ok"]
+
+
+def require_ok(df: pd.DataFrame, allow_diverged: bool = True) -> pd.DataFrame:
+    """``df`` (a :func:`sweep` frame) if no run failed, else a RuntimeError naming the failed
+    runs and their errors (diverged runs pass unless ``allow_diverged=False``)."""
+    bad_status = ("error",) if allow_diverged else ("error", "diverged")
+    bad = df[df["status"].isin(bad_status)].drop_duplicates("key")
+    if len(bad):
+        lines = [f"{k}: {str(e).splitlines()[0] if isinstance(e, str) else s}"
+                 for k, e, s in zip(bad["key"], bad["error"], bad["status"], strict=True)]
+        raise RuntimeError(f"{len(bad)} run(s) failed: " + "; ".join(lines[:5]))
+    return df
+
+
+def finals(df: pd.DataFrame, last: int = 1) -> pd.DataFrame:
+    """One row per run of a :func:`sweep` frame, indexed by ``key``: the mean of each history
+    metric over its ``last`` evaluated rounds (1: the final evaluation), with ``round`` the last
+    round. Pass the sweep's frame (columns a caller appends after the history are averaged too).
+
+    A run that diverged or failed has no final value: its metrics are NaN (its history stops
+    before the divergence, and the last values it had are not where it ended), and the column
+    ``outcome`` says ``"ok"``, ``"diverged at round R"`` or ``"error"``.
+    """
+    if last < 1:
+        raise ValueError(f"last: must be >= 1, got {last!r}")
+    cols = list(df.columns)
+    if "diverged_at" not in cols:
+        raise ValueError("df: expected a frame of fedlib.sweep (it has no diverged_at column)")
+    history = cols[cols.index("diverged_at") + 1:]             # the history columns follow the meta
+    metrics = [c for c in history if c != "round" and c not in TIMING_COLUMNS
+               and pd.api.types.is_numeric_dtype(df[c])]
+    tail = df.sort_values("round").groupby("key", sort=False).tail(last)
+    out = tail.groupby("key", sort=False)[metrics].mean()
+    info = tail.groupby("key", sort=False)[["round", "status", "diverged_at"]].last()
+    out = info.join(out)
+    bad = out["status"] != "ok"
+    out.loc[bad, metrics] = np.nan
+    out["outcome"] = [("ok" if s == "ok" else f"diverged at round {int(d)}" if s == "diverged" and pd.notna(d)
+                       else str(s)) for s, d in zip(out["status"], out["diverged_at"], strict=True)]
+    return out
+
+
+def label(df: pd.DataFrame, labels: Mapping, names: Sequence[str]) -> pd.DataFrame:
+    """``df`` with one column per name in ``names``, from each run's labels.
+
+    Args:
+        df: a :func:`fedlib.sweep` frame (a ``key`` column) or a frame indexed by key (as
+            :func:`finals` gives).
+        labels: config (or key) -> a tuple of values, one per name (or a single value when
+            ``names`` has one name).
+        names: the new columns, appended in this order.
+    """
+    by_key = {(c if isinstance(c, str) else c.key()): v if isinstance(v, tuple) else (v,)
+              for c, v in labels.items()}
+    keys = df["key"] if "key" in df.columns else pd.Series(df.index, index=df.index)
+    missing = sorted(set(keys) - set(by_key))
+    if missing:
+        raise ValueError(f"labels: no labels for run {missing[0]} (and {len(missing) - 1} more)")
+    out = df.copy()
+    for i, name in enumerate(names):
+        out[name] = [by_key[k][i] for k in keys]
+    return out
+
+
+def best_rows(table: pd.DataFrame, score: str, by: str | None = None, lower: bool = True) -> pd.Series:
+    """Which rows of a grid's table are chosen: per group of ``by`` (or overall), the row with the
+    lowest (``lower``) or highest ``score`` among the runs that finished (``status`` ok and a
+    finite score); a diverged or failed run is never chosen. A group with no such run is a
+    RuntimeError naming it."""
+    fine = np.isfinite(table[score].astype(float))
+    if "status" in table:
+        fine &= table["status"] == "ok"
+    chosen = pd.Series(False, index=table.index)
+    groups = table.groupby(by, sort=False) if by else [(None, table)]
+    for name, rows in groups:
+        ok = rows[fine.loc[rows.index]]
+        if ok.empty:
+            where = "" if by is None else f" for {name}"
+            raise RuntimeError(f"every run of the learning-rate grid{where} diverged or failed")
+        chosen.loc[ok[score].idxmin() if lower else ok[score].idxmax()] = True
+    return chosen
+
+
+def first_reach(df: pd.DataFrame, target: float, metric: str = "test_acc",
+                columns: Sequence[str] = ("round",)) -> pd.DataFrame:
+    """Per run of a :func:`fedlib.sweep` frame (indexed by key): the values of ``columns`` (rounds,
+    model units, local steps, seconds, ...) at the first evaluation where ``metric`` reaches
+    ``target`` (``>=``); NaN where it never does."""
+    rows = {}
+    for key, h in df.groupby("key", sort=False):
+        hit = h.sort_values("round")
+        hit = hit[hit[metric] >= target]
+        rows[key] = {c: float(hit.iloc[0][c]) if len(hit) else np.nan for c in columns}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=list(columns)).rename_axis("key")

@@ -1,0 +1,129 @@
+"""What the notebooks share: profiles, their parameters' defaults, where they write figures and
+keep runs, and the set-up of a deep-learning notebook (:func:`notebook_runs`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .analysis import require_ok
+from .config import ExperimentConfig
+from .paths import project_root
+from .sweeps import sweep
+
+__all__ = ["NotebookRuns", "PROFILES", "check_profile", "notebook_defaults", "notebook_output_dir",
+           "notebook_runs", "notebook_store", "store_path"]
+
+
+#: the profiles of the deep-learning notebooks (DEVELOPERS.md): every code path on tiny settings,
+#: reduced real-MNIST runs committed in a store, the papers' exact settings
+PROFILES = ("smoke", "quick", "paper")
+
+
+def check_profile(profile: str) -> str:
+    """``profile`` if it is one of :data:`PROFILES`, else a ValueError naming the choices."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile: must be one of {', '.join(PROFILES)}; got {profile!r}")
+    return profile
+
+
+def store_path(notebook: str, profile: str, root: str | os.PathLike | None = None) -> Path:
+    """``<root>/results/<notebook>/<profile>`` (root: the project folder). The stores of the
+    ``quick`` profile are committed in git; the others are ignored caches."""
+    return Path(root or project_root()) / "results" / notebook / check_profile(profile)
+
+
+def notebook_store(notebook: str, profile: str, committed: bool = True) -> Path:
+    """Where a notebook keeps its runs, created if missing: :func:`store_path` for a store that
+    is kept (the quick profile's is committed), else a new temporary folder (smoke runs and
+    stand-in tests leave nothing behind)."""
+    if committed and check_profile(profile) != "smoke":
+        path = store_path(notebook, profile)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    return Path(tempfile.mkdtemp(prefix=f"fedlib-{notebook}-{check_profile(profile)}-"))
+
+
+def notebook_defaults(notebook: str) -> dict:
+    """The literal defaults of a notebook's ``parameters`` cell, read from
+    ``notebooks/<notebook>.ipynb`` (or its ``.py`` pair) of the project."""
+    root = project_root(Path(__file__).parent)
+    ipynb = root / "notebooks" / f"{notebook}.ipynb"
+    if ipynb.exists():
+        cells = json.loads(ipynb.read_text())["cells"]
+        src = next(("".join(c["source"]) for c in cells
+                    if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    else:
+        text = (root / "notebooks" / f"{notebook}.py").read_text()
+        src = text.split('# %% tags=["parameters"]', 1)[1].split("# %%", 1)[0]
+    if src is None:
+        raise ValueError(f"notebook: {ipynb} has no cell tagged 'parameters'")
+    ns: dict = {}
+    exec(compile(src, f"{notebook} parameters", "exec"), ns)   # literals only, by convention
+    return {k: v for k, v in ns.items() if not k.startswith("__")}
+
+
+def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
+                        ignore: tuple[str, ...] = ("progress", "out_dir", "workers")) -> str:
+    """Where a notebook writes its figures and tables.
+
+    ``out_dir`` if given; else ``figures/<notebook>`` -- the committed figures -- only when
+    every parameter has its default value (``ignore`` lists parameters that do not change
+    results); else ``results/notebooks/<notebook>-<overrides>/``, so that a run with other
+    parameters (``papermill -p ...``) never overwrites the committed figures. Prints the choice.
+    """
+    if out_dir:
+        return out_dir
+    defaults = notebook_defaults(notebook)
+    changed = {k: params[k] for k, v in defaults.items()
+               if k not in ignore and k in params and params[k] != v}
+    if not changed:
+        return f"figures/{notebook}"
+    tag = "-".join(f"{k}={v}" for k, v in sorted(changed.items()))
+    tag = "".join(c if c.isalnum() or c in "=-_." else "_" for c in tag)[:120]
+    target = f"results/notebooks/{notebook}-{tag}"
+    print(f"parameters differ from the defaults ({', '.join(f'{k}={v!r}' for k, v in changed.items())}): "
+          f"figures and tables go to {target}/, not to the committed figures/{notebook}/")
+    return target
+
+
+@dataclass(frozen=True)
+class NotebookRuns:
+    """What a deep-learning notebook sets up from its parameters (see :func:`notebook_runs`).
+
+    Attributes:
+        out_dir: where its figures and tables go (:func:`notebook_output_dir`).
+        store: where its runs are kept (:func:`notebook_store`).
+        workers: worker processes computing missing runs (1: in the kernel).
+        progress: progress bars of the sweeps.
+    """
+
+    out_dir: str
+    store: Path
+    workers: int = 1
+    progress: bool = False
+
+    def compute(self, configs: Iterable[ExperimentConfig]) -> pd.DataFrame:
+        """Load or compute ``configs`` in the store (``workers`` processes with one thread
+        each) and return their histories; a run that failed raises (:func:`require_ok`)."""
+        return require_ok(sweep(list(configs), self.store, progress=self.progress, workers=self.workers))
+
+
+def notebook_runs(notebook: str, params: dict, out_dir: str = "") -> NotebookRuns:
+    """The set-up shared by the deep-learning notebooks, from their parameters ``params``
+    (``globals()``: ``profile``, ``stand_in_rounds``, ``workers``, ``progress``): the seaborn
+    style, a checked profile, the output folder and the store (a temporary one for smoke runs
+    and stand-in tests, which leave nothing behind)."""
+    from . import plotting
+    plotting.set_style()
+    profile = check_profile(params["profile"])
+    return NotebookRuns(notebook_output_dir(notebook, params, out_dir),
+                        notebook_store(notebook, profile, committed=params.get("stand_in_rounds", 0) == 0),
+                        int(params.get("workers", 1)), bool(params.get("progress", False)))

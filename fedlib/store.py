@@ -1,0 +1,415 @@
+"""The results store: every run computed once into a folder of small, human-diffable, sealed files
+(``config.json``, ``history.csv``, ``meta.json``, optionally ``params.npy``), with its provenance.
+
+A store is a folder (by convention ``results/<notebook>/<profile>/``); one entry per run, a
+sub-folder named by :meth:`ExperimentConfig.key`::
+
+    <key>/config.json    the config (ExperimentConfig.to_dict())
+    <key>/history.csv    every evaluated round (round, metrics, uplink, downlink, seconds, ...)
+    <key>/meta.json      status (ok / diverged / error), error text or divergence round, versions,
+                         git commit, arithmetic and replay anchor, wall time, date, rows, the
+                         history's columns and the content digests of the other files
+    <key>/params.npy     the final model, only when asked for (``save_params=True``)
+
+Entries are written into a temporary folder and renamed into place, so a worker killed mid-way
+leaves no partial entry, and several workers can share one store folder. A truncated,
+unreadable or edited entry is reported by name and never loaded as data.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+import traceback
+import uuid
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from . import arithmetic
+from ._version import __version__
+from .config import ExperimentConfig
+from .data import DataNotFoundError
+from .paths import project_root
+from .runner import Result, run_config
+
+__all__ = ["CorruptEntry", "EditedEntry", "Entry", "SEALED_FILES", "Store", "TIMING_COLUMNS",
+           "digest_problems", "entry_digests", "run_cached"]
+
+
+#: history columns that measure time (they differ between two runs of the same config)
+TIMING_COLUMNS = ("seconds", "eval_seconds")
+
+
+@dataclass
+class Entry:
+    """One stored run.
+
+    Attributes:
+        config: its config.
+        history: evaluated rounds (empty for a run that raised).
+        meta: status (``ok`` / ``diverged`` / ``error``), ``error``, ``diverged_at``, versions,
+            git commit, device, ``wall_seconds``, ``eval_fraction``, ``date``, ``rows``.
+        path: the entry's folder.
+    """
+
+    config: ExperimentConfig
+    history: pd.DataFrame
+    meta: dict
+    path: Path
+
+    @property
+    def status(self) -> str:
+        return self.meta["status"]
+
+    def params(self) -> torch.Tensor | None:
+        """The final model if it was saved (``save_params=True``), else None."""
+        f = self.path / "params.npy"
+        return torch.from_numpy(np.load(f, allow_pickle=False)) if f.exists() else None
+
+
+class CorruptEntry(Exception):
+    """An entry folder that cannot be read back (reported by name, then recomputed)."""
+
+
+class EditedEntry(CorruptEntry):
+    """An entry whose files no longer match the content digests sealed in its ``meta.json``."""
+
+
+#: the files of an entry that its ``meta.json`` seals with a content digest (params.npy when saved)
+SEALED_FILES = ("config.json", "history.csv", "params.npy")
+
+
+def _digest(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def entry_digests(folder: str | os.PathLike) -> dict[str, str]:
+    """The content digests of an entry folder's sealed files (:data:`SEALED_FILES` present)."""
+    d = Path(folder)
+    return {name: _digest(d / name) for name in SEALED_FILES if (d / name).is_file()}
+
+
+def digest_problems(folder: str | os.PathLike, meta: dict) -> list[str]:
+    """What differs between an entry's files and the digests sealed in its ``meta``: one line
+    per file edited, added or removed since it was stored; empty when they match (or when the
+    entry was never sealed: see :meth:`Store.seal`)."""
+    sealed = meta.get("digests")
+    if not sealed:
+        return []
+    now = entry_digests(folder)
+    out = []
+    for name in SEALED_FILES:
+        if name in sealed and name not in now:
+            out.append(f"{name} was removed")
+        elif name in now and name not in sealed:
+            out.append(f"{name} was added")
+        elif name in now and now[name] != sealed[name]:
+            out.append(f"{name} was edited (its content digest differs from the one sealed in meta.json)")
+    return out
+
+
+def _read_history(d: Path, meta: dict) -> pd.DataFrame:
+    """``history.csv`` with the columns ``meta.json`` lists (when it lists them) and numbers
+    only; anything else is a :class:`CorruptEntry` naming the entry, the column and the value."""
+    hist = pd.read_csv(d / "history.csv")
+    expected = meta.get("columns")
+    if expected is not None and list(hist.columns) != list(expected):
+        missing = [c for c in expected if c not in hist.columns]
+        extra = [c for c in hist.columns if c not in expected]
+        what = (f"column {missing[0]!r} is missing" if missing else f"column {extra[0]!r} is not one it was "
+                f"stored with" if extra else "its columns are in another order")
+        raise CorruptEntry(f"{d}: history.csv: {what} (meta.json lists {', '.join(expected)})")
+    if "round" not in hist.columns:
+        raise CorruptEntry(f"{d}: history.csv: column 'round' is missing")
+    for c in hist.columns:
+        if not pd.api.types.is_numeric_dtype(hist[c]):
+            num = pd.to_numeric(hist[c], errors="coerce")
+            bad = np.flatnonzero(num.isna() & hist[c].notna())
+            if not len(bad):                             # empty (a failed run's history): no value to blame
+                hist[c] = num.astype(float)
+                continue
+            i = int(bad[0])
+            raise CorruptEntry(f"{d}: history.csv: column {c!r} holds {hist[c].iloc[i]!r} in row {i} "
+                               f"(round {hist['round'].iloc[i]}), not a number")
+    return hist
+
+
+@functools.lru_cache(maxsize=1)
+def _git_commit() -> str | None:
+    try:
+        root = project_root(Path(__file__).parent)
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                             timeout=10)
+        if out.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "fedlib"],
+                               cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        return out.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+class Store:
+    """A folder of stored runs (see the module docstring).
+
+    Args:
+        path: the folder (created on first use).
+
+    Raises:
+        ValueError: the folder cannot be created or written (checked at once).
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=self.path, prefix=".probe-")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            raise ValueError(f"store: cannot write to {self.path} ({e.strerror or e})") from None
+        #: entries :meth:`get` refused, by key, with the reason (edited, unreadable)
+        self.rejected: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r}, entries={len(self.keys())})"
+
+    def keys(self) -> list[str]:
+        """Keys of the complete entries (folders with a meta.json)."""
+        return sorted(p.name for p in self.path.iterdir()
+                      if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").exists())
+
+    def checkpoint_path(self, config: ExperimentConfig) -> Path:
+        """Where a long run of ``config`` keeps its checkpoint (ignored by git)."""
+        return self.path / ".checkpoints" / f"{config.key()}.pt"
+
+    # -- reading ------------------------------------------------------------------------------
+    def read(self, key: str, check_digests: bool = True) -> Entry:
+        """The entry ``key``; :class:`CorruptEntry` if it cannot be read back whole, with the
+        columns it was stored with and numbers only; :class:`EditedEntry` if a file differs from
+        the digest sealed in its meta.json (``check_digests=False`` skips that, for sealing)."""
+        d = self.path / key
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+            if not isinstance(meta, dict):
+                raise ValueError("meta.json does not hold an object")
+            edits = digest_problems(d, meta) if check_digests else []
+            if edits:
+                raise EditedEntry(f"{d}: {'; '.join(edits)}; fedlib does not load it as data (recompute it; "
+                                  "if fedlib itself rewrote it, re-seal it: python -m fedlib seal --force)")
+            config = ExperimentConfig.from_dict(json.loads((d / "config.json").read_text()))
+            hist = _read_history(d, meta)
+        except CorruptEntry:
+            raise
+        except (OSError, ValueError, TypeError, KeyError, pd.errors.ParserError) as e:
+            raise CorruptEntry(f"{d}: {type(e).__name__}: {e}") from None
+        if config.key() != key:
+            raise CorruptEntry(f"{d}: its config has key {config.key()}, not {key}")
+        if meta.get("status") not in ("ok", "diverged", "error") or len(hist) != meta.get("rows"):
+            raise CorruptEntry(f"{d}: history has {len(hist)} rows, meta.json says {meta.get('rows')}")
+        return Entry(config, hist, meta, d)
+
+    def get(self, config: ExperimentConfig) -> Entry | None:
+        """The entry of ``config``, or None when absent. A corrupt entry is reported (warning
+        naming its folder) and treated as absent."""
+        key = config.key()
+        if not (self.path / key / "meta.json").exists():
+            if (self.path / key).exists():
+                warnings.warn(f"store: incomplete entry {self.path / key} (no meta.json); it will be "
+                              "recomputed", RuntimeWarning, stacklevel=2)
+            return None
+        try:
+            return self.read(key)
+        except CorruptEntry as e:
+            kind = "edited" if isinstance(e, EditedEntry) else "unreadable"
+            self.rejected[key] = f"{kind} entry {e}"
+            warnings.warn(f"store: {kind} entry {e}; it is not loaded, and it is recomputed where "
+                          "computing is allowed", RuntimeWarning, stacklevel=2)
+            return None
+
+    # -- writing ------------------------------------------------------------------------------
+    def write(self, config: ExperimentConfig, result: Result | None, meta: dict,
+              save_params: bool = False) -> Entry:
+        """Write an entry atomically (temporary folder renamed into place)."""
+        key = config.key()
+        tmp = self.path / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
+        tmp.mkdir()
+        try:
+            hist = result.history if result is not None else pd.DataFrame({"round": []})
+            (tmp / "config.json").write_text(json.dumps(config.to_dict(), indent=1, sort_keys=True) + "\n")
+            hist.to_csv(tmp / "history.csv", index=False)
+            if save_params and result is not None:
+                np.save(tmp / "params.npy", result.params.detach().cpu().numpy(), allow_pickle=False)
+            meta = {**meta, "rows": len(hist), "columns": [str(c) for c in hist.columns],
+                    "digests": entry_digests(tmp)}
+            (tmp / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
+            final = self.path / key
+            if final.exists():                      # a corrupt or stale entry being replaced
+                shutil.rmtree(final, ignore_errors=True)
+            try:
+                os.rename(tmp, final)
+            except OSError:                         # another worker finished the same run first
+                if not (final / "meta.json").exists():
+                    raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return self.read(key)
+
+    def compute(self, config: ExperimentConfig, device: str | None = None, progress: bool = False,
+                checkpoint_every: int | None = 50, save_params: bool = False) -> Entry:
+        """Run ``config`` and store it: a run that raises is stored with status ``error`` and its
+        traceback, a diverged one with status ``diverged`` and its round."""
+        x0 = self.warmup_model(config)
+        ckpt = self.checkpoint_path(config) if checkpoint_every else None
+        t0 = time.perf_counter()
+        date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        result, error = None, None
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
+                result = run_config(config, device=device, progress=progress, checkpoint=ckpt,
+                                    checkpoint_every=checkpoint_every or 1, x0=x0)
+        except DataNotFoundError:
+            raise               # the machine lacks the data: not a property of the run, store nothing
+        except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
+            error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+        wall = time.perf_counter() - t0
+        h = result.history if result is not None else None
+        eval_s = float(h["eval_seconds"].iloc[-1]) if h is not None and "eval_seconds" in h else 0.0
+        run_s = float(h["seconds"].iloc[-1]) if h is not None and len(h) else wall
+        meta = {
+            "status": "error" if error else ("diverged" if result.diverged else "ok"),
+            "error": error, "diverged_at": None if error else result.info.get("diverged_at"),
+            "fedlib": __version__, "git_commit": _git_commit(), "torch": torch.__version__,
+            "python": platform.python_version(), "device": str(device or (
+                result.params.device if result is not None else "cpu")),
+            "cpu": _cpu_name(), "torch_threads": torch.get_num_threads(), "date": date,
+            "arithmetic": arithmetic.current(device or (result.params.device if result else "cpu")),
+            "anchor": result.info.get("anchor") if result is not None else None,
+            "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+            "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
+            "eval_fraction": round(eval_s / run_s, 4) if run_s > 0 else None,
+        }
+        entry = self.write(config, result, meta, save_params=save_params)
+        if ckpt is not None and ckpt.exists():
+            ckpt.unlink()
+            try:
+                ckpt.parent.rmdir()              # only when no other run is checkpointing
+            except OSError:
+                pass
+        return entry
+
+    def warmup_model(self, config: ExperimentConfig) -> torch.Tensor | None:
+        """The final model of ``config``'s warm-up, from this store (None without a warm-up)."""
+        warm = config.warmup()
+        if warm is None:
+            return None
+        entry = self.get(warm)
+        params = entry.params() if entry is not None and entry.status == "ok" else None
+        if params is None:
+            raise ValueError(f"init_from: the warm-up run {warm.key()} is not in {self.path} with its final "
+                             "model (status ok, params.npy); fedlib.sweep computes warm-ups first")
+        return params
+
+    def get_or_run(self, config: ExperimentConfig, device: str | None = None, progress: bool = False,
+                   save_params: bool = False) -> Result:
+        """A :class:`Result` for ``config``: loaded when stored (with its params if they were
+        saved and ``save_params``), else computed and stored."""
+        config.validate()
+        entry = self.get(config)
+        if entry is None or (save_params and entry.params() is None):
+            entry = self.compute(config, device=device, progress=progress, save_params=save_params)
+        if entry.status == "error":
+            raise RuntimeError(f"{config.algorithm}: the stored run {entry.path} failed: "
+                               f"{entry.meta['error'].splitlines()[0]}")
+        params = entry.params()
+        return Result(entry.history, params if params is not None else torch.empty(0),
+                      entry.status == "diverged", {**entry.meta, "config": config.to_dict()})
+
+
+    def derived_table(self, name: str, make: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+        """A table derived from the data once and kept beside the runs as ``<name>.csv`` (e.g. the
+        clients' sample counts of a split, so that a notebook re-executes from the store without
+        the dataset): read when present, else computed by ``make()`` (its index is written as the
+        first column) and written atomically."""
+        path = self.path / f"{name}.csv"
+        if not path.exists():
+            df = make()
+            tmp = self.path / f".tmp-{name}-{uuid.uuid4().hex[:8]}.csv"
+            df.to_csv(tmp)
+            os.replace(tmp, path)
+        return pd.read_csv(path, index_col=0)
+
+    def seal(self, keys: Iterable[str] | None = None, force: bool = False) -> dict[str, str]:
+        """Record in each entry's meta.json the content digests of its files (and its history's
+        columns), so that later edits are caught when it is read (:class:`EditedEntry`).
+
+        For entries stored before fedlib sealed them, and for entries that fedlib itself
+        rewrote (a migration): nobody needs to hand-edit a digest. Idempotent: an entry already
+        sealed and unchanged is left byte for byte as it is. Each entry must still read back
+        whole (strict columns and numbers).
+
+        Args:
+            keys: the entries to seal (default: all).
+            force: also re-seal entries whose files differ from their sealed digests (only for
+                files fedlib rewrote; an edit by hand should be recomputed instead).
+
+        Returns:
+            ``{key: outcome}``: ``sealed``, ``unchanged``, ``edited: ...`` (left alone without
+            ``force``) or ``unreadable: ...``.
+        """
+        out = {}
+        for key in (self.keys() if keys is None else list(keys)):
+            d = self.path / key
+            try:
+                entry = self.read(key, check_digests=False)
+            except CorruptEntry as e:
+                out[key] = f"unreadable: {e}"
+                continue
+            edits = digest_problems(d, entry.meta)
+            if edits and not force:
+                out[key] = "edited: " + "; ".join(edits)
+                continue
+            meta = {**entry.meta, "columns": [str(c) for c in entry.history.columns],
+                    "digests": entry_digests(d)}
+            if meta == entry.meta:
+                out[key] = "unchanged"
+                continue
+            tmp = d / f".meta-{uuid.uuid4().hex[:8]}.json"
+            tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
+            os.replace(tmp, d / "meta.json")
+            out[key] = "sealed"
+        return out
+
+
+def run_cached(config: ExperimentConfig, cache_dir: str | os.PathLike | None = None,
+               progress: bool = False, device: str | None = None) -> Result:
+    """Run ``config`` or load it from a results store (default ``results/cache`` of the
+    project), keeping the final model: a thin layer over :class:`Store`."""
+    store = Store(cache_dir if cache_dir is not None else project_root() / "results" / "cache")
+    return store.get_or_run(config, device=device, progress=progress, save_params=True)

@@ -1,0 +1,104 @@
+"""FOCUS App. F (notebook 05): SG-FOCUS against FedAU and SCAFFOLD (faithful and as the authors
+ran them) under "bern" and "uniform 4 of 32", per profile, as labelled configs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..config import ExperimentConfig
+from ..notebook import check_profile
+
+__all__ = ["METHODS", "FocusSetup", "focus_setup"]
+
+#: per profile: data, model, N, S of "uniform", batch, rounds, evaluation interval, training-loss
+#: samples per client (App. F and the authors' run script; quick: MNIST standing in for CIFAR-10)
+SETTINGS = {
+    "smoke": dict(dataset="digits", model="fedsum_mnist_cnn", num_clients=8, per_round=2, batch=16,
+                  rounds=6, eval_every=2, train_eval=10),
+    "quick": dict(dataset="mnist", model="fedsum_mnist_cnn", num_clients=32, per_round=4, batch=128,
+                  rounds=400, eval_every=20, train_eval=50),
+    "paper": dict(dataset="cifar10", model="focus_cifar10_cnn", num_clients=32, per_round=4, batch=128,
+                  rounds=10_000, eval_every=25, train_eval=100),
+}
+#: label -> (algorithm, options): the faithful methods, the authors' variants, FedSUM as an extra
+METHODS = {
+    "SG-FOCUS": ("sg_focus", {}),
+    "FedAU": ("fedau", {"cutoff": 50}),
+    "SCAFFOLD": ("scaffold", {}),
+    "FedAU as in the authors' code (= FedAvg)": ("fedavg", {}),
+    "SCAFFOLD as in the authors' code (divisor 10)": ("scaffold", {"c_divisor": 10}),
+    "FedSUM (extra)": ("fedsum", {}),
+}
+_NAMES = {"mnist": "MNIST, standing in for CIFAR-10", "digits": "digits (smoke test)", "cifar10": "CIFAR-10"}
+
+
+@dataclass(frozen=True)
+class FocusSetup:
+    """FOCUS App. F at one profile (see :data:`SETTINGS`); eta = 2e-3 for every method, K = 3,
+    Dirichlet prior 0.05 (the authors' code)."""
+
+    profile: str
+    dataset: str
+    model: str
+    num_clients: int
+    per_round: int
+    batch: int
+    rounds: int
+    eval_every: int
+    train_eval: int
+    seed: int = 0
+    stand_in: int = 0
+    eta: float = 2e-3
+    local_steps: int = 3
+    alpha: float = 0.05
+
+    @property
+    def data_name(self) -> str:
+        """How the figures name the data (and what it stands for)."""
+        return _NAMES[self.dataset] + (" (random stand-in data)" if self.stand_in else "")
+
+    def bern_p(self) -> np.ndarray:
+        """The "bern" pattern's p_i: the first int(0.9 N) clients U(0.1, 0.3), the rest U(0.1, 0.9),
+        drawn from a generator seeded by the setup's seed (the authors used numpy's global state)."""
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 0xF0C5]))
+        n, first = self.num_clients, int(0.9 * self.num_clients)
+        return np.concatenate([rng.uniform(0.1, 0.3, first), rng.uniform(0.1, 0.9, n - first)]).round(6)
+
+    @property
+    def patterns(self) -> dict[str, tuple[str, dict]]:
+        """Label -> (participation kind, arguments)."""
+        uniform = f"uniform ({self.per_round} of {self.num_clients})"
+        return {"bern": ("bernoulli", {"p": self.bern_p().tolist()}),
+                uniform: ("uniform", {"per_round": self.per_round})}
+
+    def base(self) -> ExperimentConfig:
+        """SG-FOCUS under "uniform" (every config of the study varies this one)."""
+        synthetic = {}
+        if self.stand_in:
+            synthetic = {"synthetic": True, "synthetic_sizes": [40 * self.num_clients, 200]}
+        return ExperimentConfig(
+            algorithm="sg_focus", problem="neural", participation="uniform", rounds=self.rounds,
+            problem_args={"dataset": self.dataset, "partition": "dirichlet_prior", "alpha": self.alpha,
+                          "model": self.model, "num_clients": self.num_clients, "batch_size": self.batch,
+                          "train_eval_per_client": self.train_eval, "seed": self.seed, **synthetic},
+            local_steps=self.local_steps, lr_local=self.eta, lr_global=1.0, eval_every=self.eval_every,
+            seed=self.seed)
+
+    def configs(self) -> dict[ExperimentConfig, tuple[str, str]]:
+        """Every run of Fig. 9: config -> (pattern, method)."""
+        b = self.base()
+        return {b.replace(algorithm=algo, algorithm_args=opts, participation=kind, participation_args=args):
+                (pname, label) for pname, (kind, args) in self.patterns.items()
+                for label, (algo, opts) in METHODS.items()}
+
+
+def focus_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FocusSetup:
+    """FOCUS App. F settings at ``profile``; ``stand_in_rounds > 0`` keeps the profile's structure
+    on random data and cuts every run to that many rounds."""
+    s = FocusSetup(profile=check_profile(profile), seed=seed, **SETTINGS[profile])
+    if stand_in_rounds:
+        s = replace(s, rounds=stand_in_rounds, eval_every=stand_in_rounds, train_eval=2,
+                    stand_in=stand_in_rounds)
+    return s

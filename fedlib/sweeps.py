@@ -1,0 +1,217 @@
+"""Sweeps: run many configs at most once each through a store (in-process, local worker processes
+or any executor: Dask, SLURM) and return one tidy frame.
+
+::
+
+    configs = fedlib.grid(base, algorithm=["fedavg", "fedsum"], seed=[0, 1])
+    df = fedlib.sweep(configs, store="results/02_fedsum_main/quick")
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import os
+import warnings
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from .config import ExperimentConfig
+from .store import Entry, Store
+
+__all__ = ['DASK_WORKER_ENV', 'stored_configs', 'sweep']
+
+
+#: environment for Dask worker processes running fedlib on CPUs: Dask's default also sets
+#: ``MALLOC_TRIM_THRESHOLD_=65536``, which turns off glibc's adaptive mmap threshold and makes torch's
+#: CPU training about 2x slower (measured in ``benchmarks/sweep.py``); use
+#: ``dask.config.set({"distributed.nanny.pre-spawn-environ": fedlib.sweeps.DASK_WORKER_ENV})``
+#: before starting the workers.
+DASK_WORKER_ENV = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
+
+
+def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_every: int | None,
+                       torch_threads: int | None, save_params: bool = False) -> dict:
+    """What a worker process runs: compute one config into the shared store folder."""
+    if torch_threads:
+        torch.set_num_threads(torch_threads)
+    if "MALLOC_TRIM_THRESHOLD_" in os.environ:
+        warnings.warn("fedlib: MALLOC_TRIM_THRESHOLD_ is set in this worker (Dask's default); torch CPU "
+                      "training runs about 2x slower; start Dask workers with "
+                      "fedlib.sweeps.DASK_WORKER_ENV (see the README)", RuntimeWarning, stacklevel=1)
+    cfg = ExperimentConfig.from_dict(config)
+    entry = Store(store).compute(cfg, device=device, checkpoint_every=checkpoint_every,
+                                 save_params=save_params)
+    return {"key": entry.path.name, "status": entry.status}
+
+
+def _config_columns(config: ExperimentConfig) -> dict:
+    out = {}
+    for k, v in config.to_dict().items():
+        if isinstance(v, dict):
+            for name, x in sorted(v.items()):
+                out[f"{k}.{name}"] = json.dumps(x) if isinstance(x, (list, dict)) else x
+        else:
+            out[k] = v
+    return out
+
+
+def _frame(entry: Entry | None, config: ExperimentConfig, error: str | None = None) -> pd.DataFrame:
+    cols = {**_config_columns(config), "key": config.key()}
+    if entry is None:
+        hist = pd.DataFrame({"round": [np.nan]})
+        status, err, div = "error", error, None
+    else:
+        hist = entry.history if len(entry.history) else pd.DataFrame({"round": [np.nan]})
+        status, err, div = entry.status, entry.meta.get("error"), entry.meta.get("diverged_at")
+    meta = pd.DataFrame({**cols, "status": status, "error": err, "diverged_at": div}, index=hist.index)
+    return pd.concat([meta, hist], axis=1)
+
+
+def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
+          executor: cf.Executor | None = None, progress: bool = True, device: str | None = None,
+          checkpoint_every: int | None = 50, torch_threads: int | None = None,
+          retry_errors: bool = False, compute: bool | None = None,
+          workers: int | None = None) -> pd.DataFrame:
+    """Run every config at most once and return all histories as one tidy frame.
+
+    Args:
+        configs: :class:`ExperimentConfig` objects (duplicates run once; see :func:`grid`).
+        store: a :class:`Store` or its folder. Entries already there are loaded, not
+            recomputed, so an interrupted sweep resumes where it stopped and notebooks that
+            need the same run share it.
+        executor: any ``concurrent.futures.Executor``: None runs in-process;
+            ``ProcessPoolExecutor(n)`` uses local cores; ``distributed.Client(...).get_executor()``
+            a Dask cluster; submitit's executor a SLURM cluster. Workers write entries to the
+            store folder themselves (it must be shared by them).
+        progress: a tqdm bar over runs (done / loaded / failed).
+        device: where runs compute (not part of the key; recorded in each entry's meta).
+        checkpoint_every: long runs checkpoint every this many rounds under
+            ``<store>/.checkpoints/`` and resume from there if killed; None: no checkpoints.
+        torch_threads: intra-op threads per worker process (e.g. 1 with
+            ``ProcessPoolExecutor(2)`` on 2 cores); None leaves torch's default.
+        retry_errors: recompute entries stored with status ``error``.
+        compute: False refuses to compute (a missing run is an error naming how many are
+            missing and the store); default: True unless the environment sets
+            ``FEDLIB_NO_COMPUTE=1`` (as ``make test`` does, so nbval never trains silently).
+        workers: without an ``executor``, compute missing runs in this many local processes
+            (started with "spawn", one torch thread each unless ``torch_threads`` says
+            otherwise); None or 1: in this process. On small CNNs two processes with one
+            thread each beat one process with two threads (``benchmarks/sweep.py``).
+
+    Returns:
+        One row per evaluated round per run: the config's fields (arguments as
+        ``<field>.<name>`` columns), ``key``, ``status`` (ok / diverged / error), ``error``,
+        ``diverged_at``, then the history columns. A run that raised has one row with
+        ``round`` NaN. Runs appear in the order of ``configs``.
+
+    Raises:
+        ValueError: an invalid config (naming its index and field) before anything runs; an
+            unwritable store; missing runs with ``compute=False``.
+    """
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers: must be a positive integer or None, got {workers!r}")
+    if workers is not None and workers > 1 and executor is not None:
+        raise ValueError("workers: give either workers (local processes) or an executor, not both")
+    if workers is not None and workers > 1:
+        import multiprocessing
+        with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return sweep(configs, store, executor=pool, progress=progress, device=device,
+                         checkpoint_every=checkpoint_every,
+                         torch_threads=1 if torch_threads is None else torch_threads,
+                         retry_errors=retry_errors, compute=compute)
+    configs = list(configs)
+    for i, c in enumerate(configs):
+        if not isinstance(c, ExperimentConfig):
+            raise ValueError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
+        c.validate(where=f"configs[{i}]")
+    st = store if isinstance(store, Store) else Store(store)
+    if compute is None:
+        compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
+    unique = list({c.key(): c for c in configs}.values())
+    # warm-ups (init_from) run first, once, with their final model kept
+    depth: dict[str, int] = {}
+    warm_keys: set[str] = set()
+    pending = list(unique)
+    known = {c.key(): c for c in unique}
+    while pending:
+        c = pending.pop()
+        w = c.warmup()
+        if w is not None:
+            warm_keys.add(w.key())
+            if w.key() not in known:
+                known[w.key()] = w
+                pending.append(w)
+
+    def level(c: ExperimentConfig) -> int:
+        if c.key() not in depth:
+            w = c.warmup()
+            depth[c.key()] = 0 if w is None else 1 + level(w)
+        return depth[c.key()]
+    entries: dict[str, Entry] = {}
+    for c in known.values():
+        e = st.get(c)
+        if e is not None and not (retry_errors and e.status == "error") \
+                and not (c.key() in warm_keys and e.status == "ok" and e.params() is None):
+            entries[c.key()] = e
+    todo = sorted((c for c in known.values() if c.key() not in entries), key=level)
+    if todo and not compute:
+        refused = [st.rejected[c.key()] for c in todo if c.key() in st.rejected]
+        raise ValueError(f"store: {st.path} lacks {len(todo)} of {len(known)} runs (first: "
+                         f"{todo[0].key()}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
+                         "compute them with the notebook's `make results` target"
+                         + (f"; {len(refused)} of them are stored but were refused: {refused[0]}" if refused
+                            else ""))
+    failed: dict[str, str] = {}
+    counts = {"loaded": len(entries), "done": 0, "failed": 0}
+    bar = tqdm(total=len(known), initial=len(entries), disable=not progress, desc="runs", unit="run")
+    bar.set_postfix(counts)
+
+    def finished(c: ExperimentConfig, entry: Entry | None, err: str | None) -> None:
+        if entry is not None:
+            entries[c.key()] = entry
+        else:
+            failed[c.key()] = err
+        bad = entry is None or entry.status != "ok"
+        counts["failed" if bad else "done"] += 1
+        bar.update(1)
+        bar.set_postfix(counts)
+
+    for lev in sorted({level(c) for c in todo}):
+        batch = [c for c in todo if level(c) == lev]
+        ready = [c for c in batch if c.warmup() is None or c.warmup().key() in entries
+                 and entries[c.warmup().key()].status == "ok"]
+        for c in batch:
+            if c not in ready:
+                finished(c, None, f"warm-up {c.warmup().key()} failed; this run was not started")
+        if executor is None:
+            for c in ready:
+                if torch_threads:
+                    torch.set_num_threads(torch_threads)
+                finished(c, st.compute(c, device=device, checkpoint_every=checkpoint_every,
+                                       save_params=c.key() in warm_keys), None)
+        else:
+            futures = {executor.submit(_compute_in_worker, str(st.path), c.to_dict(), device,
+                                       checkpoint_every, torch_threads, c.key() in warm_keys): c
+                       for c in ready}
+            for fut in cf.as_completed(futures):
+                c = futures[fut]
+                try:
+                    fut.result()
+                    finished(c, st.read(c.key()), None)
+                except Exception as e:  # noqa: BLE001 - a worker that died: reported in the frame
+                    finished(c, None, f"worker failed: {type(e).__name__}: {e}")
+    bar.close()
+    frames = [_frame(entries.get(c.key()), c, failed.get(c.key())) for c in unique]
+    return pd.concat(frames, ignore_index=True)
+
+
+def stored_configs(store: str | os.PathLike) -> list[ExperimentConfig]:
+    """The configs of every complete entry of a store folder."""
+    st = Store(store)
+    return [ExperimentConfig.from_dict(json.loads((st.path / k / "config.json").read_text()))
+            for k in st.keys()]

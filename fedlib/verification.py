@@ -1,0 +1,254 @@
+"""Verifying stored runs: their files against sealed digests, then a replay with the check their
+arithmetic allows (exact on the same kernels, the replay anchor across CPUs).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from . import arithmetic
+from .runner import run_config
+from .store import TIMING_COLUMNS, CorruptEntry, Entry, Store, digest_problems
+
+__all__ = ['VerifyReport', 'stored_arithmetic', 'verify']
+
+
+@dataclass
+class VerifyReport:
+    """Outcome of :func:`verify`.
+
+    Attributes:
+        key: the entry's key.
+        rounds: rounds replayed (0: nothing was replayed).
+        compared: evaluated rounds whose stored metrics were compared (the exact check only).
+        mismatches: one row per (round, metric) outside the tolerance: stored, replayed,
+            relative difference; anchor values appear as metrics ``anchor.step_norm`` /
+            ``anchor.step_proj``.
+        rtol, atol: the tolerance of the check that ran.
+        check: ``"digest"`` (its files differ from their sealed digests: it fails without a
+            replay), ``"exact"`` (the entry's arithmetic equals this replay's: its stored evaluations
+            and anchor are compared at ``rtol``), ``"cross-cpu"`` (another arithmetic: only the
+            anchor of the first rounds is compared, at :data:`fedlib.arithmetic.CROSS_RTOL`) or
+            ``"none"`` (another arithmetic and no anchor: nothing can be checked).
+        reason: why that check ran, naming both arithmetics when they differ.
+        max_rel: the largest relative difference per metric compared.
+    """
+
+    key: str
+    rounds: int
+    compared: list[int]
+    mismatches: pd.DataFrame
+    rtol: float
+    atol: float
+    max_rel: dict[str, float] = field(default_factory=dict)
+    check: str = "exact"
+    reason: str = ""
+
+    @property
+    def status(self) -> str:
+        """``reproduces``, ``differs`` or ``unchecked`` (no check could apply here)."""
+        if self.check == "none":
+            return "unchecked"
+        if not self.mismatches.empty:
+            return "differs"
+        return "reproduces" if self.compared or "anchor" in " ".join(self.max_rel) else "unchecked"
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "reproduces"
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "differs"
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        what = {"exact": "exact check", "cross-cpu": "cross-CPU check", "none": "no check",
+                "digest": "integrity check"}[self.check]
+        if self.status == "unchecked":
+            return f"{self.key}: not checked: {self.reason or f'nothing to compare in {self.rounds} rounds'}"
+        if self.ok:
+            worst = max(self.max_rel.values(), default=0.0)
+            where = f"rounds {self.compared}" if self.compared else f"the anchor of rounds 1-{self.rounds}"
+            return (f"{self.key}: reproduces ({what}) over {where} (max relative difference {worst:.2e}, "
+                    f"tolerance rtol={self.rtol:g}, atol={self.atol:g}); {self.reason}")
+        lines = [f"{self.key}: does NOT reproduce ({what}): {len(self.mismatches)} (round, metric) pairs "
+                 f"differ beyond rtol={self.rtol:g}, atol={self.atol:g}; {self.reason}:"]
+        for r in self.mismatches.head(20).itertuples():
+            lines.append(f"  round {r.round}, {r.metric}: stored {r.stored!r}, replayed {r.replayed!r} "
+                         f"(relative difference {r.rel_diff:.2e})")
+        return "\n".join(lines)
+
+
+def stored_arithmetic(entry: Entry) -> dict:
+    """The arithmetic an entry was computed with: its ``meta.json`` record, or for entries stored
+    before fedlib recorded it :data:`fedlib.arithmetic.LEGACY` (inferred) with the torch version
+    and thread count the meta does record."""
+    rec = entry.meta.get("arithmetic")
+    if rec:
+        return dict(rec)
+    return {**arithmetic.LEGACY, "torch": entry.meta.get("torch"),
+            "torch_threads": entry.meta.get("torch_threads")}
+
+
+def _compare_metrics(stored: pd.DataFrame, replayed: pd.DataFrame, rounds: int, rtol: float,
+                     atol: float) -> tuple[list[int], list[dict], dict[str, float]]:
+    """Evaluated rounds compared, rows outside the tolerance, largest relative difference per metric."""
+    have = set(replayed["round"].astype(int))
+    compared = [int(r) for r in stored["round"].dropna() if r <= rounds and int(r) in have]
+    metrics = [c for c in stored.columns if c not in ("round", *TIMING_COLUMNS) and c in replayed.columns]
+    rows, max_rel = [], {}
+    for r in compared:
+        a = stored.loc[stored["round"] == r].iloc[0]
+        b = replayed.loc[replayed["round"] == r].iloc[0]
+        for m in metrics:
+            x, y = float(a[m]), float(b[m])
+            if math.isnan(x) and math.isnan(y):
+                continue
+            rel = abs(x - y) / max(abs(x), 1e-300) if x != y else 0.0
+            max_rel[m] = max(max_rel.get(m, 0.0), rel if math.isfinite(rel) else math.inf)
+            if not abs(x - y) <= atol + rtol * abs(x):
+                rows.append({"round": r, "metric": m, "stored": x, "replayed": y, "rel_diff": rel})
+    return compared, rows, max_rel
+
+
+def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", rtol: float = 1e-6,
+           atol: float = 1e-9, device: str | None = None, check_digests: bool = True) -> VerifyReport:
+    """Check a stored run: its files against their sealed digests, then a replay of its rounds
+    with the check its arithmetic allows.
+
+    * **Integrity**: the entry's ``config.json``, ``history.csv`` (and ``params.npy``) must match
+      the content digests sealed in its ``meta.json`` (:meth:`Store.seal`); an edit anywhere in
+      the stored history fails here, whatever rounds are replayed (check ``"digest"``).
+    * **Exact check** (the replay computes with the entry's arithmetic: same device, torch
+      build, instruction sets and thread count, see :mod:`fedlib.arithmetic`): every metric of
+      every evaluated round replayed (timing columns excluded) and the anchor must agree to
+      ``rtol`` (1e-6 by default: the same kernels give the same bits). The replay uses the
+      entry's thread count.
+    * **Cross-CPU check** (another arithmetic, e.g. stored on AVX-512, replayed on AVX2): the
+      kernels round differently and a few rounds of SGD amplify that, so the stored
+      evaluations cannot be expected; the first :data:`~fedlib.arithmetic.ANCHOR_ROUNDS` rounds
+      are replayed and their anchor (displacement norm and projection, float64) compared at
+      :data:`~fedlib.arithmetic.CROSS_RTOL`, which a changed rule, rate, schedule or seed fails.
+    * **No check**: another arithmetic and no anchor: the report says so (status ``unchecked``)
+      instead of failing. An entry stored before fedlib recorded arithmetic and anchors gets
+      the exact check first: if it matches, it reproduces; if it does not and this machine's
+      arithmetic is not the one assumed for such entries (:data:`fedlib.arithmetic.LEGACY`), the
+      difference may come from the kernels alone and the entry is reported as unchecked.
+
+    The replay uses the config's full participation schedule truncated to the rounds replayed (so
+    it sees exactly the rounds the stored run saw).
+
+    Args:
+        entry: an :class:`Entry` or an entry folder.
+        rounds: rounds to replay: ``"auto"`` (default) the first evaluated round after round 0
+            and at least the anchor's rounds (the cross-CPU check: the anchor's rounds only);
+            ``None`` the whole run; or a number.
+        rtol, atol: the exact check's tolerance, |stored - replayed| <= atol + rtol * |stored|.
+        device: where to replay.
+        check_digests: check the files against their sealed digests first.
+
+    Returns:
+        A :class:`VerifyReport` (``status`` reproduces / differs / unchecked, ``check``,
+        ``reason``; ``str()`` says which rounds and metrics differ and by how much).
+    """
+    if not isinstance(entry, Entry):
+        p = Path(entry)
+        if not (p / "meta.json").is_file():
+            raise ValueError(f"entry: {p} is not a stored run (no meta.json there)")
+        try:
+            entry = Store(p.parent).read(p.name, check_digests=False)
+        except CorruptEntry as e:
+            raise ValueError(f"entry: {e}") from None
+    if not (rounds is None or rounds == "auto" or (isinstance(rounds, int) and not isinstance(rounds, bool)
+                                                   and rounds >= 1)):
+        raise ValueError(f"rounds: must be 'auto', None (the whole run) or an int >= 1; got {rounds!r}")
+    key = entry.path.name
+    empty = pd.DataFrame(columns=_MISMATCH_COLUMNS)
+    if check_digests:
+        edits = digest_problems(entry.path, entry.meta)
+        if edits:
+            rows = [{"round": math.nan, "metric": f"file {e.split(' ', 1)[0]}", "stored": math.nan,
+                     "replayed": math.nan, "rel_diff": math.inf} for e in edits]
+            return VerifyReport(key, 0, [], pd.DataFrame(rows, columns=_MISMATCH_COLUMNS), rtol, atol,
+                                check="digest", reason="; ".join(edits))
+    sealed = "" if entry.meta.get("digests") or not check_digests else \
+        " (not sealed: the stored files' integrity is not checked; python -m fedlib seal)"
+    h = entry.history
+    if entry.status == "error" or not len(h):
+        raise ValueError(f"entry: {entry.path} holds a failed run; nothing to verify")
+    stored = stored_arithmetic(entry)
+    legacy = not entry.meta.get("arithmetic")
+    anchor = arithmetic.Anchor.from_dict(entry.meta["anchor"]) if entry.meta.get("anchor") else None
+    if anchor is not None and not anchor.rounds:
+        anchor = None
+    threads = stored.get("torch_threads")
+    old_threads = torch.get_num_threads()
+    replay_dev = device or "cpu"
+    if threads and torch.device(replay_dev).type == "cpu":
+        torch.set_num_threads(int(threads))
+    try:
+        here = arithmetic.current(replay_dev)
+        same = arithmetic.signature(stored) == arithmetic.signature(here)
+        differs = f"computed on {arithmetic.describe(stored)}, replayed on {arithmetic.describe(here)}"
+        evaluated = [int(r) for r in h["round"].dropna()]
+        if same or legacy:
+            check = "exact"
+            reason = (f"computed and replayed on {arithmetic.describe(here)}" if not legacy else
+                      f"its arithmetic was not recorded; replayed on {arithmetic.describe(here)}")
+            if rounds == "auto":
+                later = [r for r in evaluated if r > 0]
+                rounds = max(later[0] if later else 1, max(anchor.rounds) if anchor else 0)
+        elif anchor is None:
+            return VerifyReport(key, 0, [], empty, rtol, atol, check="none",
+                                reason=f"{differs}: only the cross-CPU check can apply, and this entry has "
+                                       f"no anchor (recomputing it adds one){sealed}")
+        else:
+            check, rtol, atol = "cross-cpu", arithmetic.CROSS_RTOL, 0.0
+            reason = (f"{differs}: the kernels round differently, so only the anchor of the first rounds is "
+                      "compared")
+            rounds = max(anchor.rounds) if rounds == "auto" else rounds
+        rounds = entry.config.rounds if rounds is None else min(int(rounds), entry.config.rounds)
+        x0 = Store(entry.path.parent).warmup_model(entry.config) if entry.config.init_from else None
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
+            # a replay of the first rounds sees only some clients: not worth a warning
+            warnings.filterwarnings("ignore", message="^participation: .* never active",
+                                    category=RuntimeWarning)
+            replay = run_config(entry.config, device=device, rounds=rounds, x0=x0)
+    finally:
+        torch.set_num_threads(old_threads)
+    rows, max_rel, compared = [], {}, []
+    if check == "exact":
+        compared, rows, max_rel = _compare_metrics(h, replay.history, rounds, rtol, atol)
+    if anchor is not None:
+        got = arithmetic.Anchor.from_dict(replay.info["anchor"])
+        keep = [i for i, r in enumerate(anchor.rounds) if r <= rounds]
+        covered = arithmetic.Anchor(*(tuple(vals[i] for i in keep)
+                                      for vals in (anchor.rounds, anchor.step_norm, anchor.step_proj)))
+        for d in covered.compare(got, rtol=rtol):
+            rows.append({"round": d["round"], "metric": f"anchor.{d['quantity']}", "stored": d["stored"],
+                         "replayed": d["replayed"], "rel_diff": d["rel_diff"]})
+        if covered.rounds:
+            max_rel["anchor"] = covered.max_rel(got)
+    if legacy and rows and not same:
+        worst = max(rows, key=lambda r: r["rel_diff"])
+        return VerifyReport(key, rounds, compared, empty, rtol, atol, max_rel, "none",
+                            f"{differs}: the replay differs (up to {worst['rel_diff']:.1e}, round "
+                            f"{worst['round']}, {worst['metric']}), which the kernels alone can cause; only "
+                            f"the cross-CPU check could tell, and this entry has no anchor (recomputing it "
+                            f"adds one){sealed}")
+    return VerifyReport(key, rounds, compared, pd.DataFrame(rows, columns=_MISMATCH_COLUMNS), rtol, atol,
+                        max_rel, check, reason + sealed)
+
+
+_MISMATCH_COLUMNS = ["round", "metric", "stored", "replayed", "rel_diff"]
