@@ -3,14 +3,18 @@ blanked), the best cell of a grid."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .store import TIMING_COLUMNS
 
-__all__ = ["best_rows", "finals", "first_reach", "label", "require_ok"]
+__all__ = ["FINAL_COLUMNS", "best_rows", "final_table", "finals", "first_reach", "label", "require_ok"]
+
+#: the columns of :func:`final_table`: title -> column of :func:`finals`
+FINAL_COLUMNS = {"final train loss": "loss", "final test acc": "test_acc", "outcome": "outcome"}
 
 
 def require_ok(df: pd.DataFrame, allow_diverged: bool = True) -> pd.DataFrame:
@@ -105,3 +109,20 @@ def first_reach(df: pd.DataFrame, target: float, metric: str = "test_acc",
         hit = hit[hit[metric] >= target]
         rows[key] = {c: float(hit.iloc[0][c]) if len(hit) else np.nan for c in columns}
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(columns)).rename_axis("key")
+
+
+def final_table(df: pd.DataFrame, labels: Mapping, names: Sequence[str], last: int = 1,
+                extra: Callable[[Any], dict] | None = None,
+                columns: Mapping[str, str] = FINAL_COLUMNS) -> pd.DataFrame:
+    """One row per labelled config, in the order of ``labels`` (config -> a tuple of values named
+    by ``names``): its labels, then ``extra(config)``'s columns if given, then its final values
+    (:func:`finals` over the last ``last`` evaluations; a diverged run has none), titled as in
+    ``columns``."""
+    fin = finals(df, last)
+    rows = []
+    for c, v in labels.items():
+        row = dict(zip(names, v if isinstance(v, tuple) else (v,), strict=True))
+        row.update(extra(c) if extra is not None else {})
+        row.update({title: fin.loc[c.key(), col] for title, col in columns.items()})
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -13,8 +13,8 @@ import seaborn as sns
 
 from .paths import output_dir
 
-__all__ = ["label_distribution_bars", "label_distribution_bubbles", "log_loss_axis", "participation_heatmap",
-           "save_figure", "save_table", "set_style"]
+__all__ = ["CURVE_METRICS", "curves", "label_distribution_bars", "label_distribution_bubbles",
+           "log_loss_axis", "participation_heatmap", "save_figure", "save_table", "set_style"]
 
 
 def set_style() -> None:
@@ -30,6 +30,38 @@ def log_loss_axis(ax: plt.Axes, start: float, factor: float = 3.0) -> plt.Axes:
         bottom, top = ax.get_ylim()
         ax.set_ylim(bottom, min(top, factor * start))
     return ax
+
+
+#: the metrics of the training curves: column -> axis label
+CURVE_METRICS = {"loss": "training loss", "test_acc": "test accuracy"}
+
+
+def curves(data: pd.DataFrame, hue: str, col: str, x: str = "round", col_order: list | None = None,
+           row: str | None = None, metrics: dict | None = None, title: str = "{col}",
+           size: tuple[float, float] = (5.2, 3.2), legend_width: float = 3.0, **line_kws) -> tuple:
+    """Training curves on a grid of panels: a row per metric (per value of ``row`` and metric when
+    ``row`` is given), a column per value of ``col``; ``hue`` colours the lines (``line_kws`` go to
+    ``seaborn.lineplot``: ``hue_order``, ``palette``, ``errorbar``, ``units``...). Loss axes are
+    logarithmic and capped (:func:`log_loss_axis`); one legend, outside on the right of the first
+    row. ``title`` is formatted with ``row`` and ``col``. Returns (figure, axes)."""
+    metrics = CURVE_METRICS if metrics is None else metrics
+    cols = col_order if col_order is not None else list(dict.fromkeys(data[col]))
+    rows = [(r, m) for r in (dict.fromkeys(data[row]) if row else [None]) for m in metrics]
+    fig, axes = plt.subplots(len(rows), len(cols), figsize=(size[0] * len(cols) + legend_width,
+                                                            size[1] * len(rows)), squeeze=False)
+    for i, (r, metric) in enumerate(rows):
+        for j, c in enumerate(cols):
+            sel = data[data[col] == c]
+            sel = sel[sel[row] == r] if row else sel
+            ax = axes[i, j]
+            first = (i, j) == (0, len(cols) - 1)
+            sns.lineplot(data=sel, x=x, y=metric, hue=hue, ax=ax, legend="auto" if first else False,
+                         **line_kws)
+            ax.set(title=title.format(row=r, col=c), ylabel=metrics[metric])
+            if metric == "loss":
+                log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
+    sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
+    return fig, axes
 
 
 def save_figure(fig: plt.Figure, out_dir: str | os.PathLike, name: str) -> list[Path]:

@@ -220,47 +220,19 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     active = torch.tensor(np.array(sched.active), device=dev)
     uplink = torch.tensor(np.array(sched.uplink_ok), device=dev)
     steps = torch.tensor(np.array(sched.local_steps), device=dev)
-    # local steps computed by the clients the server asked (all of them train, whether or not
-    # their upload then arrives), cumulative over rounds: the computation load of FedACS I.3.4
-    asked_steps = ((np.asarray(sched.active) > 0) * np.asarray(sched.local_steps)).sum(1)
-    work = np.concatenate([[0], np.cumsum(asked_steps)])
-    rows, up, down, diverged, t_start, offset, eval_s = [], 0, 0, False, 0, 0.0, 0.0
-    ckpt = Path(checkpoint) if checkpoint is not None else None
-    fingerprint = _fingerprint(info, sched, x, eval_every) if ckpt is not None else ""
+    history = _History(problem, algo, sched)
     anchor = AnchorRecorder(x)           # the first rounds in float64: a replay check across CPUs
-    if ckpt is not None and ckpt.exists():
-        state = _read_checkpoint(ckpt)
-        if state is not None:
-            if state["fingerprint"] != fingerprint:
-                raise ValueError(f"checkpoint: {ckpt} belongs to another run (its algorithm, problem, "
-                                 "schedule, rates or starting point differ); delete it or pass another path")
-            t_start, rows, up, down = state["t"], state["rows"], state["up"], state["down"]
-            offset, eval_s = state["seconds"], state["eval_seconds"]
-            x = state["x"].to(dev)
-            algo.load_state_dict(state["algorithm"])
-            anchor = AnchorRecorder(anchor.x0, recorded=state.get("anchor"))
-    start = time.perf_counter() - offset
-
-    def evaluate(t: int) -> bool:
-        nonlocal eval_s
-        e0 = time.perf_counter()
-        m = problem.metrics(algo.eval_params(x))
-        eval_s += time.perf_counter() - e0
-        rows.append({"round": t, **m, "uplink": up, "downlink": down, "client_steps": int(work[t]),
-                     **algo.extra_metrics(),
-                     "seconds": time.perf_counter() - start, "eval_seconds": eval_s})
-        return all(math.isfinite(v) for v in m.values() if isinstance(v, (int, float)))
-
-    def save(t: int) -> None:
-        _write_checkpoint(ckpt, {"fingerprint": fingerprint, "t": t, "x": x.detach().cpu(), "rows": rows,
-                                 "up": up, "down": down, "seconds": time.perf_counter() - start,
-                                 "eval_seconds": eval_s, "algorithm": algo.state_dict(),
-                                 "anchor": anchor.data})
-
+    ckpt = _Checkpointer(checkpoint, checkpoint_every, _fingerprint(info, sched, x, eval_every)) \
+        if checkpoint is not None else None
+    t_start, diverged = 0, False
+    if ckpt is not None and (state := ckpt.load()) is not None:
+        t_start, x = state["t"], state["x"].to(dev)
+        history.restore(state)
+        algo.load_state_dict(state["algorithm"])
+        anchor = AnchorRecorder(anchor.x0, recorded=state.get("anchor"))
     with torch.random.fork_rng(devices=[] if dev.type == "cpu" else [dev]):
         torch.manual_seed(seed)   # plain nn.Dropout of user models only; the caller's RNG is restored
-        if t_start == 0 and not rows and not evaluate(0):
-            diverged = True
+        diverged = t_start == 0 and not history.rows and not history.evaluate(0, x)
         bar = tqdm(range(t_start, sched.num_rounds), disable=not progress, desc=cls.name, leave=False,
                    initial=t_start, total=sched.num_rounds)
         for t in bar if not diverged else ():
@@ -270,28 +242,93 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
             anchor.after(t + 1, x)
             if callback is not None:
                 callback(t, x)
-            u, d = algo.messages(r)
-            up, down = up + u, down + d
+            history.count(*algo.messages(r))
             if not bool(torch.isfinite(x).all()):
-                diverged = True
-                rows.append({"round": t + 1, "loss": float("nan"), "uplink": up, "downlink": down,
-                             "client_steps": int(work[t + 1]), "seconds": time.perf_counter() - start,
-                             "eval_seconds": eval_s})
+                diverged = history.non_finite(t + 1)
                 break
-            if ((t + 1) % eval_every == 0 or t + 1 == sched.num_rounds) and not evaluate(t + 1):
+            if ((t + 1) % eval_every == 0 or t + 1 == sched.num_rounds) and not history.evaluate(t + 1, x):
                 diverged = True
                 break
-            if ckpt is not None and (t + 1) % checkpoint_every == 0 and t + 1 < sched.num_rounds:
-                save(t + 1)
+            if ckpt is not None and ckpt.due(t + 1, sched.num_rounds):
+                ckpt.save(t + 1, x, history, algo, anchor)
         bar.close()
     if ckpt is not None and not diverged:
-        save(sched.num_rounds)
-    info["diverged_at"] = rows[-1]["round"] if diverged else None
+        ckpt.save(sched.num_rounds, x, history, algo, anchor)
+    info["diverged_at"] = history.rows[-1]["round"] if diverged else None
     info["anchor"] = anchor.data
     if diverged:
-        warnings.warn(f"{cls.name}: diverged (non-finite model or metric) at round {rows[-1]['round']}; "
-                      "the run stopped there", RuntimeWarning, stacklevel=2)
-    return Result(pd.DataFrame(rows), x, diverged, info, algo, sched)
+        warnings.warn(f"{cls.name}: diverged (non-finite model or metric) at round "
+                      f"{history.rows[-1]['round']}; the run stopped there", RuntimeWarning, stacklevel=2)
+    return Result(pd.DataFrame(history.rows), x, diverged, info, algo, sched)
+
+
+class _History:
+    """A run's history rows: evaluations, cumulative messages and local work, wall time."""
+
+    def __init__(self, problem: Problem, algo: algorithms.Algorithm, sched: Schedule):
+        self.problem, self.algo = problem, algo
+        # local steps computed by the clients the server asked (all of them train, whether or not
+        # their upload then arrives), cumulative over rounds: the computation load of FedACS I.3.4
+        asked = ((np.asarray(sched.active) > 0) * np.asarray(sched.local_steps)).sum(1)
+        self.work = np.concatenate([[0], np.cumsum(asked)])
+        self.rows: list[dict] = []
+        self.up = self.down = 0
+        self.eval_s = 0.0
+        self.start = time.perf_counter()
+
+    def count(self, up: int, down: int) -> None:
+        """Add a round's messages (model units up and down)."""
+        self.up, self.down = self.up + up, self.down + down
+
+    def evaluate(self, t: int, x: torch.Tensor) -> bool:
+        """Record the metrics after t rounds; False when one is not finite (divergence)."""
+        e0 = time.perf_counter()
+        m = self.problem.metrics(self.algo.eval_params(x))
+        self.eval_s += time.perf_counter() - e0
+        self.rows.append({"round": t, **m, "uplink": self.up, "downlink": self.down,
+                          "client_steps": int(self.work[t]), **self.algo.extra_metrics(),
+                          "seconds": time.perf_counter() - self.start, "eval_seconds": self.eval_s})
+        return all(math.isfinite(v) for v in m.values() if isinstance(v, (int, float)))
+
+    def non_finite(self, t: int) -> bool:
+        """Record a model that became non-finite after t rounds (divergence); returns True."""
+        self.rows.append({"round": t, "loss": float("nan"), "uplink": self.up, "downlink": self.down,
+                          "client_steps": int(self.work[t]), "seconds": time.perf_counter() - self.start,
+                          "eval_seconds": self.eval_s})
+        return True
+
+    def state(self) -> dict:
+        return {"rows": self.rows, "up": self.up, "down": self.down,
+                "seconds": time.perf_counter() - self.start, "eval_seconds": self.eval_s}
+
+    def restore(self, state: dict) -> None:
+        self.rows, self.up, self.down = state["rows"], state["up"], state["down"]
+        self.eval_s = state["eval_seconds"]
+        self.start = time.perf_counter() - state["seconds"]
+
+
+class _Checkpointer:
+    """Saves what a run needs to go on, atomically, every ``every`` rounds; refuses another run's."""
+
+    def __init__(self, path: str | os.PathLike, every: int, fingerprint: str):
+        self.path, self.every, self.fingerprint = Path(path), every, fingerprint
+
+    def due(self, t: int, rounds: int) -> bool:
+        return t % self.every == 0 and t < rounds
+
+    def load(self) -> dict | None:
+        """The saved state of this run, None when there is none (or it is unreadable: reported)."""
+        state = _read_checkpoint(self.path) if self.path.exists() else None
+        if state is not None and state["fingerprint"] != self.fingerprint:
+            raise ValueError(f"checkpoint: {self.path} belongs to another run (its algorithm, problem, "
+                             "schedule, rates or starting point differ); delete it or pass another path")
+        return state
+
+    def save(self, t: int, x: torch.Tensor, history: _History, algo: algorithms.Algorithm,
+             anchor: AnchorRecorder) -> None:
+        _write_checkpoint(self.path, {"fingerprint": self.fingerprint, "t": t, "x": x.detach().cpu(),
+                                      **history.state(), "algorithm": algo.state_dict(),
+                                      "anchor": anchor.data})
 
 
 def _warn_idle_clients(sched: Schedule) -> None:

@@ -43,20 +43,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from fedlib import delays, notebook, participation, plotting
+from fedlib import delays, notebook, participation, plotting, studies
 
 plotting.set_style()
 out_dir = notebook.notebook_output_dir("01_participation_delays", globals(), out_dir)
-PROFILES = {
-    "quick": {"T_grid": [10, 20, 50, 100, 200, 500], "n_seeds": 20},
-    "paper": {"T_grid": [10, 20, 50, 100, 200, 500, 1000, 2000], "n_seeds": 100},
-}
-if profile not in PROFILES:
-    raise ValueError(f"profile: must be one of {sorted(PROFILES)}, got {profile!r}")
-T_grid = PROFILES[profile]["T_grid"]
-n_seeds = PROFILES[profile]["n_seeds"]
+T_grid, n_seeds = studies.fedsum.delay_profile(profile)   # horizons T and Monte Carlo seeds
 N, S = num_clients, per_round
-delta = S / N
 
 # %% [markdown]
 # ## The patterns
@@ -67,31 +59,7 @@ delta = S / N
 # paper applies to it.
 
 # %%
-sine_delta = float(min(participation.sine_probs(np.arange(10), S / N, 0.3, 10.0)))
-biased_delta = float(participation.biased_probs(N).min())
-patterns = {
-    "Case 1 / P1 uniform": dict(
-        kind="uniform", args={"per_round": S}, formula="4N/S ln(NT)",
-        bound=lambda T: delays.bound_uniform(N, S, T)),
-    "Case 2 / P2 Bernoulli": dict(
-        kind="bernoulli", args={"p": delta}, formula="4/δ max{ln NT, ln 1/δ}, δ=S/N",
-        bound=lambda T: delays.bound_bernoulli(N, T, delta)),
-    "Case 3 cyclic": dict(
-        kind="cyclic", args={"per_round": S}, formula="2N/S",
-        bound=lambda T: delays.bound_cyclic(N, S)),
-    "Case 4 reshuffled cyclic": dict(
-        kind="reshuffled_cyclic", args={"per_round": S}, formula="4N/S",
-        bound=lambda T: delays.bound_reshuffled_cyclic(N, S)),
-    "P3 sine": dict(
-        kind="sine", args={"per_round": S}, formula=f"F.2 with δ=min p={sine_delta:.3f}",
-        bound=lambda T: delays.bound_bernoulli(N, T, sine_delta)),
-    "Biased (H.8)": dict(
-        kind="biased", args={}, formula=f"F.2 with δ=min p={biased_delta:.2f}",
-        bound=lambda T: delays.bound_bernoulli(N, T, biased_delta)),
-    "Markov (FedAU)": dict(
-        kind="markov", args={"p": delta, "on_rate": 0.05}, formula="none in the paper",
-        bound=lambda T: float("nan")),
-}
+patterns = studies.fedsum.delay_patterns(N, S)      # name -> kind, arguments, the lemma's bound
 
 # %% [markdown]
 # ## Who participates: the first rounds of each pattern

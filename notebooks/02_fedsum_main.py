@@ -43,7 +43,6 @@ out_dir: str = ""  # empty: figures/02_fedsum_main at the default parameters, el
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -137,7 +136,7 @@ print("runs by status:", dict(status))
 
 # %%
 DATASETS = list(dict.fromkeys(tidy["dataset"]))
-STYLE = dict(hue="method", hue_order=list(METHODS), palette=sns.color_palette("tab10", len(METHODS)))
+STYLE = dict(hue_order=list(METHODS), palette=sns.color_palette("tab10", len(METHODS)))
 title = f"({profile} profile; N={setup.num_clients}, S={setup.per_round}, K={setup.local_steps}, " \
         f"batch {setup.batch_size})"
 
@@ -145,19 +144,9 @@ title = f"({profile} profile; N={setup.num_clients}, S={setup.per_round}, K={set
 def grid_figure(data: pd.DataFrame, x: str, columns: list, name: str, suptitle: str,
                 per_seed: bool = False) -> None:
     """Rows: (dataset, metric); columns: patterns. Saved as ``name``."""
-    rows = [(d, m) for d in DATASETS for m in ("loss", "test_acc")]
-    fig, axes = plt.subplots(len(rows), len(columns), figsize=(4.6 * len(columns), 3.3 * len(rows)),
-                             squeeze=False)
     extra = dict(units="seed", estimator=None, lw=1) if per_seed else dict(errorbar=("pi", 100))
-    for (d, metric), row in zip(rows, axes, strict=True):
-        for pattern, ax in zip(columns, row, strict=True):
-            sel = data[(data["dataset"] == d) & (data["pattern"] == pattern)]
-            sns.lineplot(data=sel, x=x, y=metric, ax=ax, legend="auto" if ax is axes[0, -1] else False, **STYLE, **extra)
-            ax.set(title=f"{d}, {pattern}", xlabel=x, ylabel={"loss": "training loss",
-                                                              "test_acc": "test accuracy"}[metric])
-            if metric == "loss":
-                plotting.log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
-    sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
+    fig, _ = plotting.curves(data, "method", "pattern", x=x, col_order=columns, row="dataset",
+                             title="{row}, {col}", size=(4.6, 3.3), legend_width=0, **STYLE, **extra)
     fig.suptitle(f"{suptitle} {title}")
     fig.tight_layout()
     _ = plotting.save_figure(fig, out_dir, name)

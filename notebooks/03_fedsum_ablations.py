@@ -47,7 +47,6 @@ from dataclasses import replace
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from fedlib import ExperimentConfig, analysis, delays, notebook, plotting, studies
 from fedlib.store import Store
@@ -124,19 +123,8 @@ for ds in DATASETS:
 
 def curves(data: pd.DataFrame, hue: str, name: str, suptitle: str, hue_order: list | None = None,
            col: str = "dataset") -> None:
-    """Training loss (log) and test accuracy vs rounds; a column per value of ``col``."""
-    cols = list(dict.fromkeys(data[col]))
-    fig, axes = plt.subplots(2, len(cols), figsize=(5.2 * len(cols) + 3, 6.4), squeeze=False)
-    for j, c in enumerate(cols):
-        sel = data[data[col] == c]
-        for i, (metric, label) in enumerate((("loss", "training loss"), ("test_acc", "test accuracy"))):
-            ax = axes[i, j]
-            sns.lineplot(data=sel, x="round", y=metric, hue=hue, hue_order=hue_order, ax=ax,
-                         legend="auto" if (i, j) == (0, len(cols) - 1) else False)
-            ax.set(title=str(c), ylabel=label)
-            if metric == "loss":
-                plotting.log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
-    sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
+    """Training loss (log) and test accuracy vs rounds, a column per value of ``col``; saved as ``name``."""
+    fig, _ = plotting.curves(data, hue, col, hue_order=hue_order)
     fig.suptitle(f"{suptitle} {title}")
     fig.tight_layout()
     _ = plotting.save_figure(fig, out_dir, name)
@@ -153,11 +141,7 @@ for ds in DATASETS:
     case_configs[setup.decaying(ds, "fedavg", BIASED, rates, seed)] = (setup.dataset_name(ds), "biased (H.8)", "FedAvg")
 cases = analysis.label(compute(list(case_configs)), case_configs, ["dataset", "pattern", "method"])
 fedsum_cases = cases[cases["method"] == "FedSUM"]
-fin = analysis.finals(cases)
-case_table = pd.DataFrame([{"dataset": d, "pattern": p, "method": m, **delay_row(c),
-                            "final train loss": fin.loc[c.key(), "loss"],
-                            "final test acc": fin.loc[c.key(), "test_acc"], "outcome": fin.loc[c.key(), "outcome"]}
-                           for c, (d, p, m) in case_configs.items()])
+case_table = analysis.final_table(cases, case_configs, ["dataset", "pattern", "method"], extra=delay_row)
 case_table["curve"] = [f"{p}: tau_max={a}, tau_avg={b}" for p, a, b in
                        zip(case_table["pattern"], case_table["tau_max"], case_table["tau_avg"], strict=True)]
 legend = {(d, p, m): cv for d, p, m, cv in case_table[["dataset", "pattern", "method", "curve"]].itertuples(index=False)}
@@ -181,10 +165,7 @@ pdf = analysis.label(compute(list(p_configs)), p_configs, ["dataset", "p"])
 pdf["p"] = pdf["p"].map(lambda v: f"p={v}")
 curves(pdf, "p", "fig10_case2_p", f"Fig. 10 — FedSUM, Case 2, constant eta_l={CONST_FIG10};",
        hue_order=[f"p={v}" for v in P_VALUES])
-fin = analysis.finals(pdf)
-p_table = pd.DataFrame([{"dataset": d, "p": p, **delay_row(c), "final train loss": fin.loc[c.key(), "loss"],
-                         "final test acc": fin.loc[c.key(), "test_acc"], "outcome": fin.loc[c.key(), "outcome"]}
-                        for c, (d, p) in p_configs.items()])
+p_table = analysis.final_table(pdf, p_configs, ["dataset", "p"], extra=delay_row)
 plotting.save_table(p_table, out_dir, "fig10_p_delays")
 p_table
 
@@ -209,11 +190,7 @@ small = fam[(fam["pattern"] == "P1") & fam["method"].isin(["FedSUM-B", "FedSUM"]
 small["run"] = small["method"] + ", batch " + small["batch"].astype(str)
 curves(small, "run", "fig11_batch_size", f"App. H.5 remark — FedSUM-B vs FedSUM at batch "
        f"{setup.batch_size} and {SMALL_BATCH}, P1, constant eta_l={CONST_FIG11};")
-fin = analysis.finals(fam)
-fam_table = pd.DataFrame([{"dataset": d, "pattern": p, "method": m, "batch": b,
-                           "final train loss": fin.loc[c.key(), "loss"],
-                           "final test acc": fin.loc[c.key(), "test_acc"], "outcome": fin.loc[c.key(), "outcome"]}
-                          for c, (d, p, m, b) in fam_configs.items()])
+fam_table = analysis.final_table(fam, fam_configs, ["dataset", "pattern", "method", "batch"])
 plotting.save_table(fam_table, out_dir, "fig11_family")
 fam_table
 
@@ -221,34 +198,15 @@ fam_table
 # ## Fig. 12 — ResNet-18 on CIFAR-10 / CIFAR-100 (paper profile)
 
 # %%
-RESNET = {"CIFAR-10": ("cifar10", 0.01, 10), "CIFAR-100": ("cifar100", 0.001, 100)}
 if profile == "quick" and stand_in_rounds == 0:
     print("Fig. 12 is not reproduced at the quick profile: CIFAR-10/100 cannot be had on these "
           "machines and ResNet-18 (11 M parameters, 50 clients) is beyond 2 CPU cores. Run the "
           "paper profile on a GPU; the smoke profile runs this code path on random stand-ins.")
 else:
-    small_run = profile == "smoke"
-    r_configs = {}
-    for name, (ds, lr, classes) in RESNET.items():
-        synthetic = {"synthetic": True, "synthetic_sizes": [800 if small_run else 20 * 50, 40 if small_run else 200]} \
-            if small_run or stand_in_rounds else {}
-        base = ExperimentConfig(
-            algorithm="fedavg", problem="neural", participation="uniform",
-            rounds=1 if small_run else (stand_in_rounds or 1000),
-            problem_args={"dataset": ds, "partition": "dirichlet", "alpha": 0.1, "model": "resnet18",
-                          "num_clients": 4 if small_run else 50, "batch_size": 4 if small_run else 32,
-                          "train_eval_per_client": 2 if small_run else 100, "seed": seed, **synthetic},
-            participation_args={"per_round": 2 if small_run else 10}, local_steps=1 if small_run else 10,
-            lr_local=lr, lr_global=1.0, eval_every=1 if small_run else (stand_in_rounds or 10), seed=seed)
-        methods = (("FedSUM", "fedsum"), ("FedAvg", "fedavg"), ("SCAFFOLD", "scaffold"))
-        for label, algo in methods[:1] if (small_run and classes == 100) or stand_in_rounds else methods:
-            r_configs[base.replace(algorithm=algo)] = (name, label)
+    r_configs = studies.fedsum.resnet_configs(profile, stand_in_rounds, seed)    # config -> (dataset, method)
     res = analysis.label(compute(list(r_configs)), r_configs, ["dataset", "method"])
     curves(res, "method", "fig12_resnet18", "Fig. 12 — ResNet-18 (random stand-ins unless paper data);")
-    fin = analysis.finals(res)
-    resnet_table = pd.DataFrame([{"dataset": d, "method": m, "final train loss": fin.loc[c.key(), "loss"],
-                                  "final test acc": fin.loc[c.key(), "test_acc"],
-                                  "outcome": fin.loc[c.key(), "outcome"]} for c, (d, m) in r_configs.items()])
+    resnet_table = analysis.final_table(res, r_configs, ["dataset", "method"])
     plotting.save_table(resnet_table, out_dir, "fig12_resnet18")
 
 # %% [markdown]

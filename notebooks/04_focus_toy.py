@@ -49,25 +49,14 @@ import pandas as pd
 import seaborn as sns
 
 import fedlib
-from fedlib import notebook, participation, plotting, problems
+from fedlib import notebook, plotting, studies
 
 plotting.set_style()
 out_dir = notebook.notebook_output_dir("04_focus_toy", globals(), out_dir)
 if profile not in ("quick", "paper"):
     raise ValueError(f"profile: must be 'quick' or 'paper', got {profile!r}")
-A, b, owner = problems.focus_toy_data()           # n = 8000, d = 50, N = 16, seed 1234
-prob = problems.LeastSquares(A, b, owner)          # unnormalised f_i, as in the paper
-N = prob.num_clients
-q = problems.focus_arbitrary_weights(N, seed=5)
-panels = {
-    "full participation": (participation.build("full", N, rounds, local_steps=local_steps), 6e-4),
-    "uniform (4 of 16)": (participation.build("uniform", N, rounds, seed=seed, per_round=4,
-                                              local_steps=local_steps), 1.5e-4),
-    "arbitrary (4 of 16, weighted by q)": (participation.build(
-        "weighted", N, rounds, seed=seed, per_round=4, q=q, local_steps=local_steps), 1e-4),
-}
-methods = {"FedAvg": "fedavg", "SCAFFOLD": "scaffold", "FOCUS": "focus",
-           "FedSUM*": "fedsum", "FedSUM-CR*": "fedsum_cr", "MIFA*": "mifa", "FedAU*": "fedau"}
+prob, panels = studies.focus.toy_panels(rounds, local_steps, seed)   # panel -> (schedule, local rate)
+methods = studies.focus.TOY_METHODS
 print("x* from lstsq; ||x*|| =", round(float(prob.optimum().norm()), 4))
 
 # %%

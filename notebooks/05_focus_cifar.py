@@ -44,7 +44,6 @@ progress: bool = False  # progress bars of the sweeps
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from fedlib import analysis, notebook, plotting, studies
 from fedlib.store import Store
@@ -99,17 +98,7 @@ print(f"clients whose two largest classes hold at least 90% of their data: {(sha
 labels = setup.configs()                                        # config -> (pattern, method)
 df = analysis.label(compute(list(labels)), labels, ["pattern", "method"])
 PATTERNS = setup.patterns
-fig, axes = plt.subplots(2, len(PATTERNS), figsize=(6 * len(PATTERNS) + 3, 7), squeeze=False)
-for j, pname in enumerate(PATTERNS):
-    sel = df[df["pattern"] == pname]
-    for i, (metric, name) in enumerate((("loss", "training loss"), ("test_acc", "test accuracy"))):
-        ax = axes[i, j]
-        sns.lineplot(data=sel, x="round", y=metric, hue="method", hue_order=list(METHODS), ax=ax,
-                     legend="auto" if (i, j) == (0, len(PATTERNS) - 1) else False)
-        ax.set(title=pname, ylabel=name)
-        if metric == "loss":
-            plotting.log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
-sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
+fig, _ = plotting.curves(df, "method", "pattern", col_order=list(PATTERNS), size=(6, 3.5), hue_order=list(METHODS))
 fig.suptitle(f"Fig. 9 — {setup.data_name}; N={N}, K={K}, batch {setup.batch}, eta={ETA} ({profile} profile)")
 fig.tight_layout()
 _ = plotting.save_figure(fig, out_dir, "fig9_focus")
@@ -120,10 +109,7 @@ _ = plotting.save_figure(fig, out_dir, "fig9_focus")
 # run that diverged is listed with its round of divergence and no final value.
 
 # %%
-last = analysis.finals(df, last=3)              # a run that diverged has no final value
-table = pd.DataFrame([{"pattern": p, "method": m, "final train loss": last.loc[c.key(), "loss"],
-                       "final test acc": last.loc[c.key(), "test_acc"], "outcome": last.loc[c.key(), "outcome"]}
-                      for c, (p, m) in labels.items()])
+table = analysis.final_table(df, labels, ["pattern", "method"], last=3)   # a diverged run: no final value
 plotting.save_table(table, out_dir, "fig9_final")
 table
 

@@ -60,64 +60,15 @@ import pandas as pd
 import seaborn as sns
 
 import fedlib
-from fedlib import notebook, participation, plotting, problems, theory
+from fedlib import notebook, plotting, studies
 
 plotting.set_style()
 out_dir = notebook.notebook_output_dir("06_fedacs_toy", globals(), out_dir)
-ROUNDS = {"quick": 1500, "paper": 6000}
-if profile not in ROUNDS:
-    raise ValueError(f"profile: must be one of {sorted(ROUNDS)}, got {profile!r}")
-rounds = ROUNDS[profile]
-rng = np.random.default_rng(seed)
-N = num_clients
-# distinct optima on a circle, distinct curvatures (condition numbers 1..4)
-angles = np.linspace(0, 2 * np.pi, N, endpoint=False)
-c = np.stack([np.cos(angles), np.sin(angles)], 1) * 2.0 + rng.normal(0, 0.3, (N, dim))
-A = np.stack([np.diag(rng.uniform(0.5, 2.0, dim)) for _ in range(N)])
-prob = problems.Quadratic(A, c)
-d = prob.weights.numpy()
-x_star = prob.optimum().numpy()
-# static heterogeneity: slow clients upload reliably, fast ones do not (opposite biases)
-p_up = np.linspace(0.2, 1.0, N)
-tau = np.arange(1, N + 1)[::-1].copy()
-# dynamic heterogeneity: both redrawn every round around the static values
-tau_range = np.stack([np.maximum(tau - 2, 1), tau + 2], 1)
-p_dyn = np.clip(p_up[None, :] + rng.uniform(-0.15, 0.15, (rounds, N)), 0.05, 1.0)
-
-solvers = {"SGD": {}, "momentum 0.5": {"momentum": 0.5}, "prox mu=0.1": {"prox_mu": 0.1},
-           "prox mu=1": {"prox_mu": 1.0}}
-methods = {"FedAvg": "fedavg", "c-a-FedAvg": "ca_fedavg", "FedVARP": "fedvarp", "FedAU": "fedau",
-           "FedNova": "fednova", "FedACS": "fedacs"}
-
-
-def environment(kind):
-    if kind == "static":
-        return participation.build("full", N, rounds, seed=seed, uplink_p=p_up, local_steps=tau), p_up
-    return (participation.build("full", N, rounds, seed=seed, uplink_p=p_dyn,
-                                local_steps_range=tau_range), p_dyn)
-
-
-def method_options(method, p, solver="SGD"):
-    """fedlib.run options of a method in an environment with uplink probabilities p."""
-    opts = dict(solvers[solver])
-    if method == "fedavg":
-        opts["aggregation"] = "all"                     # anonymous: divide by the N asked
-    if method in ("ca_fedavg", "fedacs"):
-        opts["uplink_p"] = p
-    if method == "fedacs":
-        opts["draws"] = draws
-    return opts
-
-
-def evaluate(env_kind, method, solver):
-    """(closed-form fixed point, mean iterate over the second half of a simulated run)."""
-    env, p = environment(env_kind)
-    acc = []
-    res = fedlib.run(method, prob, env, lr_local=lr, progress=progress, eval_every=rounds,
-                     callback=lambda t, x: acc.append(x.numpy().copy()) if t >= rounds // 2 else None,
-                     **method_options(method, p, solver))
-    W = theory.aggregation_weights(method, res.schedule, p, lr, d, draws=draws, **solvers[solver])
-    return theory.fixed_point(A, c, W, res.schedule, lr, **solvers[solver]), np.mean(acc, axis=0)
+toy = studies.fedacs.Toy(num_clients, dim, lr, draws, seed, profile=profile)    # App. C's quadratic model
+rounds = toy.rounds
+N, A, c, d, prob, x_star, p_up, tau = toy.N, toy.A, toy.c, toy.d, toy.prob, toy.x_star, toy.p_up, toy.tau
+solvers, methods, environment, method_options = (studies.fedacs.TOY_SOLVERS, studies.fedacs.TOY_METHODS,
+                                                 toy.environment, toy.method_options)
 
 
 # %% [markdown]
@@ -128,7 +79,7 @@ rows, points = [], {}
 for env_kind in ("static", "dynamic"):
     for solver in solvers:
         for label, m in methods.items():
-            xbar, sim = evaluate(env_kind, m, solver)
+            xbar, sim = toy.evaluate(env_kind, m, solver, progress)
             points[env_kind, solver, label] = xbar
             rows.append({"environment": env_kind, "solver": solver, "method": label,
                          "closed form": np.linalg.norm(xbar - x_star),
@@ -170,17 +121,10 @@ dist.pivot_table(index=["environment", "solver"], columns="method", values="clos
 # expectations of the aggregation weights (`theory.expected_weights`), SGD solver.
 
 # %%
-def single_source(source, method, eta):
-    """Closed-form fixed point with exact expectations of the aggregation weights."""
-    p, steps = (p_up, np.full(N, 5)) if source == "communication" else (np.ones(N), tau)
-    w = theory.expected_weights(method, p, steps, eta, d, seed=seed)
-    return np.linalg.norm(theory.fixed_point_static(A, c, w, steps, eta) - x_star)
-
-
 cons = []
 for source in ("communication", "computation"):
     for label, m in methods.items():
-        d1, d2 = single_source(source, m, lr), single_source(source, m, lr / 2)
+        d1, d2 = toy.single_source(source, m, lr), toy.single_source(source, m, lr / 2)
         cons.append({"source": source, "method": label, "distance": d1, "ratio eta -> eta/2": d1 / d2,
                      "removed": bool(d1 / d2 > 1.6)})
 cons = pd.DataFrame(cons)

@@ -48,10 +48,8 @@ progress: bool = False  # progress bars of the sweeps
 
 # %%
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from fedlib import analysis, notebook, plotting, studies
 from fedlib.store import Store
@@ -136,45 +134,13 @@ print(f"{df['key'].nunique()} runs; profile {profile}; N={N}, {S} asked per roun
 env_name, target_of = setup.env_name, setup.target
 
 
-def summary(key: tuple) -> pd.DataFrame:
-    """Per method: final accuracy (mean of the last 5 evaluations), round, load and measured
-    seconds at which the target was first reached (NaN if never), outcome."""
-    configs = EXPERIMENTS[key]
-    sel = df[df["key"].isin([c.key() for c in configs.values()])]
-    last = analysis.finals(sel, last=5)
-    hit = analysis.first_reach(sel, target_of(key), columns=("round", "client_steps", "train_seconds"))
-    keys = [configs[m].key() for m in METHODS]
-    return pd.DataFrame({"final test acc": last.loc[keys, "test_acc"].to_numpy(),
-                         "rounds to target": hit.loc[keys, "round"].to_numpy(),
-                         "computation to target (local steps)": hit.loc[keys, "client_steps"].to_numpy(),
-                         "measured seconds to target": hit.loc[keys, "train_seconds"].to_numpy(),
-                         "outcome": last.loc[keys, "outcome"].to_numpy()},
-                        index=pd.Index(METHODS, name="method"))
-
-
-def with_ratio(value: float, ref: float, fmt: str) -> str:
-    """The paper's cell: value (value / FedACS's), or '-' if the target was never reached."""
-    if not np.isfinite(value):
-        return "-"
-    ratio = f"{value / ref:.2f}" if np.isfinite(ref) and ref > 0 else "n/a"
-    return f"{value:{fmt}} ({ratio})"
-
-
-summaries = {key: summary(key) for key in EXPERIMENTS}
+summaries = {key: studies.fedacs.summary(df, EXPERIMENTS[key], target_of(key)) for key in EXPERIMENTS}
 
 
 def paper_table(keys: list) -> pd.DataFrame:
     """Tables 1 and 4: per environment, rounds and computation to the target with ratios."""
-    out = pd.DataFrame(index=list(METHODS))
-    for key in keys:
-        s, tgt = summaries[key], target_of(key)
-        name = env_name(key)
-        out[f"{name}: rounds for {tgt:.0%}"] = [with_ratio(v, s.loc["FedACS", "rounds to target"], ".0f")
-                                               for v in s["rounds to target"]]
-        out[f"{name}: computation for {tgt:.0%} (local steps)"] = [
-            with_ratio(v, s.loc["FedACS", "computation to target (local steps)"], ".0f")
-            for v in s["computation to target (local steps)"]]
-    return out.rename_axis("algorithm").reset_index()
+    return studies.fedacs.paper_table({k: summaries[k] for k in keys}, {k: env_name(k) for k in keys},
+                                      {k: target_of(k) for k in keys})
 
 
 # %% [markdown]
@@ -182,15 +148,13 @@ def paper_table(keys: list) -> pd.DataFrame:
 
 # %%
 def accuracy_figure(keys: list, title: str, name: str) -> None:
-    fig, axes = plt.subplots(1, len(keys), figsize=(5.5 * len(keys) + 2.5, 4), squeeze=False)
-    for j, key in enumerate(keys):
-        ax = axes[0, j]
-        sel = df[df["key"].isin([c.key() for c in EXPERIMENTS[key].values()])]
-        sns.lineplot(data=sel, x="round", y="test_acc", hue="method", hue_order=list(METHODS), ax=ax,
-                     legend="auto" if j == len(keys) - 1 else False, lw=1)
+    sel = df.assign(env=df["key"].map({c.key(): env_name(k) for k in keys for c in EXPERIMENTS[k].values()}))
+    fig, axes = plotting.curves(sel.dropna(subset=["env"]), "method", "env", col_order=[env_name(k) for k in keys],
+                                metrics={"test_acc": "test accuracy"}, size=(5.5, 4), legend_width=2.5,
+                                hue_order=list(METHODS), lw=1)
+    for ax, key in zip(axes[0], keys, strict=True):
         ax.axhline(target_of(key), color="grey", ls=":", lw=1)
-        ax.set(title=env_name(key), ylabel="test accuracy", ylim=(0, 1))
-    sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
+        ax.set(ylim=(0, 1))
     missing = [DATASETS[d][4] for d in studies.fedacs.SETTINGS["paper"]["datasets"] if d not in datasets]
     note = f"; {', '.join(missing)}: paper profile only" if missing and keys[0][2] is None else ""
     fig.suptitle(f"{title} — N={N}, {S} asked per round ({profile} profile{stand_in_note}{note}); "

@@ -24,3 +24,20 @@ def test_log_loss_axis_caps_a_diverging_run_at_three_times_the_start():
     plotting.log_loss_axis(ax2, float("nan"))              # no start value: only the scale, limits kept
     assert ax2.get_yscale() == "log" and ax2.get_ylim() == (low, high)
     plt.close("all")
+
+
+def test_curves_draw_a_panel_per_metric_and_column_with_one_legend():
+    import pandas as pd
+    rows = [{"round": r, "pattern": p, "dataset": d, "method": m, "loss": 2.3 / (1 + r) * (1 + k),
+             "test_acc": 0.1 + 0.01 * r} for r in range(5) for p in ("P1", "P2") for d in ("A", "B")
+            for k, m in enumerate(("x", "y"))]
+    data = pd.DataFrame(rows)
+    fig, axes = plotting.curves(data, "method", "pattern", hue_order=["y", "x"])
+    assert axes.shape == (2, 2) and [a.get_title() for a in axes[0]] == ["P1", "P2"]
+    assert axes[0, 0].get_yscale() == "log" and axes[1, 0].get_yscale() == "linear"
+    assert axes[1, 0].get_ylabel() == "test accuracy" and axes[0, -1].get_legend() is not None
+    assert sum(a.get_legend() is not None for a in axes.flat) == 1
+    fig, axes = plotting.curves(data, "method", "pattern", row="dataset", col_order=["P2"],
+                                title="{row}, {col}")
+    assert axes.shape == (4, 1) and axes[2, 0].get_title() == "B, P2"
+    plt.close("all")

@@ -178,3 +178,17 @@ def test_committed_stores_are_sealed_and_read_cleanly(store):
         e = st.read(key)                                          # digests, columns and numbers checked
         assert e.meta.get("digests") and e.meta["columns"] == list(e.history.columns), key
         assert all(pd.api.types.is_numeric_dtype(e.history[c]) for c in e.history.columns), key
+
+
+def test_a_derived_table_is_computed_once_and_read_back(tmp_path):
+    st = Store(tmp_path)
+    calls = []
+
+    def make():
+        calls.append(1)
+        return pd.DataFrame({"n": [3, 5]}).rename_axis("client")
+    first = st.derived_table("client_sizes_x", make)
+    again = st.derived_table("client_sizes_x", make)
+    assert calls == [1] and first["n"].tolist() == again["n"].tolist() == [3, 5]
+    assert (tmp_path / "client_sizes_x.csv").read_text().splitlines()[0] == "client,n"
+    assert st.keys() == []                                        # not an entry of the store

@@ -97,3 +97,86 @@ def test_unknown_dataset_and_pattern_are_named():
         s.base("svhn")
     with pytest.raises(ValueError, match="participation"):
         s.base("mnist", participation="P4")
+
+
+# ------------------------------------------------------------------------------ the other papers
+def test_focus_study_is_app_f_and_the_authors_run_script():
+    s = studies.focus.focus_setup("paper")
+    assert (s.dataset, s.model, s.num_clients, s.per_round, s.batch, s.rounds) == \
+        ("cifar10", "focus_cifar10_cnn", 32, 4, 128, 10_000)
+    assert (s.eta, s.local_steps, s.alpha) == (2e-3, 3, 0.05)
+    p = s.bern_p()
+    assert np.all((p[:28] >= 0.1) & (p[:28] <= 0.3)) and np.all((p[28:] >= 0.1) & (p[28:] <= 0.9))
+    configs = s.configs()
+    assert len(configs) == 2 * len(studies.focus.METHODS) == len({c.key() for c in configs})
+    assert {v[0] for v in configs.values()} == {"bern", "uniform (4 of 32)"}
+    assert all(c.lr_local == 2e-3 and c.local_steps == 3 for c in configs)
+    stand = studies.focus.focus_setup("paper", stand_in_rounds=2)
+    assert stand.rounds == 2 and dict(stand.base().problem_args)["synthetic"] is True
+    assert studies.focus.focus_setup("quick", seed=1).bern_p().tolist() != s.bern_p().tolist()
+
+
+def test_focus_toy_panels_are_fig4():
+    prob, panels = studies.focus.toy_panels(rounds=5, local_steps=3)
+    assert prob.num_clients == 16 and prob.dim == 50
+    assert [lr for _, lr in panels.values()] == [6e-4, 1.5e-4, 1e-4]
+    assert [int(s.active.sum(1).max()) for s, _ in panels.values()] == [16, 4, 4]
+
+
+def test_amplified_study_is_wang_and_ji():
+    s = studies.amplified.amplified_setup("paper")
+    assert (s.num_clients, s.per_round, s.local_steps, s.batch, s.lr0, s.groups) == (250, 10, 5, 16, 0.1, 5)
+    assert s.cycle == 500 and s.base().rounds == s.warmup == 2000
+    phase = s.phase("wait-full", 1000, 0.1)
+    assert phase.rounds == 1000 // 500 and phase.eval_every == 1 and phase.warmup() == s.base()
+    amp = s.phase("amplification (eta=10, P=500)", 1000, 1e-5, P=100)
+    assert dict(amp.algorithm_args) == {"P": 100, "gamma": 10.0} and amp.rounds == 1000
+    grid = s.grid_configs()
+    assert len(grid) == len(s.methods) * len(s.grid)
+    df = pd.DataFrame({"key": ["a", "a", "b"], "algorithm": ["wait_full"] * 2 + ["fedavg"],
+                       "round": [1, 2, 5], "waited_rounds": [500, 1000, np.nan]})
+    t = s.timeline(df, {"a": "wait-full", "b": "x"})
+    assert t["time"].tolist() == [500, 1000, 5]
+    stand = studies.amplified.amplified_setup("quick", stand_in_rounds=2)
+    assert stand.P_values == (1, stand.cycle) and stand.grid == (1.0,)
+
+
+def test_fedacs_environments_and_calibrated_rates(tmp_path):
+    from fedlib.store import Store
+    s = studies.fedacs.fedacs_setup("smoke", stand_in_rounds=2)
+    weak = s.weak_half({"partition": "one_class"})
+    assert weak.tolist() == [True] * 5 + [False] * 5                      # digits 0-4 are weak
+    static = s.environment("static", weak)
+    assert all(1 <= e <= 2 for e, w in zip(static["local_epochs"], weak, strict=True) if w)
+    assert all(0.6 <= p <= 1.0 for p, w in zip(static["uplink_p"], weak, strict=True) if not w)
+    assert "local_epochs_range" in s.environment("dynamic", weak)
+    experiments, rates = s.experiments(Store(tmp_path))
+    assert set(experiments) == {("digits", "dynamic", None), ("digits", "static", None),
+                                ("digits", "dynamic", 0.5)}
+    cs = experiments["digits", "dynamic", None]
+    assert list(cs) == list(s.methods) and cs["FedACS"].participation == "full"
+    assert cs["FedAU"].lr_local == cs["FedAvg"].lr_local == s.lr                 # App. I.2: not calibrated
+    assert len(list(tmp_path.glob("client_sizes_*.csv"))) == 2                   # kept beside the store
+    assert set(rates["method"]) == set(s.methods) and s.target(("digits", "dynamic", None)) == 0.5
+
+
+def test_fedacs_toy_fixed_points_match_the_simulation():
+    toy = studies.fedacs.Toy(num_clients=6, rounds=1000, seed=1)
+    dist = {}
+    for method in ("fedavg", "ca_fedavg", "fedacs"):
+        xbar, sim = toy.evaluate("static", method, "SGD")
+        dist[method] = np.linalg.norm(xbar - toy.x_star)
+        if method != "fedacs":                  # FedACS's draws are noisier than its small bias
+            assert np.linalg.norm(sim - xbar) < 0.2 * dist[method], method
+    assert dist["fedacs"] < min(dist["fedavg"], dist["ca_fedavg"])           # it removes both biases
+    comm = {m: toy.single_source("communication", m, 0.02) for m in ("fedavg", "ca_fedavg")}
+    assert comm["ca_fedavg"] < comm["fedavg"]
+
+
+def test_delay_patterns_are_table_1():
+    pats = studies.fedsum.delay_patterns(100, 20)
+    assert pats["Case 3 cyclic"]["bound"](50) == 2 * 100 / 20
+    assert math.isnan(pats["Markov (FedAU)"]["bound"](10))
+    assert studies.fedsum.delay_profile("quick")[1] == 20
+    with pytest.raises(ValueError, match="^profile: must be one of"):
+        studies.fedsum.delay_profile("smoke")

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
 
+from .. import delays
 from ..analysis import best_rows
 from ..config import ExperimentConfig
 from ..notebook import check_profile
+from ..participation import biased_probs, sine_probs
 
-__all__ = ["BASELINES", "METHODS", "OURS", "FedSumSetup", "fedsum_setup", "pick_rates"]
+__all__ = ["BASELINES", "METHODS", "OURS", "FedSumSetup", "delay_patterns", "delay_profile", "fedsum_setup",
+           "pick_rates", "resnet_configs"]
 
 #: Fig. 1 / Figs. 5-8: label -> (algorithm, options)
 METHODS = {
@@ -191,3 +195,70 @@ def pick_rates(df: pd.DataFrame, configs: dict) -> tuple[pd.DataFrame, float, fl
     table["chosen"] = best_rows(table, "final train loss")
     best = table.index[table["chosen"]][0]
     return table, float(table.loc[best, "eta_0"]), float(table.loc[best, "eta_g"])
+
+
+#: Fig. 12: figure name -> (dataset, local rate, classes)
+RESNET = {"CIFAR-10": ("cifar10", 0.01, 10), "CIFAR-100": ("cifar100", 0.001, 100)}
+
+
+def resnet_configs(profile: str, stand_in_rounds: int = 0, seed: int = 0) -> dict:
+    """Fig. 12 (ResNet-18 on CIFAR-10 / CIFAR-100; App. H: N = 50, S = 10, K = 10, batch 32, 1,000
+    rounds): config -> (dataset name, method). The smoke profile runs one round of 4 clients on
+    random stand-ins (FedSUM only for CIFAR-100), stand-in tests FedSUM only."""
+    check_profile(profile)
+    small = profile == "smoke"
+    out = {}
+    for name, (ds, lr, classes) in RESNET.items():
+        sizes = [800, 40] if small else [20 * 50, 200]
+        synthetic = {"synthetic": True, "synthetic_sizes": sizes} if small or stand_in_rounds else {}
+        base = ExperimentConfig(
+            algorithm="fedavg", problem="neural", participation="uniform",
+            rounds=1 if small else (stand_in_rounds or 1000),
+            problem_args={"dataset": ds, "partition": "dirichlet", "alpha": 0.1, "model": "resnet18",
+                          "num_clients": 4 if small else 50, "batch_size": 4 if small else 32,
+                          "train_eval_per_client": 2 if small else 100, "seed": seed, **synthetic},
+            participation_args={"per_round": 2 if small else 10}, local_steps=1 if small else 10,
+            lr_local=lr, lr_global=1.0, eval_every=1 if small else (stand_in_rounds or 10), seed=seed)
+        methods = (("FedSUM", "fedsum"), ("FedAvg", "fedavg"), ("SCAFFOLD", "scaffold"))
+        for label, algo in methods[:1] if (small and classes == 100) or stand_in_rounds else methods:
+            out[base.replace(algorithm=algo)] = (name, label)
+    return out
+
+
+#: notebook 01 per profile: the horizons T of the delay estimates and the Monte Carlo seeds
+DELAY_PROFILES = {"quick": ([10, 20, 50, 100, 200, 500], 20),
+                  "paper": ([10, 20, 50, 100, 200, 500, 1000, 2000], 100)}
+
+
+def delay_profile(profile: str) -> tuple[list, int]:
+    """(horizons T, seeds) of notebook 01's delay estimates at ``profile`` (quick or paper)."""
+    if profile not in DELAY_PROFILES:
+        raise ValueError(f"profile: must be one of {sorted(DELAY_PROFILES)}, got {profile!r}")
+    return DELAY_PROFILES[profile]
+
+
+def delay_patterns(num_clients: int, per_round: int) -> dict[str, dict]:
+    """FedSUM Table 1 / App. F (notebook 01): each participation pattern's kind and arguments at N
+    clients and S per round (delta = S / N), the lemma's bound on tau_max as a formula and as a
+    function of T (NaN where the paper gives none)."""
+    n, s = num_clients, per_round
+    delta = s / n
+    sine_delta = float(min(sine_probs(np.arange(10), s / n, 0.3, 10.0)))
+    biased_delta = float(biased_probs(n).min())
+    return {
+        "Case 1 / P1 uniform": dict(kind="uniform", args={"per_round": s}, formula="4N/S ln(NT)",
+                                    bound=lambda T: delays.bound_uniform(n, s, T)),
+        "Case 2 / P2 Bernoulli": dict(kind="bernoulli", args={"p": delta},
+                                      formula="4/δ max{ln NT, ln 1/δ}, δ=S/N",
+                                      bound=lambda T: delays.bound_bernoulli(n, T, delta)),
+        "Case 3 cyclic": dict(kind="cyclic", args={"per_round": s}, formula="2N/S",
+                              bound=lambda T: delays.bound_cyclic(n, s)),
+        "Case 4 reshuffled cyclic": dict(kind="reshuffled_cyclic", args={"per_round": s}, formula="4N/S",
+                                         bound=lambda T: delays.bound_reshuffled_cyclic(n, s)),
+        "P3 sine": dict(kind="sine", args={"per_round": s}, formula=f"F.2 with δ=min p={sine_delta:.3f}",
+                        bound=lambda T: delays.bound_bernoulli(n, T, sine_delta)),
+        "Biased (H.8)": dict(kind="biased", args={}, formula=f"F.2 with δ=min p={biased_delta:.2f}",
+                             bound=lambda T: delays.bound_bernoulli(n, T, biased_delta)),
+        "Markov (FedAU)": dict(kind="markov", args={"p": delta, "on_rate": 0.05}, formula="none in the paper",
+                               bound=lambda T: float("nan")),
+    }

@@ -9,8 +9,10 @@ import numpy as np
 
 from ..config import ExperimentConfig
 from ..notebook import check_profile
+from ..participation import build
+from ..problems import LeastSquares, focus_arbitrary_weights, focus_toy_data
 
-__all__ = ["METHODS", "FocusSetup", "focus_setup"]
+__all__ = ["METHODS", "TOY_METHODS", "FocusSetup", "focus_setup", "toy_panels"]
 
 #: per profile: data, model, N, S of "uniform", batch, rounds, evaluation interval, training-loss
 #: samples per client (App. F and the authors' run script; quick: MNIST standing in for CIFAR-10)
@@ -102,3 +104,27 @@ def focus_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FocusS
         s = replace(s, rounds=stand_in_rounds, eval_every=stand_in_rounds, train_eval=2,
                     stand_in=stand_in_rounds)
     return s
+
+
+# --------------------------------------------------------------------------------------------
+# FOCUS Fig. 4 (notebook 04): least squares, full / uniform / arbitrary participation
+# --------------------------------------------------------------------------------------------
+#: Fig. 4's methods (* = not in the paper's figure): label -> algorithm
+TOY_METHODS = {"FedAvg": "fedavg", "SCAFFOLD": "scaffold", "FOCUS": "focus", "FedSUM*": "fedsum",
+               "FedSUM-CR*": "fedsum_cr", "MIFA*": "mifa", "FedAU*": "fedau"}
+
+
+def toy_panels(rounds: int, local_steps: int, seed: int = 0):
+    """FOCUS's least-squares toy (n = 8000, d = 50, N = 16, unnormalised f_i, as in the paper) and
+    Fig. 4's panels: label -> (schedule, local rate): full participation, uniform 4 of 16, and
+    arbitrary (4 of 16 drawn with the paper's weights q)."""
+    prob = LeastSquares(*focus_toy_data())
+    n = prob.num_clients
+    q = focus_arbitrary_weights(n, seed=5)
+    return prob, {
+        "full participation": (build("full", n, rounds, local_steps=local_steps), 6e-4),
+        "uniform (4 of 16)": (build("uniform", n, rounds, seed=seed, per_round=4, local_steps=local_steps),
+                              1.5e-4),
+        "arbitrary (4 of 16, weighted by q)": (build("weighted", n, rounds, seed=seed, per_round=4, q=q,
+                                                     local_steps=local_steps), 1e-4),
+    }

@@ -1,0 +1,63 @@
+"""fedlib.analysis: labelling sweep frames, finals, first reach of a target, the best grid cell."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fedlib
+from fedlib import ExperimentConfig, analysis
+
+
+def _frame(tmp_path):
+    base = ExperimentConfig("fedavg", "quadratic", "full", 12, problem_args={"num_clients": 4, "dim": 3},
+                            lr_local=0.05, eval_every=3)
+    labels = {base: ("P1", "FedAvg"), base.replace(algorithm="fedsum"): ("P1", "FedSUM"),
+              base.replace(lr_local=1000.0): ("P1", "FedAvg, too fast")}
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return fedlib.sweep(list(labels), tmp_path, progress=False), labels
+
+
+def test_label_adds_named_columns_from_configs_or_keys(tmp_path):
+    df, labels = _frame(tmp_path)
+    out = analysis.label(df, labels, ["pattern", "method"])
+    assert list(out.columns[-2:]) == ["pattern", "method"] and "pattern" not in df
+    assert set(out["method"]) == {"FedAvg", "FedSUM", "FedAvg, too fast"}
+    fin = analysis.label(analysis.finals(df), {c.key(): m for c, (_, m) in labels.items()}, ["method"])
+    assert fin.loc[list(labels)[1].key(), "method"] == "FedSUM"
+    with pytest.raises(ValueError, match="^labels: no labels for run"):
+        analysis.label(df, dict(list(labels.items())[:1]), ["pattern", "method"])
+
+
+def test_final_table_keeps_the_order_of_the_labels_and_blanks_diverged_runs(tmp_path):
+    df, labels = _frame(tmp_path)
+    t = analysis.final_table(df, labels, ["pattern", "method"], extra=lambda c: {"lr": c.lr_local},
+                             columns={"final loss": "loss", "outcome": "outcome"})
+    assert list(t.columns) == ["pattern", "method", "lr", "final loss", "outcome"]
+    assert t["method"].tolist() == [m for _, m in labels.values()]
+    assert t["lr"].tolist() == [0.05, 0.05, 1000.0]
+    fast = t.set_index("method").loc["FedAvg, too fast"]
+    assert fast["outcome"].startswith("diverged at round") and np.isnan(fast["final loss"])
+    assert t.set_index("method").loc["FedSUM", "final loss"] == analysis.finals(df).loc[
+        list(labels)[1].key(), "loss"]
+
+
+def test_first_reach_is_the_first_evaluation_at_the_target():
+    df = pd.DataFrame({"key": ["a"] * 4 + ["b"] * 2, "round": [0, 5, 10, 15, 0, 5],
+                       "test_acc": [0.1, 0.6, 0.5, 0.8, 0.1, 0.2], "units": [0, 10, 20, 30, 0, 10]})
+    hit = analysis.first_reach(df, 0.55, columns=("round", "units"))
+    assert hit.loc["a"].tolist() == [5.0, 10.0] and hit.loc["b"].isna().all()
+    shuffled = df.sample(frac=1, random_state=0)
+    again = analysis.first_reach(shuffled, 0.55, columns=("round", "units"))
+    pd.testing.assert_frame_equal(again.loc[["a", "b"]], hit.loc[["a", "b"]])
+
+
+def test_best_rows_never_choose_a_failed_run_and_work_per_group():
+    t = pd.DataFrame({"method": ["x", "x", "x", "y", "y"], "lr": [1, 0.1, 0.01, 1, 0.1],
+                      "loss": [0.05, 0.2, 0.3, np.nan, 0.4], "status": ["diverged", "ok", "ok", "ok", "ok"]})
+    assert analysis.best_rows(t, "loss", by="method").tolist() == [False, True, False, False, True]
+    assert analysis.best_rows(t, "loss").tolist() == [False, True, False, False, False]
+    assert analysis.best_rows(t, "loss", lower=False).tolist() == [False, False, False, False, True]
+    with pytest.raises(RuntimeError, match="for y diverged or failed"):
+        analysis.best_rows(t.assign(status=["ok", "ok", "ok", "error", "error"]), "loss", by="method")
