@@ -13,6 +13,7 @@ them (stored before fedlib sealed entries, or rewritten by fedlib itself: ``--fo
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
@@ -53,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="rounds to replay: a number, or 'all' for the whole run (default: up to the first "
                         "evaluation after round 0, and the anchor's rounds)")
     v.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    v.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                   help="import this module first (one that registers your own algorithms or problems); "
+                        "repeatable")
     s = sub.add_parser("seal", help="record the content digests of stored entries in their meta.json")
     s.add_argument("path", help="a store folder")
     s.add_argument("--force", action="store_true",
@@ -85,9 +89,21 @@ def main(argv: list[str] | None = None) -> int:
     if not targets:
         print(f"{path}: no entries")
         return 0
+    for module in args.imports:
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            parser.error(f"--import: cannot import {module!r} ({e})")
     counts = {"exact": 0, "cross-cpu": 0, "unchecked": 0, "failed": 0}
     for t in tqdm(targets, desc="verify", unit="entry", disable=len(targets) < 2):
-        rep = verify(t, rounds=rounds)
+        try:
+            rep = verify(t, rounds=rounds)
+        except ValueError as e:
+            counts["failed"] += 1
+            hint = ("; if it is your own, pass --import <the module that registers it>"
+                    if "unknown algorithm" in str(e) or "unknown problem" in str(e) else "")
+            tqdm.write(f"FAIL {t.name}: cannot replay: {str(e).splitlines()[0]}{hint}")
+            continue
         if rep.ok:
             counts[rep.check] += 1
             tqdm.write(f"ok   {t.name} ({rep.check} check, max relative difference "

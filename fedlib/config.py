@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import itertools
 import json
 import math
@@ -18,8 +19,10 @@ import torch
 
 from . import algorithms, participation
 from .participation import Schedule
+from .partition import builder as partition_builder
 from .problems import Problem
 from .problems import build as build_problem
+from .problems import builder as problems_builder
 
 __all__ = ['ExperimentConfig', 'grid']
 
@@ -66,6 +69,31 @@ def _args(field_name: str, value: Any) -> tuple:
                                                  and isinstance(p[0], str) for p in value):
         return _freeze(dict(value))
     raise ValueError(f"{field_name}: expected a dict or (name, value) pairs, got {value!r}")
+
+
+def _parameters(fn, skip: tuple = ()) -> dict[str, inspect.Parameter]:
+    """``fn``'s named parameters, without ``skip``."""
+    return {k: v for k, v in inspect.signature(fn).parameters.items()
+            if k not in skip and v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
+
+
+def _takes_any_keyword(fn) -> bool:
+    return any(v.kind is v.VAR_KEYWORD for v in inspect.signature(fn).parameters.values())
+
+
+def _check_arguments(args: dict, allowed: dict | None, what: str, where: str) -> None:
+    """Every argument is a parameter of ``what``, and one annotated ``int`` gets an integer; else
+    one ValueError naming ``<where>.<argument>``."""
+    if allowed is None:
+        return
+    for name, value in args.items():
+        if name not in allowed:
+            raise ValueError(f"{where}.{name}: not an argument of {what}; its arguments: "
+                             f"{', '.join(allowed)}")
+        note = str(allowed[name].annotation).replace(" ", "")
+        if note in ("int", "int|None") and value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+            raise ValueError(f"{where}.{name}: must be an integer, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -227,10 +255,27 @@ class ExperimentConfig:
                                            f"starts (the schedule continues); got {getattr(warm, name)!r} "
                                            f"and {getattr(self, name)!r}")
         opts = algorithms.get(self.algorithm).options
-        for name, _ in self.algorithm_args:
+        for name, value in self.algorithm_args:
             if name not in opts:
                 raise bad(f"algorithm_args.{name}", f"not an option of algorithm {self.algorithm!r}; "
                                                     f"its options: {', '.join(opts) or '(none)'}")
+            if name in ("momentum", "prox_mu") and (isinstance(value, bool)
+                                                    or not isinstance(value, (int, float))):
+                raise bad(f"algorithm_args.{name}", f"must be a real number, got {value!r}")
+        problem_args = self.arguments("problem_args")
+        builder = problems_builder(self.problem)
+        allowed = _parameters(builder)
+        if "partition" in allowed:                              # neural: its partition's arguments too
+            split = partition_builder(problem_args.get("partition", "dirichlet"))
+            allowed = {**allowed, **_parameters(split, skip=("labels", "num_clients", "seed"))}
+        elif _takes_any_keyword(builder):                       # a builder that takes anything
+            allowed = None
+        _check_arguments(problem_args, allowed, f"problem {self.problem!r}", f"{where}.problem_args")
+        kind = participation.kind_function(self.participation)
+        kind_args = {**_parameters(kind, skip=("rng", "rounds", "n")),
+                     **_parameters(participation.build, skip=("kind", "num_clients", "rounds"))}
+        _check_arguments(self.arguments("participation_args"), kind_args,
+                         f"participation kind {self.participation!r}", f"{where}.participation_args")
 
     def build_problem(self, device: str | None = None) -> Problem:
         """The problem of this config (cached per process: the last one built is reused)."""
@@ -273,7 +318,8 @@ def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
     An axis is a config field, or ``<args field>.<name>`` to vary one argument, e.g.
     ``**{"participation_args.p": [0.1, 0.5]}`` or ``{"algorithm_args.clip": [None, 0.5]}``.
     A value of ``None`` for an argument removes it (the builder's default applies). The first
-    axis varies slowest.
+    axis varies slowest. A single value (a string, a number, a dict) is an axis of one value;
+    an empty axis is an error.
     """
     names = {f.name for f in fields(ExperimentConfig)}
     for axis in axes:
@@ -282,7 +328,12 @@ def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
             raise ValueError(f"{axis}: not an axis of grid; use a field of ExperimentConfig "
                              f"({', '.join(sorted(names))}) or '<*_args>.<name>'")
     out = []
-    values = [list(v) for v in axes.values()]
+    values = []
+    for axis, v in axes.items():
+        one = isinstance(v, (str, bytes, dict)) or not isinstance(v, Iterable)
+        values.append([v] if one else list(v))
+        if not values[-1]:
+            raise ValueError(f"{axis}: an axis of grid needs at least one value")
     for combo in itertools.product(*values):
         d = base.to_dict()
         for axis, v in zip(axes, combo, strict=True):

@@ -34,7 +34,7 @@ import numpy as np
 
 from ._validate import broadcast_rows, check_int, check_probs, jsonable, prob_matrix
 
-__all__ = ["Schedule", "available", "build", "load"]
+__all__ = ["Draw", "Schedule", "available", "build", "kind_function", "load"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -558,6 +558,15 @@ def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds:
     if (out < 1).any():
         raise ValueError(f"{name}: every entry must be >= 1")
     return np.array(out, dtype=np.int64)
+
+
+def kind_function(kind: str) -> Callable[..., Draw]:
+    """The function that draws a participation kind (its signature, after ``rng, rounds, n``, lists
+    the kind's arguments)."""
+    if kind not in _KINDS:
+        raise ValueError(f"kind: unknown participation kind {kind!r}; known kinds: "
+                         f"{', '.join(sorted(_KINDS))}")
+    return _KINDS[kind][0]
 
 
 def arguments(kind: str) -> dict[str, Any]:

@@ -15,8 +15,8 @@ import numpy as np
 
 from ._validate import check_real
 
-__all__ = ["Partition", "available", "build", "dirichlet", "dirichlet_prior", "iid", "majority_label",
-           "one_class"]
+__all__ = ["Partition", "available", "build", "builder", "dirichlet", "dirichlet_prior", "iid",
+           "majority_label", "one_class"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,6 +176,13 @@ _PARTITIONS: dict[str, tuple[Callable[..., Partition], str]] = {
 def available() -> dict[str, str]:
     """Partition names with a one-line description each."""
     return {k: v[1] for k, v in _PARTITIONS.items()}
+
+
+def builder(name: str) -> Callable[..., Partition]:
+    """The function of a registered partition (its signature lists the partition's arguments)."""
+    if name not in _PARTITIONS:
+        raise ValueError(f"partition: unknown partition {name!r}; known partitions: {', '.join(_PARTITIONS)}")
+    return _PARTITIONS[name][0]
 
 
 def build(name: str, labels, num_clients: int, seed: int = 0, **kwargs) -> Partition:

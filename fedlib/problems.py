@@ -38,6 +38,7 @@ __all__ = [
     "Quadratic",
     "QuadraticForm",
     "available",
+    "builder",
     "build",
     "focus_toy_data",
     "neural",
@@ -695,6 +696,13 @@ _BUILDERS: dict[str, tuple[Callable[..., Problem], str]] = {
 def available() -> dict[str, str]:
     """Problem builders by name, with a one-line description each."""
     return {k: v[1] for k, v in _BUILDERS.items()}
+
+
+def builder(name: str) -> Callable[..., Problem]:
+    """The builder function of a registered problem (its signature lists the problem's arguments)."""
+    if not isinstance(name, str) or name not in _BUILDERS:
+        raise ValueError(f"problem: unknown problem {name!r}; known problems: {', '.join(sorted(_BUILDERS))}")
+    return _BUILDERS[name][0]
 
 
 def build(name: str, **kwargs) -> Problem:

@@ -198,6 +198,9 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     lr_local, lr_global = _positive("lr_local", lr_local), _positive("lr_global", lr_global)
     eval_every = check_int("eval_every", eval_every, 1)
     checkpoint_every = check_int("checkpoint_every", checkpoint_every, 1)
+    if checkpoint is not None and Path(checkpoint).is_dir():
+        raise ValueError(f"checkpoint: {checkpoint} is a folder; give the path of a file (it need not exist "
+                         f"yet), e.g. {Path(checkpoint) / 'run.pt'}")
     round_offset = check_int("round_offset", round_offset, 0)
     if rounds is not None:
         rounds = check_int("rounds", rounds, 1)

@@ -10,6 +10,7 @@ or any executor: Dask, SLURM) and return one tidy frame.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import importlib
 import json
 import os
 import warnings
@@ -20,6 +21,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from . import algorithms
 from .config import ExperimentConfig
 from .store import Entry, Store
 
@@ -35,8 +37,11 @@ DASK_WORKER_ENV = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THR
 
 
 def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_every: int | None,
-                       torch_threads: int | None, save_params: bool = False) -> dict:
-    """What a worker process runs: compute one config into the shared store folder."""
+                       torch_threads: int | None, save_params: bool = False, modules: tuple = ()) -> dict:
+    """What a worker process runs: import the modules that register the configs' algorithms
+    outside fedlib, then compute one config into the shared store folder."""
+    for m in modules:
+        importlib.import_module(m)
     if torch_threads:
         torch.set_num_threads(torch_threads)
     if "MALLOC_TRIM_THRESHOLD_" in os.environ:
@@ -47,6 +52,25 @@ def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_
     entry = Store(store).compute(cfg, device=device, checkpoint_every=checkpoint_every,
                                  save_params=save_params)
     return {"key": entry.path.name, "status": entry.status}
+
+
+def _worker_modules(configs: list[ExperimentConfig]) -> tuple[str, ...]:
+    """The modules a worker process must import to know the configs' algorithms (those not
+    defined in fedlib); an algorithm defined in ``__main__`` (a notebook cell, a script) cannot be
+    imported there: a ValueError says so before any run."""
+    out = []
+    for c in configs:
+        mod = algorithms.get(c.algorithm).__module__
+        if mod.split(".")[0] == "fedlib":
+            continue
+        if mod == "__main__" or mod.startswith("__"):
+            raise ValueError(f"workers: algorithm {c.algorithm!r} is defined in {mod} (a notebook cell or "
+                             "a script), which worker processes cannot import; define it in a module and "
+                             "import that module before sweeping, or compute in this process (workers=1, "
+                             "no executor)")
+        if mod not in out:
+            out.append(mod)
+    return tuple(out)
 
 
 def _config_columns(config: ExperimentConfig) -> dict:
@@ -125,6 +149,8 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
                          torch_threads=1 if torch_threads is None else torch_threads,
                          retry_errors=retry_errors, compute=compute)
     configs = list(configs)
+    if not configs:
+        return pd.DataFrame(columns=["key", "status", "error", "diverged_at", "round"])
     for i, c in enumerate(configs):
         if not isinstance(c, ExperimentConfig):
             raise ValueError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
@@ -166,8 +192,15 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
                          "compute them with the notebook's `make results` target"
                          + (f"; {len(refused)} of them are stored but were refused: {refused[0]}" if refused
                             else ""))
+    modules = _worker_modules(todo) if executor is not None else ()
+    stored_errors = [k for k, e in entries.items() if e.status == "error"]
+    if stored_errors:
+        first = str(entries[stored_errors[0]].meta.get("error") or "").splitlines()[:1]
+        warnings.warn(f"sweep: {len(stored_errors)} stored run(s) failed when they were computed (status "
+                      f"error; first: {stored_errors[0]}: {first[0] if first else '?'}); they count as "
+                      "failed; sweep(..., retry_errors=True) recomputes them", RuntimeWarning, stacklevel=2)
     failed: dict[str, str] = {}
-    counts = {"loaded": len(entries), "done": 0, "failed": 0}
+    counts = {"loaded": len(entries) - len(stored_errors), "done": 0, "failed": len(stored_errors)}
     bar = tqdm(total=len(known), initial=len(entries), disable=not progress, desc="runs", unit="run")
     bar.set_postfix(counts)
 
@@ -196,7 +229,7 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
                                        save_params=c.key() in warm_keys), None)
         else:
             futures = {executor.submit(_compute_in_worker, str(st.path), c.to_dict(), device,
-                                       checkpoint_every, torch_threads, c.key() in warm_keys): c
+                                       checkpoint_every, torch_threads, c.key() in warm_keys, modules): c
                        for c in ready}
             for fut in cf.as_completed(futures):
                 c = futures[fut]

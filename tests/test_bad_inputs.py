@@ -185,6 +185,24 @@ CASES = [
     ("verify error entry", lambda t: fedlib.verify(_error_entry(t)), ValueError, "entry: .*failed run"),
     ("verify missing", lambda t: fedlib.verify(t / "nothing-here"), ValueError, r"entry: .*nothing-here"),
     ("profile", lambda t: notebook.check_profile("full"), ValueError, "profile"),
+    # *_args checked before anything runs, naming configs[i].<field>.<argument>
+    ("problem arg name", lambda t: fedlib.sweep([BASE.replace(problem_args={"num_client": 4})], t / "s",
+                                                  progress=False), ValueError, r"configs\[0\]\.problem_args\.num_client"),
+    ("participation arg name", lambda t: fedlib.sweep([BASE.replace(participation="uniform",
+                                                                    participation_args={"per_rnd": 2})],
+                                                      t / "s", progress=False), ValueError,
+     r"configs\[0\]\.participation_args\.per_rnd: not an argument of participation kind 'uniform'"),
+    ("algorithm arg type", lambda t: fedlib.sweep([BASE.replace(algorithm_args={"momentum": "high"})], t / "s",
+                                                  progress=False), ValueError,
+     r"configs\[0\]\.algorithm_args\.momentum: must be a real number"),
+    ("problem arg type", lambda t: fedlib.sweep([BASE.replace(problem_args={"num_clients": 4, "dim": 4.0})],
+                                                t / "s", progress=False), ValueError,
+     r"configs\[0\]\.problem_args\.dim: must be an integer, got 4.0"),
+    ("partition arg name", lambda t: ExperimentConfig("fedavg", "neural", "full", 3, problem_args={
+        "dataset": "digits", "partition": "dirichlet", "similarity": 0.1}).validate(), ValueError,
+     r"config\.problem_args\.similarity: not an argument of problem 'neural'"),
+    ("grid empty axis", lambda t: fedlib.grid(BASE, seed=[]), ValueError, "seed: an axis of grid needs"),
+    ("checkpoint folder", lambda t: _run(checkpoint=t), ValueError, "checkpoint: .* is a folder"),
 ]
 
 
@@ -243,3 +261,57 @@ def test_real_numbers_of_any_type_are_accepted():
     assert r.info["lr_local"] == pytest.approx(0.1)
     assert problems.digits_cnn(num_clients=5, batch_size=np.int64(8)).batch_size == 8
     assert len(participation.build("uniform", np.int64(5), np.int32(3), per_round=np.int64(2)).active) == 3
+
+
+# ------------------------------------------------------------------------------ a researcher's own code
+def test_a_scalar_grid_axis_is_one_value_and_an_empty_sweep_is_an_empty_frame(tmp_path):
+    assert [c.algorithm for c in fedlib.grid(BASE, algorithm="fedsum")] == ["fedsum"]
+    assert [c.seed for c in fedlib.grid(BASE, seed=0)] == [0]
+    one = fedlib.grid(BASE.replace(participation="bernoulli"), **{"participation_args.p": 0.5})
+    assert [dict(c.participation_args) for c in one] == [{"p": 0.5}]
+    empty = fedlib.sweep([], tmp_path / "s", progress=False)
+    assert empty.empty and {"key", "status", "round"} <= set(empty.columns)
+
+
+def test_an_algorithm_without_a_name_is_named_after_its_class():
+    class MyAveraging(Algorithm):
+        options = ()
+
+        def init(self, x0, nominal_steps):
+            pass
+
+        def round(self, x, r):
+            return x
+    assert MyAveraging.name == "myaveraging"
+    res = fedlib.run(MyAveraging, QUAD, "full", rounds=2, progress=False)
+    assert res.info["algorithm"] == "myaveraging" and "myaveraging" in repr(res)
+    assert algorithms.get("fedavg").name == "fedavg"                      # the library's keep theirs
+
+
+def test_stored_errors_count_as_failed_and_say_how_to_retry(tmp_path):
+    bad = BASE.replace(participation="uniform", participation_args={"per_round": 9})   # 9 of 4 clients
+    fedlib.sweep([bad], tmp_path, progress=False)
+    with pytest.warns(RuntimeWarning, match=r"^sweep: 1 stored run\(s\) failed .* retry_errors=True"):
+        df = fedlib.sweep([bad], tmp_path, progress=False)
+    assert df["status"].tolist() == ["error"]
+
+
+def test_workers_refuse_an_algorithm_they_cannot_import(tmp_path):
+    class NotebookAlgo(Algorithm):
+        name = "notebook_algo_for_workers"
+
+        def init(self, x0, nominal_steps):
+            pass
+
+        def round(self, x, r):
+            return x
+    NotebookAlgo.__module__ = "__main__"                                  # as a notebook cell defines it
+    register(NotebookAlgo)
+    try:
+        with pytest.raises(ValueError, match=r"^workers: algorithm 'notebook_algo_for_workers' is defined in "
+                                             r"__main__ .* cannot import"):
+            fedlib.sweep([BASE.replace(algorithm="notebook_algo_for_workers")], tmp_path / "s", progress=False,
+                         workers=2)
+        assert not any((tmp_path / "s").glob("notebook_algo*"))         # before any run
+    finally:
+        algorithms.base._REGISTRY.pop("notebook_algo_for_workers", None)

@@ -45,3 +45,35 @@ def test_the_module_runs_as_a_command(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "fedlib", "verify", str(tmp_path / "nowhere")],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "path:" in proc.stderr and "nowhere" in proc.stderr
+
+
+def test_verify_imports_the_module_of_a_users_algorithm(tmp_path):
+    import os
+    import textwrap
+    (tmp_path / "my_algos.py").write_text(textwrap.dedent("""
+        from fedlib.algorithms import Algorithm, register
+
+        @register
+        class HalfStep(Algorithm):
+            name = "half_step_for_cli"
+            options = ()
+
+            def init(self, x0, nominal_steps):
+                pass
+
+            def round(self, x, r):
+                S = r.delivered
+                return x if len(S) == 0 else x + 0.5 * (self.local(x, S, r, r.lr_local).X.mean(0) - x)
+    """))
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    make = ("import fedlib, my_algos; fedlib.sweep([fedlib.ExperimentConfig('half_step_for_cli', "
+            "'quadratic', 'full', 6, problem_args={'num_clients': 3, 'dim': 2}, eval_every=3)], "
+            f"{str(tmp_path / 's')!r}, progress=False)")
+    subprocess.run([sys.executable, "-c", make], env=env, check=True, cwd=tmp_path)
+    plain = subprocess.run([sys.executable, "-m", "fedlib", "verify", str(tmp_path / "s")], env=env,
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert plain.returncode == 1 and "unknown algorithm 'half_step_for_cli'" in plain.stdout
+    assert "pass --import <the module that registers it>" in plain.stdout
+    ok = subprocess.run([sys.executable, "-m", "fedlib", "verify", str(tmp_path / "s"), "--import",
+                         "my_algos"], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert ok.returncode == 0 and "1 of 1 entries reproduce" in ok.stdout, ok.stdout + ok.stderr

@@ -67,6 +67,13 @@ class Algorithm:
     downlink: int = 1
     options: tuple[str, ...] = ()
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        """A subclass that does not set its own ``name`` is named after its class (lower case),
+        so results never say ``'?'`` and a subclass never runs under its parent's name."""
+        super().__init_subclass__(**kwargs)
+        if not isinstance(cls.__dict__.get("name"), str) or not cls.__dict__.get("name"):
+            cls.name = cls.__name__.lower()
+
     def __init__(self, problem: Problem, engine, **options):
         unknown = sorted(set(options) - set(self.options))
         if unknown:
