@@ -192,6 +192,7 @@ def test_process_pool_and_dask_give_the_serial_frame(tmp_path):
         dask = fedlib.sweep(cs, tmp_path / "dask", executor=client.get_executor(), progress=False)
     cols = [c for c in serial if c not in store.TIMING_COLUMNS]
     for other in (pool, dask):
+        assert other["error"].isna().all(), other["error"].dropna().unique()   # a worker that failed says why
         pd.testing.assert_frame_equal(serial[cols], other[cols], check_exact=True)
     assert sorted(os.listdir(tmp_path / "dask")) == sorted(Store(tmp_path / "serial").keys())
 
