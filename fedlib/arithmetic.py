@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 
 __all__ = ["ANCHOR_ROUNDS", "CROSS_RTOL", "LEGACY", "Anchor", "AnchorRecorder", "cpu_flags",
-           "current", "describe", "hardware_isa", "lowered_isa_env", "signature"]
+           "cpu_model", "current", "describe", "hardware_isa", "lowered_isa_env", "signature"]
 
 #: rounds after which a run records its anchor
 ANCHOR_ROUNDS = 3
@@ -113,12 +113,13 @@ def current(device: str | torch.device | None = None) -> dict:
                    cudnn=torch.backends.cudnn.version())
         return out
     hw = hardware_isa()
-    out.update(cpu=_cpu_model(), hardware_isa=hw, aten_capability=torch.backends.cpu.get_cpu_capability(),
+    out.update(cpu=cpu_model(), hardware_isa=hw, aten_capability=torch.backends.cpu.get_cpu_capability(),
                onednn_isa=_onednn_isa(hw), mkl_instructions=os.environ.get("MKL_ENABLE_INSTRUCTIONS"))
     return out
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; the platform's processor elsewhere)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):

@@ -163,16 +163,6 @@ def _git_commit() -> str | None:
         return None
 
 
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 class Store:
     """A folder of stored runs (see the module docstring).
 
@@ -308,7 +298,7 @@ class Store:
             "fedlib": __version__, "git_commit": _git_commit(), "torch": torch.__version__,
             "python": platform.python_version(), "device": str(device or (
                 result.params.device if result is not None else "cpu")),
-            "cpu": _cpu_name(), "torch_threads": torch.get_num_threads(), "date": date,
+            "cpu": arithmetic.cpu_model(), "torch_threads": torch.get_num_threads(), "date": date,
             "arithmetic": arithmetic.current(device or (result.params.device if result else "cpu")),
             "anchor": result.info.get("anchor") if result is not None else None,
             "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
