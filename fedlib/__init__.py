@@ -12,7 +12,8 @@ flows through its modules in this order (each imports only modules before it):
 - :mod:`~fedlib.config` (:class:`ExperimentConfig`, :func:`grid`) -> :mod:`~fedlib.runner`
   (:func:`run`, :func:`run_config`; :mod:`~fedlib.arithmetic` records what decides a run's bits)
   -> :mod:`~fedlib.store` (runs stored once, sealed) -> :mod:`~fedlib.sweeps` (:func:`sweep`) ->
-  :mod:`~fedlib.verification` (:func:`verify`) and :mod:`~fedlib.analysis` (finals);
+  :mod:`~fedlib.verification` (:func:`verify`), :mod:`~fedlib.analysis` (finals) and
+  :mod:`~fedlib.claims` (paired verdicts over seeds);
 - :mod:`~fedlib.notebook` (profiles, output folders, a notebook's set-up) and
   :mod:`~fedlib.studies` (each paper's settings per profile); :mod:`~fedlib.plotting` only draws.
 """

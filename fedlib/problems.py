@@ -351,6 +351,8 @@ class Neural(Problem):
         device: where data and parameters live.
         seed: seed of the minibatch streams.
         loss: per-sample loss ``(logits, y) -> [B]`` (default cross-entropy).
+        eval_batch: samples per forward pass in evaluation (the default 512 evaluates FedSUM's
+            MNIST CNN ~3x faster on one CPU thread than 4096, whose activations leave the cache).
         strategy: how ``grads`` batches clients: ``"vmap"`` (one ``vmap(grad)`` call over all
             clients), ``"loop"`` (``torch.func.grad`` client by client), or ``"auto"`` (default:
             vmap on GPUs, loop on CPUs, where vmap lowers convolutions to grouped convolutions
@@ -382,7 +384,7 @@ class Neural(Problem):
 
     def __init__(self, model: nn.Module, partition: Sequence[np.ndarray], train: tuple, test: tuple,
                  batch_size: int = 128, device="cpu", seed: int = 0,
-                 loss: Callable | None = None, eval_batch: int = 4096, strategy: str = "auto",
+                 loss: Callable | None = None, eval_batch: int = 512, strategy: str = "auto",
                  train_eval_per_client: int | None = 100, test_eval_size: int | None = None):
         self.device = torch.device(device)
         if strategy not in ("auto", "vmap", "loop"):

@@ -51,7 +51,7 @@ from fedlib import analysis, notebook, plotting, studies
 
 runs = notebook.notebook_runs("02_fedsum_main", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
-setup = studies.fedsum_setup(profile, stand_in_rounds)
+setup = studies.fedsum_setup(profile, stand_in_rounds, regime="earlier" if profile == "quick" else "app_h")
 
 
 # %% [markdown]
@@ -103,7 +103,7 @@ print(f"profile {profile}: N={setup.num_clients}, S={setup.per_round}, K={setup.
 rates, grid_tables = {}, []
 for ds in setup.datasets:
     grid = setup.grid_configs(ds)
-    table, eta0, eta_g = studies.pick_rates(compute(list(grid)), grid)
+    table, eta0, eta_g = studies.pick_rates(compute(list(grid)), grid, setup.max_eta_g, setup.pick_window)
     rates[ds] = (eta0, eta_g)
     grid_tables.append(table.assign(dataset=setup.dataset_name(ds)))
 grid_table = pd.concat(grid_tables, ignore_index=True)

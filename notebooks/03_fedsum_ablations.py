@@ -53,7 +53,7 @@ from fedlib.store import Store
 
 runs = notebook.notebook_runs("03_fedsum_ablations", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
-setup = studies.fedsum_setup(profile, stand_in_rounds)
+setup = studies.fedsum_setup(profile, stand_in_rounds, regime="earlier" if profile == "quick" else "app_h")
 committed = profile != "smoke" and stand_in_rounds == 0
 # the rate grid is notebook 02's: its committed store (a temporary one for smoke / stand-ins)
 grid_runs = replace(runs, store=notebook.store_path("02_fedsum_main", profile)) if committed else runs
@@ -116,7 +116,7 @@ print(f"samples per client: min {counts.sum(1).min()}, median {int(np.median(cou
 rates = {}
 for ds in DATASETS:
     grid = setup.grid_configs(ds)
-    _, eta0, eta_g = studies.pick_rates(grid_runs.compute(grid), grid)
+    _, eta0, eta_g = studies.pick_rates(grid_runs.compute(grid), grid, setup.max_eta_g, setup.pick_window)
     rates[ds] = (eta0, eta_g)
     print(f"{setup.dataset_name(ds)}: eta_0 = {eta0}, eta_g = {eta_g} (notebook 02's grid)")
 

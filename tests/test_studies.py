@@ -59,7 +59,7 @@ def _frame(rows):
 
 
 def test_pick_rates_takes_the_lowest_final_training_loss_and_skips_diverged_runs():
-    s = studies.fedsum_setup("quick")
+    s = studies.fedsum_setup("quick", regime="earlier")
     grid = s.grid_configs("mnist")
     keys = [c.key() for c in grid]
     losses = [0.5, 0.2, 0.3, 0.9, 0.25, 0.4, 0.6, 0.7]
@@ -67,10 +67,59 @@ def test_pick_rates_takes_the_lowest_final_training_loss_and_skips_diverged_runs
     for k, loss in zip(keys, losses, strict=True):
         rows += [(k, 0, 2.3, 0.1, "ok"), (k, 40, loss, 0.9, "ok")]
     rows[3] = (keys[1], 40, float("nan"), 0.1, "diverged")          # the lowest one diverged
-    table, e0, eg = studies.pick_rates(_frame(rows), grid)
+    table, e0, eg = studies.pick_rates(_frame(rows), grid, s.max_eta_g, s.pick_window)
     assert (e0, eg) == grid[list(grid)[4]]                          # next lowest: 0.25
     assert table["chosen"].sum() == 1 and bool(table.loc[4, "chosen"])
     assert table.loc[1, "status"] == "diverged"
+
+
+def test_quick_profile_keeps_app_h_rule_the_summed_step_and_a_fixed_product():
+    paper, quick = studies.fedsum_setup("paper"), studies.fedsum_setup("quick")
+    fs = studies.fedsum
+    # App. H's run: eta_0 eta_g = 0.01, K = 10, T = 2000 -> summed step ~26.4
+    s_paper = fs.summed_step(0.01, 1.0, 10, 2000)
+    assert s_paper == pytest.approx(26.40, abs=0.01)
+    assert (quick.local_steps, quick.rounds, quick.eval_every) == (5, 200, 5)
+    # the quick grid: App. H's four eta_g at one fixed product, each run with the paper's summed step
+    assert tuple(eg for _, eg in quick.grid) == tuple(eg for _, eg in sorted(paper.grid, reverse=True))
+    products = {round(e0 * eg, 12) for e0, eg in quick.grid}
+    assert products == {fs.matched_product(5, 200)} and fs.matched_product(5, 200) == pytest.approx(0.0733)
+    for e0, eg in quick.grid:
+        assert fs.summed_step(e0, eg, quick.local_steps, quick.rounds) == pytest.approx(s_paper, rel=1e-3)
+    # scored after the same quarter of the run as App. H (500 of 2000 rounds)
+    assert quick.grid_rounds / quick.rounds == paper.grid_rounds / paper.rounds
+    assert quick.max_eta_g == paper.max_eta_g == 1.0
+    with pytest.raises(ValueError, match="schedule"):
+        fs.summed_step(0.1, 1.0, 5, 10, schedule="cosine")
+
+
+def test_pick_rates_caps_eta_g_at_the_theory_and_keeps_the_product():
+    s = studies.fedsum_setup("quick")
+    grid = s.grid_configs("mnist")
+    keys = [c.key() for c in grid]
+    rows = []
+    for k, (late, last) in zip(keys, [(0.36, 0.35), (0.34, 0.36), (0.5, 0.5), (0.4, 0.4)], strict=True):
+        rows += [(k, 0, 2.3, 0.1, "ok"), (k, 45, late, 0.9, "ok"), (k, 50, last, 0.9, "ok")]
+    # the late window (rounds 45-50) prefers eta_g = 2; the last evaluation alone eta_g = 1
+    table, e0, eg = studies.pick_rates(_frame(rows), grid, window=0.1)
+    assert bool(table.loc[1, "chosen"]) and (e0, eg) == (pytest.approx(0.0733), 1.0)
+    assert list(table["used"]) == [True, False, False, False]
+    assert "outside FedSUM's theory" in table.loc[1, "note"]
+    assert table.loc[1, "final train loss"] == pytest.approx(0.35)
+    table, e0, eg = studies.pick_rates(_frame(rows), grid, window=None)
+    assert bool(table.loc[0, "chosen"]) and "note" not in table and (e0, eg) == grid[list(grid)[0]]
+    # without the cap the pick is used as it is
+    _, e0, eg = studies.pick_rates(_frame(rows), grid, max_eta_g=float("inf"))
+    assert (e0, eg) == grid[list(grid)[1]]
+
+
+def test_the_earlier_quick_regime_is_kept_for_its_stored_runs():
+    e = studies.fedsum_setup("quick", regime="earlier")
+    assert (e.rounds, e.grid_rounds, len(e.grid), e.max_eta_g, e.pick_window) == (120, 40, 8, math.inf, None)
+    with pytest.raises(ValueError, match="regime"):
+        studies.fedsum_setup("paper", regime="earlier")
+    with pytest.raises(ValueError, match="regime: must be one of app_h, earlier"):
+        studies.fedsum_setup("quick", regime="fast")
 
 
 def test_pick_rates_refuses_a_grid_with_nothing_usable():

@@ -10,12 +10,15 @@ import pandas as pd
 
 from .. import delays
 from ..analysis import best_rows
+from ..claims import late_mean
 from ..config import ExperimentConfig
 from ..notebook import check_profile
 from ..participation import biased_probs, sine_probs
 
-__all__ = ["BASELINES", "METHODS", "OURS", "FedSumSetup", "delay_patterns", "delay_profile", "fedsum_setup",
-           "pick_rates", "resnet_configs"]
+__all__ = ["BASELINES", "METHODS", "OURS", "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "FedSumSetup",
+           "delay_patterns", "delay_profile", "fedsum_setup", "matched_product", "pick_rates",
+           "resnet_configs",
+           "summed_step"]
 
 #: Fig. 1 / Figs. 5-8: label -> (algorithm, options)
 METHODS = {
@@ -37,15 +40,24 @@ _FEDSUM = {
     "smoke": dict(datasets=("digits",), num_clients=10, per_round=4, local_steps=2, batch_size=16,
                   rounds=4, eval_every=2, train_eval=10, grid=((0.1, 1.0), (0.03, 1.0)),
                   grid_rounds=2),
+    # App. H's rule at T = 200, K = 5: the grid keeps eta_0 eta_g fixed at the product that gives
+    # the paper's summed step (see matched_product), over the same four eta_g, scored after the
+    # same quarter of the run (500 of 2000 rounds -> 50 of 200)
     "quick": dict(datasets=("mnist",), num_clients=100, per_round=20, local_steps=5, batch_size=32,
-                  rounds=120, eval_every=5, train_eval=50,
-                  grid=tuple((e0, eg) for e0 in (0.3, 0.1, 0.03, 0.01) for eg in (1.0, 2.0)),
-                  grid_rounds=40),
+                  rounds=200, eval_every=5, train_eval=20, grid=None, grid_rounds=50),
     "paper": dict(datasets=("mnist", "svhn", "cifar10"), num_clients=100, per_round=20,
                   local_steps=10, batch_size=128, rounds=2000, eval_every=10, train_eval=100,
                   grid=((0.01, 1.0), (0.005, 2.0), (0.001, 10.0), (0.0005, 20.0)),
                   grid_rounds=500),
 }
+#: the quick profile before App. H's rule was kept (T = 120, eta_0 and eta_g searched independently:
+#: it picked (0.1, 2), eta_g outside FedSUM's theory and twice the paper's summed step); kept so
+#: that the stored runs of the earlier figures can be read and compared (regime="earlier")
+_EARLIER_QUICK = dict(_FEDSUM["quick"], rounds=120, train_eval=50, grid_rounds=40,
+                      grid=tuple((e0, eg) for e0 in (0.3, 0.1, 0.03, 0.01) for eg in (1.0, 2.0)),
+                      max_eta_g=float("inf"), pick_window=None)
+#: the regimes of :func:`fedsum_setup`
+REGIMES = ("app_h", "earlier")
 _MODELS = {"digits": "fedsum_mnist_cnn", "mnist": "fedsum_mnist_cnn", "svhn": "fedsum_svhn_cnn",
            "cifar10": "fedsum_cifar10_cnn"}
 _NAMES = {"digits": "digits (smoke test)", "mnist": "MNIST", "svhn": "SVHN", "cifar10": "CIFAR-10"}
@@ -65,6 +77,11 @@ class FedSumSetup:
         grid_rounds: rounds of each grid run ("best performance after 500 global rounds").
         stand_in: above 0, random data of each dataset's shapes and every run cut to this many
             rounds (tests of the paper profile on machines without the data).
+        alpha: the Dirichlet concentration of the label split.
+        max_eta_g: the largest eta_g the grid's pick may use (:func:`pick_rates`): 1, as FedSUM's
+            theory asks (unbounded in the earlier quick regime).
+        pick_window: the grid scores each run by its training loss averaged over this last
+            fraction of its rounds (None: the last evaluation, as the earlier quick regime did).
     """
 
     profile: str
@@ -80,6 +97,8 @@ class FedSumSetup:
     grid_rounds: int
     stand_in: int = 0
     alpha: float = 0.1
+    max_eta_g: float = 1.0
+    pick_window: float | None = 0.1
     patterns: dict = field(default_factory=dict)
 
     def dataset_name(self, dataset: str) -> str:
@@ -157,13 +176,23 @@ class FedSumSetup:
         return {b.replace(lr_local=e0, lr_global=eg): (e0, eg) for e0, eg in self.grid}
 
 
-def fedsum_setup(profile: str, stand_in_rounds: int = 0) -> FedSumSetup:
+def fedsum_setup(profile: str, stand_in_rounds: int = 0, regime: str = "app_h") -> FedSumSetup:
     """FedSUM App. H settings at ``profile``; ``stand_in_rounds > 0`` keeps the profile's
-    structure (N, S, K, B, models) on random data and cuts every run to that many rounds."""
+    structure (N, S, K, B, models) on random data and cuts every run to that many rounds.
+
+    ``regime="app_h"`` (default) keeps App. H's rules at every profile; ``"earlier"`` (quick
+    profile only) is the quick profile of the first figures (see :data:`_EARLIER_QUICK`)."""
     check_profile(profile)
     if isinstance(stand_in_rounds, bool) or not isinstance(stand_in_rounds, int) or stand_in_rounds < 0:
         raise ValueError(f"stand_in_rounds: must be an integer >= 0, got {stand_in_rounds!r}")
-    s = FedSumSetup(profile=profile, **_FEDSUM[profile])
+    if regime not in REGIMES:
+        raise ValueError(f"regime: must be one of {', '.join(REGIMES)}; got {regime!r}")
+    if regime == "earlier" and profile != "quick":
+        raise ValueError(f"regime: 'earlier' exists for the quick profile only, got profile {profile!r}")
+    s = FedSumSetup(profile=profile, **(_EARLIER_QUICK if regime == "earlier" else _FEDSUM[profile]))
+    if s.grid is None:
+        p = matched_product(s.local_steps, s.rounds)
+        s = replace(s, grid=tuple((float(f"{p / eg:.6g}"), eg) for eg in PAPER_GRID_ETA_G))
     if stand_in_rounds:
         s = replace(s, rounds=stand_in_rounds, grid_rounds=stand_in_rounds, eval_every=stand_in_rounds,
                     train_eval=2, grid=s.grid[:1], stand_in=stand_in_rounds)
@@ -174,27 +203,77 @@ def fedsum_setup(profile: str, stand_in_rounds: int = 0) -> FedSumSetup:
     return replace(s, patterns=patterns)
 
 
-def pick_rates(df: pd.DataFrame, configs: dict) -> tuple[pd.DataFrame, float, float]:
+#: App. H's grid: eta_0 in {0.01, 0.005, 0.001, 0.0005} with eta_0 eta_g = 0.01, so these eta_g
+PAPER_GRID_ETA_G = (1.0, 2.0, 10.0, 20.0)
+#: App. H's run: T = 2000 rounds of K = 10 local steps, eta_0 eta_g = 0.01, eta_l(t) = eta_0 / sqrt(t/10 + 1)
+PAPER_RUN = dict(product=0.01, local_steps=10, rounds=2000)
+
+
+def summed_step(eta_0: float, eta_g: float, local_steps: int, rounds: int,
+                schedule: str = "fedsum_sqrt") -> float:
+    """The summed step length of a run, sum_{t<T} eta_g eta_l(t) K: how far the rates let a run
+    move in all (App. H's run: about 26.4)."""
+    from ..algorithms.base import lr_schedules
+    if schedule not in lr_schedules:
+        raise ValueError(f"schedule: must be one of {', '.join(lr_schedules)}; got {schedule!r}")
+    return float(eta_g * local_steps * sum(lr_schedules[schedule](eta_0, t) for t in range(rounds)))
+
+
+def matched_product(local_steps: int, rounds: int, digits: int = 3) -> float:
+    """The product eta_0 eta_g that gives a run of ``rounds`` rounds of ``local_steps`` steps (rate
+    eta_0 / sqrt(t/10 + 1)) App. H's summed step, rounded to ``digits`` significant digits
+    (K = 5, T = 200: 0.0733)."""
+    target = summed_step(PAPER_RUN["product"], 1.0, PAPER_RUN["local_steps"], PAPER_RUN["rounds"])
+    p = target / summed_step(1.0, 1.0, local_steps, rounds)
+    return float(f"{p:.{digits}g}")
+
+
+def pick_rates(df: pd.DataFrame, configs: dict, max_eta_g: float = 1.0,
+               window: float | None = 0.1) -> tuple[pd.DataFrame, float, float]:
     """The grid's table and its choice, as App. H chooses: the lowest training loss at the end
-    of the grid runs (a diverged or failed run is never chosen).
+    of the grid runs (our reading of "best performance"), averaged over the last ``window``
+    fraction of the rounds (None: the last evaluation); a diverged or failed run is never chosen.
+    A pick with eta_g above ``max_eta_g`` (FedSUM's theory asks eta_g <= 1/sqrt(tau_max) <= 1) is
+    not used: the pair with the same product and eta_g = ``max_eta_g`` is (App. H ends with
+    eta_g = 1); the table's ``used`` column marks it and ``note`` says why.
 
     Args:
         df: the :func:`fedlib.sweep` frame of ``configs``.
         configs: config -> (eta_0, eta_g), as :meth:`FedSumSetup.grid_configs` gives.
 
     Returns:
-        (table with one row per pair and a ``chosen`` column, eta_0, eta_g).
+        (table with one row per pair and a ``chosen`` column -- and, when the pick was capped,
+        ``used`` and ``note`` columns --, eta_0, eta_g used).
     """
     last = df.groupby("key").tail(1).set_index("key")
+    runs = dict(tuple(df.groupby("key")))
     rows = []
     for c, (e0, eg) in configs.items():
         r = last.loc[c.key()]
+        loss, acc = r["loss"], r["test_acc"]
+        if window is not None and r["status"] == "ok":
+            loss = late_mean(runs[c.key()], "loss", window, c.rounds)
+            acc = late_mean(runs[c.key()], "test_acc", window, c.rounds)
         rows.append({"eta_0": e0, "eta_g": eg, "eta_0 x eta_g": e0 * eg,
-                     "final train loss": r["loss"], "final test acc": r["test_acc"], "status": r["status"]})
+                     "final train loss": loss, "final test acc": acc, "status": r["status"]})
     table = pd.DataFrame(rows)
     table["chosen"] = best_rows(table, "final train loss")
     best = table.index[table["chosen"]][0]
-    return table, float(table.loc[best, "eta_0"]), float(table.loc[best, "eta_g"])
+    eta_0, eta_g = float(table.loc[best, "eta_0"]), float(table.loc[best, "eta_g"])
+    if eta_g > max_eta_g:
+        product = eta_0 * eta_g
+        eta_g, eta_0 = max_eta_g, product / max_eta_g
+        table["used"] = np.isclose(table["eta_g"], eta_g) & np.isclose(table["eta_0 x eta_g"], product)
+        table["note"] = ""
+        table.loc[best, "note"] = (f"chosen, but eta_g = {table.loc[best, 'eta_g']:g} is outside FedSUM's "
+                                   f"theory (eta_g <= {max_eta_g:g}): the same product at eta_g = "
+                                   f"{max_eta_g:g} is used")
+        if not table["used"].any():
+            extra = {"eta_0": eta_0, "eta_g": eta_g, "eta_0 x eta_g": product, "status": "not in the grid",
+                     "chosen": False, "used": True,
+                     "note": "used: the chosen product at the largest eta_g allowed"}
+            table = pd.concat([table, pd.DataFrame([extra])], ignore_index=True)
+    return table, eta_0, eta_g
 
 
 #: Fig. 12: figure name -> (dataset, local rate, classes)
