@@ -23,8 +23,11 @@ model and minibatches), by comparing the methods **seed by seed**:
   A run without a value (collapsed, diverged, never reaching a target) counts as the worst
   value of its seed: the claim gains the seed where only the other method failed and loses it
   where only the claimed method did; where both failed the seed is a tie.
-* :func:`against_all` checks one claim against several methods (holds only if it holds against
-  each; does not hold if it fails against any one).
+* :func:`paired_reach` checks "A gets there first": per seed, the rounds (or model units) each
+  run needs to reach a target near the plateau both reach (a fraction of the lower of their
+  late-window values), not a level passed in the first few rounds.
+* :func:`against_all` checks one claim against several methods and :func:`combine` joins
+  verdicts that must all hold (holds only if each holds; does not hold if any one does not).
 * :func:`claims_table` collects verdicts into the five columns every notebook prints (claim,
   verdict, numbers, seeds, cause) and refuses a verdict other than "holds" without a cause.
 """
@@ -32,14 +35,15 @@ model and minibatches), by comparing the methods **seed by seed**:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 __all__ = ["HOLDS", "NOT_HOLDS", "NOISE", "VERDICTS", "Verdict", "against_all", "claims_table",
-           "collapse", "late_mean", "mean_drop", "paired", "rounds_to", "summarize"]
+           "collapse", "combine", "late_mean", "mean_drop", "paired", "paired_reach", "rounds_to",
+           "summarize"]
 
 HOLDS, NOT_HOLDS, NOISE = "holds", "does not hold", "within noise"
 #: the three verdicts of a claim
@@ -185,12 +189,13 @@ class Verdict:
     diffs: tuple
 
 
-def _fmt(v: float, digits: int) -> str:
-    return "failed" if not np.isfinite(v) else f"{v:.{digits}f}"
+def _fmt(v: float, digits: int, missing: str = "failed") -> str:
+    return missing if not np.isfinite(v) else f"{v:.{digits}f}"
 
 
 def paired(a: Mapping, b: Mapping, higher: bool = True, tol: float = 0.0, margin: float = 0.0,
-           min_seeds: int = 3, names: tuple[str, str] = ("A", "B"), digits: int = 4) -> Verdict:
+           min_seeds: int = 3, names: tuple[str, str] = ("A", "B"), digits: int = 4,
+           missing: str = "failed") -> Verdict:
     """The verdict of "``a`` beats ``b``" (or, with ``margin > 0``, "``a`` is no worse than ``b``
     by more than ``margin``") from per-seed values.
 
@@ -204,6 +209,7 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, tol: float = 0.0, margin
         min_seeds: fewer common seeds give "within noise".
         names: how the numbers name ``a`` and ``b``.
         digits: decimals of the printed values.
+        missing: how the numbers print a value that is NaN.
 
     Returns:
         holds if every seed's difference d = (a - b or b - a) + margin exceeds ``tol``, does not
@@ -235,7 +241,7 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, tol: float = 0.0, margin
     else:
         verdict = NOISE
     an, bn = names
-    per = "; ".join(f"seed {s}: {_fmt(float(a[s]), digits)} vs {_fmt(float(b[s]), digits)}"
+    per = "; ".join(f"seed {s}: {_fmt(float(a[s]), digits, missing)} vs {_fmt(float(b[s]), digits, missing)}"
                     for s in seeds)
     extra = f", margin {margin:g}" if margin else ""
     few = f"; only {len(d)} seed(s), {min_seeds} needed" if len(d) < min_seeds else ""
@@ -244,28 +250,66 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, tol: float = 0.0, margin
     return Verdict(verdict, numbers, len(d), tuple(diffs))
 
 
-def against_all(a: Mapping, others: Mapping[str, Mapping], name: str = "A", **kwargs) -> Verdict:
-    """"``a`` beats every method of ``others``" (name -> seed -> value), each compared with
-    :func:`paired` (``kwargs``): holds if it holds against each, does not hold if it does not
-    hold against at least one (named), else within noise. The numbers give the comparison that
-    decided the verdict (the failing one, the tightest one, or one that was within noise)."""
-    if not others:
-        raise ValueError("others: no method to compare with")
-    vs = {o: paired(a, b, names=(name, o), **kwargs) for o, b in others.items()}
-    lost = [o for o, v in vs.items() if v.verdict == NOT_HOLDS]
-    noise = [o for o, v in vs.items() if v.verdict == NOISE]
+def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
+    """One verdict from several comparisons (name -> :class:`Verdict`) that must all hold: holds
+    if each holds, does not hold if at least one does not (named), else within noise. The numbers
+    are those of the comparison that decided (the first failing one, the first within noise, or
+    the tightest win), and name the others that were not clear."""
+    if not verdicts:
+        raise ValueError("verdicts: nothing to combine")
+    lost = [o for o, v in verdicts.items() if v.verdict == NOT_HOLDS]
+    noise = [o for o, v in verdicts.items() if v.verdict == NOISE]
     if lost:
         key, verdict = lost[0], NOT_HOLDS
     elif noise:
         key, verdict = noise[0], NOISE
-    else:
-        # the tightest win: the smallest worst-seed lead
-        key, verdict = min(vs, key=lambda o: min(vs[o].diffs) if vs[o].diffs else math.inf), HOLDS
-    v = vs[key]
+    else:                                   # the tightest win: the smallest worst-seed lead
+        key = min(verdicts, key=lambda o: min(verdicts[o].diffs) if verdicts[o].diffs else math.inf)
+        verdict = HOLDS
+    v = verdicts[key]
     also = ""
     if verdict != HOLDS and len(lost) + len(noise) > 1:
-        also = f" (also not clear against: {', '.join(o for o in lost + noise if o != key)})"
-    return Verdict(verdict, v.numbers + also, v.seeds, v.diffs)
+        also = f" (also not clear: {', '.join(o for o in lost + noise if o != key)})"
+    return Verdict(verdict, v.numbers + also, min(x.seeds for x in verdicts.values()), v.diffs)
+
+
+def against_all(a: Mapping, others: Mapping[str, Mapping], name: str = "A",
+                compare: Callable[..., Verdict] = paired, **kwargs) -> Verdict:
+    """"``a`` beats every method of ``others``" (name -> seed -> value, or whatever ``compare``
+    takes), each compared with ``compare`` (:func:`paired` or :func:`paired_reach`, given
+    ``kwargs``) and the verdicts :func:`combine`-d."""
+    if not others:
+        raise ValueError("others: no method to compare with")
+    return combine({o: compare(a, b, names=(name, o), **kwargs) for o, b in others.items()})
+
+
+def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "test_acc",
+                 x: str = "round", smooth: int = 3, window: float = 0.1, tol: float = 0.0,
+                 min_seeds: int = 3, names: tuple[str, str] = ("A", "B")) -> Verdict:
+    """"``a`` gets there first": per seed, both runs' :func:`rounds_to` (in ``x``: rounds, model
+    units, ...) a target near the plateau both reach -- ``level`` times the lower of their two
+    :func:`late_mean` values of ``metric`` in that seed -- compared with :func:`paired` (lower is
+    better, tie tolerance ``tol`` in units of ``x``).
+
+    Args:
+        a, b: seed -> history (a frame with ``round``, ``metric`` and ``x``), or None for a run
+            that collapsed, diverged or failed (it never gets there).
+    """
+    ta, tb, targets = {}, {}, {}
+    for s in (s for s in a if s in b):
+        ha, hb = a[s], b[s]
+        ends = [late_mean(h, metric, window) for h in (ha, hb) if h is not None]
+        if len(ends) < 2:                     # one side failed: it never gets there
+            ta[s] = math.nan if ha is None else 0.0
+            tb[s] = math.nan if hb is None else 0.0
+            continue
+        targets[s] = level * min(ends)
+        ta[s] = rounds_to(ha, targets[s], metric, smooth, x)
+        tb[s] = rounds_to(hb, targets[s], metric, smooth, x)
+    v = paired(ta, tb, higher=False, tol=tol, min_seeds=min_seeds, names=names, digits=0, missing="never")
+    where = ", ".join(f"seed {s}: {t:.4f}" for s, t in targets.items())
+    numbers = f"{x} to {level:g} x the lower plateau ({where}); {v.numbers}"
+    return Verdict(v.verdict, numbers, v.seeds, v.diffs)
 
 
 def claims_table(rows: Sequence[Mapping]) -> pd.DataFrame:

@@ -13,7 +13,8 @@ import seaborn as sns
 
 from .paths import output_dir
 
-__all__ = ["CURVE_METRICS", "curves", "label_distribution_bars", "label_distribution_bubbles",
+__all__ = ["CURVE_METRICS", "METHOD_COLORS", "curves", "method_palette", "label_distribution_bars",
+           "label_distribution_bubbles",
            "log_loss_axis", "participation_heatmap", "save_figure", "save_table", "set_style"]
 
 
@@ -30,6 +31,37 @@ def log_loss_axis(ax: plt.Axes, start: float, factor: float = 3.0) -> plt.Axes:
         bottom, top = ax.get_ylim()
         ax.set_ylim(bottom, min(top, factor * start))
     return ax
+
+
+#: one colour per method, the same in every figure of every notebook (tab10 / tab20 colours)
+METHOD_COLORS = {
+    "FedSUM": "#d62728", "FedSUM-CR": "#ff7f0e", "FedSUM-B": "#ff9896", "FedAvg": "#1f77b4",
+    "FedAU": "#2ca02c", "FedAWE": "#9467bd", "FedVARP": "#8c564b", "MIFA": "#e377c2",
+    "SCAFFOLD": "#7f7f7f", "SG-FOCUS": "#17becf", "FOCUS": "#17becf", "FedACS": "#bcbd22",
+    "c-a-FedAvg": "#aec7e8", "FedNova": "#98df8a", "OS": "#c5b0d5",
+}
+
+
+def method_palette(labels) -> dict[str, tuple]:
+    """Label -> colour for ``labels``: a method of :data:`METHOD_COLORS` keeps its colour
+    everywhere; a variant labelled after one (``"FedSUM-CR (exact rate sum)"``, ``"FedAU as in the
+    authors' code"``) gets a lighter shade of it (the longest matching name); other labels get
+    distinct colours from seaborn's ``husl`` palette, in order."""
+    labels = list(dict.fromkeys(labels))
+    out, rest = {}, []
+    for lab in labels:
+        if lab in METHOD_COLORS:
+            out[lab] = sns.color_palette([METHOD_COLORS[lab]])[0]
+            continue
+        base = max((m for m in METHOD_COLORS if lab.startswith(m)), key=len, default=None)
+        if base is None:
+            rest.append(lab)
+        else:
+            c = np.array(sns.color_palette([METHOD_COLORS[base]])[0])
+            out[lab] = tuple(float(v) for v in c + (1 - c) * 0.45)
+    for lab, c in zip(rest, sns.color_palette("husl", len(rest)), strict=True):
+        out[lab] = c
+    return {lab: out[lab] for lab in labels}
 
 
 #: the metrics of the training curves: column -> axis label

@@ -95,6 +95,37 @@ def test_against_all_fails_on_one_and_names_it():
         claims.against_all(a, {})
 
 
+def test_paired_reach_compares_rounds_to_a_target_near_the_plateau_both_reach():
+    # A climbs fast to 0.90; B climbs slower to 0.95: the target is 0.98 x 0.90 = 0.882
+    fast = curve([0.1, 0.85, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
+    slow = curve([0.1, 0.3, 0.5, 0.7, 0.85, 0.9, 0.93, 0.95, 0.95, 0.95, 0.95])
+    a, b = {s: fast for s in range(3)}, {s: slow for s in range(3)}
+    v = claims.paired_reach(a, b, tol=5, names=("A", "B"))
+    assert v.verdict == HOLDS and "0.8820" in v.numbers
+    assert claims.paired_reach(b, a, tol=5).verdict == NOT_HOLDS
+    assert claims.paired_reach(a, a, tol=5).verdict == NOISE               # a tie in every seed
+    # a failed run never gets there
+    v = claims.paired_reach(a, {0: None, 1: None, 2: None})
+    assert v.verdict == HOLDS and math.isinf(v.diffs[0]) and "vs never" in v.numbers
+    assert claims.paired_reach({0: None, 1: None, 2: None}, b).verdict == NOT_HOLDS
+    # model units instead of rounds
+    ua = {s: h.assign(units=h["round"] * 30) for s, h in a.items()}   # round 20 -> 600 vs round 30 -> 1200
+    ub = {s: h.assign(units=h["round"] * 40) for s, h in b.items()}
+    assert claims.paired_reach(ua, ub, x="units", tol=200).verdict == HOLDS
+
+
+def test_combine_needs_every_comparison_to_hold():
+    win = claims.paired({0: 1, 1: 1, 2: 1}, {0: 0, 1: 0, 2: 0})
+    loss = claims.paired({0: 0, 1: 0, 2: 0}, {0: 1, 1: 1, 2: 1})
+    tie = claims.paired({0: 0, 1: 0, 2: 0}, {0: 0, 1: 0, 2: 0})
+    assert claims.combine({"x": win, "y": win}).verdict == HOLDS
+    assert claims.combine({"x": win, "y": loss, "z": tie}).verdict == NOT_HOLDS
+    assert "also not clear: z" in claims.combine({"x": win, "y": loss, "z": tie}).numbers
+    assert claims.combine({"x": win, "z": tie}).verdict == NOISE
+    with pytest.raises(ValueError, match="verdicts"):
+        claims.combine({})
+
+
 def test_claims_table_requires_a_cause_for_every_verdict_but_holds():
     v = claims.paired({0: 1, 1: 1, 2: 1}, {0: 0, 1: 0, 2: 0})
     t = claims.claims_table([{"pattern": "P1", "claim": "c", "check": v}])

@@ -41,3 +41,13 @@ def test_curves_draw_a_panel_per_metric_and_column_with_one_legend():
                                 title="{row}, {col}")
     assert axes.shape == (4, 1) and axes[2, 0].get_title() == "B, P2"
     plt.close("all")
+
+
+def test_method_palette_keeps_each_methods_colour_and_shades_variants():
+    from matplotlib.colors import to_rgb
+    pal = plotting.method_palette(["FedAvg", "FedSUM", "FedSUM-CR (exact rate sum)", "my method", "other"])
+    assert pal["FedSUM"] == to_rgb(plotting.METHOD_COLORS["FedSUM"])
+    assert plotting.method_palette(["FedSUM"])["FedSUM"] == pal["FedSUM"]     # order does not matter
+    cr, variant = to_rgb(plotting.METHOD_COLORS["FedSUM-CR"]), pal["FedSUM-CR (exact rate sum)"]
+    assert variant != cr and all(v >= c for v, c in zip(variant, cr, strict=True))   # a lighter shade
+    assert pal["my method"] != pal["other"] and len(set(pal.values())) == 5

@@ -39,12 +39,12 @@ BASELINES = ["FedAvg", "FedAU", "FedAWE", "FedVARP", "MIFA", "SCAFFOLD"]
 _FEDSUM = {
     "smoke": dict(datasets=("digits",), num_clients=10, per_round=4, local_steps=2, batch_size=16,
                   rounds=4, eval_every=2, train_eval=10, grid=((0.1, 1.0), (0.03, 1.0)),
-                  grid_rounds=2),
+                  grid_rounds=2, departure=(0.1, 2.0)),
     # App. H's rule at T = 200, K = 5: the grid keeps eta_0 eta_g fixed at the product that gives
     # the paper's summed step (see matched_product), over the same four eta_g, scored after the
     # same quarter of the run (500 of 2000 rounds -> 50 of 200)
     "quick": dict(datasets=("mnist",), num_clients=100, per_round=20, local_steps=5, batch_size=32,
-                  rounds=200, eval_every=5, train_eval=20, grid=None, grid_rounds=50),
+                  rounds=200, eval_every=5, train_eval=20, grid=None, grid_rounds=50, departure=(0.1, 2.0)),
     "paper": dict(datasets=("mnist", "svhn", "cifar10"), num_clients=100, per_round=20,
                   local_steps=10, batch_size=128, rounds=2000, eval_every=10, train_eval=100,
                   grid=((0.01, 1.0), (0.005, 2.0), (0.001, 10.0), (0.0005, 20.0)),
@@ -55,7 +55,7 @@ _FEDSUM = {
 #: that the stored runs of the earlier figures can be read and compared (regime="earlier")
 _EARLIER_QUICK = dict(_FEDSUM["quick"], rounds=120, train_eval=50, grid_rounds=40,
                       grid=tuple((e0, eg) for e0 in (0.3, 0.1, 0.03, 0.01) for eg in (1.0, 2.0)),
-                      max_eta_g=float("inf"), pick_window=None)
+                      max_eta_g=float("inf"), pick_window=None, departure=None)
 #: the regimes of :func:`fedsum_setup`
 REGIMES = ("app_h", "earlier")
 _MODELS = {"digits": "fedsum_mnist_cnn", "mnist": "fedsum_mnist_cnn", "svhn": "fedsum_svhn_cnn",
@@ -80,6 +80,9 @@ class FedSumSetup:
         alpha: the Dirichlet concentration of the label split.
         max_eta_g: the largest eta_g the grid's pick may use (:func:`pick_rates`): 1, as FedSUM's
             theory asks (unbounded in the earlier quick regime).
+        departure: the (eta_0, eta_g) of the earlier quick regime's pick, (0.1, 2): eta_g outside
+            the theory and twice App. H's summed step; notebook 02's regime section runs the
+            methods there too (None: no regime section, as at the paper profile).
         pick_window: the grid scores each run by its training loss averaged over this last
             fraction of its rounds (None: the last evaluation, as the earlier quick regime did).
     """
@@ -99,6 +102,7 @@ class FedSumSetup:
     alpha: float = 0.1
     max_eta_g: float = 1.0
     pick_window: float | None = 0.1
+    departure: tuple | None = None
     patterns: dict = field(default_factory=dict)
 
     def dataset_name(self, dataset: str) -> str:
@@ -195,7 +199,7 @@ def fedsum_setup(profile: str, stand_in_rounds: int = 0, regime: str = "app_h") 
         s = replace(s, grid=tuple((float(f"{p / eg:.6g}"), eg) for eg in PAPER_GRID_ETA_G))
     if stand_in_rounds:
         s = replace(s, rounds=stand_in_rounds, grid_rounds=stand_in_rounds, eval_every=stand_in_rounds,
-                    train_eval=2, grid=s.grid[:1], stand_in=stand_in_rounds)
+                    train_eval=2, grid=s.grid[:1], stand_in=stand_in_rounds, departure=None)
     n, k = s.num_clients, s.per_round
     patterns = {"P1": ("uniform", {"per_round": k}),
                 "P2": ("bernoulli", {"p": k / n}),
