@@ -39,6 +39,7 @@ figures: $(STAMP)
 	  echo "== $$nb ($(PROFILE))"; \
 	  if [ "$(PROFILE)" = "quick" ]; then \
 	    $(BIN)/papermill "$$nb" "$$nb" -k python3 --cwd notebooks --no-progress-bar || exit 1; \
+	    $(BIN)/python -m fedlib strip "$$nb" || exit 1; \
 	  else \
 	    mkdir -p results/notebooks; \
 	    $(BIN)/papermill "$$nb" "results/notebooks/$$(basename $$nb .ipynb)-$(PROFILE).ipynb" \

@@ -1,5 +1,5 @@
 """Command line: ``python -m fedlib verify STORE [--sample K] [--rounds R|all]`` and
-``python -m fedlib seal STORE [--force]``.
+``python -m fedlib seal STORE [--force]`` and ``python -m fedlib strip NOTEBOOK...``.
 
 Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one line per entry:
 ``ok`` (it reproduces; the check that ran, exact or cross-CPU, and why), ``FAIL`` (it does not) or
@@ -7,6 +7,8 @@ Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one l
 exits with status 1 if any entry does not reproduce. An entry whose files differ from the digests
 sealed in its meta.json fails without a replay. ``seal`` records those digests in entries that lack
 them (stored before fedlib sealed entries, or rewritten by fedlib itself: ``--force``).
+``strip`` removes what an execution writes that differs from run to run (papermill's timings,
+execution timestamps) from executed notebooks; ``make figures`` runs it after each notebook.
 ``make verify NB=<notebook>`` runs verify on a notebook's quick store.
 """
 
@@ -61,7 +63,16 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("path", help="a store folder")
     s.add_argument("--force", action="store_true",
                    help="also re-seal entries whose files differ from their digests (files fedlib rewrote)")
+    n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
+    n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
     args = parser.parse_args(argv)
+    if args.command == "strip":
+        from .notebook import strip_run_metadata
+        for nb in args.notebooks:
+            if not Path(nb).is_file():
+                parser.error(f"notebooks: no file {nb}")
+            strip_run_metadata(nb)
+        return 0
     if args.command == "seal":
         return _seal(parser, Path(args.path), args.force)
     if args.rounds == "all":

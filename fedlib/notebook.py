@@ -18,8 +18,9 @@ from .config import ExperimentConfig
 from .paths import project_root
 from .sweeps import sweep
 
-__all__ = ["NotebookRuns", "PROFILES", "check_profile", "notebook_defaults", "notebook_output_dir",
-           "notebook_runs", "notebook_store", "store_path"]
+__all__ = ["NotebookRuns", "PROFILES", "RUN_METADATA", "check_parameters", "check_profile",
+           "notebook_defaults",
+           "notebook_output_dir", "notebook_runs", "notebook_store", "store_path", "strip_run_metadata"]
 
 
 #: the profiles of the deep-learning notebooks (DEVELOPERS.md): every code path on tiny settings,
@@ -70,6 +71,40 @@ def notebook_defaults(notebook: str) -> dict:
     return {k: v for k, v in ns.items() if not k.startswith("__")}
 
 
+#: names a Jupyter kernel defines by itself (not parameters)
+_KERNEL_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
+
+
+def check_parameters(notebook: str, params: dict) -> None:
+    """Stop a notebook at its parameters: a ValueError on the first parameter whose value has
+    another type than its default (an int is accepted for a float), or on a name papermill
+    injected that the notebook does not have (papermill only warns, then runs the defaults).
+
+    Args:
+        notebook: the notebook's name (its ``parameters`` cell gives names and types).
+        params: the notebook's globals right after its parameters cell (modules, functions,
+            classes and names starting with ``_`` are not parameters).
+    """
+    import inspect
+    defaults = notebook_defaults(notebook)
+    for name, default in defaults.items():
+        if name not in params:
+            continue
+        value, want = params[name], type(default)
+        ok = isinstance(value, want) and not (isinstance(value, bool) and want is not bool)
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if not ok:
+            raise ValueError(f"parameter {name}: expected {want.__name__} (default {default!r}), got "
+                             f"{type(value).__name__} {value!r}")
+    unknown = sorted(k for k, v in params.items()
+                     if k not in defaults and not k.startswith("_") and k not in _KERNEL_NAMES
+                     and not (inspect.ismodule(v) or callable(v)))
+    if unknown:
+        raise ValueError(f"parameter {unknown[0]}: not a parameter of {notebook} (its parameters: "
+                         f"{', '.join(defaults)})")
+
+
 def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
                         ignore: tuple[str, ...] = ("progress", "out_dir", "workers")) -> str:
     """Where a notebook writes its figures and tables.
@@ -78,7 +113,9 @@ def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
     every parameter has its default value (``ignore`` lists parameters that do not change
     results); else ``results/notebooks/<notebook>-<overrides>/``, so that a run with other
     parameters (``papermill -p ...``) never overwrites the committed figures. Prints the choice.
+    The parameters are checked first (:func:`check_parameters`).
     """
+    check_parameters(notebook, params)
     if out_dir:
         return out_dir
     defaults = notebook_defaults(notebook)
@@ -92,6 +129,29 @@ def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
     print(f"parameters differ from the defaults ({', '.join(f'{k}={v!r}' for k, v in changed.items())}): "
           f"figures and tables go to {target}/, not to the committed figures/{notebook}/")
     return target
+
+
+#: metadata an execution writes that differ from run to run (papermill's timings, Jupyter's
+#: execution timestamps): notebook level and cell level
+RUN_METADATA = ("papermill", "execution")
+
+
+def strip_run_metadata(path: str | os.PathLike) -> bool:
+    """Remove :data:`RUN_METADATA` from an executed notebook (its own and its cells') and write it
+    back in nbformat's layout (sorted keys, one-space indent, a final newline), so that executing
+    a notebook twice, or on another machine, leaves the same bytes when its outputs are the same.
+    Returns whether the file changed."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    nb = json.loads(text)
+    for key in RUN_METADATA:
+        nb.get("metadata", {}).pop(key, None)
+        for cell in nb.get("cells", []):
+            cell.get("metadata", {}).pop(key, None)
+    out = json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    if out != text:
+        path.write_text(out, encoding="utf-8")
+    return out != text
 
 
 @dataclass(frozen=True)

@@ -50,8 +50,8 @@ import seaborn as sns
 
 from fedlib import analysis, notebook, plotting, studies
 
+runs = notebook.notebook_runs("08_amplified_fedavg", globals(), out_dir)   # style, profile, out_dir, store
 NB = "08_amplified_fedavg"
-runs = notebook.notebook_runs(NB, globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 
 # %% [markdown]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fedlib import notebook
@@ -107,3 +108,59 @@ def test_deep_learning_notebook_paper_profile_runs_on_stand_ins(nb, tmp_path):
     [written] = (tmp_path / "results" / "notebooks").glob(f"{nb}-profile=paper-*stand_in_rounds=2")
     assert any(written.glob("*.png")) and (written / "claims.csv").exists()
     assert _tree(ROOT / "results" / nb) == before                  # stand-in runs leave no store behind
+
+
+def test_parameters_of_another_type_or_unknown_names_stop_the_notebook():
+    d = notebook.notebook_defaults("02_fedsum_main")
+    notebook.check_parameters("02_fedsum_main", {**d, "np": np, "print": print, "_i": "x", "In": []})
+    with pytest.raises(ValueError, match=r"^parameter seeds: expected list \(default \[0, 1.*got int 5$"):
+        notebook.check_parameters("02_fedsum_main", {**d, "seeds": 5})
+    with pytest.raises(ValueError, match=r"^parameter seed: not a parameter of 02_fedsum_main "
+                                         r"\(its parameters: profile, seeds"):
+        notebook.check_parameters("02_fedsum_main", {**d, "seed": 3})
+    with pytest.raises(ValueError, match="parameter workers: expected int"):
+        notebook.check_parameters("02_fedsum_main", {**d, "workers": True})      # a bool is not an int
+    six = notebook.notebook_defaults("06_fedacs_toy")
+    notebook.check_parameters("06_fedacs_toy", {**six, "lr": 1})                   # an int is a float
+    with pytest.raises(ValueError, match="parameter lr: expected float"):
+        notebook.check_parameters("06_fedacs_toy", {**six, "lr": "0.1"})
+
+
+def test_papermill_with_an_unknown_parameter_stops_before_writing_anything(tmp_path):
+    env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path)}
+    out = tmp_path / "out.ipynb"
+    src = ROOT / "notebooks/01_participation_delays.ipynb"
+    r = subprocess.run([sys.executable, "-m", "papermill", str(src), str(out), "-k", "python3", "--cwd",
+                        str(ROOT / "notebooks"), "-p", "sead", "3", "--no-progress-bar"],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "parameter sead: not a parameter of 01_participation_delays" in r.stderr + r.stdout
+    assert not (tmp_path / "figures").exists() and not (tmp_path / "results").exists()
+
+
+def test_strip_run_metadata_makes_two_executions_byte_identical(tmp_path):
+    import nbformat
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell("print(x * 2)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    src = tmp_path / "nb.ipynb"
+    nbformat.write(nb, src)
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"out{i}.ipynb"
+        subprocess.run([sys.executable, "-m", "papermill", str(src), str(out), "-k", "python3",
+                        "--no-progress-bar"], check=True, capture_output=True)
+        outs.append(out)
+    assert outs[0].read_bytes() != outs[1].read_bytes()          # papermill's timestamps differ
+    subprocess.run([sys.executable, "-m", "fedlib", "strip", *map(str, outs)], check=True)
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    text = outs[0].read_text()
+    assert "papermill" not in text and "iopub" not in text and text.endswith("}\n") and "2\\n" in text
+    assert notebook.strip_run_metadata(outs[0]) is False                   # idempotent
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS)
+def test_committed_notebooks_carry_no_run_metadata(nb):
+    text = (ROOT / "notebooks" / f"{nb}.ipynb").read_text()
+    assert '"papermill": {' not in text and '"iopub.' not in text and text.endswith("\n")
