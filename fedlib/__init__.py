@@ -11,7 +11,8 @@ flows through its modules in this order (each imports only modules before it):
   :mod:`~fedlib.algorithms` (one module per family) and :mod:`~fedlib.theory`;
 - :mod:`~fedlib.config` (:class:`ExperimentConfig`, :func:`grid`) -> :mod:`~fedlib.runner`
   (:func:`run`, :func:`run_config`; :mod:`~fedlib.arithmetic` records what decides a run's bits)
-  -> :mod:`~fedlib.store` (runs stored once, sealed) -> :mod:`~fedlib.sweeps` (:func:`sweep`) ->
+  -> :mod:`~fedlib.store` (runs stored once, sealed, with the
+  :mod:`~fedlib.fingerprint` of their code) -> :mod:`~fedlib.sweeps` (:func:`sweep`) ->
   :mod:`~fedlib.verification` (:func:`verify`), :mod:`~fedlib.analysis` (finals) and
   :mod:`~fedlib.claims` (paired verdicts over seeds);
 - :mod:`~fedlib.notebook` (profiles, output folders, a notebook's set-up) and

@@ -43,6 +43,7 @@ from . import arithmetic
 from ._version import __version__
 from .config import ExperimentConfig
 from .data import DataNotFoundError
+from .fingerprint import config_fingerprint, stale_parts
 from .paths import project_root
 from .runner import Result, run_config
 
@@ -184,6 +185,8 @@ class Store:
             raise ValueError(f"store: cannot write to {self.path} ({e.strerror or e})") from None
         #: entries :meth:`get` refused, by key, with the reason (edited, unreadable)
         self.rejected: dict[str, str] = {}
+        #: entries :meth:`get` found whose algorithm or problem code changed since they were stored
+        self.stale: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r}, entries={len(self.keys())})"
@@ -233,13 +236,22 @@ class Store:
                               "recomputed", RuntimeWarning, stacklevel=2)
             return None
         try:
-            return self.read(key)
+            entry = self.read(key)
         except CorruptEntry as e:
             kind = "edited" if isinstance(e, EditedEntry) else "unreadable"
             self.rejected[key] = f"{kind} entry {e}"
             warnings.warn(f"store: {kind} entry {e}; it is not loaded, and it is recomputed where "
                           "computing is allowed", RuntimeWarning, stacklevel=2)
             return None
+        parts = stale_parts(entry.meta.get("code"), config)
+        if parts:
+            names = {"algorithm": f"algorithm {config.algorithm!r}", "problem": f"problem {config.problem!r}"}
+            what = " and ".join(names[p] for p in parts)
+            self.stale[key] = (f"stale entry {entry.path}: the code of its {what} has changed since it "
+                               "was stored")
+            warnings.warn(f"store: {self.stale[key]}; it is recomputed where computing is allowed, else "
+                          "loaded as it is", RuntimeWarning, stacklevel=2)
+        return entry
 
     # -- writing ------------------------------------------------------------------------------
     def write(self, config: ExperimentConfig, result: Result | None, meta: dict,
@@ -301,6 +313,7 @@ class Store:
             "cpu": arithmetic.cpu_model(), "torch_threads": torch.get_num_threads(), "date": date,
             "arithmetic": arithmetic.current(device or (result.params.device if result else "cpu")),
             "anchor": result.info.get("anchor") if result is not None else None,
+            "code": config_fingerprint(config),
             "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
             "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
             "eval_fraction": round(eval_s / run_s, 4) if run_s > 0 else None,

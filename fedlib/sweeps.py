@@ -122,6 +122,9 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
         compute: False refuses to compute (a missing run is an error naming how many are
             missing and the store); default: True unless the environment sets
             ``FEDLIB_NO_COMPUTE=1`` (as ``make test`` does, so nbval never trains silently).
+            A stored run whose algorithm or problem code has changed since it was stored
+            (:mod:`fedlib.fingerprint`) is reported and computed again, or loaded as it is when
+            computing is off.
         workers: without an ``executor``, compute missing runs in this many local processes
             (started with "spawn", one torch thread each unless ``torch_threads`` says
             otherwise); None or 1: in this process. On small CNNs two processes with one
@@ -181,6 +184,8 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
     entries: dict[str, Entry] = {}
     for c in known.values():
         e = st.get(c)
+        if e is not None and compute and c.key() in st.stale:
+            e = None                                   # its code changed: computed again
         if e is not None and not (retry_errors and e.status == "error") \
                 and not (c.key() in warm_keys and e.status == "ok" and e.params() is None):
             entries[c.key()] = e

@@ -1,0 +1,73 @@
+"""Fingerprints of the code that computes a run: the algorithm's update rule and the problem's
+builder, so that a stored run whose code has changed since it was stored is noticed.
+
+A fingerprint is the SHA-256 of the code's source with its docstrings removed, parsed and
+unparsed again (:func:`ast.unparse`), so comments, blank lines, quoting and docstrings do not
+count, and any change of what the code does does. It covers:
+
+* the algorithm: its class and every class between it and :class:`fedlib.algorithms.Algorithm`
+  in its method resolution order (a variant's parent, a researcher's subclass of a built-in
+  algorithm), not the shared base class, the engine or torch;
+* the problem: the builder function registered under the config's problem name.
+
+Code whose source cannot be read (a class typed into a plain interactive interpreter) has no
+fingerprint: its entries are stored unchecked rather than flagged.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import textwrap
+
+__all__ = ["config_fingerprint", "source_fingerprint", "stale_parts"]
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            first = body[0].value if body and isinstance(body[0], ast.Expr) else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def source_fingerprint(*objects) -> str | None:
+    """``"sha256:<hex>"`` of the docstring-free, normalised source of ``objects`` (classes or
+    functions) in order; None if any source cannot be read."""
+    h = hashlib.sha256()
+    for obj in objects:
+        try:
+            src = textwrap.dedent(inspect.getsource(obj))
+            tree = ast.parse(src)
+        except (OSError, TypeError, SyntaxError):
+            return None
+        h.update(ast.unparse(_strip_docstrings(tree)).encode())
+        h.update(b"\0")
+    return f"sha256:{h.hexdigest()}"
+
+
+def _algorithm_classes(cls: type) -> list[type]:
+    from .algorithms.base import Algorithm
+    return [c for c in cls.__mro__ if c is not Algorithm and issubclass(c, Algorithm)]
+
+
+def config_fingerprint(config) -> dict[str, str | None]:
+    """``{"algorithm": ..., "problem": ...}``: the fingerprints (:func:`source_fingerprint`) of a
+    config's algorithm classes and problem builder as they are now."""
+    from . import algorithms, problems
+    builder = problems.builder(config.problem)
+    return {"algorithm": source_fingerprint(*_algorithm_classes(algorithms.get(config.algorithm))),
+            "problem": None if builder.__name__ == "<lambda>" else source_fingerprint(builder)}
+
+
+def stale_parts(stored: dict | None, config) -> list[str]:
+    """Which parts of a stored fingerprint (an entry's ``meta["code"]``) differ from the code as
+    it is now: ``[]`` when they agree, when the entry has none (stored before fingerprints) or
+    when either side could not be computed."""
+    if not stored:
+        return []
+    now = config_fingerprint(config)
+    return [part for part, fp in stored.items() if fp and now.get(part) and now[part] != fp]

@@ -1,0 +1,80 @@
+"""A stored run remembers the code that computed it (fedlib.fingerprint): a changed update rule is
+reported, and recomputed where computing is allowed."""
+
+import textwrap
+
+import pytest
+
+import fedlib
+from fedlib import algorithms, fingerprint
+from fedlib.store import Store
+
+BASE = fedlib.ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="uniform",
+                               rounds=3, problem_args={"num_clients": 4, "dim": 3},
+                               participation_args={"per_round": 2}, lr_local=0.05)
+
+
+def _module(tmp_path, monkeypatch, body: str, name: str):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+    return importlib.import_module(name)
+
+
+RULE = '''
+from fedlib.algorithms import register
+from fedlib.algorithms.fedavg import FedAvg
+
+@register(replace=True)
+class Mine(FedAvg):
+    """Docstring {doc}."""
+    name = "mine_fp"
+
+    def round(self, *args, **kwargs):
+        # a comment {doc}
+        scale = 1.0{extra}
+        return super().round(*args, **kwargs)
+'''
+
+
+def test_docstrings_comments_and_layout_do_not_count_but_code_does(tmp_path, monkeypatch):
+    a = _module(tmp_path, monkeypatch, RULE.format(doc="one", extra=""), "fp_a")
+    b = _module(tmp_path, monkeypatch, RULE.format(doc="two, longer", extra=""), "fp_b")
+    c = _module(tmp_path, monkeypatch, RULE.format(doc="one", extra=" * scale"), "fp_c")
+    fa, fb, fc = (fingerprint.source_fingerprint(m.Mine) for m in (a, b, c))
+    assert fa == fb and fa != fc and fa.startswith("sha256:")
+    # a subclass covers its parent's rule too (FedAvg here), not the shared Algorithm base
+    parent = algorithms.fedavg.FedAvg
+    assert fingerprint.source_fingerprint(a.Mine) != fingerprint.source_fingerprint(a.Mine, parent)
+    fp = fingerprint.config_fingerprint(BASE.replace(algorithm="mine_fp"))
+    assert fp["algorithm"] == fingerprint.source_fingerprint(c.Mine, algorithms.fedavg.FedAvg)  # c: the last
+    assert fp["problem"] and fp["problem"].startswith("sha256:")
+
+
+def test_a_changed_rule_is_reported_and_recomputed_or_loaded_when_computing_is_off(tmp_path, monkeypatch):
+    _module(tmp_path, monkeypatch, RULE.format(doc="v1", extra=""), "fp_v1")
+    cfg = BASE.replace(algorithm="mine_fp")
+    store = tmp_path / "store"
+    fedlib.sweep([cfg], store, progress=False)
+    first = Store(store).read(cfg.key())
+    assert first.meta["code"]["algorithm"] == fingerprint.config_fingerprint(cfg)["algorithm"]
+    # the same code: loaded silently
+    fedlib.sweep([cfg], store, progress=False, compute=False)
+    # the rule changes (a researcher edits their algorithm): reported by name
+    _module(tmp_path, monkeypatch, RULE.format(doc="v1", extra=" * scale"), "fp_v2")
+    stale = r"stale entry .*the code of its algorithm 'mine_fp' has changed"
+    with pytest.warns(RuntimeWarning, match=stale):
+        fedlib.sweep([cfg], store, progress=False, compute=False)          # loaded as it is
+    assert Store(store).read(cfg.key()).meta["date"] == first.meta["date"]
+    with pytest.warns(RuntimeWarning, match="stale entry"):
+        fedlib.sweep([cfg], store, progress=False)                          # recomputed
+    again = Store(store).read(cfg.key())
+    assert again.meta["code"]["algorithm"] != first.meta["code"]["algorithm"]
+    assert fingerprint.stale_parts(again.meta["code"], cfg) == []
+
+
+def test_entries_without_a_fingerprint_are_not_flagged():
+    assert fingerprint.stale_parts(None, BASE) == []
+    assert fingerprint.stale_parts({"algorithm": None, "problem": None}, BASE) == []
+    assert fingerprint.stale_parts({"algorithm": "sha256:0"}, BASE) == ["algorithm"]
