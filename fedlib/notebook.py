@@ -42,13 +42,12 @@ def store_path(notebook: str, profile: str, root: str | os.PathLike | None = Non
 
 
 def notebook_store(notebook: str, profile: str, committed: bool = True) -> Path:
-    """Where a notebook keeps its runs, created if missing: :func:`store_path` for a store that
-    is kept (the quick profile's is committed), else a new temporary folder (smoke runs and
+    """Where a notebook keeps its runs: :func:`store_path` for a store that is kept (the quick
+    profile's is committed; created by the first run stored there, so a notebook that stops
+    early, e.g. on missing data, leaves no folder), else a new temporary folder (smoke runs and
     stand-in tests leave nothing behind)."""
     if committed and check_profile(profile) != "smoke":
-        path = store_path(notebook, profile)
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        return store_path(notebook, profile)          # created by the first run stored in it
     return Path(tempfile.mkdtemp(prefix=f"fedlib-{notebook}-{check_profile(profile)}-"))
 
 

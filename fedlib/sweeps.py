@@ -15,6 +15,7 @@ import json
 import os
 import warnings
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -96,6 +97,24 @@ def _frame(entry: Entry | None, config: ExperimentConfig, error: str | None = No
     return pd.concat([meta, hist], axis=1)
 
 
+def _require_data(configs: list[ExperimentConfig]) -> None:
+    """Stop before anything is created or run when a dataset the runs to compute need is not on
+    this machine: one line naming it and where it was looked for (the runs' ``neural`` problems on
+    real data; synthetic stand-ins need none)."""
+    from . import data
+    needed = {}
+    for c in configs:
+        args = dict(c.problem_args or {})
+        if c.problem == "neural" and not args.get("synthetic") and isinstance(args.get("dataset"), str):
+            needed.setdefault((args["dataset"], args.get("data_root")), c)
+    for (name, root), c in needed.items():
+        try:
+            data.load(name, data_root=root)
+        except data.DataNotFoundError as e:
+            raise data.DataNotFoundError(f"problem_args.dataset: {e} (needed by {c.key()} and the "
+                                         "other runs on it; nothing was computed)") from None
+
+
 def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
           executor: cf.Executor | None = None, progress: bool = True, device: str | None = None,
           checkpoint_every: int | None = 50, torch_threads: int | None = None,
@@ -158,9 +177,12 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
         if not isinstance(c, ExperimentConfig):
             raise ValueError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
         c.validate(where=f"configs[{i}]")
-    st = store if isinstance(store, Store) else Store(store)
     if compute is None:
         compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
+    if compute:
+        root = store.path if isinstance(store, Store) else Path(store)
+        _require_data([c for c in configs if not (root / c.key() / "meta.json").exists()])
+    st = store if isinstance(store, Store) else Store(store)
     unique = list({c.key(): c for c in configs}.values())
     # warm-ups (init_from) run first, once, with their final model kept
     depth: dict[str, int] = {}

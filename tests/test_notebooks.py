@@ -164,3 +164,18 @@ def test_strip_run_metadata_makes_two_executions_byte_identical(tmp_path):
 def test_committed_notebooks_carry_no_run_metadata(nb):
     text = (ROOT / "notebooks" / f"{nb}.ipynb").read_text()
     assert '"papermill": {' not in text and '"iopub.' not in text and text.endswith("\n")
+
+
+def test_paper_profile_without_its_data_stops_before_creating_a_folder(tmp_path):
+    env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path), "FEDLIB_DATA": str(tmp_path / "no-data")}
+    env.pop("FEDLIB_NO_COMPUTE", None)
+    results = ROOT / "results" / "02_fedsum_main"
+    before = _tree(results)
+    r = subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks/02_fedsum_main.ipynb"),
+                        str(tmp_path / "out.ipynb"), "-k", "python3", "--cwd", str(ROOT / "notebooks"),
+                        "-p", "profile", "paper", "--no-progress-bar"],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "problem_args.dataset: mnist: dataset files not found" in r.stdout + r.stderr
+    assert _tree(results) == before                     # no paper store folder, nothing else touched
+    assert not (tmp_path / "results").exists() and not (tmp_path / "figures").exists()

@@ -424,3 +424,21 @@ def test_finals_average_the_last_evaluations_and_blank_diverged_runs(tmp_path):
         analysis.finals(df, last=0)
     with pytest.raises(ValueError, match="^df"):
         analysis.finals(df.drop(columns="diverged_at"))
+
+
+def test_missing_data_stops_a_sweep_in_one_line_before_the_store_exists(tmp_path, monkeypatch):
+    from fedlib.data import DataNotFoundError
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "no-data"))
+    cfg = ExperimentConfig(algorithm="fedavg", problem="neural", participation="uniform", rounds=2,
+                           problem_args={"dataset": "mnist", "partition": "dirichlet", "alpha": 0.1,
+                                         "model": "fedsum_mnist_cnn", "num_clients": 4},
+                           participation_args={"per_round": 2}, lr_local=0.05)
+    store = tmp_path / "store"
+    with pytest.raises(DataNotFoundError, match=r"^problem_args.dataset: mnist: dataset files not") as e:
+        sweeps.sweep([cfg], store, progress=False)
+    assert e.value.__suppress_context__ and "nothing was computed" in str(e.value)
+    assert not store.exists()
+    # synthetic stand-ins need no data
+    synthetic = cfg.replace(problem_args={**dict(cfg.problem_args), "synthetic": True,
+                                          "synthetic_sizes": [80, 20]})
+    assert len(sweeps.sweep([synthetic], store, progress=False)) > 0
