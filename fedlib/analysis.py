@@ -4,6 +4,7 @@ blanked), the best cell of a grid."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,8 @@ import pandas as pd
 
 from .store import TIMING_COLUMNS
 
-__all__ = ["FINAL_COLUMNS", "best_rows", "final_table", "finals", "first_reach", "label", "require_ok"]
+__all__ = ["FINAL_COLUMNS", "GridSearch", "best_rows", "final_table", "finals", "first_reach", "label",
+           "require_ok", "search_log_grid"]
 
 #: the columns of :func:`final_table`: title -> column of :func:`finals`
 FINAL_COLUMNS = {"final train loss": "loss", "final test acc": "test_acc", "outcome": "outcome"}
@@ -126,3 +128,72 @@ def final_table(df: pd.DataFrame, labels: Mapping, names: Sequence[str], last: i
         row.update({title: fin.loc[c.key(), col] for title, col in columns.items()})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class GridSearch:
+    """What :func:`search_log_grid` tried and chose.
+
+    Attributes:
+        scores: rate -> score of every rate tried (NaN: the run diverged or failed), in the order
+            tried.
+        best: the chosen rate (the best finite score).
+        extended: the rates added past an edge of the starting grid, in order.
+        on_edge: True if the choice still lies on an edge of the rates tried (the extension limit
+            was reached): a caller reports it, it is never silently accepted.
+    """
+
+    scores: dict
+    best: float
+    extended: tuple
+    on_edge: bool
+
+
+def search_log_grid(evaluate: Callable[[list[float]], Mapping[float, float]], rates: Sequence[float],
+                    factor: float = 10.0, lower: bool = True, max_extensions: int = 3) -> GridSearch:
+    """A learning-rate grid that does not accept a pick on its edge: while the best rate is the
+    largest (smallest) one tried and its score is finite, the rate ``factor`` times larger
+    (smaller) is evaluated too, up to ``max_extensions`` times. A neighbour that fails (NaN)
+    bounds the grid: the pick next to it is interior.
+
+    Args:
+        evaluate: rates -> {rate: score} (NaN for a run that diverged or failed); called once
+            with the starting rates, then once per extension with one new rate.
+        rates: the starting grid (at least one rate, all positive).
+        factor: the step of an extension (> 1).
+        lower: whether a lower score is better (a loss) or a higher one (an accuracy).
+        max_extensions: how many rates may be added.
+    """
+    rates = [float(r) for r in rates]
+    if not rates or any(not np.isfinite(r) or r <= 0 for r in rates):
+        raise ValueError(f"rates: must be positive numbers, got {rates!r}")
+    if not factor > 1:
+        raise ValueError(f"factor: must be > 1, got {factor!r}")
+    scores = {float(k): float(v) for k, v in evaluate(rates).items()}
+    missing = sorted(set(rates) - set(scores))
+    if missing:
+        raise ValueError(f"evaluate: returned no score for rate {missing[0]!r}")
+    extended: list[float] = []
+
+    def best_rate() -> float:
+        finite = {r: v for r, v in scores.items() if np.isfinite(v)}
+        if not finite:
+            raise RuntimeError("every run of the learning-rate grid diverged or failed "
+                               f"(rates {sorted(scores)})")
+        return (min if lower else max)(finite, key=finite.get)
+
+    while True:
+        best, tried = best_rate(), sorted(scores)
+        edge = best in (tried[0], tried[-1])          # a one-rate grid is all edge
+        if not edge:
+            return GridSearch(scores, best, tuple(extended), False)
+        if len(extended) >= max_extensions:
+            return GridSearch(scores, best, tuple(extended), True)
+        nxt = best * factor if best == tried[-1] else best / factor
+        if nxt in scores:                           # a one-rate grid extends downwards next
+            nxt = best / factor
+        got = evaluate([nxt])
+        if nxt not in got:
+            raise ValueError(f"evaluate: returned no score for rate {nxt!r}")
+        scores[nxt] = float(got[nxt])
+        extended.append(nxt)

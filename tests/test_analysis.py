@@ -61,3 +61,42 @@ def test_best_rows_never_choose_a_failed_run_and_work_per_group():
     assert analysis.best_rows(t, "loss", lower=False).tolist() == [False, False, False, False, True]
     with pytest.raises(RuntimeError, match="for y diverged or failed"):
         analysis.best_rows(t.assign(status=["ok", "ok", "ok", "error", "error"]), "loss", by="method")
+
+
+def _bowl(optimum, fail_above=None):
+    """Scores of a loss that is lowest at ``optimum`` in log rate (NaN above ``fail_above``)."""
+    calls = []
+
+    def evaluate(rates):
+        calls.append(list(rates))
+        return {r: (np.nan if fail_above and r > fail_above else (np.log10(r) - np.log10(optimum)) ** 2)
+                for r in rates}
+    return evaluate, calls
+
+
+def test_a_grid_pick_on_its_edge_is_extended_past_the_edge():
+    evaluate, calls = _bowl(1e-4)
+    g = analysis.search_log_grid(evaluate, [1.0, 0.1, 0.01])
+    assert g.best == pytest.approx(1e-4) and not g.on_edge
+    assert g.extended == pytest.approx((1e-3, 1e-4, 1e-5)) and len(calls) == 4
+    # an interior pick is accepted as it is, with no extension
+    evaluate, calls = _bowl(0.1)
+    g = analysis.search_log_grid(evaluate, [1.0, 0.1, 0.01])
+    assert g.best == 0.1 and g.extended == () and len(calls) == 1
+    # upwards too, and higher-is-better scores
+    evaluate, _ = _bowl(10.0)
+    g = analysis.search_log_grid(lambda r: {k: -v for k, v in evaluate(r).items()}, [0.1, 1.0], lower=False)
+    assert g.best == pytest.approx(10.0) and g.extended == pytest.approx((10.0, 100.0))
+
+
+def test_a_failed_neighbour_bounds_the_grid_and_the_limit_is_reported():
+    evaluate, _ = _bowl(100.0, fail_above=2.0)         # the rate above 1 diverges
+    g = analysis.search_log_grid(evaluate, [0.01, 0.1, 1.0])
+    assert g.best == 1.0 and g.extended == (10.0,) and np.isnan(g.scores[10.0]) and not g.on_edge
+    evaluate, _ = _bowl(1e-9)
+    g = analysis.search_log_grid(evaluate, [1.0, 0.1], max_extensions=2)
+    assert g.on_edge and g.best == pytest.approx(1e-3)
+    with pytest.raises(ValueError, match="rates"):
+        analysis.search_log_grid(evaluate, [])
+    with pytest.raises(RuntimeError, match="every run"):
+        analysis.search_log_grid(lambda r: {k: np.nan for k in r}, [1.0, 0.1])
