@@ -15,10 +15,9 @@ from ..config import ExperimentConfig
 from ..notebook import check_profile
 from ..participation import biased_probs, sine_probs
 
-__all__ = ["BASELINES", "METHODS", "OURS", "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "FedSumSetup",
-           "delay_patterns", "delay_profile", "fedsum_setup", "matched_product", "pick_rates",
-           "resnet_configs",
-           "summed_step"]
+__all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHODS", "OURS",
+           "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "SMALL_BATCH", "FedSumSetup", "delay_patterns",
+           "delay_profile", "fedsum_setup", "matched_product", "pick_rates", "resnet_configs", "summed_step"]
 
 #: Fig. 1 / Figs. 5-8: label -> (algorithm, options)
 METHODS = {
@@ -34,6 +33,13 @@ METHODS = {
 }
 OURS = ["FedSUM", "FedSUM-CR"]
 BASELINES = ["FedAvg", "FedAU", "FedAWE", "FedVARP", "MIFA", "SCAFFOLD"]
+
+#: Fig. 10: FedSUM under Case 2 at a constant eta_l = 0.01 (App. H); the paper lists no p
+#: values, these are ours
+FIG10_RATE, FIG10_P = 0.01, (0.05, 0.1, 0.2, 0.4)
+#: Fig. 11 (App. H.5): the FedSUM family at a constant eta_l = 0.1; the remark's smaller batch (8)
+FIG11_RATE, SMALL_BATCH = 0.1, 8
+FAMILY = {"FedSUM-B": "fedsum_b", "FedSUM": "fedsum", "FedSUM-CR": "fedsum_cr"}
 
 #: FedSUM App. H, Table 2 and "Client participation patterns" (P1-P3).
 _FEDSUM = {
@@ -172,6 +178,39 @@ class FedSumSetup:
         if "batch_size" in changes:
             b = b.replace(problem_args={**dict(b.problem_args), "batch_size": changes.pop("batch_size")})
         return b.replace(algorithm=algorithm, lr_local=lr, lr_schedule="constant", **changes)
+
+    def ablation_configs(self, rates: dict, seeds: list, datasets: list | None = None) -> dict[str, dict]:
+        """Notebook 03's runs at the grid's decaying rates ``rates[dataset] = (eta_0, eta_g)`` and
+        at the constant rates of Figs. 10 and 11, for each seed and dataset (default: all):
+
+        * ``"cases"`` (Figs. 9, 14): FedSUM under Cases 1-4 and biased sampling, FedAvg under
+          biased sampling: config -> (dataset, pattern, seed, method);
+        * ``"p"`` (Fig. 10): FedSUM under Case 2 with each p of :data:`FIG10_P`, constant eta_l
+          :data:`FIG10_RATE`: config -> (dataset, p, seed);
+        * ``"family"`` (Fig. 11 and App. H.5's remark): FedSUM-B, FedSUM and FedSUM-CR under
+          P1-P3 at constant eta_l :data:`FIG11_RATE`, and FedSUM-B and FedSUM under P1 at batch
+          :data:`SMALL_BATCH`: config -> (dataset, pattern, seed, method, batch).
+        """
+        p_values = FIG10_P if self.profile != "smoke" else (0.2, 0.5)
+        out = {"cases": {}, "p": {}, "family": {}}
+        for ds in self.datasets if datasets is None else datasets:
+            for seed in seeds:
+                cases = out["cases"]
+                for label, pattern in {**self.cases(), "biased (H.8)": self.biased}.items():
+                    cases[self.decaying(ds, "fedsum", pattern, rates, seed)] = (ds, label, seed, "FedSUM")
+                c = self.decaying(ds, "fedavg", self.biased, rates, seed)
+                cases[c] = (ds, "biased (H.8)", seed, "FedAvg")
+                for p in p_values:
+                    c = self.constant(ds, "fedsum", ("bernoulli", {"p": p}), FIG10_RATE, seed)
+                    out["p"][c] = (ds, p, seed)
+                for pname in self.patterns:
+                    for label, algo in FAMILY.items():
+                        c = self.constant(ds, algo, pname, FIG11_RATE, seed)
+                        out["family"][c] = (ds, pname, seed, label, self.batch_size)
+                for label in ("FedSUM-B", "FedSUM"):
+                    c = self.constant(ds, FAMILY[label], "P1", FIG11_RATE, seed, batch_size=SMALL_BATCH)
+                    out["family"][c] = (ds, "P1", seed, label, SMALL_BATCH)
+        return out
 
     def grid_configs(self, dataset: str) -> dict:
         """The learning-rate grid: FedAvg under P1, seed 0, ``grid_rounds`` rounds; maps each
