@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[dev,cluster]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,cluster,flower]"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -135,7 +135,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         participation: Schedule | dict | str, rounds: int | None = None, local_steps: int | None = None,
         lr_local: float = 0.01, lr_global: float = 1.0, lr_schedule: str = "constant", eval_every: int = 1,
         seed: int = 0, device: str | torch.device | None = None, progress: bool = True,
-        engine: str = "vectorized", x0: torch.Tensor | None = None,
+        engine: str | Any = "vectorized", x0: torch.Tensor | None = None,
         callback: Callable[[int, torch.Tensor], None] | None = None,
         checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 50,
         round_offset: int = 0, **algorithm_options: Any) -> Result:
@@ -161,7 +161,9 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
             dropout masks).
         device: where the model lives (default: the problem's device).
         progress: tqdm progress bar over rounds.
-        engine: ``"vectorized"`` (default) or ``"reference"`` (per-client loop, for tests).
+        engine: ``"vectorized"`` (default) or ``"reference"`` (per-client loop, for tests), or
+            an engine object with their ``local_sgd`` (:class:`fedlib.flower.FlowerEngine`
+            trains the clients on Flower nodes).
         x0: starting point (default ``problem.initial_params(seed)``).
         callback: called as ``callback(t, x)`` after every round t with the new model.
         checkpoint: a file where the run saves, atomically and every ``checkpoint_every``
@@ -206,7 +208,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         rounds = check_int("rounds", rounds, 1)
     sched = _schedule(participation, problem, rounds, local_steps, seed)
     _warn_idle_clients(sched)
-    eng = get_engine(engine)
+    eng = get_engine(engine) if isinstance(engine, str) else engine
     dev = _device(device) if device is not None else problem.device
     x = (problem.initial_params(seed) if x0 is None else torch.as_tensor(x0)).to(dev, problem.dtype)
     if x.shape != (problem.dim,):
@@ -217,7 +219,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     lr_fn = algorithms.lr_schedules[lr_schedule]
     info = {"algorithm": cls.name, "options": {k: _jsonable(v) for k, v in algorithm_options.items()},
             "schedule": sched.spec, "lr_local": lr_local, "lr_global": lr_global,
-            "lr_schedule": lr_schedule, "engine": engine, "problem": problem.spec(),
+            "lr_schedule": lr_schedule,
+            "engine": engine if isinstance(engine, str) else type(engine).__name__, "problem": problem.spec(),
             "round_offset": round_offset}
 
     active = torch.tensor(np.array(sched.active), device=dev)

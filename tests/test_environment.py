@@ -23,6 +23,9 @@ def test_environment_yml_lists_every_runtime_dependency():
     wanted = [_name(d) for d in meta["dependencies"] + meta["optional-dependencies"]["vision"]]
     missing = [w for w in wanted if CONDA_NAMES.get(w, w) not in conda]
     assert not missing, f"environment.yml lacks {missing}"
+    pip = {_name(d) for d in pip_section[0]["pip"]}
+    extra = [_name(d) for d in meta["optional-dependencies"]["flower"]]
+    assert set(extra) <= pip, f"environment.yml's pip section lacks the flower extra {extra}"
 
 
 def test_environment_yml_has_the_design_card_stack():

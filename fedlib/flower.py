@@ -1,0 +1,377 @@
+"""Deploy with Flower: a fedlib algorithm, unchanged, with each round's local training done by
+Flower clients (``pip install "fedlib[flower]"``: flwr with its simulation engine).
+
+The bridge moves the one thing a federation moves -- local training on the clients' data -- and
+nothing else, so there is no second copy of any update rule:
+
+* the **server** (:func:`server_app`) runs :func:`fedlib.run` itself: the algorithm's own
+  ``round`` (FedAvg, FedSUM, FedSUM-CR, SCAFFOLD, FedAU, MIFA, FedVARP, FOCUS, ...), the
+  participation :class:`~fedlib.participation.Schedule` that says who is asked in each round and
+  whose upload counts, the learning-rate schedule, the history and the message counts. Its
+  engine is a :class:`FlowerEngine`: where the algorithm asks for local SGD of some clients, the
+  engine sends each of them its starting model (and correction, if any) and takes their local
+  models back; where it asks for gradients at given models (FOCUS's last gradient), the same.
+* each **client** (:func:`client_app`) runs fedlib's local solver on its own data, with the
+  same minibatch and dropout keys (seed, client, round, step) as in simulation, so a run through
+  Flower equals ``fedlib.run`` on the same schedule (bitwise on one CPU with one torch thread
+  per client: the test asserts it).
+
+What this first bridge does *not* do yet: the clients' algorithm state (FedSUM's h_i, SCAFFOLD's
+c_i, FedSUM-CR's z_i and a_i) stays in the server's algorithm object, and a round sends each
+asked client its starting model and correction, so the bytes on the wire are not yet what the
+algorithm's ``messages()`` counts (the history's ``uplink`` / ``downlink`` columns still count as
+the paper does). The server also evaluates the model with the problem it is given (its test set
+and, for the training loss, the clients' training samples), as a simulation does.
+
+A client is told apart by ``partition-id`` in its node config (Flower's simulation engine sets
+it to 0..num_supernodes-1; on a device, ``flower-supernode --node-config "partition-id=3"``):
+that is the fedlib client index whose data it trains on.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .config import ExperimentConfig
+from .engine import LocalResult, get_engine
+from .problems import Problem
+
+__all__ = ["FlowerEngine", "client_app", "server_app", "simulate"]
+
+#: message types: local SGD, gradients at given models, who a node is
+TRAIN, GRADS, WHO = "train.fedlib_local", "query.fedlib_grads", "query.fedlib_client"
+
+
+def _flwr():
+    """Flower's modules, or an ImportError that says how to install them."""
+    try:
+        from flwr import app, clientapp, serverapp
+    except ImportError as e:          # pragma: no cover - the extra is installed by make test
+        raise ImportError("fedlib.flower needs Flower: pip install 'fedlib[flower]' "
+                          "(flwr[simulation])") from e
+    return app, clientapp, serverapp
+
+
+def _arrays(**tensors: torch.Tensor | None):
+    app, _, _ = _flwr()
+    return app.ArrayRecord(torch_state_dict={k: v.detach().cpu().contiguous() for k, v in tensors.items()
+                                             if v is not None})
+
+
+# ----------------------------------------------------------------------------------- client side
+
+#: problems built by client apps in this process
+_BUILT: dict = {}
+
+
+def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: str | None = None):
+    """A Flower ``ClientApp`` that trains its fedlib client.
+
+    Args:
+        make_problem: the problem the client trains on: an :class:`ExperimentConfig` (its
+            ``build_problem()``, as in simulation), or a callable taking the Flower ``Context``
+            and returning a :class:`~fedlib.problems.Problem` -- on a device, one whose client
+            ``partition-id`` holds the device's own data (your data loader goes there). It is
+            built once per process.
+        key: what the process's cache of built problems calls it (default: the config's key, or
+            the callable's qualified name).
+
+    Returns:
+        ``flwr.clientapp.ClientApp`` answering the :class:`FlowerEngine`'s messages.
+    """
+    app, clientapp, _ = _flwr()
+    if isinstance(make_problem, ExperimentConfig):
+        config = make_problem
+        config.validate()
+        key = key or config.key()
+        make_problem = lambda context: config.build_problem()       # noqa: E731
+    elif not callable(make_problem):
+        raise ValueError(f"make_problem: expected an ExperimentConfig or a callable (Context -> Problem), "
+                         f"got {type(make_problem).__name__}")
+    engine = get_engine("vectorized")
+    slot = key or f"{getattr(make_problem, '__module__', '')}.{getattr(make_problem, '__qualname__', '')}"
+
+    def problem_and_client(context) -> tuple[Problem, int]:
+        if slot not in _BUILT:            # once per process (Flower may load the app per message)
+            _BUILT[slot] = make_problem(context)
+        problem = _BUILT[slot]
+        if "partition-id" not in context.node_config:
+            raise ValueError("node_config.partition-id: this node has no partition-id, so it cannot tell "
+                             "which fedlib client it is (flower-supernode --node-config 'partition-id=<i>')")
+        return problem, int(context.node_config["partition-id"])
+
+    client = clientapp.ClientApp()
+
+    def reply(msg, arrays=None, **config):
+        content = app.RecordDict({"config": app.ConfigRecord(config)})
+        if arrays is not None:
+            content["arrays"] = arrays
+        return app.Message(content, reply_to=msg)
+
+    def check(task, me: int) -> int:
+        if int(task["client"]) != me:
+            raise ValueError(f"client: this node is client {me} (its partition-id), the server sent the "
+                             f"task of client {int(task['client'])}")
+        return me
+
+    @client.query("fedlib_client")
+    def who(msg, context):
+        problem, me = problem_and_client(context)
+        return reply(msg, client=me, num_clients=int(problem.num_clients))
+
+    @client.train("fedlib_local")
+    def train(msg, context):
+        problem, me = problem_and_client(context)
+        task, arrays = msg.content["config"], msg.content["arrays"].to_torch_state_dict()
+        c = check(task, me)
+        x0 = arrays["x0"].to(problem.device, problem.dtype)[None]
+        corr = arrays.get("correction")
+        res = engine.local_sgd(problem, x0, torch.tensor([c], device=x0.device),
+                               torch.tensor([int(task["steps"])], device=x0.device), float(task["lr"]),
+                               int(task["round"]), None if corr is None else corr.to(x0)[None],
+                               bool(task["fixed_point"]), float(task["momentum"]), float(task["prox_mu"]),
+                               bool(task["full_batch"]))
+        return reply(msg, _arrays(x=res.X[0], grad_sum=res.grad_sum[0]), client=c)
+
+    @client.query("fedlib_grads")
+    def grads(msg, context):
+        problem, me = problem_and_client(context)
+        task, arrays = msg.content["config"], msg.content["arrays"].to_torch_state_dict()
+        c = check(task, me)
+        x = arrays["x"].to(problem.device, problem.dtype)[None]
+        g = problem.grads(x, torch.tensor([c], device=x.device), int(task["round"]), int(task["step"]),
+                          stochastic=bool(task["stochastic"]))
+        return reply(msg, _arrays(g=g[0]), client=c)
+
+    return client
+
+
+# ----------------------------------------------------------------------------------- server side
+
+
+class FlowerEngine:
+    """A fedlib engine whose clients are Flower nodes: :meth:`local_sgd` and :meth:`grads` send
+    each client its rows and wait for its answer.
+
+    Args:
+        grid: the ``Grid`` of the ServerApp's main function.
+        nodes: fedlib client index -> Flower node id (:func:`identify_nodes`).
+        timeout: seconds to wait for the replies of one exchange (None: no limit).
+    """
+
+    def __init__(self, grid, nodes: dict[int, int], timeout: float | None = None):
+        self.grid, self.nodes, self.timeout = grid, dict(nodes), timeout
+        self.exchanges = 0
+
+    def _exchange(self, message_type: str, rows: list[tuple[int, dict, Any]], round: int) -> dict[int, dict]:
+        """Send (client, config, arrays) to each client's node; client -> its reply's arrays."""
+        app, _, _ = _flwr()
+        msgs, want = [], {}
+        for c, config, arrays in rows:
+            task = app.ConfigRecord({"client": int(c), "round": int(round), **config})
+            content = app.RecordDict({"config": task, "arrays": arrays})
+            node = self.nodes[int(c)]
+            msgs.append(app.Message(content, dst_node_id=node, message_type=message_type))
+            want[node] = int(c)
+        got = {}
+        for rep in self.grid.send_and_receive(msgs, timeout=self.timeout):
+            c = want.get(rep.metadata.src_node_id)
+            if c is None:
+                continue
+            if rep.has_error():
+                raise RuntimeError(f"round {round}: client {c} (Flower node {rep.metadata.src_node_id}) "
+                                   f"failed: {rep.error.reason}")
+            got[c] = rep.content["arrays"].to_torch_state_dict()
+        missing = [c for c in want.values() if c not in got]
+        if missing:
+            raise RuntimeError(f"round {round}: no reply from client(s) {missing} within the timeout "
+                               f"({self.timeout} s)")
+        self.exchanges += 1
+        return got
+
+    def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor, steps: torch.Tensor,
+                  lr, round: int, correction: torch.Tensor | None = None, fixed_point: bool = False,
+                  momentum: float = 0.0, prox_mu: float = 0.0, full_batch: bool = False) -> LocalResult:
+        """As the vectorized engine's ``local_sgd``, each row trained by its client's node."""
+        S = X0.shape[0]
+        if S == 0:
+            return LocalResult(X0.clone(), torch.zeros_like(X0))
+        lr_s = torch.as_tensor(lr, dtype=X0.dtype).expand(S) if torch.as_tensor(lr).ndim == 0 \
+            else torch.as_tensor(lr, dtype=X0.dtype)
+        steps = torch.as_tensor(steps)
+        rows = []
+        for s in range(S):
+            config = {"steps": int(steps[s]), "lr": float(lr_s[s]), "fixed_point": bool(fixed_point),
+                      "momentum": float(momentum), "prox_mu": float(prox_mu), "full_batch": bool(full_batch)}
+            rows.append((int(clients[s]), config,
+                         _arrays(x0=X0[s], correction=None if correction is None else correction[s])))
+        got = self._exchange(TRAIN, rows, round)
+        X = torch.stack([got[int(c)]["x"] for c in clients]).to(X0)
+        G = torch.stack([got[int(c)]["grad_sum"] for c in clients]).to(X0)
+        return LocalResult(X, G)
+
+    def grads(self, X: torch.Tensor, clients: torch.Tensor, round: int = 0, step: int = 0,
+              stochastic: bool = True) -> torch.Tensor:
+        """Each client's gradient at its row of ``X`` (what ``Problem.grads`` computes in simulation)."""
+        if X.shape[0] == 0:
+            return torch.zeros_like(X)
+        rows = [(int(c), {"step": int(step), "stochastic": bool(stochastic)}, _arrays(x=X[s]))
+                for s, c in enumerate(clients)]
+        got = self._exchange(GRADS, rows, round)
+        return torch.stack([got[int(c)]["g"] for c in clients]).to(X)
+
+
+def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int]:
+    """Ask every node which fedlib client it is: client index -> node id. Waits up to ``wait``
+    seconds for ``num_clients`` nodes to connect; a federation of another size, a client index
+    out of range or twice, or a node of another problem size is a ValueError before round 0."""
+    app, _, _ = _flwr()
+    deadline = time.monotonic() + wait
+    while len(list(grid.get_node_ids())) < num_clients and time.monotonic() < deadline:
+        time.sleep(0.1)
+    nodes = sorted(grid.get_node_ids())
+    if len(nodes) != num_clients:
+        raise ValueError(f"num_clients: the schedule has {num_clients} clients, the Flower federation "
+                         f"{len(nodes)} nodes (after waiting {wait:g} s); start one node per client")
+    msgs = [app.Message(app.RecordDict(), dst_node_id=n, message_type=WHO) for n in nodes]
+    out: dict[int, int] = {}
+    for rep in grid.send_and_receive(msgs, timeout=wait):
+        if rep.has_error():
+            raise ValueError(f"node {rep.metadata.src_node_id}: could not say which client it is: "
+                             f"{rep.error.reason}")
+        info = rep.content["config"]
+        c, n = int(info["client"]), int(info["num_clients"])
+        if n != num_clients:
+            raise ValueError(f"num_clients: node {rep.metadata.src_node_id} holds a problem of {n} clients, "
+                             f"the schedule has {num_clients}")
+        if not 0 <= c < num_clients or c in out:
+            raise ValueError(f"partition-id: node {rep.metadata.src_node_id} says it is client {c}; each of "
+                             f"0..{num_clients - 1} must be exactly one node")
+        out[c] = rep.metadata.src_node_id
+    if len(out) != num_clients:
+        raise ValueError(f"num_clients: {len(out)} of {num_clients} nodes answered within {wait:g} s")
+    return out
+
+
+def _same_problem(configs: list[ExperimentConfig]) -> ExperimentConfig:
+    """The first config, after checking that every config trains the same problem (one
+    federation holds one problem's clients)."""
+    if not configs:
+        raise ValueError("configs: nothing to run")
+    for i, c in enumerate(configs):
+        if not isinstance(c, ExperimentConfig):
+            raise ValueError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
+        try:
+            c.validate()
+        except ValueError as e:
+            msg = str(e)
+            raise ValueError(f"configs[{i}].{msg.removeprefix('config.')}" if msg.startswith("config.")
+                             else f"configs[{i}]: {msg}") from None
+        if (c.problem, c.problem_args) != (configs[0].problem, configs[0].problem_args):
+            raise ValueError(f"configs[{i}].problem_args: every config of one federation trains the same "
+                             f"problem; configs[0] has {configs[0].problem} {dict(configs[0].problem_args)}, "
+                             f"configs[{i}] {c.problem} {dict(c.problem_args)}")
+        if c.warmup() is not None:
+            raise ValueError(f"configs[{i}].init_from: a run that continues a warm-up is not supported by "
+                             "fedlib.flower; run the warm-up and the phase as one config")
+    return configs[0]
+
+
+def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict | None = None,
+               timeout: float | None = None, wait: float = 600.0):
+    """A Flower ``ServerApp`` that runs each config with :func:`fedlib.run`, one after the
+    other on the same federation, its clients' local training on the nodes (:class:`FlowerEngine`).
+
+    Args:
+        configs: one experiment or several on the same problem (algorithm, its options, rates,
+            participation, rounds, seed may differ). The server builds the problem for the
+            starting model and the evaluations.
+        results: a dict that receives ``"results"`` (one :class:`fedlib.runner.Result` per
+            config, as :func:`fedlib.run` returns it), ``"connect_seconds"`` (nodes connected and
+            identified) and ``"run_seconds"`` (per config), or ``"error"`` (the exception that
+            stopped the runs) -- what :func:`simulate` returns or raises.
+        timeout: seconds to wait for one exchange's replies (None: no limit).
+        wait: seconds to wait for the nodes to connect before round 0.
+    """
+    from .runner import run
+
+    _, _, serverapp = _flwr()
+    configs = [configs] if isinstance(configs, ExperimentConfig) else list(configs)
+    first = _same_problem(configs)
+    out = {} if results is None else results
+    server = serverapp.ServerApp()
+
+    @server.main()
+    def main(grid, context) -> None:
+        try:
+            start = time.perf_counter()
+            problem = first.build_problem()
+            engine = FlowerEngine(grid, identify_nodes(grid, problem.num_clients, wait), timeout)
+            remote = copy.copy(problem)          # the same problem, whose gradients come from the nodes
+            remote.grads = engine.grads
+            out["connect_seconds"] = time.perf_counter() - start
+            out["results"], out["run_seconds"] = [], []
+            for c in configs:
+                start = time.perf_counter()
+                sched = c.schedule(problem.num_clients, problem)
+                out["results"].append(run(c.algorithm, remote, sched, lr_local=c.lr_local,
+                                          lr_global=c.lr_global, lr_schedule=c.lr_schedule,
+                                          eval_every=c.eval_every, seed=c.seed, progress=False,
+                                          engine=engine, **c.arguments("algorithm_args")))
+                out["run_seconds"].append(time.perf_counter() - start)
+        except Exception as e:          # handed to the caller: Flower would only log it
+            out["error"] = e
+
+    return server
+
+
+def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads: int = 1,
+             timeout: float | None = None, backend_config: dict | None = None, info: dict | None = None):
+    """Run configs through Flower's simulation engine, one virtual node per client
+    (:func:`server_app` + :func:`client_app`), and return their :class:`fedlib.runner.Result`
+    (a list for a list of configs).
+
+    Args:
+        configs: one experiment or several on the same problem, run one after the other on one
+            federation (one start-up of Flower's engine).
+        client_threads: torch intra-op threads of each client process (1: the same arithmetic as
+            ``fedlib.run`` in one thread).
+        timeout: seconds to wait for one exchange's replies.
+        backend_config: Flower's backend configuration (default: one CPU per client actor, as
+            many actors as this machine has cores).
+        info: a dict that receives the timings of :func:`server_app` (``connect_seconds``,
+            ``run_seconds``).
+
+    Raises:
+        whatever stopped the runs on the server (a ValueError naming the field for a
+        federation that does not match the schedule).
+    """
+    from flwr.simulation import run_simulation
+
+    single = isinstance(configs, ExperimentConfig)
+    configs = [configs] if single else list(configs)
+    first = _same_problem(configs)
+    if isinstance(client_threads, bool) or not isinstance(client_threads, int) or client_threads < 1:
+        raise ValueError(f"client_threads: must be an integer >= 1, got {client_threads!r}")
+    n = first.build_problem().num_clients
+    results: dict = {}
+
+    def make(context) -> Problem:
+        torch.set_num_threads(client_threads)
+        return first.build_problem()
+
+    backend = backend_config or {"client_resources": {"num_cpus": 1, "num_gpus": 0.0}}
+    client = client_app(make, key=f"{first.key()}-threads{client_threads}")
+    run_simulation(server_app(configs, results, timeout), client, num_supernodes=n, backend_config=backend)
+    if info is not None:
+        info.update({k: v for k, v in results.items() if k.endswith("seconds")})
+    if "error" in results:
+        raise results["error"]
+    if "results" not in results:
+        raise RuntimeError("the Flower simulation ended without results (see Flower's log above)")
+    return results["results"][0] if single else results["results"]

@@ -1,0 +1,112 @@
+"""fedlib.flower: a fedlib algorithm run through Flower equals fedlib.run on the same schedule."""
+
+import pytest
+import torch
+
+from fedlib import ExperimentConfig
+from fedlib.runner import run_config
+
+flower = pytest.importorskip("fedlib.flower")
+pytest.importorskip("flwr")
+
+
+def _config(algorithm: str, **changes) -> ExperimentConfig:
+    """10 clients of the digits CNN task, Bernoulli participation, 20 rounds."""
+    base = ExperimentConfig(algorithm=algorithm, problem="digits_cnn", participation="bernoulli", rounds=20,
+                            problem_args={"num_clients": 10, "train_eval_per_client": 20},
+                            participation_args={"p": 0.3}, local_steps=2, lr_local=0.05, eval_every=5, seed=3)
+    return base.replace(**changes)
+
+
+def test_flower_simulation_equals_fedlib_run_bitwise():
+    """FedAvg, FedSUM, SCAFFOLD (client control variates) and FOCUS (its server asks the clients for
+    gradients at their local models) through Flower's simulation engine, one virtual node per client:
+    the final models and every evaluation equal fedlib.run's. Bitwise, because each client runs the same
+    kernels on the same row in one torch thread as the vectorized engine's per-client path does."""
+    configs = [_config("fedavg"), _config("fedsum"), _config("scaffold"), _config("focus", lr_local=0.005)]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        expected = [run_config(c) for c in configs]
+    finally:
+        torch.set_num_threads(threads)
+    info = {}
+    got = flower.simulate(configs, info=info)
+    for c, e, g in zip(configs, expected, got, strict=True):
+        assert torch.equal(e.params, g.params), c.algorithm
+        cols = ["round", "loss", "test_acc", "uplink", "downlink", "client_steps"]
+        assert e.history[cols].equals(g.history[cols]), c.algorithm
+        assert not g.diverged and g.history["loss"].iloc[-1] < g.history["loss"].iloc[0]     # it trained
+    assert info["connect_seconds"] > 0 and len(info["run_seconds"]) == len(configs)
+
+
+@pytest.fixture
+def in_process(monkeypatch):
+    """Messages may be created outside a Flower process (Flower reads the run's identity)."""
+    from flwr.supercore.task_identity import TaskIdentity
+    for name in ("_run_id", "_node_id", "_task_id"):
+        monkeypatch.setattr(TaskIdentity, name, 1)
+
+
+class _Grid:
+    """A stand-in for Flower's Grid: nodes answer the client app in this process."""
+
+    def __init__(self, app, partitions: list[int]):
+        from flwr.app import Context, RecordDict
+        self.app, self.ids = app, [1000 + i for i in range(len(partitions))]
+        self.contexts = {n: Context(run_id=1, node_id=n, node_config={"partition-id": p}, state=RecordDict(),
+                                    run_config={}) for n, p in zip(self.ids, partitions, strict=True)}
+
+    def get_node_ids(self):
+        return list(self.ids)
+
+    def send_and_receive(self, messages, timeout=None):
+        out = []
+        for m in messages:
+            m.metadata.__dict__["_src_node_id"] = 0
+            rep = self.app(m, self.contexts[m.metadata.dst_node_id])
+            rep.metadata.__dict__["_src_node_id"] = m.metadata.dst_node_id
+            out.append(rep)
+        return out
+
+
+def test_a_federation_that_does_not_match_the_schedule_stops_before_round_0(in_process):
+    """9 nodes for a schedule of 10 clients, or two nodes claiming one client: a ValueError."""
+    app = flower.client_app(_config("fedsum"))
+    with pytest.raises(ValueError, match=r"^num_clients: the schedule has 10 clients, the Flower federation 9 n"):
+        flower.identify_nodes(_Grid(app, list(range(9))), 10, wait=0.1)
+    with pytest.raises(ValueError, match=r"partition-id: node \d+ says it is client 3; each of 0..9 must be"):
+        flower.identify_nodes(_Grid(app, [0, 1, 2, 3, 3, 5, 6, 7, 8, 9]), 10, wait=0.1)
+    nodes = flower.identify_nodes(_Grid(app, list(range(10))[::-1]), 10, wait=0.1)
+    assert sorted(nodes) == list(range(10)) and nodes[0] == 1009          # client 0 is the last node
+
+
+def test_configs_of_one_federation_are_checked_before_any_node_starts():
+    with pytest.raises(ValueError, match=r"^configs\[1\]\.problem_args: every config of one federation"):
+        flower.server_app([_config("fedavg"), _config("fedsum", problem_args={"num_clients": 12})])
+    with pytest.raises(ValueError, match=r"^configs\[0\]\.algorithm: unknown algorithm 'fedsumm'"):
+        flower.server_app([_config("fedsumm")])
+    with pytest.raises(ValueError, match="client_threads: must be an integer >= 1"):
+        flower.simulate(_config("fedavg"), client_threads=0)
+    with pytest.raises(ValueError, match="make_problem: expected an ExperimentConfig or a callable"):
+        flower.client_app("digits_cnn")
+
+
+def test_the_engine_over_an_in_process_grid_equals_the_vectorized_engine(in_process):
+    """FlowerEngine's messages (rows, corrections, rates, steps) reach the clients intact: over an
+    in-process grid, FedSUM's run equals fedlib.run's."""
+    from fedlib import run
+    c = _config("fedsum", rounds=6)
+    problem = c.build_problem()
+    grid = _Grid(flower.client_app(c), list(range(10)))
+    engine = flower.FlowerEngine(grid, flower.identify_nodes(grid, 10, wait=0.1))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        kw = dict(lr_local=c.lr_local, eval_every=c.eval_every, seed=c.seed, progress=False)
+        a = run("fedsum", problem, c.schedule(10, problem), engine=engine, **kw)
+        b = run("fedsum", problem, c.schedule(10, problem), **kw)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(a.params, b.params) and engine.exchanges > 0
+    assert a.info["engine"] == "FlowerEngine"
