@@ -238,14 +238,17 @@ def test_ablation_configs_are_notebook_03s_runs_per_seed():
     cases, ps, fam = runs["cases"], runs["p"], runs["family"]
     # Figs. 9, 14: Cases 1-4 and biased for FedSUM, biased for FedAvg, at the grid's decaying rates
     assert len(cases) == 3 * 6 and {lab[3] for lab in cases.values()} == {"FedSUM", "FedAvg"}
+    kinds = {**{name: kind for name, (kind, _) in s.cases().items()}, "biased (H.8)": s.biased[0]}
     for c, (_, pattern, seed, method) in cases.items():
         assert (c.lr_local, c.lr_global, c.lr_schedule, c.seed) == (0.0733, 1.0, "fedsum_sqrt", seed)
         assert c.rounds == s.rounds == 200
+        assert (c.algorithm, c.participation) == (method.lower(), kinds[pattern])
     assert {lab[1] for lab in cases.values()} == set(s.cases()) | {"biased (H.8)"}
     # Fig. 10: Case 2 with each p at the paper's constant rate
     assert len(ps) == 3 * len(studies.fedsum.FIG10_P)
     for c, (_, p, _) in ps.items():
-        assert (c.participation, dict(c.participation_args), c.lr_schedule) == ("bernoulli", {"p": p}, "constant")
+        assert (c.participation, dict(c.participation_args)) == ("bernoulli", {"p": p})
+        assert c.lr_schedule == "constant"
         assert c.lr_local == studies.fedsum.FIG10_RATE == 0.01
     # Fig. 11 and the batch remark: the family under P1-P3 at batch 32, FedSUM-B and FedSUM at batch 8
     small = {c: lab for c, lab in fam.items() if lab[4] == studies.fedsum.SMALL_BATCH}
@@ -253,6 +256,7 @@ def test_ablation_configs_are_notebook_03s_runs_per_seed():
     for c, (_, pattern, _, method, batch) in fam.items():
         assert dict(c.problem_args)["batch_size"] == batch and c.lr_local == studies.fedsum.FIG11_RATE
         assert c.algorithm == studies.fedsum.FAMILY[method] and c.lr_schedule == "constant"
+        assert c.participation == s.patterns[pattern][0]
     assert len({c.key() for r in runs.values() for c in r}) == sum(map(len, runs.values()))   # no run twice
     smoke = studies.fedsum_setup("smoke").ablation_configs({"digits": (0.1, 1.0)}, [0])
     assert {lab[1] for lab in smoke["p"].values()} == {0.2, 0.5}
