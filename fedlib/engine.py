@@ -33,7 +33,8 @@ import torch
 from .models import dropout_masks
 from .problems import Problem
 
-__all__ = ["LocalResult", "ReferenceEngine", "VectorizedEngine", "cpu_threads", "get_engine"]
+__all__ = ["LocalResult", "ReferenceEngine", "UnreachableClients", "VectorizedEngine", "cpu_threads",
+           "get_engine"]
 
 
 @dataclass
@@ -47,6 +48,21 @@ class LocalResult:
 
     X: torch.Tensor
     grad_sum: torch.Tensor
+
+
+class UnreachableClients(RuntimeError):
+    """Raised by an engine whose clients are remote (:class:`fedlib.flower.FlowerEngine`) when
+    some did not answer in time: :func:`fedlib.run` then runs the round again with their uploads
+    counted as failed (the schedule's ``uplink_ok`` False for them in that round).
+
+    Attributes:
+        round: the round.
+        clients: the fedlib indices of the clients that did not answer.
+    """
+
+    def __init__(self, round: int, clients):
+        self.round, self.clients = int(round), sorted(int(c) for c in clients)
+        super().__init__(f"round {self.round}: no answer from client(s) {self.clients}")
 
 
 def _per_client(value, S: int, ref: torch.Tensor) -> torch.Tensor:

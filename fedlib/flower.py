@@ -21,7 +21,9 @@ c_i, FedSUM-CR's z_i and a_i) stays in the server's algorithm object, and a roun
 asked client its starting model and correction, so the bytes on the wire are not yet what the
 algorithm's ``messages()`` counts (the history's ``uplink`` / ``downlink`` columns still count as
 the paper does). The server also evaluates the model with the problem it is given (its test set
-and, for the training loss, the clients' training samples), as a simulation does.
+and, for the training loss, the clients' training samples), as a simulation does. A client that
+fails or does not answer within the timeout is the schedule's failed upload in that round
+(:class:`FlowerEngine`); the result's ``info["unreachable"]`` lists them by round.
 
 A client is told apart by ``partition-id`` in its node config (Flower's simulation engine sets
 it to 0..num_supernodes-1; on a device, ``flower-supernode --node-config "partition-id=3"``):
@@ -31,14 +33,16 @@ that is the fedlib client index whose data it trains on.
 from __future__ import annotations
 
 import copy
+import hashlib
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from .config import ExperimentConfig
-from .engine import LocalResult, get_engine
+from .engine import LocalResult, UnreachableClients, get_engine
 from .problems import Problem
 
 __all__ = ["FlowerEngine", "client_app", "server_app", "simulate"]
@@ -158,72 +162,111 @@ class FlowerEngine:
     """A fedlib engine whose clients are Flower nodes: :meth:`local_sgd` and :meth:`grads` send
     each client its rows and wait for its answer.
 
+    A client that answers with an error, or not within ``timeout``, is the schedule's failed
+    upload: the engine raises :class:`~fedlib.engine.UnreachableClients`, :func:`fedlib.run`
+    runs the round again with that client's ``uplink_ok`` False, and the engine answers the
+    repeated requests from the replies it already has (it asks no node twice for the same
+    work) and leaves the unreachable client's rows where they started.
+
     Args:
         grid: the ``Grid`` of the ServerApp's main function.
         nodes: fedlib client index -> Flower node id (:func:`identify_nodes`).
         timeout: seconds to wait for the replies of one exchange (None: no limit).
     """
 
+    #: tells fedlib.run that clients may not answer (it then keeps the state to run a round again)
+    remote_clients = True
+
     def __init__(self, grid, nodes: dict[int, int], timeout: float | None = None):
         self.grid, self.nodes, self.timeout = grid, dict(nodes), timeout
         self.exchanges = 0
+        self._replies: dict = {}                 # (type, round, client, digest) -> reply arrays
+        self._late: dict[int, set[int]] = {}     # round -> clients that did not answer
 
-    def _exchange(self, message_type: str, rows: list[tuple[int, dict, Any]], round: int) -> dict[int, dict]:
-        """Send (client, config, arrays) to each client's node; client -> its reply's arrays."""
+    @staticmethod
+    def _digest(config: dict, tensors: dict) -> str:
+        h = hashlib.sha256(repr(sorted(config.items())).encode())
+        for k in sorted(tensors):
+            h.update(k.encode())
+            h.update(tensors[k].detach().cpu().contiguous().numpy().tobytes())
+        return h.hexdigest()
+
+    def _exchange(self, message_type: str, rows: list[tuple[int, dict, dict]], round: int) -> dict[int, dict]:
+        """Send (client, config, tensors) to each client's node; client -> its reply's arrays (None
+        for a client already known not to answer in this round)."""
         app, _, _ = _flwr()
-        msgs, want = [], {}
-        for c, config, arrays in rows:
-            task = app.ConfigRecord({"client": int(c), "round": int(round), **config})
-            content = app.RecordDict({"config": task, "arrays": arrays})
-            node = self.nodes[int(c)]
-            msgs.append(app.Message(content, dst_node_id=node, message_type=message_type))
-            want[node] = int(c)
-        got = {}
-        for rep in self.grid.send_and_receive(msgs, timeout=self.timeout):
-            c = want.get(rep.metadata.src_node_id)
-            if c is None:
-                continue
-            if rep.has_error():
-                raise RuntimeError(f"round {round}: client {c} (Flower node {rep.metadata.src_node_id}) "
-                                   f"failed: {rep.error.reason}")
-            got[c] = rep.content["arrays"].to_torch_state_dict()
-        missing = [c for c in want.values() if c not in got]
-        if missing:
-            raise RuntimeError(f"round {round}: no reply from client(s) {missing} within the timeout "
-                               f"({self.timeout} s)")
-        self.exchanges += 1
+        got, msgs, want = {}, [], {}
+        late = self._late.setdefault(int(round), set())
+        for c, config, tensors in rows:
+            key = (message_type, int(round), int(c), self._digest(config, tensors))
+            if int(c) in late:
+                got[int(c)] = None
+            elif key in self._replies:
+                got[int(c)] = self._replies[key]
+            else:
+                task = app.ConfigRecord({"client": int(c), "round": int(round), **config})
+                content = app.RecordDict({"config": task, "arrays": _arrays(**tensors)})
+                node = self.nodes[int(c)]
+                msgs.append(app.Message(content, dst_node_id=node, message_type=message_type))
+                want[node] = (int(c), key)
+        failed = []
+        if msgs:
+            self.exchanges += 1
+            for rep in self.grid.send_and_receive(msgs, timeout=self.timeout):
+                c, key = want.pop(rep.metadata.src_node_id, (None, None))
+                if c is None:
+                    continue
+                if rep.has_error():
+                    warnings.warn(f"round {round}: client {c} (Flower node {rep.metadata.src_node_id}) "
+                                  f"failed: {rep.error.reason}; its upload counts as failed", RuntimeWarning,
+                                  stacklevel=2)
+                    failed.append(c)
+                    continue
+                self._replies[key] = got[c] = rep.content["arrays"].to_torch_state_dict()
+            failed += [c for c, _ in want.values()]          # no reply within the timeout
+        if failed:
+            late.update(failed)
+            raise UnreachableClients(round, failed)
         return got
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor, steps: torch.Tensor,
                   lr, round: int, correction: torch.Tensor | None = None, fixed_point: bool = False,
                   momentum: float = 0.0, prox_mu: float = 0.0, full_batch: bool = False) -> LocalResult:
-        """As the vectorized engine's ``local_sgd``, each row trained by its client's node."""
+        """As the vectorized engine's ``local_sgd``, each row trained by its client's node (the rows
+        of a client that did not answer in this round stay where they started)."""
         S = X0.shape[0]
         if S == 0:
             return LocalResult(X0.clone(), torch.zeros_like(X0))
-        lr_s = torch.as_tensor(lr, dtype=X0.dtype).expand(S) if torch.as_tensor(lr).ndim == 0 \
-            else torch.as_tensor(lr, dtype=X0.dtype)
+        lr_s = torch.as_tensor(lr, dtype=X0.dtype)
+        lr_s = lr_s.expand(S) if lr_s.ndim == 0 else lr_s
         steps = torch.as_tensor(steps)
         rows = []
         for s in range(S):
             config = {"steps": int(steps[s]), "lr": float(lr_s[s]), "fixed_point": bool(fixed_point),
                       "momentum": float(momentum), "prox_mu": float(prox_mu), "full_batch": bool(full_batch)}
-            rows.append((int(clients[s]), config,
-                         _arrays(x0=X0[s], correction=None if correction is None else correction[s])))
+            tensors = {"x0": X0[s]} if correction is None else {"x0": X0[s], "correction": correction[s]}
+            rows.append((int(clients[s]), config, tensors))
         got = self._exchange(TRAIN, rows, round)
-        X = torch.stack([got[int(c)]["x"] for c in clients]).to(X0)
-        G = torch.stack([got[int(c)]["grad_sum"] for c in clients]).to(X0)
+        X, G = X0.clone(), torch.zeros_like(X0)
+        for s, c in enumerate(clients.tolist()):
+            if got[c] is not None:
+                X[s], G[s] = got[c]["x"].to(X0), got[c]["grad_sum"].to(X0)
         return LocalResult(X, G)
 
     def grads(self, X: torch.Tensor, clients: torch.Tensor, round: int = 0, step: int = 0,
               stochastic: bool = True) -> torch.Tensor:
-        """Each client's gradient at its row of ``X`` (what ``Problem.grads`` computes in simulation)."""
+        """Each client's gradient at its row of ``X`` (what ``Problem.grads`` computes in simulation;
+        zeros for a client that did not answer in this round)."""
+        out = torch.zeros_like(X)
         if X.shape[0] == 0:
-            return torch.zeros_like(X)
-        rows = [(int(c), {"step": int(step), "stochastic": bool(stochastic)}, _arrays(x=X[s]))
+            return out
+        rows = [(int(c), {"step": int(step), "stochastic": bool(stochastic)}, {"x": X[s]})
                 for s, c in enumerate(clients)]
         got = self._exchange(GRADS, rows, round)
-        return torch.stack([got[int(c)]["g"] for c in clients]).to(X)
+        for s, c in enumerate(clients.tolist()):
+            if got[c] is not None:
+                out[s] = got[c]["g"].to(X)
+        return out
 
 
 def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int]:

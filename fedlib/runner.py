@@ -10,6 +10,7 @@ Three lines::
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -33,7 +34,7 @@ from ._validate import check_int
 from ._validate import jsonable as _json_value
 from .arithmetic import AnchorRecorder
 from .config import ExperimentConfig
-from .engine import get_engine
+from .engine import UnreachableClients, get_engine
 from .participation import Schedule
 from .problems import Problem
 from .problems import available as problems_available
@@ -227,6 +228,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     uplink = torch.tensor(np.array(sched.uplink_ok), device=dev)
     steps = torch.tensor(np.array(sched.local_steps), device=dev)
     history = _History(problem, algo, sched)
+    remote = bool(getattr(eng, "remote_clients", False))     # clients may not answer: see _round
+    unreachable: dict[int, list[int]] = {}
     anchor = AnchorRecorder(x)           # the first rounds in float64: a replay check across CPUs
     ckpt = _Checkpointer(checkpoint, checkpoint_every, _fingerprint(info, sched, x, eval_every)) \
         if checkpoint is not None else None
@@ -244,7 +247,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         for t in bar if not diverged else ():
             tg = t + round_offset
             r = algorithms.RoundInput(tg, active[t], uplink[t], steps[t], lr_fn(lr_local, tg), lr_global)
-            x = algo.round(x, r)
+            x = _round(algo, x, r, remote, unreachable)
             anchor.after(t + 1, x)
             if callback is not None:
                 callback(t, x)
@@ -261,11 +264,37 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     if ckpt is not None and not diverged:
         ckpt.save(sched.num_rounds, x, history, algo, anchor)
     info["diverged_at"] = history.rows[-1]["round"] if diverged else None
+    if remote:
+        info["unreachable"] = {str(t): c for t, c in unreachable.items()}
     info["anchor"] = anchor.data
     if diverged:
         warnings.warn(f"{cls.name}: diverged (non-finite model or metric) at round "
                       f"{history.rows[-1]['round']}; the run stopped there", RuntimeWarning, stacklevel=2)
     return Result(pd.DataFrame(history.rows), x, diverged, info, algo, sched)
+
+
+def _round(algo: algorithms.Algorithm, x: torch.Tensor, r: algorithms.RoundInput, remote: bool,
+           unreachable: dict[int, list[int]]) -> torch.Tensor:
+    """One round of ``algo``. With remote clients (an engine with ``remote_clients``), a client
+    that does not answer is the schedule's failed upload: the round runs again from the state
+    before it, with ``uplink_ok`` False for that client (its reply never came; the engine keeps
+    the others' answers and does not ask again), and the round is recorded in ``unreachable``."""
+    if not remote:
+        return algo.round(x, r)
+    before = copy.deepcopy(algo.state_dict())
+    while True:
+        try:
+            return algo.round(x, r)
+        except UnreachableClients as e:
+            failed = [c for c in e.clients if bool(r.uplink_ok[c])]
+            if not failed:
+                raise RuntimeError(f"round {r.t}: client(s) {e.clients} did not answer again after their "
+                                   "upload was counted as failed") from e
+            unreachable.setdefault(r.t, []).extend(failed)
+            ok = r.uplink_ok.clone()
+            ok[failed] = False
+            r = algorithms.RoundInput(r.t, r.active, ok, r.local_steps, r.lr_local, r.lr_global)
+            algo.load_state_dict(copy.deepcopy(before))
 
 
 class _History:

@@ -49,10 +49,12 @@ def in_process(monkeypatch):
 
 
 class _Grid:
-    """A stand-in for Flower's Grid: nodes answer the client app in this process."""
+    """A stand-in for Flower's Grid: nodes answer the client app in this process; the nodes of
+    ``silent`` (partition, round) pairs never answer in that round."""
 
-    def __init__(self, app, partitions: list[int]):
+    def __init__(self, app, partitions: list[int], silent: frozenset = frozenset()):
         from flwr.app import Context, RecordDict
+        self.silent = silent
         self.app, self.ids = app, [1000 + i for i in range(len(partitions))]
         self.contexts = {n: Context(run_id=1, node_id=n, node_config={"partition-id": p}, state=RecordDict(),
                                     run_config={}) for n, p in zip(self.ids, partitions, strict=True)}
@@ -64,6 +66,9 @@ class _Grid:
         out = []
         for m in messages:
             m.metadata.__dict__["_src_node_id"] = 0
+            if "config" in m.content and (int(m.content["config"]["client"]),
+                                          int(m.content["config"]["round"])) in self.silent:
+                continue
             rep = self.app(m, self.contexts[m.metadata.dst_node_id])
             rep.metadata.__dict__["_src_node_id"] = m.metadata.dst_node_id
             out.append(rep)
@@ -111,3 +116,34 @@ def test_the_engine_over_an_in_process_grid_equals_the_vectorized_engine(in_proc
         torch.set_num_threads(threads)
     assert torch.equal(a.params, b.params) and engine.exchanges > 0
     assert a.info["engine"] == "FlowerEngine"
+
+
+def test_a_client_that_does_not_answer_is_the_schedules_failed_upload(in_process):
+    """Client c never answers in round t: the run equals fedlib.run on the schedule whose uplink_ok
+    is False for c in round t (the round is run again from the state before it; the other
+    clients are not asked twice), and the result lists the unreachable client."""
+    import dataclasses
+
+    from fedlib import run
+    cfg = _config("fedsum", rounds=5)
+    problem = cfg.build_problem()
+    sched = cfg.schedule(10, problem)
+    t = int(sched.active.sum(1).argmax())                      # the round with most clients asked
+    c = int(sched.active[t].nonzero()[0][0])
+    grid = _Grid(flower.client_app(cfg), list(range(10)), silent=frozenset({(c, t)}))
+    engine = flower.FlowerEngine(grid, flower.identify_nodes(grid, 10, wait=0.1))
+    up = sched.uplink_ok.copy()
+    up[t, c] = False
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        kw = dict(lr_local=cfg.lr_local, eval_every=1, seed=cfg.seed, progress=False)
+        a = run("fedsum", problem, sched, engine=engine, **kw)
+        b = run("fedsum", problem, dataclasses.replace(sched, uplink_ok=up), **kw)
+        plain = run("fedsum", problem, sched, **kw)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(a.params, b.params) and not torch.equal(a.params, plain.params)
+    assert a.info["unreachable"] == {str(t): [c]}
+    # one exchange per round with active clients: the repeated round asked no node again
+    assert engine.exchanges == int((sched.active.sum(1) > 0).sum()) and int(sched.active[t].sum()) > 1
