@@ -117,11 +117,16 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
             content["arrays"] = arrays
         return app.Message(content, reply_to=msg)
 
-    def check(task, me: int) -> int:
+    def task_of(msg, context) -> tuple[Problem, dict, dict, int]:
+        """The problem, the task, its tensors (on the problem's device) and this node's client."""
+        problem, me = problem_and_client(context)
+        task = msg.content["config"]
         if int(task["client"]) != me:
             raise ValueError(f"client: this node is client {me} (its partition-id), the server sent the "
                              f"task of client {int(task['client'])}")
-        return me
+        tensors = {k: v.to(problem.device, problem.dtype)[None]
+                   for k, v in msg.content["arrays"].to_torch_state_dict().items()}
+        return problem, task, tensors, me
 
     @client.query("fedlib_client")
     def who(msg, context):
@@ -130,26 +135,19 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
 
     @client.train("fedlib_local")
     def train(msg, context):
-        problem, me = problem_and_client(context)
-        task, arrays = msg.content["config"], msg.content["arrays"].to_torch_state_dict()
-        c = check(task, me)
-        x0 = arrays["x0"].to(problem.device, problem.dtype)[None]
-        corr = arrays.get("correction")
-        res = engine.local_sgd(problem, x0, torch.tensor([c], device=x0.device),
-                               torch.tensor([int(task["steps"])], device=x0.device), float(task["lr"]),
-                               int(task["round"]), None if corr is None else corr.to(x0)[None],
-                               bool(task["fixed_point"]), float(task["momentum"]), float(task["prox_mu"]),
-                               bool(task["full_batch"]))
+        problem, task, t, c = task_of(msg, context)
+        dev = problem.device
+        res = engine.local_sgd(problem, t["x0"], torch.tensor([c], device=dev),
+                               torch.tensor([int(task["steps"])], device=dev), float(task["lr"]),
+                               int(task["round"]), t.get("correction"), bool(task["fixed_point"]),
+                               float(task["momentum"]), float(task["prox_mu"]), bool(task["full_batch"]))
         return reply(msg, _arrays(x=res.X[0], grad_sum=res.grad_sum[0]), client=c)
 
     @client.query("fedlib_grads")
     def grads(msg, context):
-        problem, me = problem_and_client(context)
-        task, arrays = msg.content["config"], msg.content["arrays"].to_torch_state_dict()
-        c = check(task, me)
-        x = arrays["x"].to(problem.device, problem.dtype)[None]
-        g = problem.grads(x, torch.tensor([c], device=x.device), int(task["round"]), int(task["step"]),
-                          stochastic=bool(task["stochastic"]))
+        problem, task, t, c = task_of(msg, context)
+        g = problem.grads(t["x"], torch.tensor([c], device=problem.device), int(task["round"]),
+                          int(task["step"]), stochastic=bool(task["stochastic"]))
         return reply(msg, _arrays(g=g[0]), client=c)
 
     return client
