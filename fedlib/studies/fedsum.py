@@ -87,8 +87,9 @@ class FedSumSetup:
         max_eta_g: the largest eta_g the grid's pick may use (:func:`pick_rates`): 1, as FedSUM's
             theory asks (unbounded in the earlier quick regime).
         departure: the (eta_0, eta_g) of the earlier quick regime's pick, (0.1, 2): eta_g outside
-            the theory and twice App. H's summed step; notebook 02's regime section runs the
-            methods there too (None: no regime section, as at the paper profile).
+            the theory and about twice App. H's summed step over the earlier 120 rounds (2.7 times
+            over 200); notebook 02's regime section runs the methods there too (None: no regime
+            section, as at the paper profile).
         pick_window: the grid scores each run by its training loss averaged over this last
             fraction of its rounds (None: the last evaluation, as the earlier quick regime did).
     """
