@@ -13,7 +13,7 @@ import pandas as pd
 from .store import TIMING_COLUMNS
 
 __all__ = ["FINAL_COLUMNS", "GridSearch", "best_rows", "final_table", "finals", "first_reach", "label",
-           "require_ok", "search_log_grid"]
+           "mean_std", "require_ok", "search_log_grid"]
 
 #: the columns of :func:`final_table`: title -> column of :func:`finals`
 FINAL_COLUMNS = {"final train loss": "loss", "final test acc": "test_acc", "outcome": "outcome"}
@@ -57,6 +57,15 @@ def finals(df: pd.DataFrame, last: int = 1) -> pd.DataFrame:
     out["outcome"] = [("ok" if s == "ok" else f"diverged at round {int(d)}" if s == "diverged" and pd.notna(d)
                        else str(s)) for s, d in zip(out["status"], out["diverged_at"], strict=True)]
     return out
+
+
+def mean_std(values: Sequence[float], digits: int = 4) -> str:
+    """``"mean ± std"`` (sample standard deviation) of the values that exist -- NaN marks a run with
+    no value (failed, collapsed) and is left out --, the mean alone for one value, ``"-"`` for none."""
+    v = pd.Series(values, dtype=float).dropna()
+    if v.empty:
+        return "-"
+    return f"{v.mean():.{digits}f}" if len(v) == 1 else f"{v.mean():.{digits}f} ± {v.std():.{digits}f}"
 
 
 def label(df: pd.DataFrame, labels: Mapping, names: Sequence[str]) -> pd.DataFrame:

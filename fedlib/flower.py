@@ -42,10 +42,10 @@ from typing import Any
 import torch
 
 from .config import ExperimentConfig
-from .engine import LocalResult, UnreachableClients, get_engine
+from .engine import LocalResult, UnreachableClients, _per_client, get_engine
 from .problems import Problem
 
-__all__ = ["FlowerEngine", "client_app", "server_app", "simulate"]
+__all__ = ["FlowerEngine", "client_app", "identify_nodes", "server_app", "simulate"]
 
 #: message types: local SGD, gradients at given models, who a node is
 TRAIN, GRADS, WHO = "train.fedlib_local", "query.fedlib_grads", "query.fedlib_client"
@@ -61,10 +61,9 @@ def _flwr():
     return app, clientapp, serverapp
 
 
-def _arrays(**tensors: torch.Tensor | None):
+def _arrays(**tensors: torch.Tensor):
     app, _, _ = _flwr()
-    return app.ArrayRecord(torch_state_dict={k: v.detach().cpu().contiguous() for k, v in tensors.items()
-                                             if v is not None})
+    return app.ArrayRecord(torch_state_dict={k: v.detach().cpu().contiguous() for k, v in tensors.items()})
 
 
 # ----------------------------------------------------------------------------------- client side
@@ -235,8 +234,7 @@ class FlowerEngine:
         S = X0.shape[0]
         if S == 0:
             return LocalResult(X0.clone(), torch.zeros_like(X0))
-        lr_s = torch.as_tensor(lr, dtype=X0.dtype)
-        lr_s = lr_s.expand(S) if lr_s.ndim == 0 else lr_s
+        lr_s = _per_client(lr, S, X0)
         steps = torch.as_tensor(steps)
         rows = []
         for s in range(S):

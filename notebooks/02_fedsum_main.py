@@ -216,20 +216,14 @@ grid_figure(tidy[tidy["round"] >= setup.rounds - zoom], "round", PATTERNS, "fig8
 # ok, and the collapses a run recovered from.
 
 # %%
-def mean_std(v: pd.Series) -> str:
-    """'mean ± std' over the values that exist ('-' if none)."""
-    v = v.dropna()
-    return "-" if v.empty else f"{v.mean():.4f}" if len(v) == 1 else f"{v.mean():.4f} ± {v.std():.4f}"
-
-
 def finals_table(s: pd.DataFrame) -> pd.DataFrame:
     """One row per (dataset, pattern, method) of a summary."""
     rows = []
     for (d, p, m), g in s.reset_index().groupby(["dataset", "pattern", "method"], sort=False):
         ok = g[g["outcome"] == "ok"]
         rows.append({"dataset": d, "pattern": p, "method": m,
-                     "final test acc": mean_std(ok["final_acc"]), "final train loss": mean_std(ok["final_loss"]),
-                     "mean drop": mean_std(ok["drop"]), "runs ok": f"{len(ok)} of {len(g)}",
+                     "final test acc": analysis.mean_std(ok["final_acc"]), "final train loss": analysis.mean_std(ok["final_loss"]),
+                     "mean drop": analysis.mean_std(ok["drop"]), "runs ok": f"{len(ok)} of {len(g)}",
                      "not ok": "; ".join(f"seed {r.seed}: {r.outcome}" for r in g.itertuples()
                                          if r.outcome != "ok") or "-",
                      "recovered collapse": "; ".join(f"seed {r.seed}: from round {r.collapsed_from:.0f}"

@@ -100,3 +100,9 @@ def test_a_failed_neighbour_bounds_the_grid_and_the_limit_is_reported():
         analysis.search_log_grid(evaluate, [])
     with pytest.raises(RuntimeError, match="every run"):
         analysis.search_log_grid(lambda r: {k: np.nan for k in r}, [1.0, 0.1])
+
+
+def test_mean_std_leaves_out_runs_without_a_value():
+    assert analysis.mean_std([0.9, 0.92, float("nan")]) == "0.9100 ± 0.0141"     # sample std of two
+    assert analysis.mean_std([float("nan"), 0.5], digits=2) == "0.50"
+    assert analysis.mean_std([float("nan")]) == analysis.mean_std([]) == "-"
