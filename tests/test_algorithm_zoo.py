@@ -315,14 +315,20 @@ def test_two_client_rounds_by_hand(name):
 
 
 def test_fedacs_round_by_hand():
+    """A client drawn m times trains once and makes ONE upload attempt (one link, fedacs.txt Sec. 2:
+    "the aggregation weight for each client corresponds to the frequency of its appearance"): it
+    counts m times if that upload arrives and not at all if it fails (inferred; both cases occur)."""
     prob, A, c = _hand_problem()
-    env = participation.build("full", N, 3, seed=0, uplink_p=[1.0, 0.5], local_steps=[1, 3])
+    rounds = 12
+    env = participation.build("full", N, rounds, seed=0, uplink_p=[1.0, 0.5], local_steps=[1, 3])
     traj = []
     res = fedlib.run("fedacs", prob, env, lr_local=ETA_L, lr_global=ETA_G, draws=3,
                      uplink_p=[1.0, 0.5], progress=False, callback=lambda t, x: traj.append(x.numpy()))
     sched = res.schedule
+    twice = sched.active >= 2
+    assert (twice & sched.uplink_ok).any() and (twice & ~sched.uplink_ok).any()
     x = np.zeros(2)
-    for t in range(3):
+    for t in range(rounds):
         upd = np.zeros(2)
         for i in range(N):
             if sched.active[t, i] and sched.uplink_ok[t, i]:

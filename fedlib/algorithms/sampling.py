@@ -30,10 +30,16 @@ class FedACS(Algorithm):
         q_i^t = (d_i / (p_i^t ||a_i^t||_1)) / sum_j (d_j / (p_j^t ||a_j^t||_1))   (inferred eq. 15)
 
     (d_i: client weight in the global objective, p_i^t: its uplink success probability,
-    ||a_i^t||_1: the normaliser of its local solver for its tau_i^t steps, FedNova's a_i). Each
-    drawn client trains once; the server aggregates anonymously, without counting successes:
+    ||a_i^t||_1: the normaliser of its local solver for its tau_i^t steps, FedNova's a_i). A
+    client drawn m_i times trains once and makes one upload attempt over its one link (Sec. 2:
+    "the aggregation weight for each client corresponds to the frequency of its appearance";
+    the link is a Bernoulli variable per selected client); the server aggregates anonymously,
+    without counting successes:
 
-        x^(t+1) = x^(t) + eta_g (1/K) sum_{k=1}^{K} 1[upload of draw k ok] Delta_{l_k}   (inferred eq. 3)
+        x^(t+1) = x^(t) + eta_g (1/K) sum_i m_i 1[upload of client i ok] Delta_i   (inferred eq. 3)
+
+    (INFERRED: an attempt per draw would have the same expectation and a smaller variance, but
+    it is not the text's model of one link per selected client.)
 
     so E[update] = eta_g sum_i q_i p_i Delta_i, proportional to -sum_i d_i grad f_i to first order
     in eta_l: both the communication (p_i) and the computation (tau_i) bias cancel. The tests
