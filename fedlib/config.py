@@ -111,11 +111,14 @@ class ExperimentConfig:
         local_steps, lr_local, lr_global, lr_schedule, eval_every, seed: as in :func:`run`.
         init_from: a warm-up phase: another config (or its dict) whose final model this run
             starts from. The warm-up must have the same problem and participation (kind,
-            arguments, seed, local steps): the participation schedule continues where the
-            warm-up's ended (rounds warm.rounds .. warm.rounds + rounds - 1 of the same
-            pattern, with minibatch keys continuing too), while the algorithm, its rates and
-            its state (e.g. the amplification clock, a wait baseline's waiting cost) start
-            afresh. The history counts this phase's rounds from 0. Runs with ``init_from`` go
+            arguments, local steps): the participation schedule continues where the warm-up's
+            ended (rounds warm.rounds .. warm.rounds + rounds - 1 of the same pattern, with
+            minibatch keys continuing too), while the algorithm, its rates and its state (e.g.
+            the amplification clock, a wait baseline's waiting cost) start afresh. The history
+            counts this phase's rounds from 0. The run's ``seed`` may differ from the warm-up's:
+            the phase then follows its own seed's pattern from round warm.rounds on, with its
+            own minibatch keys (several seeds after one shared warm-up; the split and the model,
+            seeded by ``problem_args``, stay the warm-up's). Runs with ``init_from`` go
             through a store (:func:`fedlib.sweep` computes warm-ups first and keeps their final
             model), so a warm-up shared by many methods runs once.
 
@@ -248,8 +251,7 @@ class ExperimentConfig:
         warm = self.warmup()
         if warm is not None:
             warm.validate(where=f"{where}.init_from")
-            for name in ("problem", "problem_args", "participation", "participation_args", "seed",
-                         "local_steps"):
+            for name in ("problem", "problem_args", "participation", "participation_args", "local_steps"):
                 if getattr(warm, name) != getattr(self, name):
                     raise bad("init_from", f"the warm-up must have the same {name} as the run it "
                                            f"starts (the schedule continues); got {getattr(warm, name)!r} "

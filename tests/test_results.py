@@ -397,6 +397,21 @@ def test_a_phase_continues_its_warm_up(tmp_path):
     assert fedlib.verify(st.get(cont)).ok
 
 
+def test_a_phase_of_another_seed_starts_from_the_shared_warm_up(tmp_path):
+    warm = _base(algorithm="fedavg", rounds=10, lr_local=0.1)
+    phases = [_base(algorithm="fedavg", rounds=6, seed=k, init_from=warm) for k in (0, 1)]
+    df = fedlib.sweep(phases, tmp_path, progress=False)
+    st = Store(tmp_path)
+    assert set(st.keys()) == {warm.key(), *(c.key() for c in phases)}      # one warm-up for both seeds
+    start = df[df["round"] == 0].set_index("key")["loss"]
+    assert start[phases[0].key()] == start[phases[1].key()] == st.get(warm).history["loss"].iloc[-1]
+    res = fedlib.run_config(phases[1], x0=st.get(warm).params())
+    own = _base(rounds=16, seed=1).schedule()                               # seed 1's pattern, rounds 10-15
+    assert np.array_equal(res.schedule.active, own.active[10:16])
+    assert not np.array_equal(res.schedule.active, _base(rounds=16).schedule().active[10:16])
+    assert fedlib.verify(st.get(phases[1])).ok
+
+
 def test_phase_errors_name_init_from(tmp_path):
     warm = _base(algorithm="fedavg", rounds=10)
     same = r"^configs\[0\]\.init_from: the warm-up must have the same participation_args"
