@@ -169,10 +169,12 @@ class NotebookRuns:
     workers: int = 1
     progress: bool = False
 
-    def compute(self, configs: Iterable[ExperimentConfig]) -> pd.DataFrame:
+    def compute(self, configs: Iterable[ExperimentConfig], keep_params: bool = False) -> pd.DataFrame:
         """Load or compute ``configs`` in the store (``workers`` processes with one thread
-        each) and return their histories; a run that failed raises (:func:`require_ok`)."""
-        return require_ok(sweep(list(configs), self.store, progress=self.progress, workers=self.workers))
+        each) and return their histories; a run that failed raises (:func:`require_ok`).
+        ``keep_params``: keep the final models (a warm-up computed before its phases)."""
+        return require_ok(sweep(list(configs), self.store, progress=self.progress, workers=self.workers,
+                                keep_params=keep_params))
 
 
 def notebook_runs(notebook: str, params: dict, out_dir: str = "") -> NotebookRuns:

@@ -119,7 +119,7 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
           executor: cf.Executor | None = None, progress: bool = True, device: str | None = None,
           checkpoint_every: int | None = 50, torch_threads: int | None = None,
           retry_errors: bool = False, compute: bool | None = None,
-          workers: int | None = None) -> pd.DataFrame:
+          workers: int | None = None, keep_params: bool = False) -> pd.DataFrame:
     """Run every config at most once and return all histories as one tidy frame.
 
     Args:
@@ -144,6 +144,10 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
             A stored run whose algorithm or problem code has changed since it was stored
             (:mod:`fedlib.fingerprint`) is reported and computed again, or loaded as it is when
             computing is off.
+        keep_params: keep the final model of every run computed here, as the warm-ups of
+            ``init_from`` runs always are: a run computed alone and only later named as a
+            warm-up is otherwise computed again then (an entry without its final model cannot
+            start a phase).
         workers: without an ``executor``, compute missing runs in this many local processes
             (started with "spawn", one torch thread each unless ``torch_threads`` says
             otherwise); None or 1: in this process. On small CNNs two processes with one
@@ -253,10 +257,11 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
                 if torch_threads:
                     torch.set_num_threads(torch_threads)
                 finished(c, st.compute(c, device=device, checkpoint_every=checkpoint_every,
-                                       save_params=c.key() in warm_keys), None)
+                                       save_params=keep_params or c.key() in warm_keys), None)
         else:
             futures = {executor.submit(_compute_in_worker, str(st.path), c.to_dict(), device,
-                                       checkpoint_every, torch_threads, c.key() in warm_keys, modules): c
+                                       checkpoint_every, torch_threads, keep_params or c.key() in warm_keys,
+                                       modules): c
                        for c in ready}
             for fut in cf.as_completed(futures):
                 c = futures[fut]

@@ -412,6 +412,23 @@ def test_a_phase_of_another_seed_starts_from_the_shared_warm_up(tmp_path):
     assert fedlib.verify(st.get(phases[1])).ok
 
 
+def test_a_warm_up_computed_alone_with_keep_params_is_not_computed_again(tmp_path):
+    warm = _base(algorithm="fedavg", rounds=10, lr_local=0.1)
+    phase = _base(algorithm="fedsum", rounds=5, init_from=warm)
+    fedlib.sweep([warm], tmp_path, progress=False)                       # alone: no final model kept
+    assert Store(tmp_path).get(warm).params() is None
+    first = (tmp_path / warm.key() / "meta.json").read_text()
+    fedlib.sweep([phase], tmp_path, progress=False)                      # ... so the phase recomputes it
+    assert (tmp_path / warm.key() / "meta.json").read_text() != first
+    other = tmp_path / "kept"
+    fedlib.sweep([warm], other, progress=False, keep_params=True)
+    kept = (other / warm.key() / "meta.json").read_text()
+    assert Store(other).get(warm).params() is not None
+    fedlib.sweep([phase], other, progress=False)
+    assert (other / warm.key() / "meta.json").read_text() == kept        # loaded, not computed again
+    assert Store(other).get(phase).status == "ok"
+
+
 def test_phase_errors_name_init_from(tmp_path):
     warm = _base(algorithm="fedavg", rounds=10)
     same = r"^configs\[0\]\.init_from: the warm-up must have the same participation_args"
