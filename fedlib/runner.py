@@ -208,7 +208,6 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
     if rounds is not None:
         rounds = check_int("rounds", rounds, 1)
     sched = _schedule(participation, problem, rounds, local_steps, seed)
-    _warn_idle_clients(sched)
     eng = get_engine(engine) if isinstance(engine, str) else engine
     dev = _device(device) if device is not None else problem.device
     x = (problem.initial_params(seed) if x0 is None else torch.as_tensor(x0)).to(dev, problem.dtype)
@@ -216,6 +215,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         raise ValueError(f"x0: expected shape ({problem.dim},), got {tuple(x.shape)}")
     algo = cls(problem, eng, **algorithm_options)
     sched = algo.prepare_schedule(sched, seed, lr_local)
+    _warn_idle_clients(sched)       # the schedule the algorithm runs (a wait baseline asks everyone)
     algo.init(x, float(sched.local_steps.mean()))
     lr_fn = algorithms.lr_schedules[lr_schedule]
     info = {"algorithm": cls.name, "options": {k: _jsonable(v) for k, v in algorithm_options.items()},

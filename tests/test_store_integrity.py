@@ -168,6 +168,10 @@ def test_schedules_where_clients_never_take_part_warn_once_with_the_counts(quad)
     with warnings.catch_warnings():
         warnings.simplefilter("error")                            # everyone takes part: no warning
         fedlib.run("fedavg", quad, "full", rounds=3, progress=False)
+        # a wait-for-all baseline asks every client whatever the pattern: the check reads the
+        # schedule the algorithm runs, not the pattern it was given
+        res = fedlib.run("wait_minibatch", quad, sched, progress=False, cycle=2)
+    assert (np.asarray(res.schedule.active) > 0).all()
 
 
 @pytest.mark.parametrize("store", sorted(p for p in (ROOT / "results").glob("*/quick") if p.is_dir()),
