@@ -116,9 +116,10 @@ class ExperimentConfig:
             minibatch keys continuing too), while the algorithm, its rates and its state (e.g.
             the amplification clock, a wait baseline's waiting cost) start afresh. The history
             counts this phase's rounds from 0. The run's ``seed`` may differ from the warm-up's:
-            the phase then follows its own seed's pattern from round warm.rounds on, with its
-            own minibatch keys (several seeds after one shared warm-up; the split and the model,
-            seeded by ``problem_args``, stay the warm-up's). Runs with ``init_from`` go
+            the phase then follows its own seed's participation pattern from round warm.rounds on
+            (several schedule seeds after one shared warm-up); the split, the model and the
+            minibatch streams, keyed by the problem's own seed in ``problem_args``, stay the
+            warm-up's. Runs with ``init_from`` go
             through a store (:func:`fedlib.sweep` computes warm-ups first and keeps their final
             model), so a warm-up shared by many methods runs once.
 

@@ -182,6 +182,18 @@ def test_amplified_study_is_wang_and_ji():
     assert dict(amp.algorithm_args) == {"P": 100, "gamma": 10.0} and amp.rounds == 1000
     grid = s.grid_configs()
     assert len(grid) == len(s.methods) * len(s.grid)
+    assert s.grid_rates == [0.1, 0.01, 0.001, 0.0001, 1e-05]
+    assert s.authors_rates() == {"amplification (eta=10, P=500)": 1e-5, "no amplification (eta=1)": 1e-5,
+                                 "wait-minibatch": 0.1, "wait-full": 0.1}
+    fig1 = s.fig1_configs(s.authors_rates(), [0, 1, 2])        # seeds after ONE shared warm-up
+    assert len(fig1) == 12 and {c.warmup() for c in fig1} == {s.base()}
+    assert {c.seed for c in fig1} == {0, 1, 2} and {dict(c.problem_args)["seed"] for c in fig1} == {0}
+    fig2 = s.fig2_configs(1e-4, [0, 1])
+    assert sorted(v[1] for v in fig2.values()) == sorted(list(s.P_values) * 2)
+    with pytest.raises(ValueError, match="^label: must be one of"):
+        s.phase("FedAvg", 10, 0.1)
+    with pytest.raises(ValueError, match="^rates: no rate for 'wait-full'"):
+        s.fig1_configs({m: 0.1 for m in list(s.methods)[:3]}, [0])
     df = pd.DataFrame({"key": ["a", "a", "b"], "algorithm": ["wait_full"] * 2 + ["fedavg"],
                        "round": [1, 2, 5], "waited_rounds": [500, 1000, np.nan]})
     t = s.timeline(df, {"a": "wait-full", "b": "x"})
@@ -260,3 +272,38 @@ def test_ablation_configs_are_notebook_03s_runs_per_seed():
     assert len({c.key() for r in runs.values() for c in r}) == sum(map(len, runs.values()))   # no run twice
     smoke = studies.fedsum_setup("smoke").ablation_configs({"digits": (0.1, 1.0)}, [0])
     assert {lab[1] for lab in smoke["p"].values()} == {0.2, 0.5}
+
+
+def _fake_runs(configs, loss_of_rate, setup):
+    """A sweep-like frame: each config's loss is ``loss_of_rate(lr)`` at every evaluation after 0
+    (time in rounds, a wait round charged a cycle)."""
+    rows = []
+    for c in configs:
+        wait = c.algorithm.startswith("wait")
+        for r in range(0, c.rounds + 1, 1 if wait else c.eval_every):
+            rows.append({"key": c.key(), "algorithm": c.algorithm, "status": "ok", "round": r,
+                         "waited_rounds": r * setup.cycle if wait else np.nan,
+                         "loss": 5.0 if r == 0 else loss_of_rate(c.lr_local) + r / 1000})
+    return pd.DataFrame(rows)
+
+
+def test_amplified_grid_scores_the_last_cycle_and_leaves_no_pick_on_an_edge():
+    s = studies.amplified.amplified_setup("quick")
+    assert s.grid_horizon == 2 * s.cycle                        # the score covers a cycle after the jump
+    c = s.grid_config("no amplification (eta=1)", 0.01)
+    df = _fake_runs([c], lambda lr: 1.0, s)
+    # evaluations every 20 rounds: the last cycle is (100, 200]: 120 ... 200
+    assert s.late_window(df, c) == pytest.approx(1.0 + np.mean([120, 140, 160, 180, 200]) / 1000)
+    w = s.grid_config("wait-full", 0.1)
+    dw = _fake_runs([w], lambda lr: 2.0, s)
+    assert w.rounds == 2 and s.late_window(dw, w) == pytest.approx(2.0 + 2 / 1000)   # the last wait round
+    assert math.isnan(s.late_window(df.assign(status="diverged"), c))
+    calls = []
+
+    def compute(configs):
+        calls.append(len(configs))
+        return _fake_runs(configs, lambda lr: abs(math.log10(lr) + 6.4), s)     # best below the grid
+    searches = s.search_rates(compute)
+    for g in searches.values():
+        assert g.best == pytest.approx(1e-6) and g.extended == pytest.approx((1e-6, 1e-7)) and not g.on_edge
+    assert calls == [5, 1, 1] * len(s.methods)
