@@ -1,0 +1,161 @@
+"""FOCUS App. F (notebook 05): SG-FOCUS against FedAU and SCAFFOLD (faithful and as the authors
+ran them) under "bern" and "uniform 4 of 32", per profile, as labelled configs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..config import ExperimentConfig
+from ..notebook import check_profile
+from ..participation import build
+from ..problems import LeastSquares, focus_arbitrary_weights, focus_toy_data
+
+__all__ = ["METHODS", "TOY_METHODS", "FocusSetup", "focus_setup", "toy_panels"]
+
+#: per profile: data, model, N, S of "uniform", batch, rounds, evaluation interval, training-loss
+#: samples per client (App. F and the authors' run script; quick: MNIST standing in for CIFAR-10)
+SETTINGS = {
+    "smoke": dict(dataset="digits", model="fedsum_mnist_cnn", num_clients=8, per_round=2, batch=16,
+                  rounds=6, eval_every=2, train_eval=10),
+    "quick": dict(dataset="mnist", model="fedsum_mnist_cnn", num_clients=32, per_round=4, batch=128,
+                  rounds=1000, eval_every=25, train_eval=50),
+    "paper": dict(dataset="cifar10", model="focus_cifar10_cnn", num_clients=32, per_round=4, batch=128,
+                  rounds=10_000, eval_every=25, train_eval=100),
+}
+#: label -> (algorithm, options): the faithful methods and the authors' variants
+METHODS = {
+    "SG-FOCUS": ("sg_focus", {}),
+    "FedAU": ("fedau", {"cutoff": 50}),
+    "SCAFFOLD": ("scaffold", {}),
+    "FedAU as in the authors' code (= FedAvg)": ("fedavg", {}),
+    "SCAFFOLD as in the authors' code (divisor 10)": ("scaffold", {"c_divisor": 10}),
+}
+#: the smaller rates of the sensitivity panel (SG-FOCUS under "bern"; the paper's rate is 2e-3)
+SENSITIVITY_ETAS = (1e-3,)
+_NAMES = {"mnist": "MNIST, standing in for CIFAR-10", "digits": "digits (smoke test)", "cifar10": "CIFAR-10"}
+
+
+@dataclass(frozen=True)
+class FocusSetup:
+    """FOCUS App. F at one profile (see :data:`SETTINGS`); eta = 2e-3 for every method, K = 3,
+    Dirichlet prior 0.05 (the authors' code)."""
+
+    profile: str
+    dataset: str
+    model: str
+    num_clients: int
+    per_round: int
+    batch: int
+    rounds: int
+    eval_every: int
+    train_eval: int
+    seed: int = 0
+    stand_in: int = 0
+    eta: float = 2e-3
+    local_steps: int = 3
+    alpha: float = 0.05
+
+    @property
+    def data_name(self) -> str:
+        """How the figures name the data (and what it stands for)."""
+        return _NAMES[self.dataset] + (" (random stand-in data)" if self.stand_in else "")
+
+    def bern_p(self) -> np.ndarray:
+        """The "bern" pattern's p_i: the first int(0.9 N) clients U(0.1, 0.3), the rest U(0.1, 0.9),
+        drawn from a generator seeded by the setup's seed (the authors used numpy's global state)."""
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 0xF0C5]))
+        n, first = self.num_clients, int(0.9 * self.num_clients)
+        return np.concatenate([rng.uniform(0.1, 0.3, first), rng.uniform(0.1, 0.9, n - first)]).round(6)
+
+    @property
+    def patterns(self) -> dict[str, tuple[str, dict]]:
+        """Label -> (participation kind, arguments)."""
+        uniform = f"uniform ({self.per_round} of {self.num_clients})"
+        return {"bern": ("bernoulli", {"p": self.bern_p().tolist()}),
+                uniform: ("uniform", {"per_round": self.per_round})}
+
+    def base(self) -> ExperimentConfig:
+        """SG-FOCUS under "uniform" (every config of the study varies this one)."""
+        synthetic = {}
+        if self.stand_in:
+            synthetic = {"synthetic": True, "synthetic_sizes": [40 * self.num_clients, 200]}
+        return ExperimentConfig(
+            algorithm="sg_focus", problem="neural", participation="uniform", rounds=self.rounds,
+            problem_args={"dataset": self.dataset, "partition": "dirichlet_prior", "alpha": self.alpha,
+                          "model": self.model, "num_clients": self.num_clients, "batch_size": self.batch,
+                          "train_eval_per_client": self.train_eval, "seed": self.seed, **synthetic},
+            local_steps=self.local_steps, lr_local=self.eta, lr_global=1.0, eval_every=self.eval_every,
+            seed=self.seed)
+
+    def configs(self, seeds: Sequence[int] | None = None
+                ) -> dict[ExperimentConfig, tuple[str, int, str]]:
+        """Every run of Fig. 9 for each of ``seeds`` (default: the setup's seed): config ->
+        (pattern, seed, method). A seed draws the split, the model, the "bern" p_i, the schedule
+        and the minibatches."""
+        out = {}
+        for k in self._seeds(seeds):
+            s = replace(self, seed=int(k))
+            b = s.base()
+            for pname, (kind, args) in s.patterns.items():
+                for label, (algo, opts) in METHODS.items():
+                    c = b.replace(algorithm=algo, algorithm_args=opts, participation=kind,
+                                  participation_args=args)
+                    out[c] = (pname, int(k), label)
+        return out
+
+    def sensitivity_configs(self, seeds: Sequence[int] | None = None, etas: Sequence[float] = SENSITIVITY_ETAS
+                            ) -> dict[ExperimentConfig, tuple[float, int]]:
+        """SG-FOCUS under "bern" at the smaller rates ``etas`` (the paper's own rate is in
+        :meth:`configs`): config -> (eta, seed)."""
+        out = {}
+        for k in self._seeds(seeds):
+            s = replace(self, seed=int(k))
+            kind, args = s.patterns["bern"]
+            for eta in etas:
+                out[s.base().replace(participation=kind, participation_args=args, lr_local=float(eta))] = (
+                    float(eta), int(k))
+        return out
+
+    def _seeds(self, seeds: Sequence[int] | None) -> list[int]:
+        seeds = [self.seed] if seeds is None else list(seeds)
+        if not seeds or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0
+                            for k in seeds):
+            raise ValueError(f"seeds: must be a non-empty list of non-negative integers, got {seeds!r}")
+        return seeds
+
+
+def focus_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FocusSetup:
+    """FOCUS App. F settings at ``profile``; ``stand_in_rounds > 0`` keeps the profile's structure
+    on random data and cuts every run to that many rounds."""
+    s = FocusSetup(profile=check_profile(profile), seed=seed, **SETTINGS[profile])
+    if stand_in_rounds:
+        s = replace(s, rounds=stand_in_rounds, eval_every=stand_in_rounds, train_eval=2,
+                    stand_in=stand_in_rounds)
+    return s
+
+
+# --------------------------------------------------------------------------------------------
+# FOCUS Fig. 4 (notebook 04): least squares, full / uniform / arbitrary participation
+# --------------------------------------------------------------------------------------------
+#: Fig. 4's methods (* = not in the paper's figure): label -> algorithm
+TOY_METHODS = {"FedAvg": "fedavg", "SCAFFOLD": "scaffold", "FOCUS": "focus", "FedSUM*": "fedsum",
+               "FedSUM-CR*": "fedsum_cr", "MIFA*": "mifa", "FedAU*": "fedau"}
+
+
+def toy_panels(rounds: int, local_steps: int, seed: int = 0):
+    """FOCUS's least-squares toy (n = 8000, d = 50, N = 16, unnormalised f_i, as in the paper) and
+    Fig. 4's panels: label -> (schedule, local rate): full participation, uniform 4 of 16, and
+    arbitrary (4 of 16 drawn with the paper's weights q)."""
+    prob = LeastSquares(*focus_toy_data())
+    n = prob.num_clients
+    q = focus_arbitrary_weights(n, seed=5)
+    return prob, {
+        "full participation": (build("full", n, rounds, local_steps=local_steps), 6e-4),
+        "uniform (4 of 16)": (build("uniform", n, rounds, seed=seed, per_round=4, local_steps=local_steps),
+                              1.5e-4),
+        "arbitrary (4 of 16, weighted by q)": (build("weighted", n, rounds, seed=seed, per_round=4, q=q,
+                                                     local_steps=local_steps), 1e-4),
+    }
