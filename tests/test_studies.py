@@ -160,6 +160,20 @@ def test_focus_study_is_app_f_and_the_authors_run_script():
     assert len(configs) == 2 * len(studies.focus.METHODS) == len({c.key() for c in configs})
     assert {v[0] for v in configs.values()} == {"bern", "uniform (4 of 32)"}
     assert all(c.lr_local == 2e-3 and c.local_steps == 3 for c in configs)
+    three = s.configs([0, 1, 2])
+    assert len(three) == 3 * len(configs) and {v[1] for v in three.values()} == {0, 1, 2}
+    for c, (pattern, k, _) in three.items():                # a seed draws the split, model, p_i, schedule
+        assert c.seed == k and dict(c.problem_args)["seed"] == k
+        if pattern == "bern":
+            own = studies.focus.focus_setup("paper", k).bern_p().tolist()
+            assert list(dict(c.participation_args)["p"]) == own
+    sens = s.sensitivity_configs([0, 1])
+    assert sorted(sens.values()) == [(e, k) for k in (0, 1) for e in studies.focus.SENSITIVITY_ETAS]
+    assert all(c.algorithm == "sg_focus" and c.participation == "bernoulli" and c.lr_local < s.eta
+               for c in sens)
+    for bad in ([], [-1], [0.5], [True]):
+        with pytest.raises(ValueError, match="^seeds: must be a non-empty list"):
+            s.configs(bad)
     stand = studies.focus.focus_setup("paper", stand_in_rounds=2)
     assert stand.rounds == 2 and dict(stand.base().problem_args)["synthetic"] is True
     assert studies.focus.focus_setup("quick", seed=1).bern_p().tolist() != s.bern_p().tolist()

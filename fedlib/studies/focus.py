@@ -3,6 +3,7 @@ ran them) under "bern" and "uniform 4 of 32", per profile, as labelled configs."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -20,19 +21,20 @@ SETTINGS = {
     "smoke": dict(dataset="digits", model="fedsum_mnist_cnn", num_clients=8, per_round=2, batch=16,
                   rounds=6, eval_every=2, train_eval=10),
     "quick": dict(dataset="mnist", model="fedsum_mnist_cnn", num_clients=32, per_round=4, batch=128,
-                  rounds=400, eval_every=20, train_eval=50),
+                  rounds=1000, eval_every=25, train_eval=50),
     "paper": dict(dataset="cifar10", model="focus_cifar10_cnn", num_clients=32, per_round=4, batch=128,
                   rounds=10_000, eval_every=25, train_eval=100),
 }
-#: label -> (algorithm, options): the faithful methods, the authors' variants, FedSUM as an extra
+#: label -> (algorithm, options): the faithful methods and the authors' variants
 METHODS = {
     "SG-FOCUS": ("sg_focus", {}),
     "FedAU": ("fedau", {"cutoff": 50}),
     "SCAFFOLD": ("scaffold", {}),
     "FedAU as in the authors' code (= FedAvg)": ("fedavg", {}),
     "SCAFFOLD as in the authors' code (divisor 10)": ("scaffold", {"c_divisor": 10}),
-    "FedSUM (extra)": ("fedsum", {}),
 }
+#: the smaller rates of the sensitivity panel (SG-FOCUS under "bern"; the paper's rate is 2e-3)
+SENSITIVITY_ETAS = (1e-3,)
 _NAMES = {"mnist": "MNIST, standing in for CIFAR-10", "digits": "digits (smoke test)", "cifar10": "CIFAR-10"}
 
 
@@ -88,12 +90,41 @@ class FocusSetup:
             local_steps=self.local_steps, lr_local=self.eta, lr_global=1.0, eval_every=self.eval_every,
             seed=self.seed)
 
-    def configs(self) -> dict[ExperimentConfig, tuple[str, str]]:
-        """Every run of Fig. 9: config -> (pattern, method)."""
-        b = self.base()
-        return {b.replace(algorithm=algo, algorithm_args=opts, participation=kind, participation_args=args):
-                (pname, label) for pname, (kind, args) in self.patterns.items()
-                for label, (algo, opts) in METHODS.items()}
+    def configs(self, seeds: Sequence[int] | None = None
+                ) -> dict[ExperimentConfig, tuple[str, int, str]]:
+        """Every run of Fig. 9 for each of ``seeds`` (default: the setup's seed): config ->
+        (pattern, seed, method). A seed draws the split, the model, the "bern" p_i, the schedule
+        and the minibatches."""
+        out = {}
+        for k in self._seeds(seeds):
+            s = replace(self, seed=int(k))
+            b = s.base()
+            for pname, (kind, args) in s.patterns.items():
+                for label, (algo, opts) in METHODS.items():
+                    c = b.replace(algorithm=algo, algorithm_args=opts, participation=kind,
+                                  participation_args=args)
+                    out[c] = (pname, int(k), label)
+        return out
+
+    def sensitivity_configs(self, seeds: Sequence[int] | None = None, etas: Sequence[float] = SENSITIVITY_ETAS
+                            ) -> dict[ExperimentConfig, tuple[float, int]]:
+        """SG-FOCUS under "bern" at the smaller rates ``etas`` (the paper's own rate is in
+        :meth:`configs`): config -> (eta, seed)."""
+        out = {}
+        for k in self._seeds(seeds):
+            s = replace(self, seed=int(k))
+            kind, args = s.patterns["bern"]
+            for eta in etas:
+                out[s.base().replace(participation=kind, participation_args=args, lr_local=float(eta))] = (
+                    float(eta), int(k))
+        return out
+
+    def _seeds(self, seeds: Sequence[int] | None) -> list[int]:
+        seeds = [self.seed] if seeds is None else list(seeds)
+        if not seeds or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0
+                            for k in seeds):
+            raise ValueError(f"seeds: must be a non-empty list of non-negative integers, got {seeds!r}")
+        return seeds
 
 
 def focus_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FocusSetup:
