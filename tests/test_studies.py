@@ -225,6 +225,16 @@ def test_fedacs_environments_and_calibrated_rates(tmp_path):
     assert all(1 <= e <= 2 for e, w in zip(static["local_epochs"], weak, strict=True) if w)
     assert all(0.6 <= p <= 1.0 for p, w in zip(static["uplink_p"], weak, strict=True) if not w)
     assert "local_epochs_range" in s.environment("dynamic", weak)
+    crossed = s.regime(s.lr, "crossed", s.seed).environment("static", weak)  # weak uplinks: other half
+    assert crossed["local_epochs"] == static["local_epochs"]
+    assert all((0.2 <= p <= 0.5) != w for p, w in zip(crossed["uplink_p"], weak, strict=True))
+    with pytest.raises(ValueError, match="^pairing: must be one of \\['same', 'crossed'\\], got 'cross'"):
+        s.regime(s.lr, "cross", 0)
+    grid = s.regime_grid([0, 1], Store(tmp_path / "grid"))
+    assert set(grid) == {(s.lr, p, k) for p in studies.fedacs.PAIRINGS for k in (0, 1)}
+    same, cross = grid[s.lr, "same", 0], grid[s.lr, "crossed", 0]
+    assert list(same) == list(s.methods) and same["FedAvg"].lr_local == s.lr
+    assert same["FedAvg"].key() != cross["FedAvg"].key()
     experiments, rates = s.experiments(Store(tmp_path))
     assert set(experiments) == {("digits", "dynamic", None), ("digits", "static", None),
                                 ("digits", "dynamic", 0.5)}

@@ -18,7 +18,7 @@ from ..runner import run
 from ..store import Store
 
 __all__ = ["DATASETS", "METHODS", "TOY_METHODS", "TOY_SOLVERS", "FedAcsSetup", "Toy", "fedacs_setup",
-           "paper_table", "summary"]
+           "PAIRINGS", "paper_table", "summary"]
 
 #: per profile: datasets of Figs. 6 / 9, N, clients asked per round, rounds, Fig. 10's rounds and
 #: alphas, training / test evaluation sizes, base local rate (the text lost most of these numbers:
@@ -43,6 +43,11 @@ _ALPHA_DATASET = {"smoke": "digits", "quick": "mnist", "paper": "cifar10"}
 _ALPHA_TARGETS = {"cifar10": (0.35, 0.35, 0.40)}
 #: the weak and the strong half: local epochs and upload-success probability ranges
 WEAK, STRONG = {"epochs": (1, 2), "p": (0.2, 0.5)}, {"epochs": (2, 4), "p": (0.6, 1.0)}
+#: how weak computation and weak uplinks are paired over the clients
+PAIRINGS = {"same": "the weak half computes little and uploads rarely",
+            "crossed": "the half that computes little uploads reliably, the other half rarely"}
+#: the regime grid of the quick profile (issue 24): base rates x pairings, dynamic setting
+REGIME_RATES, REGIME_SETTING = (0.02, 0.05), "dynamic"
 
 
 def _methods(per_round: int) -> dict[str, tuple[str, dict, str]]:
@@ -76,6 +81,13 @@ class FedAcsSetup:
     seed: int = 0
     stand_in: int = 0
     methods: dict = field(default_factory=dict)
+    #: which clients have the weak uplinks: ``same`` (the weak-computation half) or ``crossed``
+    #: (the other half); the text leaves this open (issue 24's regime grid)
+    pairing: str = "same"
+
+    def __post_init__(self):
+        if self.pairing not in PAIRINGS:
+            raise ValueError(f"pairing: must be one of {list(PAIRINGS)}, got {self.pairing!r}")
 
     @property
     def alpha_dataset(self) -> str:
@@ -113,9 +125,11 @@ class FedAcsSetup:
         return np.arange(n) < n // 2
 
     def environment(self, setting: str, weak: np.ndarray) -> dict:
-        """participation_args of the static or the dynamic setting (App. I.3.1, our ranges)."""
+        """participation_args of the static or the dynamic setting (App. I.3.1, our ranges): the
+        ``weak`` clients compute little; the same ones (or, ``crossed``, the others) upload rarely."""
+        weak_up = weak if self.pairing == "same" else ~weak
         ep = np.where(weak[:, None], WEAK["epochs"], STRONG["epochs"])
-        pr = np.where(weak[:, None], WEAK["p"], STRONG["p"])
+        pr = np.where(weak_up[:, None], WEAK["p"], STRONG["p"])
         if setting == "dynamic":
             return {"local_epochs_range": ep.tolist(), "uplink_p_range": pr.tolist()}
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, 0xAC5]))
@@ -163,6 +177,20 @@ class FedAcsSetup:
                                                                "dynamic", self.alpha_rounds, store)
                 tables.append(t)
         return out, pd.concat(tables, ignore_index=True)
+
+    def regime(self, lr: float, pairing: str, seed: int) -> FedAcsSetup:
+        """The same profile at another base rate, pairing and seed (one cell of the regime grid)."""
+        return replace(self, lr=lr, pairing=pairing, seed=seed)
+
+    def regime_grid(self, seeds, store: Store) -> dict:
+        """Issue 24's grid: {(base rate, pairing, seed): {label: config}} of the dynamic setting
+        on the first dataset, for every base rate of :data:`REGIME_RATES` (with the profile's own
+        rate) and every pairing."""
+        ds = self.datasets[0]
+        rates = sorted({*REGIME_RATES, self.lr}) if self.profile != "smoke" else [self.lr]
+        return {(lr, pairing, seed): self.regime(lr, pairing, seed).experiment(
+                    ds, DATASETS[ds][2], REGIME_SETTING, self.rounds, store)[0]
+                for lr in rates for pairing in PAIRINGS for seed in seeds}
 
     def env_name(self, key: tuple) -> str:
         """'MNIST, dynamic', or for Fig. 10 'MNIST (for CIFAR-10), alpha 0.1' where MNIST stands in."""
