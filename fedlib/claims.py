@@ -42,8 +42,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["HOLDS", "NOT_HOLDS", "NOISE", "VERDICTS", "Verdict", "against_all", "claims_table",
-           "collapse", "combine", "late_mean", "mean_drop", "paired", "paired_reach", "rounds_to",
-           "summarize"]
+           "collapse", "combine", "late_mean", "mean_drop", "ok_curves", "outcome_counts", "paired",
+           "paired_reach", "per_group", "rounds_to", "summarize"]
 
 HOLDS, NOT_HOLDS, NOISE = "holds", "does not hold", "within noise"
 #: the three verdicts of a claim
@@ -169,6 +169,47 @@ def summarize(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: f
                      "drop": mean_drop(h, "test_acc", stable_from * T) if ok else math.nan})
     out = pd.DataFrame(rows)
     return label(out, labels, names) if len(out) else out
+
+
+def ok_curves(tidy: pd.DataFrame, summary: pd.DataFrame, names: Sequence[str]) -> dict:
+    """Per label tuple of ``names``: the labelled history in ``tidy`` (one run's rows) if that
+    run's outcome in ``summary`` (:func:`summarize`) is ok, else None -- so that claims compare
+    only runs that learned, and a collapsed run shows as a missing value, not as a number."""
+    ok = set(summary.loc[summary["outcome"] == "ok", "key"])
+    return {k: (h if h["key"].iloc[0] in ok else None) for k, h in tidy.groupby(list(names), sort=False)}
+
+
+def outcome_counts(summary: pd.DataFrame) -> dict[str, int]:
+    """How many runs of a :func:`summarize` frame ended ok, diverged, collapsed or in error (the
+    round of a divergence or collapse left out)."""
+    kinds = summary["outcome"].str.replace(r" at round \d+", "", regex=True).value_counts()
+    return {k: int(v) for k, v in kinds.items()}
+
+
+def per_group(summary: pd.DataFrame, by: Sequence[str], values: Mapping[str, str],
+              recovered: bool = False) -> pd.DataFrame:
+    """One row per group of ``by`` of a :func:`summarize` frame (its labels as columns or index):
+    each column of ``values`` (title -> summary column) as mean ± std over the runs that are ok,
+    then ``runs ok`` ("k of n") and ``not ok`` (each such run's seed and outcome) -- a run that
+    stopped learning is reported, never averaged; ``recovered`` adds the collapses that ok runs
+    came back from. The frame needs a ``seed`` label."""
+    from .analysis import mean_std
+    by = list(by)
+    rows = []
+    for key, g in summary.reset_index().groupby(by, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        ok = g[g["outcome"] == "ok"]
+        row = dict(zip(by, key, strict=True))
+        row.update({title: mean_std(ok[col]) for title, col in values.items()})
+        row["runs ok"] = f"{len(ok)} of {len(g)}"
+        row["not ok"] = "; ".join(f"seed {r.seed}: {r.outcome}" for r in g.itertuples()
+                                  if r.outcome != "ok") or "-"
+        if recovered:
+            row["recovered collapse"] = "; ".join(f"seed {r.seed}: from round {r.collapsed_from:.0f}"
+                                                  for r in ok.itertuples()
+                                                  if np.isfinite(r.collapsed_from)) or "-"
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 @dataclass(frozen=True)

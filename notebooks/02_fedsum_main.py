@@ -49,7 +49,6 @@ out_dir: str = ""  # empty: figures/02_fedsum_main at the default parameters, el
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-import numpy as np
 import pandas as pd
 from IPython.display import display
 
@@ -158,14 +157,11 @@ def tidy_runs(frame: pd.DataFrame, labelled: dict) -> tuple[pd.DataFrame, pd.Dat
     t["model units"] = t["uplink"] + t["downlink"]
     s = claims.summarize(frame, labelled, NAMES, chance=CHANCE, window=WINDOW)
     s["dataset"] = s["dataset"].map(setup.dataset_name)
-    ok = set(s.loc[s["outcome"] == "ok", "key"])
-    curves = {k: (h if h["key"].iloc[0] in ok else None) for k, h in t.groupby(NAMES, sort=False)}
-    return t, s.set_index(NAMES), curves
+    return t, s.set_index(NAMES), claims.ok_curves(t, s, NAMES)
 
 
 tidy, summary, curves = tidy_runs(df, labels)
-outcomes = summary["outcome"].str.replace(r" at round \d+", "", regex=True).value_counts()
-print("runs by outcome:", {k: int(v) for k, v in outcomes.items()})
+print("runs by outcome:", claims.outcome_counts(summary))
 
 # %% [markdown]
 # ## Fig. 1 and Figs. 5-7 — vs rounds; Fig. 1(b) — vs communication
@@ -216,23 +212,8 @@ grid_figure(tidy[tidy["round"] >= setup.rounds - zoom], "round", PATTERNS, "fig8
 # ok, and the collapses a run recovered from.
 
 # %%
-def finals_table(s: pd.DataFrame) -> pd.DataFrame:
-    """One row per (dataset, pattern, method) of a summary."""
-    rows = []
-    for (d, p, m), g in s.reset_index().groupby(["dataset", "pattern", "method"], sort=False):
-        ok = g[g["outcome"] == "ok"]
-        rows.append({"dataset": d, "pattern": p, "method": m,
-                     "final test acc": analysis.mean_std(ok["final_acc"]), "final train loss": analysis.mean_std(ok["final_loss"]),
-                     "mean drop": analysis.mean_std(ok["drop"]), "runs ok": f"{len(ok)} of {len(g)}",
-                     "not ok": "; ".join(f"seed {r.seed}: {r.outcome}" for r in g.itertuples()
-                                         if r.outcome != "ok") or "-",
-                     "recovered collapse": "; ".join(f"seed {r.seed}: from round {r.collapsed_from:.0f}"
-                                                     for r in ok.itertuples()
-                                                     if np.isfinite(r.collapsed_from)) or "-"})
-    return pd.DataFrame(rows)
-
-
-final_table = finals_table(summary)
+final_table = claims.per_group(summary, ["dataset", "pattern", "method"], {
+    "final test acc": "final_acc", "final train loss": "final_loss", "mean drop": "drop"}, recovered=True)
 plotting.save_table(final_table, out_dir, "final_values")
 final_table
 

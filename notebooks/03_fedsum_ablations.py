@@ -158,15 +158,11 @@ def curves(data: pd.DataFrame, hue: str, name: str, suptitle: str, hue_order: li
 def run_table(s: pd.DataFrame, by: list) -> pd.DataFrame:
     """Per group of ``by``: final test accuracy and training loss (mean ± std over the runs that
     are ok), delays (mean over seeds), and the runs that are not ok."""
-    rows = []
-    for key, g in s.reset_index().groupby(by, sort=False):
-        ok = g[g["outcome"] == "ok"]
-        rows.append({**dict(zip(by, key, strict=True)), "tau_max": g["tau_max"].mean(),
-                     "tau_avg": round(g["tau_avg"].mean(), 3), "final test acc": analysis.mean_std(ok["final_acc"]),
-                     "final train loss": analysis.mean_std(ok["final_loss"]), "runs ok": f"{len(ok)} of {len(g)}",
-                     "not ok": "; ".join(f"seed {r.seed}: {r.outcome}" for r in g.itertuples()
-                                         if r.outcome != "ok") or "-"})
-    return pd.DataFrame(rows)
+    t = claims.per_group(s, by, {"final test acc": "final_acc", "final train loss": "final_loss"})
+    delays = s.reset_index().groupby(by, sort=False)
+    t.insert(len(by), "tau_max", delays["tau_max"].mean().to_numpy())
+    t.insert(len(by) + 1, "tau_avg", delays["tau_avg"].mean().round(3).to_numpy())
+    return t
 
 
 # %% [markdown]

@@ -122,14 +122,11 @@ def tidy_runs(frame: pd.DataFrame, labelled: dict, names: list = NAMES) -> tuple
     that are ok by label tuple (None for the others)."""
     t = analysis.label(frame, labelled, names)
     s = claims.summarize(frame, labelled, names, chance=CHANCE, window=WINDOW)
-    ok = set(s.loc[s["outcome"] == "ok", "key"])
-    curves = {k: (h if h["key"].iloc[0] in ok else None) for k, h in t.groupby(names, sort=False)}
-    return t, s.set_index(names), curves
+    return t, s.set_index(names), claims.ok_curves(t, s, names)
 
 
 tidy, summary, curves = tidy_runs(df, labels)
-outcomes = summary["outcome"].str.replace(r" at round \d+", "", regex=True).value_counts()
-print("runs by outcome:", {k: int(v) for k, v in outcomes.items()})
+print("runs by outcome:", claims.outcome_counts(summary))
 
 # %% [markdown]
 # ## Fig. 9 — training loss and test accuracy per participation pattern
@@ -160,20 +157,8 @@ def late_swing(frame: pd.DataFrame, rounds: int) -> pd.Series:
 summary["swing"] = summary["key"].map(late_swing(df, T))
 
 
-def finals_table(s: pd.DataFrame) -> pd.DataFrame:
-    rows = []
-    for (p, m), g in s.reset_index().groupby(["pattern", "method"], sort=False):
-        ok = g[g["outcome"] == "ok"]
-        rows.append({"pattern": p, "method": m, "final test acc": analysis.mean_std(ok["final_acc"]),
-                     "final train loss": analysis.mean_std(ok["final_loss"]),
-                     "test acc swing (std in window)": analysis.mean_std(ok["swing"]),
-                     "runs ok": f"{len(ok)} of {len(g)}",
-                     "not ok": "; ".join(f"seed {r.seed}: {r.outcome}" for r in g.itertuples()
-                                         if r.outcome != "ok") or "-"})
-    return pd.DataFrame(rows)
-
-
-table = finals_table(summary)
+table = claims.per_group(summary, ["pattern", "method"], {
+    "final test acc": "final_acc", "final train loss": "final_loss", "test acc swing (std in window)": "swing"})
 plotting.save_table(table, out_dir, "fig9_final")
 table
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib import claims
+from fedlib import analysis, claims
 from fedlib.claims import HOLDS, NOISE, NOT_HOLDS
 
 
@@ -152,3 +152,27 @@ def test_summarize_reports_collapsed_and_diverged_runs_without_finals():
     assert s.loc["B", "outcome"] == "collapsed at round 15" and math.isnan(s.loc["B", "final_acc"])
     assert s.loc["C", "outcome"] == "diverged at round 20" and math.isnan(s.loc["C", "final_acc"])
     assert s.loc["A", "drop"] == 0.0
+
+
+def test_per_group_reports_runs_that_stopped_learning_and_never_averages_them():
+    def frame(key, acc, status="ok", diverged_at=None):
+        return curve(acc).assign(key=key, status=status, diverged_at=diverged_at)
+    good = [0.1, 0.5, 0.8, 0.9, 0.9, 0.92, 0.94, 0.94, 0.95, 0.95, 0.96]
+    better = [a + 0.02 for a in good]
+    dip = [0.1, 0.5, 0.8, 0.103, 0.103, 0.103, 0.103, 0.9, 0.95, 0.95, 0.97]      # collapses, recovers
+    dead = [0.1, 0.5, 0.8] + [0.103] * 8
+    df = pd.concat([frame("a0", good), frame("a1", better), frame("a2", dead), frame("b0", dip),
+                    frame("b1", good[:4], "diverged", 20)])
+    labels = {"a0": ("A", 0), "a1": ("A", 1), "a2": ("A", 2), "b0": ("B", 0), "b1": ("B", 1)}
+    s = claims.summarize(df, labels, ["method", "seed"], chance=0.1)
+    t = claims.per_group(s, ["method"], {"acc": "final_acc"}, recovered=True).set_index("method")
+    assert t.loc["A", "acc"] == analysis.mean_std([0.955, 0.975])          # the dead seed 2 is not averaged
+    assert t.loc["A", "runs ok"] == "2 of 3" and t.loc["A", "not ok"] == "seed 2: collapsed at round 15"
+    assert t.loc["B", "not ok"] == "seed 1: diverged at round 20"
+    assert t.loc["B", "recovered collapse"] == "seed 0: from round 15"
+    assert t.loc["A", "recovered collapse"] == "-"
+    assert claims.outcome_counts(s) == {"ok": 3, "collapsed": 1, "diverged": 1}
+    tidy = analysis.label(df, labels, ["method", "seed"])
+    curves = claims.ok_curves(tidy, s, ["method", "seed"])
+    assert curves[("A", 2)] is None and curves[("B", 1)] is None
+    assert curves[("A", 1)]["test_acc"].tolist() == better
