@@ -331,3 +331,64 @@ def test_amplified_grid_scores_the_last_cycle_and_leaves_no_pick_on_an_edge():
     for g in searches.values():
         assert g.best == pytest.approx(1e-6) and g.extended == pytest.approx((1e-6, 1e-7)) and not g.on_edge
     assert calls == [5, 1, 1] * len(s.methods)
+
+
+def _fake_cell(cell: dict, curves: dict) -> pd.DataFrame:
+    """A sweep frame for ``cell`` (seed -> {method: config}): ``curves[method]`` -> (acc, loss)
+    per round, the same for every seed; 10 local steps per round."""
+    frames = []
+    for cs in cell.values():
+        for m, c in cs.items():
+            acc, loss = curves[m]
+            r = np.arange(len(acc))
+            frames.append(pd.DataFrame({"key": c.key(), "round": r, "test_acc": acc, "loss": loss,
+                                        "client_steps": 10 * r, "status": "ok", "diverged_at": None}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_fedacs_cell_claims_are_seed_by_seed(tmp_path):
+    from fedlib.store import Store
+    s = studies.fedacs.fedacs_setup("smoke", stand_in_rounds=2)
+    split = {"partition": "one_class"}
+    cell = {k: s.regime(s.lr, "same", k).experiment("digits", split, "dynamic", 40, Store(tmp_path))[0]
+            for k in (0, 1, 2)}
+    T = 41
+    ramp = lambda at: np.clip(np.arange(T) / at, 0, 1) * 0.8 + 0.1          # noqa: E731 - reaches 0.9 at ``at``
+    down = np.linspace(2.3, 0.5, T)
+    bumpy = down.copy()
+    bumpy[10:16] = 2.6                                          # above its start for 6 evaluations
+    curves = {m: (ramp(30), down) for m in s.methods}
+    curves["FedACS"] = (ramp(10) + 0.05, down)
+    curves["FedAU"] = (ramp(30), bumpy)
+    found = studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7)
+    rows = {r["claim"].split(" (")[0]: r["check"] for r in found}
+    assert [v.verdict for v in rows.values()] == ["holds"] * 4
+    assert rows["fewer rounds to the target"].seeds == 3
+    assert "FedAU loss above its start for 6 evaluations; FedAvg stable" in rows["FedAU is unstable"].numbers
+    curves["FedACS"] = (np.full(T, 0.5), down)                              # never reaches the target
+    curves["FedAU"] = (ramp(30), down)
+    found = studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7)
+    assert [r["check"].verdict for r in found] == ["does not hold"] * 4
+    early = down.copy()
+    early[1:6] = 2.5                                            # only in the first tenth: not counted
+    assert studies.fedacs.instability(pd.DataFrame({"round": np.arange(60), "loss": np.r_[early, down[:19]]}),
+                                      "ok") == ""
+
+
+def test_fedacs_mechanism_is_eq_15_over_the_schedule(tmp_path):
+    from fedlib.store import Store
+    s = studies.fedacs.fedacs_setup("smoke", stand_in_rounds=2)
+    split = {"partition": "one_class"}
+    weak = s.weak_half(split)
+    sizes = s.client_sizes("digits", split, Store(tmp_path))
+    for pairing in studies.fedacs.PAIRINGS:
+        cs = s.regime(s.lr, pairing, 0).experiment("digits", split, "static", 3, Store(tmp_path))[0]
+        m = studies.fedacs.mechanism(cs["FedACS"], cs["FedAvg"], weak, sizes)
+        sched = cs["FedACS"].schedule(num_clients=s.num_clients)
+        p, tau = sched.uplink_probs[0], sched.local_steps[0]
+        q = sizes / (p * tau)
+        q = q / q.sum()                                         # static: every round the same
+        assert m["FedACS: share of draws to the weak-computation half"] == pytest.approx(q[weak].sum())
+        uploads = m["FedACS: expected successful uploads per round"]
+        assert uploads == pytest.approx(s.per_round * (q * p).sum())
+    assert 0 < m["FedAvg: expected successful uploads per round"] <= s.per_round
