@@ -18,7 +18,7 @@ from .config import ExperimentConfig
 from .paths import project_root
 from .sweeps import sweep
 
-__all__ = ["NotebookRuns", "PROFILES", "RUN_METADATA", "check_parameters", "check_profile",
+__all__ = ["NotebookRuns", "PROFILES", "RUN_METADATA", "check_parameters", "check_profile", "check_seeds",
            "notebook_defaults",
            "notebook_output_dir", "notebook_runs", "notebook_store", "store_path", "strip_run_metadata"]
 
@@ -33,6 +33,18 @@ def check_profile(profile: str) -> str:
     if profile not in PROFILES:
         raise ValueError(f"profile: must be one of {', '.join(PROFILES)}; got {profile!r}")
     return profile
+
+
+def check_seeds(seeds) -> list[int]:
+    """``seeds`` as a list of ints if it is a non-empty list of non-negative integers (a
+    notebook's ``seeds`` parameter), else a ValueError that says so."""
+    import numpy as np
+    if not isinstance(seeds, (str, bytes)) and hasattr(seeds, "__iter__"):
+        seeds = list(seeds)
+    if not isinstance(seeds, list) or not seeds or any(
+            isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0 for k in seeds):
+        raise ValueError(f"seeds: must be a non-empty list of non-negative integers, got {seeds!r}")
+    return [int(k) for k in seeds]
 
 
 def store_path(notebook: str, profile: str, root: str | os.PathLike | None = None) -> Path:

@@ -392,3 +392,23 @@ def test_fedacs_mechanism_is_eq_15_over_the_schedule(tmp_path):
         uploads = m["FedACS: expected successful uploads per round"]
         assert uploads == pytest.approx(s.per_round * (q * p).sum())
     assert 0 < m["FedAvg: expected successful uploads per round"] <= s.per_round
+
+
+def test_fedacs_tables_over_seeds_average_only_reached_targets(tmp_path):
+    from fedlib.store import Store
+    f = studies.fedacs
+    idx = pd.Index(["FedACS", "FedAvg"], name="method")
+    a = pd.DataFrame({"final test acc": [0.8, 0.7], "rounds to target": [10.0, 20.0],
+                      "computation to target (local steps)": [100.0, 300.0],
+                      "measured seconds to target": [1.0, 2.0], "outcome": ["ok", "ok"]}, index=idx)
+    b = a.assign(**{"rounds to target": [14.0, np.nan], "outcome": ["ok", "diverged at round 9"],
+                    "computation to target (local steps)": [140.0, np.nan]})
+    m = f.seed_summary({0: a, 1: b})
+    assert m.loc["FedACS", "rounds to target"] == 12 and m.loc["FedAvg", "rounds to target"] == 20
+    assert m.loc["FedAvg", "reached"] == "1 of 2"
+    assert m.loc["FedAvg", "outcome"] == "seed 1: diverged at round 9"
+    t = f.paper_table({"e": m}, {"e": "MNIST"}, {"e": 0.7}).set_index("algorithm")
+    assert t.loc["FedAvg", "MNIST: rounds for 70%"] == "20 (1.67) [1 of 2]"
+    assert t.loc["FedACS", "MNIST: rounds for 70%"] == "12 (1.00)"
+    with pytest.raises(ValueError, match="^seeds: must be a non-empty list of non-negative integers"):
+        f.fedacs_setup("smoke", stand_in_rounds=2).regime_grid([], Store(tmp_path))

@@ -11,14 +11,14 @@ import pandas as pd
 from .. import claims, theory
 from ..analysis import finals, first_reach
 from ..config import ExperimentConfig
-from ..notebook import check_profile
+from ..notebook import check_profile, check_seeds
 from ..participation import build
 from ..problems import Quadratic
 from ..runner import run
 from ..store import Store
 
 __all__ = ["DATASETS", "METHODS", "TOY_METHODS", "TOY_SOLVERS", "FedAcsSetup", "Toy", "fedacs_setup",
-           "PAIRINGS", "RIVALS", "cell_claims", "mechanism", "paper_table", "summary"]
+           "PAIRINGS", "RIVALS", "cell_claims", "mechanism", "paper_table", "seed_summary", "summary"]
 
 #: per profile: datasets of Figs. 6 / 9, N, clients asked per round, rounds, Fig. 10's rounds and
 #: alphas, training / test evaluation sizes, base local rate (the text lost most of these numbers:
@@ -186,6 +186,7 @@ class FedAcsSetup:
         """Issue 24's grid: {(base rate, pairing, seed): {label: config}} of the dynamic setting
         on the first dataset, for every base rate of :data:`REGIME_RATES` (with the profile's own
         rate) and every pairing."""
+        seeds = check_seeds(seeds)
         ds = self.datasets[0]
         rates = sorted({*REGIME_RATES, self.lr}) if self.profile != "smoke" else [self.lr]
         return {(lr, pairing, seed): self.regime(lr, pairing, seed).experiment(
@@ -345,18 +346,37 @@ def mechanism(config_fedacs: ExperimentConfig, config_fedavg: ExperimentConfig, 
             "FedAvg: local steps per round": float((asked * avg.local_steps).sum(1).mean())}
 
 
-def _with_ratio(value: float, ref: float) -> str:
-    """The paper's cell: value (value / FedACS's), or '-' if the target was never reached."""
+def seed_summary(per_seed: dict) -> pd.DataFrame:
+    """:func:`summary` frames of one environment over seeds (seed -> frame) as one: each number
+    the mean over the seeds where it exists (a target never reached is left out, not averaged),
+    ``reached`` how many seeds reached the target ("k of n"), ``outcome`` the runs not ok."""
+    seeds = sorted(per_seed)
+    stack = pd.concat({k: per_seed[k] for k in seeds}, names=["seed"])
+    nums = stack.drop(columns="outcome").groupby(level="method", sort=False).mean()
+    hits = stack["rounds to target"].notna().groupby(level="method", sort=False).sum()
+    nums["reached"] = [f"{int(h)} of {len(seeds)}" for h in hits]
+    bad = stack["outcome"][stack["outcome"] != "ok"]
+    nums["outcome"] = [("; ".join(f"seed {k}: {o}" for (k, mm), o in bad.items() if mm == m) or "ok")
+                       for m in nums.index]
+    return nums
+
+
+def _with_ratio(value: float, ref: float, reached: str | None = None) -> str:
+    """The paper's cell: value (value / FedACS's), or '-' if the target was never reached; over
+    seeds, ``reached`` ("k of n") is added where some seeds missed it."""
     if not np.isfinite(value):
         return "-"
     ratio = f"{value / ref:.2f}" if np.isfinite(ref) and ref > 0 else "n/a"
-    return f"{value:.0f} ({ratio})"
+    k, _, n = (reached or "").partition(" of ")
+    some = f" [{reached}]" if reached and k != n else ""
+    return f"{value:.0f} ({ratio}){some}"
 
 
 def paper_table(summaries: dict, names: dict, targets: dict) -> pd.DataFrame:
     """Tables 1 and 4 in the paper's layout: per environment (``summaries[key]`` from
-    :func:`summary`, named ``names[key]``, target ``targets[key]``), rounds and computation to the
-    target with their ratio to FedACS's."""
+    :func:`summary` or, over seeds, :func:`seed_summary`, named ``names[key]``, target
+    ``targets[key]``), rounds and computation to the target with their ratio to FedACS's (over
+    seeds: the ratio of the means, "[k of n]" where only k seeds reached the target)."""
     out = None
     for key, s in summaries.items():
         out = pd.DataFrame(index=s.index) if out is None else out
@@ -364,7 +384,9 @@ def paper_table(summaries: dict, names: dict, targets: dict) -> pd.DataFrame:
         load = "computation to target (local steps)"
         for title, col in ((f"{name}: rounds for {tgt:.0%}", "rounds to target"),
                            (f"{name}: computation for {tgt:.0%} (local steps)", load)):
-            out[title] = [_with_ratio(v, s.loc["FedACS", col]) for v in s[col]]
+            reached = s["reached"] if "reached" in s.columns else [None] * len(s)
+            out[title] = [_with_ratio(v, s.loc["FedACS", col], h)
+                          for v, h in zip(s[col], reached, strict=True)]
     return out.rename_axis("algorithm").reset_index()
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..config import ExperimentConfig
-from ..notebook import check_profile
+from ..notebook import check_profile, check_seeds
 from ..participation import build
 from ..problems import LeastSquares, focus_arbitrary_weights, focus_toy_data
 
@@ -120,11 +120,7 @@ class FocusSetup:
         return out
 
     def _seeds(self, seeds: Sequence[int] | None) -> list[int]:
-        seeds = [self.seed] if seeds is None else list(seeds)
-        if not seeds or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0
-                            for k in seeds):
-            raise ValueError(f"seeds: must be a non-empty list of non-negative integers, got {seeds!r}")
-        return seeds
+        return check_seeds([self.seed] if seeds is None else seeds)
 
 
 def focus_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FocusSetup:
