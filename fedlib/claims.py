@@ -43,7 +43,7 @@ import pandas as pd
 
 __all__ = ["HOLDS", "NOT_HOLDS", "NOISE", "VERDICTS", "Verdict", "against_all", "claims_table",
            "collapse", "combine", "late_mean", "mean_drop", "ok_curves", "outcome_counts", "paired",
-           "paired_reach", "per_group", "rounds_to", "summarize"]
+           "paired_reach", "per_group", "rounds_to", "scale_cause", "summarize"]
 
 HOLDS, NOT_HOLDS, NOISE = "holds", "does not hold", "within noise"
 #: the three verdicts of a claim
@@ -169,6 +169,21 @@ def summarize(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: f
                      "drop": mean_drop(h, "test_acc", stable_from * T) if ok else math.nan})
     out = pd.DataFrame(rows)
     return label(out, labels, names) if len(out) else out
+
+
+def scale_cause(profile: str, stand_in_rounds: int, rounds: int, quick: str) -> str:
+    """The cause a notebook gives a verdict other than "holds" where the scale of its runs
+    decides: on random stand-in data (``stand_in_rounds > 0``) and at the smoke profile the check
+    only tests the code path; at the quick profile the claim is "not reproduced at this scale"
+    (``quick`` names the scale, e.g. "MNIST, 1,000 of 10,000 rounds"); at the paper profile "not
+    reproduced here"."""
+    if stand_in_rounds:
+        return f"random stand-in data, {rounds} rounds: a test of the code path, not of the claim"
+    if profile == "smoke":
+        return "smoke profile: tiny settings, a test of the code path, not of the claim"
+    if profile == "quick":
+        return f"not reproduced at this scale ({quick})"
+    return "not reproduced here"
 
 
 def ok_curves(tidy: pd.DataFrame, summary: pd.DataFrame, names: Sequence[str]) -> dict:

@@ -279,12 +279,7 @@ def check_claims(s: pd.DataFrame, c: dict, d: str, p: str, cause: str) -> list[d
     return rows
 
 
-if stand_in_rounds:
-    CAUSE = f"random stand-in data, {setup.rounds} rounds: a test of the code path, not of the claim"
-elif profile == "smoke":
-    CAUSE = "smoke profile: tiny settings, a test of the code path, not of the claim"
-else:
-    CAUSE = f"not reproduced at this scale ({SCALE})"
+CAUSE = claims.scale_cause(profile, stand_in_rounds, setup.rounds, SCALE)
 claim_rows = [r for d in DATASETS for p in PATTERNS for r in check_claims(summary, curves, d, p, CAUSE)]
 claim_table = claims.claims_table(claim_rows)
 plotting.save_table(claim_table, out_dir, "claims")

@@ -254,13 +254,9 @@ else:
 
 # %%
 SPREAD, MARGIN = 0.02, 0.01
-if stand_in_rounds:
-    SCALE_CAUSE = f"random stand-in data, {setup.rounds} rounds: a test of the code path, not of the claim"
-elif profile == "smoke":
-    SCALE_CAUSE = "smoke profile: tiny settings, a test of the code path, not of the claim"
-else:
-    SCALE_CAUSE = (f"not reproduced at this scale ({', '.join(setup.dataset_name(d) for d in setup.datasets)}, "
-                   f"K = {setup.local_steps}, batch {setup.batch_size}, T = {setup.rounds} of the paper's 2000)")
+SCALE_CAUSE = claims.scale_cause(
+    profile, stand_in_rounds, setup.rounds, f"{', '.join(setup.dataset_name(d) for d in setup.datasets)}, "
+    f"K = {setup.local_steps}, batch {setup.batch_size}, T = {setup.rounds} of the paper's 2000")
 BATCH_CAUSE = (f"departure: batch {setup.batch_size} instead of 128 -- App. H.5 credits FedSUM-B's showing to the "
                "large batch relative to a client's ~600 samples" if profile == "quick" else SCALE_CAUSE)
 

@@ -186,14 +186,8 @@ ACC_TOL, LOSS_TOL, LEVEL = 0.005, 0.01, 0.98
 RIVALS = {"FedAU and SCAFFOLD": ["FedAU", "SCAFFOLD"],
           "the authors' variants": ["FedAU as in the authors' code (= FedAvg)",
                                     "SCAFFOLD as in the authors' code (divisor 10)"]}
-if stand_in_rounds:
-    CAUSE = f"random stand-in data, {T} rounds: a test of the code path, not of the claim"
-elif profile == "smoke":
-    CAUSE = "smoke profile: tiny settings, a test of the code path, not of the claim"
-elif profile == "quick":
-    CAUSE = f"not reproduced at this scale ({setup.data_name}, FedSUM's small CNN, {T:,} of 10,000 rounds)"
-else:
-    CAUSE = "not reproduced here"
+CAUSE = claims.scale_cause(profile, stand_in_rounds, T,
+                           f"{setup.data_name}, FedSUM's small CNN, {T:,} of 10,000 rounds")
 WHY = {claims.NOISE: "the seeds disagree, or differ by less than the tie tolerance",
        claims.NOT_HOLDS: "every seed goes against the claim"}
 

@@ -256,15 +256,9 @@ table2
 
 # %%
 TIE, MARGIN = 0.005, 0.01
-if stand_in_rounds:
-    CAUSE = f"random stand-in data, {setup.horizon} rounds: a test of the code path, not of the claim"
-elif profile == "smoke":
-    CAUSE = "smoke profile: tiny settings, a test of the code path, not of the claim"
-elif profile == "quick":
-    CAUSE = (f"not reproduced at this scale ({stand_in}, FedSUM's small CNN, cycle {cycle}, "
-             f"{setup.horizon / cycle:g} cycles after the warm-up)")
-else:
-    CAUSE = "not reproduced here"
+CAUSE = claims.scale_cause(profile, stand_in_rounds, setup.horizon,
+                           f"{stand_in}, FedSUM's small CNN, cycle {cycle}, {setup.horizon / cycle:g} cycles "
+                           "after the warm-up")
 WHY = {claims.NOISE: "the seeds disagree, or differ by less than the tie tolerance",
        claims.NOT_HOLDS: "every seed goes against the claim"}
 

@@ -176,3 +176,12 @@ def test_per_group_reports_runs_that_stopped_learning_and_never_averages_them():
     curves = claims.ok_curves(tidy, s, ["method", "seed"])
     assert curves[("A", 2)] is None and curves[("B", 1)] is None
     assert curves[("A", 1)]["test_acc"].tolist() == better
+
+
+def test_scale_cause_says_what_a_verdict_at_each_profile_can_mean():
+    quick = claims.scale_cause("quick", 0, 200, "MNIST, 200 rounds")
+    assert quick == "not reproduced at this scale (MNIST, 200 rounds)"
+    stand = claims.scale_cause("quick", 3, 3, "x")
+    assert stand.startswith("random stand-in data, 3 rounds: a test of the code path")
+    assert "a test of the code path" in claims.scale_cause("smoke", 0, 4, "x")
+    assert claims.scale_cause("paper", 0, 2000, "x") == "not reproduced here"

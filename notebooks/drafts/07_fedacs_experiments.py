@@ -334,15 +334,8 @@ finals_table.pivot(index="method", columns="environment", values="final test acc
 # of the grid where the claim holds.
 
 # %%
-if stand_in_rounds:
-    SCALE = f"random stand-in data, {T} rounds: a test of the code path, not of the claim"
-elif profile == "smoke":
-    SCALE = "smoke profile: tiny settings, a test of the code path, not of the claim"
-elif profile == "quick":
-    SCALE = (f"not reproduced at this scale ({DATASETS[setup.datasets[0]][4]} with one class per client, N={N}; "
-             "the text's ranges and rates were lost: ours)")
-else:
-    SCALE = "not reproduced here"
+SCALE = claims.scale_cause(profile, stand_in_rounds, T, f"{DATASETS[setup.datasets[0]][4]} with one class per "
+                           f"client, N={N}; the text's ranges and rates were lost: ours")
 HOLDS_IN = {i: [cell_name(c) for c, rows in CELL_CLAIMS.items() if rows[i]["check"].verdict == claims.HOLDS]
             for i in range(len(SHORT))}
 
