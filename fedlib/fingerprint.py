@@ -16,37 +16,9 @@ fingerprint: its entries are stored unchecked rather than flagged.
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import inspect
-import textwrap
+from ._source import capture, source_fingerprint
 
-__all__ = ["config_fingerprint", "source_fingerprint", "stale_parts"]
-
-
-def _strip_docstrings(tree: ast.AST) -> ast.AST:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            first = body[0].value if body and isinstance(body[0], ast.Expr) else None
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                node.body = body[1:] or [ast.Pass()]
-    return tree
-
-
-def source_fingerprint(*objects) -> str | None:
-    """``"sha256:<hex>"`` of the docstring-free, normalised source of ``objects`` (classes or
-    functions) in order; None if any source cannot be read."""
-    h = hashlib.sha256()
-    for obj in objects:
-        try:
-            src = textwrap.dedent(inspect.getsource(obj))
-            tree = ast.parse(src)
-        except (OSError, TypeError, SyntaxError):
-            return None
-        h.update(ast.unparse(_strip_docstrings(tree)).encode())
-        h.update(b"\0")
-    return f"sha256:{h.hexdigest()}"
+__all__ = ["capture", "config_fingerprint", "source_fingerprint", "stale_parts"]
 
 
 def _algorithm_classes(cls: type) -> list[type]:

@@ -29,6 +29,7 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from . import models
+from ._source import capture
 from ._validate import check_int, check_real
 
 __all__ = [
@@ -703,6 +704,10 @@ _BUILDERS: dict[str, tuple[Callable[..., Problem], str]] = {
     "digits_cnn": (digits_cnn, "FedSUM MNIST CNN on scikit-learn digits (28x28), Dirichlet split"),
     "neural": (neural, "any dataset x partition x model of fedlib.data / partition / models"),
 }
+
+
+for _fn, _ in _BUILDERS.values():           # their sources as loaded, for the runs' fingerprints
+    capture(_fn)
 
 
 def available() -> dict[str, str]:

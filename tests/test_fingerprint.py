@@ -78,3 +78,20 @@ def test_entries_without_a_fingerprint_are_not_flagged():
     assert fingerprint.stale_parts(None, BASE) == []
     assert fingerprint.stale_parts({"algorithm": None, "problem": None}, BASE) == []
     assert fingerprint.stale_parts({"algorithm": "sha256:0"}, BASE) == ["algorithm"]
+
+
+def test_the_fingerprint_is_of_the_code_loaded_not_of_the_file_edited_since(tmp_path, monkeypatch):
+    # a long sweep's process keeps running the code it imported while its files are edited: its
+    # later entries must carry the fingerprint of that code (inspect would read the new file at
+    # the old line numbers)
+    import linecache
+    _module(tmp_path, monkeypatch, RULE.format(doc="live", extra=""), "fp_live")
+    cfg = BASE.replace(algorithm="mine_fp")
+    before = fingerprint.config_fingerprint(cfg)
+    path = tmp_path / "fp_live.py"
+    path.write_text("\n\nX = 1\n" + path.read_text().replace("scale = 1.0", "scale = 2.0"))
+    linecache.checkcache()
+    assert fingerprint.config_fingerprint(cfg) == before
+    edited = _module(tmp_path, monkeypatch, path.read_text(), "fp_live_edited")   # a new import sees it
+    assert algorithms.get("mine_fp") is edited.Mine
+    assert fingerprint.config_fingerprint(cfg)["algorithm"] != before["algorithm"]

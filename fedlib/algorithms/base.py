@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .._source import capture
 from ..engine import LocalResult
 from ..problems import Problem
 
@@ -174,6 +175,9 @@ def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
             raise ValueError(f"name: algorithm {c.name!r} is already registered "
                              f"({_REGISTRY[c.name].__module__}.{_REGISTRY[c.name].__name__}); "
                              "use @register(replace=True) to replace it")
+        for k in c.__mro__:                 # the source as loaded, for the runs' fingerprints
+            if k is not Algorithm and issubclass(k, Algorithm):
+                capture(k)
         _REGISTRY[c.name] = c
         return c
     return add if cls is None else add(cls)
