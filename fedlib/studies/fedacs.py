@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from .. import claims, theory
+from .. import algorithms, claims, theory
 from ..analysis import finals, first_reach
 from ..config import ExperimentConfig
 from ..notebook import check_profile, check_seeds
@@ -292,10 +292,10 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
     unstable, parts = [], []
     for k in seeds:
         flags = {m: instability(runs[m][k], summ.loc[(k, m), "outcome"]) for m in methods}
-        au, avg = flags["FedAU"], flags["FedAvg"]
+        au, fa = flags["FedAU"], flags["FedAvg"]
         others = [m for m in methods if m != "FedAU" and flags[m]]
-        unstable.append(1.0 if au and not avg else -1.0 if not au else 0.0)
-        parts.append(f"seed {k}: FedAU {au or 'stable'}; FedAvg {avg or 'stable'}; also unstable: "
+        unstable.append(1.0 if au and not fa else -1.0 if not au else 0.0)
+        parts.append(f"seed {k}: FedAU {au or 'stable'}; FedAvg {fa or 'stable'}; also unstable: "
                      f"{', '.join(others) or 'none'}")
     n = len(unstable)
     verdict = (claims.NOISE if n < 3 else claims.HOLDS if min(unstable) > 0 else
@@ -334,8 +334,8 @@ def mechanism(config_fedacs: ExperimentConfig, config_fedavg: ExperimentConfig, 
     avg = config_fedavg.schedule(num_clients=n)
     p, tau = acs.uplink_probs, acs.local_steps.astype(float)
     d = sizes / sizes.sum()
-    q = d / (p * tau)
-    q = q / q.sum(1, keepdims=True)
+    rule = algorithms.get("fedacs")                  # the algorithm's own E[W_i] = q_i p_i, per round
+    q = np.stack([rule.theory_expected_weights(p[t], tau[t], d) for t in range(len(p))]) / p
     draws = float(dict(config_fedacs.algorithm_args)["draws"])
     asked = avg.active > 0
     return {"FedACS: share of draws to the weak-computation half": float(q[:, weak].sum(1).mean()),
