@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("path", help="a store folder")
     s.add_argument("--force", action="store_true",
                    help="also re-seal entries whose files differ from their digests (files fedlib rewrote)")
+    w = sub.add_parser("renew", help="give stale entries the current code's fingerprint where a replay with "
+                                     "zero tolerance shows the code change moved no bit")
+    w.add_argument("path", help="a store folder")
+    w.add_argument("--rounds", default="auto", help="rounds to replay (as verify: a number, 'all' or 'auto')")
     n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
     args = parser.parse_args(argv)
@@ -75,17 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "seal":
         return _seal(parser, Path(args.path), args.force)
-    if args.rounds == "all":
-        rounds = None
-    elif args.rounds == "auto":
-        rounds = "auto"
-    else:
-        try:
-            rounds = int(args.rounds)
-        except ValueError:
-            parser.error(f"--rounds: must be a number or 'all', got {args.rounds!r}")
-        if rounds < 1:
-            parser.error(f"--rounds: must be >= 1, got {rounds}")
+    rounds = _rounds(parser, args.rounds)
+    if args.command == "renew":
+        return _renew(parser, Path(args.path), rounds)
     if args.sample is not None and args.sample < 1:
         parser.error(f"--sample: must be >= 1, got {args.sample}")
 
@@ -130,6 +126,35 @@ def main(argv: list[str] | None = None) -> int:
           f"{counts['cross-cpu']} by the cross-CPU check); {counts['unchecked']} not checkable here; "
           f"{counts['failed']} differ")
     return 1 if counts["failed"] else 0
+
+
+def _rounds(parser: argparse.ArgumentParser, text: str) -> int | str | None:
+    if text == "all":
+        return None
+    if text == "auto":
+        return "auto"
+    try:
+        rounds = int(text)
+    except ValueError:
+        parser.error(f"--rounds: must be a number, 'auto' or 'all', got {text!r}")
+    if rounds < 1:
+        parser.error(f"--rounds: must be >= 1, got {rounds}")
+    return rounds
+
+
+def _renew(parser: argparse.ArgumentParser, path: Path, rounds) -> int:
+    from .verification import renew_fingerprints
+    if not path.is_dir() or (path / "meta.json").is_file():
+        parser.error(f"path: {path} is not a store folder")
+    out = renew_fingerprints(path, rounds=rounds, progress=True)
+    for key, outcome in out.items():
+        why = f": {outcome.split(': ', 1)[1]}" if ": " in outcome else ""
+        print(f"{outcome.split(':')[0]:<13} {key}{why}")
+    counts = {k: sum(1 for v in out.values() if v.split(":")[0] == k)
+              for k in ("renewed", "differs", "not checkable")}
+    print(f"{path}: {len(out)} stale entries: {counts['renewed']} renewed (bitwise replay), "
+          f"{counts['differs']} differ (recompute them), {counts['not checkable']} not checkable here")
+    return 1 if counts["differs"] or counts["not checkable"] else 0
 
 
 def _seal(parser: argparse.ArgumentParser, path: Path, force: bool) -> int:

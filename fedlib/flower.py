@@ -16,13 +16,21 @@ nothing else, so there is no second copy of any update rule:
   Flower equals ``fedlib.run`` on the same schedule (bitwise on one CPU with one torch thread
   per client: the test asserts it).
 
-What this first bridge does *not* do yet: the clients' algorithm state (FedSUM's h_i, SCAFFOLD's
-c_i, FedSUM-CR's z_i and a_i) stays in the server's algorithm object, and a round sends each
-asked client its starting model and correction, so the bytes on the wire are not yet what the
-algorithm's ``messages()`` counts (the history's ``uplink`` / ``downlink`` columns still count as
-the paper does). The server also evaluates the model with the problem it is given (its test set
-and, for the training loss, the clients' training samples), as a simulation does. A client that
-fails or does not answer within the timeout is the schedule's failed upload in that round
+An algorithm whose clients keep state between rounds (FedSUM's h_i, FedSUM-CR's z_i and a_i,
+SCAFFOLD's c_i: those that list ``client_state``) runs as its clients and server do
+(:meth:`fedlib.algorithms.Algorithm.client_step`): at the start of a run every node gets x^(0)
+and sets up its own state in Flower's per-node ``Context.state``; in a round the server sends the
+asked clients exactly the algorithm's downlink (FedSUM: x and y; SCAFFOLD: x and c), each runs the
+algorithm's own ``client_step`` on its state and sends back exactly its uplink (FedSUM: delta_i;
+SCAFFOLD: Delta y_i and, unless ``uplink_vectors=1``, Delta c_i), so the tensors on the wire are
+what the history's ``uplink`` / ``downlink`` count. A node keeps the state a round produced as
+*pending* until the server's next message says whether that upload counted (the round the server
+last received from it); one that did not count is dropped, as the schedule's failed upload leaves
+the client's state untouched. Algorithms whose clients keep nothing (FedAvg, FedAU, MIFA,
+FedVARP, FOCUS, ...) send the starting model (and correction, if any) and get the local model
+back. The server evaluates the model with the problem it is given (its test set and, for the
+training loss, the clients' training samples), as a simulation does. A client that fails or does
+not answer within the timeout is the schedule's failed upload in that round
 (:class:`FlowerEngine`); the result's ``info["unreachable"]`` lists them by round.
 
 A client is told apart by ``partition-id`` in its node config (Flower's simulation engine sets
@@ -34,6 +42,8 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
+import secrets
 import time
 import warnings
 from collections.abc import Callable
@@ -41,14 +51,18 @@ from typing import Any
 
 import torch
 
+from . import algorithms
+from .algorithms.base import Algorithm, RoundInput
 from .config import ExperimentConfig
 from .engine import LocalResult, UnreachableClients, _per_client, get_engine
 from .problems import Problem
 
 __all__ = ["FlowerEngine", "client_app", "identify_nodes", "server_app", "simulate"]
 
-#: message types: local SGD, gradients at given models, who a node is
+#: message types: local SGD, gradients at given models, who a node is, a run's start and a
+#: client step of an algorithm whose clients keep state
 TRAIN, GRADS, WHO = "train.fedlib_local", "query.fedlib_grads", "query.fedlib_client"
+START, STEP = "query.fedlib_start", "train.fedlib_step"
 
 
 def _flwr():
@@ -149,7 +163,65 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
                           int(task["step"]), stochastic=bool(task["stochastic"]))
         return reply(msg, _arrays(g=g[0]), client=c)
 
+    @client.query("fedlib_start")
+    def start(msg, context):
+        """A run starts: this client's state from x^(0), kept in the node's context."""
+        problem, task, t, c = task_of(msg, context)
+        algo = _client_algorithm(problem, engine, task)
+        state = {k: v for k, v in algo.client_init(t["x0"][0]).items()}
+        context.state[_STATE] = _arrays(**state)
+        context.state[_PENDING] = _arrays(**state)
+        context.state[_META] = app.ConfigRecord({"run": str(task["run"]), "pending_round": -2})
+        return reply(msg, client=c)
+
+    @client.train("fedlib_step")
+    def step(msg, context):
+        """The algorithm's client_step on this client's state; the new state stays pending until
+        the server's next message says whether this upload counted."""
+        problem, task, t, c = task_of(msg, context)
+        meta = context.state[_META] if _META in context.state else None
+        if meta is None or str(meta["run"]) != str(task["run"]):
+            raise ValueError(f"client {c}: no state for run {task['run']} (the run's start did not reach "
+                             "this node)")
+        if int(meta["pending_round"]) == int(task["committed"]):         # the last upload counted
+            context.state[_STATE] = context.state[_PENDING]
+        dev = problem.device
+        state = {k: v.to(dev)[None] for k, v in context.state[_STATE].to_torch_state_dict().items()}
+        algo = _client_algorithm(problem, engine, task)
+        down = {k.removeprefix("down."): v[0] for k, v in t.items() if k.startswith("down.")}
+        down.update({k.removeprefix("down."): task[k] for k in task if k.startswith("down.")})
+        steps = torch.zeros(problem.num_clients, dtype=torch.long, device=dev)
+        steps[c] = int(task["steps"])
+        r = RoundInput(int(task["round"]), steps.new_zeros(problem.num_clients),
+                       torch.ones(problem.num_clients, dtype=torch.bool, device=dev), steps,
+                       float(task["lr_local"]), float(task["lr_global"]))
+        up, new = algo.client_step(down, state, torch.tensor([c], device=dev), r)
+        sent = list(task["uplink"]) if "uplink" in task else list(up)
+        context.state[_PENDING] = _arrays(**{k: v[0] for k, v in new.items()})
+        context.state[_META] = app.ConfigRecord({"run": str(task["run"]),
+                                                 "pending_round": int(task["round"])})
+        return reply(msg, _arrays(**{k: up[k][0] for k in sent}), client=c)
+
     return client
+
+
+#: where a node keeps its client's state in Flower's Context.state
+_STATE, _PENDING, _META = "fedlib.state", "fedlib.pending", "fedlib.meta"
+
+#: algorithm objects of client apps in this process, by (problem, name, options, K)
+_ALGOS: dict = {}
+
+
+def _client_algorithm(problem: Problem, engine, task):
+    """The algorithm a message names, built on this node's problem (its client_step is the
+    simulation's own code), with the run's nominal K."""
+    from .algorithms import get
+    key = (id(problem), str(task["algorithm"]), str(task["options"]), float(task["nominal_steps"]))
+    if key not in _ALGOS:
+        algo = get(str(task["algorithm"]))(problem, engine, **json.loads(str(task["options"])))
+        algo.K = float(task["nominal_steps"])
+        _ALGOS[key] = algo
+    return _ALGOS[key]
 
 
 # ----------------------------------------------------------------------------------- server side
@@ -179,6 +251,8 @@ class FlowerEngine:
         self.exchanges = 0
         self._replies: dict = {}                 # (type, round, client, digest) -> reply arrays
         self._late: dict[int, set[int]] = {}     # round -> clients that did not answer
+        self._run = ""                           # the run whose clients keep state
+        self._counted: dict[int, int] = {}      # client -> the last round whose upload counted
 
     @staticmethod
     def _digest(config: dict, tensors: dict) -> str:
@@ -225,6 +299,52 @@ class FlowerEngine:
             late.update(failed)
             raise UnreachableClients(round, failed)
         return got
+
+    @staticmethod
+    def _task(algo: Algorithm) -> dict:
+        return {"algorithm": algo.name, "options": json.dumps(algo.opts, sort_keys=True),
+                "nominal_steps": float(algo.K)}
+
+    def start_clients(self, algo: Algorithm, x0: torch.Tensor) -> None:
+        """A run of an algorithm whose clients keep state starts: every node sets up its client's
+        state from x^(0) (:meth:`~fedlib.algorithms.Algorithm.client_init`). A node that does not
+        answer is a RuntimeError: the run cannot start without it."""
+        app, _, _ = _flwr()
+        self._run, self._counted = secrets.token_hex(8), {}
+        self._replies, self._late = {}, {}
+        msgs = []
+        for c, n in sorted(self.nodes.items()):
+            task = app.ConfigRecord({"client": c, "round": -1, "run": self._run, **self._task(algo)})
+            content = app.RecordDict({"config": task, "arrays": _arrays(x0=x0)})
+            msgs.append(app.Message(content, dst_node_id=n, message_type=START))
+        self.exchanges += 1
+        answered = {rep.metadata.src_node_id for rep in self.grid.send_and_receive(msgs, timeout=self.timeout)
+                    if not rep.has_error()}
+        missing = [c for c, n in sorted(self.nodes.items()) if n not in answered]
+        if missing:
+            raise RuntimeError(f"client(s) {missing}: did not set up their state for the run ({algo.name} "
+                               "keeps state on its clients); the run cannot start without them")
+
+    def client_steps(self, algo: Algorithm, down: dict, clients: torch.Tensor, r: RoundInput) -> dict:
+        """The algorithm's client step on each client's node: the downlink's tensors and numbers
+        go to each client in ``clients``, its uplink comes back ([S, p] per name, rows in the order
+        of ``clients``; those the client does not send rebuilt by the server)."""
+        tensors = {f"down.{k}": v for k, v in down.items() if isinstance(v, torch.Tensor)}
+        numbers = {f"down.{k}": v for k, v in down.items() if not isinstance(v, torch.Tensor)}
+        sent = algo.uplink_sent()
+        rows = []
+        for c in clients.tolist():
+            config = {"run": self._run, "committed": self._counted.get(c, -1), "steps": int(r.local_steps[c]),
+                      "lr_local": float(r.lr_local), "lr_global": float(r.lr_global), **self._task(algo),
+                      **numbers, **({} if sent is None else {"uplink": list(sent)})}
+            rows.append((c, config, tensors))
+        got = self._exchange(STEP, rows, r.t)
+        x = down["x"]
+        names = list(got[clients.tolist()[0]]) if len(clients) else []
+        up = {k: torch.stack([got[c][k] for c in clients.tolist()]).to(x.device) for k in names}
+        for c in clients.tolist():
+            self._counted[c] = int(r.t)
+        return algo.rebuild_uplink(x, down, up, clients, r)
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor, steps: torch.Tensor,
                   lr, round: int, correction: torch.Tensor | None = None, fixed_point: bool = False,
@@ -315,6 +435,11 @@ def _same_problem(configs: list[ExperimentConfig]) -> ExperimentConfig:
             raise ValueError(f"configs[{i}].problem_args: every config of one federation trains the same "
                              f"problem; configs[0] has {configs[0].problem} {dict(configs[0].problem_args)}, "
                              f"configs[{i}] {c.problem} {dict(c.problem_args)}")
+        algo = algorithms.get(c.algorithm)
+        if algo.client_state and algo.client_step is Algorithm.client_step:
+            raise ValueError(f"configs[{i}].algorithm: {algo.name} lists client_state {algo.client_state} "
+                             "but implements no client_step, so its clients' state cannot live on the Flower "
+                             "nodes; implement client_init / downlink_message / client_step / server_step")
         if c.warmup() is not None:
             raise ValueError(f"configs[{i}].init_from: a run that continues a warm-up is not supported by "
                              "fedlib.flower; run the warm-up and the phase as one config")

@@ -4,6 +4,7 @@ arithmetic allows (exact on the same kernels, the replay anchor across CPUs).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import warnings
@@ -17,7 +18,7 @@ from . import arithmetic
 from .runner import run_config
 from .store import TIMING_COLUMNS, CorruptEntry, Entry, Store, digest_problems
 
-__all__ = ['VerifyReport', 'stored_arithmetic', 'verify']
+__all__ = ['VerifyReport', 'renew_fingerprints', 'stored_arithmetic', 'verify']
 
 
 @dataclass
@@ -252,3 +253,63 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
 
 
 _MISMATCH_COLUMNS = ["round", "metric", "stored", "replayed", "rel_diff"]
+
+
+def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int | str | None = "auto",
+                       progress: bool = False) -> dict[str, str]:
+    """Bring the code fingerprints of stale entries up to date where a replay proves the stored
+    run unchanged by the code change (a refactor: the same arithmetic in another shape).
+
+    An entry is stale when the source of its algorithm or problem builder differs from the one
+    its ``meta.json`` records (:func:`fedlib.fingerprint.stale_parts`); :class:`Store` then
+    recomputes it. When the change cannot have moved a single bit (code moved between methods,
+    a client / server split of the same operations), recomputing costs hours for nothing. Here
+    each stale entry is replayed with the current code on its own arithmetic and compared with
+    **zero tolerance**: every stored metric of every evaluated round replayed, and the float64
+    anchor. Only an entry that matches bit for bit gets the current fingerprint; its
+    ``meta.json`` keeps the old one and the evidence under ``"renewed"`` (date, commit, the old
+    and new fingerprints, the rounds replayed). Its results and digests are not touched.
+
+    Args:
+        store: a store or its folder.
+        keys: entries to consider (default: all).
+        rounds: rounds to replay (as :func:`verify`: ``"auto"``, a number, or None for the whole run).
+        progress: show a progress bar.
+
+    Returns:
+        ``{key: outcome}`` for the stale entries: ``renewed``, ``differs: ...`` (left stale: it
+        must be recomputed) or ``not checkable: ...`` (another arithmetic: the exact replay needs
+        the machine kind that computed it).
+    """
+    from tqdm.auto import tqdm
+
+    from .fingerprint import config_fingerprint, stale_parts
+    from .store import _git_commit
+
+    store = store if isinstance(store, Store) else Store(store)
+    out: dict[str, str] = {}
+    for key in tqdm(store.keys() if keys is None else list(keys), desc="renew", unit="entry",
+                    disable=not progress):
+        entry = store.read(key)
+        old = entry.meta.get("code")
+        if not stale_parts(old, entry.config):
+            continue
+        rep = verify(entry, rounds=rounds, rtol=0.0, atol=0.0)
+        if rep.check != "exact":
+            out[key] = f"not checkable: {rep.reason}"
+            continue
+        if not rep.ok:
+            out[key] = "differs: " + str(rep).split("\n", 1)[-1].strip().splitlines()[0]
+            continue
+        new = config_fingerprint(entry.config)
+        meta = dict(entry.meta)
+        meta["renewed"] = [*meta.get("renewed", []), {
+            "date": pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"), "git_commit": _git_commit(),
+            "from": old, "to": new, "rounds_replayed": rep.rounds, "evaluations_compared": rep.compared,
+            "check": "replay on the entry's arithmetic, every metric and the anchor bit for bit"}]
+        meta["code"] = new
+        tmp = entry.path / f".meta-{os.getpid()}.json"
+        tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
+        os.replace(tmp, entry.path / "meta.json")
+        out[key] = "renewed"
+    return out

@@ -2,6 +2,7 @@
 reported, and recomputed where computing is allowed."""
 
 import textwrap
+import warnings
 
 import pytest
 
@@ -95,3 +96,51 @@ def test_the_fingerprint_is_of_the_code_loaded_not_of_the_file_edited_since(tmp_
     edited = _module(tmp_path, monkeypatch, path.read_text(), "fp_live_edited")   # a new import sees it
     assert algorithms.get("mine_fp") is edited.Mine
     assert fingerprint.config_fingerprint(cfg)["algorithm"] != before["algorithm"]
+
+
+RENEW = '''
+from fedlib.algorithms import register
+from fedlib.algorithms.fedavg import FedAvg
+
+@register(replace=True)
+class Mine(FedAvg):
+    name = "mine_renew"
+
+    def round(self, x, r):
+        out = super().round(x, r)
+        return out{extra}
+'''
+
+
+def test_renewing_fingerprints_needs_a_bitwise_replay(tmp_path, monkeypatch):
+    """A refactor that cannot move a bit (here: the step multiplied by the integer 1) leaves the
+    entry stale until renew_fingerprints replays it with zero tolerance; then it carries the new
+    fingerprint, the old one and the evidence, and its results and digests are untouched. A change
+    of the arithmetic (x 0.5) is found by the replay and left stale, to be recomputed."""
+    from fedlib.verification import renew_fingerprints
+    _module(tmp_path, monkeypatch, RENEW.format(extra=""), "fp_renew_v1")
+    cfg = BASE.replace(algorithm="mine_renew", rounds=4, eval_every=1)
+    store = tmp_path / "store"
+    fedlib.sweep([cfg], store, progress=False)
+    before = Store(store).read(cfg.key())
+    history = (before.path / "history.csv").read_bytes()
+    assert renew_fingerprints(store) == {}                            # nothing stale: nothing to do
+
+    _module(tmp_path, monkeypatch, RENEW.format(extra=" * 1"), "fp_renew_v2")
+    assert fingerprint.stale_parts(before.meta["code"], cfg) == ["algorithm"]
+    assert renew_fingerprints(store) == {cfg.key(): "renewed"}
+    after = Store(store).read(cfg.key())
+    assert fingerprint.stale_parts(after.meta["code"], cfg) == []
+    assert (after.path / "history.csv").read_bytes() == history
+    assert after.meta["digests"] == before.meta["digests"]
+    (rec,) = after.meta["renewed"]
+    assert rec["from"] == before.meta["code"] and rec["to"] == after.meta["code"]
+    assert rec["rounds_replayed"] >= 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                                # no stale warning any more
+        fedlib.sweep([cfg], store, progress=False, compute=False)
+
+    _module(tmp_path, monkeypatch, RENEW.format(extra=" * 0.5"), "fp_renew_v3")
+    out = renew_fingerprints(store)
+    assert out[cfg.key()].startswith("differs: ")
+    assert fingerprint.stale_parts(Store(store).read(cfg.key()).meta["code"], cfg) == ["algorithm"]

@@ -19,11 +19,13 @@ def _config(algorithm: str, **changes) -> ExperimentConfig:
 
 
 def test_flower_simulation_equals_fedlib_run_bitwise():
-    """FedAvg, FedSUM, SCAFFOLD (client control variates) and FOCUS (its server asks the clients for
-    gradients at their local models) through Flower's simulation engine, one virtual node per client:
-    the final models and every evaluation equal fedlib.run's. Bitwise, because each client runs the same
+    """FedAvg, FedSUM, SCAFFOLD, FedSUM-CR (their clients keep h_i, c_i, z_i and a_i in Flower's
+    per-node state) and FOCUS (its server asks the clients for gradients at their local models)
+    through Flower's simulation engine, one virtual node per client: the final models and every
+    evaluation equal fedlib.run's. Bitwise, because each client runs the same
     kernels on the same row in one torch thread as the vectorized engine's per-client path does."""
-    configs = [_config("fedavg"), _config("fedsum"), _config("scaffold"), _config("focus", lr_local=0.005)]
+    configs = [_config("fedavg"), _config("fedsum"), _config("scaffold"), _config("fedsum_cr"),
+               _config("focus", lr_local=0.005)]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -37,6 +39,8 @@ def test_flower_simulation_equals_fedlib_run_bitwise():
         cols = ["round", "loss", "test_acc", "uplink", "downlink", "client_steps"]
         assert e.history[cols].equals(g.history[cols]), c.algorithm
         assert not g.diverged and g.history["loss"].iloc[-1] < g.history["loss"].iloc[0]     # it trained
+        # the clients' state (FedSUM's h, SCAFFOLD's ci, ...) lived on the nodes, not on the server
+        assert all(hasattr(e.algorithm, k) and not hasattr(g.algorithm, k) for k in e.algorithm.client_state)
     assert info["connect_seconds"] > 0 and len(info["run_seconds"]) == len(configs)
 
 
@@ -50,11 +54,14 @@ def in_process(monkeypatch):
 
 class _Grid:
     """A stand-in for Flower's Grid: nodes answer the client app in this process; the nodes of
-    ``silent`` (partition, round) pairs never answer in that round."""
+    ``silent`` (partition, round) pairs never get that round's message, those of ``lost`` pairs
+    run it but their reply never arrives. ``sent`` records (message type, tensors sent, tensors
+    replied) per message."""
 
-    def __init__(self, app, partitions: list[int], silent: frozenset = frozenset()):
+    def __init__(self, app, partitions: list[int], silent: frozenset = frozenset(),
+                 lost: frozenset = frozenset()):
         from flwr.app import Context, RecordDict
-        self.silent = silent
+        self.silent, self.lost, self.sent = silent, lost, []
         self.app, self.ids = app, [1000 + i for i in range(len(partitions))]
         self.contexts = {n: Context(run_id=1, node_id=n, node_config={"partition-id": p}, state=RecordDict(),
                                     run_config={}) for n, p in zip(self.ids, partitions, strict=True)}
@@ -62,17 +69,33 @@ class _Grid:
     def get_node_ids(self):
         return list(self.ids)
 
+    @staticmethod
+    def _tensors(content) -> list[str]:
+        return sorted(content["arrays"].keys()) if "arrays" in content else []
+
     def send_and_receive(self, messages, timeout=None):
         out = []
         for m in messages:
             m.metadata.__dict__["_src_node_id"] = 0
-            if "config" in m.content and (int(m.content["config"]["client"]),
-                                          int(m.content["config"]["round"])) in self.silent:
+            config = m.content["config"] if "config" in m.content else None
+            who = None if config is None else (int(config["client"]), int(config["round"]))
+            if who in self.silent:
                 continue
             rep = self.app(m, self.contexts[m.metadata.dst_node_id])
             rep.metadata.__dict__["_src_node_id"] = m.metadata.dst_node_id
-            out.append(rep)
+            self.sent.append((m.metadata.message_type, self._tensors(m.content), self._tensors(rep.content)))
+            if who not in self.lost:
+                out.append(rep)
         return out
+
+
+def _single_thread(fn):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return fn()
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_a_federation_that_does_not_match_the_schedule_stops_before_round_0(in_process):
@@ -145,5 +168,86 @@ def test_a_client_that_does_not_answer_is_the_schedules_failed_upload(in_process
         torch.set_num_threads(threads)
     assert torch.equal(a.params, b.params) and not torch.equal(a.params, plain.params)
     assert a.info["unreachable"] == {str(t): [c]}
-    # one exchange per round with active clients: the repeated round asked no node again
-    assert engine.exchanges == int((sched.active.sum(1) > 0).sum()) and int(sched.active[t].sum()) > 1
+    # the run's start (every node sets up its h_i), then one exchange per round with active clients:
+    # the repeated round asked no node again
+    assert engine.exchanges == 1 + int((sched.active.sum(1) > 0).sum()) and int(sched.active[t].sum()) > 1
+
+
+def test_a_reply_lost_after_the_client_trained_leaves_its_state_as_before(in_process):
+    """Client c trains in round t and keeps the new h_i, but its reply never arrives: the server
+    counts its upload as failed, and the client's next message tells it so; the client then drops
+    the state of round t (as the schedule's failed upload leaves it untouched). Its next round
+    starts from its old h_i, so the run equals fedlib.run with uplink_ok False for (t, c) -- were
+    the lost round's state kept, FedSUM's y and the client's h_i would disagree from then on."""
+    import dataclasses
+
+    from fedlib import run
+    cfg = _config("fedsum", rounds=12)
+    problem = cfg.build_problem()
+    sched = cfg.schedule(10, problem)
+    act = sched.active > 0
+    # a client active in round t and again later, and not alone in round t
+    t, c = next((t, c) for t in range(12) for c in range(10)
+                if act[t, c] and act[t + 1:, c].any() and act[t].sum() > 1)
+    grid = _Grid(flower.client_app(cfg), list(range(10)), lost=frozenset({(c, t)}))
+    engine = flower.FlowerEngine(grid, flower.identify_nodes(grid, 10, wait=0.1))
+    up = sched.uplink_ok.copy()
+    up[t, c] = False
+    kw = dict(lr_local=cfg.lr_local, eval_every=1, seed=cfg.seed, progress=False)
+    a = _single_thread(lambda: run("fedsum", problem, sched, engine=engine, **kw))
+    b = _single_thread(lambda: run("fedsum", problem, dataclasses.replace(sched, uplink_ok=up), **kw))
+    assert torch.equal(a.params, b.params)
+    assert a.info["unreachable"] == {str(t): [c]}
+    assert not hasattr(a.algorithm, "h")             # h_i lives on the nodes, not on the server
+
+
+@pytest.mark.parametrize("algorithm,args,down,up", [
+    ("fedsum", {}, ["down.x", "down.y"], ["delta"]),
+    ("fedsum_b", {}, ["down.x"], ["delta"]),
+    ("fedsum_cr", {}, ["down.x"], ["delta"]),
+    ("scaffold", {}, ["down.c", "down.x"], ["dc", "dy"]),
+    ("scaffold", {"uplink_vectors": 1}, ["down.c", "down.x"], ["dy"]),
+])
+def test_the_wire_carries_what_the_history_counts(in_process, algorithm, args, down, up):
+    """Per asked client and round, the tensors sent down and back are exactly the algorithm's
+    ``downlink`` and ``uplink`` model units (FedSUM: x and y down, delta_i up; FedSUM-CR: x down;
+    SCAFFOLD with uplink_vectors=1: Delta y_i only, Delta c_i rebuilt by the server), and the run
+    equals fedlib.run: bitwise, or, for the rebuilt Delta c_i, to float32 rounding (the server forms
+    -c - Delta y / (K eta_l) where the client forms c_i+ - c_i: a few ulps of the control variates,
+    which 6 rounds of SGD amplify to well under 1e-4 of the model's scale)."""
+    from fedlib import algorithms, run
+    cfg = _config(algorithm, rounds=6, algorithm_args=args)
+    problem = cfg.build_problem()
+    grid = _Grid(flower.client_app(cfg), list(range(10)))
+    engine = flower.FlowerEngine(grid, flower.identify_nodes(grid, 10, wait=0.1))
+    kw = dict(lr_local=cfg.lr_local, eval_every=6, seed=cfg.seed, progress=False, **args)
+    a = _single_thread(lambda: run(algorithm, problem, cfg.schedule(10, problem), engine=engine, **kw))
+    b = _single_thread(lambda: run(algorithm, problem, cfg.schedule(10, problem), **kw))
+    steps = [(d, u) for kind, d, u in grid.sent if kind == flower.STEP]
+    asked = int((cfg.schedule(10, problem).active > 0).sum())
+    assert len(steps) == asked and all(st == (down, up) for st in steps)
+    n_up = args.get("uplink_vectors", algorithms.get(algorithm).uplink)
+    n_down = algorithms.get(algorithm).downlink
+    assert (len(down), len(up)) == (n_down, n_up)
+    assert a.history["uplink"].iloc[-1] == n_up * asked and a.history["downlink"].iloc[-1] == n_down * asked
+    if "uplink_vectors" in args:
+        scale = float(b.params.abs().max())
+        assert float((a.params - b.params).abs().max()) <= 1e-4 * scale
+    else:
+        assert torch.equal(a.params, b.params)
+
+
+def test_an_algorithm_that_cannot_split_stops_before_any_node_starts():
+    """An algorithm that says its clients keep state but has no client_step: one message."""
+    from fedlib import algorithms
+
+    class Half(algorithms.get("fedavg")):
+        name = "half_split_test"
+        client_state = ("h",)
+
+    algorithms.register(Half, replace=True)
+    try:
+        with pytest.raises(ValueError, match=r"^configs\[0\]\.algorithm: half_split_test lists client_state"):
+            flower.server_app([_config("half_split_test")])
+    finally:
+        algorithms.base._REGISTRY.pop("half_split_test", None)

@@ -39,3 +39,16 @@ def test_add_your_own_algorithm_example_runs(tmp_path, monkeypatch, capsys):
         assert torch.allclose(plain.params, zero.params, rtol=1e-12, atol=1e-12)
     finally:
         algorithms.base._REGISTRY.pop("fedavg_server_momentum", None)
+
+
+def test_deploy_with_flower_example_builds_both_apps():
+    """The "Deploy with Flower" module builds a ServerApp and a ClientApp for the same problem (its
+    simulation under __main__ is what tests/test_flower.py checks)."""
+    import pytest
+    pytest.importorskip("flwr")
+    from flwr.clientapp import ClientApp
+    from flwr.serverapp import ServerApp
+    ns: dict = {"__name__": "my_federation"}
+    exec(compile(_section_code("Deploy with Flower"), "README.md", "exec"), ns)
+    assert isinstance(ns["server"], ServerApp) and isinstance(ns["client"], ClientApp)
+    assert ns["make_problem"](None).num_clients == dict(ns["config"].problem_args)["num_clients"] == 10

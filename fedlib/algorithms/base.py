@@ -67,6 +67,9 @@ class Algorithm:
     uplink: int = 1
     downlink: int = 1
     options: tuple[str, ...] = ()
+    #: names of the state each client keeps between rounds (FedSUM's ``h``, SCAFFOLD's ``ci``);
+    #: empty for an algorithm whose clients keep nothing. See :meth:`client_step`.
+    client_state: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs) -> None:
         """A subclass that does not set its own ``name`` is named after its class (lower case),
@@ -110,11 +113,79 @@ class Algorithm:
         return {}
 
     def init(self, x0: torch.Tensor, nominal_steps: float) -> None:
-        """Create the state for a run from x0; ``nominal_steps`` is the schedule's mean K."""
+        """Create the state for a run from x0; ``nominal_steps`` is the schedule's mean K.
+
+        For an algorithm with :attr:`client_state`, this also creates its clients' state: here,
+        one table [N, ...] per name from :meth:`client_init`; with remote clients (an engine with
+        ``remote_clients``, e.g. Flower) each client keeps its own, and the engine's
+        ``start_clients`` hands them x0."""
         self.K = float(nominal_steps)
+        if self.client_state:
+            if getattr(self.engine, "remote_clients", False):
+                self.engine.start_clients(self, x0)
+            else:
+                for k, v in self.client_init(x0).items():
+                    setattr(self, k, v.expand(self.N, *v.shape).clone())
 
     def round(self, x: torch.Tensor, r: RoundInput) -> torch.Tensor:
+        """x^(t+1) from x^(t). An algorithm with :attr:`client_state` gets this one, which runs
+        its round as its clients and its server do: :meth:`downlink_message` to the clients whose
+        upload arrives, :meth:`client_step` on each of them (with its own state), then
+        :meth:`server_step` over their uplinks. Others override it."""
+        if not self.client_state:
+            raise NotImplementedError(f"{type(self).__name__}: implement round(), or client_state with "
+                                      "client_init / downlink_message / client_step / server_step")
+        S = r.delivered
+        down = self.downlink_message(x, r)
+        up = self.run_clients(down, S, r) if len(S) else None
+        return self.server_step(x, up, S, r)
+
+    # ---------------------------------------------------------- the client / server split of a round
+    # An algorithm whose clients keep state implements these four (and lists client_state); the
+    # simulation runs them here over tables [N, ...], a deployment (fedlib.flower) runs client_step
+    # on each device with the state the device keeps. Tensors in the messages are what the paper's
+    # message counts count (``downlink`` / ``uplink`` model units); numbers are settings.
+
+    def client_init(self, x0: torch.Tensor) -> dict[str, torch.Tensor]:
+        """One client's state before its first round (each name of :attr:`client_state`)."""
         raise NotImplementedError
+
+    def downlink_message(self, x: torch.Tensor, r: RoundInput) -> dict:
+        """What the server sends every client it asks in round r: tensors [p] (``downlink`` of
+        them) and numbers."""
+        raise NotImplementedError
+
+    def client_step(self, down: dict, state: dict[str, torch.Tensor], clients: torch.Tensor,
+                    r: RoundInput) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """The clients' side of round r for ``clients`` [S] at once: from the downlink and their
+        state rows ([S, ...] per name), (their uplinks [S, p] per name, their new state rows)."""
+        raise NotImplementedError
+
+    def uplink_sent(self) -> tuple[str, ...] | None:
+        """The names of :meth:`client_step`'s uplinks that a client sends (``uplink`` of them);
+        None: all. Those not sent are rebuilt by the server (:meth:`rebuild_uplink`)."""
+        return None
+
+    def rebuild_uplink(self, x: torch.Tensor, down: dict, up: dict[str, torch.Tensor], clients: torch.Tensor,
+                       r: RoundInput) -> dict[str, torch.Tensor]:
+        """The uplinks a client does not send (:meth:`uplink_sent`), rebuilt on the server."""
+        return up
+
+    def server_step(self, x: torch.Tensor, up: dict[str, torch.Tensor] | None, clients: torch.Tensor,
+                    r: RoundInput) -> torch.Tensor:
+        """x^(t+1) from the uplinks of ``clients`` (rows in their order; None: no upload arrived)."""
+        raise NotImplementedError
+
+    def run_clients(self, down: dict, clients: torch.Tensor, r: RoundInput) -> dict[str, torch.Tensor]:
+        """:meth:`client_step` of ``clients``: on their devices where the engine has remote clients
+        (its ``client_steps``), else here on the rows of the state tables, which it updates."""
+        if getattr(self.engine, "remote_clients", False):
+            return self.engine.client_steps(self, down, clients, r)
+        state = {k: getattr(self, k)[clients] for k in self.client_state}
+        up, new = self.client_step(down, state, clients, r)
+        for k, v in new.items():
+            getattr(self, k)[clients] = v
+        return up
 
     #: attributes that are wiring, not state (never saved in a checkpoint)
     _NOT_STATE = ("problem", "engine")

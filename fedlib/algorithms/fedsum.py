@@ -21,22 +21,37 @@ from .base import Algorithm, RoundInput, register
 
 
 class _FedSUMBase(Algorithm):
-    """Shared state and server step; a member supplies the clients' new h_i (:meth:`_new_h`)."""
+    """Shared state and server step; a member supplies the clients' new h_i (:meth:`_new_h`).
+
+    The round as its clients and its server run it: the server sends x^(t) (FedSUM: and
+    y^(t-1)); a client whose upload arrives computes its new h_i, keeps it and sends
+    delta_i = h_i^new - h_i; the server adds the deltas to y and steps."""
+
+    client_state = ("h",)
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
-        self.h = self.client_table(x0)
         self.y = torch.zeros_like(x0)
 
-    def round(self, x, r):
-        S = r.delivered
-        if len(S):
-            h_new = self._new_h(x, S, r)
-            self.y = self.y + (h_new - self.h[S]).sum(0)       # y += sum_i delta_i, delta_i = h_new - h_i
-            self.h[S] = h_new
+    def client_init(self, x0):
+        return {"h": torch.zeros_like(x0)}
+
+    def downlink_message(self, x, r):
+        return {"x": x}
+
+    def client_step(self, down, state, S, r):
+        h_new = self._new_h(down, state, S, r)
+        return {"delta": h_new - state["h"]}, {**self._other_state(down, state, S, r), "h": h_new}
+
+    def _other_state(self, down, state, S, r) -> dict:
+        return {}
+
+    def server_step(self, x, up, S, r):
+        if up is not None:
+            self.y = self.y + up["delta"].sum(0)                # y += sum_i delta_i
         return x - (r.lr_global * r.lr_local * self.K / self.N) * self.y
 
-    def _new_h(self, x, S, r: RoundInput) -> torch.Tensor:
+    def _new_h(self, down, state, S, r: RoundInput) -> torch.Tensor:
         raise NotImplementedError
 
     def _corrected_h(self, x, S, y_i, r: RoundInput):
@@ -58,7 +73,8 @@ class FedSUMB(_FedSUMBase):
     name = "fedsum_b"
     description = "FedSUM-B (FedSUM Alg. 1): stochastic uplink-merge, no local updates"
 
-    def _new_h(self, x, S, r):
+    def _new_h(self, down, state, S, r):
+        x = down["x"]
         K_i = r.local_steps[S].to(x.dtype)[:, None]
         res = self.local(x, S, r, r.lr_local, fixed_point=True)
         return (x - res.X) / (r.lr_local * K_i)
@@ -76,8 +92,11 @@ class FedSUM(_FedSUMBase):
     description = "FedSUM (FedSUM Alg. 2): stochastic uplink-merge with corrected local steps"
     downlink = 2
 
-    def _new_h(self, x, S, r):
-        return self._corrected_h(x, S, self.y.unsqueeze(0) - self.h[S], r)
+    def downlink_message(self, x, r):
+        return {"x": x, "y": self.y}
+
+    def _new_h(self, down, state, S, r):
+        return self._corrected_h(down["x"], S, down["y"].unsqueeze(0) - state["h"], r)
 
 
 @register
@@ -101,17 +120,21 @@ class FedSUMCR(_FedSUMBase):
     description = "FedSUM-CR (FedSUM Alg. 3): FedSUM with single-vector downlink"
     options = ("rebuild",)
 
+    client_state = ("h", "a", "z", "lr_sum_at")
+
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
         self.rebuild = self.opts.get("rebuild", "eq11")
         if self.rebuild not in ("eq11", "rate_sum"):
             raise ValueError(f"rebuild: must be 'eq11' (the paper) or 'rate_sum' (exact for a decaying "
                              f"eta_l), got {self.rebuild!r}")
-        self.a = torch.full((self.N,), -1, dtype=torch.long, device=x0.device)
-        self.z = self.client_table(x0, copies=True)
         self.lr_sum = 0.0                       # sum of eta_l(s) over the rounds s < t
-        self.lr_sum_at = torch.zeros(self.N, dtype=torch.float64, device=x0.device)   # ... s < a_i
         self.lr0 = None
+
+    def client_init(self, x0):
+        return {"h": torch.zeros_like(x0), "a": torch.tensor(-1, dtype=torch.long, device=x0.device),
+                "z": x0.clone(),                 # ... and the sum of eta_l(s) over s < a_i
+                "lr_sum_at": torch.tensor(0.0, dtype=torch.float64, device=x0.device)}
 
     def round(self, x, r):
         if self.lr0 is None:
@@ -120,15 +143,21 @@ class FedSUMCR(_FedSUMBase):
         self.lr_sum += float(r.lr_local)
         return x_new
 
-    def _new_h(self, x, S, r):
-        if self.rebuild == "eq11":
-            gap = (r.t - self.a[S]).to(x.dtype)[:, None]
-            y_i = self.N / (r.lr_global * r.lr_local * self.K) * (self.z[S] - x) / gap - self.h[S]
+    def downlink_message(self, x, r):
+        return {"x": x, "lr_sum": self.lr_sum, "lr0": self.lr0}
+
+    def _new_h(self, down, state, S, r):
+        x = down["x"]
+        if self.opts.get("rebuild", "eq11") == "eq11":
+            gap = (r.t - state["a"]).to(x.dtype)[:, None]
+            y_i = self.N / (r.lr_global * r.lr_local * self.K) * (state["z"] - x) / gap - state["h"]
         else:
-            never = self.a[S] < 0
-            rates = torch.where(never, self.lr_sum + self.lr0, self.lr_sum - self.lr_sum_at[S])
-            y_i = self.N / (r.lr_global * self.K) * (self.z[S] - x) / rates.to(x.dtype)[:, None] - self.h[S]
-        self.a[S] = r.t
-        self.z[S] = x
-        self.lr_sum_at[S] = self.lr_sum
+            never = state["a"] < 0
+            rates = torch.where(never, down["lr_sum"] + down["lr0"], down["lr_sum"] - state["lr_sum_at"])
+            y_i = self.N / (r.lr_global * self.K) * (state["z"] - x) / rates.to(x.dtype)[:, None] - state["h"]
         return self._corrected_h(x, S, y_i, r)
+
+    def _other_state(self, down, state, S, r):
+        n = len(S)
+        return {"a": torch.full_like(state["a"], r.t), "z": down["x"].expand(n, -1).clone(),
+                "lr_sum_at": torch.full_like(state["lr_sum_at"], down["lr_sum"])}

@@ -35,6 +35,7 @@ class Scaffold(Algorithm):
     description = "SCAFFOLD (option II): control variates against client drift"
     uplink = downlink = 2
     options = ("uplink_vectors", "c_divisor")
+    client_state = ("ci",)
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
@@ -47,19 +48,36 @@ class Scaffold(Algorithm):
             raise ValueError(f"c_divisor: must be a positive number or None (N), got {div!r}")
         self.c_divisor = float(self.N if div is None else div)
         self.c = torch.zeros_like(x0)
-        self.ci = self.client_table(x0)
 
-    def round(self, x, r):
-        S = r.delivered
-        if len(S) == 0:
-            return x
+    def client_init(self, x0):
+        return {"ci": torch.zeros_like(x0)}
+
+    def downlink_message(self, x, r):
+        return {"x": x, "c": self.c}
+
+    def client_step(self, down, state, S, r):
+        x, c, ci = down["x"], down["c"], state["ci"]
         K = r.local_steps[S].to(x.dtype)[:, None]
-        res = self.local(x, S, r, r.lr_local, correction=self.c - self.ci[S])
-        ci_new = self.ci[S] - self.c + (x - res.X) / (K * r.lr_local)
-        dc = ci_new - self.ci[S]
-        self.ci[S] = ci_new
-        self.c = self.c + dc.sum(0) / self.c_divisor
-        return x + r.lr_global * (res.X - x).mean(0)
+        res = self.local(x, S, r, r.lr_local, correction=c - ci)
+        ci_new = ci - c + (x - res.X) / (K * r.lr_local)
+        return {"dy": res.X - x, "dc": ci_new - ci}, {"ci": ci_new}
+
+    def uplink_sent(self):
+        return ("dy",) if self.uplink == 1 else None
+
+    def rebuild_uplink(self, x, down, up, S, r):
+        """Option II's Delta c_i from Delta y_i alone: -c - Delta y_i / (K_i eta_l) (equal to the
+        client's own Delta c_i up to float rounding: the client subtracts c_i from c_i+)."""
+        if "dc" in up:
+            return up
+        K = r.local_steps[S].to(x.dtype)[:, None]
+        return {**up, "dc": -down["c"] - up["dy"] / (K * r.lr_local)}
+
+    def server_step(self, x, up, S, r):
+        if up is None:
+            return x
+        self.c = self.c + up["dc"].sum(0) / self.c_divisor
+        return x + r.lr_global * up["dy"].mean(0)
 
 
 @register
