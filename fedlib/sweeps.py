@@ -13,6 +13,7 @@ import concurrent.futures as cf
 import importlib
 import json
 import os
+import time
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -35,6 +36,20 @@ __all__ = ['DASK_WORKER_ENV', 'stored_configs', 'sweep']
 #: ``dask.config.set({"distributed.nanny.pre-spawn-environ": fedlib.sweeps.DASK_WORKER_ENV})``
 #: before starting the workers.
 DASK_WORKER_ENV = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
+
+
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """In a sweep's worker process: exit as soon as the sweep's process is gone (killed, stopped
+    with Ctrl-C), instead of computing and storing the runs still queued. A run cut short leaves
+    its checkpoint, and the next sweep resumes it."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="fedlib-exit-with-parent", daemon=True).start()
 
 
 def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_every: int | None,
@@ -169,7 +184,8 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
         raise ValueError("workers: give either workers (local processes) or an executor, not both")
     if workers is not None and workers > 1:
         import multiprocessing
-        with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                    initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
             return sweep(configs, store, executor=pool, progress=progress, device=device,
                          checkpoint_every=checkpoint_every,
                          torch_threads=1 if torch_threads is None else torch_threads,

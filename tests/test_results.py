@@ -474,3 +474,67 @@ def test_missing_data_stops_a_sweep_in_one_line_before_the_store_exists(tmp_path
     synthetic = cfg.replace(problem_args={**dict(cfg.problem_args), "synthetic": True,
                                           "synthetic_sizes": [80, 20]})
     assert len(sweeps.sweep([synthetic], store, progress=False)) > 0
+
+
+_SWEEP_KILLABLE = textwrap.dedent("""
+    import sys, fedlib
+    if __name__ == "__main__":
+        cs = [fedlib.ExperimentConfig("fedavg", "quadratic", "full", 10**7, seed=s,
+                                      problem_args={"num_clients": 4, "dim": 3}) for s in range(4)]
+        fedlib.sweep(cs, sys.argv[1], workers=2, progress=False)
+""")
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            kids = [int(k) for k in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
+        except OSError:
+            continue
+        out += kids
+        todo += kids
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree from /proc")
+def test_the_workers_of_a_killed_sweep_stop_and_store_nothing(tmp_path):
+    """The sweep's process is killed (SIGKILL: no chance to clean up) while its two worker processes
+    compute: they exit within seconds instead of going on and storing entries of a sweep nobody
+    runs any more (each run here would take hours)."""
+    script = tmp_path / "sweep_job.py"
+    script.write_text(_SWEEP_KILLABLE)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "store")],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    workers: list[int] = []
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            workers = [p for p in _descendants(proc.pid)
+                       if "spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")]
+            if len(workers) == 2:
+                break
+            time.sleep(0.2)
+        assert len(workers) == 2, "the sweep's two workers did not start"
+        time.sleep(3)                                  # they import fedlib and start computing
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.time() + 15
+        while any(_alive(p) for p in workers) and time.time() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(p) for p in workers)
+        assert not any((tmp_path / "store").glob("*/meta.json"))
+    finally:
+        for p in [proc.pid, *workers]:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
