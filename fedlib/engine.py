@@ -43,11 +43,12 @@ class LocalResult:
 
     Attributes:
         X: final local models [S, p].
-        grad_sum: sum over each client's own steps of the gradients it computed [S, p].
+        grad_sum: sum over each client's own steps of the gradients it computed [S, p] (None
+            from a Flower engine whose clients send their local model only).
     """
 
     X: torch.Tensor
-    grad_sum: torch.Tensor
+    grad_sum: torch.Tensor | None
 
 
 class UnreachableClients(RuntimeError):

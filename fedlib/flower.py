@@ -5,19 +5,20 @@ The bridge moves the one thing a federation moves -- local training on the clien
 nothing else, so there is no second copy of any update rule:
 
 * the **server** (:func:`server_app`) runs :func:`fedlib.run` itself: the algorithm's own
-  ``round`` (FedAvg, FedSUM, FedSUM-CR, SCAFFOLD, FedAU, MIFA, FedVARP, FOCUS, ...), the
+  server side (FedAvg, FedSUM, FedSUM-CR, SCAFFOLD, FedAU, MIFA, FedVARP, FOCUS, ...), the
   participation :class:`~fedlib.participation.Schedule` that says who is asked in each round and
   whose upload counts, the learning-rate schedule, the history and the message counts. Its
   engine is a :class:`FlowerEngine`: where the algorithm asks for local SGD of some clients, the
-  engine sends each of them its starting model (and correction, if any) and takes their local
-  models back; where it asks for gradients at given models (FOCUS's last gradient), the same.
+  engine sends each of them its starting model and takes their local models back; where it
+  asks for gradients at given models (an algorithm of yours that does so on the server), the same.
 * each **client** (:func:`client_app`) runs fedlib's local solver on its own data, with the
   same minibatch and dropout keys (seed, client, round, step) as in simulation, so a run through
   Flower equals ``fedlib.run`` on the same schedule (bitwise on one CPU with one torch thread
   per client: the test asserts it).
 
 An algorithm whose clients keep state between rounds (FedSUM's h_i, FedSUM-CR's z_i and a_i,
-SCAFFOLD's c_i: those that list ``client_state``) runs as its clients and server do
+SCAFFOLD's c_i, FOCUS's last gradient: those that list ``client_state``) runs as its clients and
+server do
 (:meth:`fedlib.algorithms.Algorithm.client_step`): at the start of a run every node gets x^(0)
 and sets up its own state in Flower's per-node ``Context.state``; in a round the server sends the
 asked clients exactly the algorithm's downlink (FedSUM: x and y; SCAFFOLD: x and c), each runs the
@@ -26,12 +27,13 @@ SCAFFOLD: Delta y_i and, unless ``uplink_vectors=1``, Delta c_i), so the tensors
 what the history's ``uplink`` / ``downlink`` count. A node keeps the state a round produced as
 *pending* until the server's next message says whether that upload counted (the round the server
 last received from it); one that did not count is dropped, as the schedule's failed upload leaves
-the client's state untouched. Algorithms whose clients keep nothing (FedAvg, FedAU, MIFA,
-FedVARP, FOCUS, ...) send the starting model (and correction, if any) and get the local model
-back. The server evaluates the model with the problem it is given (its test set and, for the
-training loss, the clients' training samples), as a simulation does. A client that fails or does
-not answer within the timeout is the schedule's failed upload in that round
-(:class:`FlowerEngine`); the result's ``info["unreachable"]`` lists them by round.
+the client's state untouched. The clients of algorithms that keep nothing on them (FedAvg,
+FedAU, MIFA, FedVARP, ...) get the starting model and send back their local model only
+(``LocalResult.grad_sum`` travels only for an engine made with ``grad_sums=True``, for an
+algorithm of yours that reads it). The server evaluates the model with the problem it is given
+(its test set and, for the training loss, the clients' training samples), as a simulation does.
+A client that fails or does not answer within the timeout is the schedule's failed upload in
+that round (:class:`FlowerEngine`); the result's ``info["unreachable"]`` lists them by round.
 
 A client is told apart by ``partition-id`` in its node config (Flower's simulation engine sets
 it to 0..num_supernodes-1; on a device, ``flower-supernode --node-config "partition-id=3"``):
@@ -154,7 +156,8 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
                                torch.tensor([int(task["steps"])], device=dev), float(task["lr"]),
                                int(task["round"]), t.get("correction"), bool(task["fixed_point"]),
                                float(task["momentum"]), float(task["prox_mu"]), bool(task["full_batch"]))
-        return reply(msg, _arrays(x=res.X[0], grad_sum=res.grad_sum[0]), client=c)
+        sent = {"x": res.X[0], **({"grad_sum": res.grad_sum[0]} if bool(task["grad_sum"]) else {})}
+        return reply(msg, _arrays(**sent), client=c)
 
     @client.query("fedlib_grads")
     def grads(msg, context):
@@ -241,13 +244,17 @@ class FlowerEngine:
         grid: the ``Grid`` of the ServerApp's main function.
         nodes: fedlib client index -> Flower node id (:func:`identify_nodes`).
         timeout: seconds to wait for the replies of one exchange (None: no limit).
+        grad_sums: clients that train also send the sum of their gradients
+            (``LocalResult.grad_sum``: one more vector than the papers count, for an algorithm of
+            yours that reads it); by default they send their local model only and ``grad_sum``
+            is None.
     """
 
     #: tells fedlib.run that clients may not answer (it then keeps the state to run a round again)
     remote_clients = True
 
-    def __init__(self, grid, nodes: dict[int, int], timeout: float | None = None):
-        self.grid, self.nodes, self.timeout = grid, dict(nodes), timeout
+    def __init__(self, grid, nodes: dict[int, int], timeout: float | None = None, grad_sums: bool = False):
+        self.grid, self.nodes, self.timeout, self.grad_sums = grid, dict(nodes), timeout, bool(grad_sums)
         self.exchanges = 0
         self._replies: dict = {}                 # (type, round, client, digest) -> reply arrays
         self._late: dict[int, set[int]] = {}     # round -> clients that did not answer
@@ -353,20 +360,24 @@ class FlowerEngine:
         of a client that did not answer in this round stay where they started)."""
         S = X0.shape[0]
         if S == 0:
-            return LocalResult(X0.clone(), torch.zeros_like(X0))
+            return LocalResult(X0.clone(), torch.zeros_like(X0) if self.grad_sums else None)
         lr_s = _per_client(lr, S, X0)
         steps = torch.as_tensor(steps)
         rows = []
         for s in range(S):
             config = {"steps": int(steps[s]), "lr": float(lr_s[s]), "fixed_point": bool(fixed_point),
-                      "momentum": float(momentum), "prox_mu": float(prox_mu), "full_batch": bool(full_batch)}
+                      "momentum": float(momentum), "prox_mu": float(prox_mu), "full_batch": bool(full_batch),
+                      "grad_sum": self.grad_sums}
             tensors = {"x0": X0[s]} if correction is None else {"x0": X0[s], "correction": correction[s]}
             rows.append((int(clients[s]), config, tensors))
         got = self._exchange(TRAIN, rows, round)
-        X, G = X0.clone(), torch.zeros_like(X0)
+        X = X0.clone()
+        G = torch.zeros_like(X0) if self.grad_sums else None
         for s, c in enumerate(clients.tolist()):
             if got[c] is not None:
-                X[s], G[s] = got[c]["x"].to(X0), got[c]["grad_sum"].to(X0)
+                X[s] = got[c]["x"].to(X0)
+                if G is not None:
+                    G[s] = got[c]["grad_sum"].to(X0)
         return LocalResult(X, G)
 
     def grads(self, X: torch.Tensor, clients: torch.Tensor, round: int = 0, step: int = 0,

@@ -207,6 +207,9 @@ def test_a_reply_lost_after_the_client_trained_leaves_its_state_as_before(in_pro
     ("fedsum_cr", {}, ["down.x"], ["delta"]),
     ("scaffold", {}, ["down.c", "down.x"], ["dc", "dy"]),
     ("scaffold", {"uplink_vectors": 1}, ["down.c", "down.x"], ["dy"]),
+    ("focus", {}, ["down.x"], ["dy"]),
+    ("fedavg", {}, ["x0"], ["x"]),                          # clients without state: the local model
+    ("fedvarp", {}, ["x0"], ["x"]),
 ])
 def test_the_wire_carries_what_the_history_counts(in_process, algorithm, args, down, up):
     """Per asked client and round, the tensors sent down and back are exactly the algorithm's
@@ -223,7 +226,8 @@ def test_the_wire_carries_what_the_history_counts(in_process, algorithm, args, d
     kw = dict(lr_local=cfg.lr_local, eval_every=6, seed=cfg.seed, progress=False, **args)
     a = _single_thread(lambda: run(algorithm, problem, cfg.schedule(10, problem), engine=engine, **kw))
     b = _single_thread(lambda: run(algorithm, problem, cfg.schedule(10, problem), **kw))
-    steps = [(d, u) for kind, d, u in grid.sent if kind == flower.STEP]
+    kind = flower.STEP if algorithms.get(algorithm).client_state else flower.TRAIN
+    steps = [(d, u) for k, d, u in grid.sent if k == kind]
     asked = int((cfg.schedule(10, problem).active > 0).sum())
     assert len(steps) == asked and all(st == (down, up) for st in steps)
     n_up = args.get("uplink_vectors", algorithms.get(algorithm).uplink)

@@ -164,25 +164,32 @@ class Focus(Algorithm):
 
     name = "focus"
     description = "FOCUS: push-pull gradient tracking, exact under arbitrary participation"
+    client_state = ("gprev",)
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
         self.ys = torch.zeros_like(x0)
-        self.gprev = self.client_table(x0)
 
-    def round(self, x, r):
-        S = r.delivered
-        if len(S) == 0:
-            return x
+    def client_init(self, x0):
+        return {"gprev": torch.zeros_like(x0)}
+
+    def downlink_message(self, x, r):
+        return {"x": x}
+
+    def client_step(self, down, state, S, r):
+        x, old = down["x"], state["gprev"]
         K = r.local_steps[S]
-        old = self.gprev[S]
         X = self.local(x, S, r, r.lr_local, correction=-old, steps=K - 1).X
         g_last = torch.empty_like(X)
         for k in torch.unique(K).tolist():        # one batched call per distinct step count
             rows = (K == k).nonzero().squeeze(1)
             g_last[rows] = self.problem.grads(X[rows], S[rows], r.t, k - 1)
-        self.gprev[S] = g_last
-        self.ys = self.ys + (g_last - old).sum(0)
+        return {"dy": g_last - old}, {"gprev": g_last}       # the pushed y_i = g_last - g_prev_i(old)
+
+    def server_step(self, x, up, S, r):
+        if up is None:
+            return x
+        self.ys = self.ys + up["dy"].sum(0)
         return x - r.lr_global * r.lr_local * self.ys
 
 
