@@ -77,3 +77,16 @@ def test_verify_imports_the_module_of_a_users_algorithm(tmp_path):
     ok = subprocess.run([sys.executable, "-m", "fedlib", "verify", str(tmp_path / "s"), "--import",
                          "my_algos"], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert ok.returncode == 0 and "1 of 1 entries reproduce" in ok.stdout, ok.stdout + ok.stderr
+
+
+def test_renew_reports_a_store_with_nothing_stale_and_refuses_an_entry_folder(tmp_path, capsys):
+    import pytest
+    st, cs = _store(tmp_path)
+    assert main(["renew", str(tmp_path)]) == 0
+    assert "0 stale entries" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["renew", str(st.get(cs[0]).path)])
+    assert "is not a store folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["renew", str(tmp_path), "--rounds", "0"])
+    assert "--rounds: must be >= 1" in capsys.readouterr().err

@@ -184,6 +184,18 @@ def test_committed_stores_are_sealed_and_read_cleanly(store):
         assert all(pd.api.types.is_numeric_dtype(e.history[c]) for c in e.history.columns), key
 
 
+@pytest.mark.parametrize("store", sorted(p for p in (ROOT / "results").glob("*/quick") if p.is_dir()),
+                         ids=lambda p: p.parent.name)
+def test_committed_stores_were_computed_by_the_code_as_it_is(store):
+    """Every committed entry carries the fingerprint of today's algorithm and problem code: a
+    change of an update rule is recomputed, or renewed after a bitwise replay (python -m fedlib
+    renew), before it lands."""
+    from fedlib.fingerprint import stale_parts
+    st = Store(store)
+    stale = [key for key in st.keys() if stale_parts(st.read(key).meta.get("code"), st.read(key).config)]
+    assert not stale, f"{len(stale)} stale entries, e.g. {stale[:3]}"
+
+
 def test_a_derived_table_is_computed_once_and_read_back(tmp_path):
     st = Store(tmp_path)
     calls = []
