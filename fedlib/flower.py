@@ -274,6 +274,8 @@ class FlowerEngine:
         for a client already known not to answer in this round)."""
         app, _, _ = _flwr()
         got, msgs, want = {}, [], {}
+        if any(k[1] != int(round) for k in self._replies):     # replies are reused within a round only
+            self._replies = {k: v for k, v in self._replies.items() if k[1] == int(round)}
         late = self._late.setdefault(int(round), set())
         for c, config, tensors in rows:
             key = (message_type, int(round), int(c), self._digest(config, tensors))

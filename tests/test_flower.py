@@ -139,6 +139,9 @@ def test_the_engine_over_an_in_process_grid_equals_the_vectorized_engine(in_proc
         torch.set_num_threads(threads)
     assert torch.equal(a.params, b.params) and engine.exchanges > 0
     assert a.info["engine"] == "FlowerEngine"
+    # the engine keeps the replies of one round only (to answer a round run again), not the run's
+    last = max(t for t in range(6) if (c.schedule(10, problem).active[t] > 0).any())
+    assert engine._replies and {key[1] for key in engine._replies} == {last}
 
 
 def test_a_client_that_does_not_answer_is_the_schedules_failed_upload(in_process):
