@@ -1,12 +1,16 @@
 """Command line: ``python -m fedlib verify STORE [--sample K] [--rounds R|all]`` and
-``python -m fedlib seal STORE [--force]`` and ``python -m fedlib strip NOTEBOOK...``.
+``python -m fedlib seal STORE [--force]``, ``python -m fedlib renew STORE [--rounds R]`` and
+``python -m fedlib strip NOTEBOOK...``.
 
 Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one line per entry:
 ``ok`` (it reproduces; the check that ran, exact or cross-CPU, and why), ``FAIL`` (it does not) or
 ``skip`` (computed with another arithmetic and without an anchor: nothing can be checked here);
 exits with status 1 if any entry does not reproduce. An entry whose files differ from the digests
 sealed in its meta.json fails without a replay. ``seal`` records those digests in entries that lack
-them (stored before fedlib sealed entries, or rewritten by fedlib itself: ``--force``).
+them (stored before fedlib sealed entries, or rewritten by fedlib itself: ``--force``). ``renew``
+gives stale entries (their algorithm's or problem's code changed since) the current code's
+fingerprint where a replay with zero tolerance shows the change moved no bit
+(:func:`fedlib.verification.renew_fingerprints`); exits 1 if any differs or cannot be checked.
 ``strip`` removes what an execution writes that differs from run to run (papermill's timings,
 execution timestamps) from executed notebooks; ``make figures`` runs it after each notebook.
 ``make verify NB=<notebook>`` runs verify on a notebook's quick store.
