@@ -459,8 +459,26 @@ def _same_problem(configs: list[ExperimentConfig]) -> ExperimentConfig:
     return configs[0]
 
 
+def _check_schedule(schedule, configs: list[ExperimentConfig], first: ExperimentConfig):
+    """A schedule given instead of the config's participation: one config, the problem's clients."""
+    from .participation import Schedule
+    if schedule is None:
+        return None
+    if not isinstance(schedule, Schedule):
+        raise ValueError(f"schedule: expected a fedlib.participation.Schedule or None, got "
+                         f"{type(schedule).__name__}")
+    if len(configs) != 1:
+        raise ValueError(f"schedule: one schedule replaces the participation of one config; got "
+                         f"{len(configs)} configs (give each its participation instead)")
+    n = first.build_problem().num_clients
+    if schedule.num_clients != n:
+        raise ValueError(f"schedule.num_clients: the schedule has {schedule.num_clients} clients, the "
+                         f"problem and so the federation {n}")
+    return schedule
+
+
 def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict | None = None,
-               timeout: float | None = None, wait: float = 600.0):
+               timeout: float | None = None, wait: float = 600.0, schedule=None):
     """A Flower ``ServerApp`` that runs each config with :func:`fedlib.run`, one after the
     other on the same federation, its clients' local training on the nodes (:class:`FlowerEngine`).
 
@@ -474,12 +492,17 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
             stopped the runs) -- what :func:`simulate` returns or raises.
         timeout: seconds to wait for one exchange's replies (None: no limit).
         wait: seconds to wait for the nodes to connect before round 0.
+        schedule: a :class:`~fedlib.participation.Schedule` to run instead of the config's
+            participation (one config only; e.g. ``participation.load("my_schedule.npz")``, the
+            availability you recorded or modelled): who is asked in each round, whose upload
+            counts and their local steps. Its client count must be the problem's.
     """
     from .runner import run
 
     _, _, serverapp = _flwr()
     configs = [configs] if isinstance(configs, ExperimentConfig) else list(configs)
     first = _same_problem(configs)
+    schedule = _check_schedule(schedule, configs, first)
     out = {} if results is None else results
     server = serverapp.ServerApp()
 
@@ -495,7 +518,7 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
             out["results"], out["run_seconds"] = [], []
             for c in configs:
                 start = time.perf_counter()
-                sched = c.schedule(problem.num_clients, problem)
+                sched = schedule if schedule is not None else c.schedule(problem.num_clients, problem)
                 out["results"].append(run(c.algorithm, remote, sched, lr_local=c.lr_local,
                                           lr_global=c.lr_global, lr_schedule=c.lr_schedule,
                                           eval_every=c.eval_every, seed=c.seed, progress=False,
@@ -508,7 +531,8 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
 
 
 def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads: int = 1,
-             timeout: float | None = None, backend_config: dict | None = None, info: dict | None = None):
+             timeout: float | None = None, backend_config: dict | None = None, info: dict | None = None,
+             schedule=None):
     """Run configs through Flower's simulation engine, one virtual node per client
     (:func:`server_app` + :func:`client_app`), and return their :class:`fedlib.runner.Result`
     (a list for a list of configs).
@@ -523,6 +547,7 @@ def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads:
             many actors as this machine has cores).
         info: a dict that receives the timings of :func:`server_app` (``connect_seconds``,
             ``run_seconds``).
+        schedule: a Schedule to run instead of the config's participation (:func:`server_app`).
 
     Raises:
         whatever stopped the runs on the server (a ValueError naming the field for a
@@ -544,7 +569,8 @@ def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads:
 
     backend = backend_config or {"client_resources": {"num_cpus": 1, "num_gpus": 0.0}}
     client = client_app(make, key=f"{first.key()}-threads{client_threads}")
-    run_simulation(server_app(configs, results, timeout), client, num_supernodes=n, backend_config=backend)
+    run_simulation(server_app(configs, results, timeout, schedule=schedule), client, num_supernodes=n,
+                   backend_config=backend)
     if info is not None:
         info.update({k: v for k, v in results.items() if k.endswith("seconds")})
     if "error" in results:

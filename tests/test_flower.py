@@ -258,3 +258,27 @@ def test_an_algorithm_that_cannot_split_stops_before_any_node_starts():
             flower.server_app([_config("half_split_test")])
     finally:
         algorithms.base._REGISTRY.pop("half_split_test", None)
+
+
+def test_a_schedule_of_ones_own_runs_instead_of_the_configs_participation(in_process):
+    """server_app(config, schedule=...): the schedule a researcher recorded or modelled decides who
+    is asked and whose upload counts; the run equals fedlib.run on that schedule. A schedule of
+    another client count, or one schedule for several configs, stops before any node starts."""
+    from fedlib import participation, run
+    cfg = _config("fedsum", rounds=5)
+    problem = cfg.build_problem()
+    sched = participation.build("cyclic", 10, 5, per_round=3, local_steps=2, seed=1)
+    out: dict = {}
+    server = flower.server_app(cfg, out, schedule=sched, wait=0.1)
+    _single_thread(lambda: server._main(_Grid(flower.client_app(cfg), list(range(10))), None))
+    assert "error" not in out, out.get("error")
+    expected = _single_thread(lambda: run("fedsum", problem, sched, lr_local=cfg.lr_local,
+                                          eval_every=cfg.eval_every, seed=cfg.seed, progress=False))
+    assert torch.equal(out["results"][0].params, expected.params)
+    assert out["results"][0].schedule.kind == "cyclic"
+    with pytest.raises(ValueError, match=r"^schedule\.num_clients: the schedule has 9 clients, the problem"):
+        flower.server_app(cfg, schedule=participation.build("bernoulli", 9, 5, p=0.3))
+    with pytest.raises(ValueError, match=r"^schedule: one schedule replaces the participation of one config"):
+        flower.server_app([cfg, cfg.replace(seed=4)], schedule=sched)
+    with pytest.raises(ValueError, match=r"^schedule: expected a fedlib.participation.Schedule"):
+        flower.simulate(cfg, schedule="cyclic")
