@@ -146,7 +146,8 @@ other_configs = [c for key, per in EXPERIMENTS.items() if key[1] != "dynamic" or
 df = compute(list(dict.fromkeys(grid_configs + other_configs)))
 df["train_seconds"] = df["seconds"] - df["eval_seconds"]
 print(f"{df['key'].nunique()} runs; profile {profile}; N={N}, {S} asked per round, seeds {seeds}, "
-      f"{len(CELLS)} regime cells{stand_in_note}")
+      f"{len(CELLS)} regime cells{stand_in_note}; their simulation took "
+      f"{df.groupby('key')['seconds'].max().sum() / 3600:.1f} hours (one thread each, on the CPUs that computed them)")
 
 
 def cell_name(cell: tuple) -> str:
