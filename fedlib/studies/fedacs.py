@@ -26,7 +26,7 @@ __all__ = ["DATASETS", "METHODS", "TOY_METHODS", "TOY_SOLVERS", "FedAcsSetup", "
 SETTINGS = {
     "smoke": dict(datasets=("digits",), num_clients=10, per_round=4, rounds=4, alpha_rounds=3, alphas=(0.5,),
                   train_eval=10, test_eval=None, lr=0.05),
-    "quick": dict(datasets=("mnist",), num_clients=100, per_round=10, rounds=200, alpha_rounds=60,
+    "quick": dict(datasets=("mnist",), num_clients=100, per_round=10, rounds=200, alpha_rounds=200,
                   alphas=(0.1,), train_eval=10, test_eval=2000, lr=0.05),
     "paper": dict(datasets=("mnist", "cifar10", "cinic10"), num_clients=100, per_round=10, rounds=200,
                   alpha_rounds=200, alphas=(0.1, 0.5, 1.0), train_eval=100, test_eval=None, lr=0.05),
