@@ -175,15 +175,22 @@ def cell_runs(cell: tuple) -> dict:
 # schedule (mean over the seeds):
 
 # %%
-TARGET = setup.target((setup.datasets[0], "dynamic", None))
-split = DATASETS[setup.datasets[0]][2]
-weak = setup.weak_half(split)
+GRID_KEY = (setup.datasets[0], "dynamic", None)   # the grid's environment
+TARGET = setup.target(GRID_KEY)
+
+
+def env_mechanism(runs: dict, key: tuple) -> dict:
+    """FedACS's sampling mechanism (`studies.fedacs.mechanism`) in environment ``key``, mean over
+    the seeds of ``runs`` (seed -> {method: config})."""
+    split = setup.split(key)
+    per = [studies.fedacs.mechanism(cs["FedACS"], cs["FedAvg"], setup.weak_half(split),
+                                    setups[k].client_sizes(key[0], split, st)) for k, cs in runs.items()]
+    return {q: float(np.mean([m[q] for m in per])) for q in per[0]}
+
+
 mech = {}
 for cell in CELLS:
-    per = [studies.fedacs.mechanism(cs["FedACS"], cs["FedAvg"], weak,
-                                    setups[k].client_sizes(setup.datasets[0], split, st))
-           for k, cs in cell_runs(cell).items()]
-    mech[cell] = {q: float(np.mean([m[q] for m in per])) for q in per[0]}
+    mech[cell] = env_mechanism(cell_runs(cell), GRID_KEY)
     mech[cell]["FedACS's calibrated rate / FedAvg's"] = float(np.mean(
         [cs["FedACS"].lr_local / cs["FedAvg"].lr_local for cs in cell_runs(cell).values()]))
 mech_table = pd.DataFrame(mech).T.rename_axis(["base rate", "pairing"]).reset_index()
@@ -331,19 +338,22 @@ finals_table.pivot(index="method", columns="environment", values="final test acc
 # of the grid where the claim holds.
 
 # %%
-def scale(split: str) -> str:
-    """The scale part of a cause, naming the split of the environment (e.g. one class per client)."""
-    return claims.scale_cause(profile, stand_in_rounds, T, f"{DATASETS[setup.datasets[0]][4]} with {split}, "
-                              f"N={N}; the text's ranges and rates were lost: ours")
+def scale(key: tuple) -> str:
+    """The scale part of a cause in environment ``key``: its dataset, split, N and rounds."""
+    split = setup.split(key)
+    kind = "one class per client" if split["partition"] == "one_class" else f"Dirichlet alpha {split['alpha']:g}"
+    rounds = T if key[2] is None else setup.alpha_rounds
+    return claims.scale_cause(profile, stand_in_rounds, rounds, f"{DATASETS[key[0]][4]} with {kind}, N={N}, "
+                              f"{rounds} rounds; the text's ranges and rates were lost: ours")
 
 
 HOLDS_IN = {i: [cell_name(c) for c, rows in CELL_CLAIMS.items() if rows[i]["check"].verdict == claims.HOLDS]
             for i in range(len(SHORT))}
 
 
-def cause(i: int, v: claims.Verdict, env_mech: dict | None, split: str = "one class per client") -> str:
-    """The computed cause of a verdict other than "holds" for claim ``i`` of :data:`SHORT`, in an
-    environment whose clients' data is split as ``split``."""
+def cause(i: int, v: claims.Verdict, env_mech: dict, key: tuple) -> str:
+    """The computed cause of a verdict other than "holds" for claim ``i`` of :data:`SHORT` in
+    environment ``key``, where FedACS's sampling does ``env_mech`` (:func:`env_mechanism`)."""
     if v.verdict == claims.HOLDS:
         return ""
     d = np.asarray(v.diffs, dtype=float)
@@ -356,32 +366,25 @@ def cause(i: int, v: claims.Verdict, env_mech: dict | None, split: str = "one cl
     else:
         against = [str(k) for k, x in zip(seeds, d, strict=True) if x < 0]
         why = f"against it on seed {', '.join(against)}" if against else "ties within the tolerance"
-        if env_mech is not None:
-            why += (f"; FedACS sends {env_mech['FedACS: share of draws to the weak-computation half']:.0%} of its "
-                    f"draws to the weak-computation half, {env_mech['FedACS: expected successful uploads per round']:.1f}"
-                    f" expected successful uploads per round vs FedAvg's "
-                    f"{env_mech['FedAvg: expected successful uploads per round']:.1f}")
+        why += (f"; FedACS sends {env_mech['FedACS: share of draws to the weak-computation half']:.0%} of its "
+                f"draws to the weak-computation half, {env_mech['FedACS: expected successful uploads per round']:.1f}"
+                f" expected successful uploads per round vs FedAvg's "
+                f"{env_mech['FedAvg: expected successful uploads per round']:.1f}")
     where = f"holds in {', '.join(HOLDS_IN[i])} of the grid" if HOLDS_IN[i] else "holds in no cell of the grid"
-    return f"{scale(split)}: {few}{why}; {where}"
+    return f"{scale(key)}: {few}{why}; {where}"
 
 
 claim_rows = []
 for cell, rows in CELL_CLAIMS.items():
     for i, r in enumerate(rows):
         claim_rows.append({"environment": f"{DATASETS[setup.datasets[0]][4]}, dynamic, {cell_name(cell)}",
-                           "claim": r["claim"], "check": r["check"], "cause": cause(i, r["check"], mech[cell])})
+                           "claim": r["claim"], "check": r["check"], "cause": cause(i, r["check"], mech[cell], GRID_KEY)})
 for key in static_keys + alpha_keys:
     rows = studies.fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE, window=WINDOW)
-    per = [studies.fedacs.mechanism(cs["FedACS"], cs["FedAvg"], setup.weak_half(
-               DATASETS[key[0]][2] if key[2] is None else {"partition": "dirichlet", "alpha": key[2]}),
-           setups[k].client_sizes(key[0], DATASETS[key[0]][2] if key[2] is None else
-                                  {"partition": "dirichlet", "alpha": key[2]}, st))
-           for k, cs in EXPERIMENTS[key].items()]
-    env_mech = {q: float(np.mean([m[q] for m in per])) for q in per[0]}
+    env_mech = env_mechanism(EXPERIMENTS[key], key)
     for i, r in enumerate(rows):
         claim_rows.append({"environment": f"{env_name(key)}, eta {setup.lr:g}, same", "claim": r["claim"],
-                           "check": r["check"], "cause": cause(i, r["check"], env_mech, "one class per client"
-                                                               if key[2] is None else f"Dirichlet alpha {key[2]:g}")})
+                           "check": r["check"], "cause": cause(i, r["check"], env_mech, key)})
 claim_table = claims.claims_table(claim_rows)
 plotting.save_table(claim_table, out_dir, "claims")
 claim_table

@@ -243,6 +243,13 @@ def test_fedacs_environments_and_calibrated_rates(tmp_path):
     assert cs["FedAU"].lr_local == cs["FedAvg"].lr_local == s.lr                 # App. I.2: not calibrated
     assert len(list(tmp_path.glob("client_sizes_*.csv"))) == 2                   # kept beside the store
     assert set(rates["method"]) == set(s.methods) and s.target(("digits", "dynamic", None)) == 0.5
+    for key, cs in experiments.items():                                        # each run on its key's split
+        assert s.split(key) == ({"partition": "dirichlet", "alpha": key[2]} if key[2] is not None
+                                else studies.fedacs.DATASETS[key[0]][2])
+        for c in cs.values():
+            args = dict(c.problem_args)
+            want = s.split(key)
+            assert (args["partition"], args.get("alpha")) == (want["partition"], want.get("alpha"))
 
 
 def test_fedacs_toy_fixed_points_match_the_simulation():

@@ -168,13 +168,14 @@ class FedAcsSetup:
         out, tables = {}, []
         for ds in self.datasets:
             for setting in ("dynamic", "static"):
-                out[ds, setting, None], t = self.experiment(ds, DATASETS[ds][2], setting, self.rounds, store)
+                out[ds, setting, None], t = self.experiment(ds, self.split((ds, setting, None)), setting,
+                                                            self.rounds, store)
                 tables.append(t)
         if _ALPHA_DATASET[self.profile] in self.datasets or self.stand_in:
             for alpha in self.alphas:
                 ds = self.alpha_dataset
-                out[ds, "dynamic", alpha], t = self.experiment(ds, {"partition": "dirichlet", "alpha": alpha},
-                                                               "dynamic", self.alpha_rounds, store)
+                key = (ds, "dynamic", alpha)
+                out[key], t = self.experiment(ds, self.split(key), "dynamic", self.alpha_rounds, store)
                 tables.append(t)
         return out, pd.concat(tables, ignore_index=True)
 
@@ -192,6 +193,12 @@ class FedAcsSetup:
         return {(lr, pairing, seed): self.regime(lr, pairing, seed).experiment(
                     ds, DATASETS[ds][2], REGIME_SETTING, self.rounds, store)[0]
                 for lr in rates for pairing in PAIRINGS for seed in seeds}
+
+    def split(self, key: tuple) -> dict:
+        """The data split of an environment (dataset, setting, alpha or None): the dataset's own
+        split (:data:`DATASETS`), or for Fig. 10 a Dirichlet split at that alpha."""
+        ds, _, alpha = key
+        return DATASETS[ds][2] if alpha is None else {"partition": "dirichlet", "alpha": alpha}
 
     def env_name(self, key: tuple) -> str:
         """'MNIST, dynamic', or for Fig. 10 'MNIST (for CIFAR-10), alpha 0.1' where MNIST stands in."""
