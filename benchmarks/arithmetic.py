@@ -2,9 +2,10 @@
 
 Replays the first rounds of stored configs (one per algorithm of a store) in fresh processes, once
 with this machine's best kernels and once per lowered instruction set (AVX2 where the CPU has
-AVX-512; the SSE4.1 baseline everywhere), and prints per config the largest relative difference
-of the anchors (displacement norm and projection after rounds 1-3) and of the round-1 training
-loss between each lowered set and the native one, beside the tolerance of the cross-CPU check.
+AVX-512; the SSE4.1 baseline everywhere), and prints per config the relative difference of the
+anchors (displacement norm and projection after rounds 1, 2, 3) between each lowered set and the
+native one, and between the stored anchor (computed on the CPU the entry names) and this CPU's
+native replay: a real change of CPU, beside the tolerance of the cross-CPU check.
 
     FEDLIB_DATA=../shared/data python benchmarks/arithmetic.py [--store results/02_fedsum_main/quick]
 
@@ -48,9 +49,19 @@ def main() -> None:
         return worker(args.worker)
 
     from fedlib import arithmetic, sweeps
+    from fedlib.store import Store
+    from fedlib.verification import stored_arithmetic
 
+    st = Store(args.store)
+    here1 = {**arithmetic.current(), "torch_threads": 1}
+
+    def from_here(c) -> bool:
+        return arithmetic.same_kernels({**stored_arithmetic(st.read(c.key())), "torch_threads": 1}, here1)[0]
     chosen: dict[str, list] = {}
-    for c in sweeps.stored_configs(args.store):
+    # entries computed on another CPU first: their stored anchors measure a real change of CPU
+    for c in sorted(sweeps.stored_configs(args.store), key=from_here):
+        if not st.read(c.key()).meta.get("anchor"):
+            continue                                   # stored before anchors: nothing to compare with
         if c.init_from or (args.algorithms and c.algorithm not in args.algorithms.split(",")):
             continue
         lst = chosen.setdefault(c.algorithm, [])
@@ -75,23 +86,32 @@ def main() -> None:
     print(f"\nstore {args.store}: anchors after rounds 1-{arithmetic.ANCHOR_ROUNDS}; relative difference to "
           f"the displacement norm, lowered vs native (tolerance of the cross-CPU check: "
           f"rtol={arithmetic.CROSS_RTOL:g}); per round 1 / 2 / 3\n")
-    print("| algorithm | key | " + " | ".join(f"{lv} vs native" for lv in levels[1:]) + " |")
-    print("|---|---|" + "---|" * (len(levels) - 1))
+    print(f"this CPU: {arithmetic.describe(here1)}\n")
+    print("| algorithm | key | " + " | ".join(f"{lv} vs native" for lv in levels[1:])
+          + " | stored vs native | stored on |")
+    print("|---|---|" + "---|" * (len(levels) + 1))
 
     def per_round(a, b):
         """Relative difference at each anchor round, to that round's displacement norm."""
         return " / ".join(f"{max(abs(n - m), abs(p - q)) / max(abs(n), 1e-300):.1e}" for n, m, p, q
                           in zip(a.step_norm, b.step_norm, a.step_proj, b.step_proj, strict=True))
-    worst = 0.0
+    worst, worst_stored = 0.0, 0.0
+    here = arithmetic.current()
     for c in configs:
         k = c.key()
         base = arithmetic.Anchor.from_dict(out["native"][k]["anchor"])
         diffs = [base.max_rel(arithmetic.Anchor.from_dict(out[lv][k]["anchor"])) for lv in levels[1:]]
-        worst = max(worst, *diffs)
+        entry = st.read(k)
+        stored = arithmetic.Anchor.from_dict(entry.meta["anchor"])
+        arith = {**stored_arithmetic(entry), "torch_threads": 1}
+        same, why = arithmetic.same_kernels(arith, {**here, "torch_threads": 1})
+        worst, worst_stored = max(worst, *diffs), max(worst_stored, stored.max_rel(base))
         cells = [per_round(base, arithmetic.Anchor.from_dict(out[lv][k]["anchor"])) for lv in levels[1:]]
-        print(f"| {c.algorithm} | {k} | " + " | ".join(cells) + " |")
-    print(f"\nlargest difference {worst:.2e}; CROSS_RTOL {arithmetic.CROSS_RTOL:g} is "
-          f"{arithmetic.CROSS_RTOL / max(worst, 1e-300):.0f}x that")
+        where = "this CPU" if same else f"{arith.get('aten_capability')}, {arith.get('cpu')} ({why})"
+        print(f"| {c.algorithm} | {k} | " + " | ".join(cells) + f" | {per_round(stored, base)} | {where} |")
+    print(f"\nlargest difference, lowered vs native {worst:.2e}, stored vs native {worst_stored:.2e}; "
+          f"CROSS_RTOL {arithmetic.CROSS_RTOL:g} is "
+          f"{arithmetic.CROSS_RTOL / max(worst, worst_stored, 1e-300):.0f}x the larger")
 
 
 if __name__ == "__main__":

@@ -2,11 +2,15 @@
 
 PyTorch gives the same bits for the same run only when the same kernels compute it: the same
 device, torch build, instruction set of ATen's vectorized kernels and of oneDNN's convolutions,
-BLAS dispatch and intra-op thread count. A stored run records that arithmetic
-(:func:`current`); a replay under an equal :func:`signature` may expect the stored numbers to
-about 1e-6, one under another arithmetic may not: a few rounds of SGD amplify the kernels'
-different fp32 rounding to 1e-4..1e-2 in the evaluations (measured: 4e-4 to 3e-3 relative at
-round 5 of notebook 02's runs, AVX-512 stored, AVX2 replayed).
+BLAS dispatch and intra-op thread count, and the same CPU: two CPUs at the same instruction-set
+level still run different kernels (oneDNN and MKL pick code paths by vendor and by ISA extensions
+such as AVX512-FP16 or AMX, and size their blocking by the caches; measured: an Intel Xeon and an
+AMD EPYC, both AVX-512, differ by 1.5e-6 after one round of notebook 08's runs). A stored run
+records that arithmetic (:func:`current`: the levels, and the CPU's vendor, family, model, name,
+cache and oneDNN's detailed ISA); a replay on an arithmetic that :func:`same_kernels` calls the
+same may expect the stored numbers to about 1e-6, one under another arithmetic may not: a few
+rounds of SGD amplify the kernels' different fp32 rounding to 1e-4..1e-2 in the evaluations
+(measured: 4e-4 to 3e-3 relative at round 5 of notebook 02's runs, AVX-512 stored, AVX2 replayed).
 
 So each run also records an **anchor** (:class:`Anchor`): after rounds 1..:data:`ANCHOR_ROUNDS` the
 length of the model's displacement ``||x_t - x_0||`` and its projection on a fixed seeded unit
@@ -31,8 +35,9 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["ANCHOR_ROUNDS", "CROSS_RTOL", "LEGACY", "Anchor", "AnchorRecorder", "cpu_flags",
-           "cpu_model", "current", "describe", "hardware_isa", "lowered_isa_env", "signature"]
+__all__ = ["ANCHOR_ROUNDS", "CROSS_RTOL", "IDENTITY_FIELDS", "LEGACY", "Anchor", "AnchorRecorder",
+           "cpu_flags", "cpu_identity", "cpu_model", "current", "describe", "hardware_isa", "lowered_isa_env",
+           "onednn_isa_detail", "same_kernels", "signature"]
 
 #: rounds after which a run records its anchor
 ANCHOR_ROUNDS = 3
@@ -54,7 +59,8 @@ CROSS_RTOL = 2e-3
 #: the arithmetic assumed for entries stored before fedlib recorded it (meta.json without an
 #: ``arithmetic`` field): every such entry of the committed stores was computed on AMD EPYC Zen 4
 #: machines (AVX-512) with torch 2.13.0+cpu and one thread per run (their meta records the torch
-#: version and thread count; the instruction set is inferred from where they were computed)
+#: version, thread count and the CPU's name; the instruction set is inferred from where they were
+#: computed)
 LEGACY = {"device": "cpu", "hardware_isa": "avx512", "aten_capability": "AVX512", "onednn_isa": "avx512",
           "mkl_instructions": None, "inferred": True}
 
@@ -67,15 +73,27 @@ _ONEDNN_LEVEL = {"SSE41": "sse41", "AVX": "avx", "AVX2": "avx2", "AVX2_VNNI": "a
                  "AVX10_1_512_AMX_FP16": "avx512", "AVX10_2_512": "avx512", "AVX10_2_512_AMX_2": "avx512"}
 
 
+def _cpuinfo() -> str:
+    """The text of ``/proc/cpuinfo`` ("" where there is none); tests replace it to fake a CPU."""
+    try:
+        return Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ""
+
+
+def _cpuinfo_field(name: str) -> str | None:
+    """The first processor's ``name`` field of ``/proc/cpuinfo``, or None."""
+    for line in _cpuinfo().splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == name:
+            return value.strip()
+    return None
+
+
 def cpu_flags() -> set[str]:
     """The instruction-set flags of this machine's CPU (``/proc/cpuinfo``; empty elsewhere)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
+    flags = _cpuinfo_field("flags")
+    return set(flags.split()) if flags else set()
 
 
 def hardware_isa(flags: set[str] | None = None) -> str:
@@ -90,6 +108,42 @@ def hardware_isa(flags: set[str] | None = None) -> str:
     return "unknown" if not f else "sse41"
 
 
+# oneDNN's CPU ISAs, lowest first, each with the /proc/cpuinfo flags it needs beyond the one before
+# (oneDNN v3's cpu_isa_t: avx512_core_amx includes avx512_core_fp16; avx2_vnni_2 is above avx2_vnni)
+_ONEDNN_DETAIL = (("SSE41", {"sse4_1"}), ("AVX", {"avx"}), ("AVX2", {"avx2"}),
+                  ("AVX2_VNNI", {"avx_vnni"}), ("AVX2_VNNI_2", {"avx_vnni_int8", "avx_ne_convert"}),
+                  ("AVX512_CORE", {"avx512f", "avx512bw", "avx512vl", "avx512dq"}),
+                  ("AVX512_CORE_VNNI", {"avx512_vnni"}), ("AVX512_CORE_BF16", {"avx512_bf16"}),
+                  ("AVX512_CORE_FP16", {"avx512_fp16"}),
+                  ("AVX512_CORE_AMX", {"amx_tile", "amx_int8", "amx_bf16"}),
+                  ("AVX512_CORE_AMX_FP16", {"amx_fp16"}))
+
+
+def onednn_isa_detail(flags: set[str] | None = None) -> str:
+    """oneDNN's detailed CPU ISA on this machine (e.g. ``AVX512_CORE_FP16`` on an Intel Xeon with
+    AVX512-FP16, ``AVX512_CORE_BF16`` on AMD Zen 4, ``AVX2`` on Zen 3): the highest ISA whose flags
+    the CPU has (each includes the ones below it, as oneDNN defines them; AVX2_VNNI_2 needs no
+    AVX-512 and is skipped by a CPU without AVX2_VNNI), capped by ``ONEDNN_MAX_CPU_ISA`` when set.
+    Two CPUs at the same level but another detailed ISA may run other oneDNN kernels."""
+    f = cpu_flags() if flags is None else flags
+    have, best = set(), "unknown" if not f else "SSE41"
+    for name, needs in _ONEDNN_DETAIL:
+        have |= needs
+        if name.startswith("AVX2_VNNI"):
+            if have <= f:
+                best = name
+            have -= needs                      # the VNNI extensions are no prerequisite of AVX-512
+            continue
+        if not have <= f:
+            break
+        best = name
+    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "").upper()
+    order = [n for n, _ in _ONEDNN_DETAIL]
+    if cap in order and best in order and order.index(cap) < order.index(best):
+        return cap
+    return best
+
+
 def _onednn_isa(hw: str) -> str:
     """oneDNN's fp32 level: the hardware's, capped by ``ONEDNN_MAX_CPU_ISA`` (or the older
     ``DNNL_MAX_CPU_ISA``) when set."""
@@ -102,9 +156,9 @@ def _onednn_isa(hw: str) -> str:
 
 def current(device: str | torch.device | None = None) -> dict:
     """The arithmetic this process computes with on ``device`` (default cpu): device, torch
-    build, and for a CPU the model name, the hardware's instruction set, ATen's CPU capability,
-    oneDNN's level, MKL's cap and the intra-op thread count; for a GPU its name and CUDA /
-    cuDNN versions."""
+    build, and for a CPU its identity (:func:`cpu_identity`), the hardware's instruction set,
+    ATen's CPU capability, oneDNN's level and detailed ISA, MKL's cap and the intra-op thread
+    count; for a GPU its name and CUDA / cuDNN versions."""
     dev = torch.device(device if device is not None else "cpu")
     out: dict = {"device": dev.type, "torch": torch.__version__, "torch_threads": torch.get_num_threads()}
     if dev.type == "cuda":
@@ -114,40 +168,92 @@ def current(device: str | torch.device | None = None) -> dict:
         return out
     hw = hardware_isa()
     out.update(cpu=cpu_model(), hardware_isa=hw, aten_capability=torch.backends.cpu.get_cpu_capability(),
-               onednn_isa=_onednn_isa(hw), mkl_instructions=os.environ.get("MKL_ENABLE_INSTRUCTIONS"))
+               onednn_isa=_onednn_isa(hw), mkl_instructions=os.environ.get("MKL_ENABLE_INSTRUCTIONS"),
+               **cpu_identity(), onednn_isa_detail=onednn_isa_detail())
     return out
 
 
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo``; the platform's processor elsewhere)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return _cpuinfo_field("model name") or platform.processor() or platform.machine()
 
 
+def cpu_identity() -> dict:
+    """Which CPU this is, beyond its name: ``cpu_vendor`` (e.g. ``GenuineIntel``, ``AuthenticAMD``),
+    ``cpu_family`` and ``cpu_model_id`` (the numbers ``/proc/cpuinfo`` gives: Zen 3 is family 25
+    model 1, Zen 4 family 25 model 17, an Intel Xeon of the fleet family 6 model 207) and
+    ``cpu_cache`` (its "cache size" line: oneDNN and MKL size their blocking by the caches).
+    Elsewhere the vendor is the platform's processor and the numbers are None."""
+    if not _cpuinfo():
+        return {"cpu_vendor": platform.processor() or platform.machine() or None, "cpu_family": None,
+                "cpu_model_id": None, "cpu_cache": None}
+    return {"cpu_vendor": _cpuinfo_field("vendor_id"), "cpu_family": _cpuinfo_field("cpu family"),
+            "cpu_model_id": _cpuinfo_field("model"), "cpu_cache": _cpuinfo_field("cache size")}
+
+
+#: what must be equal for the same kernels at one instruction-set level (every record has these)
 _SIGNATURE_FIELDS = ("device", "torch", "torch_threads", "hardware_isa", "aten_capability", "onednn_isa",
                      "mkl_instructions", "gpu", "cuda", "cudnn")
+
+#: which CPU computed a run (records written before these fields existed name the CPU only)
+IDENTITY_FIELDS = ("cpu", "cpu_vendor", "cpu_family", "cpu_model_id", "cpu_cache", "onednn_isa_detail")
 
 
 def signature(arith: dict) -> tuple:
     """What must be equal for two runs to give the same bits: every field of :func:`current`
-    but the CPU's model name (the same instruction set and threads give the same kernels)."""
-    return tuple(arith.get(k) for k in _SIGNATURE_FIELDS)
+    (levels, threads, torch build, and the CPU's identity, :data:`IDENTITY_FIELDS`). A record
+    stored before the identity was recorded cannot be compared by this tuple: use
+    :func:`same_kernels`."""
+    return tuple(arith.get(k) for k in (*_SIGNATURE_FIELDS, *IDENTITY_FIELDS))
+
+
+def _identity_text(arith: dict) -> str:
+    if arith.get("cpu_vendor") is None and arith.get("cpu_model_id") is None:
+        return str(arith.get("cpu") or "an unnamed CPU")
+    return (f"{arith.get('cpu')} ({arith.get('cpu_vendor')} family {arith.get('cpu_family')} model "
+            f"{arith.get('cpu_model_id')}, cache {arith.get('cpu_cache')}, oneDNN "
+            f"{arith.get('onednn_isa_detail')})")
+
+
+def same_kernels(stored: dict, here: dict) -> tuple[bool, str]:
+    """Whether a run recorded with arithmetic ``stored`` gives the same bits when computed with
+    ``here``, and if not, why not (one phrase naming what differs).
+
+    The same when every field of :func:`signature` agrees. A ``stored`` record from before the
+    CPU's identity was recorded (no ``cpu_vendor`` field) is judged by what it has, as before:
+    the levels, threads and torch build, and the CPU's name where it names one; a CPU of another
+    name is another CPU (its kernels may differ at the same level), one of the same name the
+    same (the rule these records were verified by when they were stored)."""
+    if stored.get("device") != here.get("device"):
+        return False, f"another device ({stored.get('device')} vs {here.get('device')})"
+    level = [k for k in _SIGNATURE_FIELDS if stored.get(k) != here.get(k)]
+    if level:
+        return False, "another " + ", ".join(level)
+    if stored.get("device") == "cuda":
+        return True, ""
+    if "cpu_vendor" in stored:
+        other = [k for k in IDENTITY_FIELDS if stored.get(k) != here.get(k)]
+        if other:
+            return False, (f"another CPU ({', '.join(other)}: {_identity_text(stored)} vs "
+                           f"{_identity_text(here)})")
+        return True, ""
+    if stored.get("cpu") and here.get("cpu") and stored["cpu"] != here["cpu"]:
+        return False, (f"another CPU model ({stored['cpu']} vs {here['cpu']}; the stored record names the "
+                       "model only)")
+    return True, ""
 
 
 def describe(arith: dict) -> str:
-    """A short name of an arithmetic, e.g. ``cpu AVX2 (oneDNN avx2, hardware avx512), 1 thread,
-    torch 2.13.0+cpu``."""
+    """A short name of an arithmetic, e.g. ``cpu AVX2 (oneDNN avx2, hardware avx2) on AMD EPYC
+    (AuthenticAMD family 25 model 1, ...), 1 thread, torch 2.13.0+cpu``."""
     if arith.get("device") == "cuda":
         text = f"cuda {arith.get('gpu')} (CUDA {arith.get('cuda')}, cuDNN {arith.get('cudnn')})"
     else:
         mkl = f", MKL {arith['mkl_instructions']}" if arith.get("mkl_instructions") else ""
         text = (f"cpu {arith.get('aten_capability')} (oneDNN {arith.get('onednn_isa')}, hardware "
                 f"{arith.get('hardware_isa')}{mkl})")
+        if arith.get("cpu"):
+            text += f" on {_identity_text(arith)}"
     n = arith.get("torch_threads")
     text += f", {n} thread{'s' if n != 1 else ''}" if n is not None else ""
     text += f", torch {arith['torch']}" if arith.get("torch") else ""

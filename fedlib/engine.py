@@ -23,13 +23,13 @@ per-client step count (a client with fewer steps stops moving: its later rows ar
 
 from __future__ import annotations
 
-import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
 
+from ._threads import single_threaded_ops
 from .models import dropout_masks
 from .problems import Problem
 
@@ -89,18 +89,6 @@ def _pool(n: int) -> ThreadPoolExecutor:
     if n not in _POOLS:
         _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix="fedlib-client")
     return _POOLS[n]
-
-
-@contextlib.contextmanager
-def _single_threaded_ops():
-    """One intra-op thread for every op inside (each client's work is single-threaded, so its
-    bits do not depend on how many clients run at once); the setting is restored after."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 class VectorizedEngine:
@@ -169,7 +157,7 @@ class VectorizedEngine:
                                                   *solver)
         problem.model.train()
         n = min(cpu_threads(), S)
-        with _single_threaded_ops():
+        with single_threaded_ops():
             outs = list(_pool(n).map(job, range(S))) if n > 1 else [job(s) for s in range(S)]
         if not outs:
             return LocalResult(X0.clone(), torch.zeros_like(X0))

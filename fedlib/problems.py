@@ -30,6 +30,7 @@ from torch.func import functional_call, grad, vmap
 
 from . import models
 from ._source import capture
+from ._threads import single_threaded_ops
 from ._validate import check_int, check_real
 
 __all__ = [
@@ -594,7 +595,12 @@ class Neural(Problem):
     def _evaluate(self, x: torch.Tensor, xs: torch.Tensor, ys: torch.Tensor,
                   weights: torch.Tensor | None = None) -> tuple[float, float]:
         """(weighted mean loss, weighted accuracy) of ``x`` on samples (xs, ys); weights sum
-        to 1 (default uniform)."""
+        to 1 (default uniform). Computed with one intra-op thread, as each client's training is,
+        so that a history's bits do not depend on the computing process's thread count."""
+        with single_threaded_ops():
+            return self._evaluate_batches(x, xs, ys, weights)
+
+    def _evaluate_batches(self, x, xs, ys, weights):
         self.model.eval()
         params = self.unflatten(x)
         total, correct = 0.0, 0.0

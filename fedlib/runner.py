@@ -30,6 +30,7 @@ import torch
 from tqdm import tqdm
 
 from . import algorithms, participation
+from ._threads import single_threaded_ops
 from ._validate import check_int
 from ._validate import jsonable as _json_value
 from .arithmetic import AnchorRecorder
@@ -316,9 +317,11 @@ class _History:
         self.up, self.down = self.up + up, self.down + down
 
     def evaluate(self, t: int, x: torch.Tensor) -> bool:
-        """Record the metrics after t rounds; False when one is not finite (divergence)."""
+        """Record the metrics after t rounds; False when one is not finite (divergence). Every
+        problem evaluates with one intra-op thread (its bits then do not depend on the thread count)."""
         e0 = time.perf_counter()
-        m = self.problem.metrics(self.algo.eval_params(x))
+        with single_threaded_ops():
+            m = self.problem.metrics(self.algo.eval_params(x))
         self.eval_s += time.perf_counter() - e0
         self.rows.append({"round": t, **m, "uplink": self.up, "downlink": self.down,
                           "client_steps": int(self.work[t]), **self.algo.extra_metrics(),

@@ -151,7 +151,10 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
         checkpoint_every: long runs checkpoint every this many rounds under
             ``<store>/.checkpoints/`` and resume from there if killed; None: no checkpoints.
         torch_threads: intra-op threads per worker process (e.g. 1 with
-            ``ProcessPoolExecutor(2)`` on 2 cores); None leaves torch's default.
+            ``ProcessPoolExecutor(2)`` on 2 cores), or of this process while it computes (its
+            setting is restored after); None leaves torch's default. Each client trains, and
+            every evaluation runs, in one intra-op thread whatever this says: it sets the speed of
+            the rest (a round's server step), not the stored bits of a neural run.
         retry_errors: recompute entries stored with status ``error``.
         compute: False refuses to compute (a missing run is an error naming how many are
             missing and the store); default: True unless the environment sets
@@ -189,7 +192,7 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
             return sweep(configs, store, executor=pool, progress=progress, device=device,
                          checkpoint_every=checkpoint_every,
                          torch_threads=1 if torch_threads is None else torch_threads,
-                         retry_errors=retry_errors, compute=compute)
+                         retry_errors=retry_errors, compute=compute, keep_params=keep_params)
     configs = list(configs)
     if not configs:
         return pd.DataFrame(columns=["key", "status", "error", "diverged_at", "round"])
@@ -269,11 +272,15 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
             if c not in ready:
                 finished(c, None, f"warm-up {c.warmup().key()} failed; this run was not started")
         if executor is None:
-            for c in ready:
+            before = torch.get_num_threads()
+            try:
                 if torch_threads:
                     torch.set_num_threads(torch_threads)
-                finished(c, st.compute(c, device=device, checkpoint_every=checkpoint_every,
-                                       save_params=keep_params or c.key() in warm_keys), None)
+                for c in ready:
+                    finished(c, st.compute(c, device=device, checkpoint_every=checkpoint_every,
+                                           save_params=keep_params or c.key() in warm_keys), None)
+            finally:
+                torch.set_num_threads(before)          # the caller's setting, whatever the runs used
         else:
             futures = {executor.submit(_compute_in_worker, str(st.path), c.to_dict(), device,
                                        checkpoint_every, torch_threads, keep_params or c.key() in warm_keys,

@@ -98,7 +98,7 @@ def stored_arithmetic(entry: Entry) -> dict:
     if rec:
         return dict(rec)
     return {**arithmetic.LEGACY, "torch": entry.meta.get("torch"),
-            "torch_threads": entry.meta.get("torch_threads")}
+            "torch_threads": entry.meta.get("torch_threads"), "cpu": entry.meta.get("cpu")}
 
 
 def _compare_metrics(stored: pd.DataFrame, replayed: pd.DataFrame, rounds: int, rtol: float,
@@ -131,11 +131,13 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
       the content digests sealed in its ``meta.json`` (:meth:`Store.seal`); an edit anywhere in
       the stored history fails here, whatever rounds are replayed (check ``"digest"``).
     * **Exact check** (the replay computes with the entry's arithmetic: same device, torch
-      build, instruction sets and thread count, see :mod:`fedlib.arithmetic`): every metric of
+      build, instruction sets, thread count and CPU, see :func:`fedlib.arithmetic.same_kernels`:
+      vendor, family, model, name, cache and oneDNN's detailed ISA): every metric of
       every evaluated round replayed (timing columns excluded) and the anchor must agree to
       ``rtol`` (1e-6 by default: the same kernels give the same bits). The replay uses the
       entry's thread count.
-    * **Cross-CPU check** (another arithmetic, e.g. stored on AVX-512, replayed on AVX2): the
+    * **Cross-CPU check** (another arithmetic, e.g. stored on AVX-512, replayed on AVX2, or
+      stored on an AMD EPYC and replayed on an Intel Xeon at the same level): the
       kernels round differently and a few rounds of SGD amplify that, so the stored
       evaluations cannot be expected; the first :data:`~fedlib.arithmetic.ANCHOR_ROUNDS` rounds
       are replayed and their anchor (displacement norm and projection, float64) compared at
@@ -143,8 +145,9 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
     * **No check**: another arithmetic and no anchor: the report says so (status ``unchecked``)
       instead of failing. An entry stored before fedlib recorded arithmetic and anchors gets
       the exact check first: if it matches, it reproduces; if it does not and this machine's
-      arithmetic is not the one assumed for such entries (:data:`fedlib.arithmetic.LEGACY`), the
-      difference may come from the kernels alone and the entry is reported as unchecked.
+      arithmetic is not the one assumed for such entries (:data:`fedlib.arithmetic.LEGACY` on the
+      CPU their meta names), the difference may come from the kernels alone and the entry is
+      reported as unchecked ("not checkable here"), never as differing.
 
     The replay uses the config's full participation schedule truncated to the rounds replayed (so
     it sees exactly the rounds the stored run saw).
@@ -199,8 +202,9 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
         torch.set_num_threads(int(threads))
     try:
         here = arithmetic.current(replay_dev)
-        same = arithmetic.signature(stored) == arithmetic.signature(here)
-        differs = f"computed on {arithmetic.describe(stored)}, replayed on {arithmetic.describe(here)}"
+        same, why = arithmetic.same_kernels(stored, here)
+        differs = (f"computed on {arithmetic.describe(stored)}, replayed on {arithmetic.describe(here)}"
+                   + (f" ({why})" if why else ""))
         evaluated = [int(r) for r in h["round"].dropna()]
         if same or legacy:
             check = "exact"

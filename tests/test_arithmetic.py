@@ -56,11 +56,81 @@ def test_current_arithmetic_and_its_signature():
     assert a["device"] == "cpu" and a["torch"] == torch.__version__
     assert a["aten_capability"] == torch.backends.cpu.get_cpu_capability()
     assert a["torch_threads"] == torch.get_num_threads() and a["hardware_isa"] == arithmetic.hardware_isa()
-    assert arithmetic.signature({**a, "cpu": "another model name"}) == arithmetic.signature(a)
+    assert arithmetic.same_kernels(a, dict(a)) == (True, "")
     for field, value in (("torch_threads", 7), ("aten_capability", "DEFAULT"), ("onednn_isa", "sse41"),
-                         ("torch", "1.0"), ("device", "cuda")):
+                         ("torch", "1.0"), ("device", "cuda"), ("cpu", "another model name"),
+                         ("cpu_vendor", "GenuineIntel"), ("cpu_model_id", "207"), ("cpu_family", "6"),
+                         ("cpu_cache", "322560 KB"), ("onednn_isa_detail", "AVX512_CORE_AMX")):
         assert arithmetic.signature({**a, field: value}) != arithmetic.signature(a), field
+        same, why = arithmetic.same_kernels({**a, field: value}, a)
+        assert not same and field in why, (field, why)
     assert "thread" in arithmetic.describe(a) and str(a["aten_capability"]) in arithmetic.describe(a)
+    assert a["cpu"] in arithmetic.describe(a)
+
+
+#: /proc/cpuinfo of the three CPU kinds of the fleet (first processor; flags cut to those that count)
+_BASE_FLAGS = "fpu sse sse2 ssse3 sse4_1 sse4_2 fma avx avx2"
+_AVX512 = "avx512f avx512dq avx512bw avx512vl"
+CPUINFO = {
+    "zen3": ("AuthenticAMD", "25", "1", "AMD EPYC", "512 KB", _BASE_FLAGS),
+    "zen4": ("AuthenticAMD", "25", "17", "AMD EPYC", "1024 KB",
+             f"{_BASE_FLAGS} {_AVX512} avx512_vnni avx512_bf16"),
+    "xeon": ("GenuineIntel", "6", "207", "INTEL(R) XEON(R) PLATINUM 8581C CPU @ 2.30GHz", "266240 KB",
+             f"{_BASE_FLAGS} avx_vnni {_AVX512} avx512_vnni avx512_bf16 avx512_fp16 "
+             "amx_bf16 amx_tile amx_int8"),
+}
+
+
+def _cpuinfo(kind: str) -> str:
+    vendor, family, model, name, cache, flags = CPUINFO[kind]
+    return (f"processor\t: 0\nvendor_id\t: {vendor}\ncpu family\t: {family}\nmodel\t\t: {model}\n"
+            f"model name\t: {name}\nstepping\t: 1\ncache size\t: {cache}\nflags\t\t: {flags}\n\n"
+            f"processor\t: 1\nvendor_id\t: {vendor}\n")
+
+
+def test_the_cpu_identity_and_onednn_detail_of_each_kind_of_the_fleet(monkeypatch):
+    expect = {"zen3": ("avx2", "AVX2"), "zen4": ("avx512", "AVX512_CORE_BF16"),
+              "xeon": ("avx512", "AVX512_CORE_AMX")}
+    seen = {}
+    for kind, (level, detail) in expect.items():
+        monkeypatch.setattr(arithmetic, "_cpuinfo", lambda kind=kind: _cpuinfo(kind))
+        vendor, family, model, name, cache, _ = CPUINFO[kind]
+        assert arithmetic.hardware_isa() == level and arithmetic.onednn_isa_detail() == detail, kind
+        assert arithmetic.cpu_model() == name
+        ident = arithmetic.cpu_identity()
+        assert ident == {"cpu_vendor": vendor, "cpu_family": family, "cpu_model_id": model,
+                         "cpu_cache": cache}
+        seen[kind] = ident
+    assert seen["zen3"] != seen["zen4"]                        # one name, "AMD EPYC", two CPUs
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")           # the lowered environment caps the detail
+    assert arithmetic.onednn_isa_detail() == "AVX2"
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE")
+    assert arithmetic.onednn_isa_detail() == "AVX512_CORE"
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA")
+    assert arithmetic.onednn_isa_detail({"sse4_1", "avx", "avx2", "avx_vnni"}) == "AVX2_VNNI"
+    assert arithmetic.onednn_isa_detail(set()) == "unknown"
+    monkeypatch.setattr(arithmetic, "_cpuinfo", lambda: "")      # no /proc/cpuinfo (macOS, Windows)
+    assert arithmetic.cpu_identity()["cpu_family"] is None and arithmetic.cpu_model()
+
+
+def test_same_level_on_another_cpu_is_not_the_same_arithmetic():
+    """An Intel Xeon and an AMD EPYC both compute at the AVX-512 level with one thread, yet their
+    kernels differ (1.5e-6 after one round of notebook 08's runs): only the identity tells them apart.
+    Records from before the identity was stored name the CPU only, and are judged by that name."""
+    base = {"device": "cpu", "torch": "2.13.0+cpu", "torch_threads": 1, "hardware_isa": "avx512",
+            "aten_capability": "AVX512", "onednn_isa": "avx512", "mkl_instructions": None}
+    zen4 = {**base, "cpu": "AMD EPYC", "cpu_vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model_id": "17",
+            "cpu_cache": "1024 KB", "onednn_isa_detail": "AVX512_CORE_BF16"}
+    xeon = {**base, "cpu": CPUINFO["xeon"][3], "cpu_vendor": "GenuineIntel", "cpu_family": "6",
+            "cpu_model_id": "207", "cpu_cache": "266240 KB", "onednn_isa_detail": "AVX512_CORE_AMX"}
+    assert arithmetic.same_kernels(zen4, dict(zen4)) == (True, "")
+    same, why = arithmetic.same_kernels(zen4, xeon)
+    assert not same and "another CPU" in why and "GenuineIntel family 6 model 207" in why
+    old_record = {**base, "cpu": "AMD EPYC"}                   # as the committed stores' records are
+    assert arithmetic.same_kernels(old_record, zen4) == (True, "")
+    same, why = arithmetic.same_kernels(old_record, xeon)
+    assert not same and "another CPU model (AMD EPYC vs INTEL" in why
+    assert not arithmetic.same_kernels({**zen4, "onednn_isa": "avx2"}, zen4)[0]
 
 
 # ------------------------------------------------------------------------------ anchors
@@ -106,11 +176,12 @@ def test_anchor_comparison_names_each_value_beyond_the_tolerance():
     assert tiny.compare(arithmetic.Anchor((1,), (1.0,), (2e-9,))) == []
 
 
-def signature_is_legacy() -> bool:
-    """Whether this machine computes as the AVX-512 machines that computed the legacy entries."""
+def signature_is_legacy(cpu: str) -> bool:
+    """Whether this machine computes as the AVX-512 machines that computed the legacy entries
+    (stored on a CPU named ``cpu``)."""
     here = {**arithmetic.current(), "torch_threads": 1}
-    return arithmetic.signature(here) == arithmetic.signature(
-        {**arithmetic.LEGACY, "torch": torch.__version__, "torch_threads": 1})
+    return arithmetic.same_kernels({**arithmetic.LEGACY, "torch": torch.__version__, "torch_threads": 1,
+                                    "cpu": cpu}, here)[0]
 
 
 # ------------------------------------------------------------------------------ verify: which check
@@ -158,6 +229,49 @@ def test_the_cross_cpu_check_passes_a_true_replay_and_fails_altered_configs_and_
     assert bad.failed and "anchor.step_norm" in set(bad.mismatches["metric"]), str(bad)
 
 
+def _another_model(text: str) -> str:
+    """This machine's /proc/cpuinfo as a CPU of another model with the same flags (so the same level)."""
+    import re
+    text = re.sub(r"^model\s*:.*$", "model\t\t: 250", text, flags=re.M)
+    return re.sub(r"^model name\s*:.*$", "model name\t: Faked CPU 9000", text, flags=re.M)
+
+
+def test_another_cpu_model_at_the_same_level_gets_the_cross_cpu_check(tmp_path, monkeypatch):
+    """The failure seen on an Intel Xeon: an entry computed on an AMD EPYC at the same level was
+    judged by the exact check, and a kernel difference of 1.5e-6 read as a changed run."""
+    if not arithmetic._cpuinfo():
+        pytest.skip("no /proc/cpuinfo here to fake another model from")
+    c = _digits()
+    fedlib.sweep([c], tmp_path, progress=False, torch_threads=1)
+    entry = Store(tmp_path).get(c)
+    stored = entry.meta["arithmetic"]
+    assert {k: stored[k] for k in ("cpu_vendor", "cpu_family", "cpu_model_id")} == \
+        {k: arithmetic.cpu_identity()[k] for k in ("cpu_vendor", "cpu_family", "cpu_model_id")}
+    assert stored["onednn_isa_detail"] == arithmetic.onednn_isa_detail()
+    # the replay's kernels differ from the stored run's by 1e-5 in the evaluations (as another CPU's would)
+    moved = entry.history.assign(loss=entry.history["loss"] * (1 + 1e-5))
+    kernels_moved = dataclasses.replace(entry, history=moved)
+    assert fedlib.verify(kernels_moved, check_digests=False).failed       # the same CPU: a real difference
+    faked = _another_model(arithmetic._cpuinfo())
+    monkeypatch.setattr(arithmetic, "_cpuinfo", lambda: faked)
+    assert arithmetic.hardware_isa() == stored["hardware_isa"]           # the same level ...
+    rep = fedlib.verify(kernels_moved, check_digests=False)              # ... another model
+    assert rep.check == "cross-cpu" and rep.ok, str(rep)
+    assert "another CPU (cpu, cpu_model_id" in rep.reason and "Faked CPU 9000" in rep.reason, rep.reason
+    # a record from before the identity was stored names the CPU only: another name is another CPU
+    old = {k: v for k, v in stored.items() if k not in arithmetic.IDENTITY_FIELDS or k == "cpu"}
+    rep = fedlib.verify(dataclasses.replace(kernels_moved, meta={**entry.meta, "arithmetic": old}),
+                        check_digests=False)
+    assert rep.check == "cross-cpu" and rep.ok and "the stored record names the model only" in rep.reason
+    # ... and without an anchor it is not checkable here, never "differs"
+    rep = fedlib.verify(dataclasses.replace(kernels_moved, meta={**entry.meta, "arithmetic": old,
+                                                                 "anchor": None}), check_digests=False)
+    assert rep.status == "unchecked" and not rep.failed, str(rep)
+    # a changed run still fails the cross-CPU check on the other model
+    bad = fedlib.verify(dataclasses.replace(entry, config=c.replace(lr_local=c.lr_local * 1.01)))
+    assert bad.check == "cross-cpu" and bad.failed
+
+
 def test_another_cpu_without_an_anchor_is_reported_not_failed(tmp_path, capsys):
     c = _digits(rounds=3)
     fedlib.sweep([c], tmp_path, progress=False, torch_threads=1)
@@ -169,7 +283,7 @@ def test_another_cpu_without_an_anchor_is_reported_not_failed(tmp_path, capsys):
     # the same legacy entry as if another CPU's kernels had moved its evaluations by 1e-4
     moved = legacy.history.assign(loss=legacy.history["loss"] * (1 + 1e-4))
     rep = fedlib.verify(dataclasses.replace(legacy, history=moved), check_digests=False)
-    if signature_is_legacy():
+    if signature_is_legacy(entry.meta["cpu"]):
         assert rep.failed                        # the machine kind assumed for legacy entries: a real failure
     else:
         assert rep.status == "unchecked" and not rep.failed and rep.check == "none", str(rep)

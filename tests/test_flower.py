@@ -23,7 +23,9 @@ def test_flower_simulation_equals_fedlib_run_bitwise():
     per-node state) and FOCUS (its server asks the clients for gradients at their local models)
     through Flower's simulation engine, one virtual node per client: the final models and every
     evaluation equal fedlib.run's. Bitwise, because each client runs the same
-    kernels on the same row in one torch thread as the vectorized engine's per-client path does."""
+    kernels on the same row in one torch thread as the vectorized engine's per-client path does,
+    and the server evaluates with one intra-op thread as fedlib.run does, whatever the thread count
+    of its process (Flower's server runs with the machine's default; this process with one)."""
     configs = [_config("fedavg"), _config("fedsum"), _config("scaffold"), _config("fedsum_cr"),
                _config("focus", lr_local=0.005)]
     threads = torch.get_num_threads()
