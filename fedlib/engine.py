@@ -23,13 +23,11 @@ per-client step count (a client with fewer steps stops moving: its later rows ar
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
 
-from ._threads import single_threaded_ops
+from ._threads import cpu_threads, map_single_threaded
 from .models import dropout_masks
 from .problems import Problem
 
@@ -69,26 +67,6 @@ class UnreachableClients(RuntimeError):
 def _per_client(value, S: int, ref: torch.Tensor) -> torch.Tensor:
     t = torch.as_tensor(value, dtype=ref.dtype, device=ref.device)
     return t.expand(S) if t.ndim == 0 else t
-
-
-def cpu_threads() -> int:
-    """Worker threads of the CPU client path: ``$FEDLIB_THREADS`` if set, else the number of
-    intra-op threads torch would use (the cores)."""
-    env = os.environ.get("FEDLIB_THREADS", "")
-    if env:
-        if not env.isdigit() or int(env) < 1:
-            raise ValueError(f"FEDLIB_THREADS: must be a positive integer, got {env!r}")
-        return int(env)
-    return max(1, torch.get_num_threads())
-
-
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-
-
-def _pool(n: int) -> ThreadPoolExecutor:
-    if n not in _POOLS:
-        _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix="fedlib-client")
-    return _POOLS[n]
 
 
 class VectorizedEngine:
@@ -156,9 +134,7 @@ class VectorizedEngine:
                                                   round, None if correction is None else correction[one],
                                                   *solver)
         problem.model.train()
-        n = min(cpu_threads(), S)
-        with single_threaded_ops():
-            outs = list(_pool(n).map(job, range(S))) if n > 1 else [job(s) for s in range(S)]
+        outs = map_single_threaded(job, range(S))
         if not outs:
             return LocalResult(X0.clone(), torch.zeros_like(X0))
         return LocalResult(torch.cat([o.X for o in outs]), torch.cat([o.grad_sum for o in outs]))

@@ -30,7 +30,7 @@ from torch.func import functional_call, grad, vmap
 
 from . import models
 from ._source import capture
-from ._threads import single_threaded_ops
+from ._threads import map_single_threaded
 from ._validate import check_int, check_real
 
 __all__ = [
@@ -595,25 +595,34 @@ class Neural(Problem):
     def _evaluate(self, x: torch.Tensor, xs: torch.Tensor, ys: torch.Tensor,
                   weights: torch.Tensor | None = None) -> tuple[float, float]:
         """(weighted mean loss, weighted accuracy) of ``x`` on samples (xs, ys); weights sum
-        to 1 (default uniform). Computed with one intra-op thread, as each client's training is,
-        so that a history's bits do not depend on the computing process's thread count."""
-        with single_threaded_ops():
-            return self._evaluate_batches(x, xs, ys, weights)
-
-    def _evaluate_batches(self, x, xs, ys, weights):
+        to 1 (default uniform). Each batch of ``eval_batch`` samples is evaluated with one intra-op
+        thread (on a CPU in worker threads, each with its own model copy, as clients train) and the
+        batches are summed in order, so a history's bits do not depend on the computing process's
+        thread count, nor on how many workers share the batches."""
         self.model.eval()
         params = self.unflatten(x)
-        total, correct = 0.0, 0.0
-        for s in range(0, len(ys), self.eval_batch):
-            xb, yb = xs[s:s + self.eval_batch], ys[s:s + self.eval_batch]
-            out = functional_call(self.model, (params, self.buffers), (xb,))
-            loss, hit = self.per_sample_loss(out, yb).double(), (out.argmax(1) == yb).double()
-            if weights is None:
-                total, correct = total + float(loss.sum()), correct + float(hit.sum())
-            else:
+
+        @torch.no_grad()
+        def batch(s: int) -> tuple[float, float]:
+            with self.thread_model():
+                xb, yb = xs[s:s + self.eval_batch], ys[s:s + self.eval_batch]
+                out = functional_call(self._model(), (params, self.buffers), (xb,))
+                loss, hit = self.per_sample_loss(out, yb).double(), (out.argmax(1) == yb).double()
+                if weights is None:
+                    return float(loss.sum()), float(hit.sum())
                 w = weights[s:s + self.eval_batch]
-                total, correct = total + float(w @ loss), correct + float(w @ hit)
-        self.model.train()
+                return float(w @ loss), float(w @ hit)
+        starts = range(0, len(ys), self.eval_batch)
+        try:
+            if self.device.type == "cpu":
+                parts = map_single_threaded(batch, starts)
+            else:
+                parts = [batch(s) for s in starts]
+        finally:
+            self.model.train()
+        total, correct = 0.0, 0.0
+        for loss_sum, hit_sum in parts:                   # in order: the same sums as one loop
+            total, correct = total + loss_sum, correct + hit_sum
         return (total / len(ys), correct / len(ys)) if weights is None else (total, correct)
 
     def loss(self, x):

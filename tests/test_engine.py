@@ -195,6 +195,25 @@ def test_evaluation_runs_in_one_thread_whatever_the_process_setting(tiny_cnn, qu
     assert threads and set(threads) == {1}
 
 
+def test_evaluation_batches_share_the_cores_and_keep_their_bits(monkeypatch):
+    """Evaluation batches run in worker threads (each with one intra-op thread and its own model
+    copy) and are summed in order: the metrics are bitwise those of one thread, whatever the
+    number of workers."""
+    import threading
+    prob = problems.digits_cnn(num_clients=6, alpha=0.5, batch_size=8, seed=0, dropout=0.3)
+    prob.eval_batch = 16                                            # many batches
+    x = prob.initial_params() + 0.01
+    names, loss = set(), prob.per_sample_loss
+    prob.per_sample_loss = lambda out, y: (names.add(threading.current_thread().name), loss(out, y))[1]
+    out = {}
+    for n in ("1", "2", "3"):
+        monkeypatch.setenv("FEDLIB_THREADS", n)
+        out[n] = prob.metrics(x)
+    assert out["1"] == out["2"] == out["3"]
+    assert any(name.startswith("fedlib-worker") for name in names)   # the workers did evaluate
+    assert prob.model.training                                      # left in training mode
+
+
 def test_fast_max_pool_equals_max_pool2d_with_ties():
     from fedlib.models import max_pool_2x2
     for shape in ((3, 2, 8, 8), (2, 3, 7, 9)):
