@@ -1,9 +1,9 @@
-"""Claim checks a reader can trust: per-run summaries of a sweep's curves and paired verdicts
-over seeds.
+"""Claim checks a reviewer can sign: per-run summaries of a sweep's curves, paired effects with
+intervals over seeds, one verdict rule, and one ledger of every notebook's claims.
 
 A paper's claim ("A converges faster than B", "A is more stable", "A keeps B's accuracy") is
-checked from runs of several seeds, one run of each method per seed (same schedule, split,
-model and minibatches), by comparing the methods **seed by seed**:
+checked from runs of several independent seeds (each its own split, schedule, minibatches and
+warm-up), one run of each method per seed, by comparing the methods **seed by seed**:
 
 * :func:`summarize` turns each run's history into numbers: the **late-window** mean of a metric
   (the last ``window`` fraction of the rounds, never one evaluation), the round at which a
@@ -13,43 +13,87 @@ model and minibatches), by comparing the methods **seed by seed**:
   **collapsed** (:func:`collapse`: test accuracy near chance, or training loss above its start,
   for a sustained window) or diverged. A collapsed or diverged run has no final value; it is
   reported, never averaged.
-* :func:`paired` gives one of three verdicts, with the numbers behind it:
+* :func:`paired` applies **the verdict rule** (stated once, here, and in :data:`RULE`):
 
-  - **holds**: in every seed the difference favours the claim by more than the tie tolerance;
-  - **does not hold**: in every seed it goes against the claim by more than the tolerance;
-  - **within noise**: the seeds disagree, a difference lies inside the tolerance, or there are
-    fewer seeds than the minimum (3 by default).
+  1. per seed, the paired difference ``d`` between the claimed method and the other one, signed
+     so that a positive ``d`` favours the claim;
+  2. the mean effect and its 95% **t-interval** over the seeds (``mean +- t_{0.975, n-1} s /
+     sqrt(n)``: few seeds, differences of independent runs, no assumption beyond roughly normal
+     differences);
+  3. a **threshold** from the claim's wording: 0 for "better / faster / fewer / more stable",
+     ``-margin`` for "comparable / keeps its accuracy"; the **margin** of each metric is fixed
+     before any run is read (:data:`MARGINS`);
+  4. the verdict: **holds** (the interval lies above the threshold), **does not hold** (below
+     it: the data favour the opposite), **equivalent** (a "better" claim whose interval lies
+     inside +-margin: no difference that matters at this scale), **inconclusive** (anything
+     else). A seed where a run has no value (diverged, collapsed, never reached the target) is
+     left out of the interval and named; a claim cannot hold when its own method failed on a
+     seed where the rival did not. Every verdict other than "holds" carries a reason computed
+     from the runs (:attr:`Verdict.reason`): the failed runs by seed, how many seeds go each way,
+     and how many seeds the observed spread would need to decide.
 
-  A run without a value (collapsed, diverged, never reaching a target) counts as the worst
-  value of its seed: the claim gains the seed where only the other method failed and loses it
-  where only the claimed method did; where both failed the seed is a tie.
 * :func:`paired_reach` checks "A gets there first": per seed, the rounds (or model units) each
   run needs to reach a target near the plateau both reach (a fraction of the lower of their
   late-window values), not a level passed in the first few rounds.
 * :func:`against_all` checks one claim against several methods and :func:`combine` joins
-  verdicts that must all hold (holds only if each holds; does not hold if any one does not).
-* :func:`claims_table` collects verdicts into the five columns every notebook prints (claim,
-  verdict, numbers, seeds, cause) and refuses a verdict other than "holds" without a cause.
+  verdicts that must all hold (the deciding comparison is the weakest one).
+* :func:`event_count` checks claims about events ("unstable", "never reaches the target"),
+  counted per seed by the paper's own criterion, with a Clopper-Pearson interval on how often
+  the event happens.
+* :func:`claims_table` collects verdicts, with each claim's place in the paper, its quote and
+  its setting, into the table every notebook prints and :func:`update_ledger` writes into the
+  one ledger of all notebooks (``figures/claims_ledger.csv`` and ``.md``).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["HOLDS", "NOT_HOLDS", "NOISE", "VERDICTS", "Verdict", "against_all", "claims_table",
-           "collapse", "combine", "late_mean", "mean_drop", "ok_curves", "outcome_counts", "paired",
-           "paired_reach", "per_group", "rounds_to", "scale_cause", "summarize"]
+__all__ = ["EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS", "NOT_HOLDS", "RULE",
+           "VERDICTS", "Verdict", "against_all", "claims_table", "collapse", "combine", "decide",
+           "event_count", "interval", "late_mean", "margin_for", "mean_drop", "ok_curves", "outcome_counts",
+           "paired", "paired_reach", "per_group", "rounds_to", "scale_cause", "seeds_needed", "summarize",
+           "update_ledger", "what_holds", "what_holds_markdown"]
 
-HOLDS, NOT_HOLDS, NOISE = "holds", "does not hold", "within noise"
-#: the three verdicts of a claim
-VERDICTS = (HOLDS, NOT_HOLDS, NOISE)
+HOLDS, NOT_HOLDS, EQUIVALENT, INCONCLUSIVE = "holds", "does not hold", "equivalent", "inconclusive"
+#: the four verdicts of a claim
+VERDICTS = (HOLDS, NOT_HOLDS, EQUIVALENT, INCONCLUSIVE)
+#: the verdict rule, as the notebooks and the README print it
+RULE = ("Per seed, the paired difference d between the methods compared (positive favours the claim); "
+        "the mean effect and its 95% t-interval over seeds; a threshold from the claim's wording (0 for "
+        "'better', minus the metric's margin for 'keeps / comparable'). Holds: the interval lies above "
+        "the threshold; does not hold: below it; equivalent: a 'better' claim whose interval lies "
+        "within +-margin; inconclusive: anything else. A seed where a run has no value (diverged, "
+        "collapsed, never reached the target) is left out and named; a claim cannot hold where its own "
+        "method failed and the rival did not; a rival with fewer than two comparable seeds is left out of "
+        "'every rival' and named. Events are counted per seed: holds if the 95% "
+        "Clopper-Pearson interval of how often the event happens lies above 1/2, does not hold if below.")
+
+#: Margins per metric, fixed before any run is read: the smallest difference that matters at the
+#: reduced scale of the quick profile. Rounds and model units depend on a notebook's evaluation
+#: interval: their margin is one interval (:func:`margin_for`).
+MARGINS = {
+    "test accuracy": 0.005,          # half a point of accuracy (late-window mean over >= 2 evaluations)
+    "training loss": 0.01,           # late-window mean of the data-weighted training loss
+    "accuracy drop": 0.0005,         # mean downward move of test accuracy per evaluation interval
+    "rounds to target": "one evaluation interval",
+    "model units to target": "the model units of one evaluation interval",
+    "computation to target": "the local steps of one evaluation interval",
+}
+
 #: the columns of :func:`claims_table` after the context columns
-CLAIM_COLUMNS = ["claim", "verdict", "numbers", "seeds", "cause"]
+CLAIM_COLUMNS = ["where", "quote", "claim", "verdict", "effect", "ci_low", "ci_high", "threshold", "margin",
+                 "seeds", "numbers", "cause"]
+#: the columns of the ledger of all notebooks' claims
+LEDGER_COLUMNS = ["notebook", "paper", "where", "quote", "setting", "claim", "verdict", "effect", "ci_low",
+                  "ci_high", "threshold", "margin", "seeds", "cause"]
 
 
 def _history(h: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -227,6 +271,21 @@ def per_group(summary: pd.DataFrame, by: Sequence[str], values: Mapping[str, str
     return pd.DataFrame(rows)
 
 
+def margin_for(metric: str, eval_every: int | None = None, per_round: float | None = None) -> float:
+    """The margin of ``metric`` (a key of :data:`MARGINS`): the fixed number, or for the metrics
+    "to target" one evaluation interval: ``eval_every`` rounds, or ``per_round * eval_every``
+    model units / local steps."""
+    if metric not in MARGINS:
+        raise ValueError(f"metric: must be one of {', '.join(MARGINS)}; got {metric!r}")
+    m = MARGINS[metric]
+    if not isinstance(m, str):
+        return float(m)
+    if eval_every is None or (metric != "rounds to target" and per_round is None):
+        raise ValueError(f"eval_every{'' if metric == 'rounds to target' else ', per_round'}: the margin of "
+                         f"{metric!r} is {m}; give the notebook's evaluation interval")
+    return float(eval_every if metric == "rounds to target" else per_round * eval_every)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The verdict of one claim and the numbers behind it.
@@ -234,99 +293,196 @@ class Verdict:
     Attributes:
         verdict: one of :data:`VERDICTS`.
         numbers: the per-seed values and differences, as printed beside the verdict.
-        seeds: how many seeds were compared.
-        diffs: per seed, how far the claim is ahead (positive: it favours the claim; +inf /
-            -inf where only one side has no value).
+        seeds: how many seeds entered the interval.
+        diffs: per seed compared, how far the claim is ahead (positive: it favours the claim).
+        effect: the mean of ``diffs``.
+        ci_low, ci_high: its 95% interval (NaN with fewer than two seeds).
+        threshold: what the interval is compared with (0, or minus the margin).
+        margin: the metric's margin.
+        reason: why the verdict is not "holds", computed from the runs ("" when it holds).
     """
 
     verdict: str
     numbers: str
     seeds: int
     diffs: tuple
+    effect: float = math.nan
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    threshold: float = 0.0
+    margin: float = 0.0
+    reason: str = ""
 
 
 def _fmt(v: float, digits: int, missing: str = "failed") -> str:
     return missing if not np.isfinite(v) else f"{v:.{digits}f}"
 
 
-def paired(a: Mapping, b: Mapping, higher: bool = True, tol: float = 0.0, margin: float = 0.0,
-           min_seeds: int = 3, names: tuple[str, str] = ("A", "B"), digits: int = 4,
-           missing: str = "failed") -> Verdict:
-    """The verdict of "``a`` beats ``b``" (or, with ``margin > 0``, "``a`` is no worse than ``b``
-    by more than ``margin``") from per-seed values.
+def _t(n: int) -> float:
+    """The 0.975 quantile of Student's t with n - 1 degrees of freedom."""
+    from scipy import stats
+    return float(stats.t.ppf(0.975, n - 1))
+
+
+def interval(d: Sequence[float]) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of ``d`` and its 95% t-interval (NaN bounds for fewer than two)."""
+    d = np.asarray(d, dtype=float)
+    if len(d) == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(d.mean())
+    if len(d) < 2:
+        return mean, math.nan, math.nan
+    half = _t(len(d)) * float(d.std(ddof=1)) / math.sqrt(len(d))
+    return mean, mean - half, mean + half
+
+
+def seeds_needed(d: Sequence[float], threshold: float = 0.0, most: int = 1000) -> int | None:
+    """How many seeds an interval with the spread of ``d`` would need to lie on one side of
+    ``threshold`` (the smallest n with t_{0.975, n-1} s / sqrt(n) < |mean - threshold|); None if
+    the mean sits on the threshold or more than ``most`` would be needed."""
+    d = np.asarray(d, dtype=float)
+    if len(d) < 2:
+        return None
+    gap, sd = abs(float(d.mean()) - threshold), float(d.std(ddof=1))
+    if gap == 0:
+        return None
+    if sd == 0:
+        return 2
+    for n in range(2, most + 1):
+        if _t(n) * sd / math.sqrt(n) < gap:
+            return n
+    return None
+
+
+def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = "better",
+           failed_own: Sequence[str] = (), failed_other: Sequence[str] = ()) -> tuple[str, str, tuple]:
+    """The verdict rule (:data:`RULE`) on per-seed differences ``diffs`` (positive favours the
+    claim; failed seeds already left out). ``kind`` is ``"better"`` (threshold 0, may be
+    equivalent) or ``"no worse"`` (threshold -margin). ``failed_own`` / ``failed_other`` name the
+    seeds left out because the claimed method / the rival had no value there.
+
+    Returns:
+        (verdict, reason, (effect, ci_low, ci_high)).
+    """
+    if kind not in ("better", "no worse"):
+        raise ValueError(f"kind: must be one of better, no worse; got {kind!r}")
+    d = np.asarray(diffs, dtype=float)
+    effect, lo, hi = interval(d)
+    notes = []
+    if failed_own:
+        notes.append(f"the claimed method failed on {', '.join(failed_own)} (left out)")
+    if failed_other:
+        notes.append(f"the rival failed on {', '.join(failed_other)} (left out)")
+    if len(d) < 2:
+        verdict = INCONCLUSIVE
+        notes.insert(0, f"{len(d)} seed(s) with both runs: no interval")
+    elif lo > threshold:
+        verdict = HOLDS
+    elif hi < threshold:
+        verdict = NOT_HOLDS
+        notes.insert(0, f"{int((d < threshold).sum())} of {len(d)} seeds against the claim; the interval "
+                        f"[{lo:.4g}, {hi:.4g}] lies below {threshold:g}")
+    elif kind == "better" and lo >= -margin and hi <= margin:
+        verdict = EQUIVALENT
+        notes.insert(0, f"no difference beyond the margin: [{lo:.4g}, {hi:.4g}] lies within +-{margin:g}")
+    else:
+        verdict = INCONCLUSIVE
+        up, down = int((d > threshold).sum()), int((d < threshold).sum())
+        if up and down:
+            why = f"the seeds disagree ({up} for the claim, {down} against"
+            why += f", {len(d) - up - down} tied)" if len(d) - up - down else ")"
+        elif up or down:
+            tied = ", some tied" if up + down < len(d) else ""
+            side = "for" if up else "against"
+            why = (f"every seed goes one way ({side} the claim{tied}), but the interval [{lo:.4g}, "
+                   f"{hi:.4g}] crosses {threshold:g}")
+        else:
+            why = "every seed ties"
+        need = seeds_needed(d, threshold)
+        if need is not None and need > len(d):
+            why += f"; with this spread about {need} seeds would decide it"
+        elif need is None and len(d) >= 2:
+            why += "; the mean sits on the threshold: more seeds would not decide it"
+        notes.insert(0, why)
+    if verdict == HOLDS and failed_own:
+        verdict = INCONCLUSIVE
+    return verdict, "; ".join(notes), (effect, lo, hi)
+
+
+def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kind: str = "better",
+           names: tuple[str, str] = ("A", "B"), digits: int = 4, missing: str = "failed") -> Verdict:
+    """The verdict of "``a`` beats ``b``" (``kind="better"``) or "``a`` is no worse than ``b`` by
+    more than ``margin``" (``kind="no worse"``) from per-seed values, by the rule of :data:`RULE`.
 
     Args:
         a, b: seed -> value of the claimed method and of the other one (NaN: the run has no value:
-            collapsed, diverged, or never reached a target; it counts as the worst of its seed).
-            Only seeds present in both are compared.
+            collapsed, diverged, or never reached a target). Only seeds present in both count; a
+            seed where either is NaN is left out of the interval and named in the reason.
         higher: whether a higher value is better (accuracy) or a lower one (loss, rounds).
-        tol: the tie tolerance: a per-seed difference within +-tol is a tie.
-        margin: non-inferiority margin: the claim is a - b > -margin (in the better direction).
-        min_seeds: fewer common seeds give "within noise".
+        margin: the metric's margin (:data:`MARGINS`): the band of "equivalent" for a "better"
+            claim, the non-inferiority margin for a "no worse" one.
+        kind: ``"better"`` or ``"no worse"``.
         names: how the numbers name ``a`` and ``b``.
         digits: decimals of the printed values.
         missing: how the numbers print a value that is NaN.
-
-    Returns:
-        holds if every seed's difference d = (a - b or b - a) + margin exceeds ``tol``, does not
-        hold if every one is below ``-tol``, else within noise.
     """
-    if tol < 0 or margin < 0:
-        raise ValueError(f"tol, margin: must be >= 0, got {tol!r}, {margin!r}")
+    if not margin >= 0:
+        raise ValueError(f"margin: must be >= 0, got {margin!r}")
     seeds = [s for s in a if s in b]
-    diffs = []
+    diffs, used, own, other = [], [], [], []
+    an, bn = names
     for s in seeds:
         x, y = float(a[s]), float(b[s])
         fx, fy = np.isfinite(x), np.isfinite(y)
         if fx and fy:
-            d = (x - y if higher else y - x) + margin
-        elif fx:
-            d = math.inf
+            diffs.append(x - y if higher else y - x)
+            used.append(s)
         elif fy:
-            d = -math.inf
+            own.append(f"seed {s} ({an} {missing})")
+        elif fx:
+            other.append(f"seed {s} ({bn} {missing})")
         else:
-            d = 0.0
-        diffs.append(d)
-    d = np.array(diffs, dtype=float)
-    if len(d) < min_seeds:
-        verdict = NOISE
-    elif (d > tol).all():
-        verdict = HOLDS
-    elif (d < -tol).all():
-        verdict = NOT_HOLDS
-    else:
-        verdict = NOISE
-    an, bn = names
+            own.append(f"seed {s} (both {missing})")
+    threshold = -margin if kind == "no worse" else 0.0
+    verdict, reason, (effect, lo, hi) = decide(diffs, threshold, margin, kind, own, other)
     per = "; ".join(f"seed {s}: {_fmt(float(a[s]), digits, missing)} vs {_fmt(float(b[s]), digits, missing)}"
                     for s in seeds)
-    extra = f", margin {margin:g}" if margin else ""
-    few = f"; only {len(d)} seed(s), {min_seeds} needed" if len(d) < min_seeds else ""
     better = "higher" if higher else "lower"
-    numbers = f"{an} vs {bn} ({better} is better, tie tol {tol:g}{extra}): {per}{few}"
-    return Verdict(verdict, numbers, len(d), tuple(diffs))
+    ci = f"[{lo:.{digits}f}, {hi:.{digits}f}]" if np.isfinite(lo) else "no interval"
+    numbers = (f"{an} vs {bn} ({better} is better; effect {_fmt(effect, digits, 'n/a')}, 95% CI {ci}, "
+               f"threshold {threshold:g}, margin {margin:g}): {per}")
+    return Verdict(verdict, numbers, len(diffs), tuple(diffs), effect, lo, hi, threshold, margin, reason)
 
 
 def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
-    """One verdict from several comparisons (name -> :class:`Verdict`) that must all hold: holds
-    if each holds, does not hold if at least one does not (named), else within noise. The numbers
-    are those of the comparison that decided (the first failing one, the first within noise, or
-    the tightest win), and name the others that were not clear."""
+    """One verdict from several comparisons (name -> :class:`Verdict`) that must all hold: the
+    deciding comparison is the weakest -- the first that does not hold, else the first
+    inconclusive, else the first equivalent, else the tightest win (the lowest interval bound
+    above its threshold). Its effect, interval and reason are the combined verdict's; the numbers
+    name the other comparisons that did not hold and their verdicts.
+
+    A comparison without an interval (a rival that failed on all but at most one seed: nothing to
+    compare it with) is left out of the combination when another comparison has one, and named in
+    the reason, whatever the verdict: a failed rival is never a silent win."""
     if not verdicts:
         raise ValueError("verdicts: nothing to combine")
-    lost = [o for o, v in verdicts.items() if v.verdict == NOT_HOLDS]
-    noise = [o for o, v in verdicts.items() if v.verdict == NOISE]
-    if lost:
-        key, verdict = lost[0], NOT_HOLDS
-    elif noise:
-        key, verdict = noise[0], NOISE
-    else:                                   # the tightest win: the smallest worst-seed lead
-        key = min(verdicts, key=lambda o: min(verdicts[o].diffs) if verdicts[o].diffs else math.inf)
-        verdict = HOLDS
-    v = verdicts[key]
-    also = ""
-    if verdict != HOLDS and len(lost) + len(noise) > 1:
-        also = f" (also not clear: {', '.join(o for o in lost + noise if o != key)})"
-    return Verdict(verdict, v.numbers + also, min(x.seeds for x in verdicts.values()), v.diffs)
+    order = {NOT_HOLDS: 0, INCONCLUSIVE: 1, EQUIVALENT: 2, HOLDS: 3}
+    usable = {o: v for o, v in verdicts.items() if v.seeds >= 2} or dict(verdicts)
+    dropped = [o for o in verdicts if o not in usable]
+
+    def weakness(item):
+        o, v = item
+        slack = (v.ci_low - v.threshold) if np.isfinite(v.ci_low) else -math.inf
+        return order[v.verdict], slack
+    key, v = min(usable.items(), key=weakness)
+    others = [f"{o}: {x.verdict}" for o, x in usable.items() if o != key and x.verdict != HOLDS]
+    also = f" (also not holding: {'; '.join(others)})" if others else ""
+    notes = [f"against {key}: {v.reason}" if v.reason else ""]
+    notes += [f"{o} left out: {verdicts[o].reason}" for o in dropped]
+    if others:
+        notes.append(f"also not holding: {'; '.join(others)}")
+    return Verdict(v.verdict, v.numbers + also, v.seeds, v.diffs, v.effect, v.ci_low, v.ci_high, v.threshold,
+                   v.margin, "; ".join(n for n in notes if n))
 
 
 def against_all(a: Mapping, others: Mapping[str, Mapping], name: str = "A",
@@ -340,57 +496,157 @@ def against_all(a: Mapping, others: Mapping[str, Mapping], name: str = "A",
 
 
 def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "test_acc",
-                 x: str = "round", smooth: int = 3, window: float = 0.1, tol: float = 0.0,
-                 min_seeds: int = 3, names: tuple[str, str] = ("A", "B")) -> Verdict:
+                 x: str = "round", smooth: int = 3, window: float = 0.1, margin: float = 0.0,
+                 names: tuple[str, str] = ("A", "B")) -> Verdict:
     """"``a`` gets there first": per seed, both runs' :func:`rounds_to` (in ``x``: rounds, model
     units, ...) a target near the plateau both reach -- ``level`` times the lower of their two
     :func:`late_mean` values of ``metric`` in that seed -- compared with :func:`paired` (lower is
-    better, tie tolerance ``tol`` in units of ``x``).
+    better; ``margin`` in units of ``x``, one evaluation interval by :data:`MARGINS`).
 
     Args:
         a, b: seed -> history (a frame with ``round``, ``metric`` and ``x``), or None for a run
-            that collapsed, diverged or failed (it never gets there).
+            that collapsed, diverged or failed: it has no value, and its seed is left out and named.
     """
     ta, tb, targets = {}, {}, {}
     for s in (s for s in a if s in b):
         ha, hb = a[s], b[s]
-        ends = [late_mean(h, metric, window) for h in (ha, hb) if h is not None]
-        if len(ends) < 2:                     # one side failed: it never gets there
+        if ha is None or hb is None:          # a failed run: no target, no value
             ta[s] = math.nan if ha is None else 0.0
             tb[s] = math.nan if hb is None else 0.0
             continue
-        targets[s] = level * min(ends)
+        targets[s] = level * min(late_mean(h, metric, window) for h in (ha, hb))
         ta[s] = rounds_to(ha, targets[s], metric, smooth, x)
         tb[s] = rounds_to(hb, targets[s], metric, smooth, x)
-    v = paired(ta, tb, higher=False, tol=tol, min_seeds=min_seeds, names=names, digits=0, missing="never")
+    v = paired(ta, tb, higher=False, margin=margin, names=names, digits=0, missing="failed or never")
     where = ", ".join(f"seed {s}: {t:.4f}" for s, t in targets.items())
     numbers = f"{x} to {level:g} x the lower plateau ({where}); {v.numbers}"
-    return Verdict(v.verdict, numbers, v.seeds, v.diffs)
+    return Verdict(v.verdict, numbers, v.seeds, v.diffs, v.effect, v.ci_low, v.ci_high, v.threshold,
+                   v.margin, v.reason)
+
+
+def event_count(events: Mapping, what: str = "the event") -> Verdict:
+    """A claim about an event ("unstable", "never reaches the target"), counted per seed by the
+    paper's own criterion: ``events`` maps seed -> True (it happened), False (it did not) or None
+    (the seed cannot tell, e.g. its run failed for another reason: left out and named). The
+    effect is the share of seeds where it happened, its interval the 95% Clopper-Pearson interval;
+    holds if the interval lies above 1/2 (it happens in most runs), does not hold if below."""
+    from scipy import stats
+    known = {s: bool(v) for s, v in events.items() if v is not None}
+    unknown = [f"seed {s}" for s, v in events.items() if v is None]
+    n, k = len(known), sum(known.values())
+    if n:
+        lo = float(stats.beta.ppf(0.025, k, n - k + 1)) if k > 0 else 0.0
+        hi = float(stats.beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
+        effect = k / n
+    else:
+        lo = hi = effect = math.nan
+    if not n:
+        verdict, reason = INCONCLUSIVE, "no seed can tell"
+    elif lo > 0.5:
+        verdict, reason = HOLDS, ""
+    elif hi < 0.5:
+        verdict = NOT_HOLDS
+        reason = f"{what} in {k} of {n} seeds: the interval [{lo:.2f}, {hi:.2f}] lies below 1/2"
+    else:
+        need = next((m for m in range(n + 1, 200) if (k == n and 0.025 ** (1 / m) > 0.5)
+                     or (k == 0 and 1 - 0.025 ** (1 / m) < 0.5)), None) if k in (0, n) else None
+        reason = (f"{what} in {k} of {n} seeds: the interval [{lo:.2f}, {hi:.2f}] contains 1/2"
+                  + (f"; {need} seeds going the same way would decide it" if need else ""))
+        verdict = INCONCLUSIVE
+    if unknown:
+        reason = (reason + "; " if reason else "") + f"left out: {', '.join(unknown)}"
+    numbers = f"{what} in {k} of {n} seeds ({', '.join(f'seed {s}: {v}' for s, v in events.items())})"
+    return Verdict(verdict, numbers, n, tuple(float(v) for v in known.values()), effect, lo, hi, 0.5, 0.0,
+                   reason)
 
 
 def claims_table(rows: Sequence[Mapping]) -> pd.DataFrame:
-    """The claims table: one row per checked claim, its context columns (dataset, pattern, ...)
-    first, then claim, verdict, numbers, seeds and cause. Each row gives ``claim``, a
-    :class:`Verdict` under ``"check"`` (or ``verdict``, ``numbers`` and ``seeds``) and a ``cause``;
-    a verdict other than "holds" without a cause is a ValueError, as is an unknown verdict."""
+    """The claims table: one row per checked claim, its context columns (dataset, pattern,
+    setting, ...) first, then where (section / figure / table of the paper), quote (the paper's
+    words), claim, verdict, effect, ci_low, ci_high, threshold, margin, seeds, numbers and cause.
+
+    Each row gives ``claim``, ``where``, ``quote`` and a :class:`Verdict` under ``"check"``; the
+    cause is the verdict's computed reason (for "holds" only the failed runs it left out, if
+    any), then for other verdicts any ``cause`` the row adds (e.g. a departure from the paper).
+    A row without ``where`` or ``quote``, a verdict other than "holds" without a reason, or an
+    unknown verdict is a ValueError naming the row."""
     out = []
     for i, r in enumerate(rows):
         r = dict(r)
         check = r.pop("check", None)
-        if isinstance(check, Verdict):
-            r.update(verdict=check.verdict, numbers=check.numbers, seeds=check.seeds)
-        if r.get("verdict") not in VERDICTS:
+        if not isinstance(check, Verdict):
+            raise ValueError(f"rows[{i}].check: must be a fedlib.claims.Verdict; got {type(check).__name__}")
+        for col in ("claim", "where", "quote"):
+            if not str(r.get(col) or "").strip():
+                raise ValueError(f"rows[{i}].{col}: every claim names {col} (claim {r.get('claim')!r})")
+        if check.verdict not in VERDICTS:
             raise ValueError(f"rows[{i}].verdict: must be one of {', '.join(VERDICTS)}; "
-                             f"got {r.get('verdict')!r}")
-        if r["verdict"] != HOLDS and not str(r.get("cause") or "").strip():
-            raise ValueError(f"rows[{i}].cause: the claim {r.get('claim')!r} is {r['verdict']!r}: "
-                             "give its cause "
-                             "(a named departure from the paper, or 'not reproduced at this scale')")
-        if r["verdict"] == HOLDS:
-            r["cause"] = r.get("cause") or ""
+                             f"got {check.verdict!r}")
+        extra = str(r.pop("cause", "") or "").strip()
+        cause = "; ".join(x for x in (check.reason, "" if check.verdict == HOLDS else extra) if x)
+        if check.verdict != HOLDS and not cause:
+            raise ValueError(f"rows[{i}].cause: the claim {r['claim']!r} is {check.verdict!r} without a "
+                             "reason")
+        r.update(verdict=check.verdict, effect=check.effect, ci_low=check.ci_low, ci_high=check.ci_high,
+                 threshold=check.threshold, margin=check.margin, seeds=check.seeds, numbers=check.numbers,
+                 cause=cause)
         out.append(r)
     df = pd.DataFrame(out)
     if df.empty:
         return pd.DataFrame(columns=CLAIM_COLUMNS)
     context = [c for c in df.columns if c not in CLAIM_COLUMNS]
     return df[context + CLAIM_COLUMNS]
+
+
+def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str | os.PathLike,
+                  setting: Sequence[str] = ()) -> Path:
+    """Put a notebook's claims (a :func:`claims_table`) into the ledger of all notebooks,
+    ``claims_ledger.csv`` and ``.md`` in the folder above ``out_dir`` (``figures/`` for a
+    notebook run at its defaults), replacing that notebook's earlier rows and keeping the
+    others'; rows are ordered by notebook. ``setting`` names the table's context columns that
+    make up each row's setting (e.g. dataset and pattern), joined with the row's own ``setting``.
+
+    Returns:
+        the ledger's CSV path.
+    """
+    from .paths import output_dir
+    from .plotting import save_table
+    root = output_dir(Path(out_dir).parent)
+    path = root / "claims_ledger.csv"
+    rows = table.copy()
+    parts = [rows[c].astype(str) for c in setting if c in rows]
+    if "setting" in rows:
+        parts.append(rows["setting"].astype(str))
+    rows["setting"] = [", ".join(p for p in ps if p) for ps in zip(*parts, strict=True)] if parts else ""
+    rows["notebook"], rows["paper"] = notebook, paper
+    rows = rows[LEDGER_COLUMNS]
+    if path.exists():
+        old = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        old = old[old["notebook"] != notebook]
+        rows = pd.concat([old[LEDGER_COLUMNS], rows], ignore_index=True)
+    rows = rows.sort_values("notebook", kind="stable").reset_index(drop=True)
+    save_table(rows, root, "claims_ledger")
+    return path
+
+
+def what_holds(ledger: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
+    """Per paper (and notebook), how many claim rows of the ledger end in each verdict: the table
+    the README opens its results with. ``ledger`` is the ledger frame or its CSV path."""
+    df = pd.read_csv(ledger) if not isinstance(ledger, pd.DataFrame) else ledger
+    counts = df.groupby(["paper", "notebook"], sort=False)["verdict"].value_counts().unstack(fill_value=0)
+    counts = counts.reindex(columns=list(VERDICTS), fill_value=0)
+    counts["rows"] = counts.sum(axis=1)
+    return counts.reset_index()
+
+
+def what_holds_markdown(ledger: pd.DataFrame | str | os.PathLike) -> str:
+    """:func:`what_holds` as the README's Markdown table (notebooks linked to their claims tables)."""
+    t = what_holds(ledger)
+    head = "| paper | notebook | " + " | ".join(VERDICTS) + " | rows |"
+    rows = [f"| {r.paper} | [`{r.notebook}`](figures/{r.notebook}/claims.md) | "
+            + " | ".join(str(int(getattr(r, v.replace(' ', '_')))) for v in VERDICTS) + f" | {int(r.rows)} |"
+            for r in t.rename(columns={v: v.replace(" ", "_") for v in VERDICTS}).itertuples()]
+    total = [int(t[v].sum()) for v in VERDICTS]
+    rows.append("| all | [ledger](figures/claims_ledger.md) | " + " | ".join(map(str, total))
+                + f" | {int(t['rows'].sum())} |")
+    return "\n".join([head, "|" + "---|" * (len(VERDICTS) + 3), *rows])

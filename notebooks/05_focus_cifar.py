@@ -165,50 +165,40 @@ table
 # %% [markdown]
 # ## The paper's claim, checked seed by seed
 # "SG-FOCUS shows the best performance on convergence speed and test accuracy, compared to FedAU
-# and SCAFFOLD" (App. F.2; its Fig. 9 also plots training loss). Per pattern, against the faithful
-# baselines and against the authors' variants, each split in three checks made seed by seed
-# (`fedlib.claims`; holds only if it holds against each rival):
+# and SCAFFOLD" (App. F.2). Per pattern, against the faithful baselines and against the authors'
+# variants, two checks, each holding only if it holds against each rival. Per seed the difference
+# that favours the claim, then the mean effect and its 95% t-interval, judged by the one rule of
+# `fedlib.claims` (printed below) with the margins of `claims.MARGINS`, fixed before the runs
+# were read. (Fig. 9 also plots the training loss; the text claims nothing about it, so it is
+# shown in the figures and final values, not checked.)
 #
-# * **higher test accuracy**: late-window mean, tie tolerance 0.005;
-# * **lower training loss**: late-window mean, tie tolerance 0.01;
+# * **higher test accuracy**: late-window mean; margin 0.005;
 # * **faster**: rounds until the trailing mean of 3 evaluations of test accuracy reaches 98% of
-#   the lower of the two runs' late-window values; tie tolerance one evaluation interval.
+#   the lower of the two runs' late-window values; margin one evaluation interval.
 #
-# A verdict other than "holds" names its cause: the departures from App. F are the data (MNIST,
-# a smaller CNN) and the horizon (1,000 of 10,000 rounds), so it is "not reproduced at this
-# scale"; the row adds, computed, the seeds that went against the claim or tied, SG-FOCUS's late
-# training loss on each seed (a seed stuck on a plateau shows there) and, under "bern", the
-# verdict with SG-FOCUS at the smaller rate of the regime section, which shows what the horizon
-# and the rate change.
+# Under "bern" the cause of a row that does not hold also gives the verdict with SG-FOCUS at the
+# smaller rate of the regime section (its rivals are not re-run there: they keep their rate).
 
 # %%
-ACC_TOL, LOSS_TOL, LEVEL = 0.005, 0.01, 0.98
+print(claims.RULE)
+LEVEL = 0.98
+ACC_MARGIN = claims.MARGINS["test accuracy"]
+ROUNDS_MARGIN = claims.margin_for("rounds to target", setup.eval_every)
 RIVALS = {"FedAU and SCAFFOLD": ["FedAU", "SCAFFOLD"],
           "the authors' variants": ["FedAU as in the authors' code (= FedAvg)",
                                     "SCAFFOLD as in the authors' code (divisor 10)"]}
-CAUSE = claims.scale_cause(profile, stand_in_rounds, T,
-                           f"{setup.data_name}, FedSUM's small CNN, {T:,} of 10,000 rounds")
-WHY = {claims.NOISE: "the seeds disagree, or differ by less than the tie tolerance",
-       claims.NOT_HOLDS: "every seed goes against the claim"}
+QUOTE = ("our SG-FOCUS shows the best performance on convergence speed and test accuracy, compared to FedAU "
+         "and SCAFFOLD")
+SETTING = (f"{profile} profile ({setup.data_name}, FedSUM's small CNN, {T:,} of 10,000 rounds)"
+           if not (stand_in_rounds or profile == "smoke") else claims.scale_cause(profile, stand_in_rounds, T, ""))
 
 
-def seed_detail(v, tol: float, ks: list, loss: dict) -> str:
-    """Which seeds go against the claim or tie (from the deciding comparison's per-seed
-    differences) and SG-FOCUS's late training loss on every seed (a plateau shows there)."""
-    against = [str(k) for k, d in zip(ks, v.diffs, strict=True) if d < -tol]
-    ties = [str(k) for k, d in zip(ks, v.diffs, strict=True) if abs(d) <= tol]
-    parts = ([f"against it on seed {', '.join(against)}"] if against else []) + \
-            ([f"tied on seed {', '.join(ties)}"] if ties else [])
-    losses = ", ".join(f"seed {k}: {loss[k]:.3f}" for k in ks)
-    return f"{'; '.join(parts)} (SG-FOCUS's late training loss {losses})"
-
-
-def check_claims(s: pd.DataFrame, c: dict, p: str, ks: list, cause: str, ours: str = "SG-FOCUS",
+def check_claims(s: pd.DataFrame, c: dict, p: str, ks: list, ours: str = "SG-FOCUS",
                  ours_s: pd.DataFrame | None = None, ours_c: dict | None = None, ours_key=None,
                  then: dict | None = None) -> list[dict]:
     """The claim rows of pattern ``p`` (summary ``s``, curves ``c`` of :func:`tidy_runs`); SG-FOCUS's
     values come from ``ours_s`` / ``ours_c`` at index ``ours_key(k)`` when given (the panel). A row
-    that does not hold gets ``cause``, the seeds that decided, and ``then[claim]`` if given."""
+    that does not hold adds ``then[claim]`` to its computed cause if given."""
     os_, oc = (s, c) if ours_s is None else (ours_s, ours_c)
     key = (lambda k: (p, k, ours)) if ours_key is None else ours_key
 
@@ -221,20 +211,14 @@ def check_claims(s: pd.DataFrame, c: dict, p: str, ks: list, cause: str, ours: s
     rows = []
     for group, rivals in RIVALS.items():
         checks = {
-            f"SG-FOCUS has higher test accuracy than {group}": (claims.against_all(
-                val(ours, "final_acc", True), {r: val(r, "final_acc") for r in rivals}, ours, tol=ACC_TOL), ACC_TOL),
-            f"SG-FOCUS has lower training loss than {group}": (claims.against_all(
-                val(ours, "final_loss", True), {r: val(r, "final_loss") for r in rivals}, ours, higher=False,
-                tol=LOSS_TOL), LOSS_TOL),
-            f"SG-FOCUS converges faster than {group}": (claims.against_all(
+            f"SG-FOCUS has higher test accuracy than {group}": claims.against_all(
+                val(ours, "final_acc", True), {r: val(r, "final_acc") for r in rivals}, ours, margin=ACC_MARGIN),
+            f"SG-FOCUS converges faster than {group}": claims.against_all(
                 hist(ours, True), {r: hist(r) for r in rivals}, ours, compare=claims.paired_reach, level=LEVEL,
-                tol=setup.eval_every), setup.eval_every)}
-        for claim, (v, tol) in checks.items():
-            why = ""
-            if v.verdict != claims.HOLDS:
-                why = f"{cause}: {WHY[v.verdict]}: {seed_detail(v, tol, ks, val(ours, 'final_loss', True))}"
-                why += f"; {then[claim]}" if then and claim in then else ""
-            rows.append({"pattern": p, "claim": claim, "check": v, "cause": why})
+                margin=ROUNDS_MARGIN)}
+        for claim, v in checks.items():
+            rows.append({"pattern": p, "where": "App. F.2, Fig. 9", "quote": QUOTE, "claim": claim, "check": v,
+                         "setting": SETTING, "cause": (then or {}).get(claim, "")})
     return rows
 
 
@@ -243,14 +227,15 @@ def check_claims(s: pd.DataFrame, c: dict, p: str, ks: list, cause: str, ours: s
 bern, E0 = PATTERNS[0], studies.focus.SENSITIVITY_ETAS[0]
 sens = setup.sensitivity_configs(seeds)                        # config -> (eta, seed)
 sens_tidy, sens_summary, sens_curves = tidy_runs(compute(list(sens)), sens, ["eta", "seed"])
-panel_rows = check_claims(summary, curves, bern, seeds, f"SG-FOCUS at eta {E0:g}", ours_s=sens_summary,
+panel_rows = check_claims(summary, curves, bern, seeds, ours_s=sens_summary,
                           ours_c={(e, k): h for (e, k), h in sens_curves.items()}, ours_key=lambda k: (E0, k))
-at_e0 = {r["claim"]: f"with SG-FOCUS at eta {E0:g} on the same seeds: {r['check'].verdict} (regime section)"
-         for r in panel_rows}
-claim_rows = [r for p in PATTERNS for r in check_claims(summary, curves, p, seeds, CAUSE,
-                                                         then=at_e0 if p == bern else None)]
+at_e0 = {r["claim"]: f"with SG-FOCUS at eta {E0:g} (its rivals not re-run) on the same seeds: {r['check'].verdict}, "
+                     f"effect {r['check'].effect:.4g} [{r['check'].ci_low:.4g}, {r['check'].ci_high:.4g}] "
+                     "(regime section)" for r in panel_rows}
+claim_rows = [r for p in PATTERNS for r in check_claims(summary, curves, p, seeds, then=at_e0 if p == bern else None)]
 claim_table = claims.claims_table(claim_rows)
 plotting.save_table(claim_table, out_dir, "claims")
+claims.update_ledger(claim_table, "05_focus_cifar", "FOCUS", out_dir, setting=["pattern"])
 claim_table
 
 # %%
@@ -277,11 +262,12 @@ print(f"SG-FOCUS's server step is eta times the SUM of the clients' latest gradi
 # verdicts above stay at the paper's rate, the one rate of the authors' code).
 
 # %%
+LOSS_MARGIN = claims.MARGINS["training loss"]
 CUT = 400 if profile == "quick" else max(2 * setup.eval_every, T * 2 // 5 // setup.eval_every * setup.eval_every)
 cut_labels = {c.key(): v for c, v in labels.items()}         # keyed by run: the horizon is the cut
 _, cut_summary, cut_curves = tidy_runs(df[df["round"] <= CUT], cut_labels)
 cut_rows = {(r["pattern"], r["claim"]): r["check"] for p in PATTERNS
-            for r in check_claims(cut_summary, cut_curves, p, seeds, f"horizon {CUT}")}
+            for r in check_claims(cut_summary, cut_curves, p, seeds)}
 horizon_table = pd.DataFrame([{"pattern": r["pattern"], "claim": r["claim"], f"at T = {T}": r["check"].verdict,
                                f"cut at {CUT}": cut_rows[(r["pattern"], r["claim"])].verdict}
                               for r in claim_rows])
@@ -324,7 +310,7 @@ a_, b_, c_ = pl.index[0], pl.index[1], pl.index[2]
 for what, x, y in (("the horizon", a_, b_), ("the smaller rate", b_, c_)):
     dl, ds = pl.loc[y, "_loss"] - pl.loc[x, "_loss"], pl.loc[y, "_swing"] - pl.loc[x, "_swing"]
     print(f"with {what} ({x} -> {y}): late training loss {pl.loc[x, '_loss']:.3f} -> {pl.loc[y, '_loss']:.3f} "
-          f"({'shrinks' if dl < -LOSS_TOL else 'grows' if dl > LOSS_TOL else 'unchanged within ' + format(LOSS_TOL, 'g')}), "
+          f"({'shrinks' if dl < -LOSS_MARGIN else 'grows' if dl > LOSS_MARGIN else 'unchanged within ' + format(LOSS_MARGIN, 'g')}), "
           f"accuracy swing {pl.loc[x, '_swing']:.4f} -> {pl.loc[y, '_swing']:.4f}.")
 
 # %% [markdown]

@@ -1,4 +1,4 @@
-"""fedlib.claims on constructed curves: each check can hold, fail, and end within noise."""
+"""fedlib.claims on constructed data: the verdict rule gives each of its four verdicts where it must."""
 
 import math
 
@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib import analysis, claims
-from fedlib.claims import HOLDS, NOISE, NOT_HOLDS
+from fedlib import claims
+from fedlib.claims import EQUIVALENT, HOLDS, INCONCLUSIVE, NOT_HOLDS
 
 
 def curve(acc, loss=None, every=5):
@@ -57,40 +57,103 @@ def test_collapse_finds_a_sustained_stall_and_whether_it_lasts():
     assert claims.collapse(rising_loss, chance=0.1, sustain=4) == (10.0, True)
 
 
-def test_paired_verdicts():
-    a, b = {0: 0.95, 1: 0.96, 2: 0.94}, {0: 0.93, 1: 0.93, 2: 0.92}
-    assert claims.paired(a, b, tol=0.005).verdict == HOLDS
-    assert claims.paired(b, a, tol=0.005).verdict == NOT_HOLDS
-    assert claims.paired(a, b, tol=0.025).verdict == NOISE              # inside the tolerance
-    mixed = {0: 0.95, 1: 0.90, 2: 0.94}
-    assert claims.paired(mixed, b, tol=0.005).verdict == NOISE          # the seeds disagree
-    assert claims.paired({0: 0.95}, {0: 0.90}).verdict == NOISE         # too few seeds
-    assert "1 seed(s), 3 needed" in claims.paired({0: 0.95}, {0: 0.90}).numbers
+def test_the_interval_is_the_t_interval_of_the_paired_differences():
+    d = [0.02, 0.03, 0.01]
+    mean, lo, hi = claims.interval(d)
+    half = 4.302652729911275 * np.std(d, ddof=1) / math.sqrt(3)          # t_{0.975, 2}
+    assert mean == pytest.approx(0.02)
+    assert (lo, hi) == (pytest.approx(0.02 - half), pytest.approx(0.02 + half))
+    assert all(math.isnan(x) for x in claims.interval([0.5])[1:])
+    assert lo < 0 and claims.seeds_needed(d) == 4                        # three do not decide; four would
+    assert claims.seeds_needed([0.01, 0.03, -0.005]) > 3                 # the spread needs more seeds
+    assert claims.seeds_needed([0.01, -0.01]) is None                    # the mean sits on the threshold
+
+
+def test_each_verdict_comes_out_on_constructed_data():
+    b = {0: 0.93, 1: 0.93, 2: 0.92, 3: 0.925, 4: 0.93}
+    ahead = {s: v + x for (s, v), x in zip(b.items(), (0.02, 0.03, 0.02, 0.025, 0.02), strict=True)}
+    v = claims.paired(ahead, b, margin=0.005)
+    assert v.verdict == HOLDS and v.reason == "" and v.ci_low > 0 and v.seeds == 5
+    assert v.effect == pytest.approx(0.023)
+    v = claims.paired(b, ahead, margin=0.005)                          # the data favour the opposite
+    assert v.verdict == NOT_HOLDS and v.ci_high < 0 and "5 of 5 seeds against the claim" in v.reason
+    same = {s: x + d for (s, x), d in zip(b.items(), (0.001, -0.001, 0.0005, 0.0, -0.0005), strict=True)}
+    v = claims.paired(same, b, margin=0.005)                           # no difference that matters
+    assert v.verdict == EQUIVALENT and -0.005 <= v.ci_low and v.ci_high <= 0.005
+    assert "no difference beyond the margin" in v.reason
+    mixed = {s: x + d for (s, x), d in zip(b.items(), (0.03, -0.02, 0.01, -0.01, 0.02), strict=True)}
+    v = claims.paired(mixed, b, margin=0.005)
+    assert v.verdict == INCONCLUSIVE and "the seeds disagree (3 for the claim, 2 against)" in v.reason
+    few = {0: 0.95, 1: 0.94}
+    v = claims.paired(few, {0: 0.93, 1: 0.90}, margin=0.005)           # one way, interval too wide
+    assert v.verdict == INCONCLUSIVE and "every seed goes one way" in v.reason
+    assert "seeds would decide" in v.reason
+    v = claims.paired({0: 0.95}, {0: 0.90})
+    assert v.verdict == INCONCLUSIVE and "no interval" in v.reason and math.isnan(v.ci_low)
+    # more seeds make a verdict more certain, never harder to reach: the same effect with more seeds
+    spread = [0.02, -0.005, 0.03, 0.01, 0.015, 0.025, 0.005, 0.02]
+    three = claims.paired({s: d for s, d in enumerate(spread[:3])}, dict.fromkeys(range(3), 0.0))
+    eight = claims.paired({s: d for s, d in enumerate(spread)}, dict.fromkeys(range(8), 0.0))
+    assert three.verdict == INCONCLUSIVE and eight.verdict == HOLDS
     # lower is better (rounds, loss)
-    assert claims.paired({0: 20, 1: 25, 2: 30}, {0: 40, 1: 45, 2: 50}, higher=False, tol=5).verdict == HOLDS
-    # non-inferiority: a within one point of b holds with a margin of 0.01
-    close = {0: 0.925, 1: 0.925, 2: 0.915}
-    assert claims.paired(close, b, margin=0.01, tol=0.0).verdict == HOLDS
-    assert claims.paired(close, b, margin=0.0, tol=0.0).verdict == NOT_HOLDS   # 0.5 point behind in each seed
+    rounds = claims.paired({0: 20, 1: 25, 2: 30}, {0: 40, 1: 45, 2: 55}, higher=False, margin=5)
+    assert rounds.verdict == HOLDS
 
 
-def test_paired_counts_a_failed_run_as_the_worst_of_its_seed():
+def test_a_no_worse_claim_uses_the_margin_as_its_threshold():
+    b = {0: 0.93, 1: 0.93, 2: 0.92}
+    close = {0: 0.927, 1: 0.926, 2: 0.918}                              # about 0.3 points behind
+    v = claims.paired(close, b, margin=0.01, kind="no worse")
+    assert v.verdict == HOLDS and v.threshold == -0.01 and v.ci_low > -0.01
+    far = {0: 0.90, 1: 0.905, 2: 0.895}
+    assert claims.paired(far, b, margin=0.01, kind="no worse").verdict == NOT_HOLDS
+    assert claims.paired(close, b, margin=0.0, kind="better").verdict in (NOT_HOLDS, INCONCLUSIVE)
+    with pytest.raises(ValueError, match="^kind"):
+        claims.paired(close, b, kind="similar")
+    with pytest.raises(ValueError, match="^margin"):
+        claims.paired(close, b, margin=-1)
+
+
+def test_a_failed_run_is_named_and_left_out_never_a_silent_win():
     nan = math.nan
-    v = claims.paired({0: 0.9, 1: 0.9, 2: 0.9}, {0: nan, 1: nan, 2: nan})
-    assert v.verdict == HOLDS and v.diffs == (math.inf,) * 3 and "failed" in v.numbers
-    assert claims.paired({0: nan, 1: nan, 2: nan}, {0: 0.5, 1: 0.5, 2: 0.5}).verdict == NOT_HOLDS
-    assert claims.paired({0: nan, 1: nan, 2: nan}, {0: nan, 1: nan, 2: nan}).verdict == NOISE
+    ours = {0: 0.9, 1: 0.91, 2: 0.9}
+    v = claims.paired(ours, {0: nan, 1: nan, 2: nan}, names=("F", "SCAFFOLD"))
+    assert v.verdict == INCONCLUSIVE and v.seeds == 0                   # no paired comparison at all
+    assert "the rival failed on seed 0 (SCAFFOLD failed), seed 1" in v.reason
+    v = claims.paired(ours, {0: 0.85, 1: nan, 2: 0.86}, names=("F", "S"))
+    assert v.seeds == 2 and "seed 1 (S failed)" in v.reason or v.verdict == HOLDS
+    # the claimed method failing where the rival ran caps the verdict: it cannot hold
+    lead = {0: 0.95, 1: 0.96, 2: 0.95, 3: nan}
+    v = claims.paired(lead, {0: 0.90, 1: 0.90, 2: 0.91, 3: 0.90}, names=("F", "R"))
+    assert v.verdict == INCONCLUSIVE and "the claimed method failed on seed 3 (F failed)" in v.reason
 
 
-def test_against_all_fails_on_one_and_names_it():
-    a = {0: 0.95, 1: 0.95, 2: 0.95}
-    worse = {s: 0.9 for s in a}
-    better = {s: 0.97 for s in a}
-    assert claims.against_all(a, {"X": worse, "Y": worse}, tol=0.005).verdict == HOLDS
-    v = claims.against_all(a, {"X": worse, "Y": better}, name="F", tol=0.005)
-    assert v.verdict == NOT_HOLDS and "F vs Y" in v.numbers
-    tied = {0: 0.95, 1: 0.96, 2: 0.94}
-    assert claims.against_all(a, {"X": worse, "Z": tied}, tol=0.005).verdict == NOISE
+def test_event_counts_with_a_clopper_pearson_interval():
+    v = claims.event_count({s: True for s in range(3)}, "never reaches the target")
+    assert v.verdict == INCONCLUSIVE and v.effect == 1.0
+    assert v.ci_low == pytest.approx(0.025 ** (1 / 3)) and "6 seeds going the same way" in v.reason
+    assert claims.event_count({s: True for s in range(6)}).verdict == HOLDS
+    v = claims.event_count({s: False for s in range(6)}, "unstable")
+    assert v.verdict == NOT_HOLDS and "unstable in 0 of 6 seeds" in v.reason
+    v = claims.event_count({0: True, 1: False, 2: None})
+    assert v.verdict == INCONCLUSIVE and v.seeds == 2 and "left out: seed 2" in v.reason
+
+
+def test_against_all_is_decided_by_its_weakest_comparison():
+    a = {0: 0.95, 1: 0.952, 2: 0.949}
+    worse = {0: 0.90, 1: 0.905, 2: 0.90}
+    better = {0: 0.97, 1: 0.975, 2: 0.972}
+    assert claims.against_all(a, {"X": worse, "Y": worse}, margin=0.005).verdict == HOLDS
+    v = claims.against_all(a, {"X": worse, "Y": better}, name="F", margin=0.005)
+    assert v.verdict == NOT_HOLDS and "F vs Y" in v.numbers and v.reason.startswith("against Y")
+    tied = {0: 0.951, 1: 0.951, 2: 0.95}
+    v = claims.against_all(a, {"X": worse, "Z": tied}, margin=0.005)
+    assert v.verdict == EQUIVALENT and "against Z" in v.reason
+    # a rival that failed on all but one seed has no interval: left out of "every", and named
+    nan = math.nan
+    v = claims.against_all(a, {"X": worse, "S": {0: nan, 1: nan, 2: 0.5}}, margin=0.005, name="F")
+    assert v.verdict == HOLDS and v.reason.startswith("S left out: 1 seed(s) with both runs: no interval")
+    assert "the rival failed on seed 0 (S failed), seed 1 (S failed)" in v.reason
     with pytest.raises(ValueError, match="others"):
         claims.against_all(a, {})
 
@@ -100,88 +163,75 @@ def test_paired_reach_compares_rounds_to_a_target_near_the_plateau_both_reach():
     fast = curve([0.1, 0.85, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
     slow = curve([0.1, 0.3, 0.5, 0.7, 0.85, 0.9, 0.93, 0.95, 0.95, 0.95, 0.95])
     a, b = {s: fast for s in range(3)}, {s: slow for s in range(3)}
-    v = claims.paired_reach(a, b, tol=5, names=("A", "B"))
-    assert v.verdict == HOLDS and "0.8820" in v.numbers
-    assert claims.paired_reach(b, a, tol=5).verdict == NOT_HOLDS
-    assert claims.paired_reach(a, a, tol=5).verdict == NOISE               # a tie in every seed
-    # a failed run never gets there
-    v = claims.paired_reach(a, {0: None, 1: None, 2: None})
-    assert v.verdict == HOLDS and math.isinf(v.diffs[0]) and "vs never" in v.numbers
-    assert claims.paired_reach({0: None, 1: None, 2: None}, b).verdict == NOT_HOLDS
+    v = claims.paired_reach(a, b, margin=5, names=("A", "B"))
+    assert v.verdict == HOLDS and "0.8820" in v.numbers and v.effect == 10        # rounds 20 vs 30
+    assert claims.paired_reach(b, a, margin=5).verdict == NOT_HOLDS
+    assert claims.paired_reach(a, a, margin=5).verdict == EQUIVALENT           # a tie in every seed
+    # a failed run is named and left out, not a win for its rival
+    v = claims.paired_reach(a, {0: None, 1: None, 2: None}, names=("A", "B"))
+    assert v.verdict == INCONCLUSIVE and "B failed or never" in v.reason
     # model units instead of rounds
     ua = {s: h.assign(units=h["round"] * 30) for s, h in a.items()}   # round 20 -> 600 vs round 30 -> 1200
     ub = {s: h.assign(units=h["round"] * 40) for s, h in b.items()}
-    assert claims.paired_reach(ua, ub, x="units", tol=200).verdict == HOLDS
+    assert claims.paired_reach(ua, ub, x="units", margin=200).verdict == HOLDS
 
 
-def test_combine_needs_every_comparison_to_hold():
-    win = claims.paired({0: 1, 1: 1, 2: 1}, {0: 0, 1: 0, 2: 0})
-    loss = claims.paired({0: 0, 1: 0, 2: 0}, {0: 1, 1: 1, 2: 1})
-    tie = claims.paired({0: 0, 1: 0, 2: 0}, {0: 0, 1: 0, 2: 0})
-    assert claims.combine({"x": win, "y": win}).verdict == HOLDS
-    assert claims.combine({"x": win, "y": loss, "z": tie}).verdict == NOT_HOLDS
-    assert "also not clear: z" in claims.combine({"x": win, "y": loss, "z": tie}).numbers
-    assert claims.combine({"x": win, "z": tie}).verdict == NOISE
-    with pytest.raises(ValueError, match="verdicts"):
-        claims.combine({})
+def test_margins_are_fixed_per_metric():
+    assert claims.margin_for("test accuracy") == 0.005
+    assert claims.margin_for("rounds to target", eval_every=5) == 5
+    assert claims.margin_for("model units to target", eval_every=5, per_round=40) == 200
+    with pytest.raises(ValueError, match="^metric"):
+        claims.margin_for("speed")
+    with pytest.raises(ValueError, match="^eval_every"):
+        claims.margin_for("rounds to target")
 
 
-def test_claims_table_requires_a_cause_for_every_verdict_but_holds():
-    v = claims.paired({0: 1, 1: 1, 2: 1}, {0: 0, 1: 0, 2: 0})
-    t = claims.claims_table([{"pattern": "P1", "claim": "c", "check": v}])
-    assert list(t.columns) == ["pattern", "claim", "verdict", "numbers", "seeds", "cause"]
-    assert t.loc[0, "verdict"] == HOLDS and t.loc[0, "seeds"] == 3
-    bad = claims.paired({0: 0, 1: 0, 2: 0}, {0: 1, 1: 1, 2: 1})
-    with pytest.raises(ValueError, match=r"rows\[0\].cause"):
-        claims.claims_table([{"claim": "c", "check": bad}])
-    with pytest.raises(ValueError, match=r"rows\[0\].verdict"):
-        claims.claims_table([{"claim": "c", "verdict": "maybe", "numbers": "", "seeds": 3, "cause": "x"}])
+def test_claims_table_names_where_and_quote_and_computes_every_cause(tmp_path):
+    win = claims.paired({0: 1, 1: 1.1, 2: 1}, {0: 0, 1: 0, 2: 0.1})
+    bad = claims.paired({0: 0, 1: 0, 2: 0.1}, {0: 1, 1: 1.1, 2: 1})
+    row = {"pattern": "P1", "where": "Sec. 5", "quote": "A is better", "claim": "A beats B"}
+    t = claims.claims_table([{**row, "check": win}, {**row, "check": bad, "cause": "at a reduced scale"}])
+    assert list(t.columns) == ["pattern", *claims.CLAIM_COLUMNS]
+    assert list(t["verdict"]) == [HOLDS, NOT_HOLDS] and t.loc[0, "cause"] == ""
+    assert t.loc[1, "cause"].startswith("3 of 3 seeds against the claim")
+    assert "reduced scale" in t.loc[1, "cause"]
+    with pytest.raises(ValueError, match=r"rows\[0\].quote"):
+        claims.claims_table([{"claim": "c", "where": "Sec. 5", "check": win}])
+    with pytest.raises(ValueError, match=r"rows\[0\].check"):
+        claims.claims_table([{**row, "verdict": "maybe"}])
     assert list(claims.claims_table([]).columns) == claims.CLAIM_COLUMNS
+    # the ledger keeps the other notebooks' rows and replaces this one's
+    out = tmp_path / "figures" / "02_x"
+    claims.update_ledger(t, "02_x", "FedSUM", out, setting=["pattern"])
+    claims.update_ledger(t.iloc[:1], "01_y", "Other", tmp_path / "figures" / "01_y")
+    claims.update_ledger(t.iloc[:1], "02_x", "FedSUM", out, setting=["pattern"])
+    ledger = pd.read_csv(tmp_path / "figures" / "claims_ledger.csv")
+    assert list(ledger.columns) == claims.LEDGER_COLUMNS
+    assert list(ledger["notebook"]) == ["01_y", "02_x"] and ledger.loc[1, "setting"] == "P1"
+    assert (tmp_path / "figures" / "claims_ledger.md").read_text().startswith("| notebook | paper |")
 
 
-def test_summarize_reports_collapsed_and_diverged_runs_without_finals():
-    def frame(key, acc, status="ok", diverged_at=None):
-        h = curve(acc)
-        return h.assign(key=key, status=status, diverged_at=diverged_at)
-    good = [0.1, 0.5, 0.8, 0.9, 0.9, 0.92, 0.94, 0.94, 0.95, 0.95, 0.96]
-    dead = [0.1, 0.5, 0.8, 0.103, 0.103, 0.103, 0.103, 0.103, 0.103, 0.103, 0.103]
-    df = pd.concat([frame("a", good), frame("b", dead), frame("c", good[:4], "diverged", 20)])
-    labels = {"a": ("A",), "b": ("B",), "c": ("C",)}
-    s = claims.summarize(df, labels, ["method"], chance=0.1).set_index("method")
-    assert s.loc["A", "outcome"] == "ok" and s.loc["A", "final_acc"] == pytest.approx(0.955)
-    assert s.loc["B", "outcome"] == "collapsed at round 15" and math.isnan(s.loc["B", "final_acc"])
-    assert s.loc["C", "outcome"] == "diverged at round 20" and math.isnan(s.loc["C", "final_acc"])
-    assert s.loc["A", "drop"] == 0.0
-
-
-def test_per_group_reports_runs_that_stopped_learning_and_never_averages_them():
-    def frame(key, acc, status="ok", diverged_at=None):
-        return curve(acc).assign(key=key, status=status, diverged_at=diverged_at)
-    good = [0.1, 0.5, 0.8, 0.9, 0.9, 0.92, 0.94, 0.94, 0.95, 0.95, 0.96]
-    better = [a + 0.02 for a in good]
-    dip = [0.1, 0.5, 0.8, 0.103, 0.103, 0.103, 0.103, 0.9, 0.95, 0.95, 0.97]      # collapses, recovers
-    dead = [0.1, 0.5, 0.8] + [0.103] * 8
-    df = pd.concat([frame("a0", good), frame("a1", better), frame("a2", dead), frame("b0", dip),
-                    frame("b1", good[:4], "diverged", 20)])
-    labels = {"a0": ("A", 0), "a1": ("A", 1), "a2": ("A", 2), "b0": ("B", 0), "b1": ("B", 1)}
-    s = claims.summarize(df, labels, ["method", "seed"], chance=0.1)
-    t = claims.per_group(s, ["method"], {"acc": "final_acc"}, recovered=True).set_index("method")
-    assert t.loc["A", "acc"] == analysis.mean_std([0.955, 0.975])          # the dead seed 2 is not averaged
-    assert t.loc["A", "runs ok"] == "2 of 3" and t.loc["A", "not ok"] == "seed 2: collapsed at round 15"
-    assert t.loc["B", "not ok"] == "seed 1: diverged at round 20"
-    assert t.loc["B", "recovered collapse"] == "seed 0: from round 15"
-    assert t.loc["A", "recovered collapse"] == "-"
-    assert claims.outcome_counts(s) == {"ok": 3, "collapsed": 1, "diverged": 1}
-    tidy = analysis.label(df, labels, ["method", "seed"])
-    curves = claims.ok_curves(tidy, s, ["method", "seed"])
-    assert curves[("A", 2)] is None and curves[("B", 1)] is None
-    assert curves[("A", 1)]["test_acc"].tolist() == better
-
-
-def test_scale_cause_says_what_a_verdict_at_each_profile_can_mean():
-    quick = claims.scale_cause("quick", 0, 200, "MNIST, 200 rounds")
-    assert quick == "not reproduced at this scale (MNIST, 200 rounds)"
-    stand = claims.scale_cause("quick", 3, 3, "x")
-    assert stand.startswith("random stand-in data, 3 rounds: a test of the code path")
-    assert "a test of the code path" in claims.scale_cause("smoke", 0, 4, "x")
-    assert claims.scale_cause("paper", 0, 2000, "x") == "not reproduced here"
+def test_the_ledger_collects_every_notebooks_claims_and_the_readme_shows_its_counts():
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    ledger = pd.read_csv(root / "figures" / "claims_ledger.csv")
+    assert list(ledger.columns) == claims.LEDGER_COLUMNS
+    assert set(ledger["verdict"]) <= set(claims.VERDICTS)
+    assert ledger[["where", "quote", "claim", "setting"]].notna().all().all()
+    assert (ledger.loc[ledger["verdict"] != HOLDS, "cause"].fillna("").str.len() > 0).all()
+    for nb, rows in ledger.groupby("notebook"):
+        table = pd.read_csv(root / "figures" / nb / "claims.csv")
+        assert list(table["claim"]) == list(rows["claim"]), nb
+        assert list(table["verdict"]) == list(rows["verdict"]), nb
+    # each verdict follows from its own interval, threshold and margin by the one rule
+    for r in ledger.itertuples():
+        if r.verdict == HOLDS:
+            assert r.ci_low > r.threshold, r.claim
+        elif r.verdict == NOT_HOLDS:
+            assert r.ci_high < r.threshold, r.claim
+        elif r.verdict == EQUIVALENT:
+            assert -r.margin <= r.ci_low and r.ci_high <= r.margin, r.claim
+    readme = (root / "README.md").read_text()
+    block = readme.split("<!-- what-holds:start -->\n", 1)[1].split("\n<!-- what-holds:end -->", 1)[0]
+    assert block == claims.what_holds_markdown(ledger), "README's what-holds table: regenerate it (ledger)"
+    assert " ".join(claims.RULE.split()) in " ".join(readme.split())

@@ -18,7 +18,8 @@ from ..runner import run
 from ..store import Store
 
 __all__ = ["DATASETS", "METHODS", "TOY_METHODS", "TOY_SOLVERS", "FedAcsSetup", "Toy", "fedacs_setup",
-           "PAIRINGS", "RIVALS", "cell_claims", "mechanism", "paper_table", "seed_summary", "summary"]
+           "PAIRINGS", "PAPER_MNIST", "QUOTES", "RIVALS", "beside_paper", "cell_claims", "mechanism",
+           "paper_table", "seed_summary", "summary"]
 
 #: per profile: datasets of Figs. 6 / 9, N, clients asked per round, rounds, Fig. 10's rounds and
 #: alphas, training / test evaluation sizes, base local rate (the text lost most of these numbers:
@@ -236,17 +237,43 @@ def summary(df: pd.DataFrame, configs: dict, target: float) -> pd.DataFrame:
 #: the rivals of the speed claims (Sec. 6: "fewer communication rounds than FedAvg, c-a-FedAvg,
 #: FedVarp, FedNova"; "lower computation time")
 RIVALS = ("FedAvg", "c-a-FedAvg", "FedVARP", "FedNova")
-#: tie tolerances, stated before the runs: rounds to the target (accuracy swings by several points
-#: from round to round on one-class clients), late-window test accuracy
-TOL_ROUNDS, TOL_ACC = 5, 0.005
 #: evaluations in a row with the training loss above its start that make a run unstable (as
 #: :func:`fedlib.claims.collapse`)
 SUSTAIN = 4
 
+#: The MNIST columns of the paper's Table 1 (Sec. 6, dynamic heterogeneity) and Table 4 (App. I.5,
+#: static heterogeneity) as printed: rounds to the 70% target and time to it in seconds, None where
+#: the paper prints a dash (the target was not reached). Transcribed from Zhu et al., "FedACS"
+#: (the percentages of its prose were lost; its tables were not).
+PAPER_MNIST = {
+    "Table 1 (dynamic)": {"FedACS": (68, 3548.6), "FedAvg": (93, 5470.4), "c-a-FedAvg": (84, 4884.4),
+                          "FedVARP": (115, 7289.9), "FedNova": (99, 6043.4), "FedAU": (None, None),
+                          "OS": (72, 4391.9)},
+    "Table 4 (static)": {"FedACS": (64, 4307.7), "FedAvg": (92, 6458.7), "c-a-FedAvg": (68, 5039.2),
+                         "FedVARP": (92, 6846.9), "FedNova": (103, 7893.4), "FedAU": (None, None),
+                         "OS": (None, None)},
+}
+
+#: the paper's words for each claim of :func:`cell_claims` (where, quote)
+QUOTES = {
+    "rounds": ("Sec. 6, Table 1; App. I.5, Table 4",
+               "FedACS consistently achieves the target accuracy thresholds across different datasets within "
+               "fewer communication rounds than FedAvg, c-a-FedAvg, FedVarp, FedNova, and FedAU"),
+    "computation": ("Sec. 6, Table 1; App. I.5, Table 4",
+                    "FedACS also demonstrates significantly lower computation time in reaching the "
+                    "thresholds"),
+    "accuracy": ("Sec. 6, Fig. 6", "the results show that FedACS outperforms all benchmark methods"),
+    "FedAU": ("App. I.5, Table 4",
+              "FedAU and OS exhibit instability in consistently reaching these thresholds"),
+    "OS never": ("Sec. 6, Table 1", "The OS is not stable in achieving the threshold accuracy"),
+    "OS suboptimal": ("Sec. 6", "The OS is not stable in achieving the threshold accuracy and is strictly "
+                                "sub-optimal."),
+}
+
 
 def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1,
                 window: float = 0.1) -> list[dict]:
-    """The paper's four claims in one environment, seed by seed (:mod:`fedlib.claims`).
+    """The paper's claims in one environment, seed by seed, by the rule of :mod:`fedlib.claims`.
 
     Args:
         df: a sweep frame holding the runs.
@@ -256,13 +283,13 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
         window: late window (fraction of the rounds) of the accuracy claim.
 
     Returns:
-        rows {"claim", "check"} (:class:`fedlib.claims.Verdict`): FedACS reaches the target in
-        fewer rounds than each of :data:`RIVALS` (never reaching it counts as the slowest; tie
-        tolerance :data:`TOL_ROUNDS`); with less computation (local steps of the asked clients;
-        tie tolerance: FedAvg's mean computation of :data:`TOL_ROUNDS` rounds in that cell); the
-        highest late-window test accuracy of all methods (tie tolerance :data:`TOL_ACC`); FedAU
-        is unstable (:func:`instability`) where FedAvg is not -- holds if so on every seed, does
-        not hold if FedAU is stable on every seed, within noise otherwise (both unstable is a tie).
+        rows {"claim", "where", "quote", "check"} (:class:`fedlib.claims.Verdict`): FedACS reaches
+        the target in fewer rounds than each of :data:`RIVALS` (margin one evaluation interval; a
+        run that never reaches it is left out of the interval and named); with less computation
+        (local steps of the asked clients; margin FedAvg's computation of one round); higher
+        late-window test accuracy than every other method (accuracy margin); FedAU never reaches
+        the target, and OS never reaches it (events counted per seed: the paper's dashes); OS ends
+        below FedACS (late-window accuracy).
     """
     seeds = sorted(cell)
     labels = {c: (k, m) for k in seeds for m, c in cell[k].items()}
@@ -281,36 +308,74 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
             out[k] = float(hit.loc[key, col]) if ok else np.nan
         return out
 
+    def never(m: str) -> dict:
+        """seed -> whether ``m`` never reaches the target (the paper's dash; a diverged run never does)."""
+        return {k: (cell[k][m].key() not in hit.index or not np.isfinite(hit.loc[cell[k][m].key(), "round"]))
+                for k in seeds}
+
+    gaps = [np.diff(np.sort(r.unique())) for _, r in sel.groupby("key")["round"]]
+    every = float(min((g.min() for g in gaps if len(g)), default=1.0))        # the evaluation interval
     avg = sel[sel["key"].isin({cell[k]["FedAvg"].key() for k in seeds})]
-    per_round = avg.groupby("key")["client_steps"].max() / avg.groupby("key")["round"].max()
-    tol_load = float(TOL_ROUNDS * per_round.mean())
+    per_round = float((avg.groupby("key")["client_steps"].max() / avg.groupby("key")["round"].max()).mean())
+    margins = {"round": claims.margin_for("rounds to target", every),
+               "client_steps": claims.margin_for("computation to target", every, per_round)}
     rows = []
-    for claim, col, tol in ((f"fewer rounds to the target ({target:.0%}) than {', '.join(RIVALS)}", "round",
-                             TOL_ROUNDS),
-                            ("less computation to the target than the same four", "client_steps", tol_load)):
+    speed = (("rounds", "round", f"fewer rounds to the target ({target:.0%}) than {', '.join(RIVALS)}"),
+             ("computation", "client_steps", "less computation to the target than the same four"))
+    for what, col, claim in speed:
         v = claims.against_all(per_seed("FedACS", col), {r: per_seed(r, col) for r in RIVALS}, "FedACS",
-                               higher=False, tol=round(tol, 1), digits=0, missing="never")
-        rows.append({"claim": claim, "check": v})
+                               higher=False, margin=round(margins[col], 1), digits=0, missing="never")
+        rows.append({"claim": claim, "where": QUOTES[what][0], "quote": QUOTES[what][1], "check": v})
     acc = {m: {k: summ.loc[(k, m), "final_acc"] for k in seeds} for m in methods}
-    rows.append({"claim": "FedACS has the highest late-window test accuracy",
+    rows.append({"claim": "FedACS has the highest late-window test accuracy", "where": QUOTES["accuracy"][0],
+                 "quote": QUOTES["accuracy"][1],
                  "check": claims.against_all(acc["FedACS"], {m: acc[m] for m in methods if m != "FedACS"},
-                                             "FedACS", tol=TOL_ACC)})
-    runs = {m: {k: sel[sel["key"] == cell[k][m].key()] for k in seeds} for m in methods}
-    unstable, parts = [], []
-    for k in seeds:
-        flags = {m: instability(runs[m][k], summ.loc[(k, m), "outcome"]) for m in methods}
-        au, fa = flags["FedAU"], flags["FedAvg"]
-        others = [m for m in methods if m != "FedAU" and flags[m]]
-        unstable.append(1.0 if au and not fa else -1.0 if not au else 0.0)
-        parts.append(f"seed {k}: FedAU {au or 'stable'}; FedAvg {fa or 'stable'}; also unstable: "
-                     f"{', '.join(others) or 'none'}")
-    n = len(unstable)
-    verdict = (claims.NOISE if n < 3 else claims.HOLDS if min(unstable) > 0 else
-               claims.NOT_HOLDS if max(unstable) < 0 else claims.NOISE)
-    rows.append({"claim": "FedAU is unstable (after the first tenth of the run: diverges, or its training "
-                          f"loss stays above its start for {SUSTAIN} evaluations; FedAvg does not)",
-                 "check": claims.Verdict(verdict, "; ".join(parts), n, tuple(unstable))})
+                                             "FedACS", margin=claims.MARGINS["test accuracy"])})
+    for m, q in (("FedAU", "FedAU"), ("OS", "OS never")):
+        if m in methods:
+            rows.append({"claim": f"{m} never reaches the target ({target:.0%})", "where": QUOTES[q][0],
+                         "quote": QUOTES[q][1],
+                         "check": claims.event_count(never(m), f"{m} never reaches it")})
+    if "OS" in methods:
+        rows.append({"claim": "OS is sub-optimal: FedACS ends above it", "where": QUOTES["OS suboptimal"][0],
+                     "quote": QUOTES["OS suboptimal"][1],
+                     "check": claims.paired(acc["FedACS"], acc["OS"], margin=claims.MARGINS["test accuracy"],
+                                            names=("FedACS", "OS"))})
     return rows
+
+
+def beside_paper(ours: pd.DataFrame, table: str) -> tuple[pd.DataFrame, dict]:
+    """The paper's MNIST column of ``table`` (a key of :data:`PAPER_MNIST`) beside ours (a
+    :func:`seed_summary` of the matching environment): rounds to the target and the paper's time /
+    our computation, each with its ratio to FedACS's, and how many of our seeds reached it.
+
+    Returns:
+        (the table, rank agreement): Kendall's tau between the paper's and our orderings of rounds
+        to the target over the methods both reach it with, and those methods.
+    """
+    from scipy import stats
+    paper = PAPER_MNIST[table]
+    ref_p, ref_o = paper["FedACS"][0], ours.loc["FedACS", "rounds to target"]
+    ref_t, ref_c = paper["FedACS"][1], ours.loc["FedACS", "computation to target (local steps)"]
+
+    def cell(v, ref, digits=0):
+        if v is None or not np.isfinite(v):
+            return "-"
+        return f"{v:.{digits}f} ({v / ref:.2f})" if ref and np.isfinite(ref) else f"{v:.{digits}f}"
+    rows = []
+    for m, (r, t) in paper.items():
+        if m not in ours.index:
+            continue
+        o = ours.loc[m]
+        rows.append({"method": m, "paper: rounds (ratio)": cell(r, ref_p), "ours: rounds (ratio)":
+                     cell(o["rounds to target"], ref_o), "ours: seeds reaching": o["reached"],
+                     "paper: seconds (ratio)": cell(t, ref_t, 1),
+                     "ours: local steps (ratio)": cell(o["computation to target (local steps)"], ref_c)})
+    both = [m for m, (r, _) in paper.items() if r is not None and m in ours.index
+            and np.isfinite(ours.loc[m, "rounds to target"])]
+    tau = stats.kendalltau([paper[m][0] for m in both], [ours.loc[m, "rounds to target"] for m in both])
+    return pd.DataFrame(rows), {"kendall_tau": float(tau.statistic), "p_value": float(tau.pvalue),
+                                "methods": both}
 
 
 def instability(h: pd.DataFrame, outcome: str, early: float = 0.1) -> str:
