@@ -60,6 +60,7 @@ __all__ = ["EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS", "
            "VERDICTS", "Verdict", "against_all", "claims_table", "collapse", "combine", "decide",
            "event_count", "interval", "late_mean", "margin_for", "mean_drop", "ok_curves", "outcome_counts",
            "paired", "paired_reach", "per_group", "rounds_to", "scale_cause", "seeds_needed", "summarize",
+           "tidy",
            "update_ledger", "what_holds", "what_holds_markdown"]
 
 HOLDS, NOT_HOLDS, EQUIVALENT, INCONCLUSIVE = "holds", "does not hold", "equivalent", "inconclusive"
@@ -236,6 +237,20 @@ def ok_curves(tidy: pd.DataFrame, summary: pd.DataFrame, names: Sequence[str]) -
     only runs that learned, and a collapsed run shows as a missing value, not as a number."""
     ok = set(summary.loc[summary["outcome"] == "ok", "key"])
     return {k: (h if h["key"].iloc[0] in ok else None) for k, h in tidy.groupby(list(names), sort=False)}
+
+
+def tidy(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: float, window: float = 0.1,
+         rename: Mapping[str, Callable] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """A sweep frame ``df`` ready for claims: its labelled curves (:func:`fedlib.analysis.label`),
+    its per-run :func:`summarize` indexed by ``names``, and the curves of the runs that are ok
+    (:func:`ok_curves`). ``rename`` maps a label column to a function applied to its values in
+    both frames (e.g. dataset ids to names)."""
+    from .analysis import label
+    t = label(df, labels, names)
+    s = summarize(df, labels, names, chance=chance, window=window)
+    for col, f in (rename or {}).items():
+        t[col], s[col] = t[col].map(f), s[col].map(f)
+    return t, s.set_index(list(names)), ok_curves(t, s, names)
 
 
 def outcome_counts(summary: pd.DataFrame) -> dict[str, int]:
@@ -625,6 +640,8 @@ def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str |
         old = old[old["notebook"] != notebook]
         rows = pd.concat([old[LEDGER_COLUMNS], rows], ignore_index=True)
     rows = rows.sort_values("notebook", kind="stable").reset_index(drop=True)
+    text = ["notebook", "paper", "where", "quote", "setting", "claim", "verdict", "cause"]
+    rows[text] = rows[text].fillna("")           # the same file whichever notebook wrote last
     save_table(rows, root, "claims_ledger")
     return path
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,12 +174,14 @@ class NotebookRuns:
         store: where its runs are kept (:func:`notebook_store`).
         workers: worker processes computing missing runs (1: in the kernel).
         progress: progress bars of the sweeps.
+        name: the notebook's name (the ledger's ``notebook`` column).
     """
 
     out_dir: str
     store: Path
     workers: int = 1
     progress: bool = False
+    name: str = ""
 
     def compute(self, configs: Iterable[ExperimentConfig], keep_params: bool = False) -> pd.DataFrame:
         """Load or compute ``configs`` in the store (``workers`` processes with one thread
@@ -187,6 +189,31 @@ class NotebookRuns:
         ``keep_params``: keep the final models (a warm-up computed before its phases)."""
         return require_ok(sweep(list(configs), self.store, progress=self.progress, workers=self.workers,
                                 keep_params=keep_params))
+
+    def figure(self, fig, name: str, suptitle: str | None = None) -> list[Path]:
+        """Give ``fig`` its title (if any), lay it out and save it as ``name`` (PNG + PDF) in
+        :attr:`out_dir`; returns the paths."""
+        from . import plotting
+        if suptitle:
+            fig.suptitle(suptitle)
+        fig.tight_layout()
+        return plotting.save_figure(fig, self.out_dir, name)
+
+    def table(self, df: pd.DataFrame, name: str, **kwargs) -> pd.DataFrame:
+        """Save ``df`` as ``name`` (CSV + Markdown, :func:`fedlib.plotting.save_table`) in
+        :attr:`out_dir` and return it, for display."""
+        from . import plotting
+        plotting.save_table(df, self.out_dir, name, **kwargs)
+        return df
+
+    def claims(self, rows, paper: str, setting: Sequence[str] = ()) -> pd.DataFrame:
+        """The notebook's claim rows as a :func:`fedlib.claims.claims_table`, saved as ``claims``
+        and put into the ledger of all notebooks (:func:`fedlib.claims.update_ledger`) under this
+        notebook and ``paper``; ``setting`` names the table's context columns."""
+        from . import claims
+        table = self.table(claims.claims_table(rows), "claims")
+        claims.update_ledger(table, self.name, paper, self.out_dir, setting=setting)
+        return table
 
 
 def notebook_runs(notebook: str, params: dict, out_dir: str = "") -> NotebookRuns:
@@ -199,4 +226,4 @@ def notebook_runs(notebook: str, params: dict, out_dir: str = "") -> NotebookRun
     profile = check_profile(params["profile"])
     return NotebookRuns(notebook_output_dir(notebook, params, out_dir),
                         notebook_store(notebook, profile, committed=params.get("stand_in_rounds", 0) == 0),
-                        int(params.get("workers", 1)), bool(params.get("progress", False)))
+                        int(params.get("workers", 1)), bool(params.get("progress", False)), notebook)

@@ -68,32 +68,73 @@ def method_palette(labels) -> dict[str, tuple]:
 CURVE_METRICS = {"loss": "training loss", "test_acc": "test accuracy"}
 
 
-def curves(data: pd.DataFrame, hue: str, col: str, x: str = "round", col_order: list | None = None,
+def curves(data: pd.DataFrame, hue: str, col: str | None, x: str = "round", col_order: list | None = None,
            row: str | None = None, metrics: dict | None = None, title: str = "{col}",
-           size: tuple[float, float] = (5.2, 3.2), legend_width: float = 3.0, **line_kws) -> tuple:
+           size: tuple[float, float] = (5.2, 3.2), legend_width: float = 3.0, margin: float | None = None,
+           **line_kws) -> tuple:
     """Training curves on a grid of panels: a row per metric (per value of ``row`` and metric when
-    ``row`` is given), a column per value of ``col``; ``hue`` colours the lines (``line_kws`` go to
-    ``seaborn.lineplot``: ``hue_order``, ``palette``, ``errorbar``, ``units``...). Loss axes are
-    logarithmic and capped (:func:`log_loss_axis`); one legend, outside on the right of the first
-    row. ``title`` is formatted with ``row`` and ``col``. Returns (figure, axes)."""
+    ``row`` is given), a column per value of ``col`` (one column if None); ``hue`` colours the
+    lines (``line_kws`` go to ``seaborn.lineplot``: ``hue_order``, ``palette``, ``errorbar``,
+    ``units``...). Loss axes are logarithmic and capped (:func:`log_loss_axis`); one legend,
+    outside on the right of the first row, whose title says what a band is (``errorbar=("pi",
+    100)``: lowest to highest seed) or that each line is one seed. A run whose status is not ok
+    (diverged, error; frames with ``seed`` and ``status`` columns) is marked with an X at its last
+    finite value, in its colour, and the legend says so. With ``margin``, a test-accuracy axis
+    spanning less than 10 margins says in the panel that it magnifies differences below the
+    margin. ``title`` is formatted with ``row`` and ``col``. Returns (figure, axes)."""
     metrics = CURVE_METRICS if metrics is None else metrics
-    cols = col_order if col_order is not None else list(dict.fromkeys(data[col]))
+    cols = [None] if col is None else col_order if col_order is not None else list(dict.fromkeys(data[col]))
     rows = [(r, m) for r in (dict.fromkeys(data[row]) if row else [None]) for m in metrics]
     fig, axes = plt.subplots(len(rows), len(cols), figsize=(size[0] * len(cols) + legend_width,
                                                             size[1] * len(rows)), squeeze=False)
+    palette = line_kws.get("palette") if isinstance(line_kws.get("palette"), dict) else {}
+    failed = False
     for i, (r, metric) in enumerate(rows):
         for j, c in enumerate(cols):
-            sel = data[data[col] == c]
+            sel = data if col is None else data[data[col] == c]
             sel = sel[sel[row] == r] if row else sel
             ax = axes[i, j]
             first = (i, j) == (0, len(cols) - 1)
             sns.lineplot(data=sel, x=x, y=metric, hue=hue, ax=ax, legend="auto" if first else False,
                          **line_kws)
-            ax.set(title=title.format(row=r, col=c), ylabel=metrics[metric])
+            ax.set(title=title.format(row=r, col=c) if col is not None or row else "", ylabel=metrics[metric])
             if metric == "loss":
                 log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
-    sns.move_legend(axes[0, -1], "upper left", bbox_to_anchor=(1.02, 1))
+            failed |= _mark_failed(ax, sel, hue, x, metric, palette)
+            if margin is not None and metric == "test_acc":
+                lo, hi = ax.get_ylim()
+                if hi - lo < 10 * margin:
+                    ax.text(0.01, 0.02, f"zoomed: the axis spans {hi - lo:.3f}; gaps below {margin:g} "
+                            "(the margin) do not count", transform=ax.transAxes, fontsize=7, color="dimgray")
+    ax = axes[0, -1]
+    if ax.get_legend() is not None:
+        errorbar = line_kws.get("errorbar")
+        note = ("band: lowest to highest seed" if errorbar == ("pi", 100) else
+                "one line per seed" if line_kws.get("units") == "seed" else "")
+        handles, labels = ax.get_legend_handles_labels()
+        if failed:
+            handles.append(plt.Line2D([], [], marker="X", ls="none", color="gray", mec="black", mew=0.5,
+                                      ms=8))
+            labels.append("a run that failed\n(diverged / error): its last value")
+        ax.legend(handles, labels, title=f"{hue}\n({note})" if note else hue, loc="upper left",
+                  bbox_to_anchor=(1.02, 1))
     return fig, axes
+
+
+def _mark_failed(ax: plt.Axes, data: pd.DataFrame, hue: str, x: str, metric: str, palette: dict) -> bool:
+    """Mark each run of ``data`` (by hue and seed) whose last status is not ok with an X at its last
+    finite ``metric`` value; returns whether any was marked."""
+    if "seed" not in data or "status" not in data or hue == "seed":
+        return False
+    marked = False
+    for (level, _), h in data.sort_values(x).groupby([hue, "seed"], sort=False):
+        fin = h.dropna(subset=[metric])
+        if h["status"].iloc[-1] == "ok" or fin.empty:
+            continue
+        ax.plot(fin[x].iloc[-1], fin[metric].iloc[-1], marker="X", ls="none", ms=8, mec="black", mew=0.5,
+                color=palette.get(level, "gray"), zorder=5)
+        marked = True
+    return marked
 
 
 def save_figure(fig: plt.Figure, out_dir: str | os.PathLike, name: str) -> list[Path]:

@@ -49,10 +49,9 @@ out_dir: str = ""  # empty: figures/02_fedsum_main at the default parameters, el
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-import pandas as pd
 from IPython.display import display
 
-from fedlib import analysis, claims, notebook, plotting, studies
+from fedlib import claims, notebook, plotting, studies
 
 runs = notebook.notebook_runs("02_fedsum_main", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
@@ -99,13 +98,8 @@ setup = studies.fedsum_setup(profile, stand_in_rounds)
 # (`uplink_vectors=1`); the FOCUS paper counts 2 up (`uplink_vectors=2`, the default).
 
 # %%
-METHODS, OURS, BASELINES = studies.fedsum.METHODS, studies.fedsum.OURS, studies.fedsum.BASELINES
+METHODS = studies.fedsum.METHODS
 PATTERNS = list(setup.patterns) if not stand_in_rounds else ["P1"]   # stand-ins: the datasets' path
-NAMES = ["dataset", "pattern", "seed", "method"]
-CHANCE = 0.1               # every dataset of the figure has 10 classes
-WINDOW = 0.1               # "final" = mean over the last tenth of the rounds
-SCALE = (f"{', '.join(setup.dataset_name(d) for d in setup.datasets)}, K = {setup.local_steps}, batch "
-         f"{setup.batch_size}, T = {setup.rounds} of the paper's {studies.fedsum.PAPER_RUN['rounds']}")
 print(f"profile {profile}: N={setup.num_clients}, S={setup.per_round}, K={setup.local_steps}, "
       f"batch {setup.batch_size}, T={setup.rounds}, datasets {', '.join(setup.datasets)}, seeds {seeds}")
 
@@ -117,23 +111,11 @@ print(f"profile {profile}: N={setup.num_clients}, S={setup.per_round}, K={setup.
 # summed step length a full run of T rounds would take at that pair.
 
 # %%
-app_h = studies.fedsum.PAPER_RUN
-paper_step = studies.fedsum.summed_step(app_h["product"], 1.0, app_h["local_steps"], app_h["rounds"])
-rates, grid_tables = {}, []
-for ds in setup.datasets:
-    grid = setup.grid_configs(ds)
-    table, eta0, eta_g = studies.pick_rates(compute(list(grid)), grid, setup.max_eta_g, setup.pick_window)
-    table["summed step over T"] = [studies.fedsum.summed_step(e0, eg, setup.local_steps, setup.rounds)
-                                   for e0, eg in zip(table["eta_0"], table["eta_g"], strict=True)]
-    rates[ds] = (eta0, eta_g)
-    grid_tables.append(table.assign(dataset=setup.dataset_name(ds)))
-grid_table = pd.concat(grid_tables, ignore_index=True)
-plotting.save_table(grid_table, out_dir, "lr_grid")
+rates, grid_table = setup.choose_rates(compute)
 for ds, (eta0, eta_g) in rates.items():
     print(f"{setup.dataset_name(ds)}: eta_0 = {eta0:g}, eta_g = {eta_g:g}; summed step over T = "
-          f"{studies.fedsum.summed_step(eta0, eta_g, setup.local_steps, setup.rounds):.1f} "
-          f"(App. H's run: {paper_step:.1f})")
-grid_table
+          f"{setup.summed_step(eta0, eta_g):.1f} (App. H's run: {setup.paper_step:.1f})")
+runs.table(grid_table, "lr_grid")
 
 # %% [markdown]
 # ## All runs
@@ -146,21 +128,7 @@ grid_table
 
 # %%
 labels = setup.main_configs(rates, PATTERNS, seeds)           # config -> (dataset, pattern, seed, method)
-df = compute(list(labels))
-
-
-def tidy_runs(frame: pd.DataFrame, labelled: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """The labelled curves, the per-run summary and the curves of the runs that are ok by
-    (dataset, pattern, seed, method) (None for the others)."""
-    t = analysis.label(frame, labelled, NAMES)
-    t["dataset"] = t["dataset"].map(setup.dataset_name)
-    t["model units"] = t["uplink"] + t["downlink"]
-    s = claims.summarize(frame, labelled, NAMES, chance=CHANCE, window=WINDOW)
-    s["dataset"] = s["dataset"].map(setup.dataset_name)
-    return t, s.set_index(NAMES), claims.ok_curves(t, s, NAMES)
-
-
-tidy, summary, curves = tidy_runs(df, labels)
+tidy, summary, curves = setup.tidy(compute(list(labels)), labels)
 print("runs by outcome:", claims.outcome_counts(summary))
 
 # %% [markdown]
@@ -174,20 +142,14 @@ print("runs by outcome:", claims.outcome_counts(summary))
 # %%
 DATASETS = list(dict.fromkeys(tidy["dataset"]))
 STYLE = dict(hue_order=list(METHODS), palette=plotting.method_palette(METHODS))
-stand = " — MNIST stands in for SVHN and CIFAR-10" if profile == "quick" else ""
-title = (f"({profile} profile; N={setup.num_clients}, S={setup.per_round}, K={setup.local_steps}, "
-         f"batch {setup.batch_size}, T={setup.rounds}{stand})")
 
 
-def grid_figure(data: pd.DataFrame, x: str, columns: list, name: str, suptitle: str,
-                per_seed: bool = False, col: str = "pattern") -> None:
-    """Rows: (dataset, metric); columns: values of ``col``. Saved as ``name``."""
+def grid_figure(data, x: str, columns: list, name: str, suptitle: str, per_seed: bool = False, col="pattern", **kw):
+    """Rows: (dataset, metric); columns: values of ``col``; saved as ``name``."""
     extra = dict(units="seed", estimator=None, lw=1) if per_seed else dict(errorbar=("pi", 100))
-    fig, _ = plotting.curves(data, "method", col, x=x, col_order=columns, row="dataset",
-                             title="{row}, {col}", size=(4.6, 3.3), legend_width=0, **STYLE, **extra)
-    fig.suptitle(f"{suptitle} {title}")
-    fig.tight_layout()
-    _ = plotting.save_figure(fig, out_dir, name)
+    fig, _ = plotting.curves(data, "method", col, x=x, col_order=columns, row="dataset", title="{row}, {col}",
+                             size=(4.6, 3.3), legend_width=0, **STYLE, **extra, **kw)
+    runs.figure(fig, name, f"{suptitle} {setup.title}")
 
 
 grid_figure(tidy, "round", PATTERNS, "fig1a_figs5-7_rounds", "Fig. 1(a), Figs. 5-7 — vs rounds;")
@@ -202,7 +164,7 @@ grid_figure(tidy, "model units", PATTERNS, "fig1b_communication", "Fig. 1(b) —
 # %%
 zoom = max(int(round(0.08 * setup.rounds)), 4 * setup.eval_every)
 grid_figure(tidy[tidy["round"] >= setup.rounds - zoom], "round", PATTERNS, "fig8_last_rounds",
-            f"Fig. 8 — last {zoom} rounds;")
+            f"Fig. 8 — last {zoom} rounds;", margin=claims.MARGINS["test accuracy"])
 
 # %% [markdown]
 # ## Final values
@@ -212,10 +174,9 @@ grid_figure(tidy[tidy["round"] >= setup.rounds - zoom], "round", PATTERNS, "fig8
 # ok, and the collapses a run recovered from.
 
 # %%
-final_table = claims.per_group(summary, ["dataset", "pattern", "method"], {
-    "final test acc": "final_acc", "final train loss": "final_loss", "mean drop": "drop"}, recovered=True)
-plotting.save_table(final_table, out_dir, "final_values")
-final_table
+runs.table(claims.per_group(summary, ["dataset", "pattern", "method"], {
+    "final test acc": "final_acc", "final train loss": "final_loss", "mean drop": "drop"}, recovered=True),
+    "final_values")
 
 # %% [markdown]
 # ## The paper's claims, checked seed by seed
@@ -241,61 +202,9 @@ final_table
 
 # %%
 print(claims.RULE)
-LEVEL = 0.98
-ROUNDS_MARGIN = claims.margin_for("rounds to target", setup.eval_every)
-UNITS_MARGIN = claims.margin_for("model units to target", setup.eval_every, 2 * setup.per_round)
-ACC_MARGIN, DROP_MARGIN = claims.MARGINS["test accuracy"], claims.MARGINS["accuracy drop"]
-FIG1A = "FedSUM and FedSUM-CR achieve faster convergence and greater stability than the baseline algorithms"
-FIG1B = "FedSUM and FedSUM-CR achieve faster convergence with respect to the communication workload"
-CR = "FedSUM-CR maintains the strong performance of FedSUM with improved communication efficiency"
-
-
-def check_claims(s: pd.DataFrame, c: dict, d: str, p: str, setting: str) -> list[dict]:
-    """The claim rows of dataset ``d`` and pattern ``p`` from a summary ``s`` and the curves
-    ``c`` of :func:`tidy_runs`."""
-    def values(m: str, col: str) -> dict:
-        return {k: s.loc[(d, p, k, m), col] for k in seeds}
-
-    def hist(m: str) -> dict:
-        return {k: c[(d, p, k, m)] for k in seeds}
-
-    def reach(ours: str, rivals, x: str, margin: float):
-        return claims.against_all(hist(ours), {b: hist(b) for b in rivals}, ours, compare=claims.paired_reach,
-                                  level=LEVEL, x=x, margin=margin)
-    rows = []
-    for ours in OURS:
-        rows.append({"where": "Sec. 5, Fig. 1(a)", "quote": FIG1A,
-                     "claim": f"{ours} converges faster than every baseline (rounds)",
-                     "check": reach(ours, BASELINES, "round", ROUNDS_MARGIN)})
-    for ours in OURS:
-        rows.append({"where": "Sec. 5, Fig. 1(a)", "quote": FIG1A,
-                     "claim": f"{ours} is more stable than every baseline (mean drop of test accuracy)",
-                     "check": claims.against_all(values(ours, "drop"), {b: values(b, "drop") for b in BASELINES},
-                                                 ours, higher=False, margin=DROP_MARGIN)})
-    for ours in OURS:
-        rows.append({"where": "Sec. 5, Fig. 1(b)", "quote": FIG1B,
-                     "claim": f"{ours} needs fewer model units than every baseline",
-                     "check": reach(ours, BASELINES, "model units", UNITS_MARGIN)})
-    rows.append({"where": "Sec. 5, Fig. 1(b)", "quote": CR,
-                 "claim": f"FedSUM-CR keeps FedSUM's final test accuracy (margin {ACC_MARGIN:g})",
-                 "check": claims.paired(values("FedSUM-CR", "final_acc"), values("FedSUM", "final_acc"),
-                                        margin=ACC_MARGIN, kind="no worse", names=("FedSUM-CR", "FedSUM"))})
-    rows.append({"where": "Sec. 5, Fig. 1(b)", "quote": CR,
-                 "claim": "FedSUM-CR needs fewer model units than FedSUM",
-                 "check": claims.paired_reach(hist("FedSUM-CR"), hist("FedSUM"), LEVEL, x="model units",
-                                              margin=UNITS_MARGIN, names=("FedSUM-CR", "FedSUM"))})
-    for r in rows:
-        r.update(dataset=d, pattern=p, setting=setting)
-    return rows
-
-
-SETTING = (claims.scale_cause(profile, stand_in_rounds, setup.rounds, SCALE) if stand_in_rounds or profile == "smoke"
-           else f"{profile} profile ({SCALE})")
-claim_rows = [r for d in DATASETS for p in PATTERNS for r in check_claims(summary, curves, d, p, SETTING)]
-claim_table = claims.claims_table(claim_rows)
-plotting.save_table(claim_table, out_dir, "claims")
-claims.update_ledger(claim_table, "02_fedsum_main", "FedSUM", out_dir, setting=["dataset", "pattern"])
-claim_table
+claim_rows = [r for d in DATASETS for p in PATTERNS
+              for r in setup.main_claims(summary, curves, d, p, seeds, setup.setting)]
+claim_table = runs.claims(claim_rows, "FedSUM", setting=["dataset", "pattern"])
 
 # %%
 counts = claim_table.groupby("claim", sort=False)["verdict"].value_counts().unstack(fill_value=0)
@@ -323,43 +232,12 @@ for (d, p, m), g in bad.groupby(["dataset", "pattern", "method"]):
 
 # %%
 if setup.departure is not None and "P1" in PATTERNS:
-    dep = {ds: setup.departure for ds in setup.datasets}
-    dep_labels = setup.main_configs(dep, ["P1"], seeds)
-    dep_tidy, dep_summary, dep_curves = tidy_runs(compute(list(dep_labels)), dep_labels)
-    e0, eg = setup.departure
-    named = {"app_h": "App. H's rule: (eta_0, eta_g) = ({:g}, {:g})", "earlier": "earlier rates: ({:g}, {:g})"}
-    both = pd.concat([
-        tidy[tidy["pattern"] == "P1"].assign(regime=named["app_h"].format(*rates[setup.datasets[0]])),
-        dep_tidy.assign(regime=named["earlier"].format(e0, eg))], ignore_index=True)
-    grid_figure(both, "round", list(dict.fromkeys(both["regime"])), "regime_P1",
+    regime = setup.departure_check(compute, rates, seeds, tidy, summary, claim_rows)
+    grid_figure(regime["curves"], "round", list(dict.fromkeys(regime["curves"]["regime"])), "regime_P1",
                 "P1 under App. H's rule and at the earlier rates;", col="regime")
-    dep_cause = (f"the earlier rates ({e0:g}, {eg:g}): eta_g = {eg:g} outside FedSUM's theory, summed step "
-                 f"{studies.fedsum.summed_step(e0, eg, setup.local_steps, setup.rounds):.1f} vs App. H's {paper_step:.1f}")
-    dep_rows = {(r["dataset"], r["claim"]): r for d in DATASETS
-                for r in check_claims(dep_summary, dep_curves, d, "P1", dep_cause)}
-    outcomes = {}
-    for name, s in (("App. H", summary), ("earlier", dep_summary)):
-        p1 = s.xs("P1", level="pattern").reset_index()
-        outcomes[name] = {(d, m): f"{(g['outcome'] == 'ok').sum()} ok, "
-                                  f"{g['collapsed_from'].notna().sum()} collapsed (at some point)"
-                          for (d, m), g in p1.groupby(["dataset", "method"])}
-    regime_table = pd.DataFrame([{
-        "dataset": r["dataset"], "claim": r["claim"], "under App. H's rule": r["check"].verdict,
-        "at the earlier rates": dep_rows[(r["dataset"], r["claim"])]["check"].verdict,
-        "numbers at the earlier rates": dep_rows[(r["dataset"], r["claim"])]["check"].numbers}
-        for r in claim_rows if r["pattern"] == "P1"])
-    plotting.save_table(regime_table, out_dir, "regime")
-    runs_table = pd.DataFrame([{"dataset": d, "method": m, "App. H's rule": outcomes["App. H"][(d, m)],
-                                "earlier rates": outcomes["earlier"][(d, m)]} for d, m in outcomes["App. H"]])
-    plotting.save_table(runs_table, out_dir, "regime_runs")
-    dep_step = studies.fedsum.summed_step(e0, eg, setup.local_steps, setup.rounds)
-    print(f"earlier rates ({e0:g}, {eg:g}): summed step over T = {dep_step:.1f}, {dep_step / paper_step:.1f} times "
-          f"App. H's {paper_step:.1f}")
-    changed = (regime_table["under App. H's rule"] != regime_table["at the earlier rates"]).sum()
-    print(f"P1: {changed} of {len(regime_table)} claim verdicts change between App. H's rule and the "
-          f"earlier rates ({e0:g}, {eg:g}).")
-    display(regime_table)
-    display(runs_table)
+    print("\n".join(regime["lines"]))
+    display(runs.table(regime["verdicts"], "regime"))
+    display(runs.table(regime["runs"], "regime_runs"))
 else:
     print("no regime section at this profile (it keeps App. H's rates)")
 

@@ -51,7 +51,7 @@ import pandas as pd
 import seaborn as sns
 from IPython.display import display
 
-from fedlib import ExperimentConfig, analysis, claims, delays, notebook, plotting, studies
+from fedlib import analysis, claims, notebook, plotting, studies
 from fedlib.store import Store
 
 runs = notebook.notebook_runs("03_fedsum_ablations", globals(), out_dir)   # style, profile, out_dir, store
@@ -60,7 +60,6 @@ setup = studies.fedsum_setup(profile, stand_in_rounds)
 committed = profile != "smoke" and stand_in_rounds == 0
 # the rate grid is notebook 02's: its committed store (a temporary one for smoke / stand-ins)
 grid_runs = replace(runs, store=notebook.store_path("02_fedsum_main", profile)) if committed else runs
-
 
 # %% [markdown]
 # ## Settings per profile
@@ -84,22 +83,9 @@ grid_runs = replace(runs, store=notebook.store_path("02_fedsum_main", profile)) 
 # value: it is listed, and counts as the worst value of its seed in a claim.
 
 # %%
-PATTERNS = dict(setup.patterns)
-n, k = setup.num_clients, setup.per_round
-CASES = setup.cases()
-FAMILY, SMALL_BATCH = studies.fedsum.FAMILY, studies.fedsum.SMALL_BATCH
+CASES, FAMILY, SMALL_BATCH = setup.cases(), studies.fedsum.FAMILY, studies.fedsum.SMALL_BATCH
 FIG10_RATE, FIG11_RATE = studies.fedsum.FIG10_RATE, studies.fedsum.FIG11_RATE
 DATASETS = list(setup.datasets) if not stand_in_rounds else list(setup.datasets)[:1]  # stand-ins: 02 covers the rest
-CHANCE, WINDOW = 0.1, 0.1          # 10 classes; "final" = the last tenth of the rounds
-stand = " — MNIST stands in for SVHN and CIFAR-10" if profile == "quick" else ""
-title = f"({profile} profile; N={n}, S={k}, K={setup.local_steps}, batch {setup.batch_size}{stand})"
-
-
-def delay_row(config: ExperimentConfig) -> dict:
-    """tau_max and tau_avg (FedSUM eqs. 2-4) of the schedule a config replays."""
-    m = delays.delay_metrics(config.schedule(num_clients=n).active)
-    return {"tau_max": m.tau_max, "tau_avg": round(m.tau_avg, 3)}
-
 
 # %% [markdown]
 # ## Fig. 4 — label distribution over the clients
@@ -112,8 +98,7 @@ counts = Store(store).derived_table(f"label_counts_{setup.datasets[0]}_seed{seed
 fig, ax = plt.subplots(figsize=(12, 3.6))
 plotting.label_distribution_bars(ax, counts, title=f"Fig. 4 — {setup.dataset_name(setup.datasets[0])}, "
                                                    f"Dirichlet {setup.alpha}, {counts.shape[0]} clients")
-fig.tight_layout()
-_ = plotting.save_figure(fig, out_dir, "fig4_label_distribution")
+runs.figure(fig, "fig4_label_distribution")
 print(f"samples per client: min {counts.sum(1).min()}, median {int(np.median(counts.sum(1)))}, "
       f"max {counts.sum(1).max()}; labels per client holding 90% of its data: median "
       f"{int(np.median([(np.cumsum(np.sort(r)[::-1]) < 0.9 * r.sum()).sum() + 1 for r in counts]))}")
@@ -122,26 +107,10 @@ print(f"samples per client: min {counts.sum(1).min()}, median {int(np.median(cou
 # ## The rates of the decaying schedule (notebook 02's grid)
 
 # %%
-rates = {}
+rates, _ = setup.choose_rates(grid_runs.compute, DATASETS)
 for ds in DATASETS:
-    grid = setup.grid_configs(ds)
-    _, eta0, eta_g = studies.pick_rates(grid_runs.compute(grid), grid, setup.max_eta_g, setup.pick_window)
-    rates[ds] = (eta0, eta_g)
-    print(f"{setup.dataset_name(ds)}: eta_0 = {eta0:g}, eta_g = {eta_g:g} (notebook 02's grid)")
+    print(f"{setup.dataset_name(ds)}: eta_0 = {rates[ds][0]:g}, eta_g = {rates[ds][1]:g} (notebook 02's grid)")
 groups = setup.ablation_configs(rates, seeds, DATASETS)
-
-
-def load(group: str, names: list) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The labelled curves of one group of runs and their per-run summary (indexed by ``names``),
-    with each run's measured delays."""
-    labelled = groups[group]
-    frame = compute(list(labelled))
-    t = analysis.label(frame, labelled, names)
-    t["dataset"] = t["dataset"].map(setup.dataset_name)
-    s = claims.summarize(frame, labelled, names, chance=CHANCE, window=WINDOW)
-    s["dataset"] = s["dataset"].map(setup.dataset_name)
-    tau = pd.DataFrame([{"key": c.key(), **delay_row(c)} for c in labelled])
-    return t, s.merge(tau, on="key").set_index(names)
 
 
 def curves(data: pd.DataFrame, hue: str, name: str, suptitle: str, hue_order: list | None = None,
@@ -149,27 +118,13 @@ def curves(data: pd.DataFrame, hue: str, name: str, suptitle: str, hue_order: li
     """Training loss (log) and test accuracy vs rounds, mean over seeds with a band from the
     lowest to the highest seed, a column per value of ``col``; saved as ``name``."""
     fig, _ = plotting.curves(data, hue, col, hue_order=hue_order, errorbar=("pi", 100), **kws)
-    fig.suptitle(f"{suptitle} {title}")
-    fig.tight_layout()
-    _ = plotting.save_figure(fig, out_dir, name)
-
-
-def run_table(s: pd.DataFrame, by: list) -> pd.DataFrame:
-    """Per group of ``by``: final test accuracy and training loss (mean ± std over the runs that
-    are ok), delays (mean over seeds), and the runs that are not ok."""
-    t = claims.per_group(s, by, {"final test acc": "final_acc", "final train loss": "final_loss"})
-    delays = s.reset_index().groupby(by, sort=False)
-    t.insert(len(by), "tau_max", delays["tau_max"].mean().to_numpy())
-    t.insert(len(by) + 1, "tau_avg", delays["tau_avg"].mean().round(3).to_numpy())
-    return t
-
+    runs.figure(fig, name, f"{suptitle} {setup.title}")
 
 # %% [markdown]
 # ## Figs. 9 and 14 — FedSUM under Cases 1-4, the biased pattern, and FedAvg under it
 
 # %%
-cases, case_sum = load("cases", ["dataset", "pattern", "seed", "method"])
-case_table = run_table(case_sum, ["dataset", "pattern", "method"])
+cases, case_sum = setup.ablation_group(compute, groups["cases"], ["dataset", "pattern", "seed", "method"])
 cases["curve"] = cases["method"] + ", " + cases["pattern"]
 order9 = [f"FedSUM, {c}" for c in CASES]
 STYLE9 = dict(palette=dict(zip(order9 + ["FedSUM, biased (H.8)"], sns.color_palette("tab10", 5), strict=True)))
@@ -181,27 +136,24 @@ curves(cases[cases["method"] == "FedSUM"], "curve", "fig14a_cases_and_biased",
 curves(cases[cases["pattern"] == "biased (H.8)"], "method", "fig14b_biased",
        "Fig. 14(b) — FedSUM vs FedAvg under biased sampling;", hue_order=["FedSUM", "FedAvg"],
        palette=plotting.method_palette(["FedSUM", "FedAvg"]))
-plotting.save_table(case_table, out_dir, "cases_and_delays")
-case_table
+case_table = runs.table(setup.delay_table(case_sum, ["dataset", "pattern", "method"]), "cases_and_delays")
 
 # %% [markdown]
 # ## Fig. 10 — FedSUM under Case 2 with several p (constant eta_l)
 
 # %%
-pdf, p_sum = load("p", ["dataset", "p", "seed"])
+pdf, p_sum = setup.ablation_group(compute, groups["p"], ["dataset", "p", "seed"])
 P_VALUES = sorted(set(pdf["p"]))
 pdf["p"] = pdf["p"].map(lambda v: f"p={v}")
 curves(pdf, "p", "fig10_case2_p", f"Fig. 10 — FedSUM, Case 2, constant eta_l={FIG10_RATE};",
        hue_order=[f"p={v}" for v in P_VALUES])
-p_table = run_table(p_sum, ["dataset", "p"])
-plotting.save_table(p_table, out_dir, "fig10_p_delays")
-p_table
+runs.table(setup.delay_table(p_sum, ["dataset", "p"]), "fig10_p_delays")
 
 # %% [markdown]
 # ## Fig. 11 — the FedSUM family at a constant eta_l, and the batch-size remark (App. H.5)
 
 # %%
-fam, fam_sum = load("family", ["dataset", "pattern", "seed", "method", "batch"])
+fam, fam_sum = setup.ablation_group(compute, groups["family"], ["dataset", "pattern", "seed", "method", "batch"])
 main = fam[fam["batch"] == setup.batch_size]
 for ds in DATASETS:
     curves(main[main["dataset"] == setup.dataset_name(ds)], "method",
@@ -213,9 +165,7 @@ small["run"] = small["method"] + ", batch " + small["batch"].astype(str)
 runs_order = [f"{m}, batch {b}" for b in (setup.batch_size, SMALL_BATCH) for m in ("FedSUM-B", "FedSUM")]
 curves(small, "run", "fig11_batch_size", f"App. H.5 remark — FedSUM-B vs FedSUM at batch "
        f"{setup.batch_size} and {SMALL_BATCH}, P1, constant eta_l={FIG11_RATE};", hue_order=runs_order)
-fam_table = run_table(fam_sum, ["dataset", "pattern", "method", "batch"])
-plotting.save_table(fam_table, out_dir, "fig11_family")
-fam_table
+runs.table(setup.delay_table(fam_sum, ["dataset", "pattern", "method", "batch"]), "fig11_family")
 
 # %% [markdown]
 # ## Fig. 12 — ResNet-18 on CIFAR-10 / CIFAR-100 (paper profile)
@@ -229,8 +179,7 @@ else:
     r_configs = studies.fedsum.resnet_configs(profile, stand_in_rounds, seeds[0])    # config -> (dataset, method)
     res = analysis.label(compute(list(r_configs)), r_configs, ["dataset", "method"])
     curves(res, "method", "fig12_resnet18", "Fig. 12 — ResNet-18 (random stand-ins unless paper data);")
-    resnet_table = analysis.final_table(res, r_configs, ["dataset", "method"])
-    plotting.save_table(resnet_table, out_dir, "fig12_resnet18")
+    runs.table(analysis.final_table(res, r_configs, ["dataset", "method"]), "fig12_resnet18")
 
 # %% [markdown]
 # ## The paper's claims, checked seed by seed
@@ -253,78 +202,8 @@ else:
 
 # %%
 print(claims.RULE)
-SPREAD, MARGIN = 0.02, claims.MARGINS["test accuracy"]
-SETTING = (f"{profile} profile ({', '.join(setup.dataset_name(d) for d in setup.datasets)}, K = {setup.local_steps}, "
-           f"batch {setup.batch_size}, T = {setup.rounds} of the paper's 2000)")
-if stand_in_rounds or profile == "smoke":
-    SETTING = claims.scale_cause(profile, stand_in_rounds, setup.rounds, "")
-BATCH_CAUSE = (f"departure: batch {setup.batch_size} instead of 128 -- App. H.5 credits FedSUM-B's showing to the "
-               "large batch relative to a client's ~600 samples" if profile == "quick" else "")
-Q9 = "The results shown in Figure 9 confirm the robust performance of FedSUM under different patterns."
-Q10 = "larger p (and thus smaller tau_avg and tau_max) generally leads to better performance"
-Q11 = "FedSUM-B and FedSUM-CR achieve performance comparable to or even better than FedSUM"
-Q_BATCH = "Under a smaller batch size (e.g., 8 or 16), the performance of FedSUM-B degrades while FedSUM takes the lead."
-Q14 = "the bias issue discussed in [Ribero et al.; Sun et al.] does not affect the performance of FedSUM"
-
-
-def claim_rows(case_s: pd.DataFrame, p_s: pd.DataFrame, fam_s: pd.DataFrame, run_seeds: list,
-               p_values: list) -> list[dict]:
-    """The claim rows from the summaries of the three groups of runs."""
-    def acc(s: pd.DataFrame, *where) -> dict:
-        """seed -> final test accuracy of the run at ``where`` (the summary's index without the seed)."""
-        names = [x for x in s.index.names if x != "seed"]
-        sel = s.reset_index().set_index(names + ["seed"])
-        return {seed: sel.loc[(*where, seed), "final_acc"] for seed in run_seeds}
-
-    def paired(a, b, **kw):
-        return claims.paired(a, b, margin=MARGIN, **kw)
-
-    rows, B = [], setup.batch_size
-    for ds in DATASETS:
-        d = setup.dataset_name(ds)
-        per_case = {c: acc(case_s, d, c, "FedSUM") for c in CASES}
-        spread = {s: max(v[s] for v in per_case.values()) - min(v[s] for v in per_case.values()) for s in run_seeds}
-        rows.append({"dataset": d, "where": "App. H.4, Fig. 9", "quote": Q9,
-                     "claim": f"FedSUM is robust under Cases 1-4: spread of final accuracy below {SPREAD:g} (ours)",
-                     "check": paired(spread, dict.fromkeys(run_seeds, SPREAD), higher=False,
-                                     names=("spread", "bound"))})
-        steps = {f"p={b} vs p={a}": paired(acc(p_s, d, b), acc(p_s, d, a), names=(f"p={b}", f"p={a}"))
-                 for a, b in zip(p_values, p_values[1:], strict=False)}
-        rows.append({"dataset": d, "where": "App. H.4, Fig. 10", "quote": Q10,
-                     "claim": "a larger p (smaller delays) gives a higher final accuracy", "check": claims.combine(steps)})
-        for p in PATTERNS:
-            for m in ("FedSUM-B", "FedSUM-CR"):
-                rows.append({"dataset": d, "where": "App. H.5, Fig. 11", "quote": Q11, "cause": BATCH_CAUSE,
-                             "claim": f"{m} comparable to or better than FedSUM at constant eta_l = {FIG11_RATE:g}, "
-                                      f"batch {B}, {p}",
-                             "check": paired(acc(fam_s, d, p, m, B), acc(fam_s, d, p, "FedSUM", B), kind="no worse",
-                                             names=(m, "FedSUM"))})
-        rows.append({"dataset": d, "where": "App. H.5", "quote": Q_BATCH,
-                     "claim": f"at batch {SMALL_BATCH} FedSUM-B degrades (vs batch {B}), P1",
-                     "check": paired(acc(fam_s, d, "P1", "FedSUM-B", B), acc(fam_s, d, "P1", "FedSUM-B", SMALL_BATCH),
-                                     names=(f"batch {B}", f"batch {SMALL_BATCH}"))})
-        rows.append({"dataset": d, "where": "App. H.5", "quote": Q_BATCH,
-                     "claim": f"at batch {SMALL_BATCH} FedSUM takes the lead over FedSUM-B, P1",
-                     "check": paired(acc(fam_s, d, "P1", "FedSUM", SMALL_BATCH),
-                                     acc(fam_s, d, "P1", "FedSUM-B", SMALL_BATCH), names=("FedSUM", "FedSUM-B"))})
-        biased = acc(case_s, d, "biased (H.8)", "FedSUM")
-        rows.append({"dataset": d, "where": "App. H.8, Fig. 14(b)", "quote": Q14,
-                     "claim": "under biased sampling FedSUM beats FedAvg",
-                     "check": paired(biased, acc(case_s, d, "biased (H.8)", "FedAvg"), names=("FedSUM", "FedAvg"))})
-        lowest = {s: min(v[s] for v in per_case.values()) for s in run_seeds}
-        rows.append({"dataset": d, "where": "App. H.8, Fig. 14(a)", "quote": Q14,
-                     "claim": "biased sampling keeps FedSUM within its Cases 1-4 accuracies",
-                     "check": paired(biased, lowest, kind="no worse", names=("biased", "lowest of Cases 1-4"))})
-    for r in rows:
-        r["setting"] = SETTING
-    return rows
-
-
-rows = claim_rows(case_sum, p_sum, fam_sum, seeds, P_VALUES)
-claim_table = claims.claims_table(rows)
-plotting.save_table(claim_table, out_dir, "claims")
-claims.update_ledger(claim_table, "03_fedsum_ablations", "FedSUM", out_dir, setting=["dataset"])
-claim_table
+rows = setup.ablation_claims(case_sum, p_sum, fam_sum, seeds, DATASETS, setup.setting)
+claim_table = runs.claims(rows, "FedSUM", setting=["dataset"])
 
 # %%
 print(", ".join(f"{v}: {n_}" for v, n_ in claim_table["verdict"].value_counts().items())
@@ -350,30 +229,9 @@ for name, s in (("Figs. 9/14", case_sum), ("Fig. 10", p_sum), ("Fig. 11", fam_su
 
 # %%
 if profile == "quick" and not stand_in_rounds:
-    earlier = studies.fedsum_setup("quick", regime="earlier")
-    old_groups = earlier.ablation_configs({ds: (0.1, 2.0) for ds in DATASETS}, [0], DATASETS)
-    old = {}
-    for group, names in (("cases", ["dataset", "pattern", "seed", "method"]), ("p", ["dataset", "p", "seed"]),
-                         ("family", ["dataset", "pattern", "seed", "method", "batch"])):
-        frame = compute(list(old_groups[group]))
-        o = claims.summarize(frame, old_groups[group], names, chance=CHANCE, window=WINDOW)
-        o["dataset"] = o["dataset"].map(setup.dataset_name)
-        old[group] = o.set_index(names)
-    old_rows = claim_rows(old["cases"], old["p"], old["family"], [0], P_VALUES)
-    here = f"here ({len(seeds)} seeds, T = {setup.rounds})"
-    regime_table = pd.DataFrame([{
-        "dataset": r["dataset"], "claim": r["claim"], f"{here}: verdict": r["check"].verdict,
-        f"{here}: effect [95% CI]": f"{r['check'].effect:.4f} [{r['check'].ci_low:.4f}, {r['check'].ci_high:.4f}]",
-        "earlier (1 seed, T = 120, (0.1, 2)): effect": round(o["check"].effect, 4),
-        "numbers, earlier": o["check"].numbers}
-        for r, o in zip(rows, old_rows, strict=True)])
-    plotting.save_table(regime_table, out_dir, "regime")
-    flips = sum(np.sign(r["check"].effect) != np.sign(o["check"].effect)
-                for r, o in zip(rows, old_rows, strict=True)
-                if np.isfinite(r["check"].effect) and np.isfinite(o["check"].effect))
-    print(f"the earlier single seed's effect has the other sign than this regime's mean effect in {flips} of "
-          f"{len(regime_table)} claims (one seed gives no interval: the earlier runs cannot decide a verdict).")
-    display(regime_table)
+    regime_table, line = setup.earlier_ablations(compute, DATASETS, seeds, rows)
+    print(line)
+    display(runs.table(regime_table, "regime"))
 else:
     print("the earlier runs exist at the quick profile only")
 

@@ -45,19 +45,17 @@ out_dir: str = ""  # empty: figures/05_focus_cifar at the default parameters, el
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 from IPython.display import display
 
-from fedlib import analysis, claims, notebook, plotting, studies
+from fedlib import claims, notebook, plotting, studies
 from fedlib.store import Store
 
 runs = notebook.notebook_runs("05_focus_cifar", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
-
+focus = studies.focus
 
 # %% [markdown]
 # ## Settings per profile
@@ -77,11 +75,11 @@ out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 # | evaluation | training loss, test accuracy | training loss on 50 samples per client (weighted), test accuracy on the whole test set | budget |
 
 # %%
-setup = studies.focus.focus_setup(profile, stand_in_rounds=stand_in_rounds)   # the table above, per profile
-N, ETA, K, METHODS, T = setup.num_clients, setup.eta, setup.local_steps, studies.focus.METHODS, setup.rounds
+setup = focus.focus_setup(profile, stand_in_rounds=stand_in_rounds)   # the table above, per profile
+N, ETA, K, METHODS, T = setup.num_clients, setup.eta, setup.local_steps, focus.METHODS, setup.rounds
 PATTERNS = list(setup.patterns)
 for k in seeds:
-    bern_p = studies.focus.focus_setup(profile, k, stand_in_rounds).bern_p()
+    bern_p = focus.focus_setup(profile, k, stand_in_rounds).bern_p()
     print(f"seed {k}: bern: expected participants per round {bern_p.sum():.1f} of {N} "
           f"(p from {bern_p.min():.3f} to {bern_p.max():.3f})")
 
@@ -91,14 +89,13 @@ for k in seeds:
 # (the notebook re-executes without the dataset).
 
 # %%
-first = studies.focus.focus_setup(profile, seeds[0], stand_in_rounds)
+first = focus.focus_setup(profile, seeds[0], stand_in_rounds)
 counts = Store(store).derived_table(f"label_counts_{first.dataset}_seed{seeds[0]}", lambda: pd.DataFrame(
     first.base().build_problem().label_counts).rename_axis("client")).to_numpy()
 fig, ax = plt.subplots(figsize=(11, 4))
 plotting.label_distribution_bubbles(ax, counts, title=f"Fig. 8 — {setup.data_name}, N={N}, Dirichlet prior "
                                                        f"{setup.alpha} (seed {seeds[0]})")
-fig.tight_layout()
-_ = plotting.save_figure(fig, out_dir, "fig8_label_bubbles")
+runs.figure(fig, "fig8_label_bubbles")
 share = np.sort(counts, axis=1)[:, ::-1].cumsum(1) / counts.sum(1, keepdims=True)
 print(f"clients whose two largest classes hold at least 90% of their data: {(share[:, 1] >= 0.9).sum()} "
       f"of {N}; median share of the largest class {np.median(share[:, 0]):.2f}")
@@ -112,20 +109,9 @@ print(f"clients whose two largest classes hold at least 90% of their data: {(sha
 # of the rounds.
 
 # %%
-NAMES, CHANCE, WINDOW = ["pattern", "seed", "method"], 0.1, 0.2
 labels = setup.configs(seeds)                                   # config -> (pattern, seed, method)
 df = compute(list(labels))
-
-
-def tidy_runs(frame: pd.DataFrame, labelled: dict, names: list = NAMES) -> tuple:
-    """The labelled curves, the per-run summary indexed by ``names`` and the curves of the runs
-    that are ok by label tuple (None for the others)."""
-    t = analysis.label(frame, labelled, names)
-    s = claims.summarize(frame, labelled, names, chance=CHANCE, window=WINDOW)
-    return t, s.set_index(names), claims.ok_curves(t, s, names)
-
-
-tidy, summary, curves = tidy_runs(df, labels)
+tidy, summary, curves = claims.tidy(df, labels, focus.NAMES, focus.CHANCE, focus.WINDOW)
 print("runs by outcome:", claims.outcome_counts(summary))
 
 # %% [markdown]
@@ -133,13 +119,10 @@ print("runs by outcome:", claims.outcome_counts(summary))
 # Lines are means over the seeds with a band from the lowest to the highest seed.
 
 # %%
-STYLE = dict(hue_order=list(METHODS), palette=plotting.method_palette(METHODS))
-fig, _ = plotting.curves(tidy, "method", "pattern", col_order=PATTERNS, size=(6, 3.5),
-                         errorbar=("pi", 100), **STYLE)
-fig.suptitle(f"Fig. 9 — {setup.data_name}; N={N}, K={K}, batch {setup.batch}, eta={ETA}, T={T}, "
-             f"seeds {seeds} ({profile} profile)")
-fig.tight_layout()
-_ = plotting.save_figure(fig, out_dir, "fig9_focus")
+fig, _ = plotting.curves(tidy, "method", "pattern", col_order=PATTERNS, size=(6, 3.5), errorbar=("pi", 100),
+                         hue_order=list(METHODS), palette=plotting.method_palette(METHODS))
+runs.figure(fig, "fig9_focus", f"Fig. 9 — {setup.data_name}; N={N}, K={K}, batch {setup.batch}, eta={ETA}, T={T}, "
+                               f"seeds {seeds} ({profile} profile)")
 
 # %% [markdown]
 # ## Final values
@@ -148,19 +131,10 @@ _ = plotting.save_figure(fig, out_dir, "fig9_focus")
 # standard deviation, a measure of the swing), and the runs that are not ok.
 
 # %%
-def late_swing(frame: pd.DataFrame, rounds: int) -> pd.Series:
-    """Per run key: the standard deviation of test accuracy over the late window."""
-    tail = frame[frame["round"] >= rounds - WINDOW * rounds]
-    return tail.groupby("key")["test_acc"].std()
-
-
-summary["swing"] = summary["key"].map(late_swing(df, T))
-
-
-table = claims.per_group(summary, ["pattern", "method"], {
-    "final test acc": "final_acc", "final train loss": "final_loss", "test acc swing (std in window)": "swing"})
-plotting.save_table(table, out_dir, "fig9_final")
-table
+summary["swing"] = summary["key"].map(focus.late_swing(df, T))
+runs.table(claims.per_group(summary, ["pattern", "method"], {
+    "final test acc": "final_acc", "final train loss": "final_loss", "test acc swing (std in window)": "swing"}),
+    "fig9_final")
 
 # %% [markdown]
 # ## The paper's claim, checked seed by seed
@@ -181,67 +155,23 @@ table
 
 # %%
 print(claims.RULE)
-LEVEL = 0.98
-ACC_MARGIN = claims.MARGINS["test accuracy"]
-ROUNDS_MARGIN = claims.margin_for("rounds to target", setup.eval_every)
-RIVALS = {"FedAU and SCAFFOLD": ["FedAU", "SCAFFOLD"],
-          "the authors' variants": ["FedAU as in the authors' code (= FedAvg)",
-                                    "SCAFFOLD as in the authors' code (divisor 10)"]}
-QUOTE = ("our SG-FOCUS shows the best performance on convergence speed and test accuracy, compared to FedAU "
-         "and SCAFFOLD")
-SETTING = (f"{profile} profile ({setup.data_name}, FedSUM's small CNN, {T:,} of 10,000 rounds)"
-           if not (stand_in_rounds or profile == "smoke") else claims.scale_cause(profile, stand_in_rounds, T, ""))
-
-
-def check_claims(s: pd.DataFrame, c: dict, p: str, ks: list, ours: str = "SG-FOCUS",
-                 ours_s: pd.DataFrame | None = None, ours_c: dict | None = None, ours_key=None,
-                 then: dict | None = None) -> list[dict]:
-    """The claim rows of pattern ``p`` (summary ``s``, curves ``c`` of :func:`tidy_runs`); SG-FOCUS's
-    values come from ``ours_s`` / ``ours_c`` at index ``ours_key(k)`` when given (the panel). A row
-    that does not hold adds ``then[claim]`` to its computed cause if given."""
-    os_, oc = (s, c) if ours_s is None else (ours_s, ours_c)
-    key = (lambda k: (p, k, ours)) if ours_key is None else ours_key
-
-    def val(m, col, own=False):
-        return {k: (os_.loc[key(k), col] if own else s.loc[(p, k, m), col]) for k in ks}
-
-    def hist(m, own=False):
-        return {k: (oc[key(k)] if own else c[(p, k, m)]) for k in ks}
-
-    rows = []
-    for group, rivals in RIVALS.items():
-        checks = {
-            f"SG-FOCUS has higher test accuracy than {group}": claims.against_all(
-                val(ours, "final_acc", True), {r: val(r, "final_acc") for r in rivals}, ours, margin=ACC_MARGIN),
-            f"SG-FOCUS converges faster than {group}": claims.against_all(
-                hist(ours, True), {r: hist(r) for r in rivals}, ours, compare=claims.paired_reach, level=LEVEL,
-                margin=ROUNDS_MARGIN)}
-        for claim, v in checks.items():
-            rows.append({"pattern": p, "where": "App. F.2, Fig. 9", "quote": QUOTE, "claim": claim, "check": v,
-                         "setting": SETTING, "cause": (then or {}).get(claim, "")})
-    return rows
-
-
 # SG-FOCUS under "bern" at the smaller rate of the regime section, checked here so that each
 # "bern" row's cause says what the rate changes
-bern, E0 = PATTERNS[0], studies.focus.SENSITIVITY_ETAS[0]
+bern, E0 = PATTERNS[0], focus.SENSITIVITY_ETAS[0]
 sens = setup.sensitivity_configs(seeds)                        # config -> (eta, seed)
-sens_tidy, sens_summary, sens_curves = tidy_runs(compute(list(sens)), sens, ["eta", "seed"])
-panel_rows = check_claims(summary, curves, bern, seeds, ours_s=sens_summary,
-                          ours_c={(e, k): h for (e, k), h in sens_curves.items()}, ours_key=lambda k: (E0, k))
+sens_tidy, sens_summary, sens_curves = claims.tidy(compute(list(sens)), sens, ["eta", "seed"], focus.CHANCE,
+                                                   focus.WINDOW)
+panel_rows = setup.claims(summary, curves, bern, seeds, ours=(sens_summary, sens_curves, lambda k: (E0, k)))
 at_e0 = {r["claim"]: f"with SG-FOCUS at eta {E0:g} (its rivals not re-run) on the same seeds: {r['check'].verdict}, "
                      f"effect {r['check'].effect:.4g} [{r['check'].ci_low:.4g}, {r['check'].ci_high:.4g}] "
                      "(regime section)" for r in panel_rows}
-claim_rows = [r for p in PATTERNS for r in check_claims(summary, curves, p, seeds, then=at_e0 if p == bern else None)]
-claim_table = claims.claims_table(claim_rows)
-plotting.save_table(claim_table, out_dir, "claims")
-claims.update_ledger(claim_table, "05_focus_cifar", "FOCUS", out_dir, setting=["pattern"])
-claim_table
+claim_rows = [r for p in PATTERNS for r in setup.claims(summary, curves, p, seeds, then=at_e0 if p == bern else None)]
+claim_table = runs.claims(claim_rows, "FOCUS", setting=["pattern"])
 
 # %%
 for _, r in claim_table.iterrows():
     print(f"[{r['verdict']}] {r['claim']} under {r['pattern']}")
-AU_CODE, SC_CODE = RIVALS["the authors' variants"]
+AU_CODE, SC_CODE = focus.RIVALS["the authors' variants"]
 fin = summary.groupby(["pattern", "method"])[["final_acc", "final_loss"]].mean()
 for p in PATTERNS:
     t = fin.loc[p, "final_acc"]
@@ -262,53 +192,32 @@ print(f"SG-FOCUS's server step is eta times the SUM of the clients' latest gradi
 # verdicts above stay at the paper's rate, the one rate of the authors' code).
 
 # %%
-LOSS_MARGIN = claims.MARGINS["training loss"]
 CUT = 400 if profile == "quick" else max(2 * setup.eval_every, T * 2 // 5 // setup.eval_every * setup.eval_every)
-cut_labels = {c.key(): v for c, v in labels.items()}         # keyed by run: the horizon is the cut
-_, cut_summary, cut_curves = tidy_runs(df[df["round"] <= CUT], cut_labels)
-cut_rows = {(r["pattern"], r["claim"]): r["check"] for p in PATTERNS
-            for r in check_claims(cut_summary, cut_curves, p, seeds)}
-horizon_table = pd.DataFrame([{"pattern": r["pattern"], "claim": r["claim"], f"at T = {T}": r["check"].verdict,
-                               f"cut at {CUT}": cut_rows[(r["pattern"], r["claim"])].verdict}
-                              for r in claim_rows])
-plotting.save_table(horizon_table, out_dir, "regime_horizon")
+horizon_table, cut_summary = setup.horizon_check(df, labels, claim_rows, seeds, CUT)
 changed = (horizon_table[f"at T = {T}"] != horizon_table[f"cut at {CUT}"]).sum()
 print(f"{changed} of {len(horizon_table)} verdicts differ between the cut at {CUT} rounds and T = {T}.")
-horizon_table
+runs.table(horizon_table, "regime_horizon")
 
 # %%
-sens_summary["swing"] = sens_summary["key"].map(late_swing(sens_tidy, T))
-cut_summary["swing"] = cut_summary["key"].map(late_swing(df[df["round"] <= CUT], CUT))
-plateau = []
+LOSS_MARGIN = claims.MARGINS["training loss"]
+sens_summary["swing"] = sens_summary["key"].map(focus.late_swing(sens_tidy, T))
+cut_summary["swing"] = cut_summary["key"].map(focus.late_swing(df[df["round"] <= CUT], CUT))
 cases = [(f"eta {ETA:g}, cut at {CUT}", cut_summary, [(bern, k, "SG-FOCUS") for k in seeds]),
          (f"eta {ETA:g}, T = {T}", summary, [(bern, k, "SG-FOCUS") for k in seeds])]
-cases += [(f"eta {e:g}, T = {T}", sens_summary, [(e, k) for k in seeds]) for e in studies.focus.SENSITIVITY_ETAS]
-for name, s_, index in cases:
-    rows = s_.loc[index]
-    plateau.append({"SG-FOCUS under bern": name, "late train loss": analysis.mean_std(rows["final_loss"]),
-                    "late test acc": analysis.mean_std(rows["final_acc"]),
-                    "test acc swing (std in window)": analysis.mean_std(rows["swing"]),
-                    "runs ok": f"{(rows['outcome'] == 'ok').sum()} of {len(rows)}",
-                    "_loss": rows["final_loss"].mean(), "_swing": rows["swing"].mean()})
-plateau_table = pd.DataFrame(plateau)
-plotting.save_table(plateau_table.drop(columns=["_loss", "_swing"]), out_dir, "regime_plateau")
-fig, ax = plt.subplots(1, 2, figsize=(12, 3.8))
+cases += [(f"eta {e:g}, T = {T}", sens_summary, [(e, k) for k in seeds]) for e in focus.SENSITIVITY_ETAS]
+plateau_table = setup.plateau_table(cases)
+runs.table(plateau_table.drop(columns=["_loss", "_swing"]), "regime_plateau")
 both = pd.concat([tidy[(tidy["pattern"] == bern) & (tidy["method"] == "SG-FOCUS")].assign(eta=f"{ETA:g}"),
                   sens_tidy.assign(eta=sens_tidy["eta"].map("{:g}".format))], ignore_index=True)
-for a, metric, name in ((ax[0], "loss", "training loss"), (ax[1], "test_acc", "test accuracy")):
-    sns.lineplot(data=both, x="round", y=metric, hue="eta", errorbar=("pi", 100), ax=a)
-    a.set(ylabel=name)
+fig, axes = plotting.curves(both, "eta", None, size=(6, 3.8), errorbar=("pi", 100), legend_width=0)
+for a in axes.flat:
     a.axvline(CUT, color="grey", ls=":", lw=1)
-plotting.log_loss_axis(ax[0], both.loc[both["round"] == 0, "loss"].max())
-fig.suptitle(f"SG-FOCUS under bern at two rates; {setup.data_name}; seeds {seeds}; dotted: the earlier "
-             f"horizon ({profile} profile)")
-fig.tight_layout()
-_ = plotting.save_figure(fig, out_dir, "regime_plateau")
+runs.figure(fig, "regime_plateau", f"SG-FOCUS under bern at two rates; {setup.data_name}; seeds {seeds}; dotted: "
+                                   f"the earlier horizon ({profile} profile)")
 display(plateau_table.drop(columns=["_loss", "_swing"]))
 pl = plateau_table.set_index("SG-FOCUS under bern")
-a_, b_, c_ = pl.index[0], pl.index[1], pl.index[2]
-for what, x, y in (("the horizon", a_, b_), ("the smaller rate", b_, c_)):
-    dl, ds = pl.loc[y, "_loss"] - pl.loc[x, "_loss"], pl.loc[y, "_swing"] - pl.loc[x, "_swing"]
+for what, x, y in (("the horizon", pl.index[0], pl.index[1]), ("the smaller rate", pl.index[1], pl.index[2])):
+    dl = pl.loc[y, "_loss"] - pl.loc[x, "_loss"]
     print(f"with {what} ({x} -> {y}): late training loss {pl.loc[x, '_loss']:.3f} -> {pl.loc[y, '_loss']:.3f} "
           f"({'shrinks' if dl < -LOSS_MARGIN else 'grows' if dl > LOSS_MARGIN else 'unchanged within ' + format(LOSS_MARGIN, 'g')}), "
           f"accuracy swing {pl.loc[x, '_swing']:.4f} -> {pl.loc[y, '_swing']:.4f}.")
@@ -319,11 +228,9 @@ for what, x, y in (("the horizon", a_, b_), ("the smaller rate", b_, c_)):
 
 # %%
 paper_rows = {r["claim"]: r["check"].verdict for r in claim_rows if r["pattern"] == bern}
-panel_table = pd.DataFrame([{"claim": r["claim"], f"SG-FOCUS at eta {ETA:g}": paper_rows[r["claim"]],
-                             f"SG-FOCUS at eta {E0:g}": r["check"].verdict, "numbers": r["check"].numbers}
-                            for r in panel_rows])
-plotting.save_table(panel_table, out_dir, "regime_rate")
-panel_table
+runs.table(pd.DataFrame([{"claim": r["claim"], f"SG-FOCUS at eta {ETA:g}": paper_rows[r["claim"]],
+                          f"SG-FOCUS at eta {E0:g}": r["check"].verdict, "numbers": r["check"].numbers}
+                         for r in panel_rows]), "regime_rate")
 
 # %%
 if profile == "quick":

@@ -52,10 +52,9 @@ out_dir: str = ""  # empty: figures/07_fedacs_experiments at the default paramet
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-import numpy as np
 import pandas as pd
 
-from fedlib import analysis, claims, notebook, plotting, studies
+from fedlib import claims, notebook, plotting, studies
 from fedlib.store import Store
 
 runs = notebook.notebook_runs("07_fedacs_experiments", globals(), out_dir)   # style, profile, out_dir, store
@@ -93,14 +92,15 @@ if profile == "smoke":
 # | computation | "sum of the training times of all selected devices" | modelled: local steps of every asked client (uploads that fail were still computed); measured simulation time shown beside it | steps do not depend on the machine or its load |
 
 # %%
-setups = {k: studies.fedacs.fedacs_setup(profile, k, stand_in_rounds) for k in seeds}
+fedacs = studies.fedacs
+setups = {k: fedacs.fedacs_setup(profile, k, stand_in_rounds) for k in seeds}
 setup = setups[seeds[0]]
-DATASETS, METHODS = studies.fedacs.DATASETS, list(setup.methods)
+DATASETS, METHODS = fedacs.DATASETS, list(setup.methods)
 N, S, T = setup.num_clients, setup.per_round, setup.rounds
 CHANCE, WINDOW = 0.1, 0.1                  # test accuracy at chance (10 classes); late window: last tenth
 stand_in_note = " (random stand-in data)" if stand_in_rounds else ""
 st = Store(store)
-
+STYLE = dict(hue_order=METHODS, palette=plotting.method_palette(METHODS), errorbar=("pi", 100), lw=1)
 
 # %% [markdown]
 # ## Environments and calibrated rates
@@ -114,8 +114,7 @@ for k, s in setups.items():
     for key, cs in exps.items():
         EXPERIMENTS.setdefault(key, {})[k] = cs
     rate_tables.append(r.assign(seed=k))
-rates = pd.concat(rate_tables, ignore_index=True)
-plotting.save_table(rates, out_dir, "calibrated_rates", float_format="%.6g")
+rates = runs.table(pd.concat(rate_tables, ignore_index=True), "calibrated_rates", float_format="%.6g")
 rates.pivot_table(index=["setting", "seed"], columns="method", values="learning rate", sort=False)[METHODS]
 
 # %% [markdown]
@@ -134,26 +133,13 @@ rates.pivot_table(index=["setting", "seed"], columns="method", values="learning 
 
 # %%
 GRID = setup.regime_grid(seeds, st)                  # (base rate, pairing, seed) -> {method: config}
-CELLS = list(dict.fromkeys((lr, p) for lr, p, _ in GRID))
-PAPER_CELL = (setup.lr, "same")
-grid_configs = [c for cs in GRID.values() for c in cs.values()]
+CELLS = {cell: {k: GRID[(*cell, k)] for k in seeds} for cell in dict.fromkeys((lr, p) for lr, p, _ in GRID)}
 other_configs = [c for key, per in EXPERIMENTS.items() if key[1] != "dynamic" or key[2] is not None
                  for cs in per.values() for c in cs.values()]
-df = compute(list(dict.fromkeys(grid_configs + other_configs)))
-df["train_seconds"] = df["seconds"] - df["eval_seconds"]
+df = compute(list(dict.fromkeys([c for cs in GRID.values() for c in cs.values()] + other_configs)))
 print(f"{df['key'].nunique()} runs; profile {profile}; N={N}, {S} asked per round, seeds {seeds}, "
       f"{len(CELLS)} regime cells{stand_in_note}; their simulation took "
       f"{df.groupby('key')['seconds'].max().sum() / 3600:.1f} hours (one thread each, on the CPUs that computed them)")
-
-
-def cell_name(cell: tuple) -> str:
-    return f"eta {cell[0]:g}, {cell[1]}"
-
-
-def cell_runs(cell: tuple) -> dict:
-    """seed -> {method: config} of a regime cell."""
-    return {k: GRID[(*cell, k)] for k in seeds}
-
 
 # %% [markdown]
 # ## Metrics (App. I.3.4)
@@ -177,54 +163,21 @@ def cell_runs(cell: tuple) -> dict:
 # %%
 GRID_KEY = (setup.datasets[0], "dynamic", None)   # the grid's environment
 TARGET = setup.target(GRID_KEY)
-
-
-def env_mechanism(runs: dict, key: tuple) -> dict:
-    """FedACS's sampling mechanism (`studies.fedacs.mechanism`) in environment ``key``, mean over
-    the seeds of ``runs`` (seed -> {method: config})."""
-    split = setup.split(key)
-    per = [studies.fedacs.mechanism(cs["FedACS"], cs["FedAvg"], setup.weak_half(split),
-                                    setups[k].client_sizes(key[0], split, st)) for k, cs in runs.items()]
-    return {q: float(np.mean([m[q] for m in per])) for q in per[0]}
-
-
-mech = {}
-for cell in CELLS:
-    mech[cell] = env_mechanism(cell_runs(cell), GRID_KEY)
-    mech[cell]["FedACS's calibrated rate / FedAvg's"] = float(np.mean(
-        [cs["FedACS"].lr_local / cs["FedAvg"].lr_local for cs in cell_runs(cell).values()]))
-mech_table = pd.DataFrame(mech).T.rename_axis(["base rate", "pairing"]).reset_index()
-plotting.save_table(mech_table, out_dir, "regime_mechanism", float_format="%.3f")
-mech_table
+runs.table(setup.mechanism_table(CELLS, GRID_KEY, st), "regime_mechanism", float_format="%.3f")
 
 # %% [markdown]
 # Per cell and method: late-window test accuracy (mean ± std over the seeds whose run is ok), and
 # rounds and computation to the target (mean over the seeds that reached it).
 
 # %%
-labels_grid = {c: (lr, p, k, m) for (lr, p, k), cs in GRID.items() for m, c in cs.items()}
-GNAMES = ["base rate", "pairing", "seed", "method"]
-gdf = df[df["key"].isin({c.key() for c in labels_grid})]
-gsum = claims.summarize(gdf, labels_grid, GNAMES, chance=CHANCE, window=WINDOW)
-late = claims.per_group(gsum, ["base rate", "pairing", "method"], {"late-window test acc": "final_acc"})
-speed = pd.concat({cell: studies.fedacs.seed_summary(
-    {k: studies.fedacs.summary(df, cs, TARGET) for k, cs in cell_runs(cell).items()}) for cell in CELLS},
-    names=["base rate", "pairing"]).reset_index()
-grid_table = late.merge(speed[["base rate", "pairing", "method", "rounds to target", "reached",
-                               "computation to target (local steps)"]], on=["base rate", "pairing", "method"])
-plotting.save_table(grid_table, out_dir, "regime_grid", float_format="%.0f")
-grid_table
+gtidy, grid_table = setup.regime_runs(df, CELLS, TARGET, CHANCE, WINDOW)
+runs.table(grid_table, "regime_grid", float_format="%.0f")
 
 # %%
-gtidy = analysis.label(gdf, labels_grid, GNAMES)
-gtidy["cell"] = [cell_name((lr, p)) for lr, p in zip(gtidy["base rate"], gtidy["pairing"], strict=True)]
-fig, _ = plotting.curves(gtidy, "method", "cell", col_order=[cell_name(c) for c in CELLS],
-                         metrics={"test_acc": "test accuracy"}, size=(4.6, 3.6), legend_width=2.5,
-                         hue_order=METHODS, palette=plotting.method_palette(METHODS), errorbar=("pi", 100), lw=1)
-fig.suptitle(f"Regime grid — {DATASETS[setup.datasets[0]][4]}, dynamic setting, N={N}, {S} asked per round, "
-             f"seeds {seeds} (band: lowest to highest seed; {profile} profile{stand_in_note})")
-fig.tight_layout()
-_ = plotting.save_figure(fig, out_dir, "regime_grid")
+fig, _ = plotting.curves(gtidy, "method", "cell", col_order=[fedacs.cell_name(c) for c in CELLS],
+                         metrics={"test_acc": "test accuracy"}, size=(4.6, 3.6), legend_width=2.5, **STYLE)
+runs.figure(fig, "regime_grid", f"Regime grid — {DATASETS[setup.datasets[0]][4]}, dynamic setting, N={N}, {S} asked "
+                                f"per round, seeds {seeds} (band: lowest to highest seed; {profile} profile{stand_in_note})")
 
 # %% [markdown]
 # The paper's claims in every cell, seed by seed (`studies.fedacs.cell_claims`, by the one rule of
@@ -233,23 +186,18 @@ _ = plotting.save_figure(fig, out_dir, "regime_grid")
 # seed):
 
 # %%
-CELL_CLAIMS = {cell: studies.fedacs.cell_claims(df, cell_runs(cell), TARGET, chance=CHANCE, window=WINDOW)
-               for cell in CELLS}
-SHORT = ["fewer rounds to the target", "less computation to the target", "highest late-window accuracy",
-         "FedAU never reaches the target", "OS never reaches the target", "OS is sub-optimal"]
-verdict_grid = pd.DataFrame({cell_name(cell): [r["check"].verdict for r in rows] for cell, rows in CELL_CLAIMS.items()},
-                            index=pd.Index(SHORT, name="claim"))
-plotting.save_table(verdict_grid.reset_index(), out_dir, "regime_verdicts")
+CELL_CLAIMS = {cell: fedacs.cell_claims(df, runs_, TARGET, chance=CHANCE, window=WINDOW) for cell, runs_ in CELLS.items()}
+verdict_grid = pd.DataFrame({fedacs.cell_name(c): [r["check"].verdict for r in rows] for c, rows in CELL_CLAIMS.items()},
+                            index=pd.Index(fedacs.SHORT_CLAIMS, name="claim"))
+runs.table(verdict_grid.reset_index(), "regime_verdicts")
 verdict_grid
-
 
 # %% [markdown]
 # ## Fig. 6 and Table 1 — dynamic heterogeneity (at eta 0.05, `same`)
 
 # %%
 env_name, target_of = setup.env_name, setup.target
-summaries = {key: studies.fedacs.seed_summary({k: studies.fedacs.summary(df, cs, target_of(key))
-                                               for k, cs in per.items()})
+summaries = {key: fedacs.seed_summary({k: fedacs.summary(df, cs, target_of(key)) for k, cs in per.items()})
              for key, per in EXPERIMENTS.items()}
 
 
@@ -258,33 +206,27 @@ def accuracy_figure(keys: list, title: str, name: str) -> None:
     sel = df[df["key"].isin(envs)]
     sel = sel.assign(env=sel["key"].map(lambda k: envs[k][0]), method=sel["key"].map(lambda k: envs[k][1]))
     fig, axes = plotting.curves(sel, "method", "env", col_order=[env_name(k) for k in keys],
-                                metrics={"test_acc": "test accuracy"}, size=(5.5, 4), legend_width=2.5,
-                                hue_order=METHODS, palette=plotting.method_palette(METHODS),
-                                errorbar=("pi", 100), lw=1)
+                                metrics={"test_acc": "test accuracy"}, size=(5.5, 4), legend_width=2.5, **STYLE)
     for ax, key in zip(axes[0], keys, strict=True):
         ax.axhline(target_of(key), color="grey", ls=":", lw=1)
         ax.set(ylim=(0, 1))
-    missing = [DATASETS[d][4] for d in studies.fedacs.SETTINGS["paper"]["datasets"] if d not in setup.datasets]
+    missing = [DATASETS[d][4] for d in fedacs.SETTINGS["paper"]["datasets"] if d not in setup.datasets]
     note = f"; {', '.join(missing)}: paper profile only" if missing and keys[0][2] is None else ""
-    fig.suptitle(f"{title} — N={N}, {S} asked per round, seeds {seeds} ({profile} profile{stand_in_note}{note}); "
-                 "band: lowest to highest seed; dotted: target")
-    fig.tight_layout()
-    _ = plotting.save_figure(fig, out_dir, name)
+    runs.figure(fig, name, f"{title} — N={N}, {S} asked per round, seeds {seeds} ({profile} profile{stand_in_note}"
+                           f"{note}); band: lowest to highest seed; dotted: target")
 
 
-def paper_table(keys: list) -> pd.DataFrame:
+def paper_table(keys: list, name: str) -> pd.DataFrame:
     """Tables 1 and 4 over the seeds: rounds and computation to the target, ratio to FedACS."""
-    return studies.fedacs.paper_table({k: summaries[k] for k in keys}, {k: env_name(k) for k in keys},
-                                      {k: target_of(k) for k in keys})
+    return runs.table(fedacs.paper_table({k: summaries[k] for k in keys}, {k: env_name(k) for k in keys},
+                                         {k: target_of(k) for k in keys}), name)
 
 
 dyn_keys = [k for k in EXPERIMENTS if k[1] == "dynamic" and k[2] is None]
 static_keys = [k for k in EXPERIMENTS if k[1] == "static"]
 alpha_keys = [k for k in EXPERIMENTS if k[2] is not None]
 accuracy_figure(dyn_keys, "Fig. 6 — dynamic heterogeneity", "fig6_dynamic")
-table1 = paper_table(dyn_keys)
-plotting.save_table(table1, out_dir, "table1_dynamic")
-table1
+paper_table(dyn_keys, "table1_dynamic")
 
 # %% [markdown]
 # ### The paper's Table 1 beside ours (MNIST)
@@ -296,12 +238,11 @@ table1
 
 # %%
 def paper_beside(key: tuple, table: str, name: str) -> pd.DataFrame:
-    beside, rank = studies.fedacs.beside_paper(summaries[key], table)
-    plotting.save_table(beside, out_dir, name)
+    beside, rank = fedacs.beside_paper(summaries[key], table)
     print(f"{table}, {env_name(key)}: Kendall's tau between the paper's and our rounds to the target = "
           f"{rank['kendall_tau']:.2f} (p = {rank['p_value']:.2f}) over {len(rank['methods'])} methods "
           f"({', '.join(rank['methods'])})")
-    return beside
+    return runs.table(beside, name)
 
 
 mnist_dyn = [k for k in dyn_keys if k[0] == "mnist"]
@@ -312,9 +253,7 @@ paper_beside(mnist_dyn[0], "Table 1 (dynamic)", "table1_beside_paper") if mnist_
 
 # %%
 accuracy_figure(static_keys, "Fig. 9 — static heterogeneity", "fig9_static")
-table4_static = paper_table(static_keys)
-plotting.save_table(table4_static, out_dir, "table4_static")
-table4_static
+paper_table(static_keys, "table4_static")
 
 # %%
 mnist_static = [k for k in static_keys if k[0] == "mnist"]
@@ -326,11 +265,7 @@ paper_beside(mnist_static[0], "Table 4 (static)", "table4_beside_paper") if mnis
 # %%
 if alpha_keys:
     accuracy_figure(alpha_keys, "Fig. 10 — Dirichlet splits, dynamic heterogeneity", "fig10_alphas")
-    table4_alpha = paper_table(alpha_keys)
-    plotting.save_table(table4_alpha, out_dir, "table4_alphas")
-else:
-    table4_alpha = pd.DataFrame()
-table4_alpha
+paper_table(alpha_keys, "table4_alphas") if alpha_keys else pd.DataFrame()
 
 # %% [markdown]
 # ## Final test accuracy and measured time
@@ -340,9 +275,8 @@ table4_alpha
 
 # %%
 finals_table = pd.concat([s.assign(environment=env_name(k)) for k, s in summaries.items()]).reset_index()
-finals_table = finals_table[["environment", "method", "final test acc", "rounds to target", "reached",
-                             "computation to target (local steps)", "measured seconds to target", "outcome"]]
-plotting.save_table(finals_table, out_dir, "finals")
+runs.table(finals_table[["environment", "method", "final test acc", "rounds to target", "reached",
+                         "computation to target (local steps)", "measured seconds to target", "outcome"]], "finals")
 finals_table.pivot(index="method", columns="environment", values="final test acc").loc[METHODS]
 
 # %% [markdown]
@@ -365,44 +299,14 @@ finals_table.pivot(index="method", columns="environment", values="final test acc
 
 # %%
 print(claims.RULE)
-
-
-def setting(key: tuple) -> str:
-    """The setting of environment ``key``: its dataset, split, N and rounds."""
-    split = setup.split(key)
-    kind = "one class per client" if split["partition"] == "one_class" else f"Dirichlet alpha {split['alpha']:g}"
-    rounds = T if key[2] is None else setup.alpha_rounds
-    if stand_in_rounds or profile == "smoke":
-        return claims.scale_cause(profile, stand_in_rounds, rounds, "")
-    return f"{profile} profile ({DATASETS[key[0]][4]} with {kind}, N={N}, {rounds} rounds; the text's ranges lost)"
-
-
-HOLDS_IN = {i: [cell_name(c) for c, rows in CELL_CLAIMS.items() if rows[i]["check"].verdict == claims.HOLDS]
-            for i in range(len(SHORT))}
-
-
-def where_it_holds(i: int) -> str:
-    return f"holds in {', '.join(HOLDS_IN[i])} of the grid" if HOLDS_IN[i] else "holds in no cell of the grid"
-
-
-claim_rows = []
-for cell, rows in CELL_CLAIMS.items():
-    for i, r in enumerate(rows):
-        claim_rows.append({"environment": f"{DATASETS[setup.datasets[0]][4]}, dynamic, {cell_name(cell)}",
-                           "setting": setting(GRID_KEY), **r, "cause": where_it_holds(i)})
-for key in static_keys + alpha_keys:
-    rows = studies.fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE, window=WINDOW)
-    for i, r in enumerate(rows):
-        claim_rows.append({"environment": f"{env_name(key)}, eta {setup.lr:g}, same", "setting": setting(key), **r,
-                           "cause": where_it_holds(i)})
-claim_table = claims.claims_table(claim_rows)
-plotting.save_table(claim_table, out_dir, "claims")
-claims.update_ledger(claim_table, "07_fedacs_experiments", "FedACS", out_dir, setting=["environment"])
-claim_table
+others = {key: fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE, window=WINDOW)
+          for key in static_keys + alpha_keys}
+claim_table = runs.claims(setup.ledger_rows(CELL_CLAIMS, GRID_KEY, others), "FedACS", setting=["environment"])
 
 # %%
 for _, r in claim_table.iterrows():
     print(f"[{r['verdict']}] {r['environment']}: {r['claim']}")
 print("\nper claim, the regime cells where it holds:")
-for i, name in enumerate(SHORT):
-    print(f"  {name}: {', '.join(HOLDS_IN[i]) or 'none'} (of {len(CELLS)})")
+for name, row in verdict_grid.iterrows():
+    print(f"  {name}: {', '.join(c for c, v in row.items() if v == claims.HOLDS) or 'none'} (of {len(CELLS)})")
+

@@ -237,3 +237,16 @@ def test_the_ledger_collects_every_notebooks_claims_and_the_readme_shows_its_cou
     block = readme.split("<!-- what-holds:start -->\n", 1)[1].split("\n<!-- what-holds:end -->", 1)[0]
     assert block == claims.what_holds_markdown(ledger), "README's what-holds table: regenerate it (ledger)"
     assert " ".join(claims.RULE.split()) in " ".join(readme.split())
+
+
+def test_tidy_labels_summarizes_and_keeps_only_the_curves_of_runs_that_are_ok():
+    rows = []
+    for key, acc in (("a", [0.1, 0.5, 0.8, 0.9]), ("b", [0.1] * 12)):
+        for i, v in enumerate(acc):
+            rows.append({"key": key, "round": 5 * i, "test_acc": v, "loss": 2.3 - 0.1 * i, "status": "ok"})
+    df = pd.DataFrame(rows)
+    t, s, c = claims.tidy(df, {"a": ("x", 0), "b": ("y", 0)}, ["data", "seed"], chance=0.1,
+                          rename={"data": str.upper})
+    assert set(t["data"]) == {"X", "Y"} and list(s.index.names) == ["data", "seed"]
+    assert s.loc[("X", 0), "outcome"] == "ok" and s.loc[("Y", 0), "outcome"].startswith("collapsed")
+    assert c[("X", 0)]["test_acc"].tolist() == [0.1, 0.5, 0.8, 0.9] and c[("Y", 0)] is None

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from fedlib import notebook
@@ -179,3 +180,24 @@ def test_paper_profile_without_its_data_stops_before_creating_a_folder(tmp_path)
     assert "problem_args.dataset: mnist: dataset files not found" in r.stdout + r.stderr
     assert _tree(results) == before                     # no paper store folder, nothing else touched
     assert not (tmp_path / "results").exists() and not (tmp_path / "figures").exists()
+
+
+def test_notebook_runs_save_figures_tables_and_claims_into_the_ledger(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from fedlib import claims
+    runs = notebook.NotebookRuns(str(tmp_path / "nb"), tmp_path / "store", name="99_test")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    assert [p.name for p in runs.figure(fig, "f", "a title")] == ["f.png", "f.pdf"]
+    assert fig._suptitle.get_text() == "a title"
+    plt.close(fig)
+    df = pd.DataFrame({"x": [1.5]})
+    assert runs.table(df, "t") is df and (tmp_path / "nb" / "t.md").exists()
+    v = claims.paired({0: 0.9, 1: 0.8, 2: 0.85}, {0: 0.5, 1: 0.4, 2: 0.45})
+    table = runs.claims([{"where": "Sec. 1", "quote": "it is better", "claim": "A beats B", "check": v,
+                          "setting": "s"}], "a paper")
+    assert table["verdict"].tolist() == [claims.HOLDS] and (tmp_path / "nb" / "claims.csv").exists()
+    ledger = pd.read_csv(tmp_path / "claims_ledger.csv")
+    got = ledger[["notebook", "paper", "claim", "verdict"]].values.tolist()
+    assert got == [["99_test", "a paper", "A beats B", claims.HOLDS]]

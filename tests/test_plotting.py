@@ -51,3 +51,31 @@ def test_method_palette_keeps_each_methods_colour_and_shades_variants():
     cr, variant = to_rgb(plotting.METHOD_COLORS["FedSUM-CR"]), pal["FedSUM-CR (exact rate sum)"]
     assert variant != cr and all(v >= c for v, c in zip(variant, cr, strict=True))   # a lighter shade
     assert pal["my method"] != pal["other"] and len(set(pal.values())) == 5
+
+
+def test_curves_mark_failed_runs_say_what_a_band_is_and_flag_a_zoomed_axis():
+    import pandas as pd
+    rows = []
+    for seed in (0, 1):
+        for r in range(0, 50, 10):
+            rows.append({"method": "A", "seed": seed, "round": r, "loss": 1.0 - r / 100,
+                         "test_acc": 0.95 + r / 10_000, "status": "ok"})
+        for r in range(0, 30 if seed else 50, 10):           # B's seed 1 diverges at round 20
+            rows.append({"method": "B", "seed": seed, "round": r, "loss": 1.0, "test_acc": 0.951 + r / 20_000,
+                         "status": "diverged" if seed else "ok"})
+    data = pd.DataFrame(rows)
+    palette = {"A": (0.0, 0.0, 1.0), "B": (1.0, 0.0, 0.0)}
+    fig, axes = plotting.curves(data, "method", None, errorbar=("pi", 100), palette=palette, margin=0.005)
+    legend = axes[0, -1].get_legend()
+    assert "band: lowest to highest seed" in legend.get_title().get_text()
+    assert any("failed" in t.get_text() for t in legend.get_texts())
+    for ax, y in zip(axes[:, 0], (1.0, 0.951 + 20 / 20_000), strict=True):   # an X at B seed 1's last value
+        marks = [ln for ln in ax.get_lines() if ln.get_marker() == "X"]
+        assert len(marks) == 1 and marks[0].get_xdata()[0] == 20 and np.isclose(marks[0].get_ydata()[0], y)
+        assert marks[0].get_color() == palette["B"]
+    texts = [t.get_text() for t in axes[1, 0].texts]                   # accuracy spans < 10 margins
+    assert any(t.startswith("zoomed: the axis spans") for t in texts) and not axes[0, 0].texts
+    fig2, axes2 = plotting.curves(data[data["status"] == "ok"], "method", None, units="seed", estimator=None)
+    assert "one line per seed" in axes2[0, -1].get_legend().get_title().get_text()
+    assert not [ln for ln in axes2[0, 0].get_lines() if ln.get_marker() == "X"]
+    plt.close("all")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib import studies
+from fedlib import delays, studies
 
 
 def test_paper_profile_is_app_h():
@@ -199,9 +199,14 @@ def test_amplified_study_is_wang_and_ji():
     assert s.grid_rates == [0.1, 0.01, 0.001, 0.0001, 1e-05]
     assert s.authors_rates() == {"amplification (eta=10, P=500)": 1e-5, "no amplification (eta=1)": 1e-5,
                                  "wait-minibatch": 0.1, "wait-full": 0.1}
-    fig1 = s.fig1_configs(s.authors_rates(), [0, 1, 2])        # seeds after ONE shared warm-up
-    assert len(fig1) == 12 and {c.warmup() for c in fig1} == {s.base()}
-    assert {c.seed for c in fig1} == {0, 1, 2} and {dict(c.problem_args)["seed"] for c in fig1} == {0}
+    fig1 = s.fig1_configs(s.authors_rates(), [0, 1, 2])        # independent seeds: a warm-up each
+    assert len(fig1) == 12 and {c.warmup() for c in fig1} == set(s.warmups([0, 1, 2]))
+    for c, (k, _) in fig1.items():                              # everything of a run keyed by its seed
+        assert c.seed == dict(c.problem_args)["seed"] == c.warmup().seed == k
+    assert s.fig1_configs(s.authors_rates(), [0]) == {c: v for c, v in fig1.items() if v[0] == 0}
+    assert next(iter(s.fig1_configs(s.authors_rates(), [0]))).warmup() == s.base()   # the grid's seed
+    with pytest.raises(ValueError, match="^seed: must be a non-negative integer, got -1"):
+        s.at_seed(-1)
     fig2 = s.fig2_configs(1e-4, [0, 1])
     assert sorted(v[1] for v in fig2.values()) == sorted(list(s.P_values) * 2)
     with pytest.raises(ValueError, match="^label: must be one of"):
@@ -389,10 +394,6 @@ def test_fedacs_cell_claims_are_seed_by_seed(tmp_path):
     assert rows["FedACS has the highest late-window test accuracy"].verdict == "does not hold"
     v = rows["FedAU never reaches the target"]
     assert v.effect == 1.0 and v.verdict == "inconclusive" and "6 seeds going the same way" in v.reason
-    early = down.copy()
-    early[1:6] = 2.5                                            # only in the first tenth: not counted
-    assert studies.fedacs.instability(pd.DataFrame({"round": np.arange(60), "loss": np.r_[early, down[:19]]}),
-                                      "ok") == ""
 
 
 def test_fedacs_mechanism_is_eq_15_over_the_schedule(tmp_path):
@@ -432,3 +433,65 @@ def test_fedacs_tables_over_seeds_average_only_reached_targets(tmp_path):
     assert t.loc["FedACS", "MNIST: rounds for 70%"] == "12 (1.00)"
     with pytest.raises(ValueError, match="^seeds: must be a non-empty list of non-negative integers"):
         f.fedacs_setup("smoke", stand_in_rounds=2).regime_grid([], Store(tmp_path))
+
+
+def test_amplified_earlier_rule_scores_the_first_cycle_and_warmups_report_their_plateau():
+    s = studies.amplified.amplified_setup("quick")
+    grid = {s.grid_config(m, r): (m, r) for m in s.methods for r in (0.1, 0.01)}
+    # the loss after the first cycle favours 0.1, the last cycle 0.01: the two rules disagree
+    df = _fake_runs(grid, lambda lr: 1.0, s)
+    first = (df["round"] <= s.cycle) & (df["round"] > 0)
+    lr_of = {c.key(): r for c, (_, r) in grid.items()}
+    df.loc[first, "loss"] = [0.5 if lr_of[k] == 0.1 else 0.9 for k in df.loc[first, "key"]]
+    picks = s.earlier_picks(df, grid, {m: 0.01 for m in s.methods})
+    assert picks["pick: loss after one cycle (earlier rule)"].tolist() == [0.1] * len(s.methods)
+    assert picks["pick: last cycle of 2 (here)"].tolist() == [0.01] * len(s.methods)
+    bad = df.assign(status=np.where(df["key"].map(lr_of) == 0.1, "diverged", "ok"))
+    again = s.earlier_picks(bad, grid, {m: 0.01 for m in s.methods})    # a diverged rate is never picked
+    assert again.iloc[:, 2].tolist() == [0.01] * len(s.methods)
+    # warm-ups: the accuracy over the cycle ending at a round; a flat last cycle gains nothing
+    rounds = np.arange(0, 1501, 20)
+    acc = np.minimum(rounds / 1000, 0.9)
+    warm = pd.DataFrame({"seed": 3, "round": rounds, "test_acc": acc})
+    t = s.warmup_table(warm, 300).iloc[0]
+    assert t["seed"] == 3
+    assert t["test acc, cycle to round 300"] == pytest.approx(np.mean([0.22, 0.24, 0.26, 0.28, 0.3]))
+    assert t["test acc, cycle to round 1500"] == pytest.approx(0.9)
+    assert t["gain over the last cycle"] == pytest.approx(0)
+
+
+def test_amplified_outcomes_leave_failed_runs_out_and_name_them():
+    s = studies.amplified.amplified_setup("quick")
+    c = s.phase("no amplification (eta=1)", s.horizon, 0.01)
+    df = _fake_runs([c], lambda lr: 1.0, s).assign(test_acc=0.8)
+    ok = s.outcome(df, c)
+    assert ok["outcome"] == "ok" and ok["acc"] == pytest.approx(0.8)
+    stuck = s.outcome(df.assign(test_acc=0.1), c)                   # at chance to the end: collapsed
+    assert stuck["outcome"].startswith("collapsed at round") and math.isnan(stuck["acc"])
+    vals = {(0, "a"): ok, (1, "a"): stuck}
+    t = s.outcome_table(vals, {"a": {"method": "a", "key": lambda k: (k, "a")}}, [0, 1]).iloc[0]
+    assert t["runs ok"] == "1 of 2" and t["not ok"].startswith("seed 1: collapsed")
+    assert t["late test acc"] == "0.8000"
+
+
+def test_fedsum_delay_rows_are_the_schedules_own_and_tables_average_seeds():
+    s = studies.fedsum_setup("smoke")
+    c = s.base("digits", 0, "P1")
+    m = delays.delay_metrics(c.schedule(num_clients=s.num_clients).active)
+    assert s.delay_row(c) == {"tau_max": m.tau_max, "tau_avg": round(m.tau_avg, 3)}
+    summ = pd.DataFrame({"pattern": ["P1", "P1"], "seed": [0, 1], "final_acc": [0.5, 0.7],
+                         "final_loss": [1.0, 0.8], "outcome": ["ok", "ok"], "tau_max": [4, 6],
+                         "tau_avg": [1.0, 2.0]}).set_index(["pattern", "seed"])
+    t = s.delay_table(summ, ["pattern"]).iloc[0]
+    assert (t["tau_max"], t["tau_avg"]) == (5.0, 1.5)
+    assert s.setting.startswith("smoke profile") and "T=4" in s.title
+    q = studies.fedsum_setup("quick")
+    assert q.setting == "quick profile (MNIST, K = 5, batch 32, T = 200 of the paper's 2000)"
+    assert "MNIST stands in" in q.title and q.paper_step == pytest.approx(26.4, abs=0.05)
+
+
+def test_focus_swing_is_the_late_std_of_accuracy():
+    df = pd.DataFrame({"key": "a", "round": np.arange(0, 101, 10),
+                       "test_acc": [0.0] * 8 + [0.5, 0.7, 0.9]})
+    # the last fifth of 100 rounds: rounds 80, 90, 100
+    assert studies.focus.late_swing(df, 100)["a"] == pytest.approx(np.std([0.5, 0.7, 0.9], ddof=1))

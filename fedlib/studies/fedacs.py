@@ -18,7 +18,9 @@ from ..runner import run
 from ..store import Store
 
 __all__ = ["DATASETS", "METHODS", "TOY_METHODS", "TOY_SOLVERS", "FedAcsSetup", "Toy", "fedacs_setup",
-           "PAIRINGS", "PAPER_MNIST", "QUOTES", "RIVALS", "beside_paper", "cell_claims", "mechanism",
+           "PAIRINGS", "PAPER_MNIST", "QUOTES", "RIVALS", "SHORT_CLAIMS", "beside_paper", "cell_claims",
+           "cell_name",
+           "mechanism",
            "paper_table", "seed_summary", "summary"]
 
 #: per profile: datasets of Figs. 6 / 9, N, clients asked per round, rounds, Fig. 10's rounds and
@@ -208,12 +210,96 @@ class FedAcsSetup:
             return f"{DATASETS[ds][4]}, {setting}"
         return DATASETS[ds][4] + (" (for CIFAR-10)" if ds != "cifar10" else "") + f", alpha {alpha}"
 
+    def claim_setting(self, key: tuple) -> str:
+        """The setting of environment ``key``'s claim rows: its dataset, split, N and rounds (a
+        stand-in or smoke run reproduces nothing)."""
+        rounds = self.rounds if key[2] is None else self.alpha_rounds
+        if self.stand_in or self.profile == "smoke":
+            return claims.scale_cause(self.profile, self.stand_in, rounds, "")
+        split = self.split(key)
+        kind = ("one class per client" if split["partition"] == "one_class"
+                else f"Dirichlet alpha {split['alpha']:g}")
+        return (f"{self.profile} profile ({DATASETS[key[0]][4]} with {kind}, N={self.num_clients}, {rounds} "
+                "rounds; the text's ranges lost)")
+
+    def mechanism_table(self, cells: dict, key: tuple, store: Store) -> pd.DataFrame:
+        """:func:`mechanism` per regime cell (``cells``: (base rate, pairing) -> seed -> {method:
+        config}) in environment ``key``, mean over the seeds, with FedACS's calibrated rate over
+        FedAvg's."""
+        split = self.split(key)
+        out = {}
+        for cell, runs in cells.items():
+            per = [mechanism(cs["FedACS"], cs["FedAvg"], self.weak_half(split),
+                             replace(self, seed=k).client_sizes(key[0], split, store))
+                   for k, cs in runs.items()]
+            out[cell] = {q: float(np.mean([m[q] for m in per])) for q in per[0]}
+            out[cell]["FedACS's calibrated rate / FedAvg's"] = float(np.mean(
+                [cs["FedACS"].lr_local / cs["FedAvg"].lr_local for cs in runs.values()]))
+        return pd.DataFrame(out).T.rename_axis(["base rate", "pairing"]).reset_index()
+
+    @staticmethod
+    def regime_runs(df: pd.DataFrame, cells: dict, target: float, chance: float = 0.1,
+                    window: float = 0.1) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The regime grid's runs (``cells``: (base rate, pairing) -> seed -> {method: config}) as
+        labelled curves (a ``cell`` column names the cell) and a table per cell and method:
+        late-window test accuracy (:func:`fedlib.claims.per_group`) beside rounds and computation
+        to ``target`` over the seeds (:func:`seed_summary`)."""
+        from ..analysis import label
+        names = ["base rate", "pairing", "seed", "method"]
+        labels = {c: (*cell, k, m) for cell, runs in cells.items()
+                  for k, cs in runs.items() for m, c in cs.items()}
+        sel = df[df["key"].isin({c.key() for c in labels})]
+        late = claims.per_group(claims.summarize(sel, labels, names, chance=chance, window=window),
+                                names[:2] + ["method"], {"late-window test acc": "final_acc"})
+        speed = pd.concat({cell: seed_summary({k: summary(df, cs, target) for k, cs in runs.items()})
+                           for cell, runs in cells.items()}, names=names[:2]).reset_index()
+        by = names[:2] + ["method"]
+        table = late.merge(speed[by + ["rounds to target", "reached", "computation to target (local steps)"]],
+                           on=by)
+        t = label(sel, labels, names)
+        t["cell"] = [cell_name(c) for c in zip(t["base rate"], t["pairing"], strict=True)]
+        return t, table
+
+    def ledger_rows(self, cell_rows: dict, key: tuple, others: dict) -> list[dict]:
+        """Every claim row of notebook 07: the regime cells' rows (``cell_rows``: cell -> rows of
+        :func:`cell_claims` in environment ``key``) and the rows of the other environments
+        (``others``: environment key -> rows, at the profile's rate and pairing), each with its
+        environment, setting and, as its cause, the regime cells where the same claim holds."""
+        holds_in = {}
+        for cell, rows in cell_rows.items():
+            for i, r in enumerate(rows):
+                holds_in.setdefault(i, [])
+                if r["check"].verdict == claims.HOLDS:
+                    holds_in[i].append(cell_name(cell))
+
+        def cause(i: int) -> str:
+            cells = holds_in.get(i, [])
+            return f"holds in {', '.join(cells)} of the grid" if cells else "holds in no cell of the grid"
+        out = [{"environment": f"{DATASETS[key[0]][4]}, dynamic, {cell_name(cell)}",
+                "setting": self.claim_setting(key), **r, "cause": cause(i)}
+               for cell, rows in cell_rows.items() for i, r in enumerate(rows)]
+        out += [{"environment": f"{self.env_name(k)}, eta {self.lr:g}, {self.pairing}",
+                 "setting": self.claim_setting(k), **r, "cause": cause(i)}
+                for k, rows in others.items() for i, r in enumerate(rows)]
+        return out
+
     def target(self, key: tuple) -> float:
         """The target accuracy of an environment (Tables 1 and 4)."""
         ds, _, alpha = key
         if alpha is None:
             return DATASETS[ds][3]
         return _ALPHA_TARGETS.get(ds, (DATASETS[ds][3],) * len(self.alphas))[list(self.alphas).index(alpha)]
+
+
+def cell_name(cell: tuple) -> str:
+    """A regime cell (base rate, pairing) in words."""
+    return f"eta {cell[0]:g}, {cell[1]}"
+
+
+#: the claims of :func:`cell_claims` in short, in its order (the rows of the verdict grid)
+SHORT_CLAIMS = ("fewer rounds to the target", "less computation to the target",
+                "highest late-window accuracy", "FedAU never reaches the target",
+                "OS never reaches the target", "OS is sub-optimal")
 
 
 def summary(df: pd.DataFrame, configs: dict, target: float) -> pd.DataFrame:
@@ -237,9 +323,6 @@ def summary(df: pd.DataFrame, configs: dict, target: float) -> pd.DataFrame:
 #: the rivals of the speed claims (Sec. 6: "fewer communication rounds than FedAvg, c-a-FedAvg,
 #: FedVarp, FedNova"; "lower computation time")
 RIVALS = ("FedAvg", "c-a-FedAvg", "FedVARP", "FedNova")
-#: evaluations in a row with the training loss above its start that make a run unstable (as
-#: :func:`fedlib.claims.collapse`)
-SUSTAIN = 4
 
 #: The MNIST columns of the paper's Table 1 (Sec. 6, dynamic heterogeneity) and Table 4 (App. I.5,
 #: static heterogeneity) as printed: rounds to the 70% target and time to it in seconds, None where
@@ -376,23 +459,6 @@ def beside_paper(ours: pd.DataFrame, table: str) -> tuple[pd.DataFrame, dict]:
     tau = stats.kendalltau([paper[m][0] for m in both], [ours.loc[m, "rounds to target"] for m in both])
     return pd.DataFrame(rows), {"kendall_tau": float(tau.statistic), "p_value": float(tau.pvalue),
                                 "methods": both}
-
-
-def instability(h: pd.DataFrame, outcome: str, early: float = 0.1) -> str:
-    """Why a run is unstable after its early phase (rounds >= ``early`` T), or "" if it is not:
-    it diverged, or its training loss stayed above its value at round 0 for :data:`SUSTAIN`
-    consecutive evaluations (the longest such stretch is named). One-class clients push every
-    method's loss above its start in the first rounds, so the early phase does not count."""
-    if outcome.startswith("diverged") or outcome == "error":
-        return outcome
-    h = h.sort_values("round")
-    start = float(h["loss"].iloc[0])
-    late = h[h["round"] >= early * float(h["round"].iloc[-1])]
-    longest = run = 0
-    for above in late["loss"].to_numpy() > start:
-        run = run + 1 if above else 0
-        longest = max(longest, run)
-    return f"loss above its start for {longest} evaluations" if longest >= SUSTAIN else ""
 
 
 def mechanism(config_fedacs: ExperimentConfig, config_fedavg: ExperimentConfig, weak: np.ndarray,

@@ -3,19 +3,20 @@ learning-rate grid; notebook 03 reuses notebook 02's grid (the same stored runs)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from .. import delays
+from .. import claims, delays
 from ..analysis import best_rows
 from ..claims import late_mean
 from ..config import ExperimentConfig
 from ..notebook import check_profile
 from ..participation import biased_probs, sine_probs
 
-__all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHODS", "OURS",
+__all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHODS", "OURS", "QUOTES",
            "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "SMALL_BATCH", "FedSumSetup", "delay_patterns",
            "delay_profile", "fedsum_setup", "matched_product", "pick_rates", "resnet_configs", "summed_step"]
 
@@ -40,6 +41,30 @@ FIG10_RATE, FIG10_P = 0.01, (0.05, 0.1, 0.2, 0.4)
 #: Fig. 11 (App. H.5): the FedSUM family at a constant eta_l = 0.1; the remark's smaller batch (8)
 FIG11_RATE, SMALL_BATCH = 0.1, 8
 FAMILY = {"FedSUM-B": "fedsum_b", "FedSUM": "fedsum", "FedSUM-CR": "fedsum_cr"}
+
+#: the paper's words behind each claim the notebooks check (Sec. 5 for notebook 02, App. H for 03)
+QUOTES = {
+    "fig1a": "FedSUM and FedSUM-CR achieve faster convergence and greater stability than the baseline "
+             "algorithms",
+    "fig1b": "FedSUM and FedSUM-CR achieve faster convergence with respect to the communication workload",
+    "cr": "FedSUM-CR maintains the strong performance of FedSUM with improved communication efficiency",
+    "fig9": "The results shown in Figure 9 confirm the robust performance of FedSUM under different "
+            "patterns.",
+    "fig10": "larger p (and thus smaller tau_avg and tau_max) generally leads to better performance",
+    "fig11": "FedSUM-B and FedSUM-CR achieve performance comparable to or even better than FedSUM",
+    "batch": "Under a smaller batch size (e.g., 8 or 16), the performance of FedSUM-B degrades while FedSUM "
+             "takes the lead.",
+    "fig14": "the bias issue discussed in [Ribero et al.; Sun et al.] does not affect the performance of "
+             "FedSUM",
+}
+#: the labels of the main runs (:meth:`FedSumSetup.main_configs`)
+MAIN_NAMES = ["dataset", "pattern", "seed", "method"]
+#: test accuracy at chance (10 classes in every dataset) and the late window (the last tenth)
+CHANCE, WINDOW = 0.1, 0.1
+#: "reaches first" compares the rounds to this fraction of the plateau both runs reach
+LEVEL = 0.98
+#: notebook 03: the spread of final accuracy over Cases 1-4 that "robust" allows (ours)
+ROBUST_SPREAD = 0.02
 
 #: FedSUM App. H, Table 2 and "Client participation patterns" (P1-P3).
 _FEDSUM = {
@@ -111,6 +136,264 @@ class FedSumSetup:
     pick_window: float | None = 0.1
     departure: tuple | None = None
     patterns: dict = field(default_factory=dict)
+
+    @property
+    def scale(self) -> str:
+        """The scale of this profile's runs in words (datasets, K, batch, T of the paper's)."""
+        return (f"{', '.join(self.dataset_name(d) for d in self.datasets)}, K = {self.local_steps}, batch "
+                f"{self.batch_size}, T = {self.rounds} of the paper's {PAPER_RUN['rounds']}")
+
+    @property
+    def setting(self) -> str:
+        """The setting of this profile's claim rows (a stand-in or smoke run says it reproduces
+        nothing: :func:`fedlib.claims.scale_cause`)."""
+        if self.stand_in or self.profile == "smoke":
+            return claims.scale_cause(self.profile, self.stand_in, self.rounds, self.scale)
+        return f"{self.profile} profile ({self.scale})"
+
+    @property
+    def title(self) -> str:
+        """The settings every figure's title names (and what MNIST stands for)."""
+        stand = " — MNIST stands in for SVHN and CIFAR-10" if self.profile == "quick" else ""
+        return (f"({self.profile} profile; N={self.num_clients}, S={self.per_round}, K={self.local_steps}, "
+                f"batch {self.batch_size}, T={self.rounds}{stand})")
+
+    @property
+    def paper_step(self) -> float:
+        """The summed step of App. H's run (:data:`PAPER_RUN`), about 26.4."""
+        return summed_step(PAPER_RUN["product"], 1.0, PAPER_RUN["local_steps"], PAPER_RUN["rounds"])
+
+    def summed_step(self, eta_0: float, eta_g: float) -> float:
+        """:func:`summed_step` of a run of this profile."""
+        return summed_step(eta_0, eta_g, self.local_steps, self.rounds)
+
+    def choose_rates(self, compute: Callable[[list], pd.DataFrame],
+                     datasets: list | None = None) -> tuple[dict, pd.DataFrame]:
+        """App. H's choice of (eta_0, eta_g) per dataset of ``datasets`` (default: all;
+        :func:`pick_rates` over :meth:`grid_configs`; ``compute`` maps configs to their
+        :func:`fedlib.sweep` frame).
+
+        Returns:
+            dataset -> (eta_0, eta_g), and the grids' table with each pair's summed step over T.
+        """
+        rates, tables = {}, []
+        for ds in self.datasets if datasets is None else datasets:
+            grid = self.grid_configs(ds)
+            table, eta0, eta_g = pick_rates(compute(list(grid)), grid, self.max_eta_g, self.pick_window)
+            table["summed step over T"] = [self.summed_step(e0, eg)
+                                           for e0, eg in zip(table["eta_0"], table["eta_g"], strict=True)]
+            rates[ds] = (eta0, eta_g)
+            tables.append(table.assign(dataset=self.dataset_name(ds)))
+        return rates, pd.concat(tables, ignore_index=True)
+
+    def tidy(self, df: pd.DataFrame, labels: dict,
+             names=MAIN_NAMES) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+        """:func:`fedlib.claims.tidy` of runs labelled by ``names``, datasets by their names; the
+        curves gain ``model units`` (uplink + downlink, Fig. 1(b)'s axis)."""
+        t, s, _ = claims.tidy(df, labels, names, CHANCE, WINDOW, rename={"dataset": self.dataset_name})
+        t["model units"] = t["uplink"] + t["downlink"]
+        return t, s, claims.ok_curves(t, s, names)
+
+    def main_claims(self, summary: pd.DataFrame, curves: dict, dataset: str, pattern: str, seeds: list,
+                    setting: str) -> list[dict]:
+        """Sec. 5's claims about Fig. 1 under one dataset (by name) and pattern, from the summary
+        and the curves of :meth:`tidy`: FedSUM and FedSUM-CR reach the plateau in fewer rounds and
+        fewer model units than every baseline and drop less test accuracy along the way; FedSUM-CR
+        keeps FedSUM's final accuracy and needs fewer model units. Margins: one evaluation
+        interval, two rounds' worth of model units, :data:`fedlib.claims.MARGINS`."""
+        rounds_margin = claims.margin_for("rounds to target", self.eval_every)
+        units_margin = claims.margin_for("model units to target", self.eval_every, 2 * self.per_round)
+        acc_margin, drop_margin = claims.MARGINS["test accuracy"], claims.MARGINS["accuracy drop"]
+
+        def values(m: str, col: str) -> dict:
+            return {k: summary.loc[(dataset, pattern, k, m), col] for k in seeds}
+
+        def hist(m: str) -> dict:
+            return {k: curves[(dataset, pattern, k, m)] for k in seeds}
+
+        def reach(ours: str, x: str, margin: float):
+            return claims.against_all(hist(ours), {b: hist(b) for b in BASELINES}, ours,
+                                      compare=claims.paired_reach, level=LEVEL, x=x, margin=margin)
+        rows = [{"where": "Sec. 5, Fig. 1(a)", "quote": QUOTES["fig1a"],
+                 "claim": f"{ours} converges faster than every baseline (rounds)",
+                 "check": reach(ours, "round", rounds_margin)} for ours in OURS]
+        rows += [{"where": "Sec. 5, Fig. 1(a)", "quote": QUOTES["fig1a"],
+                  "claim": f"{ours} is more stable than every baseline (mean drop of test accuracy)",
+                  "check": claims.against_all(values(ours, "drop"), {b: values(b, "drop") for b in BASELINES},
+                                              ours, higher=False, margin=drop_margin)} for ours in OURS]
+        rows += [{"where": "Sec. 5, Fig. 1(b)", "quote": QUOTES["fig1b"],
+                  "claim": f"{ours} needs fewer model units than every baseline",
+                  "check": reach(ours, "model units", units_margin)} for ours in OURS]
+        rows.append({"where": "Sec. 5, Fig. 1(b)", "quote": QUOTES["cr"],
+                     "claim": f"FedSUM-CR keeps FedSUM's final test accuracy (margin {acc_margin:g})",
+                     "check": claims.paired(values("FedSUM-CR", "final_acc"), values("FedSUM", "final_acc"),
+                                            margin=acc_margin, kind="no worse",
+                                            names=("FedSUM-CR", "FedSUM"))})
+        rows.append({"where": "Sec. 5, Fig. 1(b)", "quote": QUOTES["cr"],
+                     "claim": "FedSUM-CR needs fewer model units than FedSUM",
+                     "check": claims.paired_reach(hist("FedSUM-CR"), hist("FedSUM"), LEVEL, x="model units",
+                                                  margin=units_margin, names=("FedSUM-CR", "FedSUM"))})
+        for r in rows:
+            r.update(dataset=dataset, pattern=pattern, setting=setting)
+        return rows
+
+    def departure_check(self, compute: Callable[[list], pd.DataFrame], rates: dict, seeds: list,
+                        tidy: pd.DataFrame, summary: pd.DataFrame, claim_rows: list[dict]) -> dict:
+        """Notebook 02's regime section: every method under P1 at the earlier quick profile's rates
+        (:attr:`departure`), beside the same runs under App. H's rule (``rates``, and ``tidy``,
+        ``summary``, ``claim_rows`` of those runs).
+
+        Returns:
+            ``curves`` (both regimes' P1 curves, a ``regime`` column), ``verdicts`` (each P1 claim
+            under both), ``runs`` (per method: runs ok and collapsed in each regime) and
+            ``lines`` (what changed, in words).
+        """
+        e0, eg = self.departure
+        dep_labels = self.main_configs({ds: self.departure for ds in self.datasets}, ["P1"], seeds)
+        dep_tidy, dep_summary, dep_curves = self.tidy(compute(list(dep_labels)), dep_labels)
+        app_h = "App. H's rule: (eta_0, eta_g) = ({:g}, {:g})".format(*rates[self.datasets[0]])
+        both = pd.concat([tidy[tidy["pattern"] == "P1"].assign(regime=app_h),
+                          dep_tidy.assign(regime=f"earlier rates: ({e0:g}, {eg:g})")], ignore_index=True)
+        paper_step = self.paper_step
+        dep_step = self.summed_step(e0, eg)
+        cause = (f"the earlier rates ({e0:g}, {eg:g}): eta_g = {eg:g} outside FedSUM's theory, summed step "
+                 f"{dep_step:.1f} vs App. H's {paper_step:.1f}")
+        names = list(dict.fromkeys(dep_tidy["dataset"]))
+        dep_rows = {(r["dataset"], r["claim"]): r for d in names
+                    for r in self.main_claims(dep_summary, dep_curves, d, "P1", seeds, cause)}
+        outcomes = {}
+        for name, s in (("App. H's rule", summary), ("earlier rates", dep_summary)):
+            p1 = s.xs("P1", level="pattern").reset_index()
+            outcomes[name] = {(d, m): f"{(g['outcome'] == 'ok').sum()} ok, "
+                                      f"{g['collapsed_from'].notna().sum()} collapsed (at some point)"
+                              for (d, m), g in p1.groupby(["dataset", "method"])}
+        verdicts = pd.DataFrame([{
+            "dataset": r["dataset"], "claim": r["claim"], "under App. H's rule": r["check"].verdict,
+            "at the earlier rates": dep_rows[(r["dataset"], r["claim"])]["check"].verdict,
+            "numbers at the earlier rates": dep_rows[(r["dataset"], r["claim"])]["check"].numbers}
+            for r in claim_rows if r["pattern"] == "P1"])
+        runs = pd.DataFrame([{"dataset": d, "method": m, **{n: outcomes[n][(d, m)] for n in outcomes}}
+                             for d, m in outcomes["App. H's rule"]])
+        changed = (verdicts["under App. H's rule"] != verdicts["at the earlier rates"]).sum()
+        lines = [f"earlier rates ({e0:g}, {eg:g}): summed step over T = {dep_step:.1f}, "
+                 f"{dep_step / paper_step:.1f} times App. H's {paper_step:.1f}",
+                 f"P1: {changed} of {len(verdicts)} claim verdicts change between App. H's rule and the "
+                 f"earlier rates ({e0:g}, {eg:g})."]
+        return {"curves": both, "verdicts": verdicts, "runs": runs, "lines": lines}
+
+    def delay_row(self, config: ExperimentConfig) -> dict:
+        """tau_max and tau_avg (FedSUM eqs. 2-4) of the schedule ``config`` replays."""
+        m = delays.delay_metrics(config.schedule(num_clients=self.num_clients).active)
+        return {"tau_max": m.tau_max, "tau_avg": round(m.tau_avg, 3)}
+
+    def ablation_group(self, compute: Callable[[list], pd.DataFrame], labelled: dict,
+                       names: list) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """One group of :meth:`ablation_configs`: its labelled curves and its per-run summary
+        (:func:`fedlib.claims.summarize`, indexed by ``names``) with each run's measured delays."""
+        t, s, _ = self.tidy(compute(list(labelled)), labelled, names)
+        tau = pd.DataFrame([{"key": c.key(), **self.delay_row(c)} for c in labelled])
+        return t, s.reset_index().merge(tau, on="key").set_index(names)
+
+    @staticmethod
+    def delay_table(summary: pd.DataFrame, by: list) -> pd.DataFrame:
+        """Per group of ``by``: final test accuracy and training loss (mean +- std over the runs
+        that are ok), delays (mean over seeds) and the runs that are not ok."""
+        t = claims.per_group(summary, by, {"final test acc": "final_acc", "final train loss": "final_loss"})
+        groups = summary.reset_index().groupby(by, sort=False)
+        t.insert(len(by), "tau_max", groups["tau_max"].mean().to_numpy())
+        t.insert(len(by) + 1, "tau_avg", groups["tau_avg"].mean().round(3).to_numpy())
+        return t
+
+    def ablation_claims(self, case_s: pd.DataFrame, p_s: pd.DataFrame, fam_s: pd.DataFrame, seeds: list,
+                        datasets: list, setting: str) -> list[dict]:
+        """App. H's claims about Figs. 9-11 and 14 from the summaries of :meth:`ablation_group`
+        (cases, p, family), per dataset id in ``datasets``: FedSUM robust under Cases 1-4 (a spread
+        below :data:`ROBUST_SPREAD`, ours), a larger p better, FedSUM-B and FedSUM-CR no worse
+        than FedSUM, FedSUM-B degrading at the small batch where FedSUM leads, FedSUM unaffected
+        by biased sampling."""
+        margin, B = claims.MARGINS["test accuracy"], self.batch_size
+        p_values = sorted(set(p_s.index.get_level_values("p")))
+        cause = (f"departure: batch {B} instead of 128 -- App. H.5 credits FedSUM-B's showing to the large "
+                 "batch relative to a client's ~600 samples" if self.profile == "quick" else "")
+
+        def acc(s: pd.DataFrame, *where) -> dict:
+            sel = s.reset_index().set_index([x for x in s.index.names if x != "seed"] + ["seed"])
+            return {k: sel.loc[(*where, k), "final_acc"] for k in seeds}
+
+        def paired(a, b, **kw):
+            return claims.paired(a, b, margin=margin, **kw)
+        rows = []
+        for d in map(self.dataset_name, datasets):
+            per_case = {c: acc(case_s, d, c, "FedSUM") for c in self.cases()}
+            spread = {k: max(v[k] for v in per_case.values()) - min(v[k] for v in per_case.values())
+                      for k in seeds}
+            lowest = {k: min(v[k] for v in per_case.values()) for k in seeds}
+            biased = acc(case_s, d, "biased (H.8)", "FedSUM")
+            steps = {f"p={b} vs p={a}": paired(acc(p_s, d, b), acc(p_s, d, a), names=(f"p={b}", f"p={a}"))
+                     for a, b in zip(p_values, p_values[1:], strict=False)}
+            rows += [{"dataset": d, "where": "App. H.4, Fig. 9", "quote": QUOTES["fig9"],
+                      "claim": "FedSUM is robust under Cases 1-4: spread of final accuracy below "
+                               f"{ROBUST_SPREAD:g} (ours)",
+                      "check": paired(spread, dict.fromkeys(seeds, ROBUST_SPREAD), higher=False,
+                                      names=("spread", "bound"))},
+                     {"dataset": d, "where": "App. H.4, Fig. 10", "quote": QUOTES["fig10"],
+                      "claim": "a larger p (smaller delays) gives a higher final accuracy",
+                      "check": claims.combine(steps)}]
+            rows += [{"dataset": d, "where": "App. H.5, Fig. 11", "quote": QUOTES["fig11"], "cause": cause,
+                      "claim": f"{m} comparable to or better than FedSUM at constant eta_l = {FIG11_RATE:g}, "
+                               f"batch {B}, {p}",
+                      "check": paired(acc(fam_s, d, p, m, B), acc(fam_s, d, p, "FedSUM", B), kind="no worse",
+                                      names=(m, "FedSUM"))}
+                     for p in self.patterns for m in ("FedSUM-B", "FedSUM-CR")]
+            rows += [{"dataset": d, "where": "App. H.5", "quote": QUOTES["batch"],
+                      "claim": f"at batch {SMALL_BATCH} FedSUM-B degrades (vs batch {B}), P1",
+                      "check": paired(acc(fam_s, d, "P1", "FedSUM-B", B),
+                                      acc(fam_s, d, "P1", "FedSUM-B", SMALL_BATCH),
+                                      names=(f"batch {B}", f"batch {SMALL_BATCH}"))},
+                     {"dataset": d, "where": "App. H.5", "quote": QUOTES["batch"],
+                      "claim": f"at batch {SMALL_BATCH} FedSUM takes the lead over FedSUM-B, P1",
+                      "check": paired(acc(fam_s, d, "P1", "FedSUM", SMALL_BATCH),
+                                      acc(fam_s, d, "P1", "FedSUM-B", SMALL_BATCH),
+                                      names=("FedSUM", "FedSUM-B"))},
+                     {"dataset": d, "where": "App. H.8, Fig. 14(b)", "quote": QUOTES["fig14"],
+                      "claim": "under biased sampling FedSUM beats FedAvg",
+                      "check": paired(biased, acc(case_s, d, "biased (H.8)", "FedAvg"),
+                                      names=("FedSUM", "FedAvg"))},
+                     {"dataset": d, "where": "App. H.8, Fig. 14(a)", "quote": QUOTES["fig14"],
+                      "claim": "biased sampling keeps FedSUM within its Cases 1-4 accuracies",
+                      "check": paired(biased, lowest, kind="no worse",
+                                      names=("biased", "lowest of Cases 1-4"))}]
+        for r in rows:
+            r["setting"] = setting
+        return rows
+
+    def earlier_ablations(self, compute: Callable[[list], pd.DataFrame], datasets: list, seeds: list,
+                          rows: list[dict]) -> tuple[pd.DataFrame, str]:
+        """Notebook 03's regime section (quick profile): the claims of ``rows`` (:meth:`ablation_claims`
+        of this regime over ``seeds``) beside the same claims from the earlier quick profile's single seed
+        (T = 120, rates (0.1, 2)). Returns the table and a line saying in how many claims the
+        earlier effect has the other sign."""
+        earlier = fedsum_setup("quick", regime="earlier")
+        groups = earlier.ablation_configs({ds: (0.1, 2.0) for ds in datasets}, [0], datasets)
+        names = {"cases": ["dataset", "pattern", "seed", "method"], "p": ["dataset", "p", "seed"],
+                 "family": ["dataset", "pattern", "seed", "method", "batch"]}
+        old = {g: claims.tidy(compute(list(groups[g])), groups[g], n, CHANCE, WINDOW,
+                              rename={"dataset": self.dataset_name})[1] for g, n in names.items()}
+        old_rows = self.ablation_claims(old["cases"], old["p"], old["family"], [0], datasets, "")
+        here = f"here ({len(seeds)} seeds, T = {self.rounds})"
+        table = pd.DataFrame([{
+            "dataset": r["dataset"], "claim": r["claim"], f"{here}: verdict": r["check"].verdict,
+            f"{here}: effect [95% CI]":
+                f"{r['check'].effect:.4f} [{r['check'].ci_low:.4f}, {r['check'].ci_high:.4f}]",
+            "earlier (1 seed, T = 120, (0.1, 2)): effect": round(o["check"].effect, 4),
+            "numbers, earlier": o["check"].numbers} for r, o in zip(rows, old_rows, strict=True)])
+        flips = sum(np.sign(r["check"].effect) != np.sign(o["check"].effect)
+                    for r, o in zip(rows, old_rows, strict=True)
+                    if np.isfinite(r["check"].effect) and np.isfinite(o["check"].effect))
+        line = (f"the earlier single seed's effect has the other sign than this regime's mean effect in "
+                f"{flips} of {len(table)} claims (one seed gives no interval: the earlier runs cannot decide "
+                "a verdict).")
+        return table, line
 
     def dataset_name(self, dataset: str) -> str:
         """How figures name ``dataset`` (and what it stands for)."""

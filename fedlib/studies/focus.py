@@ -7,13 +7,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 
+from .. import analysis, claims
 from ..config import ExperimentConfig
 from ..notebook import check_profile, check_seeds
 from ..participation import build
 from ..problems import LeastSquares, focus_arbitrary_weights, focus_toy_data
 
-__all__ = ["METHODS", "TOY_METHODS", "FocusSetup", "focus_setup", "toy_panels"]
+__all__ = ["METHODS", "QUOTE", "RIVALS", "TOY_METHODS", "FocusSetup", "focus_setup", "late_swing",
+           "toy_panels"]
 
 #: per profile: data, model, N, S of "uniform", batch, rounds, evaluation interval, training-loss
 #: samples per client (App. F and the authors' run script; quick: MNIST standing in for CIFAR-10)
@@ -36,6 +39,24 @@ METHODS = {
 #: the smaller rates of the sensitivity panel (SG-FOCUS under "bern"; the paper's rate is 2e-3)
 SENSITIVITY_ETAS = (1e-3,)
 _NAMES = {"mnist": "MNIST, standing in for CIFAR-10", "digits": "digits (smoke test)", "cifar10": "CIFAR-10"}
+#: App. F.2's words behind notebook 05's claims
+QUOTE = ("our SG-FOCUS shows the best performance on convergence speed and test accuracy, compared to FedAU "
+         "and SCAFFOLD")
+#: SG-FOCUS's rivals: as the paper names them, and as the authors' code ran them
+RIVALS = {"FedAU and SCAFFOLD": ["FedAU", "SCAFFOLD"],
+          "the authors' variants": ["FedAU as in the authors' code (= FedAvg)",
+                                    "SCAFFOLD as in the authors' code (divisor 10)"]}
+#: the labels of :meth:`FocusSetup.configs`; test accuracy at chance (10 classes); the late
+#: window (the last fifth: the curves swing); "converges faster" compares the rounds to this
+#: fraction of the plateau both runs reach
+NAMES, CHANCE, WINDOW, LEVEL = ["pattern", "seed", "method"], 0.1, 0.2, 0.98
+
+
+def late_swing(frame: pd.DataFrame, rounds: int, window: float = WINDOW) -> pd.Series:
+    """Per run key of a sweep frame: the standard deviation of test accuracy over the last
+    ``window`` of ``rounds`` (how much the curve swings on its plateau)."""
+    tail = frame[frame["round"] >= rounds - window * rounds]
+    return tail.groupby("key")["test_acc"].std()
 
 
 @dataclass(frozen=True)
@@ -118,6 +139,67 @@ class FocusSetup:
                 out[s.base().replace(participation=kind, participation_args=args, lr_local=float(eta))] = (
                     float(eta), int(k))
         return out
+
+    @property
+    def setting(self) -> str:
+        """The setting of the claim rows (a stand-in or smoke run reproduces nothing)."""
+        if self.stand_in or self.profile == "smoke":
+            return claims.scale_cause(self.profile, self.stand_in, self.rounds, "")
+        return (f"{self.profile} profile ({self.data_name}, FedSUM's small CNN, {self.rounds:,} of 10,000 "
+                "rounds)")
+
+    def claims(self, summary: pd.DataFrame, curves: dict, pattern: str, seeds: list,
+               ours: tuple | None = None, then: dict | None = None) -> list[dict]:
+        """App. F.2's claims under ``pattern`` from a :func:`fedlib.claims.tidy` summary and its
+        curves (labels :data:`NAMES`): SG-FOCUS has a higher final test accuracy and converges
+        faster than each group of :data:`RIVALS`. ``ours`` = (summary, curves, seed -> label)
+        takes SG-FOCUS's values from other runs (the same seeds); a row gets ``then[claim]`` as
+        its cause when given."""
+        o_sum, o_cur, key = ours or (summary, curves, lambda k: (pattern, k, "SG-FOCUS"))
+        rounds_margin = claims.margin_for("rounds to target", self.eval_every)
+        rows = []
+        for group, rivals in RIVALS.items():
+            checks = {
+                f"SG-FOCUS has higher test accuracy than {group}": claims.against_all(
+                    {k: o_sum.loc[key(k), "final_acc"] for k in seeds},
+                    {r: {k: summary.loc[(pattern, k, r), "final_acc"] for k in seeds} for r in rivals},
+                    "SG-FOCUS", margin=claims.MARGINS["test accuracy"]),
+                f"SG-FOCUS converges faster than {group}": claims.against_all(
+                    {k: o_cur[key(k)] for k in seeds},
+                    {r: {k: curves[(pattern, k, r)] for k in seeds} for r in rivals},
+                    "SG-FOCUS", compare=claims.paired_reach, level=LEVEL, margin=rounds_margin)}
+            rows += [{"pattern": pattern, "where": "App. F.2, Fig. 9", "quote": QUOTE, "claim": claim,
+                      "check": v, "setting": self.setting, "cause": (then or {}).get(claim, "")}
+                     for claim, v in checks.items()]
+        return rows
+
+    def horizon_check(self, df: pd.DataFrame, labels: dict, rows: list[dict], seeds: list,
+                      cut: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The claims of ``rows`` (at the full horizon) beside the same claims on the runs of
+        ``labels`` cut at round ``cut``. Returns the verdict table and the cut runs' summary."""
+        cut_labels = {c.key(): v for c, v in labels.items()}         # keyed by run: the horizon is the cut
+        _, cut_summary, cut_curves = claims.tidy(df[df["round"] <= cut], cut_labels, NAMES, CHANCE, WINDOW)
+        cut_rows = {(r["pattern"], r["claim"]): r["check"] for p in self.patterns
+                    for r in self.claims(cut_summary, cut_curves, p, seeds)}
+        table = pd.DataFrame([{"pattern": r["pattern"], "claim": r["claim"],
+                               f"at T = {self.rounds}": r["check"].verdict,
+                               f"cut at {cut}": cut_rows[(r["pattern"], r["claim"])].verdict} for r in rows])
+        return table, cut_summary
+
+    @staticmethod
+    def plateau_table(cases: list[tuple[str, pd.DataFrame, list]]) -> pd.DataFrame:
+        """Per case (name, summary with a ``swing`` column, index of its runs): late training
+        loss, late test accuracy and the accuracy's swing (mean +- std over the runs), runs ok,
+        and the bare means (``_loss``, ``_swing``) for the text."""
+        out = []
+        for name, s, index in cases:
+            rows = s.loc[index]
+            out.append({"SG-FOCUS under bern": name, "late train loss": analysis.mean_std(rows["final_loss"]),
+                        "late test acc": analysis.mean_std(rows["final_acc"]),
+                        "test acc swing (std in window)": analysis.mean_std(rows["swing"]),
+                        "runs ok": f"{(rows['outcome'] == 'ok').sum()} of {len(rows)}",
+                        "_loss": rows["final_loss"].mean(), "_swing": rows["swing"].mean()})
+        return pd.DataFrame(out)
 
     def _seeds(self, seeds: Sequence[int] | None) -> list[int]:
         return check_seeds([self.seed] if seeds is None else seeds)
