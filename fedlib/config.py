@@ -96,6 +96,39 @@ def _check_arguments(args: dict, allowed: dict | None, what: str, where: str) ->
             raise ValueError(f"{where}.{name}: must be an integer, got {value!r}")
 
 
+#: problem arguments that count something (at least 1 when given), and the allowed range of real
+#: ones (low, high, whether low itself is allowed)
+_COUNTS = ("num_clients", "batch_size", "train_eval_per_client", "test_eval_size", "min_size")
+_REALS = {"alpha": (0.0, math.inf, False), "similarity": (0.0, 1.0, True)}
+
+
+def _check_values(args: dict, where: str) -> None:
+    """The values of known problem arguments (:data:`_COUNTS`, :data:`_REALS`): numbers in their
+    range, never a bool or a string; else one ValueError naming ``<where>.<argument>``."""
+    for name in _COUNTS:
+        v = args.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise ValueError(f"{where}.{name}: must be an integer >= 1, got {v!r}")
+    for name, (low, high, closed) in _REALS.items():
+        if name not in args:
+            continue
+        v = args[name]
+        ok = (not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+              and math.isfinite(v) and (v >= low if closed else v > low) and v <= high)
+        if not ok:
+            rng = f"in {'[' if closed else '('}{low:g}, {high:g}]" if math.isfinite(high) else f"> {low:g}"
+            raise ValueError(f"{where}.{name}: must be a real number {rng}, got {v!r}")
+
+
+def _has_text_or_bool(value: Any) -> bool:
+    """Whether ``value`` is, or (nested in lists / tuples) holds, a string or a bool."""
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_text_or_bool(v) for v in value)
+    return False
+
+
 @dataclass(frozen=True)
 class ExperimentConfig:
     """Everything that determines one run, as plain data (hashable, JSON-serialisable).
@@ -214,12 +247,18 @@ class ExperimentConfig:
         return dataclasses.replace(self, **changes)
 
     def key(self) -> str:
-        """Store key: ``<algorithm>-<16 hex digits>``, a hash of the non-default fields."""
+        """Store key: ``<algorithm>-<16 hex digits>``, a hash of the non-default fields (a trace
+        of participation kind ``trace`` by its content: :func:`fedlib.participation.trace_digest`)."""
         d = self.to_dict()
         defaults = {f.name: f.default for f in fields(self) if f.default is not dataclasses.MISSING}
         defaults["init_from"] = None
         core = {k: v for k, v in d.items()
                 if k not in defaults or (v != ({} if k in _ARG_FIELDS else defaults[k]))}
+        if self.participation == "trace" and "trace" in core.get("participation_args", {}):
+            # a trace is keyed by its content, not by the form or the path it came in
+            core["participation_args"] = {**core["participation_args"],
+                                          "trace": {"digest": participation.trace_digest(
+                                              core["participation_args"]["trace"])}}
         blob = json.dumps(core, sort_keys=True, default=str)
         return f"{self.algorithm}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
@@ -279,6 +318,27 @@ class ExperimentConfig:
                      **_parameters(participation.build, skip=("kind", "num_clients", "rounds"))}
         _check_arguments(self.arguments("participation_args"), kind_args,
                          f"participation kind {self.participation!r}", f"{where}.participation_args")
+        _check_values(problem_args, f"{where}.problem_args")
+        for name, value in self.participation_args:
+            if name != "trace" and _has_text_or_bool(value):
+                raise bad(f"participation_args.{name}",
+                          f"must be numbers (not strings or bools), got {value!r}")
+        # the participation's values: build the schedule now (no data needed) when its size is
+        # known, so that a bad value fails before any run of a sweep, not inside one
+        spec = self.arguments("participation_args")
+        n = problem_args.get("num_clients", getattr(allowed.get("num_clients") if allowed else None,
+                                                    "default", None))
+        needs_data = ({"local_epochs", "local_epochs_range"} & set(spec)
+                      and not {"client_sizes", "batch_size"} <= set(spec))
+        if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and not needs_data:
+            try:
+                self.schedule(num_clients=int(n))
+            except (ValueError, TypeError, OSError) as e:
+                name, sep, rest = str(e).partition(": ")
+                if sep and name in spec:                      # the kind names its argument: say where it is
+                    raise bad(f"participation_args.{name}", f"{rest} (participation kind "
+                                                            f"{self.participation!r})") from None
+                raise bad("participation_args", f"participation kind {self.participation!r}: {e}") from None
 
     def build_problem(self, device: str | None = None) -> Problem:
         """The problem of this config (cached per process: the last one built is reused)."""

@@ -34,7 +34,7 @@ import numpy as np
 
 from ._validate import broadcast_rows, check_int, check_probs, jsonable, prob_matrix
 
-__all__ = ["Draw", "Schedule", "available", "build", "kind_function", "load"]
+__all__ = ["Draw", "Schedule", "available", "build", "kind_function", "load", "read_trace", "trace_digest"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -495,21 +495,84 @@ def _periodic(rng: np.random.Generator, rounds: int, n: int, per_round: int, gro
     return Draw(out)
 
 
-@_kind("trace", "a user-supplied 0/1 array or CSV file of shape [rounds, N]")
+def read_trace(trace: Any) -> np.ndarray:
+    """A 0/1 availability matrix [rounds, N] from an array, or from a file: ``.npy`` (numpy's own
+    format, no pickles) or CSV. A CSV may have a header row (any non-numeric first row) and an
+    index column (a header whose first cell is empty or ``index``, as ``pandas.to_csv`` writes);
+    any other cell that is not a number is refused naming the file, its row and column (1-based,
+    as an editor shows them). Rows must all be as long as the first.
+
+    Raises:
+        ValueError: naming the file (or ``trace``) and what is wrong.
+    """
+    if not isinstance(trace, (str, os.PathLike)):
+        arr = np.asarray(trace)
+        if arr.dtype == object or arr.dtype.kind in "USb":
+            raise ValueError(f"trace: entries must be the numbers 0 or 1, got dtype {arr.dtype}")
+        return arr.astype(float)
+    path = os.path.expanduser(os.fspath(trace))
+    if not os.path.isfile(path):
+        raise ValueError(f"trace: no such file {path}")
+    if path.endswith(".npy"):
+        try:
+            return np.asarray(np.load(path, allow_pickle=False), dtype=float)
+        except (ValueError, OSError) as e:
+            raise ValueError(f"trace: {path} is not a numeric .npy array ({e})") from None
+    with open(path, encoding="utf-8") as f:
+        rows = [line.rstrip("\r\n").split(",") for line in f if line.strip()]
+    if not rows:
+        raise ValueError(f"trace: {path} is empty")
+
+    def number(cell: str) -> bool:
+        try:
+            float(cell)
+            return True
+        except ValueError:
+            return False
+    first_row, skip_col = 0, 0
+    if not all(number(c) for c in rows[0]):                     # a header row
+        first_row = 1
+        skip_col = int(rows[0][0].strip().lower() in ("", "index", "unnamed: 0"))
+    out = []
+    for i, row in enumerate(rows[first_row:], start=first_row + 1):
+        cells = row[skip_col:]
+        if out and len(cells) != len(out[0]):
+            raise ValueError(f"trace: {path} row {i} has {len(cells)} columns, the rows above "
+                             f"{len(out[0])}")
+        for j, cell in enumerate(cells, start=skip_col + 1):
+            if not number(cell):
+                raise ValueError(f"trace: {path} row {i}, column {j}: {cell!r} is not a number")
+        out.append([float(c) for c in cells])
+    if not out:
+        raise ValueError(f"trace: {path} has a header but no rows")
+    return np.array(out, dtype=float)
+
+
+def trace_digest(trace: Any) -> str:
+    """The content of a trace (:func:`read_trace`) as a short digest of its shape and 0/1 entries,
+    whatever form it was given in: a run's store key holds this, so a trace file edited after a
+    sweep is a new run, and the same matrix as a list, an array or a file is the same run."""
+    import hashlib
+    arr = read_trace(trace)
+    blob = json.dumps(list(arr.shape)).encode() + np.ascontiguousarray(np.nan_to_num(arr, nan=-1)).tobytes()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+@_kind("trace", "a user-supplied 0/1 array or file (CSV, .npy) of shape [rounds, N]")
 def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> Draw:
     """Replay a recorded availability trace.
 
     Args:
-        trace: a 0/1 array [rounds, N], or the path of a CSV file holding one (no header).
+        trace: a 0/1 array [rounds, N], or the path of a file holding one (:func:`read_trace`:
+            CSV with or without a header row and index column, or ``.npy``).
     """
-    if isinstance(trace, (str, os.PathLike)):
-        arr = np.loadtxt(trace, delimiter=",", ndmin=2)
-    else:
-        arr = np.asarray(trace)
+    arr = read_trace(trace)
     if arr.shape != (rounds, n):
         raise ValueError(f"trace: expected shape ({rounds}, {n}), got {arr.shape}")
     if not np.isin(arr, (0, 1)).all():
-        raise ValueError("trace: entries must be 0 or 1")
+        bad = np.argwhere(~np.isin(arr, (0, 1)))[0]
+        raise ValueError(f"trace: entries must be 0 or 1; round {bad[0]}, client {bad[1]} holds "
+                         f"{arr[tuple(bad)]:g}")
     return Draw(arr.astype(np.int64))
 
 

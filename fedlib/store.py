@@ -168,25 +168,42 @@ class Store:
     """A folder of stored runs (see the module docstring).
 
     Args:
-        path: the folder (created on first use).
+        path: the folder (created on first use; ``~`` is the user's home).
 
     Raises:
-        ValueError: the folder cannot be created or written (checked at once).
+        ValueError: the folder cannot be created, or exists but cannot be read (checked at once).
+            A folder that exists but cannot be written is a read-only store: its entries read as
+            usual (:attr:`writable` is False) and writing one raises naming the folder.
     """
 
     def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
+        #: whether entries can be written here (False: a read-only store, e.g. a shared copy)
+        self.writable = True
         try:
             self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"store: cannot write to {self.path} ({e.strerror or e})") from None
+        try:
             fd, probe = tempfile.mkstemp(dir=self.path, prefix=".probe-")
             os.close(fd)
             os.unlink(probe)
         except OSError as e:
-            raise ValueError(f"store: cannot write to {self.path} ({e.strerror or e})") from None
+            if not os.access(self.path, os.R_OK | os.X_OK):
+                raise ValueError(f"store: cannot read {self.path} ({e.strerror or e})") from None
+            self.writable, self._why = False, e.strerror or str(e)
         #: entries :meth:`get` refused, by key, with the reason (edited, unreadable)
         self.rejected: dict[str, str] = {}
         #: entries :meth:`get` found whose algorithm or problem code changed since they were stored
         self.stale: dict[str, str] = {}
+
+    def require_writable(self, what: str = "") -> None:
+        """Raise a ValueError naming the folder if this store is read-only (``what``: what needed
+        the write, for the message)."""
+        if not self.writable:
+            need = f": {what}" if what else ""
+            raise ValueError(f"store: cannot write to {self.path} ({self._why}; a read-only store can be "
+                             f"read, not added to){need}")
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r}, entries={len(self.keys())})"
@@ -257,6 +274,7 @@ class Store:
     def write(self, config: ExperimentConfig, result: Result | None, meta: dict,
               save_params: bool = False) -> Entry:
         """Write an entry atomically (temporary folder renamed into place)."""
+        self.require_writable()
         key = config.key()
         tmp = self.path / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
@@ -362,6 +380,7 @@ class Store:
         first column) and written atomically."""
         path = self.path / f"{name}.csv"
         if not path.exists():
+            self.require_writable()
             df = make()
             tmp = self.path / f".tmp-{name}-{uuid.uuid4().hex[:8]}.csv"
             df.to_csv(tmp)
@@ -403,6 +422,7 @@ class Store:
             if meta == entry.meta:
                 out[key] = "unchanged"
                 continue
+            self.require_writable(f"sealing entry {key}")
             tmp = d / f".meta-{uuid.uuid4().hex[:8]}.json"
             tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
             os.replace(tmp, d / "meta.json")

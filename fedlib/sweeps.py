@@ -130,7 +130,7 @@ def _require_data(configs: list[ExperimentConfig]) -> None:
                                          "other runs on it; nothing was computed)") from None
 
 
-def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
+def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | os.PathLike | Store,
           executor: cf.Executor | None = None, progress: bool = True, device: str | None = None,
           checkpoint_every: int | None = 50, torch_threads: int | None = None,
           retry_errors: bool = False, compute: bool | None = None,
@@ -138,7 +138,8 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
     """Run every config at most once and return all histories as one tidy frame.
 
     Args:
-        configs: :class:`ExperimentConfig` objects (duplicates run once; see :func:`grid`).
+        configs: :class:`ExperimentConfig` objects (duplicates run once; see :func:`grid`), or
+            one config.
         store: a :class:`Store` or its folder. Entries already there are loaded, not
             recomputed, so an interrupted sweep resumes where it stopped and notebooks that
             need the same run share it.
@@ -193,6 +194,11 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
                          checkpoint_every=checkpoint_every,
                          torch_threads=1 if torch_threads is None else torch_threads,
                          retry_errors=retry_errors, compute=compute, keep_params=keep_params)
+    if isinstance(configs, ExperimentConfig):
+        configs = [configs]                          # one config: a sweep of one run
+    elif isinstance(configs, (str, bytes, dict)) or not hasattr(configs, "__iter__"):
+        raise ValueError(f"configs: expected ExperimentConfig objects (a list of them, or one), got "
+                         f"{type(configs).__name__}")
     configs = list(configs)
     if not configs:
         return pd.DataFrame(columns=["key", "status", "error", "diverged_at", "round"])
@@ -235,6 +241,8 @@ def sweep(configs: Iterable[ExperimentConfig], store: str | os.PathLike | Store,
                 and not (c.key() in warm_keys and e.status == "ok" and e.params() is None):
             entries[c.key()] = e
     todo = sorted((c for c in known.values() if c.key() not in entries), key=level)
+    if todo and compute:
+        st.require_writable(f"{len(todo)} of {len(known)} runs are missing (first: {todo[0].key()})")
     if todo and not compute:
         refused = [st.rejected[c.key()] for c in todo if c.key() in st.rejected]
         raise ValueError(f"store: {st.path} lacks {len(todo)} of {len(known)} runs (first: "

@@ -57,8 +57,8 @@ def _garbage(tmp: Path) -> Path:
 
 def _error_entry(tmp: Path) -> Path:
     st = tmp / "store"
-    fedlib.sweep([BASE.replace(participation="uniform", participation_args={"per_round": 9})], st,
-                 progress=False)
+    # a value only the problem's builder checks: the run fails, and is stored as an error
+    fedlib.sweep([BASE.replace(problem_args={"num_clients": 4, "dim": 3, "sigma": -1.0})], st, progress=False)
     return next(p for p in st.iterdir() if not p.name.startswith("."))
 
 
@@ -203,7 +203,68 @@ CASES = [
      r"config\.problem_args\.similarity: not an argument of problem 'neural'"),
     ("grid empty axis", lambda t: fedlib.grid(BASE, seed=[]), ValueError, "seed: an axis of grid needs"),
     ("checkpoint folder", lambda t: _run(checkpoint=t), ValueError, "checkpoint: .* is a folder"),
+    # values of *_args checked before any run of a sweep (issue 37: these failed late, inside a run)
+    ("sweep p>1", lambda t: _sweep(participation="bernoulli", participation_args={"p": 1.5}), ValueError,
+     r"configs\[1\]\.participation_args\.p: probabilities must lie in \(0, 1\]"),
+    ("sweep p str", lambda t: _sweep(participation="bernoulli", participation_args={"p": "0.5"}), ValueError,
+     r"configs\[1\]\.participation_args\.p: must be numbers"),
+    ("sweep p bool list", lambda t: _sweep(participation="bernoulli", participation_args={"p": [True] * 4}),
+     ValueError, r"configs\[1\]\.participation_args\.p: must be numbers"),
+    ("sweep per_round 0", lambda t: _sweep(participation="uniform", participation_args={"per_round": 0}),
+     ValueError, r"configs\[1\]\.participation_args\.per_round: must be an integer in 1\.\.4, got 0"),
+    ("sweep num_clients 0", lambda t: _sweep(problem_args={"num_clients": 0, "dim": 3}), ValueError,
+     r"configs\[1\]\.problem_args\.num_clients: must be an integer >= 1, got 0"),
+    ("sweep batch_size 0", lambda t: _sweep(problem="neural", problem_args={"dataset": "digits", "batch_size": 0}),
+     ValueError, r"configs\[1\]\.problem_args\.batch_size: must be an integer >= 1"),
+    ("sweep alpha 0", lambda t: _sweep(problem="neural", problem_args={"dataset": "digits", "alpha": 0.0}),
+     ValueError, r"configs\[1\]\.problem_args\.alpha: must be a real number > 0"),
+    ("sweep similarity", lambda t: _sweep(problem="neural", problem_args={
+        "dataset": "digits", "partition": "majority_label", "similarity": 1.5}), ValueError,
+     r"configs\[1\]\.problem_args\.similarity: must be a real number in \[0, 1\]"),
+    ("sweep trace nan", lambda t: _sweep(participation="trace", participation_args={
+        "trace": [[1, float("nan"), 1, 1]] * 3}), ValueError, r"configs\[1\]\.participation_args\.trace: entries"),
+    ("sweep trace 2", lambda t: _sweep(participation="trace", participation_args={"trace": [[1, 2, 1, 1]] * 3}),
+     ValueError, r"configs\[1\]\.participation_args\.trace: entries must be 0 or 1"),
+    ("sweep trace short", lambda t: _sweep(participation="trace", participation_args={"trace": [[1] * 4] * 2}),
+     ValueError, r"configs\[1\]\.participation_args\.trace: expected shape \(3, 4\), got \(2, 4\)"),
+    ("sweep q sum", lambda t: _sweep(participation="weighted", participation_args={
+        "per_round": 2, "q": [5.0, 5.0, 0.0, 0.0]}), ValueError,
+     r"configs\[1\]\.participation_args\.q: weights must be >= 0 and sum to 1, got sum 10"),
+    ("sweep on_rate", lambda t: _sweep(participation="markov", participation_args={"p": 0.5, "on_rate": 1.5}),
+     ValueError, r"configs\[1\]\.participation_args\.on_rate"),
+    ("sweep amplitude", lambda t: _sweep(participation="sine", participation_args={"per_round": 2, "amplitude": 2.0}),
+     ValueError, r"configs\[1\]\.participation_args\.amplitude: must lie in \[0, 1\)"),
+    ("sweep window", lambda t: _sweep(participation="periodic", participation_args={
+        "per_round": 2, "groups": 2, "window": 0}), ValueError, r"configs\[1\]\.participation_args\.window"),
+    ("sweep uplink_p", lambda t: _sweep(participation_args={"uplink_p": 1.5}), ValueError,
+     r"configs\[1\]\.participation_args\.uplink_p"),
+    ("trace cell", lambda t: participation.read_trace(_csv(t, "a,b\n1,x\n")), ValueError,
+     r"trace: .*trace\.csv row 2, column 2: 'x' is not a number"),
+    ("trace ragged", lambda t: participation.read_trace(_csv(t, "1,0,1\n1,0\n")), ValueError,
+     r"trace: .*trace\.csv row 2 has 2 columns, the rows above 3"),
+    ("trace empty", lambda t: participation.read_trace(_csv(t, "\n")), ValueError, r"trace: .*trace\.csv is empty"),
+    ("trace header only", lambda t: participation.read_trace(_csv(t, "a,b\n")), ValueError,
+     r"trace: .*has a header but no rows"),
+    ("trace missing file", lambda t: participation.read_trace(t / "none.csv"), ValueError,
+     r"trace: no such file .*none\.csv"),
+    ("trace strings", lambda t: participation.read_trace([["1", "0"]]), ValueError, r"trace: entries must be"),
+    ("sweep not configs", lambda t: fedlib.sweep(5, t / "s", progress=False), ValueError,
+     "configs: expected ExperimentConfig objects"),
+    ("sweep a dict", lambda t: fedlib.sweep(BASE.to_dict(), t / "s", progress=False), ValueError,
+     "configs: expected ExperimentConfig objects .*got dict"),
 ]
+
+
+def _csv(tmp: Path, text: str) -> Path:
+    f = tmp / "store" / "trace.csv"                  # under an input folder the catalogue allows
+    f.parent.mkdir(exist_ok=True)
+    f.write_text(text)
+    return f
+
+
+def _sweep(**changes):
+    """A sweep of a good config and a bad one (``BASE`` with ``changes``): refused before either runs."""
+    return fedlib.sweep([BASE, BASE.replace(**changes)], Path("s"), progress=False)
 
 
 def _snapshot():
@@ -289,7 +350,7 @@ def test_an_algorithm_without_a_name_is_named_after_its_class():
 
 
 def test_stored_errors_count_as_failed_and_say_how_to_retry(tmp_path):
-    bad = BASE.replace(participation="uniform", participation_args={"per_round": 9})   # 9 of 4 clients
+    bad = BASE.replace(problem_args={"num_clients": 4, "dim": 3, "sigma": -1.0})   # fails inside the run
     fedlib.sweep([bad], tmp_path, progress=False)
     with pytest.warns(RuntimeWarning, match=r"^sweep: 1 stored run\(s\) failed .* retry_errors=True"):
         df = fedlib.sweep([bad], tmp_path, progress=False)
@@ -315,3 +376,31 @@ def test_workers_refuse_an_algorithm_they_cannot_import(tmp_path):
         assert not any((tmp_path / "s").glob("notebook_algo*"))         # before any run
     finally:
         algorithms.base._REGISTRY.pop("notebook_algo_for_workers", None)
+
+
+def test_one_config_is_a_sweep_of_one_and_a_tilde_store_is_in_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    one = fedlib.sweep(BASE, "~/fedlib_store", progress=False)
+    assert one["key"].unique().tolist() == [BASE.key()]
+    assert (tmp_path / "home" / "fedlib_store" / BASE.key()).is_dir() and not (tmp_path / "~").exists()
+
+
+def test_a_read_only_store_reads_and_refuses_to_write_naming_the_folder(tmp_path, monkeypatch):
+    from fedlib import store as store_mod
+    fedlib.sweep([BASE], tmp_path / "s", progress=False)
+
+    def refuse(*args, **kwargs):                   # a read-only folder (root ignores chmod, so fake it)
+        raise PermissionError(13, "Read-only file system")
+    monkeypatch.setattr(store_mod.tempfile, "mkstemp", refuse)
+    st = store_mod.Store(tmp_path / "s")
+    assert not st.writable and st.get(BASE) is not None
+    got = fedlib.sweep([BASE], tmp_path / "s", progress=False, compute=False)   # reading works
+    assert got["key"].unique().tolist() == [BASE.key()]
+    got = fedlib.sweep([BASE], tmp_path / "s", progress=False)                  # nothing to compute
+    assert got["status"].eq("ok").all()
+    other = BASE.replace(seed=1)
+    with pytest.raises(ValueError, match=r"^store: cannot write to .*/s \(Read-only file system; a read-only "
+                                         r"store can be read, not added to\): 1 of 2 runs are missing"):
+        fedlib.sweep([BASE, other], tmp_path / "s", progress=False)
+    assert not (tmp_path / "s" / other.key()).exists()

@@ -341,3 +341,24 @@ def test_upload_probabilities_redrawn_from_ranges():
                           ({"uplink_p_range": [[0.1, 0.2]] * 4}, "^uplink_p_range")):
         with pytest.raises(ValueError, match=match):
             participation.build("full", 5, 10, **kwargs)
+
+
+def test_a_trace_is_read_in_the_usual_layouts_and_keyed_by_its_content(tmp_path):
+    import pandas as pd
+
+    from fedlib import ExperimentConfig
+    m = np.array([[1, 0, 1, 1], [1, 1, 0, 1], [1, 0, 0, 1]])
+    pd.DataFrame(m, columns=list("abcd")).to_csv(tmp_path / "pandas.csv")       # header and index
+    np.savetxt(tmp_path / "plain.csv", m, delimiter=",", fmt="%d")
+    np.save(tmp_path / "t.npy", m)
+    forms = [tmp_path / "pandas.csv", str(tmp_path / "plain.csv"), tmp_path / "t.npy", m.tolist(), m]
+    for f in forms:
+        assert np.array_equal(participation.read_trace(f), m)
+    base = ExperimentConfig("fedavg", "quadratic", "trace", 3, problem_args={"num_clients": 4, "dim": 3})
+    keys = {base.replace(participation_args={"trace": f}).key() for f in forms}
+    assert len(keys) == 1                                      # one matrix, one run
+    m[0, 1] = 1
+    np.savetxt(tmp_path / "plain.csv", m, delimiter=",", fmt="%d")             # edited after a sweep
+    assert base.replace(participation_args={"trace": str(tmp_path / "plain.csv")}).key() not in keys
+    sched = base.replace(participation_args={"trace": tmp_path / "t.npy"}).schedule(num_clients=4)
+    assert np.array_equal(sched.active, np.load(tmp_path / "t.npy"))

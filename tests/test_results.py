@@ -85,13 +85,13 @@ def test_sweep_stores_each_run_once_and_loads_it_back(tmp_path):
 
 def test_failures_are_stored_and_marked_and_the_sweep_goes_on(tmp_path):
     ok = _base(rounds=5)
-    boom = _base(participation="uniform", participation_args={"per_round": 99})   # > N: raises at build
+    boom = _base(problem_args={**QUAD, "sigma": -1.0})            # only the problem's builder refuses it
     div = _base(algorithm="fedavg", lr_local=50.0, rounds=200)
     df = fedlib.sweep([boom, div, ok], tmp_path, progress=False)
     status = df.drop_duplicates("key").set_index("key")["status"]
     assert status[boom.key()] == "error" and status[div.key()] == "diverged" and status[ok.key()] == "ok"
     err = df[df["key"] == boom.key()]
-    assert len(err) == 1 and np.isnan(err["round"].iloc[0]) and "per_round" in err["error"].iloc[0]
+    assert len(err) == 1 and np.isnan(err["round"].iloc[0]) and "sigma" in err["error"].iloc[0]
     d = df[df["key"] == div.key()]
     assert d["diverged_at"].iloc[0] == d["round"].iloc[-1] < 200
     st = Store(tmp_path)
