@@ -281,11 +281,11 @@ def _round(algo: algorithms.Algorithm, x: torch.Tensor, r: algorithms.RoundInput
     before it, with ``uplink_ok`` False for that client (its reply never came; the engine keeps
     the others' answers and does not ask again), and the round is recorded in ``unreachable``."""
     if not remote:
-        return algo.round(x, r)
+        return _checked(algo, x, r, algo.round(x, r))
     before = copy.deepcopy(algo.state_dict())
     while True:
         try:
-            return algo.round(x, r)
+            return _checked(algo, x, r, algo.round(x, r))
         except UnreachableClients as e:
             failed = [c for c in e.clients if bool(r.uplink_ok[c])]
             if not failed:
@@ -296,6 +296,19 @@ def _round(algo: algorithms.Algorithm, x: torch.Tensor, r: algorithms.RoundInput
             ok[failed] = False
             r = algorithms.RoundInput(r.t, r.active, ok, r.local_steps, r.lr_local, r.lr_global)
             algo.load_state_dict(copy.deepcopy(before))
+
+
+def _checked(algo: algorithms.Algorithm, x: torch.Tensor, r: algorithms.RoundInput, out) -> torch.Tensor:
+    """``out``, the model ``algo.round`` returned, if it is one: a tensor of ``x``'s shape and
+    dtype on its device; else a ValueError naming the algorithm, the round, what was expected and
+    what came (a user's algorithm otherwise fails later inside torch, far from the cause)."""
+    if isinstance(out, torch.Tensor) and out.shape == x.shape and out.dtype == x.dtype \
+            and out.device == x.device:
+        return out
+    got = (f"a tensor of shape {tuple(out.shape)}, dtype {out.dtype} on {out.device}"
+           if isinstance(out, torch.Tensor) else f"{type(out).__name__} {out!r:.60}")
+    raise ValueError(f"algorithm {type(algo).name!r}: round() of round {r.t} returned {got}; expected the new "
+                     f"model, a tensor of shape {tuple(x.shape)}, dtype {x.dtype} on {x.device}")
 
 
 class _History:

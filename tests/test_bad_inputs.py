@@ -404,3 +404,20 @@ def test_a_read_only_store_reads_and_refuses_to_write_naming_the_folder(tmp_path
                                          r"store can be read, not added to\): 1 of 2 runs are missing"):
         fedlib.sweep([BASE, other], tmp_path / "s", progress=False)
     assert not (tmp_path / "s" / other.key()).exists()
+
+
+@pytest.mark.parametrize("returns, got", [
+    (lambda x: None, r"NoneType None"),
+    (lambda x: x[:-1], r"a tensor of shape \(2,\), dtype torch\.float\d+"),
+    (lambda x: x.to(torch.float16), r"a tensor of shape \(3,\), dtype torch\.float16"),
+    (lambda x: x.numpy(), r"ndarray"),
+])
+def test_a_user_algorithm_returning_no_model_is_named_with_its_round(returns, got):
+    class Broken(Algorithm):
+        name = "broken_for_the_catalogue"
+
+        def round(self, x, r):
+            return returns(x)
+    with pytest.raises(ValueError, match=rf"^algorithm 'broken_for_the_catalogue': round\(\) of round 0 returned "
+                                         rf"{got}.*; expected the new model, a tensor of shape \(3,\)"):
+        fedlib.run(Broken, QUAD, "full", rounds=2, progress=False)
