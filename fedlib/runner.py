@@ -307,8 +307,8 @@ def _checked(algo: algorithms.Algorithm, x: torch.Tensor, r: algorithms.RoundInp
         return out
     got = (f"a tensor of shape {tuple(out.shape)}, dtype {out.dtype} on {out.device}"
            if isinstance(out, torch.Tensor) else f"{type(out).__name__} {out!r:.60}")
-    raise ValueError(f"algorithm {type(algo).name!r}: round() of round {r.t} returned {got}; expected the new "
-                     f"model, a tensor of shape {tuple(x.shape)}, dtype {x.dtype} on {x.device}")
+    raise ValueError(f"algorithm {type(algo).name!r}: round() of round {r.t} returned {got}; expected the "
+                     f"new model, a tensor of shape {tuple(x.shape)}, dtype {x.dtype} on {x.device}")
 
 
 class _History:
