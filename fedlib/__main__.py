@@ -50,7 +50,11 @@ def pick(store: Store, sample: int | None, seed: int = 0) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fedlib", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m fedlib", description="fedlib's command line: check stored runs by replaying them "
+        "(verify), seal their files' digests (seal), renew the code fingerprints of entries whose code "
+        "change moved no bit (renew), and strip run metadata from executed notebooks (strip). "
+        "'python -m fedlib COMMAND --help' says more.")
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="replay the first rounds of stored runs and compare")
     v.add_argument("path", help="a store folder (e.g. results/02_fedsum_main/quick) or one entry folder")

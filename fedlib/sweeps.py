@@ -27,7 +27,7 @@ from . import algorithms
 from .config import ExperimentConfig
 from .store import Entry, Store
 
-__all__ = ['DASK_WORKER_ENV', 'stored_configs', 'sweep']
+__all__ = ['DASK_WORKER_ENV', 'load', 'stored_configs', 'sweep']
 
 
 #: environment for Dask worker processes running fedlib on CPUs: Dask's default also sets
@@ -206,6 +206,7 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
         if not isinstance(c, ExperimentConfig):
             raise ValueError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
         c.validate(where=f"configs[{i}]")
+    _warn_idle_seeds(configs)
     if compute is None:
         compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
     if compute:
@@ -311,3 +312,48 @@ def stored_configs(store: str | os.PathLike) -> list[ExperimentConfig]:
     st = Store(store)
     return [ExperimentConfig.from_dict(json.loads((st.path / k / "config.json").read_text()))
             for k in st.keys()]
+
+
+#: participation kinds that draw nothing from the config's seed
+_NO_DRAW = ("trace", "full")
+
+
+def _warn_idle_seeds(configs: list[ExperimentConfig]) -> None:
+    """Warn when configs differ only in ``seed`` under a participation kind that draws nothing
+    (:data:`_NO_DRAW`, without random uplinks or local work attached): the seed then reaches only
+    an algorithm's own sampling, and the runs may be the same run stored twice."""
+    groups: dict[str, list[int]] = {}
+    for i, c in enumerate(configs):
+        if c.participation in _NO_DRAW and {k for k, _ in c.participation_args} <= {"trace", "local_steps"}:
+            groups.setdefault(c.replace(seed=0).key(), []).append(i)
+    for idx in groups.values():
+        seeds = sorted({configs[i].seed for i in idx})
+        if len(seeds) > 1:
+            c = configs[idx[0]]
+            warnings.warn(f"seed: configs {idx[:4]} differ only in seed ({seeds[:4]}), which under "
+                          f"participation {c.participation!r} draws no schedule; it reaches only an "
+                          f"algorithm's own sampling, so {c.algorithm!r} may give the same run for each. "
+                          "Vary "
+                          "problem_args.seed (data, split, starting model, minibatches) for independent runs",
+                          RuntimeWarning, stacklevel=3)
+            return
+
+
+def load(store: str | os.PathLike | Store,
+         configs: Iterable[ExperimentConfig] | ExperimentConfig | None = None) -> pd.DataFrame:
+    """Read stored runs into the tidy frame of :func:`sweep`, computing nothing: the runs of
+    ``configs`` (one config, or a list, e.g. a sweep's), or every complete entry of the store
+    (None). Works on a read-only store.
+
+    Example::
+
+        df = fedlib.load("results/02_fedsum_main/quick")        # every stored run
+        df.groupby("algorithm")["test_acc"].max()
+
+    Raises:
+        ValueError: a run of ``configs`` that is not stored (naming how many and the store).
+    """
+    if configs is None:
+        configs = stored_configs(store.path if isinstance(store, Store) else store)
+    return sweep(configs, store, progress=False, compute=False)
+

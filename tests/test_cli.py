@@ -90,3 +90,19 @@ def test_renew_reports_a_store_with_nothing_stale_and_refuses_an_entry_folder(tm
     with pytest.raises(SystemExit):
         main(["renew", str(tmp_path), "--rounds", "0"])
     assert "--rounds: must be >= 1" in capsys.readouterr().err
+
+
+def test_help_says_what_every_command_does_in_whole_sentences():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "fedlib", "--help"], capture_output=True, text=True,
+                         check=True)
+    text = " ".join(out.stdout.split())
+    assert "says more." in text and "and\n" not in out.stdout.split("positional")[0].splitlines()[-1]
+    for cmd in ("verify", "seal", "renew", "strip"):
+        assert f"({cmd})" in text
+
+
+def test_import_fedlib_reaches_analysis_and_claims():
+    import fedlib
+    assert callable(fedlib.analysis.label) and callable(fedlib.claims.paired)

@@ -52,3 +52,14 @@ def test_deploy_with_flower_example_builds_both_apps():
     exec(compile(_section_code("Deploy with Flower"), "README.md", "exec"), ns)
     assert isinstance(ns["server"], ServerApp) and isinstance(ns["client"], ClientApp)
     assert ns["make_problem"](None).num_clients == dict(ns["config"].problem_args)["num_clients"] == 10
+
+
+def test_trace_example_runs_as_printed(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    exec(compile(_section_code("Your own availability trace, and reading a store"), "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "fedavg" in printed and "fedsum" in printed
+    df = fedlib.load(tmp_path / "my_store")
+    assert sorted(df["algorithm"].unique()) == ["fedavg", "fedsum"] and df["round"].max() == 50
+    sched = fedlib.participation.read_trace(tmp_path / "my_trace.csv")
+    assert sched.shape == (50, 10)

@@ -560,3 +560,30 @@ def test_the_workers_of_a_killed_sweep_stop_and_store_nothing(tmp_path):
                 os.kill(p, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_load_reads_a_store_into_the_sweep_frame_without_computing(tmp_path):
+    a, b = _base(rounds=3), _base(rounds=3, seed=1)
+    computed = fedlib.sweep([a, b], tmp_path, progress=False)
+    every = fedlib.load(tmp_path)                                  # every entry, in key order
+    assert set(every["key"]) == {a.key(), b.key()}
+    one = fedlib.load(tmp_path, b)
+    pd.testing.assert_frame_equal(_no_timing(one).reset_index(drop=True),
+                                  _no_timing(computed[computed["key"] == b.key()]).reset_index(drop=True))
+    with pytest.raises(ValueError, match=r"^store: .* lacks 1 of 1 runs"):
+        fedlib.load(tmp_path, _base(rounds=3, seed=2))
+
+
+def test_seeds_that_draw_nothing_are_not_passed_over_silently(tmp_path):
+    trace = [[1, 1, 0, 1, 1], [0, 1, 1, 1, 1]] * 3
+    base = _base(participation="trace", participation_args={"trace": trace}, rounds=6, algorithm="fedavg")
+    with pytest.warns(RuntimeWarning, match=r"^seed: configs \[0, 1\] differ only in seed \(\[0, 1\]\), "
+                                            r"which under participation 'trace' draws no schedule"):
+        df = fedlib.sweep(fedlib.grid(base, seed=[0, 1]), tmp_path, progress=False)
+    a, b = (g.drop(columns=["key", "seed", *store.TIMING_COLUMNS], errors="ignore").reset_index(drop=True)
+            for _, g in df.groupby("key"))
+    pd.testing.assert_frame_equal(a, b)                        # indeed the same run twice
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                         # a seed that draws: no warning
+        fedlib.sweep(fedlib.grid(_base(rounds=3), seed=[0, 1]), tmp_path, progress=False)
