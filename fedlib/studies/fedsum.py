@@ -238,10 +238,11 @@ class FedSumSetup:
         return rows
 
     def departure_check(self, compute: Callable[[list], pd.DataFrame], rates: dict, seeds: list,
-                        tidy: pd.DataFrame, summary: pd.DataFrame, claim_rows: list[dict]) -> dict:
+                        tidy: pd.DataFrame, summary: pd.DataFrame, curves: dict) -> dict:
         """Notebook 02's regime section: every method under P1 at the earlier quick profile's rates
-        (:attr:`departure`), beside the same runs under App. H's rule (``rates``, and ``tidy``,
-        ``summary``, ``claim_rows`` of those runs).
+        (:attr:`departure`) on ``seeds``, beside the same runs under App. H's rule (``rates``, and
+        ``tidy``, ``summary``, ``curves`` of those runs, :meth:`tidy`), both judged on the same
+        seeds.
 
         Returns:
             ``curves`` (both regimes' P1 curves, a ``regime`` column), ``verdicts`` (each P1 claim
@@ -252,33 +253,36 @@ class FedSumSetup:
         dep_labels = self.main_configs({ds: self.departure for ds in self.datasets}, ["P1"], seeds)
         dep_tidy, dep_summary, dep_curves = self.tidy(compute(list(dep_labels)), dep_labels)
         app_h = "App. H's rule: (eta_0, eta_g) = ({:g}, {:g})".format(*rates[self.datasets[0]])
-        both = pd.concat([tidy[tidy["pattern"] == "P1"].assign(regime=app_h),
+        here = tidy[(tidy["pattern"] == "P1") & tidy["seed"].isin(seeds)]
+        both = pd.concat([here.assign(regime=app_h),
                           dep_tidy.assign(regime=f"earlier rates: ({e0:g}, {eg:g})")], ignore_index=True)
-        paper_step = self.paper_step
-        dep_step = self.summed_step(e0, eg)
+        paper_step, dep_step = self.paper_step, self.summed_step(e0, eg)
         cause = (f"the earlier rates ({e0:g}, {eg:g}): eta_g = {eg:g} outside FedSUM's theory, summed step "
                  f"{dep_step:.1f} vs App. H's {paper_step:.1f}")
         names = list(dict.fromkeys(dep_tidy["dataset"]))
-        dep_rows = {(r["dataset"], r["claim"]): r for d in names
-                    for r in self.main_claims(dep_summary, dep_curves, d, "P1", seeds, cause)}
+        rows = {"App. H's rule": [r for d in names
+                                  for r in self.main_claims(summary, curves, d, "P1", seeds, "")],
+                "earlier rates": [r for d in names
+                                  for r in self.main_claims(dep_summary, dep_curves, d, "P1", seeds, cause)]}
         outcomes = {}
         for name, s in (("App. H's rule", summary), ("earlier rates", dep_summary)):
             p1 = s.xs("P1", level="pattern").reset_index()
+            p1 = p1[p1["seed"].isin(seeds)]
             outcomes[name] = {(d, m): f"{(g['outcome'] == 'ok').sum()} ok, "
                                       f"{g['collapsed_from'].notna().sum()} collapsed (at some point)"
                               for (d, m), g in p1.groupby(["dataset", "method"])}
         verdicts = pd.DataFrame([{
-            "dataset": r["dataset"], "claim": r["claim"], "under App. H's rule": r["check"].verdict,
-            "at the earlier rates": dep_rows[(r["dataset"], r["claim"])]["check"].verdict,
-            "numbers at the earlier rates": dep_rows[(r["dataset"], r["claim"])]["check"].numbers}
-            for r in claim_rows if r["pattern"] == "P1"])
+            "dataset": r["dataset"], "claim": r["claim"], "seeds": len(seeds),
+            "under App. H's rule": r["check"].verdict, "at the earlier rates": o["check"].verdict,
+            "numbers at the earlier rates": o["check"].numbers}
+            for r, o in zip(rows["App. H's rule"], rows["earlier rates"], strict=True)])
         runs = pd.DataFrame([{"dataset": d, "method": m, **{n: outcomes[n][(d, m)] for n in outcomes}}
                              for d, m in outcomes["App. H's rule"]])
         changed = (verdicts["under App. H's rule"] != verdicts["at the earlier rates"]).sum()
         lines = [f"earlier rates ({e0:g}, {eg:g}): summed step over T = {dep_step:.1f}, "
                  f"{dep_step / paper_step:.1f} times App. H's {paper_step:.1f}",
-                 f"P1: {changed} of {len(verdicts)} claim verdicts change between App. H's rule and the "
-                 f"earlier rates ({e0:g}, {eg:g})."]
+                 f"P1, seeds {seeds}: {changed} of {len(verdicts)} claim verdicts change between App. H's "
+                 f"rule and the earlier rates ({e0:g}, {eg:g})."]
         return {"curves": both, "verdicts": verdicts, "runs": runs, "lines": lines}
 
     def delay_row(self, config: ExperimentConfig) -> dict:
