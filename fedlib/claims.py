@@ -61,7 +61,7 @@ __all__ = ["EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS", "
            "event_count", "interval", "late_mean", "margin_for", "mean_drop", "ok_curves", "outcome_counts",
            "paired", "paired_reach", "per_group", "rounds_to", "scale_cause", "seeds_needed", "summarize",
            "tidy",
-           "update_ledger", "what_holds", "what_holds_markdown"]
+           "summary_markdown", "update_ledger", "what_holds", "what_holds_markdown"]
 
 HOLDS, NOT_HOLDS, EQUIVALENT, INCONCLUSIVE = "holds", "does not hold", "equivalent", "inconclusive"
 #: the four verdicts of a claim
@@ -667,3 +667,42 @@ def what_holds_markdown(ledger: pd.DataFrame | str | os.PathLike) -> str:
     rows.append("| all | [ledger](figures/claims_ledger.md) | " + " | ".join(map(str, total))
                 + f" | {int(t['rows'].sum())} |")
     return "\n".join([head, "|" + "---|" * (len(VERDICTS) + 3), *rows])
+
+
+def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | None = None) -> str:
+    """What a notebook's committed claims say, for the top of the notebook: how many of its claim
+    rows hold, do not hold, are equivalent or inconclusive, at which setting, the claims that hold
+    and those that do not (each once), and a link to the ledger. ``ledger``: the ledger frame or
+    its CSV path (default: the project's ``figures/claims_ledger.csv``)."""
+    from .paths import project_root
+    if ledger is None:
+        ledger = project_root() / "figures" / "claims_ledger.csv"
+    if not isinstance(ledger, pd.DataFrame) and not Path(ledger).exists():
+        return f"No claims of `{notebook}` in the ledger yet (run the notebook at its defaults)."
+    df = pd.read_csv(ledger, keep_default_na=False) if not isinstance(ledger, pd.DataFrame) else ledger
+    rows = df[df["notebook"] == notebook]
+    if rows.empty:
+        return f"No claims of `{notebook}` in the ledger yet (run the notebook at its defaults)."
+    counts = rows["verdict"].value_counts()
+    seeds = sorted(set(pd.to_numeric(rows["seeds"], errors="coerce").dropna().astype(int)))
+    parts = [f"**{int(counts.get(v, 0))} {v}**" for v in VERDICTS]
+    lines = [f"**What the committed runs say** ({len(rows)} claim rows; seeds per comparison: "
+             f"{', '.join(map(str, seeds)) or 'none'}): " + ", ".join(parts) + ".",
+             f"Scale: {_scale(rows['setting'].iloc[0])}."]
+    for verdict in (HOLDS, NOT_HOLDS):
+        claims = list(dict.fromkeys(rows.loc[rows["verdict"] == verdict, "claim"]))
+        if claims:
+            shown = "; ".join(claims[:6]) + (f"; and {len(claims) - 6} more" if len(claims) > 6 else "")
+            lines.append(f"*{verdict.capitalize()}*: {shown}.")
+    lines.append("Every row with its quote, interval and cause: [the claims ledger]"
+                 "(../figures/claims_ledger.md) "
+                 f"and [this notebook's table](../figures/{notebook}/claims.md); the rule is printed where "
+                 "the claims are checked below.")
+    return "\n\n".join(lines)
+
+
+def _scale(setting: str) -> str:
+    """The profile part of a claim row's setting ("quick profile (MNIST, ...)"), else all of it."""
+    import re
+    m = re.search(r"(?:smoke|quick|paper) profile.*", str(setting))
+    return m.group(0) if m else str(setting)

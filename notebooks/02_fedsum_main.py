@@ -49,13 +49,16 @@ out_dir: str = ""  # empty: figures/02_fedsum_main at the default parameters, el
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-from IPython.display import display
+from IPython.display import Markdown, display
 
 from fedlib import claims, notebook, plotting, studies
 
 runs = notebook.notebook_runs("02_fedsum_main", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 setup = studies.fedsum_setup(profile, stand_in_rounds)
+
+# %%
+Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (the claims ledger)
 
 # %% [markdown]
 # ## Settings per profile

@@ -48,7 +48,7 @@ progress: bool = False  # progress bars of the sweeps
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import display
+from IPython.display import Markdown, display
 
 from fedlib import claims, notebook, plotting, studies
 from fedlib.store import Store
@@ -56,6 +56,9 @@ from fedlib.store import Store
 runs = notebook.notebook_runs("05_focus_cifar", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 focus = studies.focus
+
+# %%
+Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (the claims ledger)
 
 # %% [markdown]
 # ## Settings per profile

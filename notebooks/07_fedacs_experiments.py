@@ -53,6 +53,7 @@ progress: bool = False  # progress bars of the sweeps
 
 # %%
 import pandas as pd
+from IPython.display import Markdown
 
 from fedlib import claims, notebook, plotting, studies
 from fedlib.store import Store
@@ -64,6 +65,9 @@ if profile == "smoke":
     print(f"smoke profile: seed {seeds[0]} only (tiny settings; one seed gives no interval: every claim reads 'inconclusive')")
     seeds = seeds[:1]
 
+
+# %%
+Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (the claims ledger)
 
 # %% [markdown]
 # ## Settings: paper says / we use / why

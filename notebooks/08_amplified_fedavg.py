@@ -52,12 +52,15 @@ progress: bool = False  # progress bars of the sweeps
 # %%
 import numpy as np
 import pandas as pd
-from IPython.display import display
+from IPython.display import Markdown, display
 
 from fedlib import analysis, claims, notebook, plotting, studies
 
 runs = notebook.notebook_runs("08_amplified_fedavg", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
+
+# %%
+Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (the claims ledger)
 
 # %% [markdown]
 # ## Settings per profile

@@ -250,3 +250,18 @@ def test_tidy_labels_summarizes_and_keeps_only_the_curves_of_runs_that_are_ok():
     assert set(t["data"]) == {"X", "Y"} and list(s.index.names) == ["data", "seed"]
     assert s.loc[("X", 0), "outcome"] == "ok" and s.loc[("Y", 0), "outcome"].startswith("collapsed")
     assert c[("X", 0)]["test_acc"].tolist() == [0.1, 0.5, 0.8, 0.9] and c[("Y", 0)] is None
+
+
+def test_a_notebook_opens_with_what_its_committed_claims_say():
+    ledger = pd.DataFrame({
+        "notebook": ["nb"] * 3 + ["other"], "paper": "P", "where": "Sec. 1", "quote": "q",
+        "setting": ["MNIST, P1, quick profile (MNIST, T = 200)"] * 4,
+        "claim": ["A beats B", "A beats C", "A beats B", "x"], "verdict": [HOLDS, NOT_HOLDS, HOLDS, HOLDS],
+        "seeds": [5, 4, 5, 3], "cause": ""})
+    text = claims.summary_markdown("nb", ledger)
+    assert "(3 claim rows; seeds per comparison: 4, 5)" in text
+    assert "**2 holds**, **1 does not hold**, **0 equivalent**, **0 inconclusive**" in text
+    assert "Scale: quick profile (MNIST, T = 200)." in text
+    assert "*Holds*: A beats B." in text and "*Does not hold*: A beats C." in text    # each claim once
+    assert "figures/nb/claims.md" in text and "x" not in text.split("Scale")[0]
+    assert claims.summary_markdown("missing", ledger).startswith("No claims of `missing`")
