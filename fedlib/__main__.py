@@ -109,31 +109,53 @@ def main(argv: list[str] | None = None) -> int:
             importlib.import_module(module)
         except ImportError as e:
             parser.error(f"--import: cannot import {module!r} ({e})")
-    counts = {"exact": 0, "cross-cpu": 0, "unchecked": 0, "failed": 0}
+    counts = {"exact": 0, "cross-cpu": 0, "unchecked": 0, "failed": 0, "unknown": 0, "stale": 0}
     for t in tqdm(targets, desc="verify", unit="entry", disable=len(targets) < 2):
         try:
             rep = verify(t, rounds=rounds)
         except ValueError as e:
-            counts["failed"] += 1
-            hint = ("; if it is your own, pass --import <the module that registers it>"
-                    if "unknown algorithm" in str(e) or "unknown problem" in str(e) else "")
-            tqdm.write(f"FAIL {t.name}: cannot replay: {str(e).splitlines()[0]}{hint}")
+            unknown = "unknown algorithm" in str(e) or "unknown problem" in str(e)
+            counts["unknown" if unknown else "failed"] += 1
+            hint = "; if it is your own, pass --import <the module that registers it>" if unknown else ""
+            tqdm.write(f"{'skip' if unknown else 'FAIL'} {t.name}: cannot replay: "
+                       f"{str(e).splitlines()[0]}{hint}")
             continue
         if rep.ok:
             counts[rep.check] += 1
             tqdm.write(f"ok   {t.name} ({rep.check} check, max relative difference "
                        f"{max(rep.max_rel.values(), default=0.0):.1e})")
         elif rep.failed:
-            counts["failed"] += 1
-            tqdm.write(f"FAIL {rep}")
+            changed = _changed_code(t)
+            counts["stale" if changed else "failed"] += 1
+            note = (f"\n  its {' and '.join(changed)} code changed since it was stored: the replay ran "
+                    "today's code (recompute it, or python -m fedlib renew if the change should move no bit)"
+                    if changed else "")
+            tqdm.write(f"FAIL {rep}{note}")
         else:
             counts["unchecked"] += 1
             tqdm.write(f"skip {rep}")
     ok = counts["exact"] + counts["cross-cpu"]
     print(f"{ok} of {len(targets)} entries reproduce ({counts['exact']} by the exact check, "
           f"{counts['cross-cpu']} by the cross-CPU check); {counts['unchecked']} not checkable here; "
-          f"{counts['failed']} differ")
-    return 1 if counts["failed"] else 0
+          f"{counts['failed']} differ; {counts['stale']} differ after a change of their code; "
+          f"{counts['unknown']} cannot be replayed without --import (their algorithm or problem is not "
+          "registered here)")
+    return 1 if counts["failed"] or counts["stale"] or counts["unknown"] else 0     # 0: all verified
+
+
+def _changed_code(entry_dir) -> list[str]:
+    """The parts (algorithm, problem) of a stored entry's code fingerprint that differ from the
+    code as it is now (:func:`fedlib.fingerprint.stale_parts`); [] if none or unreadable."""
+    import json
+
+    from .config import ExperimentConfig
+    from .fingerprint import stale_parts
+    try:
+        meta = json.loads((entry_dir / "meta.json").read_text())
+        config = ExperimentConfig.from_dict(json.loads((entry_dir / "config.json").read_text()))
+        return stale_parts(meta.get("code"), config)
+    except (OSError, ValueError):
+        return []
 
 
 def _rounds(parser: argparse.ArgumentParser, text: str) -> int | str | None:

@@ -74,9 +74,16 @@ def test_verify_imports_the_module_of_a_users_algorithm(tmp_path):
                            capture_output=True, text=True, cwd=tmp_path)
     assert plain.returncode == 1 and "unknown algorithm 'half_step_for_cli'" in plain.stdout
     assert "pass --import <the module that registers it>" in plain.stdout
+    assert "; 0 differ;" in plain.stdout and "1 cannot be replayed without --import" in plain.stdout
     ok = subprocess.run([sys.executable, "-m", "fedlib", "verify", str(tmp_path / "s"), "--import",
                          "my_algos"], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert ok.returncode == 0 and "1 of 1 entries reproduce" in ok.stdout, ok.stdout + ok.stderr
+    src = (tmp_path / "my_algos.py").read_text()
+    (tmp_path / "my_algos.py").write_text(src.replace("0.5 *", "0.25 *"))     # the user edits the rule
+    edited = subprocess.run([sys.executable, "-m", "fedlib", "verify", str(tmp_path / "s"), "--import",
+                             "my_algos"], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert edited.returncode == 1 and "its algorithm code changed since it was stored" in edited.stdout
+    assert "; 0 differ; 1 differ after a change of their code;" in edited.stdout, edited.stdout
 
 
 def test_renew_reports_a_store_with_nothing_stale_and_refuses_an_entry_folder(tmp_path, capsys):
