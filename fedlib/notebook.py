@@ -219,10 +219,13 @@ class NotebookRuns:
 def notebook_runs(notebook: str, params: dict, out_dir: str = "") -> NotebookRuns:
     """The set-up shared by the deep-learning notebooks, from their parameters ``params``
     (``globals()``: ``profile``, ``stand_in_rounds``, ``workers``, ``progress``): the seaborn
-    style, a checked profile, the output folder and the store (a temporary one for smoke runs
-    and stand-in tests, which leave nothing behind)."""
+    style, pandas showing tables whole (no column, cell or row cut to "..."), a checked profile,
+    the output folder and the store (a temporary one for smoke runs and stand-in tests, which
+    leave nothing behind)."""
     from . import plotting
     plotting.set_style()
+    for option in ("display.max_columns", "display.max_colwidth", "display.max_rows"):
+        pd.set_option(option, None)                  # tables whole: no column, cell or row cut to "..."
     profile = check_profile(params["profile"])
     return NotebookRuns(notebook_output_dir(notebook, params, out_dir),
                         notebook_store(notebook, profile, committed=params.get("stand_in_rounds", 0) == 0),

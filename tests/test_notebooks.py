@@ -201,3 +201,12 @@ def test_notebook_runs_save_figures_tables_and_claims_into_the_ledger(tmp_path):
     ledger = pd.read_csv(tmp_path / "claims_ledger.csv")
     got = ledger[["notebook", "paper", "claim", "verdict"]].values.tolist()
     assert got == [["99_test", "a paper", "A beats B", claims.HOLDS]]
+
+
+def test_notebook_runs_show_tables_whole(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDLIB_OUT_ROOT", str(tmp_path))
+    with pd.option_context("display.max_columns", 5, "display.max_colwidth", 10, "display.max_rows", 5):
+        notebook.notebook_runs("02_fedsum_main", {"profile": "smoke"}, str(tmp_path / "o"))
+        wide = pd.DataFrame({f"c{i}": ["a long quote of a paper, " * 4] * 80 for i in range(30)})
+        text = wide.to_string()
+        assert "..." not in text and "c29" in text and text.count("\n") == 80
