@@ -1,0 +1,208 @@
+"""Recorded availability: readers that turn a device trace into a 0/1 matrix [records, rounds].
+
+Two layouts are read:
+
+* ``"stunner"``: the Stunner smartphone sessions of 2014 (Szabó, Téglás, Berta, Jelasity and
+  Bilicki, "Stunner: A Smart Phone Trace for Developing Decentralized Edge Systems", DAIS 2019,
+  doi 10.1007/978-3-030-22496-7_7), as the Gossip Learning Framework preprocessed them: one line
+  per user-week, ``<user> <first state> <start ms> <tz hours> d1 d2 ...``; the first duration is
+  online if the first state is 1, offline if 0, and the durations (milliseconds) alternate.
+  Only records of one whole week are used (the others cover 1-6 days).
+* ``"fedscale"``: FedScale's ``client_behave_trace``, a pickled dict client id ->
+  ``{"duration", "inactive", "finish_time", "active", "model"}``: ``active[i]`` and
+  ``inactive[i]`` (seconds) open and close the client's i-th online interval within
+  ``[0, finish_time)``. A pickle runs code when it is loaded, so it is read with an unpickler
+  that builds builtin containers and numbers only and refuses anything else by name.
+
+Round r of a record covers ``[r * round_minutes, (r + 1) * round_minutes)`` from the record's
+start; ``rule="start"`` marks it 1 if the device is online when the round starts, ``"whole"`` if
+it is online throughout the round (a device that drops mid-round did not finish it).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["FORMATS", "RULES", "WEEK_MS", "availability", "read_fedscale", "read_stunner", "safe_load"]
+
+#: the layouts :func:`availability` reads
+FORMATS = ("stunner", "fedscale")
+#: when a round counts as available (see the module docstring)
+RULES = ("start", "whole")
+#: one week in milliseconds (a full Stunner record)
+WEEK_MS = 7 * 24 * 3600 * 1000
+_DAY_MS = 24 * 3600 * 1000
+
+
+def read_stunner(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, int]]]]:
+    """The full-week records of a Stunner session file, in file order: (record length in ms, its
+    online intervals [start, end) in ms from the record's start).
+
+    Raises:
+        ValueError: naming the file and line of a malformed line (too few fields, a field that is
+            not an integer, a first state other than 0 / 1, a negative duration) or of durations
+            that do not add up to whole days; and an empty file.
+    """
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise ValueError(f"path: no such trace file {path}")
+    out = []
+    lines = 0
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, start=1):
+            fields = line.split()
+            if not fields:
+                continue
+            lines += 1
+            if len(fields) < 5:
+                raise ValueError(f"{path}, line {i}: expected '<user> <first state> <start ms> <tz hours> "
+                                 f"d1 d2 ...', got {len(fields)} field(s)")
+            try:
+                state, durations = int(fields[1]), [int(d) for d in fields[4:]]
+                int(fields[2]), float(fields[3])
+            except ValueError:
+                raise ValueError(f"{path}, line {i}: the state, start, time zone and durations must be "
+                                 f"numbers (durations whole milliseconds): {line.strip()[:80]!r}") from None
+            if state not in (0, 1):
+                raise ValueError(f"{path}, line {i}: first state must be 0 or 1, got {state}")
+            if min(durations) < 0:
+                raise ValueError(f"{path}, line {i}: a duration is negative ({min(durations)} ms)")
+            total = sum(durations)
+            if total <= 0 or total % _DAY_MS:
+                raise ValueError(f"{path}, line {i}: the durations add up to {total} ms, not a whole number "
+                                 "of days")
+            if total != WEEK_MS:
+                continue                                    # a partial week: not used
+            intervals, t, online = [], 0, state == 1
+            for d in durations:
+                if online and d:
+                    intervals.append((t, t + d))
+                t += d
+                online = not online
+            out.append((total, intervals))
+    if not lines:
+        raise ValueError(f"{path}: the trace is empty")
+    return out
+
+
+class _ContainersOnly(pickle.Unpickler):
+    """An unpickler that builds builtin containers, strings and numbers only."""
+
+    def find_class(self, module: str, name: str):
+        raise pickle.UnpicklingError(f"refuses {module}.{name}: a trace holds builtin containers and numbers "
+                                     "only (loading anything else could run code)")
+
+
+def safe_load(path: str | os.PathLike):
+    """Unpickle ``path`` with :class:`_ContainersOnly`: dicts, lists, tuples, sets, strings and
+    numbers come back; any class or function named in the file is refused with a ValueError
+    naming the file and what it asked for."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise ValueError(f"path: no such trace file {path}")
+    try:
+        return _ContainersOnly(io.BytesIO(path.read_bytes())).load()
+    except pickle.UnpicklingError as e:
+        raise ValueError(f"{path}: {e}") from None
+    except (EOFError, ValueError, TypeError, IndexError, KeyError) as e:
+        raise ValueError(f"{path}: not a readable pickle ({type(e).__name__}: {e})") from None
+
+
+def read_fedscale(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, int]]]]:
+    """The records of a FedScale ``client_behave_trace`` pickle, in the dict's order: (record
+    length ``finish_time`` in ms, its online intervals [active[i], inactive[i]) in ms).
+
+    Raises:
+        ValueError: naming the file and the client of a record that lacks a field, whose lists
+            differ in length, or whose intervals are negative, reversed, overlapping or past
+            ``finish_time``; an empty trace; anything but a dict.
+    """
+    data = safe_load(path)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a dict client id -> record, got {type(data).__name__}")
+    if not data:
+        raise ValueError(f"{path}: the trace is empty")
+    out = []
+    for cid, rec in data.items():
+        where = f"{path}, client {cid!r}"
+        if not isinstance(rec, dict) or not {"active", "inactive", "finish_time"} <= set(rec):
+            raise ValueError(f"{where}: expected a dict with 'active', 'inactive' and 'finish_time'")
+        act, ina, end = rec["active"], rec["inactive"], rec["finish_time"]
+        if not isinstance(act, (list, tuple)) or not isinstance(ina, (list, tuple)) or len(act) != len(ina):
+            raise ValueError(f"{where}: 'active' and 'inactive' must be lists of the same length")
+        if not isinstance(end, (int, float)) or end <= 0:
+            raise ValueError(f"{where}: 'finish_time' must be a positive number of seconds, got {end!r}")
+        intervals, last = [], 0.0
+        for a, b in zip(act, ina, strict=True):
+            numbers = isinstance(a, (int, float)) and isinstance(b, (int, float))
+            if not numbers or not 0 <= last <= a <= b <= end:
+                raise ValueError(f"{where}: online intervals must be increasing within [0, finish_time = "
+                                 f"{end}], got [{a!r}, {b!r}] after {last:g}")
+            intervals.append((round(a * 1000), round(b * 1000)))
+            last = b
+        out.append((round(end * 1000), intervals))
+    return out
+
+
+def availability(path: str | os.PathLike, format: str = "stunner", round_minutes: float = 60,
+                 rule: str = "start") -> np.ndarray:
+    """The 0/1 availability [records, rounds] of a recorded trace: every record in file order
+    (Stunner: every full-week record), round r covering ``[r * round_minutes, (r + 1) *
+    round_minutes)`` from the record's start.
+
+    Args:
+        path: the trace file.
+        format: one of :data:`FORMATS`.
+        round_minutes: the length of a round; it must divide the records (a FedScale trace: the
+            shortest record, which sets the number of rounds of all).
+        rule: ``"start"`` (online when the round starts) or ``"whole"`` (online throughout it).
+
+    Raises:
+        ValueError: one message naming the argument, or the file and line / client.
+    """
+    if format not in FORMATS:
+        raise ValueError(f"format: must be one of {', '.join(FORMATS)}; got {format!r}")
+    if rule not in RULES:
+        raise ValueError(f"rule: must be one of {', '.join(RULES)}; got {rule!r}")
+    if isinstance(round_minutes, bool) or not isinstance(round_minutes, (int, float)) \
+            or not round_minutes > 0:
+        raise ValueError(f"round_minutes: must be a positive number, got {round_minutes!r}")
+    records = read_stunner(path) if format == "stunner" else read_fedscale(path)
+    if not records:
+        raise ValueError(f"{path}: no record of one whole week" if format == "stunner"
+                         else f"{path}: no records")
+    step = round_minutes * 60_000
+    horizon = min(length for length, _ in records)
+    rounds = horizon / step
+    if abs(rounds - round(rounds)) > 1e-9 or round(rounds) < 1:
+        raise ValueError(f"round_minutes: {round_minutes:g} does not divide the record "
+                         f"({horizon / 60_000:g} minutes)")
+    rounds = int(round(rounds))
+    starts = np.arange(rounds) * step
+    out = np.zeros((len(records), rounds), dtype=np.int8)
+    for i, (_, intervals) in enumerate(records):
+        if not intervals:
+            continue
+        merged = [list(intervals[0])]
+        for s, e in intervals[1:]:                               # touching intervals are one session
+            if s <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        intervals = merged
+        a = np.array([s for s, _ in intervals], dtype=float)
+        b = np.array([e for _, e in intervals], dtype=float)
+        k = np.searchsorted(a, starts, side="right") - 1         # the interval opened last before each start
+        ok = k >= 0
+        kk = np.where(ok, k, 0)
+        end = b[kk]
+        if rule == "start":
+            out[i] = ok & (starts < end)
+        else:
+            out[i] = ok & (starts + step <= end)
+    return out
