@@ -120,6 +120,10 @@ def _check_values(args: dict, where: str) -> None:
             raise ValueError(f"{where}.{name}: must be a real number {rng}, got {v!r}")
 
 
+#: participation arguments that are text (a file, a format, a rule); every other one is numbers
+_TEXT_ARGS = ("trace", "path", "format", "rule")
+
+
 def _has_text_or_bool(value: Any) -> bool:
     """Whether ``value`` is, or (nested in lists / tuples) holds, a string or a bool."""
     if isinstance(value, (str, bytes, bool, np.bool_)):
@@ -320,7 +324,7 @@ class ExperimentConfig:
                          f"participation kind {self.participation!r}", f"{where}.participation_args")
         _check_values(problem_args, f"{where}.problem_args")
         for name, value in self.participation_args:
-            if name != "trace" and _has_text_or_bool(value):
+            if name not in _TEXT_ARGS and _has_text_or_bool(value):
                 raise bad(f"participation_args.{name}",
                           f"must be numbers (not strings or bools), got {value!r}")
         # the participation's values: build the schedule now (no data needed) when its size is

@@ -576,6 +576,35 @@ def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> Draw:
     return Draw(arr.astype(np.int64))
 
 
+@_kind("recorded", "a recorded availability trace (fedlib.traces), a seeded choice of N of its records")
+def _recorded(rng: np.random.Generator, rounds: int, n: int, path: Any, format: str = "stunner",
+              round_minutes: float = 60, rule: str = "start", offset: int = 0) -> Draw:
+    """Real availability: N records drawn (without replacement, by the schedule's seed) from a
+    recorded trace (:func:`fedlib.traces.availability`), client i replaying record i; round 0 falls
+    ``offset`` rounds into the records (e.g. the hour of the week) and a run longer than the
+    records wraps around to their start. Records never online are not drawn (such a device never
+    takes part). The probabilities a baseline may know are each drawn record's long-run
+    availability (its share of rounds online over the whole record).
+
+    Args:
+        path: the trace file; format, round_minutes, rule: as :func:`fedlib.traces.availability`.
+        offset: the round of the records where round 0 falls (0 <= offset < their rounds).
+    """
+    from .traces import availability
+    m = availability(path, format=format, round_minutes=round_minutes, rule=rule)
+    usable = np.flatnonzero(m.any(axis=1))
+    if n > len(usable):
+        raise ValueError(f"num_clients: {n} clients asked of {path}, which has {len(usable)} records that "
+                         f"are ever online (of {m.shape[0]})")
+    length = m.shape[1]
+    offset = check_int("offset", offset, 0, length - 1)
+    pick = usable[rng.choice(len(usable), size=n, replace=False)]
+    cols = (offset + np.arange(rounds)) % length
+    active = m[pick][:, cols].T.astype(np.int64)
+    probs = np.broadcast_to(m[pick].mean(axis=1), (rounds, n)).copy()
+    return Draw(active, probs)
+
+
 # --------------------------------------------------------------------------------------------
 # Uplink success and local steps (attach to any kind)
 # --------------------------------------------------------------------------------------------

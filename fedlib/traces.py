@@ -21,6 +21,7 @@ it is online throughout the round (a device that drops mid-round did not finish 
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import pickle
@@ -151,6 +152,32 @@ def read_fedscale(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, in
 
 def availability(path: str | os.PathLike, format: str = "stunner", round_minutes: float = 60,
                  rule: str = "start") -> np.ndarray:
+    """The 0/1 availability [records, rounds] of a recorded trace (see :func:`_availability`);
+    read once per file version (its path, size and modification time) and argument set, so that
+    many schedules built from one trace read it once. Returns a read-only array."""
+    if format not in FORMATS:
+        raise ValueError(f"format: must be one of {', '.join(FORMATS)}; got {format!r}")
+    if rule not in RULES:
+        raise ValueError(f"rule: must be one of {', '.join(RULES)}; got {rule!r}")
+    if isinstance(round_minutes, bool) or not isinstance(round_minutes, (int, float)) \
+            or not round_minutes > 0:
+        raise ValueError(f"round_minutes: must be a positive number, got {round_minutes!r}")
+    p = Path(path).expanduser()
+    stat = p.stat() if p.is_file() else None
+    key = (str(p.resolve()) if stat else str(p), stat.st_size if stat else None,
+           stat.st_mtime_ns if stat else None)
+    return _cached(key, format, round_minutes, rule)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached(key: tuple, format: str, round_minutes: float, rule: str) -> np.ndarray:
+    out = _availability(key[0], format, round_minutes, rule)
+    out.flags.writeable = False
+    return out
+
+
+def _availability(path: str | os.PathLike, format: str = "stunner", round_minutes: float = 60,
+                  rule: str = "start") -> np.ndarray:
     """The 0/1 availability [records, rounds] of a recorded trace: every record in file order
     (Stunner: every full-week record), round r covering ``[r * round_minutes, (r + 1) *
     round_minutes)`` from the record's start.

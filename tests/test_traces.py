@@ -137,3 +137,31 @@ def test_the_real_stunner_files_when_the_data_folder_has_them():
     assert a100.shape == a80.shape == (3659, 168)                 # the README's full-week records
     assert 0.2 < a100.mean() < a80.mean() < 0.4                   # the _80 file is online more
     assert (traces.availability(f100, rule="whole") <= a100).all()
+
+
+def test_a_recorded_trace_is_a_participation_kind(tmp_path):
+    from fedlib import ExperimentConfig, participation
+    lines = [_week(1, [1.0 + i, 2.0]) for i in range(6)] + ["never 0 0 2 " + str(WEEK)]
+    f = _stunner(tmp_path, lines)
+    m = traces.availability(f)
+    sched = participation.build("recorded", 4, 200, seed=3, path=str(f), offset=5)
+    again = participation.build("recorded", 4, 200, seed=3, path=str(f), offset=5)
+    other = participation.build("recorded", 4, 200, seed=4, path=str(f), offset=5)
+    assert np.array_equal(sched.active, again.active)                    # seeded
+    cols = (5 + np.arange(200)) % 168                                    # round 0 at hour 5; wraps
+    rows = [[i for i in range(7) if np.array_equal(m[i, cols], sched.active[:, c])] for c in range(4)]
+    assert all(len(r) == 1 for r in rows)                                 # each client replays one record
+    rows = [r[0] for r in rows]
+    assert len(set(rows)) == 4 and 6 not in rows                          # distinct, never the silent one
+    assert np.allclose(sched.probs[0], m[rows].mean(axis=1))              # long-run availability
+    assert other.active.shape == sched.active.shape
+    with pytest.raises(ValueError, match=r"^num_clients: 7 clients asked of .*sessions\.txt, which has 6 "):
+        participation.build("recorded", 7, 10, path=str(f))
+    with pytest.raises(ValueError, match=r"^offset: "):
+        participation.build("recorded", 2, 10, path=str(f), offset=168)
+    c = ExperimentConfig("fedavg", "quadratic", "recorded", 30, problem_args={"num_clients": 4, "dim": 3},
+                         participation_args={"path": str(f), "round_minutes": 30})
+    c.validate()
+    assert c.schedule(num_clients=4).active.shape == (30, 4)
+    with pytest.raises(ValueError, match=r"^config\.participation_args\.round_minutes: 11 does not divide"):
+        c.replace(participation_args={"path": str(f), "round_minutes": 11}).validate()
