@@ -284,3 +284,15 @@ def test_a_schedule_of_ones_own_runs_instead_of_the_configs_participation(in_pro
         flower.server_app([cfg, cfg.replace(seed=4)], schedule=sched)
     with pytest.raises(ValueError, match=r"^schedule: expected a fedlib.participation.Schedule"):
         flower.simulate(cfg, schedule="cyclic")
+
+
+def test_a_federation_smaller_than_the_schedule_stops_loudly(in_process):
+    """Called through Flower's own run_simulation, server_app cannot raise into the caller: the
+    error goes into results['error'] and is also warned, never only stored."""
+    cfg = _config("fedavg", rounds=2)
+    out: dict = {}
+    server = flower.server_app(cfg, out, wait=0.1)
+    with pytest.warns(RuntimeWarning, match=r"^fedlib server_app: the runs stopped: ValueError: num_clients: "
+                                            r"the schedule has 10 clients, the Flower federation 4 nodes"):
+        _single_thread(lambda: server._main(_Grid(flower.client_app(cfg), list(range(4))), None))
+    assert isinstance(out["error"], ValueError) and "results" not in out
