@@ -527,7 +527,8 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
         except Exception as e:          # handed to the caller: Flower would only log it
             out["error"] = e
             warnings.warn(f"fedlib server_app: the runs stopped: {type(e).__name__}: {e} (the exception is "
-                          "in results['error']; fedlib.flower.simulate raises it)", RuntimeWarning, stacklevel=1)
+                          "in results['error']; fedlib.flower.simulate raises it)", RuntimeWarning,
+                          stacklevel=1)
 
     return server
 
