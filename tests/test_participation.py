@@ -9,6 +9,23 @@ from fedlib import delays, participation
 
 N, T = 30, 200
 
+def _stunner_file() -> str:
+    """A small trace in the Stunner layout: 40 full-week records, each online from hour i % 20
+    for 2 hours of every day (so every record is sometimes online)."""
+    import tempfile
+    from pathlib import Path
+    hour, day = 3600 * 1000, 24 * 3600 * 1000
+    lines = []
+    for i in range(40):
+        start = (i % 20) * hour
+        durations = [start] + [2 * hour, day - 2 * hour] * 6 + [2 * hour]
+        durations.append(7 * day - sum(durations))
+        lines.append(f"u{i} 0 0 0 " + " ".join(map(str, durations)))
+    f = Path(tempfile.mkdtemp(prefix="fedlib-trace-")) / "sessions.txt"
+    f.write_text("\n".join(lines) + "\n")
+    return str(f)
+
+
 KIND_ARGS = {
     "full": {},
     "uniform": {"per_round": 7},
@@ -22,6 +39,7 @@ KIND_ARGS = {
     "with_replacement": {"draws": 5, "q": np.full(N, 1 / N)},
     "periodic": {"per_round": 3, "groups": 5, "window": 10},
     "trace": {"trace": (np.arange(T * N).reshape(T, N) % 3 == 0).astype(int)},
+    "recorded": {"path": _stunner_file(), "offset": 3},
 }
 
 
