@@ -43,7 +43,7 @@
 
 # %% tags=["parameters"]
 profile: str = "quick"  # smoke (every code path, tiny), quick (MNIST, time scaled down 5x) or paper
-seeds: list = [0, 1, 2]  # one independent run per seed: split, model, minibatches, availability offset, selection walk, warm-up
+seeds: list = [0, 1, 2, 3, 4]  # one independent run per seed: split, model, minibatches, availability offset, selection walk, warm-up
 stand_in_rounds: int = 0  # tests only: above 0, every phase is cut to this many rounds on synthetic stand-in data
 workers: int = 1  # worker processes computing missing runs (1: in this kernel)
 out_dir: str = ""  # empty: figures/08_amplified_fedavg at the default parameters, else results/notebooks/
