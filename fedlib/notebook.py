@@ -190,14 +190,15 @@ class NotebookRuns:
         return require_ok(sweep(list(configs), self.store, progress=self.progress, workers=self.workers,
                                 keep_params=keep_params))
 
-    def figure(self, fig, name: str, suptitle: str | None = None) -> list[Path]:
+    def figure(self, fig, name: str, suptitle: str | None = None) -> None:
         """Give ``fig`` its title (if any), lay it out and save it as ``name`` (PNG + PDF) in
-        :attr:`out_dir`; returns the paths."""
+        :attr:`out_dir`. Returns nothing, so that a cell ending with it prints no paths (they
+        differ from machine to machine)."""
         from . import plotting
         if suptitle:
             fig.suptitle(suptitle)
         fig.tight_layout()
-        return plotting.save_figure(fig, self.out_dir, name)
+        plotting.save_figure(fig, self.out_dir, name)
 
     def table(self, df: pd.DataFrame, name: str, **kwargs) -> pd.DataFrame:
         """Save ``df`` as ``name`` (CSV + Markdown, :func:`fedlib.plotting.save_table`) in
