@@ -152,9 +152,22 @@ def read_fedscale(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, in
 
 def availability(path: str | os.PathLike, format: str = "stunner", round_minutes: float = 60,
                  rule: str = "start") -> np.ndarray:
-    """The 0/1 availability [records, rounds] of a recorded trace (see :func:`_availability`);
-    read once per file version (its path, size and modification time) and argument set, so that
-    many schedules built from one trace read it once. Returns a read-only array."""
+    """The 0/1 availability [records, rounds] of a recorded trace: every record in file order
+    (Stunner: every full-week record), round r covering ``[r * round_minutes, (r + 1) *
+    round_minutes)`` from the record's start. Read once per file version (its path, size and
+    modification time) and argument set, so that many schedules built from one trace read it
+    once; the array returned is read-only.
+
+    Args:
+        path: the trace file.
+        format: one of :data:`FORMATS`.
+        round_minutes: the length of a round; it must divide the records (a FedScale trace: the
+            shortest record, which sets the number of rounds of all).
+        rule: ``"start"`` (online when the round starts) or ``"whole"`` (online throughout it).
+
+    Raises:
+        ValueError: one message naming the argument, or the file and line / client.
+    """
     if format not in FORMATS:
         raise ValueError(f"format: must be one of {', '.join(FORMATS)}; got {format!r}")
     if rule not in RULES:
@@ -176,29 +189,8 @@ def _cached(key: tuple, format: str, round_minutes: float, rule: str) -> np.ndar
     return out
 
 
-def _availability(path: str | os.PathLike, format: str = "stunner", round_minutes: float = 60,
-                  rule: str = "start") -> np.ndarray:
-    """The 0/1 availability [records, rounds] of a recorded trace: every record in file order
-    (Stunner: every full-week record), round r covering ``[r * round_minutes, (r + 1) *
-    round_minutes)`` from the record's start.
-
-    Args:
-        path: the trace file.
-        format: one of :data:`FORMATS`.
-        round_minutes: the length of a round; it must divide the records (a FedScale trace: the
-            shortest record, which sets the number of rounds of all).
-        rule: ``"start"`` (online when the round starts) or ``"whole"`` (online throughout it).
-
-    Raises:
-        ValueError: one message naming the argument, or the file and line / client.
-    """
-    if format not in FORMATS:
-        raise ValueError(f"format: must be one of {', '.join(FORMATS)}; got {format!r}")
-    if rule not in RULES:
-        raise ValueError(f"rule: must be one of {', '.join(RULES)}; got {rule!r}")
-    if isinstance(round_minutes, bool) or not isinstance(round_minutes, (int, float)) \
-            or not round_minutes > 0:
-        raise ValueError(f"round_minutes: must be a positive number, got {round_minutes!r}")
+def _availability(path: str, format: str, round_minutes: float, rule: str) -> np.ndarray:
+    """:func:`availability` without its argument checks and cache."""
     records = read_stunner(path) if format == "stunner" else read_fedscale(path)
     if not records:
         raise ValueError(f"{path}: no record of one whole week" if format == "stunner"
