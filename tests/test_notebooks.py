@@ -209,5 +209,6 @@ def test_notebook_runs_show_tables_whole(tmp_path, monkeypatch):
     with pd.option_context("display.max_columns", 5, "display.max_colwidth", 10, "display.max_rows", 5):
         notebook.notebook_runs("02_fedsum_main", {"profile": "smoke"}, str(tmp_path / "o"))
         wide = pd.DataFrame({f"c{i}": ["a long quote of a paper, " * 4] * 80 for i in range(30)})
-        text = wide.to_string()
-        assert "..." not in text and "c29" in text and text.count("\n") == 80
+        html = wide._repr_html_()                   # what a notebook shows (to_string ignores these options)
+        assert "..." not in html and "<th>c29</th>" in html
+        assert html.count("<tr>") == 80             # every body row (the header row is styled)
