@@ -240,16 +240,20 @@ def ok_curves(tidy: pd.DataFrame, summary: pd.DataFrame, names: Sequence[str]) -
 
 
 def tidy(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: float, window: float = 0.1,
-         rename: Mapping[str, Callable] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+         rename: Mapping[str, Callable] | None = None,
+         derived: Mapping[str, Callable] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """A sweep frame ``df`` ready for claims: its labelled curves (:func:`fedlib.analysis.label`),
     its per-run :func:`summarize` indexed by ``names``, and the curves of the runs that are ok
     (:func:`ok_curves`). ``rename`` maps a label column to a function applied to its values in
-    both frames (e.g. dataset ids to names)."""
+    both frames (e.g. dataset ids to names); ``derived`` adds columns to the curves, each
+    computed from the labelled frame (e.g. model units from uplink and downlink)."""
     from .analysis import label
     t = label(df, labels, names)
     s = summarize(df, labels, names, chance=chance, window=window)
     for col, f in (rename or {}).items():
         t[col], s[col] = t[col].map(f), s[col].map(f)
+    for col, f in (derived or {}).items():
+        t[col] = f(t)
     return t, s.set_index(list(names)), ok_curves(t, s, names)
 
 

@@ -250,6 +250,9 @@ def test_tidy_labels_summarizes_and_keeps_only_the_curves_of_runs_that_are_ok():
     assert set(t["data"]) == {"X", "Y"} and list(s.index.names) == ["data", "seed"]
     assert s.loc[("X", 0), "outcome"] == "ok" and s.loc[("Y", 0), "outcome"].startswith("collapsed")
     assert c[("X", 0)]["test_acc"].tolist() == [0.1, 0.5, 0.8, 0.9] and c[("Y", 0)] is None
+    _, _, c2 = claims.tidy(df, {"a": ("x", 0), "b": ("y", 0)}, ["data", "seed"], chance=0.1,
+                           derived={"twice": lambda t: 2 * t["test_acc"]})
+    assert c2[("x", 0)]["twice"].tolist() == [0.2, 1.0, 1.6, 1.8]      # derived columns reach the curves
 
 
 def test_a_notebook_opens_with_what_its_committed_claims_say():

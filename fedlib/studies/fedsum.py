@@ -190,9 +190,8 @@ class FedSumSetup:
              names=MAIN_NAMES) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
         """:func:`fedlib.claims.tidy` of runs labelled by ``names``, datasets by their names; the
         curves gain ``model units`` (uplink + downlink, Fig. 1(b)'s axis)."""
-        t, s, _ = claims.tidy(df, labels, names, CHANCE, WINDOW, rename={"dataset": self.dataset_name})
-        t["model units"] = t["uplink"] + t["downlink"]
-        return t, s, claims.ok_curves(t, s, names)
+        return claims.tidy(df, labels, names, CHANCE, WINDOW, rename={"dataset": self.dataset_name},
+                           derived={"model units": lambda t: t["uplink"] + t["downlink"]})
 
     def main_claims(self, summary: pd.DataFrame, curves: dict, dataset: str, pattern: str, seeds: list,
                     setting: str) -> list[dict]:
