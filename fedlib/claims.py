@@ -624,6 +624,8 @@ def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str |
     notebook run at its defaults), replacing that notebook's earlier rows and keeping the
     others'; rows are ordered by notebook. ``setting`` names the table's context columns that
     make up each row's setting (e.g. dataset and pattern), joined with the row's own ``setting``.
+    A table with a ``paper`` column (a notebook that asks several papers' claims) keeps each
+    row's paper; ``paper`` fills the rows that name none.
 
     Returns:
         the ledger's CSV path.
@@ -637,7 +639,11 @@ def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str |
     if "setting" in rows:
         parts.append(rows["setting"].astype(str))
     rows["setting"] = [", ".join(p for p in ps if p) for ps in zip(*parts, strict=True)] if parts else ""
-    rows["notebook"], rows["paper"] = notebook, paper
+    rows["notebook"] = notebook
+    if "paper" in rows:                               # rows that name their paper (notebook 09) keep it
+        rows["paper"] = rows["paper"].where(rows["paper"].astype(str).str.strip() != "", paper)
+    else:
+        rows["paper"] = paper
     rows = rows[LEDGER_COLUMNS]
     if path.exists():
         old = pd.read_csv(path, keep_default_na=False, na_values=[""])

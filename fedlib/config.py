@@ -121,7 +121,7 @@ def _check_values(args: dict, where: str) -> None:
 
 
 #: participation arguments that are text (a file, a format, a rule); every other one is numbers
-_TEXT_ARGS = ("trace", "path", "format", "rule")
+_TEXT_ARGS = ("trace", "path", "format", "rule", "sha256")
 
 
 def _has_text_or_bool(value: Any) -> bool:
@@ -252,7 +252,9 @@ class ExperimentConfig:
 
     def key(self) -> str:
         """Store key: ``<algorithm>-<16 hex digits>``, a hash of the non-default fields (a trace
-        of participation kind ``trace`` by its content: :func:`fedlib.participation.trace_digest`)."""
+        of participation kind ``trace`` by its content: :func:`fedlib.participation.trace_digest`;
+        the file of kind ``recorded`` by its SHA-256 -- the ``sha256`` the config gives, else the
+        file's --, never its path, so that a store moves between machines)."""
         d = self.to_dict()
         defaults = {f.name: f.default for f in fields(self) if f.default is not dataclasses.MISSING}
         defaults["init_from"] = None
@@ -263,6 +265,12 @@ class ExperimentConfig:
             core["participation_args"] = {**core["participation_args"],
                                           "trace": {"digest": participation.trace_digest(
                                               core["participation_args"]["trace"])}}
+        if self.participation == "recorded" and "path" in core.get("participation_args", {}):
+            from .traces import file_sha256
+            args = dict(core["participation_args"])
+            path = args.pop("path")
+            args["sha256"] = str(args.get("sha256") or file_sha256(path)).lower()
+            core["participation_args"] = args
         blob = json.dumps(core, sort_keys=True, default=str)
         return f"{self.algorithm}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -206,6 +206,26 @@ class NotebookRuns:
         from . import plotting
         plotting.save_table(df, self.out_dir, name, **kwargs)
         return df
+
+    def kept_table(self, name: str, compute: Callable[[], pd.DataFrame], fresh: bool) -> pd.DataFrame:
+        """A table whose inputs are not committed (a trace file of the data folder): when
+        ``fresh`` (the inputs are here), ``compute()`` saved as ``name``; else the committed
+        ``figures/<notebook>/<name>.csv``, saved again in :attr:`out_dir`. Either way the table
+        comes back as read from its CSV, so a notebook shows the same numbers with or without
+        the inputs (nbval compares them).
+
+        Raises:
+            ValueError: the inputs are absent and no table was committed.
+        """
+        from .paths import output_dir
+        if fresh:
+            self.table(compute(), name)
+            return pd.read_csv(output_dir(self.out_dir) / f"{name}.csv")
+        kept = project_root() / "figures" / self.name / f"{name}.csv"
+        if not kept.is_file():
+            raise ValueError(f"{name}: its inputs are not here and no table was committed at {kept}")
+        self.table(pd.read_csv(kept), name)
+        return pd.read_csv(kept)
 
     def claims(self, rows, paper: str, setting: Sequence[str] = ()) -> pd.DataFrame:
         """The notebook's claim rows as a :func:`fedlib.claims.claims_table`, saved as ``claims``

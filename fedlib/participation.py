@@ -578,7 +578,8 @@ def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> Draw:
 
 @_kind("recorded", "a recorded availability trace (fedlib.traces), a seeded choice of N of its records")
 def _recorded(rng: np.random.Generator, rounds: int, n: int, path: Any, format: str = "stunner",
-              round_minutes: float = 60, rule: str = "start", offset: int = 0) -> Draw:
+              round_minutes: float = 60, rule: str = "start", offset: int = 0,
+              sha256: str | None = None) -> Draw:
     """Real availability: N records drawn (without replacement, by the schedule's seed) from a
     recorded trace (:func:`fedlib.traces.availability`), client i replaying record i; round 0 falls
     ``offset`` rounds into the records (e.g. the hour of the week) and a run longer than the
@@ -587,10 +588,17 @@ def _recorded(rng: np.random.Generator, rounds: int, n: int, path: Any, format: 
     availability (its share of rounds online over the whole record).
 
     Args:
-        path: the trace file; format, round_minutes, rule: as :func:`fedlib.traces.availability`.
+        path: the trace file (a relative path is also looked up in the data folder:
+            :func:`fedlib.traces.resolve`); format, round_minutes, rule: as
+            :func:`fedlib.traces.availability`.
         offset: the round of the records where round 0 falls (0 <= offset < their rounds).
+        sha256: the file's expected SHA-256 (hex): a file with other bytes is refused. A run's
+            store key holds the file's digest, never its path (:meth:`ExperimentConfig.key`).
     """
-    from .traces import availability
+    from .traces import availability, file_sha256
+    if sha256 is not None and file_sha256(path) != str(sha256).lower():
+        raise ValueError(f"sha256: the trace file {path} has SHA-256 {file_sha256(path)}, not the {sha256} "
+                         "the config asks for (another version of the trace?)")
     m = availability(path, format=format, round_minutes=round_minutes, rule=rule)
     usable = np.flatnonzero(m.any(axis=1))
     if n > len(usable):

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FORMATS", "RULES", "WEEK_MS", "availability", "read_fedscale", "read_stunner", "safe_load"]
+__all__ = ["FORMATS", "RULES", "WEEK_MS", "availability", "read_fedscale", "read_stunner", "safe_load",
+           "file_sha256", "resolve", "sessions", "stunner_records", "write_synthetic_stunner"]
 
 #: the layouts :func:`availability` reads
 FORMATS = ("stunner", "fedscale")
@@ -38,6 +39,43 @@ RULES = ("start", "whole")
 #: one week in milliseconds (a full Stunner record)
 WEEK_MS = 7 * 24 * 3600 * 1000
 _DAY_MS = 24 * 3600 * 1000
+
+
+def resolve(path: str | os.PathLike) -> Path:
+    """Where a trace file is: ``path`` itself if it exists (``~`` expanded), else -- a relative
+    path -- the first data folder (:func:`fedlib.data.data_roots`: ``$FEDLIB_DATA`` or
+    ``~/.cache/fedlib``) that holds it, so that a config naming ``traces/sessions_100.txt``
+    runs on every machine whose data folder has the file. A path found nowhere comes back as
+    given (the readers then name it)."""
+    from .data import data_roots
+    p = Path(path).expanduser()
+    if p.is_file() or p.is_absolute():
+        return p
+    for root in data_roots():
+        if (root / p).is_file():
+            return root / p
+    return p
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a trace file's bytes (hex), computed once per file version (path, size and
+    modification time): a run's store key holds it instead of the path, so the same file is the
+    same run on every machine, and an edited file is a new one."""
+    p = resolve(path)
+    if not p.is_file():
+        raise ValueError(f"path: no such trace file {p}")
+    st = p.stat()
+    return _sha256(str(p.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def read_stunner(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, int]]]]:
@@ -49,7 +87,7 @@ def read_stunner(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, int
             not an integer, a first state other than 0 / 1, a negative duration) or of durations
             that do not add up to whole days; and an empty file.
     """
-    path = Path(path).expanduser()
+    path = resolve(path)
     if not path.is_file():
         raise ValueError(f"path: no such trace file {path}")
     out = []
@@ -103,7 +141,7 @@ def safe_load(path: str | os.PathLike):
     """Unpickle ``path`` with :class:`_ContainersOnly`: dicts, lists, tuples, sets, strings and
     numbers come back; any class or function named in the file is refused with a ValueError
     naming the file and what it asked for."""
-    path = Path(path).expanduser()
+    path = resolve(path)
     if not path.is_file():
         raise ValueError(f"path: no such trace file {path}")
     try:
@@ -175,7 +213,7 @@ def availability(path: str | os.PathLike, format: str = "stunner", round_minutes
     if isinstance(round_minutes, bool) or not isinstance(round_minutes, (int, float)) \
             or not round_minutes > 0:
         raise ValueError(f"round_minutes: must be a positive number, got {round_minutes!r}")
-    p = Path(path).expanduser()
+    p = resolve(path)
     stat = p.stat() if p.is_file() else None
     key = (str(p.resolve()) if stat else str(p), stat.st_size if stat else None,
            stat.st_mtime_ns if stat else None)
@@ -225,3 +263,70 @@ def _availability(path: str, format: str, round_minutes: float, rule: str) -> np
         else:
             out[i] = ok & (starts + step <= end)
     return out
+
+
+def stunner_records(path: str | os.PathLike) -> list[dict]:
+    """Who and when the full-week records of a Stunner file are, in file order (the rows of
+    :func:`availability`): ``user`` (hashed), ``start_ms`` (UNIX time of the record's start, a UTC
+    midnight) and ``tz_hours`` (the device's offset of local time from UTC). Lines are checked
+    by :func:`read_stunner`."""
+    read_stunner(path)                                   # every line checked, with its number
+    out = []
+    with open(resolve(path), encoding="utf-8") as f:
+        for line in f:
+            fields = line.split()
+            if fields and sum(int(d) for d in fields[4:]) == WEEK_MS:
+                out.append({"user": fields[0], "start_ms": int(fields[2]), "tz_hours": float(fields[3])})
+    return out
+
+
+def sessions(path: str | os.PathLike, format: str = "stunner") -> tuple[np.ndarray, np.ndarray]:
+    """The online sessions and the offline gaps between them (minutes) of every record a trace
+    holds (Stunner: its full-week records): sessions that touch count as one; a gap is the time
+    between two sessions of one record (the time before the first and after the last are not
+    gaps: the record cuts them)."""
+    if format not in FORMATS:
+        raise ValueError(f"format: must be one of {', '.join(FORMATS)}; got {format!r}")
+    records = read_stunner(path) if format == "stunner" else read_fedscale(path)
+    on, off = [], []
+    for _, intervals in records:
+        merged: list[list[int]] = []
+        for s, e in intervals:
+            if merged and s <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        on += [e - s for s, e in merged]
+        off += [b[0] - a[1] for a, b in zip(merged, merged[1:], strict=False)]
+    return np.array(on, dtype=float) / 60_000, np.array(off, dtype=float) / 60_000
+
+
+def write_synthetic_stunner(path: str | os.PathLike, records: int = 40, seed: int = 0,
+                            partial: int = 1) -> Path:
+    """Write a small synthetic trace in the Stunner layout (smoke runs and tests, which need no
+    real file): ``records`` full weeks and ``partial`` three-day records (which
+    :func:`read_stunner` skips), each a walk of sessions and gaps of 10 minutes to 6 hours whose
+    chance of being online follows the device's local hour (about 45% by day, 15% at night), time
+    zones of UTC-5 to UTC+8, starts on UTC midnights of 2014. Seeded by ``seed``; returns the path."""
+    rng = np.random.default_rng(seed)
+    path = Path(path).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i in range(records + partial):
+        length = WEEK_MS if i < records else 3 * _DAY_MS
+        tz = int(rng.choice([-5, 0, 1, 2, 8]))
+        start = 1_396_310_400_000 + int(rng.integers(0, 200)) * _DAY_MS       # 2014-04-01 + up to 200 days
+        t, states, durations = 0, [], []
+        while t < length:
+            hour = ((t // 3_600_000) + tz) % 24
+            online = rng.random() < (0.45 if 8 <= hour < 23 else 0.15)
+            d = min(int(rng.integers(10, 361)) * 60_000, length - t)
+            if states and states[-1] == online:
+                durations[-1] += d
+            else:
+                states.append(online)
+                durations.append(d)
+            t += d
+        lines.append(f"synthetic/{i:04d} {int(states[0])} {start} {tz} " + " ".join(map(str, durations)))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

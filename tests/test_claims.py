@@ -211,6 +211,11 @@ def test_claims_table_names_where_and_quote_and_computes_every_cause(tmp_path):
     assert list(ledger.columns) == claims.LEDGER_COLUMNS
     assert list(ledger["notebook"]) == ["01_y", "02_x"] and ledger.loc[1, "setting"] == "P1"
     assert (tmp_path / "figures" / "claims_ledger.md").read_text().startswith("| notebook | paper |")
+    # a notebook asking several papers' claims (09) names each row's paper; ``paper`` fills the rest
+    several = t.assign(paper=["FOCUS", ""])
+    claims.update_ledger(several, "09_z", "FedSUM", tmp_path / "figures" / "09_z")
+    ledger = pd.read_csv(tmp_path / "figures" / "claims_ledger.csv")
+    assert ledger.loc[ledger["notebook"] == "09_z", "paper"].tolist() == ["FOCUS", "FedSUM"]
 
 
 def test_the_ledger_collects_every_notebooks_claims_and_the_readme_shows_its_counts():

@@ -204,6 +204,25 @@ def test_notebook_runs_save_figures_tables_and_claims_into_the_ledger(tmp_path):
     assert got == [["99_test", "a paper", "A beats B", claims.HOLDS]]
 
 
+def test_kept_tables_are_computed_when_their_inputs_are_here_else_read_as_committed(tmp_path, monkeypatch):
+    """A table of inputs that are not committed (notebook 09's trace): computed and saved when
+    they are here; else the committed ``figures/<notebook>/<name>.csv``; the same frame either way
+    (read back from its CSV), and a clear error when nothing was committed."""
+    monkeypatch.setenv("FEDLIB_OUT_ROOT", str(tmp_path))
+    committed = ROOT / "figures" / "09_real_availability" / "trace_files.csv"
+    runs = notebook.NotebookRuns("results/notebooks/k", tmp_path / "store", name="09_real_availability")
+    if committed.exists():
+        fresh = pd.read_csv(committed)
+        calls = []
+        kept = runs.kept_table("trace_files", lambda: calls.append(1) or fresh, fresh=False)
+        assert not calls and kept.equals(pd.read_csv(committed))
+        assert (tmp_path / "results" / "notebooks" / "k" / "trace_files.csv").exists()
+    computed = runs.kept_table("t", lambda: pd.DataFrame({"x": [0.123456789], "y": ["a"]}), fresh=True)
+    assert computed["x"].tolist() == [0.1235] and computed["y"].tolist() == ["a"]     # as its CSV holds it
+    with pytest.raises(ValueError, match=r"^never: its inputs are not here and no table was committed at "):
+        runs.kept_table("never", lambda: pd.DataFrame(), fresh=False)
+
+
 def test_notebook_runs_show_tables_whole(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDLIB_OUT_ROOT", str(tmp_path))
     with pd.option_context("display.max_columns", 5, "display.max_colwidth", 10, "display.max_rows", 5):

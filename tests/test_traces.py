@@ -165,3 +165,55 @@ def test_a_recorded_trace_is_a_participation_kind(tmp_path):
     assert c.schedule(num_clients=4).active.shape == (30, 4)
     with pytest.raises(ValueError, match=r"^config\.participation_args\.round_minutes: 11 does not divide"):
         c.replace(participation_args={"path": str(f), "round_minutes": 11}).validate()
+
+
+def test_a_recorded_run_is_keyed_by_the_file_content_not_its_path(tmp_path, monkeypatch):
+    """The store key of a ``recorded`` run holds the file's SHA-256: the same bytes under another
+    path or found through the data folder are the same run, edited bytes another; a ``sha256``
+    the file does not have is refused when the schedule is built."""
+    import hashlib
+    import shutil
+
+    from fedlib import ExperimentConfig, participation
+    f = _stunner(tmp_path, [_week(1, [1.0 + i, 2.0]) for i in range(4)])
+    data = tmp_path / "data"
+    (data / "traces").mkdir(parents=True)
+    shutil.copy(f, data / "traces" / "s.txt")
+    monkeypatch.setenv("FEDLIB_DATA", str(data))
+    assert traces.resolve("traces/s.txt") == data / "traces" / "s.txt"       # looked up in the data folder
+    digest = hashlib.sha256(f.read_bytes()).hexdigest()
+    assert traces.file_sha256(f) == traces.file_sha256("traces/s.txt") == digest
+
+    def config(path, **extra):
+        return ExperimentConfig("fedavg", "quadratic", "recorded", 20, problem_args={"num_clients": 3, "dim": 2},
+                                participation_args={"path": str(path), **extra})
+    here, there = config(f), config("traces/s.txt")
+    assert here.key() == there.key() == config("traces/s.txt", sha256=digest).key()
+    assert np.array_equal(here.schedule().active, there.schedule().active)
+    edited = tmp_path / "edited.txt"
+    edited.write_text(f.read_text().replace("user 1", "user 1", 1) + _week(0, [3.0]) + "\n")
+    assert config(edited).key() != here.key()
+    with pytest.raises(ValueError, match=r"^sha256: the trace file .* has SHA-256 "):
+        participation.build("recorded", 3, 20, path=str(edited), sha256=digest)
+
+
+def test_records_sessions_and_gaps_of_a_stunner_file(tmp_path):
+    # online 1.5 h, offline 1.5 h, online to the end; and offline 0.5 h, online 1.5 h, offline to the end;
+    # a two-day record is not used
+    f = _stunner(tmp_path, [_week(1, [1.5, 1.5]), "short 1 0 0 " + f"{24 * H} {24 * H}",
+                            _week(0, [0.5, 1.5])])
+    recs = traces.stunner_records(f)
+    assert [(r["user"], r["start_ms"], r["tz_hours"]) for r in recs] == [("user", 1398902400000, 2.0)] * 2
+    on, off = traces.sessions(f)
+    assert sorted(on.tolist()) == [90.0, 90.0, 7 * 24 * 60 - 180.0]        # minutes
+    assert off.tolist() == [90.0]               # between two sessions of one record; the cut ends are not gaps
+
+
+def test_a_synthetic_stunner_trace_is_seeded_and_in_the_layout(tmp_path):
+    a = traces.write_synthetic_stunner(tmp_path / "a.txt", records=12, seed=3, partial=2)
+    b = traces.write_synthetic_stunner(tmp_path / "b.txt", records=12, seed=3, partial=2)
+    c = traces.write_synthetic_stunner(tmp_path / "c.txt", records=12, seed=4, partial=2)
+    assert a.read_text() == b.read_text() != c.read_text()
+    assert len(a.read_text().splitlines()) == 14 and len(traces.read_stunner(a)) == 12   # partial weeks skipped
+    m = traces.availability(a, round_minutes=60)
+    assert m.shape == (12, 168) and 0.1 < m.mean() < 0.6

@@ -5,10 +5,11 @@
 - :mod:`.fedsum`: FedSUM App. H (notebooks 02, 03);
 - :mod:`.focus`: FOCUS App. F (notebook 05);
 - :mod:`.fedacs`: FedACS Sec. 6 / App. I, its environments and step-length calibration (notebook 07);
-- :mod:`.amplified`: Wang & Ji 2022, the warm-up and the phases after it (notebook 08).
+- :mod:`.amplified`: Wang & Ji 2022, the warm-up and the phases after it (notebook 08);
+- :mod:`.real`: the four papers' algorithms under the recorded Stunner trace (notebook 09).
 """
 
-from . import amplified, fedacs, fedsum, focus
+from . import amplified, fedacs, fedsum, focus, real
 from .fedsum import FedSumSetup, fedsum_setup, pick_rates
 
-__all__ = ["FedSumSetup", "amplified", "fedacs", "fedsum", "fedsum_setup", "focus", "pick_rates"]
+__all__ = ["FedSumSetup", "amplified", "fedacs", "fedsum", "fedsum_setup", "focus", "pick_rates", "real"]

@@ -1,0 +1,608 @@
+"""Real availability (notebook 09): the four papers' algorithms under a recorded smartphone trace,
+the Stunner sessions of 2014 (Szabó, Téglás, Berta, Jelasity and Bilicki, "Stunner: A Smart Phone
+Trace for Developing Decentralized Edge Systems", DAIS 2019, doi 10.1007/978-3-030-22496-7_7),
+per profile.
+
+None of the four papers ran on a recorded trace: their headline claims are asked again here,
+where the participation is real, with FedSUM App. H's rules for the rates (the same grid, the
+same choice, the same summed step) and its local-work settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import claims, delays, traces
+from ..config import ExperimentConfig
+from ..notebook import check_profile
+from . import amplified, fedacs, focus
+from .fedsum import PAPER_GRID_ETA_G, fedsum_setup, matched_product, pick_rates, summed_step
+
+__all__ = [
+    "CITATION",
+    "METHODS",
+    "SETTINGS",
+    "TRACE_FILES",
+    "RealSetup",
+    "have",
+    "hourly_share",
+    "real_setup",
+    "sample_week",
+    "session_lengths",
+    "trace_files",
+    "trace_table",
+]
+
+#: the paper behind the trace, cited wherever its numbers appear
+CITATION = (
+    "Stunner smartphone trace of 2014 (Szabó, Téglás, Berta, Jelasity, Bilicki, DAIS 2019, "
+    "doi 10.1007/978-3-030-22496-7_7)"
+)
+#: the two files of the Stunner trace in the data folder: what separates them is not documented
+#: (23% vs 35% of the time online: likely a stricter and a looser filter of the same sessions)
+TRACE_FILES = {"sessions_100.txt": "Stunner _100", "sessions_80.txt": "Stunner _80"}
+#: their SHA-256 (the data folder's README): the runs' configs name them, so a store's keys are the
+#: same on every machine and another version of a file is refused
+TRACE_SHA256 = {
+    "sessions_100.txt": "a501fe6e281cf267eeed6506f065211e2a3e7cd125fa73b6d58c66995e90a057",
+    "sessions_80.txt": "e10857c5f01e7656719206a1056fd2f3b1a2162a096254dd42f05aa011725f86",
+}
+
+#: per profile: data, N (records drawn per seed), K, batch, round length (minutes), T, evaluation
+#: interval, training-loss samples per client, the rate grid's eta_g values and its rounds. quick:
+#: two-hour rounds so that a week (84 rounds) fits the CPU budget, FedSUM App. H's K and batch of
+#: notebook 02's quick profile; paper: App. H's K = 10, batch 128 and T = 2000 hour-long rounds
+#: (12 weeks: the records wrap around)
+SETTINGS = {
+    "smoke": dict(
+        dataset="digits",
+        num_clients=10,
+        local_steps=2,
+        batch=16,
+        round_minutes=60,
+        rounds=14,
+        eval_every=7,
+        train_eval=10,
+        grid_eta_g=(1.0, 2.0),
+        grid_rounds=4,
+        amplify_every=7,
+    ),
+    "quick": dict(
+        dataset="mnist",
+        num_clients=100,
+        local_steps=5,
+        batch=32,
+        round_minutes=120,
+        rounds=84,
+        eval_every=4,
+        train_eval=20,
+        grid_eta_g=PAPER_GRID_ETA_G,
+        grid_rounds=21,
+        amplify_every=12,
+    ),
+    "paper": dict(
+        dataset="mnist",
+        num_clients=100,
+        local_steps=10,
+        batch=128,
+        round_minutes=60,
+        rounds=2000,
+        eval_every=10,
+        train_eval=100,
+        grid_eta_g=PAPER_GRID_ETA_G,
+        grid_rounds=500,
+        amplify_every=24,
+    ),
+}
+#: Wang & Ji's amplification factor (their runs: gamma = 10)
+GAMMA = 10.0
+#: the methods: label -> (algorithm, options); amplification's P is set per profile (one day)
+METHODS = {
+    "FedSUM": ("fedsum", {}),
+    "FedSUM-CR": ("fedsum_cr", {"rebuild": "eq11"}),
+    "FedAvg": ("fedavg", {}),
+    "FedAU": ("fedau", {"cutoff": 50}),
+    "FedAWE": ("fedawe", {"clip": 0.5, "evaluate": "mean_of_copies"}),
+    "MIFA": ("mifa", {}),
+    "FedVARP": ("fedvarp", {}),
+    "SCAFFOLD": ("scaffold", {"uplink_vectors": 1}),
+    "SG-FOCUS": ("sg_focus", {}),
+    "FedACS": ("fedacs", {"draws": 10}),
+    "amplification (gamma=10, P=1 day)": ("amplified_fedavg", {"gamma": GAMMA}),
+}
+#: the paper of each claim group, as the ledger names it
+PAPERS = {"fedsum": "FedSUM", "focus": "FOCUS", "fedacs": "FedACS", "amplified": "Wang & Ji 2022"}
+#: the labels of the runs; test accuracy at chance; the late window; "faster" compares rounds to
+#: this fraction of the plateau both runs reach; FedACS's MNIST target (its Tables 1 and 4)
+NAMES, CHANCE, WINDOW, LEVEL, TARGET = ["seed", "method"], 0.1, 0.1, 0.98, 0.7
+#: the setting every claim row of notebook 09 names (not the papers' own experiments)
+SETTING = "real availability (Stunner 2014)"
+
+
+@dataclass(frozen=True)
+class RealSetup:
+    """Notebook 09 at one profile (see :data:`SETTINGS`): N records of a Stunner file drawn per seed
+    (:mod:`fedlib.traces`, participation kind ``recorded``), MNIST split by Dirichlet(0.1) labels,
+    FedSUM's MNIST CNN, eta_l(t) = eta_0 / sqrt(t/10 + 1) at the rates App. H's rule picks."""
+
+    profile: str
+    trace: str
+    dataset: str
+    num_clients: int
+    local_steps: int
+    batch: int
+    round_minutes: int
+    rounds: int
+    eval_every: int
+    train_eval: int
+    grid_eta_g: tuple
+    grid_rounds: int
+    amplify_every: int
+    rule: str = "whole"
+    alpha: float = 0.1
+    stand_in: int = 0
+
+    @property
+    def data_name(self) -> str:
+        if self.stand_in:
+            return "random stand-in data, synthetic Stunner-layout trace"
+        return "digits (smoke test, synthetic Stunner-layout trace)" if self.profile == "smoke" else "MNIST"
+
+    @property
+    def trace_name(self) -> str:
+        return TRACE_FILES.get(Path(self.trace).name, Path(self.trace).name)
+
+    @property
+    def weeks(self) -> float:
+        """The run's length in weeks of the trace."""
+        return self.rounds * self.round_minutes / (7 * 24 * 60)
+
+    @property
+    def setting(self) -> str:
+        """The setting of the claim rows: the trace, the profile and the scale."""
+        scale = (
+            f"{self.profile} profile ({self.data_name}, {self.trace_name}, N={self.num_clients}, "
+            f"{self.round_minutes}-minute rounds, T={self.rounds} ({self.weeks:g} weeks), "
+            f"K={self.local_steps}, batch {self.batch})"
+        )
+        if self.profile == "smoke" or self.stand_in:
+            return claims.scale_cause(self.profile, self.stand_in, self.rounds, "")
+        return f"{SETTING}, {scale}"
+
+    @property
+    def title(self) -> str:
+        return (
+            f"({self.profile} profile; {self.trace_name}, N={self.num_clients}, "
+            f"{self.round_minutes}-minute rounds, T={self.rounds}, K={self.local_steps}, batch {self.batch}; "
+            f"{self.data_name})"
+        )
+
+    @property
+    def product(self) -> float:
+        """eta_0 eta_g of the grid: App. H's summed step over this profile's T and K."""
+        return matched_product(self.local_steps, self.rounds)
+
+    def participation(self, offset: int = 0) -> tuple[str, dict]:
+        """The recorded kind: ``num_clients`` records of :attr:`trace` drawn by the schedule's seed
+        (a real file with its SHA-256, so that another version of it is refused)."""
+        args = {
+            "path": self.trace,
+            "format": "stunner",
+            "round_minutes": self.round_minutes,
+            "rule": self.rule,
+            "offset": offset,
+        }
+        digest = TRACE_SHA256.get(Path(self.trace).name) if not Path(self.trace).is_absolute() else None
+        return ("recorded", {**args, "sha256": digest} if digest else args)
+
+    def base(self, seed: int = 0) -> ExperimentConfig:
+        """FedAvg under the trace at seed ``seed`` (its own records, split, model and minibatches)."""
+        kind, args = self.participation()
+        synthetic = (
+            {"synthetic": True, "synthetic_sizes": [20 * self.num_clients, 200]} if self.stand_in else {}
+        )
+        return ExperimentConfig(
+            algorithm="fedavg",
+            problem="neural",
+            participation=kind,
+            rounds=self.rounds,
+            problem_args={
+                "dataset": self.dataset,
+                "partition": "dirichlet",
+                "alpha": self.alpha,
+                "model": "fedsum_mnist_cnn",
+                "num_clients": self.num_clients,
+                "batch_size": self.batch,
+                "train_eval_per_client": self.train_eval,
+                "seed": seed,
+                **synthetic,
+            },
+            participation_args=args,
+            local_steps=self.local_steps,
+            lr_local=0.01,
+            lr_global=1.0,
+            lr_schedule="fedsum_sqrt",
+            eval_every=self.eval_every,
+            seed=seed,
+        )
+
+    def grid_configs(self) -> dict:
+        """App. H's grid under the trace: FedAvg, seed 0, a quarter of the run, eta_0 eta_g =
+        :attr:`product` at each eta_g of the grid: config -> (eta_0, eta_g)."""
+        b = self.base().replace(rounds=self.grid_rounds)
+        pairs = [(float(f"{self.product / eg:.6g}"), eg) for eg in self.grid_eta_g]
+        return {b.replace(lr_local=e0, lr_global=eg): (e0, eg) for e0, eg in pairs}
+
+    def choose_rates(self, compute: Callable[[list], pd.DataFrame]) -> tuple[tuple, pd.DataFrame]:
+        """App. H's choice (:func:`fedlib.studies.fedsum.pick_rates`): the lowest training loss over
+        the grid runs' last tenth, eta_g capped at 1. Returns (eta_0, eta_g) and the grid's table."""
+        grid = self.grid_configs()
+        table, eta0, eta_g = pick_rates(compute(list(grid)), grid)
+        table["summed step over T"] = [
+            summed_step(e0, eg, self.local_steps, self.rounds)
+            for e0, eg in zip(table["eta_0"], table["eta_g"], strict=True)
+        ]
+        return (eta0, eta_g), table
+
+    def methods(self) -> dict[str, tuple[str, dict, float]]:
+        """Label -> (algorithm, options, factor of eta_0): amplification every day of rounds
+        (:attr:`amplify_every`) at eta_0 / gamma, so that eta_0 gamma is the product the others use
+        with eta_g (as App. H keeps eta_0 eta_g fixed; our inference for Wang & Ji's factor)."""
+        out = {}
+        for label, (algo, opts) in METHODS.items():
+            if algo == "amplified_fedavg":
+                out[label] = (algo, {**opts, "P": self.amplify_every}, 1.0 / GAMMA)
+            else:
+                out[label] = (algo, dict(opts), 1.0)
+        return out
+
+    def configs(self, rates: tuple, seeds: list) -> dict:
+        """Every method at the chosen ``rates`` (eta_0, eta_g) for each seed: config -> (seed, method)."""
+        eta0, eta_g = rates
+        out = {}
+        for seed in seeds:
+            b = self.base(seed).replace(lr_local=eta0, lr_global=eta_g)
+            for label, (algo, opts, factor) in self.methods().items():
+                out[b.replace(algorithm=algo, algorithm_args=opts, lr_local=eta0 * factor)] = (seed, label)
+        return out
+
+    def tidy(self, df: pd.DataFrame, labels: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+        """:func:`fedlib.claims.tidy` of the runs, with model units (uplink + downlink)."""
+        return claims.tidy(
+            df, labels, NAMES, CHANCE, WINDOW, derived={"model units": lambda t: t["uplink"] + t["downlink"]}
+        )
+
+    # ------------------------------------------------------------------ the trace and its delays
+    def schedules(self, seeds: list) -> dict[int, np.ndarray]:
+        """The availability [rounds, N] each seed replays (its own draw of records)."""
+        return {k: self.base(k).schedule(num_clients=self.num_clients).active for k in seeds}
+
+    def delay_table(self, seeds: list) -> pd.DataFrame:
+        """FedSUM's tau_max and tau_avg (eqs. 2-4) of the real schedules (one row per seed) beside
+        the synthetic patterns of notebook 01 (Cases 1-4, P3, Markov) at the same N, T and mean
+        number of clients per round S, each with the lemma's bound on tau_max where the paper
+        gives one (:func:`fedlib.studies.fedsum.delay_patterns`), and the Bernoulli bound
+        (FedSUM Lemma F.2) with delta = the least available client's long-run share."""
+        from ..participation import build
+        from .fedsum import delay_patterns
+
+        real = self.schedules(seeds)
+        rows = []
+        shares = []
+        for k, a in real.items():
+            m = delays.delay_metrics(a)
+            share = a.mean(axis=0)
+            shares.append(a.sum(axis=1).mean())
+            delta = float(share[share > 0].min()) if (share > 0).any() else float("nan")
+            rows.append(
+                {
+                    "pattern": f"real: {self.trace_name}, seed {k}",
+                    "S (mean clients per round)": round(float(a.sum(axis=1).mean()), 1),
+                    "tau_max": m.tau_max,
+                    "tau_avg": round(m.tau_avg, 3),
+                    "bound on tau_max": round(
+                        delays.bound_bernoulli(self.num_clients, self.rounds, delta), 1
+                    ),
+                    "bound": f"F.2 with δ = least client's share ({delta:.3f}), ours",
+                }
+            )
+        s = max(1, int(round(float(np.mean(shares)))))
+        for name, p in delay_patterns(self.num_clients, s).items():
+            ms = [
+                delays.delay_metrics(
+                    build(p["kind"], self.num_clients, self.rounds, seed=k, **p["args"]).active
+                )
+                for k in seeds
+            ]
+            rows.append(
+                {
+                    "pattern": f"synthetic: {name}",
+                    "S (mean clients per round)": s,
+                    "tau_max": float(np.mean([m.tau_max for m in ms])),
+                    "tau_avg": round(float(np.mean([m.tau_avg for m in ms])), 3),
+                    "bound on tau_max": round(float(p["bound"](self.rounds)), 1),
+                    "bound": p["formula"],
+                }
+            )
+        return pd.DataFrame(rows)
+
+    # ------------------------------------------------------------------ the claims
+    def claims(self, summary: pd.DataFrame, curves: dict, seeds: list, per_round: float) -> list[dict]:
+        """Each paper's headline claim under the trace, seed by seed, by the rule of
+        :mod:`fedlib.claims`; every row names its paper (the ledger's ``paper`` column):
+
+        * FedSUM (Sec. 5): FedSUM and FedSUM-CR faster (rounds) and more stable than every baseline,
+          fewer model units, FedSUM-CR keeps FedSUM's accuracy with fewer units
+          (:meth:`FedSumSetup.main_claims`, margins from this profile's evaluation interval and its
+          mean clients per round);
+        * FOCUS (App. F.2): SG-FOCUS has a higher test accuracy and converges faster than FedAU and
+          SCAFFOLD;
+        * FedACS (Sec. 6): fewer rounds to the 70% target than FedAvg, FedVARP and FedAU (the
+          rivals of its claim that run here), and the highest late-window accuracy;
+        * Wang & Ji (Sec. 6): FedAvg without amplification gives the lowest performance -- here:
+          amplification every day of rounds ends above FedAvg.
+
+        ``per_round``: the mean number of clients per round of the real schedules (the model-unit
+        margin is two rounds' worth of them, as notebook 02's is 2 S).
+        """
+        fs = replace(
+            fedsum_setup("quick" if self.profile != "smoke" else "smoke"),
+            eval_every=self.eval_every,
+            per_round=max(1, int(round(per_round))),
+            rounds=self.rounds,
+        )
+        summary3 = pd.concat({"MNIST": pd.concat({"trace": summary}, names=["pattern"])}, names=["dataset"])
+        curves3 = {("MNIST", "trace", *k): v for k, v in curves.items()}
+        rows = [
+            {**r, "paper": PAPERS["fedsum"]}
+            for r in fs.main_claims(summary3, curves3, "MNIST", "trace", seeds, self.setting)
+        ]
+        for r in rows:
+            r.pop("dataset"), r.pop("pattern")
+
+        def acc(m: str) -> dict:
+            return {k: summary.loc[(k, m), "final_acc"] for k in seeds}
+
+        def hist(m: str) -> dict:
+            return {k: curves[(k, m)] for k in seeds}
+
+        rounds_margin = claims.margin_for("rounds to target", self.eval_every)
+        acc_margin = claims.MARGINS["test accuracy"]
+        rivals = ["FedAU", "SCAFFOLD"]
+        rows += [
+            {
+                "paper": PAPERS["focus"],
+                "where": "App. F.2, Fig. 9",
+                "quote": focus.QUOTE,
+                "claim": "SG-FOCUS has higher test accuracy than FedAU and SCAFFOLD",
+                "check": claims.against_all(
+                    acc("SG-FOCUS"), {r: acc(r) for r in rivals}, "SG-FOCUS", margin=acc_margin
+                ),
+            },
+            {
+                "paper": PAPERS["focus"],
+                "where": "App. F.2, Fig. 9",
+                "quote": focus.QUOTE,
+                "claim": "SG-FOCUS converges faster than FedAU and SCAFFOLD",
+                "check": claims.against_all(
+                    hist("SG-FOCUS"),
+                    {r: hist(r) for r in rivals},
+                    "SG-FOCUS",
+                    compare=claims.paired_reach,
+                    level=LEVEL,
+                    margin=rounds_margin,
+                ),
+            },
+        ]
+
+        def to_target(m: str) -> dict:
+            return {
+                k: (claims.rounds_to(curves[(k, m)], TARGET) if curves[(k, m)] is not None else np.nan)
+                for k in seeds
+            }
+
+        acs_rivals = [r for r in fedacs.RIVALS + ("FedAU",) if r in METHODS]
+        others = [m for m in METHODS if m != "FedACS"]
+        rows += [
+            {
+                "paper": PAPERS["fedacs"],
+                "where": fedacs.QUOTES["rounds"][0],
+                "quote": fedacs.QUOTES["rounds"][1],
+                "claim": f"FedACS needs fewer rounds to {TARGET:.0%} test accuracy than "
+                f"{', '.join(acs_rivals)} (the rivals that run here)",
+                "check": claims.against_all(
+                    to_target("FedACS"),
+                    {r: to_target(r) for r in acs_rivals},
+                    "FedACS",
+                    higher=False,
+                    margin=rounds_margin,
+                    digits=0,
+                    missing="never",
+                ),
+            },
+            {
+                "paper": PAPERS["fedacs"],
+                "where": fedacs.QUOTES["accuracy"][0],
+                "quote": fedacs.QUOTES["accuracy"][1],
+                "claim": "FedACS has the highest late-window test accuracy",
+                "check": claims.against_all(
+                    acc("FedACS"), {m: acc(m) for m in others}, "FedACS", margin=acc_margin
+                ),
+            },
+        ]
+        amp = next(m for m, (a, _) in METHODS.items() if a == "amplified_fedavg")
+        rows.append(
+            {
+                "paper": PAPERS["amplified"],
+                "where": "Sec. 6, Fig. 1",
+                "quote": amplified.QUOTES["lowest"],
+                "claim": f"{amp} ends above FedAvg (no amplification)",
+                "check": claims.paired(acc(amp), acc("FedAvg"), margin=acc_margin, names=(amp, "FedAvg")),
+            }
+        )
+        for r in rows:
+            r["setting"] = self.setting
+        return rows
+
+
+def closest_pattern(delay_table: pd.DataFrame) -> dict:
+    """The synthetic pattern of :meth:`RealSetup.delay_table` nearest to the real schedules (the
+    mean over seeds): the smallest sum of absolute log-ratios of tau_max and tau_avg. Returns the
+    pattern's row (``pattern``, ``tau_max``, ``tau_avg``) with the real means (``real tau_max``,
+    ``real tau_avg``) and the real rows' mean bound (``real bound``)."""
+    is_real = delay_table["pattern"].str.startswith("real")
+    real_rows, synth = delay_table[is_real], delay_table[~is_real]
+    rmax, ravg = float(real_rows["tau_max"].mean()), float(real_rows["tau_avg"].mean())
+    dist = (np.log(synth["tau_max"] / rmax).abs() + np.log(synth["tau_avg"] / ravg).abs()).to_numpy()
+    row = synth.iloc[int(np.argmin(dist))]
+    return {
+        "pattern": str(row["pattern"]).removeprefix("synthetic: "),
+        "tau_max": float(row["tau_max"]),
+        "tau_avg": float(row["tau_avg"]),
+        "real tau_max": rmax,
+        "real tau_avg": ravg,
+        "real bound": float(real_rows["bound on tau_max"].mean()),
+    }
+
+
+def cost_hours(df: pd.DataFrame) -> float:
+    """CPU-hours of the runs of a sweep frame: each run's measured seconds at its last round
+    (one torch thread per run), summed."""
+    return float(df.groupby("key")["seconds"].max().sum() / 3600)
+
+
+def trace_files(profile: str, synthetic: bool = False) -> dict[str, Path]:
+    """The trace files notebook 09 describes, name -> path: the two Stunner files as paths
+    relative to the data folder (``traces/<name>``, found by :func:`fedlib.traces.resolve`; they
+    may be absent: :func:`have`), or -- at the smoke profile and with ``synthetic`` (stand-in
+    tests) -- two small synthetic traces in the Stunner layout
+    (:func:`fedlib.traces.write_synthetic_stunner`, seeds 0 and 1, twice as many full weeks as
+    the profile's N) in a new temporary folder, so that the notebook's tests need no real file."""
+    import tempfile
+
+    if check_profile(profile) == "smoke" or synthetic:
+        tmp = Path(tempfile.mkdtemp(prefix=f"fedlib-09-{profile}-"))
+        n = SETTINGS[profile]["num_clients"]
+        return {
+            name: traces.write_synthetic_stunner(tmp / name, records=max(40, 2 * n), seed=i)
+            for i, name in enumerate(TRACE_FILES)
+        }
+    return {n: Path("traces") / n for n in TRACE_FILES}
+
+
+def have(files: dict[str, Path]) -> bool:
+    """Whether every file of ``files`` is here (:func:`fedlib.traces.resolve`)."""
+    return all(traces.resolve(p).is_file() for p in files.values())
+
+
+def hourly_share(files: dict[str, Path]) -> pd.DataFrame:
+    """The share of full-week records online at the start of each hour of the day, in UTC and in
+    each device's local time (its record's offset), per file: columns file, clock, hour, share."""
+    rows = []
+    for name, path in files.items():
+        m = traces.availability(path, round_minutes=60, rule="start")  # [records, 168 hours]
+        tz = np.array([r["tz_hours"] for r in traces.stunner_records(path)])
+        utc = np.arange(m.shape[1]) % 24
+        local = (utc[None, :] + np.floor(tz)[:, None]).astype(int) % 24
+        for clock, hours in (("UTC", np.broadcast_to(utc, m.shape)), ("local time", local)):
+            for h in range(24):
+                rows.append(
+                    {
+                        "file": TRACE_FILES.get(name, name),
+                        "clock": clock,
+                        "hour": h,
+                        "share online": float(m[hours == h].mean()),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def trace_table(files: dict[str, Path], round_minutes: int, rule: str) -> pd.DataFrame:
+    """Per file: its full-week records, the devices (users) behind them, the share of time online
+    at the start of an hour, the share of rounds a device is available by the notebook's round
+    length and rule, the records ever available by that rule, the median and 90th percentile of
+    sessions and gaps (minutes) and the sessions per record."""
+    rows = []
+    for name, path in files.items():
+        recs = traces.stunner_records(path)
+        hourly = traces.availability(path, round_minutes=60, rule="start")
+        run = traces.availability(path, round_minutes=round_minutes, rule=rule)
+        on, off = traces.sessions(path)
+        rows.append(
+            {
+                "file": TRACE_FILES.get(name, name),
+                "full-week records": len(recs),
+                "devices": len({r["user"] for r in recs}),
+                "share online (hour starts)": round(float(hourly.mean()), 3),
+                f"share available ({round_minutes}-min rounds, rule '{rule}')": round(float(run.mean()), 3),
+                f"records ever available ({rule})": int(run.any(axis=1).sum()),
+                "median session (min)": round(float(np.median(on)), 1),
+                "90% of sessions below (min)": round(float(np.quantile(on, 0.9)), 1),
+                "median gap (min)": round(float(np.median(off)), 1),
+                "90% of gaps below (min)": round(float(np.quantile(off, 0.9)), 1),
+                "sessions per record": round(len(on) / max(len(recs), 1), 1),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def session_lengths(files: dict[str, Path]) -> pd.DataFrame:
+    """Every session and gap (minutes) of every file (:func:`fedlib.traces.sessions`): columns
+    file, kind ("online session" / "offline gap"), minutes."""
+    parts = []
+    for name, path in files.items():
+        on, off = traces.sessions(path)
+        f = TRACE_FILES.get(name, name)
+        parts += [
+            pd.DataFrame({"file": f, "kind": "online session", "minutes": on}),
+            pd.DataFrame({"file": f, "kind": "offline gap", "minutes": off}),
+        ]
+    return pd.concat(parts, ignore_index=True)
+
+
+def sample_week(path: Path, records: int = 100, seed: int = 0) -> pd.DataFrame:
+    """Hour-long rounds of a week of ``records`` full-week records drawn by ``seed`` (all of them
+    if the file has fewer), rule "start", for a heat-map: one row per hour, one 0/1 column per
+    record drawn (named by its row in the file's full-week records)."""
+    m = traces.availability(path, round_minutes=60, rule="start")
+    pick = np.sort(np.random.default_rng(seed).choice(len(m), size=min(records, len(m)), replace=False))
+    return pd.DataFrame(m[pick].T.astype(int), columns=[f"record {i}" for i in pick])
+
+
+def session_quantiles(files: dict[str, Path], points: int = 201) -> pd.DataFrame:
+    """The distributions of :func:`session_lengths` as ``points`` quantiles each (an ECDF drawn
+    from them): columns file, kind, quantile, minutes."""
+    lengths = session_lengths(files)
+    q = np.linspace(0, 1, points)
+    parts = [
+        pd.DataFrame({"file": f, "kind": k, "quantile": q, "minutes": np.quantile(g["minutes"], q)})
+        for (f, k), g in lengths.groupby(["file", "kind"], sort=False)
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
+def real_setup(profile: str, trace: str | Path, stand_in_rounds: int = 0) -> RealSetup:
+    """Notebook 09's settings at ``profile`` replaying the Stunner-layout file ``trace`` (a path
+    relative to the data folder, e.g. ``traces/sessions_100.txt``, keeps the runs' configs the
+    same on every machine; the file is read when a schedule is built); ``stand_in_rounds > 0``
+    keeps the profile's N, K, batch and model on random data and cuts the runs (and the grid's)
+    to that many rounds."""
+    check_profile(profile)
+    if isinstance(stand_in_rounds, bool) or not isinstance(stand_in_rounds, int) or stand_in_rounds < 0:
+        raise ValueError(f"stand_in_rounds: must be an integer >= 0, got {stand_in_rounds!r}")
+    s = RealSetup(profile=profile, trace=str(trace), **SETTINGS[profile])
+    if stand_in_rounds:
+        s = replace(
+            s,
+            rounds=stand_in_rounds,
+            grid_rounds=stand_in_rounds,
+            eval_every=stand_in_rounds,
+            train_eval=2,
+            grid_eta_g=s.grid_eta_g[:1],
+            stand_in=stand_in_rounds,
+        )
+    return s
