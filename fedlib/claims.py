@@ -448,6 +448,9 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
     if not margin >= 0:
         raise ValueError(f"margin: must be >= 0, got {margin!r}")
     seeds = [s for s in a if s in b]
+    if not seeds and (a or b):
+        raise ValueError(f"a, b: no seed in common (a: {sorted(a)}, b: {sorted(b)}); a paired comparison "
+                         "compares the two methods' runs of the same seeds")
     diffs, used, own, other = [], [], [], []
     an, bn = names
     for s in seeds:
@@ -550,6 +553,11 @@ def event_count(events: Mapping, what: str = "the event") -> Verdict:
     effect is the share of seeds where it happened, its interval the 95% Clopper-Pearson interval;
     holds if the interval lies above 1/2 (it happens in most runs), does not hold if below."""
     from scipy import stats
+    bad = {s: v for s, v in events.items() if v is not None and not isinstance(v, (bool, np.bool_))}
+    if bad:
+        s, v = next(iter(bad.items()))
+        raise ValueError(f"events: seed -> True (it happened), False (it did not) or None (cannot tell); "
+                         f"seed {s} has {v!r}")
     known = {s: bool(v) for s, v in events.items() if v is not None}
     unknown = [f"seed {s}" for s, v in events.items() if v is None]
     n, k = len(known), sum(known.values())

@@ -247,7 +247,16 @@ class ExperimentConfig:
 
     def replace(self, **changes: Any) -> ExperimentConfig:
         """A copy with some fields changed; ``name.arg=value`` style keys are not accepted here,
-        see :func:`fedlib.grid` for that."""
+        see :func:`fedlib.grid` for that.
+
+        Raises:
+            ValueError: a name that is not a field, naming the fields.
+        """
+        names = [f.name for f in fields(self)]
+        unknown = [k for k in changes if k not in names]
+        if unknown:
+            raise ValueError(f"{unknown[0]}: not a field of ExperimentConfig (its fields: "
+                             f"{', '.join(names)})")
         return dataclasses.replace(self, **changes)
 
     def key(self) -> str:
@@ -308,14 +317,11 @@ class ExperimentConfig:
                     raise bad("init_from", f"the warm-up must have the same {name} as the run it "
                                            f"starts (the schedule continues); got {getattr(warm, name)!r} "
                                            f"and {getattr(self, name)!r}")
-        opts = algorithms.get(self.algorithm).options
-        for name, value in self.algorithm_args:
-            if name not in opts:
-                raise bad(f"algorithm_args.{name}", f"not an option of algorithm {self.algorithm!r}; "
-                                                    f"its options: {', '.join(opts) or '(none)'}")
-            if name in ("momentum", "prox_mu") and (isinstance(value, bool)
-                                                    or not isinstance(value, (int, float))):
-                raise bad(f"algorithm_args.{name}", f"must be a real number, got {value!r}")
+        try:                                       # its options and their values (option_rules)
+            algorithms.get(self.algorithm).check_options(self.arguments("algorithm_args"))
+        except ValueError as e:
+            name, _, rest = str(e).partition(": ")
+            raise bad(f"algorithm_args.{name}", rest) from None
         problem_args = self.arguments("problem_args")
         builder = problems_builder(self.problem)
         allowed = _parameters(builder)
@@ -350,6 +356,9 @@ class ExperimentConfig:
                 if sep and name in spec:                      # the kind names its argument: say where it is
                     raise bad(f"participation_args.{name}", f"{rest} (participation kind "
                                                             f"{self.participation!r})") from None
+                if sep and name == "num_clients":             # more clients than the kind can give
+                    raise bad("problem_args.num_clients", f"{rest} (participation kind "
+                                                          f"{self.participation!r})") from None
                 raise bad("participation_args", f"participation kind {self.participation!r}: {e}") from None
 
     def build_problem(self, device: str | None = None) -> Problem:

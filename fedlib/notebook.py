@@ -36,7 +36,7 @@ def check_profile(profile: str) -> str:
 
 
 def check_seeds(seeds) -> list[int]:
-    """``seeds`` as a list of ints if it is a non-empty list of non-negative integers (a
+    """``seeds`` as a list of ints if it is a non-empty list of distinct non-negative integers (a
     notebook's ``seeds`` parameter), else a ValueError that says so."""
     import numpy as np
     if not isinstance(seeds, (str, bytes)) and hasattr(seeds, "__iter__"):
@@ -44,6 +44,10 @@ def check_seeds(seeds) -> list[int]:
     if not isinstance(seeds, list) or not seeds or any(
             isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0 for k in seeds):
         raise ValueError(f"seeds: must be a non-empty list of non-negative integers, got {seeds!r}")
+    twice = sorted({int(k) for k in seeds if seeds.count(k) > 1})
+    if twice:
+        raise ValueError(f"seeds: each seed once (a seed twice would count one run twice in every "
+                         f"interval); {', '.join(map(str, twice))} repeated in {seeds!r}")
     return [int(k) for k in seeds]
 
 

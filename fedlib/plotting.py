@@ -83,6 +83,11 @@ def curves(data: pd.DataFrame, hue: str, col: str | None, x: str = "round", col_
     spanning less than 10 margins says in the panel that it magnifies differences below the
     margin. ``title`` is formatted with ``row`` and ``col``. Returns (figure, axes)."""
     metrics = CURVE_METRICS if metrics is None else metrics
+    named = (("hue", hue), ("col", col), ("row", row), ("x", x), *(("metrics", m) for m in metrics))
+    for name, column in named:
+        if column is not None and column not in data:
+            raise ValueError(f"{name}: {column!r} is not a column of data (its columns: "
+                             f"{', '.join(map(str, data.columns))})")
     cols = [None] if col is None else col_order if col_order is not None else list(dict.fromkeys(data[col]))
     rows = [(r, m) for r in (dict.fromkeys(data[row]) if row else [None]) for m in metrics]
     fig, axes = plt.subplots(len(rows), len(cols), figsize=(size[0] * len(cols) + legend_width,

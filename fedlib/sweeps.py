@@ -351,8 +351,12 @@ def load(store: str | os.PathLike | Store,
         df.groupby("algorithm")["test_acc"].max()
 
     Raises:
-        ValueError: a run of ``configs`` that is not stored (naming how many and the store).
+        ValueError: a store folder that does not exist; a run of ``configs`` that is not stored
+            (naming how many and the store).
     """
+    folder = Path(store.path if isinstance(store, Store) else store).expanduser()
+    if not folder.is_dir():
+        raise ValueError(f"store: no such folder {folder} (nothing stored there yet?)")
     if configs is None:
         configs = stored_configs(store.path if isinstance(store, Store) else store)
     return sweep(configs, store, progress=False, compute=False)

@@ -308,6 +308,9 @@ def write_synthetic_stunner(path: str | os.PathLike, records: int = 40, seed: in
     :func:`read_stunner` skips), each a walk of sessions and gaps of 10 minutes to 6 hours whose
     chance of being online follows the device's local hour (about 45% by day, 15% at night), time
     zones of UTC-5 to UTC+8, starts on UTC midnights of 2014. Seeded by ``seed``; returns the path."""
+    for name, value, low in (("records", records, 1), ("partial", partial, 0), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name}: must be an integer >= {low}, got {value!r}")
     rng = np.random.default_rng(seed)
     path = Path(path).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -19,8 +19,10 @@ from fedlib import (
     participation,
     partition,
     problems,
+    traces,
 )
 from fedlib.algorithms import Algorithm, register
+from fedlib.studies import real as real_study
 
 ROOT = Path(__file__).resolve().parents[1]
 QUAD = problems.random_quadratic(num_clients=4, dim=3, seed=0)
@@ -252,7 +254,64 @@ CASES = [
      "configs: expected ExperimentConfig objects"),
     ("sweep a dict", lambda t: fedlib.sweep(BASE.to_dict(), t / "s", progress=False), ValueError,
      "configs: expected ExperimentConfig objects .*got dict"),
+    # the fresh trial of issue 37 (second pass): option values, recorded traces, API misuse
+    ("option value", lambda t: _sweep(algorithm="fedau", algorithm_args={"cutoff": -1}), ValueError,
+     r"configs\[1\]\.algorithm_args\.cutoff: must be an integer >= 1 \(algorithm 'fedau'\), got -1"),
+    ("option choice", lambda t: _sweep(algorithm="fedsum_cr", algorithm_args={"rebuild": "exact"}), ValueError,
+     r"configs\[1\]\.algorithm_args\.rebuild: must be one of 'eq11', 'rate_sum'"),
+    ("option bool", lambda t: _sweep(algorithm="scaffold", algorithm_args={"uplink_vectors": True}), ValueError,
+     r"configs\[1\]\.algorithm_args\.uplink_vectors: must be one of 1, 2"),
+    ("amplify P 0", lambda t: _sweep(algorithm="amplified_fedavg", algorithm_args={"P": 0}), ValueError,
+     r"configs\[1\]\.algorithm_args\.P: must be an integer >= 1"),
+    ("recorded missing file", lambda t: _sweep(participation="recorded",
+                                               participation_args={"path": str(t / "none.txt")}),
+     ValueError, r"configs\[1\]\.participation_args\.path: no such trace file .*none\.txt"),
+    ("recorded rule", lambda t: _sweep(participation="recorded",
+                                       participation_args={"path": str(_week_file(t)), "rule": "half"}),
+     ValueError, r"configs\[1\]\.participation_args\.rule: must be one of start, whole; got 'half'"),
+    ("recorded sha256", lambda t: _sweep(participation="recorded",
+                                         participation_args={"path": str(_week_file(t)), "sha256": "ab" * 32}),
+     ValueError, r"configs\[1\]\.participation_args\.sha256: the trace file .* has SHA-256 "),
+    ("recorded too many", lambda t: _sweep(participation="recorded", participation_args={"path": str(_week_file(t))},
+                                           problem_args={"num_clients": 9, "dim": 3}),
+     ValueError, r"configs\[1\]\.problem_args\.num_clients: 9 clients asked of .*, which has 5 records"),
+    ("recorded offset", lambda t: _sweep(participation="recorded",
+                                         participation_args={"path": str(_week_file(t)), "offset": 168}),
+     ValueError, r"configs\[1\]\.participation_args\.offset: must be an integer in 0\.\.167"),
+    ("replace unknown field", lambda t: BASE.replace(colour=1), ValueError,
+     "colour: not a field of ExperimentConfig"),
+    ("load missing store", lambda t: fedlib.load(t / "nostore"), ValueError, r"store: no such folder .*nostore"),
+    ("paired no common seed", lambda t: fedlib.claims.paired({0: 1.0}, {1: 0.5}), ValueError,
+     r"a, b: no seed in common \(a: \[0\], b: \[1\]\)"),
+    ("event strings", lambda t: fedlib.claims.event_count({0: "yes", 1: "no"}), ValueError,
+     "events: seed -> True .* seed 0 has 'yes'"),
+    ("seeds repeated", lambda t: notebook.check_seeds([0, 0, 1]), ValueError, "seeds: each seed once .* 0 repeated"),
+    ("synthetic records 0", lambda t: traces.write_synthetic_stunner(t / "x.txt", records=0), ValueError,
+     "records: must be an integer >= 1, got 0"),
+    ("availability round str", lambda t: traces.availability(_week_file(t), round_minutes="60"),
+     ValueError, "round_minutes: must be a positive number, got '60'"),
+    ("sessions format", lambda t: traces.sessions(_week_file(t), format="gossip"), ValueError,
+     "format: must be one of stunner, fedscale; got 'gossip'"),
+    ("curves unknown hue", lambda t: _curves("algo"), ValueError, "hue: 'algo' is not a column of data"),
+    ("real profile", lambda t: real_study.real_setup("fast", "traces/x.txt"), ValueError,
+     "profile: must be one of smoke, quick, paper; got 'fast'"),
 ]
+
+
+def _week_file(tmp: Path) -> Path:
+    """Five full-week Stunner records (under an input folder the catalogue allows)."""
+    f = tmp / "store" / "sessions.txt"
+    f.parent.mkdir(exist_ok=True)
+    h, week = 3600 * 1000, 7 * 24 * 3600 * 1000
+    f.write_text("".join(f"u{i} 1 1398902400000 2 {(i + 1) * h} {week - (i + 1) * h}\n" for i in range(5)))
+    return f
+
+
+def _curves(hue: str):
+    import pandas as pd
+
+    from fedlib import plotting
+    return plotting.curves(pd.DataFrame({"round": [0], "loss": [1.0], "test_acc": [0.1], "method": ["a"]}), hue, None)
 
 
 def _csv(tmp: Path, text: str) -> Path:

@@ -19,6 +19,33 @@ __all__ = ["SOLVER_OPTIONS", "Algorithm", "RoundInput", "available", "get", "lr_
 SOLVER_OPTIONS = ("momentum", "prox_mu")
 
 
+def _real(v) -> bool:
+    return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(float(v))
+
+
+def int_at_least(low: int) -> tuple[str, Callable]:
+    """An option rule: an integer >= ``low``."""
+    return (f"an integer >= {low}",
+            lambda v: not isinstance(v, bool) and isinstance(v, numbers.Integral) and v >= low)
+
+
+def positive(none: bool = False) -> tuple[str, Callable]:
+    """An option rule: a positive finite number (or None when ``none``)."""
+    return ("a positive number" + (" or None" if none else ""),
+            lambda v: (none and v is None) or (_real(v) and float(v) > 0))
+
+
+def one_of(*values) -> tuple[str, Callable]:
+    """An option rule: one of ``values``."""
+    return (f"one of {', '.join(map(repr, values))}",
+            lambda v: not isinstance(v, bool) and any(v == x and type(v) is type(x) for x in values))
+
+
+#: the local solver's options, every algorithm that lists them
+SOLVER_RULES = {"momentum": ("a real number in [0, 1)", lambda v: _real(v) and 0 <= float(v) < 1),
+                "prox_mu": ("a finite real number >= 0", lambda v: _real(v) and float(v) >= 0)}
+
+
 @dataclass
 class RoundInput:
     """Everything an algorithm sees in round t.
@@ -67,6 +94,10 @@ class Algorithm:
     uplink: int = 1
     downlink: int = 1
     options: tuple[str, ...] = ()
+    #: option -> (what it must be, a check of its value): checked by :meth:`check_options` when a
+    #: config is validated -- before any run of a sweep -- and when the algorithm is built; the
+    #: rules of the base classes apply too (the local solver's ``momentum`` and ``prox_mu``)
+    option_rules: dict = SOLVER_RULES
     #: names of the state each client keeps between rounds (FedSUM's ``h``, SCAFFOLD's ``ci``);
     #: empty for an algorithm whose clients keep nothing. See :meth:`client_step`.
     client_state: tuple[str, ...] = ()
@@ -78,19 +109,25 @@ class Algorithm:
         if not isinstance(cls.__dict__.get("name"), str) or not cls.__dict__.get("name"):
             cls.name = cls.__name__.lower()
 
-    def __init__(self, problem: Problem, engine, **options):
-        unknown = sorted(set(options) - set(self.options))
+    @classmethod
+    def check_options(cls, options: dict) -> None:
+        """Refuse an option this algorithm does not have, or a value its :attr:`option_rules` (or a
+        base class's) do not allow: a ValueError ``"<option>: ..."`` naming what it must be."""
+        unknown = sorted(set(options) - set(cls.options))
         if unknown:
-            raise ValueError(f"{unknown[0]}: not an option of algorithm {self.name!r}; its options: "
-                             f"{', '.join(self.options) or '(none)'}")
-        if "momentum" in options:
-            m = options["momentum"]
-            if isinstance(m, bool) or not isinstance(m, numbers.Real) or not 0 <= float(m) < 1:
-                raise ValueError(f"momentum: must be a real number in [0, 1), got {m!r}")
-        if "prox_mu" in options:
-            mu = options["prox_mu"]
-            if isinstance(mu, bool) or not isinstance(mu, numbers.Real) or not 0 <= float(mu) < math.inf:
-                raise ValueError(f"prox_mu: must be a finite real number >= 0, got {mu!r}")
+            raise ValueError(f"{unknown[0]}: not an option of algorithm {cls.name!r}; its options: "
+                             f"{', '.join(cls.options) or '(none)'}")
+        rules = {}
+        for klass in reversed(cls.__mro__):
+            rules.update(klass.__dict__.get("option_rules") or {})
+        for name, value in options.items():
+            if name in rules:
+                what, ok = rules[name]
+                if not ok(value):
+                    raise ValueError(f"{name}: must be {what} (algorithm {cls.name!r}), got {value!r}")
+
+    def __init__(self, problem: Problem, engine, **options):
+        self.check_options(options)
         self.problem, self.engine = problem, engine
         self.N = problem.num_clients
         self.opts = options

@@ -183,8 +183,9 @@ class RealSetup:
 
     @property
     def product(self) -> float:
-        """eta_0 eta_g of the grid: App. H's summed step over this profile's T and K."""
-        return matched_product(self.local_steps, self.rounds)
+        """eta_0 eta_g of the grid: App. H's summed step over this profile's T and K (the
+        profile's T, also when stand-in runs are cut shorter)."""
+        return matched_product(self.local_steps, SETTINGS[self.profile]["rounds"])
 
     def participation(self, offset: int = 0) -> tuple[str, dict]:
         """The recorded kind: ``num_clients`` records of :attr:`trace` drawn by the schedule's seed
