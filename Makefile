@@ -70,10 +70,14 @@ ifneq ($(strip $(FEDLIB_DATA)),)
 export FEDLIB_DATA
 endif
 
-# FEDLIB_NO_COMPUTE=1: notebooks under nbval read their committed stores and never train silently
+# FEDLIB_NO_COMPUTE=1: notebooks under nbval read their committed stores and never train silently.
+# TEST_WORKERS pytest-xdist processes (2: the 2 cores of the CI machine); --dist loadscope keeps
+# each notebook's cells, and each test file, in one process, in order (0: no xdist)
+TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks
 	out=$$(mktemp -d) && FEDLIB_OUT_ROOT=$$out FEDLIB_NO_COMPUTE=1 $(BIN)/python -m pytest -q -m "not slow" \
+	  $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope) \
 	  -p no:logging tests --nbval --nbval-current-env $(NOTEBOOKS); rc=$$?; rm -rf $$out; exit $$rc
 
 test-slow: $(STAMP)

@@ -1,5 +1,8 @@
 """Shared fixtures."""
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -61,3 +64,15 @@ def assert_kernels_agree(a, b, reduction, what=""):
     bound = 2 * reduction * U32 * scale
     assert diff <= bound, (f"{what}: kernels differ by {diff:.3e} (norm), beyond the fp32 rounding bound "
                            f"{bound:.3e} = 2 x {reduction} terms x u x |b|")
+
+
+def pytest_configure(config):
+    """Under pytest-xdist (``make test``), each worker writes the notebooks' outputs under its own
+    folder of ``$FEDLIB_OUT_ROOT``: two notebooks updating one claims ledger at once could read
+    each other's half-written file. The notebooks' kernels inherit this environment."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    root = os.environ.get("FEDLIB_OUT_ROOT")
+    if worker and root:
+        own = Path(root) / worker
+        own.mkdir(parents=True, exist_ok=True)
+        os.environ["FEDLIB_OUT_ROOT"] = str(own)

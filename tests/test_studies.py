@@ -519,16 +519,21 @@ def test_real_study_keeps_app_h_rules_under_the_trace(tmp_path):
         assert c.algorithm == "fedavg" and c.rounds == s.rounds // 4 and c.lr_local == e0
         assert abs(e0 * eg - s.product) < 1e-6 * s.product
     args = dict(next(iter(grid)).participation_args)
-    assert args["path"] == "traces/sessions_100.txt" and args["sha256"] == real.TRACE_SHA256["sessions_100.txt"]
+    assert args["path"] == "traces/sessions_100.txt"
+    assert args["sha256"] == real.TRACE_SHA256["sessions_100.txt"]
     configs = s.configs((0.1, 1.0), [0, 1])
-    assert len(configs) == 2 * len(real.METHODS)
+    assert len(configs) == 2 * (len(real.METHODS) + len(real.AMPLIFIED))
+    assert s.warmup_rounds == 4 * 12                                  # Wang & Ji: a warm-up of 4 cycles
     for c, (seed, label) in configs.items():
         assert c.seed == dict(c.problem_args)["seed"] == seed and c.lr_global == 1.0
-        algo, opts = real.METHODS[label]
-        if algo == "amplified_fedavg":
-            assert dict(c.algorithm_args) == {**opts, "P": 12} and c.lr_local == pytest.approx(0.1 / real.GAMMA)
+        if label in real.AMPLIFIED:                                    # a phase after the seed's warm-up
+            assert c.algorithm == "amplified_fedavg" and c.warmup() == s.warmup((0.1, 1.0), seed)
+            assert dict(c.algorithm_args) == {"P": 12, "gamma": real.AMPLIFIED[label]}
+            assert c.lr_local == pytest.approx(0.1 / real.GAMMA) and c.rounds + s.warmup_rounds == s.rounds
+            assert c.warmup().algorithm == "fedavg" and c.warmup().lr_local == 0.1
         else:
-            assert c.lr_local == 0.1 and dict(c.algorithm_args) == opts
+            algo, opts = real.METHODS[label]
+            assert (c.algorithm, c.lr_local, dict(c.algorithm_args), c.rounds) == (algo, 0.1, opts, s.rounds)
     # the smoke profile's synthetic trace: schedules, delays beside the synthetic patterns
     files = real.trace_files("smoke")
     assert real.have(files) and all(traces.read_stunner(p) for p in files.values())

@@ -185,7 +185,8 @@ def test_a_recorded_run_is_keyed_by_the_file_content_not_its_path(tmp_path, monk
     assert traces.file_sha256(f) == traces.file_sha256("traces/s.txt") == digest
 
     def config(path, **extra):
-        return ExperimentConfig("fedavg", "quadratic", "recorded", 20, problem_args={"num_clients": 3, "dim": 2},
+        return ExperimentConfig("fedavg", "quadratic", "recorded", 20,
+                                problem_args={"num_clients": 3, "dim": 2},
                                 participation_args={"path": str(path), **extra})
     here, there = config(f), config("traces/s.txt")
     assert here.key() == there.key() == config("traces/s.txt", sha256=digest).key()
@@ -206,7 +207,7 @@ def test_records_sessions_and_gaps_of_a_stunner_file(tmp_path):
     assert [(r["user"], r["start_ms"], r["tz_hours"]) for r in recs] == [("user", 1398902400000, 2.0)] * 2
     on, off = traces.sessions(f)
     assert sorted(on.tolist()) == [90.0, 90.0, 7 * 24 * 60 - 180.0]        # minutes
-    assert off.tolist() == [90.0]               # between two sessions of one record; the cut ends are not gaps
+    assert off.tolist() == [90.0]         # between two sessions of one record; the cut ends are not gaps
 
 
 def test_a_synthetic_stunner_trace_is_seeded_and_in_the_layout(tmp_path):
@@ -214,6 +215,7 @@ def test_a_synthetic_stunner_trace_is_seeded_and_in_the_layout(tmp_path):
     b = traces.write_synthetic_stunner(tmp_path / "b.txt", records=12, seed=3, partial=2)
     c = traces.write_synthetic_stunner(tmp_path / "c.txt", records=12, seed=4, partial=2)
     assert a.read_text() == b.read_text() != c.read_text()
-    assert len(a.read_text().splitlines()) == 14 and len(traces.read_stunner(a)) == 12   # partial weeks skipped
+    assert len(a.read_text().splitlines()) == 14
+    assert len(traces.read_stunner(a)) == 12                     # the partial weeks are skipped
     m = traces.availability(a, round_minutes=60)
     assert m.shape == (12, 168) and 0.1 < m.mean() < 0.6

@@ -1,0 +1,35 @@
+"""The paper profile of every deep-learning notebook, on stand-ins (a file of its own so that
+``make test``'s pytest-xdist workers share the long notebook runs: ``--dist loadscope`` keeps a
+file in one worker)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fedlib import notebook
+
+from .test_notebooks import DEEP, ROOT, _tree
+
+# stand-ins that take minutes on 2 cores (ResNet-18 of FedSUM Fig. 12): `make test-slow`
+SLOW_STAND_INS = {"03_fedsum_ablations"}
+
+
+@pytest.mark.parametrize("nb", [pytest.param(nb, marks=pytest.mark.slow) if nb in SLOW_STAND_INS else nb
+                                for nb in DEEP])
+def test_deep_learning_notebook_paper_profile_runs_on_stand_ins(nb, tmp_path):
+    """The paper profile's settings (datasets, models, N, S, schedules) build and run: every phase
+    cut to 2 rounds on synthetic stand-ins of the papers' datasets (``stand_in_rounds``)."""
+    assert "stand_in_rounds" in notebook.notebook_defaults(nb)
+    env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path)}
+    env.pop("FEDLIB_NO_COMPUTE", None)
+    one_seed = ["-y", "seeds: [0]"] if "seeds" in notebook.notebook_defaults(nb) else []
+    before = _tree(ROOT / "results" / nb)       # a user's own paper-profile store may be there: unchanged
+    subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks" / f"{nb}.ipynb"),
+                    str(tmp_path / "out.ipynb"), "-k", "python3", "--cwd", str(ROOT / "notebooks"),
+                    "-p", "profile", "paper", "-p", "stand_in_rounds", "2", *one_seed, "--no-progress-bar"],
+                   env=env, check=True, capture_output=True, timeout=900)
+    [written] = (tmp_path / "results" / "notebooks").glob(f"{nb}-profile=paper-*stand_in_rounds=2")
+    assert any(written.glob("*.png")) and (written / "claims.csv").exists()
+    assert _tree(ROOT / "results" / nb) == before                  # stand-in runs leave no store behind
