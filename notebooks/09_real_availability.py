@@ -53,7 +53,7 @@ progress: bool = False  # progress bars of the sweeps
 # %%
 import matplotlib.pyplot as plt
 import seaborn as sns
-from IPython.display import Markdown
+from IPython.display import Markdown, display
 
 from fedlib import claims, notebook, plotting
 from fedlib.studies import real
@@ -192,8 +192,13 @@ fig, _ = plotting.curves(tidy, "method", None, hue_order=methods, palette=plotti
 runs.figure(fig, "curves", f"Under the real trace {setup.title}")
 
 # %%
-runs.table(claims.per_group(summary, ["method"], {"final test acc": "final_acc", "final train loss": "final_loss",
-                                                  "mean drop": "drop"}, recovered=True), "final_values")
+display(runs.table(claims.per_group(summary, ["method"], {
+    "final test acc": "final_acc", "final train loss": "final_loss", "mean drop": "drop"}, recovered=True),
+    "final_values"))
+bad = summary[summary["outcome"] != "ok"].reset_index()
+for m, g in bad.groupby("method", sort=False):
+    print(f"{m}: not ok in {len(g)} of {len(seeds)} seeds ({'; '.join(g['outcome'])}) at eta_0 = "
+          f"{rates[0] / (real.GAMMA if m in real.AMPLIFIED else 1):g}, eta_g = {rates[1]:g}")
 
 # %% [markdown]
 # ## Each paper's headline claim under the real trace
@@ -209,7 +214,7 @@ runs.table(claims.per_group(summary, ["method"], {"final test acc": "final_acc",
 # %%
 print(claims.RULE)
 per_round = delay_table.loc[delay_table["pattern"].str.startswith("real"), "S (mean clients per round)"].mean()
-claim_table = runs.claims(setup.claims(summary, curves, seeds, per_round), "FedSUM")
+claim_table = runs.claims(setup.claims(summary, curves, seeds, per_round, rates), "FedSUM")
 counts = claim_table.groupby("paper", sort=False)["verdict"].value_counts().unstack(fill_value=0)
 for paper, row in counts.iterrows():
     print(f"{paper}: " + ", ".join(f"{v} in {row[v]}" for v in claims.VERDICTS if v in row and row[v])
