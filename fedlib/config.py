@@ -284,8 +284,12 @@ class ExperimentConfig:
         return f"{self.algorithm}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
     # -- checks and building -------------------------------------------------------------------
-    def validate(self, where: str = "config") -> None:
-        """Check names and values before anything runs; errors name ``where`` and the field."""
+    def validate(self, where: str = "config", inputs: bool = True) -> None:
+        """Check names and values before anything runs; errors name ``where`` and the field.
+
+        ``inputs=False`` (reading stored runs): a recorded trace whose file is not here, named by
+        its ``sha256``, is not read -- its values were checked when the run was computed, and a
+        store is read without the trace file."""
         def bad(field_name: str, msg: str) -> ValueError:
             return ValueError(f"{where}.{field_name}: {msg}")
         if self.algorithm not in algorithms.available():
@@ -311,7 +315,7 @@ class ExperimentConfig:
                 raise bad(name, f"must be a positive finite number, got {v!r}")
         warm = self.warmup()
         if warm is not None:
-            warm.validate(where=f"{where}.init_from")
+            warm.validate(where=f"{where}.init_from", inputs=inputs)
             for name in ("problem", "problem_args", "participation", "participation_args", "local_steps"):
                 if getattr(warm, name) != getattr(self, name):
                     raise bad("init_from", f"the warm-up must have the same {name} as the run it "
@@ -348,7 +352,9 @@ class ExperimentConfig:
                                                     "default", None))
         needs_data = ({"local_epochs", "local_epochs_range"} & set(spec)
                       and not {"client_sizes", "batch_size"} <= set(spec))
-        if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and not needs_data:
+        absent = (not inputs and self.participation == "recorded" and spec.get("sha256")
+                  and "path" in spec and not self._trace_here(spec["path"]))
+        if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and not needs_data and not absent:
             try:
                 self.schedule(num_clients=int(n))
             except (ValueError, TypeError, OSError) as e:
@@ -360,6 +366,11 @@ class ExperimentConfig:
                     raise bad("problem_args.num_clients", f"{rest} (participation kind "
                                                           f"{self.participation!r})") from None
                 raise bad("participation_args", f"participation kind {self.participation!r}: {e}") from None
+
+    @staticmethod
+    def _trace_here(path: Any) -> bool:
+        from .traces import resolve
+        return resolve(path).is_file()
 
     def build_problem(self, device: str | None = None) -> Problem:
         """The problem of this config (cached per process: the last one built is reused)."""

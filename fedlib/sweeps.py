@@ -205,13 +205,16 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
     for i, c in enumerate(configs):
         if not isinstance(c, ExperimentConfig):
             raise ValueError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
-        c.validate(where=f"configs[{i}]")
+        c.validate(where=f"configs[{i}]", inputs=False)     # a stored run is read without its trace file
     _warn_idle_seeds(configs)
     if compute is None:
         compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
     if compute:
         root = store.path if isinstance(store, Store) else Path(store)
-        _require_data([c for c in configs if not (root / c.key() / "meta.json").exists()])
+        missing = [(i, c) for i, c in enumerate(configs) if not (root / c.key() / "meta.json").exists()]
+        for i, c in missing:                             # a run to compute: its inputs too, before any run
+            c.validate(where=f"configs[{i}]")
+        _require_data([c for _, c in missing])
     st = store if isinstance(store, Store) else Store(store)
     unique = list({c.key(): c for c in configs}.values())
     # warm-ups (init_from) run first, once, with their final model kept

@@ -91,10 +91,7 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 
 # %%
 print(f"profile {profile}: {setup.title}; seeds {seeds}")
-print(f"the trace: {real.CITATION}")
-if not fresh:
-    print("the trace files are not in the data folder: the trace's tables below are the committed ones "
-          f"(figures/{runs.name}/); the runs come from the store")
+print(f"the trace: {real.CITATION}")   # without the trace files, its tables below are the committed ones
 
 # %% [markdown]
 # ## The trace

@@ -219,3 +219,28 @@ def test_a_synthetic_stunner_trace_is_seeded_and_in_the_layout(tmp_path):
     assert len(traces.read_stunner(a)) == 12                     # the partial weeks are skipped
     m = traces.availability(a, round_minutes=60)
     assert m.shape == (12, 168) and 0.1 < m.mean() < 0.6
+
+
+def test_a_stored_recorded_run_is_read_without_its_trace_file(tmp_path, monkeypatch):
+    """A store of runs on a recorded trace, its configs naming the file by a data-folder path and
+    its SHA-256, is read where the file is absent (a clean clone's nbval); a run that would have
+    to be computed there is refused before anything runs, naming the file."""
+    import hashlib
+    import shutil
+
+    import fedlib
+    from fedlib import ExperimentConfig
+    data = tmp_path / "data"
+    (data / "traces").mkdir(parents=True)
+    f = _stunner(tmp_path, [_week(1, [1.0 + i, 2.0]) for i in range(4)])
+    shutil.copy(f, data / "traces" / "s.txt")
+    monkeypatch.setenv("FEDLIB_DATA", str(data))
+    c = ExperimentConfig("fedavg", "quadratic", "recorded", 6, problem_args={"num_clients": 3, "dim": 2},
+                         participation_args={"path": "traces/s.txt",
+                                             "sha256": hashlib.sha256(f.read_bytes()).hexdigest()})
+    first = fedlib.sweep(c, tmp_path / "store", progress=False)
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "empty"))         # the trace is gone
+    again = fedlib.load(tmp_path / "store", c)
+    assert again["loss"].tolist() == first["loss"].tolist()
+    with pytest.raises(ValueError, match=r"^configs\[0\]\.participation_args\.path: no such trace file "):
+        fedlib.sweep(c.replace(seed=1), tmp_path / "store", progress=False)
