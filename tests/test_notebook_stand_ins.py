@@ -16,9 +16,7 @@ from .test_notebooks import DEEP, ROOT, _tree
 SLOW_STAND_INS = {"03_fedsum_ablations"}
 
 
-@pytest.mark.parametrize("nb", [pytest.param(nb, marks=pytest.mark.slow) if nb in SLOW_STAND_INS else nb
-                                for nb in DEEP])
-def test_deep_learning_notebook_paper_profile_runs_on_stand_ins(nb, tmp_path):
+def _runs_on_stand_ins(nb: str, tmp_path) -> None:
     """The paper profile's settings (datasets, models, N, S, schedules) build and run: every phase
     cut to 2 rounds on synthetic stand-ins of the papers' datasets (``stand_in_rounds``)."""
     assert "stand_in_rounds" in notebook.notebook_defaults(nb)
@@ -33,3 +31,18 @@ def test_deep_learning_notebook_paper_profile_runs_on_stand_ins(nb, tmp_path):
     [written] = (tmp_path / "results" / "notebooks").glob(f"{nb}-profile=paper-*stand_in_rounds=2")
     assert any(written.glob("*.png")) and (written / "claims.csv").exists()
     assert _tree(ROOT / "results" / nb) == before                  # stand-in runs leave no store behind
+
+
+def _per_notebook(nb: str) -> type:
+    """A test class of one notebook's stand-in run: ``make test``'s workers (``--dist loadscope``)
+    take each class as a unit of its own, so the long notebook runs spread over both."""
+    def test_paper_profile_runs_on_stand_ins(self, tmp_path):
+        _runs_on_stand_ins(nb, tmp_path)
+    test_paper_profile_runs_on_stand_ins.__doc__ = _runs_on_stand_ins.__doc__
+    cls = type(f"TestStandIns_{nb}", (), {test_paper_profile_runs_on_stand_ins.__name__:
+                                          test_paper_profile_runs_on_stand_ins})
+    return pytest.mark.slow(cls) if nb in SLOW_STAND_INS else cls
+
+
+for _nb in DEEP:
+    globals()[f"TestStandIns_{_nb}"] = _per_notebook(_nb)

@@ -64,8 +64,7 @@ DEEP = [nb for nb in NOTEBOOKS       # the deep-learning notebooks: profiles smo
                for mark in ("notebook.check_profile(profile)", "notebook.notebook_runs("))]
 
 
-@pytest.mark.parametrize("nb", DEEP)
-def test_deep_learning_notebook_runs_its_smoke_profile(nb, tmp_path):
+def _runs_its_smoke_profile(nb: str, tmp_path) -> None:
     """Every code path of the notebook on tiny settings (papermill, outputs in a temporary
     folder; its runs in a temporary store)."""
     env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path)}
@@ -79,6 +78,19 @@ def test_deep_learning_notebook_runs_its_smoke_profile(nb, tmp_path):
     assert any(written.glob("*.png")) and any(written.glob("*.csv"))
     assert not (tmp_path / "figures").exists()
     assert _tree(ROOT / "results" / nb) == before                  # smoke runs leave no store behind
+
+
+def _smoke_class(nb: str) -> type:
+    """A test class of one notebook's smoke run: ``make test``'s workers (``--dist loadscope``)
+    take each class as a unit of its own, so the notebook runs spread over both."""
+    def test_runs_its_smoke_profile(self, tmp_path):
+        _runs_its_smoke_profile(nb, tmp_path)
+    test_runs_its_smoke_profile.__doc__ = _runs_its_smoke_profile.__doc__
+    return type(f"TestSmoke_{nb}", (), {"test_runs_its_smoke_profile": test_runs_its_smoke_profile})
+
+
+for _nb in DEEP:
+    globals()[f"TestSmoke_{_nb}"] = _smoke_class(_nb)
 
 
 def test_there_are_deep_learning_notebooks():
