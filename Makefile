@@ -19,7 +19,7 @@ help:
 	@echo "make results NB=02_fedsum_main [PROFILE=quick]  compute the runs of one notebook into its store"
 	@echo "make verify NB=02_fedsum_main [SAMPLE=10]  replay the first rounds of a store's runs"
 	@echo "make test                           pytest: unit tests + nbval on the notebooks"
-	@echo "make test-slow                      the slow tests (FedSUM on the real MNIST)"
+	@echo "make test-slow                      the slow tests (FedSUM on the real MNIST, long stand-in runs)"
 	@echo "make lab                            open the notebooks in JupyterLab"
 	@echo "make sync                           jupytext --sync the .py/.ipynb pairs"
 

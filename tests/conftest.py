@@ -68,18 +68,11 @@ def assert_kernels_agree(a, b, reduction, what=""):
 
 def pytest_configure(config):
     """Under pytest-xdist (``make test``), each worker writes the notebooks' outputs under its own
-    folder of ``$FEDLIB_OUT_ROOT`` (two notebooks updating one claims ledger at once could read
-    each other's half-written file) and computes with one thread. The notebooks' kernels inherit
-    this environment."""
+    folder of ``$FEDLIB_OUT_ROOT``: two notebooks updating one claims ledger at once could read
+    each other's half-written file. The notebooks' kernels inherit this environment."""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     root = os.environ.get("FEDLIB_OUT_ROOT")
     if worker and root:
         own = Path(root) / worker
         own.mkdir(parents=True, exist_ok=True)
         os.environ["FEDLIB_OUT_ROOT"] = str(own)
-    if worker:
-        # two workers on two cores: one thread each, in this process and in the notebooks and
-        # papermill runs it starts (a run's bits do not depend on its thread count: the README)
-        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "FEDLIB_THREADS"):
-            os.environ.setdefault(name, "1")
-        torch.set_num_threads(1)
