@@ -12,13 +12,14 @@ STAMP      := $(VENV)/.installed
 
 NB         ?=
 
-.PHONY: venv figures results verify test test-slow lint sync lab clean-results help
+.PHONY: venv figures results verify test test-slow lint sync lab docs chromium clean-results help
 
 help:
 	@echo "make figures [PROFILE=quick|paper]  execute every notebook (papermill), write figures/"
 	@echo "make results NB=02_fedsum_main [PROFILE=quick]  compute the runs of one notebook into its store"
 	@echo "make verify NB=02_fedsum_main [SAMPLE=10]  replay the first rounds of a store's runs"
-	@echo "make test                           pytest: unit tests + nbval on the notebooks"
+	@echo "make test                           pytest: unit tests + nbval on the notebooks + the site in chromium"
+	@echo "make docs                           build the static site into build/site (nothing executed)"
 	@echo "make test-slow                      the slow tests (FedSUM on the real MNIST, long stand-in runs)"
 	@echo "make lab                            open the notebooks in JupyterLab"
 	@echo "make sync                           jupytext --sync the .py/.ipynb pairs"
@@ -27,7 +28,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[dev,cluster,flower]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,cluster,flower,docs]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -74,17 +75,32 @@ endif
 # TEST_WORKERS pytest-xdist processes (2: the 2 cores of the CI machine); --dist loadscope keeps
 # each notebook's cells, and each test file, in one process, in order (0: no xdist)
 TEST_WORKERS ?= 2
-test: $(STAMP)
-	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks
-	out=$$(mktemp -d) && FEDLIB_OUT_ROOT=$$out FEDLIB_NO_COMPUTE=1 $(BIN)/python -m pytest -q -m "not slow" \
+test: $(STAMP) docs chromium
+	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks docs
+	out=$$(mktemp -d) && FEDLIB_OUT_ROOT=$$out FEDLIB_NO_COMPUTE=1 FEDLIB_REQUIRE_SITE=1 \
+	  $(BIN)/python -m pytest -q -m "not slow" \
 	  $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope) \
 	  -p no:logging tests --nbval --nbval-current-env $(NOTEBOOKS); rc=$$?; rm -rf $$out; exit $$rc
+
+# the companion as a static site: the committed notebooks (outputs rendered, nothing executed), the
+# README's pages, the claims ledger and the API reference; sphinx -W, so any warning fails the build
+docs: $(STAMP)
+	$(BIN)/python docs/build.py --out build/site
+	@echo "site: build/site/index.html"
+
+# Debian's chromium for the browser test of the site (root on this project's machines)
+# (or name another chromium build with CHROMIUM=/path/to/chromium)
+chromium:
+	@test -n "$$CHROMIUM" || command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the browser test"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  { echo "chromium: could not install Debian's package (needs root); install chromium or set CHROMIUM"; exit 1; }; }
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow tests
 
 lint: $(STAMP)
-	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks
+	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks docs
 
 sync: $(STAMP)
 	$(BIN)/jupytext --sync notebooks/*.ipynb

@@ -42,7 +42,7 @@ __all__ = ["ANCHOR_ROUNDS", "CROSS_RTOL", "IDENTITY_FIELDS", "LEGACY", "Anchor",
 #: rounds after which a run records its anchor
 ANCHOR_ROUNDS = 3
 
-#: Tolerance of the cross-arithmetic check on anchors: |stored - replayed| <= CROSS_RTOL * the stored
+#: Tolerance of the cross-arithmetic check on anchors: ``|stored - replayed| <= CROSS_RTOL`` * the stored
 #: displacement's norm, for the norm and the projection alike (a projection near zero is judged on the
 #: displacement's size, not on its own). Derivation: one fp32 operation rounds with relative error <= u =
 #: 2^-24 = 6.0e-8; a kernel that sums n terms in another order moves a result by up to about n u (n ~

@@ -357,7 +357,7 @@ def interval(d: Sequence[float]) -> tuple[float, float, float]:
 
 def seeds_needed(d: Sequence[float], threshold: float = 0.0, most: int = 1000) -> int | None:
     """How many seeds an interval with the spread of ``d`` would need to lie on one side of
-    ``threshold`` (the smallest n with t_{0.975, n-1} s / sqrt(n) < |mean - threshold|); None if
+    ``threshold`` (the smallest n with t_{0.975, n-1} s / sqrt(n) < ``|mean - threshold|``); None if
     the mean sits on the threshold or more than ``most`` would be needed."""
     d = np.asarray(d, dtype=float)
     if len(d) < 2:

@@ -157,7 +157,7 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
         rounds: rounds to replay: ``"auto"`` (default) the first evaluated round after round 0
             and at least the anchor's rounds (the cross-CPU check: the anchor's rounds only);
             ``None`` the whole run; or a number.
-        rtol, atol: the exact check's tolerance, |stored - replayed| <= atol + rtol * |stored|.
+        rtol, atol: the exact check's tolerance, ``|stored - replayed| <= atol + rtol * |stored|``.
         device: where to replay.
         check_digests: check the files against their sealed digests first.
 

@@ -24,8 +24,9 @@ def test_environment_yml_lists_every_runtime_dependency():
     missing = [w for w in wanted if CONDA_NAMES.get(w, w) not in conda]
     assert not missing, f"environment.yml lacks {missing}"
     pip = {_name(d) for d in pip_section[0]["pip"]}
-    extra = [_name(d) for d in meta["optional-dependencies"]["flower"]]
-    assert set(extra) <= pip, f"environment.yml's pip section lacks the flower extra {extra}"
+    for name in ("flower", "docs"):
+        extra = [_name(d) for d in meta["optional-dependencies"][name]]
+        assert set(extra) <= pip, f"environment.yml's pip section lacks the {name} extra {extra}"
 
 
 def test_environment_yml_has_the_design_card_stack():

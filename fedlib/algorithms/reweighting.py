@@ -52,7 +52,7 @@ def uniform_expected_weights(p, a, weights, **_):
 
 
 def contacted_average_factor(m, pt, at, d, asked, **_):
-    """s^t = sum_i m_i ||a_i||_1 / |asked|: updates divided by p_i, averaged over the asked (theory)."""
+    """``s^t = sum_i m_i ||a_i||_1 / |asked|``: updates divided by p_i, averaged over the asked (theory)."""
     return (m * at).sum() / asked
 
 
@@ -64,7 +64,7 @@ class FedAU(Algorithm):
     Arriving client: omega_n = mean of intervals recorded before this round (1 if none),
     c_n = omega_n Delta_n, record S_n + 1, reset S_n. Absent client: S_n += 1, and when
     S_n reaches ``cutoff`` the interval S_n is recorded and S_n reset. Server:
-    x <- x + eta_g (1/N) sum_n c_n (divides by N, not |S_t|).
+    x <- x + eta_g (1/N) sum_n c_n (divides by N, not ``|S_t|``).
 
     Options: cutoff (K of the paper, default 50). Messages: 1 up, 1 down.
     Memory: per client two scalars and a running interval sum/count (no vectors).
@@ -273,7 +273,7 @@ class FedAvgKnownP(Algorithm):
 class CAFedAvg(Algorithm):
     """Communication-aware FedAvg (FedACS baseline "c-a-FedAvg"): the server divides each
     arriving update by its uplink success probability and averages over the clients it
-    contacted: x <- x + eta_g (1/|S_t|) sum_{i in S_t, upload ok} Delta_i / p_i^t. This removes
+    contacted: ``x <- x + eta_g (1/|S_t|) sum_{i in S_t, upload ok} Delta_i / p_i^t``. This removes
     the bias of unreliable uplinks but not that of heterogeneous local steps.
 
     Options: uplink_p (scalar, [N] or [rounds, N]); default: the schedule's ``uplink_p`` when

@@ -109,7 +109,7 @@ class MIFA(Algorithm):
 class FedVARP(Algorithm):
     """FedVARP (Jhunjhunwala et al. 2022): SAGA-style server correction.
 
-    v = ybar + (1/|S|) sum_{n in S} (Delta_n - y_n); x <- x + eta_g v; then y_n <- Delta_n for
+    ``v = ybar + (1/|S|) sum_{n in S} (Delta_n - y_n)``; x <- x + eta_g v; then y_n <- Delta_n for
     n in S and ybar = (1/N) sum_n y_n (all y_n start at 0). A round with no arriving update
     uses v = ybar. Options: momentum / prox_mu (the local solver, as FedAvg's). Messages: 1 up,
     1 down. Memory: server table y [N, p].

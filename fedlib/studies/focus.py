@@ -28,7 +28,7 @@ SETTINGS = {
     "paper": dict(dataset="cifar10", model="focus_cifar10_cnn", num_clients=32, per_round=4, batch=128,
                   rounds=10_000, eval_every=25, train_eval=100),
 }
-#: label -> (algorithm, options): the faithful methods and the authors' variants
+#: the faithful methods and the authors' variants, each label with its (algorithm, options)
 METHODS = {
     "SG-FOCUS": ("sg_focus", {}),
     "FedAU": ("fedau", {"cutoff": 50}),

@@ -1,0 +1,281 @@
+"""Build the companion's static site from the committed sources, executing nothing.
+
+``python docs/build.py [--out build/site]`` lays out a Sphinx source tree under
+``build/site-src/`` (the notebooks with their committed outputs, pages cut from the README, the
+claims ledger as a filterable table, one API page per public module, a local copy of MathJax) and
+runs ``sphinx-build -W`` on it with ``docs/conf.py``, so that any warning (a broken reference, a
+missing image, a docstring that does not parse) fails the build. Nothing is fetched: the notebooks
+are rendered from their stored outputs and MathJax is served from the site itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import html
+import importlib
+import importlib.util
+import json
+import pkgutil
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+#: README sections (``## `` headings) that make the landing page, in order; every other section
+#: becomes a guide page, and the ``Notebooks`` section heads the notebooks' index.
+LANDING = ("What holds", "The two commands")
+NOTEBOOK_SECTION = "Notebooks"
+#: ledger columns shown in the site's table (all of ``fedlib.claims.LEDGER_COLUMNS`` but the setting,
+#: which is long and the same for most rows of a notebook: it is shown on hover of the claim)
+LEDGER_SHOWN = ("notebook", "paper", "where", "quote", "claim", "verdict", "effect", "ci_low",
+                "ci_high", "threshold", "margin", "seeds", "cause")
+
+
+def slug(title: str) -> str:
+    """A file name for a README section title: lower case, words joined by ``-``."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
+def readme_sections(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """Split the README into its preamble (before the first ``## ``) and its ``## `` sections.
+
+    Headings inside fenced code blocks are not headings. Returns ``(preamble, [(title, body)])``
+    where ``body`` holds the lines after the heading up to the next one.
+    """
+    preamble: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        if not fenced and line.startswith("## "):
+            sections.append((line[3:].strip(), []))
+            continue
+        (sections[-1][1] if sections else preamble).append(line)
+    return "\n".join(preamble), [(t, "\n".join(b).strip("\n")) for t, b in sections]
+
+
+def site_target(target: str, depth: int) -> str | None:
+    """Where a README link to a repository file points in the site, relative to a page ``depth``
+    folders below the source root, or None when the site has no page for that file.
+
+    ``figures/claims_ledger.*`` -> the ledger page; ``figures/NN_name/...`` and
+    ``notebooks/NN_name.*`` -> that notebook's page; ``fedlib/x/y.py`` -> the API page of
+    ``fedlib.x.y``.
+    """
+    up = "../" * depth
+    if re.fullmatch(r"figures/claims_ledger\.(csv|md)", target):
+        return f"{up}ledger.md"
+    m = re.fullmatch(r"(?:figures|notebooks)/(\d\d_[a-z0-9_]+)(?:/.*|\.ipynb|\.py)?", target)
+    if m and (ROOT / "notebooks" / f"{m.group(1)}.ipynb").exists():
+        return f"{up}notebooks/{m.group(1)}.ipynb"
+    m = re.fullmatch(r"(fedlib(?:/\w+)*)(?:/__init__)?\.py", target)
+    if m:
+        return f"{up}api/{m.group(1).replace('/', '.')}.md"
+    return None
+
+
+def notebook_target(target: str, html: bool) -> str:
+    """A link written in a notebook (relative to ``notebooks/``, as JupyterLab follows it) as it
+    points from the notebook's page: to a page of the site where there is one (``.html`` in an
+    output, which is rendered as is; the source ``.md`` in a markdown cell, which Sphinx resolves),
+    else unchanged. The ledger and a notebook's own tables (``figures/NN_name/...``, which its page
+    shows) are such pages."""
+    if re.match(r"[a-z]+://|mailto:|#", target):
+        return target
+    repo = target[3:] if target.startswith("../") else f"notebooks/{target}"
+    page = site_target(repo, 1)
+    if page is None:
+        return target
+    if html:
+        page = re.sub(r"\.(md|ipynb)$", ".html", page)
+    return page.replace("../notebooks/", "")
+
+
+def notebook_for_site(nb: dict) -> dict:
+    """A notebook's JSON with its links to repository files pointed at the site's pages, in the
+    markdown cells and in the Markdown outputs (:func:`notebook_target`)."""
+    def fix(text: str, html: bool) -> str:
+        return re.sub(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)",
+                      lambda m: f"[{m.group(1)}]({notebook_target(m.group(2), html)})", text)
+
+    def join(src) -> str:
+        return "".join(src) if isinstance(src, list) else src
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = fix(join(cell["source"]), html=False)
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "text/markdown" in data:
+                data["text/markdown"] = fix(join(data["text/markdown"]), html=True)
+    return nb
+
+
+def rewrite_links(markdown: str, depth: int) -> str:
+    """README links made to work in the site: web links stay, links to repository files point at
+    the page that shows them (:func:`site_target`), and a link to a file the site does not carry
+    becomes its text followed by the path in code, so nothing breaks and nothing is dropped."""
+    def one(m: re.Match) -> str:
+        text, target = m.group(1), m.group(2)
+        if re.match(r"[a-z]+://|mailto:|#", target):
+            return m.group(0)
+        page = site_target(target, depth)
+        return f"[{text}]({page})" if page else f"{text} (`{target}` in the repository)"
+    return re.sub(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)", one, markdown)
+
+
+def promote(markdown: str) -> str:
+    """Headings of a README section one level up (``### `` -> ``## ``), outside code fences, so
+    that the section's subsections sit right below its page title."""
+    out, fenced = [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        out.append(line[1:] if not fenced and line.startswith("###") else line)
+    return "\n".join(out)
+
+
+def ledger_page(csv_path: Path) -> str:
+    """The claims ledger as one HTML table with a filter per paper and per verdict
+    (``_static/ledger.js``); one ``<tr class="claim">`` per ledger row."""
+    with open(csv_path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    missing = [c for c in LEDGER_SHOWN if rows and c not in rows[0]]
+    if missing:
+        raise ValueError(f"{csv_path}: ledger columns {missing} missing; expected {list(LEDGER_SHOWN)}")
+    papers = sorted({r["paper"] for r in rows})
+    verdicts = sorted({r["verdict"] for r in rows})
+
+    def options(name: str, values: list[str]) -> str:
+        opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
+        return (f'<label>{name} <select id="ledger-{name}" class="ledger-filter">'
+                f'<option value="">all</option>{opts}</select></label>')
+
+    head = "".join(f"<th>{c}</th>" for c in LEDGER_SHOWN)
+    body = []
+    for r in rows:
+        cells = "".join(f"<td>{html.escape(r[c])}</td>" for c in LEDGER_SHOWN)
+        body.append(f'<tr class="claim" data-paper="{html.escape(r["paper"])}" '
+                    f'data-verdict="{html.escape(r["verdict"])}" title="{html.escape(r["setting"])}">'
+                    f"{cells}</tr>")
+    return "\n".join([
+        "# Claims ledger", "",
+        "Every claim that a notebook checks, with its verdict under the one rule of "
+        "`fedlib.claims.RULE` (the landing page states it), the mean paired effect with its 95% "
+        f"interval, the threshold, the margin, the seeds and the cause: {len(rows)} rows from "
+        "`figures/claims_ledger.csv`. Choose a paper or a verdict to filter; hover over a claim for "
+        "its setting.", "",
+        "```{raw} html",
+        f'<div class="ledger-filters">{options("paper", papers)} {options("verdict", verdicts)} '
+        f'<span id="ledger-count">{len(rows)} of {len(rows)} rows</span></div>',
+        f'<div class="ledger-wrap"><table id="ledger" class="ledger"><thead><tr>{head}</tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table></div>',
+        "```", ""])
+
+
+def public_modules() -> list[str]:
+    """Every module of the fedlib package whose name does not start with ``_``, sorted."""
+    import fedlib
+    names = ["fedlib"]
+    for info in pkgutil.walk_packages(fedlib.__path__, "fedlib."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            names.append(info.name)
+    return sorted(names)
+
+
+def api_pages(src: Path) -> list[str]:
+    """One page per public module (``api/<module>.md``, autodoc of its members) and an index."""
+    (src / "api").mkdir(parents=True, exist_ok=True)
+    modules = public_modules()
+    for name in modules:
+        module = importlib.import_module(name)
+        # a package re-exports its modules' names: its page shows its own docstring and members,
+        # the re-exported names are documented once, on their modules' pages
+        package = ["   :ignore-module-all:"] if hasattr(module, "__path__") else []
+        (src / "api" / f"{name}.md").write_text("\n".join([
+            f"# `{name}`", "", "```{eval-rst}", f".. automodule:: {name}", "   :members:",
+            "   :show-inheritance:", *package, "```", ""]))
+    (src / "api" / "index.md").write_text("\n".join([
+        "# API reference", "",
+        "Generated from the docstrings of every public module of `fedlib`.", "",
+        "```{toctree}", ":maxdepth: 1", "", *modules, "```", ""]))
+    return modules
+
+
+def write_sources(src: Path) -> None:
+    """Lay out the Sphinx source tree of the site under ``src`` (emptied first)."""
+    if src.exists():
+        shutil.rmtree(src)
+    src.mkdir(parents=True)
+    preamble, sections = readme_sections((ROOT / "README.md").read_text())
+    titles = [t for t, _ in sections]
+    for t in (*LANDING, NOTEBOOK_SECTION):
+        if t not in titles:
+            raise ValueError(f"README.md: section '## {t}' not found; sections: {titles}")
+    by_title = dict(sections)
+    guides = [(t, b) for t, b in sections if t not in LANDING and t != NOTEBOOK_SECTION]
+
+    landing = [rewrite_links(preamble, 0)]
+    for t in LANDING:
+        landing += [f"## {t}", "", rewrite_links(by_title[t], 0), ""]
+    landing += ["```{toctree}", ":maxdepth: 1", ":hidden:", "", "notebooks/index", "ledger",
+                "guides/index", "api/index", "```", ""]
+    (src / "index.md").write_text("\n".join(landing))
+
+    nb_dir = src / "notebooks"
+    nb_dir.mkdir()
+    notebooks = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for nb in notebooks:
+        (nb_dir / nb.name).write_text(json.dumps(notebook_for_site(json.loads(nb.read_text()))))
+    (nb_dir / "index.md").write_text("\n".join([
+        "# Notebooks", "", rewrite_links(by_title[NOTEBOOK_SECTION], 1), "",
+        "```{toctree}", ":maxdepth: 1", "", *[nb.stem for nb in notebooks], "```", ""]))
+
+    (src / "ledger.md").write_text(ledger_page(ROOT / "figures" / "claims_ledger.csv"))
+
+    (src / "guides").mkdir()
+    for t, body in guides:
+        (src / "guides" / f"{slug(t)}.md").write_text(f"# {t}\n\n{promote(rewrite_links(body, 1))}\n")
+    (src / "guides" / "index.md").write_text("\n".join([
+        "# Guides", "", "The README's guides, one page each.", "",
+        "```{toctree}", ":maxdepth: 1", "", *[slug(t) for t, _ in guides], "```", ""]))
+
+    api_pages(src)
+
+    copy_mathjax(src / "_static" / "mathjax")
+
+
+def copy_mathjax(dest: Path) -> None:
+    """MathJax 3 with SVG output (``tex-svg.js``: the glyphs are paths inside the script, so no
+    font file is loaded, which a browser refuses for pages opened from disk) and the TeX
+    extensions it loads on demand, from the copy that the PyPI package ``sphinx-mathjax-offline``
+    carries (its Sphinx extension is not used: it would configure the font-based output)."""
+    spec = importlib.util.find_spec("sphinx-mathjax-offline")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("MathJax: the package sphinx-mathjax-offline is missing "
+                           "(pip install -e '.[docs]')")
+    mathjax = Path(spec.origin).parent / "static" / "mathjax"
+    dest.mkdir(parents=True)
+    shutil.copy2(mathjax / "tex-svg.js", dest / "tex-svg.js")
+    shutil.copytree(mathjax / "input" / "tex" / "extensions", dest / "input" / "tex" / "extensions")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "build" / "site"), help="HTML output folder")
+    parser.add_argument("--src", default=str(ROOT / "build" / "site-src"), help="generated sources")
+    args = parser.parse_args(argv)
+    src, out = Path(args.src), Path(args.out)
+    write_sources(src)
+    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-c", str(DOCS),
+           "-d", str(src.parent / "site-doctrees"), str(src), str(out)]
+    return subprocess.call(cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""The built site (``make docs``) opened page by page in a real browser (Debian's chromium,
+driven by Playwright through its executable path; nothing of Playwright's own browsers is used).
+
+Every page loads from disk without console errors or network requests, every image decodes,
+every internal link resolves, the ledger page has one row per ledger claim and filters them, a
+formula on a notebook page is typeset by the site's own MathJax, and the site's search finds
+"FedSUM". Screenshots of the landing page and of one notebook page are kept under
+``build/site-test/`` (not committed).
+
+Without a built site or without chromium these tests skip, unless ``FEDLIB_REQUIRE_SITE=1`` (set
+by ``make test``, which builds the site and installs chromium first): then they fail.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from ..site_helpers import SITE, public_modules
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "build" / "site-test"
+REQUIRED = os.environ.get("FEDLIB_REQUIRE_SITE") == "1"
+#: flags of a headless chromium on a machine with no network: without the background-networking
+#: ones chromium keeps trying to reach its update and sync services
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _chromium() -> str | None:
+    return os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _missing(what: str):
+    if REQUIRED:
+        pytest.fail(f"{what} (FEDLIB_REQUIRE_SITE=1: make test builds the site and installs chromium)")
+    pytest.skip(what)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (SITE / "index.html").exists():
+        _missing(f"no built site at {SITE}: run `make docs`")
+    exe = _chromium()
+    if exe is None:
+        _missing("no chromium: `make chromium` installs Debian's package")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("no playwright: the docs extra, pip install -e '.[docs]'")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Visit:
+    """One page opened in a fresh browser page, with what it logged and what it asked the network."""
+
+    def __init__(self, browser, path: Path, wait_mathjax: bool = False):
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page = browser.new_page()
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def route(r):
+            url = r.request.url
+            if url.startswith(("file:", "data:", "blob:")):
+                r.continue_()
+            else:
+                self.requests.append(url)
+                r.abort()
+        self.page.route("**/*", route)
+        self.page.goto(path.as_uri(), wait_until="load")
+
+    def close(self):
+        self.page.close()
+
+
+def _pages() -> list[Path]:
+    return sorted(p for p in SITE.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts)
+
+
+def _internal_links(page, html_path: Path) -> list[tuple[str, Path, str]]:
+    """(href, file on disk, fragment) of every link of the page that stays inside the site."""
+    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
+    out = []
+    for href in hrefs:
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc or href.startswith(("javascript:", "mailto:")):
+            continue
+        target = (html_path.parent / unquote(parts.path)).resolve() if parts.path else html_path
+        out.append((href, target, parts.fragment))
+    return out
+
+
+_IDS: dict[Path, set[str]] = {}
+
+
+def _ids(path: Path) -> set[str]:
+    if path not in _IDS:
+        _IDS[path] = set(re.findall(r'\bid="([^"]+)"', path.read_text(errors="replace")))
+    return _IDS[path]
+
+
+def test_every_page_loads_clean_with_images_and_links(browser):
+    pages = _pages()
+    assert len(pages) > 20, f"only {len(pages)} pages under {SITE}"
+    problems = []
+    for path in pages:
+        v = Visit(browser, path)
+        rel = path.relative_to(SITE)
+        problems += [f"{rel}: console error: {e}" for e in v.errors]
+        problems += [f"{rel}: network request: {u}" for u in v.requests]
+        broken = v.page.eval_on_selector_all(
+            "img", "els => els.filter(e => !(e.complete && e.naturalWidth > 0)).map(e => e.src.slice(0, 80))")
+        problems += [f"{rel}: image does not decode: {s}" for s in broken]
+        for href, target, fragment in _internal_links(v.page, path):
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                problems.append(f"{rel}: link {href}: no file {target}")
+            elif fragment and target.suffix == ".html" and fragment not in _ids(target):
+                problems.append(f"{rel}: link {href}: no anchor #{fragment} in {target.name}")
+        v.close()
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_every_notebook_the_ledger_and_every_public_module_have_a_page():
+    if not (SITE / "index.html").exists():
+        _missing(f"no built site at {SITE}: run `make docs`")
+    wanted = [f"notebooks/{nb.stem}.html" for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+    wanted += ["ledger.html", "index.html", "search.html", "api/index.html"]
+    wanted += [f"api/{m}.html" for m in public_modules()]
+    missing = [w for w in wanted if not (SITE / w).exists()]
+    assert len(wanted) > 40 and not missing, missing
+
+
+def test_ledger_page_has_one_row_per_claim_and_filters_them(browser):
+    with open(ROOT / "figures" / "claims_ledger.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    v = Visit(browser, SITE / "ledger.html")
+    page = v.page
+    assert page.locator("#ledger tr.claim").count() == len(rows)
+    verdicts = Counter(r["verdict"] for r in rows)
+    for verdict, n in verdicts.items():
+        page.select_option("#ledger-verdict", verdict)
+        assert page.locator("#ledger tr.claim:visible").count() == n, verdict
+        assert page.inner_text("#ledger-count") == f"{n} of {len(rows)} rows"
+    page.select_option("#ledger-verdict", "")
+    paper = rows[0]["paper"]
+    page.select_option("#ledger-paper", paper)
+    assert page.locator("#ledger tr.claim:visible").count() == sum(r["paper"] == paper for r in rows)
+    assert not v.errors and not v.requests
+    v.close()
+
+
+def test_a_formula_on_a_notebook_page_is_typeset(browser):
+    path = SITE / "notebooks" / "01_participation_delays.html"
+    v = Visit(browser, path)
+    page = v.page
+    # MyST writes inline math as a span of class "math" holding \( ... \); MathJax 3 replaces
+    # each by an <mjx-container> with an SVG, and keeps the TeX in its list of math items
+    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.document "
+                           "&& document.querySelectorAll('.math').length > 0 && document.querySelectorAll("
+                           "'.math mjx-container svg').length === document.querySelectorAll('.math').length",
+                           timeout=60_000)
+    typeset = page.evaluate("() => MathJax.startup.document.getMathItemsWithin(document.body)"
+                            ".map(item => item.math)")
+    assert any("\\tau" in t for t in typeset), typeset[:5]
+    # the page's text less the code cells' sources (which hold TeX in plot labels, as code)
+    prose = page.evaluate("() => { const a = document.querySelector('article').cloneNode(true); "
+                          "a.querySelectorAll('.cell_input').forEach(e => e.remove()); return a.innerText; }")
+    assert "\\tau" not in prose and "\\(" not in prose and "$\\" not in prose, "raw TeX in the page's prose"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "notebook_01.png"))
+    assert not v.errors and not v.requests
+    v.close()
+
+
+def test_search_finds_fedsum_and_landing_page_screenshot(browser):
+    v = Visit(browser, SITE / "search.html")
+    page = v.page
+    page.goto((SITE / "search.html").as_uri() + "?q=FedSUM", wait_until="load")
+    page.wait_for_selector("#search-results ul.search li", timeout=30_000)
+    assert page.locator("#search-results ul.search li").count() >= 3
+    assert not v.errors and not v.requests
+    v.close()
+    v = Visit(browser, SITE / "index.html")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    v.page.screenshot(path=str(ARTIFACTS / "landing.png"), full_page=True)
+    assert "What holds" in v.page.inner_text("body")
+    v.close()
