@@ -1,7 +1,7 @@
 """Delay metrics of arbitrary client participation (FedSUM Sec. 2.2) and their bounds (App. F).
 
-Definitions (fedsum.txt, eqs. 2-4), for a participation matrix ``active`` [T, N] (round t,
-client i; any count > 0 means i is in S_t):
+Definitions (You & Pu 2025, FedSUM, arXiv:2512.18275, eqs. 2-4), for a participation matrix
+``active`` [T, N] (round t, client i; any count > 0 means i is in S_t):
 
 * last selection ``a_{i,t} = max{j <= t : i in S_j}``, with ``a_{i,t} = -1`` if client i has
   not participated up to round t (eq. 2; recursively eq. 3 with a_{i,-1} = -1);

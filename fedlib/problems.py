@@ -305,7 +305,8 @@ class LeastSquares(QuadraticForm):
 
 
 def focus_toy_data(n: int = 8000, d: int = 50, num_clients: int = 16, seed: int = 1234):
-    """The FOCUS least-squares toy (focus.txt Sec. 5; figures/focus.ipynb of the authors' code).
+    """The FOCUS least-squares toy (Ying, Li & Yang 2025, FOCUS, arXiv:2503.20117, Sec. 5; the
+    authors' public code, figures/focus.ipynb).
 
     A = diag((u + 1)/2) @ randn(n, d), u ~ U(0, 1)^n; x_o ~ N(0, I); b = A x_o + 0.1 randn(n);
     client i owns rows i, i + N, i + 2N, ... The draws use ``numpy.random.RandomState(seed)``

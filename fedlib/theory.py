@@ -3,7 +3,7 @@
 With exact gradients of f_i(x) = 1/2 (x - c_i)^T A_i (x - c_i), any linear local solver (plain
 SGD, heavy-ball momentum, FedProx) maps the global model x to x_i = x - M_i (x - c_i) after
 tau_i steps, with a matrix M_i that depends on A_i, eta, tau_i and the solver
-(:func:`local_map`). Every aggregation studied in fedacs.txt then reads
+(:func:`local_map`). Every aggregation studied by Weng et al. 2025 (FedACS, arXiv:2505.11304) then reads
 
     x_{t+1} = x_t - sum_i W_i^t M_i^t (x_t - c_i)
 

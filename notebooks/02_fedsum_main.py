@@ -18,7 +18,7 @@
 # %% [markdown]
 # # 02 — FedSUM against the baselines under P1-P3 (FedSUM Sec. 5: Fig. 1; App. H.3: Figs. 5-8)
 #
-# Sec. 5 of `fedsum.txt` trains CNNs on $N = 100$ clients with Dirichlet($\alpha = 0.1$) labels
+# Sec. 5 of the FedSUM paper (You & Pu 2025, arXiv:2512.18275) trains CNNs on $N = 100$ clients with Dirichlet($\alpha = 0.1$) labels
 # and compares FedSUM and FedSUM-CR with six baselines that need no knowledge of the
 # participation: FedAvg over the active clients, FedAU, FedAWE, FedVARP, MIFA and SCAFFOLD. All
 # share $\eta_g$ and the local schedule $\eta_l(t) = \eta_0 / \sqrt{t/10 + 1}$, with $(\eta_0,

@@ -21,7 +21,7 @@
 # Least squares $f(x) = \frac1N\sum_i \frac12\|A_i x - b_i\|^2$ with $n = 8000$ rows,
 # $d = 50$, $N = 16$ clients (client $i$ owns rows $i, i+16, \dots$), $x_0 = 0$, $K = 3$,
 # 500 rounds; data and per-panel step sizes as in the authors' notebook
-# (`../shared/reference/algorithms.md`): full participation $\eta = 6\cdot10^{-4}$, uniform
+# (`figures/focus.ipynb` of their public code): full participation $\eta = 6\cdot10^{-4}$, uniform
 # 4 of 16 $\eta = 1.5\cdot10^{-4}$, "arbitrary" 4 of 16 drawn with probabilities $q$
 # $\eta = 10^{-4}$. One step size for clients and server ($\eta_g = 1$) for every method.
 #

@@ -18,10 +18,10 @@
 # %% [markdown]
 # # 05 — SG-FOCUS on an image task (FOCUS App. F: Figs. 8-9)
 #
-# App. F of `focus.txt` trains a three-layer CNN on CIFAR-10 split over $N = 32$ clients with a
+# App. F of the FOCUS paper (Ying, Li & Yang 2025, arXiv:2503.20117) trains a three-layer CNN on CIFAR-10 split over $N = 32$ clients with a
 # Dirichlet prior of $\alpha = 0.05$ (most clients hold one or two classes, Fig. 8) and compares
 # SG-FOCUS with FedAU and SCAFFOLD under arbitrary participation (Fig. 9). The settings come from
-# the authors' public code (reference notes): one rate $\eta = 2 \cdot 10^{-3}$ for every method,
+# the authors' public code: one rate $\eta = 2 \cdot 10^{-3}$ for every method,
 # $K = 3$, batch 128, 10,000 rounds; participation **"bern"** (each client independently, the
 # first $0.9N$ with $p_i \sim U(0.1, 0.3)$, the rest with $p_i \sim U(0.1, 0.9)$: "we do not
 # restrict the number of participating clients") and **"uniform"** (4 of 32).

@@ -38,9 +38,9 @@
 # notation) and the **simulated end point** (mean of the iterates over the second half of the
 # run), and their distances to $x^*$.
 #
-# *Inferred parts.* fedacs.txt lost its formulas: the FedACS sampling rule
-# $q_i\propto d_i/(p_i\|a_i\|_1)$ and the aggregation are the inference recorded in
-# `../shared/reference/algorithms.md` (and in `fedlib.algorithms.sampling.FedACS`). The
+# *Inferred parts.* The text of the FedACS paper (Weng et al. 2025, arXiv:2505.11304) that we
+# work from lost its formulas: the FedACS sampling rule $q_i\propto d_i/(p_i\|a_i\|_1)$ and the
+# aggregation are our inference, recorded in `fedlib.algorithms.sampling.FedACS`. The
 # problem instance (curvatures, optima, $p_i$, $\tau_i$) is ours: the paper's numbers were lost.
 
 # %% tags=["parameters"]

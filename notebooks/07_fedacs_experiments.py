@@ -16,7 +16,7 @@
 # ---
 
 # %% [markdown]
-# # 07 — FedACS experiments (fedacs.txt Sec. 6 and App. I: Figs. 6, 9, 10; Tables 1 and 4)
+# # 07 — FedACS experiments (FedACS Sec. 6 and App. I: Figs. 6, 9, 10; Tables 1 and 4)
 #
 # FedACS samples clients with probabilities that undo both the communication bias (unreliable
 # uploads) and the computation bias (unequal local work) of heterogeneous systems. Sec. 6 compares
@@ -33,15 +33,14 @@
 # these distances on App. C's quadratic model, in the static and the dynamic setting, in closed
 # form and by simulation.
 #
-# Most numbers of fedacs.txt's experiments were lost in the text conversion (the number of
-# clients and the fraction asked per round, the epoch and probability ranges, the rates, the
-# alphas). So this notebook cannot copy a regime: its **main result is the regime question**, a
+# Most numbers of the FedACS paper's experiments (Weng et al. 2025, arXiv:2505.11304) were lost in
+# the text we work from (the number of clients and the fraction asked per round, the epoch and
+# probability ranges, the rates, the alphas). So this notebook cannot copy a regime: its **main result is the regime question**, a
 # grid over what the text leaves open and what drives the result -- the base rate, and whether
 # the clients that compute little are also the ones that upload rarely -- with every claim checked
 # seed by seed in each cell. The paper's figures and tables are then drawn at the cell fixed before
 # the grid ran (the one the committed quick profile used: weak devices weak at both, base rate
-# 0.05). The inferred FedACS rule itself is recorded in `../shared/reference/algorithms.md` and in
-# `fedlib.algorithms.sampling.FedACS`.
+# 0.05). The inferred FedACS rule itself is recorded in `fedlib.algorithms.sampling.FedACS`.
 
 # %% tags=["parameters"]
 profile: str = "quick"  # smoke (every code path, tiny), quick (MNIST at reduced scale) or paper (the paper's settings, GPU)

@@ -18,7 +18,7 @@
 # %% [markdown]
 # # 08 — Generalized FedAvg with amplification under periodic availability (Wang & Ji 2022, Figs. 1-2)
 #
-# Algorithm 1 of `amplified_fedavg.txt` runs FedAvg rounds and, every $P$ rounds, amplifies the
+# Algorithm 1 of Wang & Ji 2022 (NeurIPS, arXiv:2205.13648) runs FedAvg rounds and, every $P$ rounds, amplifies the
 # update accumulated since the last amplification by $\eta$: $x \leftarrow x_{\text{prev}} +
 # \eta (x - x_{\text{prev}})$. Sec. 6 trains CNNs on $N = 250$ clients, each with one majority
 # label (5% minority data); the clients of two majority labels are available for 100 rounds,

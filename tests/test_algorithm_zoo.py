@@ -315,7 +315,7 @@ def test_two_client_rounds_by_hand(name):
 
 
 def test_fedacs_round_by_hand():
-    """A client drawn m times trains once and makes ONE upload attempt (one link, fedacs.txt Sec. 2:
+    """A client drawn m times trains once and makes ONE upload attempt (one link, FedACS Sec. 2:
     "the aggregation weight for each client corresponds to the frequency of its appearance"): it
     counts m times if that upload arrives and not at all if it fails (inferred; both cases occur)."""
     prob, A, c = _hand_problem()

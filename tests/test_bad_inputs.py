@@ -205,7 +205,7 @@ CASES = [
      r"config\.problem_args\.similarity: not an argument of problem 'neural'"),
     ("grid empty axis", lambda t: fedlib.grid(BASE, seed=[]), ValueError, "seed: an axis of grid needs"),
     ("checkpoint folder", lambda t: _run(checkpoint=t), ValueError, "checkpoint: .* is a folder"),
-    # values of *_args checked before any run of a sweep (issue 37: these failed late, inside a run)
+    # values of *_args checked before any run of a sweep (these once failed late, inside a run)
     ("sweep p>1", lambda t: _sweep(participation="bernoulli", participation_args={"p": 1.5}), ValueError,
      r"configs\[1\]\.participation_args\.p: probabilities must lie in \(0, 1\]"),
     ("sweep p str", lambda t: _sweep(participation="bernoulli", participation_args={"p": "0.5"}), ValueError,
@@ -254,7 +254,7 @@ CASES = [
      "configs: expected ExperimentConfig objects"),
     ("sweep a dict", lambda t: fedlib.sweep(BASE.to_dict(), t / "s", progress=False), ValueError,
      "configs: expected ExperimentConfig objects .*got dict"),
-    # the fresh trial of issue 37 (second pass): option values, recorded traces, API misuse
+    # a second trial of mistakes: option values, recorded traces, API misuse
     ("option value", lambda t: _sweep(algorithm="fedau", algorithm_args={"cutoff": -1}), ValueError,
      r"configs\[1\]\.algorithm_args\.cutoff: must be an integer >= 1 \(algorithm 'fedau'\), got -1"),
     ("option choice", lambda t: _sweep(algorithm="fedsum_cr", algorithm_args={"rebuild": "exact"}), ValueError,

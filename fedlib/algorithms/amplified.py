@@ -1,5 +1,5 @@
 """Generalized FedAvg with amplified updates and the wait-for-all baselines
-(amplified_fedavg.txt: Wang & Ji 2022, Alg. 1 and Secs. 5-6)."""
+(Wang & Ji 2022, NeurIPS, arXiv:2205.13648, Alg. 1 and Secs. 5-6)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .fedavg import FedAvg
 
 @register
 class AmplifiedFedAvg(FedAvg):
-    """Generalized FedAvg with amplification (amplified_fedavg.txt Alg. 1).
+    """Generalized FedAvg with amplification (Wang & Ji 2022, arXiv:2205.13648, Alg. 1).
 
     Every round is a FedAvg round (mean of the arriving updates, scaled by eta_g). Every P
     rounds the model accumulated since the last amplification is amplified:
@@ -46,7 +46,7 @@ class AmplifiedFedAvg(FedAvg):
 
 @register
 class WaitMinibatch(FedAvg):
-    """Wait-for-all baseline with minibatch local steps (amplified_fedavg.txt Secs. 5-6): the
+    """Wait-for-all baseline with minibatch local steps (Wang & Ji 2022, Secs. 5-6): the
     server waits until every client has been available, so each round uses all N clients,
     and one such round costs ``cycle`` rounds of wall-clock waiting (500 in the paper:
     a full period of the availability pattern). The history column ``waited_rounds`` counts
@@ -90,7 +90,7 @@ class WaitMinibatch(FedAvg):
 @register
 class WaitFull(WaitMinibatch):
     """As ``wait_minibatch``, but every local step uses the client's whole dataset (full local
-    gradients; amplified_fedavg.txt's "wait-full")."""
+    gradients; Wang & Ji 2022's "wait-full")."""
 
     name = "wait_full"
     description = "wait for all clients each round (full-batch steps); cost in waited rounds"

@@ -1,4 +1,5 @@
-"""The FedSUM family (fedsum.txt, Sec. 3): FedSUM-B (Alg. 1), FedSUM (Alg. 2), FedSUM-CR (Alg. 3).
+"""The FedSUM family (You & Pu 2025, arXiv:2512.18275, Sec. 3): FedSUM-B (Alg. 1), FedSUM (Alg. 2),
+FedSUM-CR (Alg. 3).
 
 State, as in the algorithm boxes: per-client control variables h_i [N, p] (the client's latest
 aggregated gradient, eq. 5 / eq. 8), the server's y [p] (the SUM of the clients' latest
@@ -64,7 +65,7 @@ class _FedSUMBase(Algorithm):
 
 @register
 class FedSUMB(_FedSUMBase):
-    """FedSUM-B (fedsum.txt Alg. 1): no local moves. Each active client takes K minibatch
+    """FedSUM-B (You & Pu 2025, Alg. 1): no local moves. Each active client takes K minibatch
     gradients at x^(t) (line 7), forms x_i^(t,1) = x^(t) - eta_l sum_k g_i^(t,k) (line 9),
     sends delta_i = (x^(t) - x_i^(t,1))/(eta_l K) - h_i (line 10) and sets
     h_i = (x^(t) - x_i^(t,1))/(eta_l K) (line 11, eq. 5). Messages: 1 up, 1 down.
@@ -82,7 +83,7 @@ class FedSUMB(_FedSUMBase):
 
 @register
 class FedSUM(_FedSUMBase):
-    """FedSUM (fedsum.txt Alg. 2). The server sends x^(t) and y^(t-1) (line 3); client i forms
+    """FedSUM (You & Pu 2025, Alg. 2). The server sends x^(t) and y^(t-1) (line 3); client i forms
     y_i = y^(t-1) - h_i (line 6, eq. 9), runs K steps x <- x - (eta_l/N)(g + y_i) (line 9),
     sends delta_i = N(x^(t) - x_i^(t,K))/(eta_l K) - y_i - h_i (line 11) and sets
     h_i = N(x^(t) - x_i^(t,K))/(eta_l K) - y_i (line 12). Messages: 1 up, 2 down.
@@ -101,7 +102,7 @@ class FedSUM(_FedSUMBase):
 
 @register
 class FedSUMCR(_FedSUMBase):
-    """FedSUM-CR (fedsum.txt Alg. 3). Only x^(t) goes down. Client i rebuilds its correction
+    """FedSUM-CR (You & Pu 2025, Alg. 3). Only x^(t) goes down. Client i rebuilds its correction
     from its last round a_i and the model z_i it received then (line 6, eq. 11):
     y_i = N/(eta_g eta_l K) * (z_i - x^(t)) / (t - a_i) - h_i, then proceeds as FedSUM and sets
     a_i = t, z_i = x^(t) (line 12). Messages: 1 up, 1 down. Memory: server y [p]; clients

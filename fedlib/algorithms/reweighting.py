@@ -58,7 +58,7 @@ def contacted_average_factor(m, pt, at, d, asked, **_):
 
 @register
 class FedAU(Algorithm):
-    """FedAU (Wang & Ji 2023; IBM/fedau main.py per the reference notes).
+    """FedAU (Wang & Ji 2023, arXiv:2306.03401; as in the authors' public code, IBM/fedau main.py).
 
     Each client tracks S_n (rounds since it last took part) and its participation intervals.
     Arriving client: omega_n = mean of intervals recorded before this round (1 if none),
@@ -118,7 +118,7 @@ class FedAU(Algorithm):
 
 @register
 class FedAWE(Algorithm):
-    """FedAWE (Xiang et al. 2024; mingxiang12/FedAWE per the reference notes).
+    """FedAWE (Xiang et al. 2024; as in the authors' public code, mingxiang12/FedAWE).
 
     Every client keeps its own (possibly stale) copy x_i (initially x^(0)) and the round tau_i
     it last took part (initially -1). Arriving client i starts from x_i, runs K SGD steps,
@@ -191,7 +191,7 @@ def nova_normaliser(steps: torch.Tensor, lr: float, momentum: float = 0.0,
 
 @register
 class FedNova(Algorithm):
-    """FedNova (Wang et al. 2020; JYWa/FedNova per the reference notes).
+    """FedNova (Wang et al. 2020, NeurIPS, arXiv:2007.07481; as in the authors' public code, JYWa/FedNova).
 
     Arriving client i runs tau_i local steps of its solver and sends Delta_i = x - x_i^(t,tau_i)
     with its normaliser a_i (:func:`nova_normaliser`). With p_i the data weights of the arriving

@@ -1,4 +1,5 @@
-"""Algorithms that choose their own clients: FedACS (fedacs.txt) and optimal client sampling
+"""Algorithms that choose their own clients: FedACS (Weng, Ren, Xiao & Skoglund 2025,
+arXiv:2505.11304) and optimal client sampling
 (Chen, Horvath & Richtarik 2020, the FedACS baseline "OS").
 
 The environment (the Schedule given to :func:`fedlib.run`) says who is *available*
@@ -21,10 +22,10 @@ from .reweighting import known_probs, nova_normaliser
 
 @register
 class FedACS(Algorithm):
-    """FedACS: heterogeneity-aware client sampling (fedacs.txt). INFERRED update rule.
+    """FedACS: heterogeneity-aware client sampling (Weng et al. 2025, arXiv:2505.11304). INFERRED update rule.
 
-    Formulas (3), (15), (16) and Alg. 1 of fedacs.txt were lost in the text conversion; this is
-    the inference of the reference notes from the paper's own consistency argument. Round t:
+    Formulas (3), (15), (16) and Alg. 1 of the paper were lost in the text we work from; this is
+    our inference from the paper's own consistency argument. Round t:
     the server draws K clients with replacement among the available ones with
 
         q_i^t = (d_i / (p_i^t ||a_i^t||_1)) / sum_j (d_j / (p_j^t ||a_j^t||_1))   (inferred eq. 15)

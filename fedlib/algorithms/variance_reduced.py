@@ -16,7 +16,7 @@ from .reweighting import contacted_average_factor, uniform_expected_weights
 
 @register
 class Scaffold(Algorithm):
-    """SCAFFOLD, option II (Karimireddy et al. 2020, Alg. 1; reference notes).
+    """SCAFFOLD, option II (Karimireddy et al. 2020, ICML, arXiv:1910.06378, Alg. 1).
 
     Client i: K steps y <- y - eta_l (g_i(y) - c_i + c); c_i+ = c_i - c + (x - y)/(K_i eta_l);
     sends Delta y = y - x and Delta c = c_i+ - c_i. Server: x <- x + eta_g mean_{i in S} Delta y_i;
@@ -146,7 +146,7 @@ class FedVARP(Algorithm):
 
 @register
 class Focus(Algorithm):
-    """FOCUS (focus.txt; rule of the authors' code in the reference notes): push-pull.
+    """FOCUS (Ying, Li & Yang 2025, arXiv:2503.20117; the rule of the authors' public code): push-pull.
 
     Server: x and a tracker y_s = 0 (never reset). Client i keeps g_prev_i (its last gradient).
     Round: every arriving client pulls x_i = x, y_i = 0 and for k = 0..K-1: if k > 0,
@@ -195,7 +195,7 @@ class Focus(Algorithm):
 
 @register
 class SGFocus(Focus):
-    """SG-FOCUS (focus.txt App. F): FOCUS with one minibatch gradient per evaluation. In
+    """SG-FOCUS (Ying, Li & Yang 2025, App. F): FOCUS with one minibatch gradient per evaluation. In
     fedlib the problem supplies the stochasticity, so the update is FOCUS's; the separate
     name keeps the papers' labels in figures and tables. Messages: 1 up, 1 down. Memory: as FOCUS."""
 

@@ -49,7 +49,7 @@ WEAK, STRONG = {"epochs": (1, 2), "p": (0.2, 0.5)}, {"epochs": (2, 4), "p": (0.6
 #: how weak computation and weak uplinks are paired over the clients
 PAIRINGS = {"same": "the weak half computes little and uploads rarely",
             "crossed": "the half that computes little uploads reliably, the other half rarely"}
-#: the regime grid of the quick profile (issue 24): base rates x pairings, dynamic setting
+#: the regime grid of the quick profile: base rates x pairings, dynamic setting
 REGIME_RATES, REGIME_SETTING = (0.02, 0.05), "dynamic"
 
 
@@ -85,7 +85,7 @@ class FedAcsSetup:
     stand_in: int = 0
     methods: dict = field(default_factory=dict)
     #: which clients have the weak uplinks: ``same`` (the weak-computation half) or ``crossed``
-    #: (the other half); the text leaves this open (issue 24's regime grid)
+    #: (the other half); the text leaves this open (the regime grid asks which)
     pairing: str = "same"
 
     def __post_init__(self):
