@@ -64,10 +64,10 @@ from fedlib import notebook, plotting, studies
 
 plotting.set_style()
 out_dir = notebook.notebook_output_dir("06_fedacs_toy", globals(), out_dir)
-toy = studies.fedacs.Toy(num_clients, dim, lr, draws, seed, profile=profile)    # App. C's quadratic model
+toy = studies.fedacs_toy.Toy(num_clients, dim, lr, draws, seed, profile=profile)    # App. C's quadratic model
 rounds = toy.rounds
 N, A, c, d, prob, x_star, p_up, tau = toy.N, toy.A, toy.c, toy.d, toy.prob, toy.x_star, toy.p_up, toy.tau
-solvers, methods, environment, method_options = (studies.fedacs.TOY_SOLVERS, studies.fedacs.TOY_METHODS,
+solvers, methods, environment, method_options = (studies.fedacs_toy.TOY_SOLVERS, studies.fedacs_toy.TOY_METHODS,
                                                  toy.environment, toy.method_options)
 
 

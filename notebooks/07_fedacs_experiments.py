@@ -179,7 +179,7 @@ runs.table(grid_table, "regime_grid", float_format="%.0f")
 # %%
 fig, _ = plotting.curves(gtidy, "method", "cell", col_order=[fedacs.cell_name(c) for c in CELLS],
                          metrics={"test_acc": "test accuracy"}, size=(4.6, 3.6), legend_width=2.5, **STYLE)
-runs.figure(fig, "regime_grid", f"Regime grid — {DATASETS[setup.datasets[0]][4]}, dynamic setting, N={N}, {S} asked "
+runs.figure(fig, "regime_grid", f"Regime grid — {DATASETS[setup.datasets[0]].label}, dynamic setting, N={N}, {S} asked "
                                 f"per round, seeds {seeds} (band: lowest to highest seed; {profile} profile{stand_in_note})")
 
 # %% [markdown]
@@ -213,7 +213,7 @@ def accuracy_figure(keys: list, title: str, name: str) -> None:
     for ax, key in zip(axes[0], keys, strict=True):
         ax.axhline(target_of(key), color="grey", ls=":", lw=1)
         ax.set(ylim=(0, 1))
-    missing = [DATASETS[d][4] for d in fedacs.SETTINGS["paper"]["datasets"] if d not in setup.datasets]
+    missing = [DATASETS[d].label for d in fedacs.SETTINGS["paper"]["datasets"] if d not in setup.datasets]
     note = f"; {', '.join(missing)}: paper profile only" if missing and keys[0][2] is None else ""
     runs.figure(fig, name, f"{title} — N={N}, {S} asked per round, seeds {seeds} ({profile} profile{stand_in_note}"
                            f"{note}); band: lowest to highest seed; dotted: target")

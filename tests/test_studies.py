@@ -251,7 +251,7 @@ def test_fedacs_environments_and_calibrated_rates(tmp_path):
     assert set(rates["method"]) == set(s.methods) and s.target(("digits", "dynamic", None)) == 0.5
     for key, cs in experiments.items():                                        # each run on its key's split
         assert s.split(key) == ({"partition": "dirichlet", "alpha": key[2]} if key[2] is not None
-                                else studies.fedacs.DATASETS[key[0]][2])
+                                else studies.fedacs.DATASETS[key[0]].partition)
         for c in cs.values():
             args = dict(c.problem_args)
             want = s.split(key)
@@ -259,7 +259,7 @@ def test_fedacs_environments_and_calibrated_rates(tmp_path):
 
 
 def test_fedacs_toy_fixed_points_match_the_simulation():
-    toy = studies.fedacs.Toy(num_clients=6, rounds=1000, seed=1)
+    toy = studies.fedacs_toy.Toy(num_clients=6, rounds=1000, seed=1)
     dist = {}
     for method in ("fedavg", "ca_fedavg", "fedacs"):
         xbar, sim = toy.evaluate("static", method, "SGD")

@@ -4,6 +4,7 @@ local work and uplinks), the methods with App. I.2's step-length calibration, pe
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -12,15 +13,11 @@ from .. import algorithms, claims, theory
 from ..analysis import finals, first_reach
 from ..config import ExperimentConfig
 from ..notebook import check_profile, check_seeds
-from ..participation import build
-from ..problems import Quadratic
-from ..runner import run
 from ..store import Store
 
-__all__ = ["DATASETS", "METHODS", "TOY_METHODS", "TOY_SOLVERS", "FedAcsSetup", "Toy", "fedacs_setup",
-           "PAIRINGS", "PAPER_MNIST", "QUOTES", "RIVALS", "SHORT_CLAIMS", "beside_paper", "cell_claims",
-           "cell_name",
-           "mechanism",
+__all__ = ["DATASETS", "METHODS", "Dataset", "FedAcsSetup", "fedacs_setup", "PAIRINGS", "PAPER_MNIST",
+           "PaperResult", "Quote", "QUOTES", "RIVALS", "SHORT_CLAIMS", "beside_paper", "cell_claims",
+           "cell_name", "mechanism",
            "paper_table", "seed_summary", "summary"]
 
 #: per profile: datasets of Figs. 6 / 9, N, clients asked per round, rounds, Fig. 10's rounds and
@@ -34,12 +31,24 @@ SETTINGS = {
     "paper": dict(datasets=("mnist", "cifar10", "cinic10"), num_clients=100, per_round=10, rounds=200,
                   alpha_rounds=200, alphas=(0.1, 0.5, 1.0), train_eval=100, test_eval=None, lr=0.05),
 }
-#: dataset -> (model, batch, partition of Sec. 6, target accuracy, label)
+class Dataset(NamedTuple):
+    """A dataset of Sec. 6 as the study runs it."""
+
+    model: str          #: the network (:data:`fedlib.models` registry name)
+    batch: int          #: local minibatch size
+    partition: dict     #: the client split of Sec. 6 (``problem_args`` of the config)
+    target: float       #: the test accuracy that "rounds to the target" counts to (Tables 1, 4)
+    label: str          #: the name figures and tables print
+
+
+#: the datasets of Sec. 6 (and the smoke profile's stand-in) by config name
 DATASETS = {
-    "digits": ("fedsum_mnist_cnn", 64, {"partition": "one_class"}, 0.5, "digits (smoke test)"),
-    "mnist": ("fedsum_mnist_cnn", 512, {"partition": "one_class"}, 0.70, "MNIST"),
-    "cifar10": ("fedsum_cifar10_cnn", 1024, {"partition": "dirichlet", "alpha": 0.5}, 0.40, "CIFAR-10"),
-    "cinic10": ("fedsum_cifar10_cnn", 1024, {"partition": "dirichlet", "alpha": 0.5}, 0.35, "CINIC-10"),
+    "digits": Dataset("fedsum_mnist_cnn", 64, {"partition": "one_class"}, 0.5, "digits (smoke test)"),
+    "mnist": Dataset("fedsum_mnist_cnn", 512, {"partition": "one_class"}, 0.70, "MNIST"),
+    "cifar10": Dataset("fedsum_cifar10_cnn", 1024, {"partition": "dirichlet", "alpha": 0.5}, 0.40,
+                       "CIFAR-10"),
+    "cinic10": Dataset("fedsum_cifar10_cnn", 1024, {"partition": "dirichlet", "alpha": 0.5}, 0.35,
+                       "CINIC-10"),
 }
 _ALPHA_DATASET = {"smoke": "digits", "quick": "mnist", "paper": "cifar10"}
 #: Table 4 (right): targets per alpha, in the order of the alphas
@@ -99,7 +108,7 @@ class FedAcsSetup:
         return ds if ds in self.datasets else self.datasets[0]
 
     def problem_args(self, ds: str, split: dict) -> dict:
-        model, batch = DATASETS[ds][:2]
+        model, batch = DATASETS[ds].model, DATASETS[ds].batch
         synthetic = {}
         if self.stand_in:
             synthetic = {"synthetic": True, "synthetic_sizes": [40 * self.num_clients, 200]}
@@ -145,7 +154,7 @@ class FedAcsSetup:
         """Configs {label: config} of every method in one environment, and their calibrated rates."""
         sizes = self.client_sizes(ds, split, store)
         env = {**self.environment(setting, self.weak_half(split)), "client_sizes": sizes.tolist(),
-               "batch_size": DATASETS[ds][1]}
+               "batch_size": DATASETS[ds].batch}
         base = ExperimentConfig(algorithm="fedavg", problem="neural", participation="uniform", rounds=rounds,
                                 problem_args=self.problem_args(ds, split), lr_local=self.lr, lr_global=1.0,
                                 eval_every=1, seed=self.seed)
@@ -162,7 +171,7 @@ class FedAcsSetup:
         table = pd.DataFrame({"method": list(self.methods), "learning rate": [configs[m].lr_local
                                                                              for m in self.methods]})
         alpha = f", alpha {split.get('alpha')}" if split["partition"] == "dirichlet" else ""
-        table.insert(0, "setting", f"{DATASETS[ds][4]}, {setting}{alpha}")
+        table.insert(0, "setting", f"{DATASETS[ds].label}, {setting}{alpha}")
         return configs, table
 
     def experiments(self, store: Store) -> tuple[dict, pd.DataFrame]:
@@ -194,21 +203,21 @@ class FedAcsSetup:
         ds = self.datasets[0]
         rates = sorted({*REGIME_RATES, self.lr}) if self.profile != "smoke" else [self.lr]
         return {(lr, pairing, seed): self.regime(lr, pairing, seed).experiment(
-                    ds, DATASETS[ds][2], REGIME_SETTING, self.rounds, store)[0]
+                    ds, DATASETS[ds].partition, REGIME_SETTING, self.rounds, store)[0]
                 for lr in rates for pairing in PAIRINGS for seed in seeds}
 
     def split(self, key: tuple) -> dict:
         """The data split of an environment (dataset, setting, alpha or None): the dataset's own
         split (:data:`DATASETS`), or for Fig. 10 a Dirichlet split at that alpha."""
         ds, _, alpha = key
-        return DATASETS[ds][2] if alpha is None else {"partition": "dirichlet", "alpha": alpha}
+        return DATASETS[ds].partition if alpha is None else {"partition": "dirichlet", "alpha": alpha}
 
     def env_name(self, key: tuple) -> str:
         """'MNIST, dynamic', or for Fig. 10 'MNIST (for CIFAR-10), alpha 0.1' where MNIST stands in."""
         ds, setting, alpha = key
         if alpha is None:
-            return f"{DATASETS[ds][4]}, {setting}"
-        return DATASETS[ds][4] + (" (for CIFAR-10)" if ds != "cifar10" else "") + f", alpha {alpha}"
+            return f"{DATASETS[ds].label}, {setting}"
+        return DATASETS[ds].label + (" (for CIFAR-10)" if ds != "cifar10" else "") + f", alpha {alpha}"
 
     def claim_setting(self, key: tuple) -> str:
         """The setting of environment ``key``'s claim rows: its dataset, split, N and rounds (a
@@ -219,8 +228,8 @@ class FedAcsSetup:
         split = self.split(key)
         kind = ("one class per client" if split["partition"] == "one_class"
                 else f"Dirichlet alpha {split['alpha']:g}")
-        return (f"{self.profile} profile ({DATASETS[key[0]][4]} with {kind}, N={self.num_clients}, {rounds} "
-                "rounds; the text's ranges lost)")
+        return (f"{self.profile} profile ({DATASETS[key[0]].label} with {kind}, N={self.num_clients}, "
+                f"{rounds} rounds; the text's ranges lost)")
 
     def mechanism_table(self, cells: dict, key: tuple, store: Store) -> pd.DataFrame:
         """:func:`mechanism` per regime cell (``cells``: (base rate, pairing) -> seed -> {method:
@@ -275,7 +284,7 @@ class FedAcsSetup:
         def cause(i: int) -> str:
             cells = holds_in.get(i, [])
             return f"holds in {', '.join(cells)} of the grid" if cells else "holds in no cell of the grid"
-        out = [{"environment": f"{DATASETS[key[0]][4]}, dynamic, {cell_name(cell)}",
+        out = [{"environment": f"{DATASETS[key[0]].label}, dynamic, {cell_name(cell)}",
                 "setting": self.claim_setting(key), **r, "cause": cause(i)}
                for cell, rows in cell_rows.items() for i, r in enumerate(rows)]
         out += [{"environment": f"{self.env_name(k)}, eta {self.lr:g}, {self.pairing}",
@@ -287,8 +296,9 @@ class FedAcsSetup:
         """The target accuracy of an environment (Tables 1 and 4)."""
         ds, _, alpha = key
         if alpha is None:
-            return DATASETS[ds][3]
-        return _ALPHA_TARGETS.get(ds, (DATASETS[ds][3],) * len(self.alphas))[list(self.alphas).index(alpha)]
+            return DATASETS[ds].target
+        targets = _ALPHA_TARGETS.get(ds, (DATASETS[ds].target,) * len(self.alphas))
+        return targets[list(self.alphas).index(alpha)]
 
 
 def cell_name(cell: tuple) -> str:
@@ -328,29 +338,46 @@ RIVALS = ("FedAvg", "c-a-FedAvg", "FedVARP", "FedNova")
 #: static heterogeneity) as printed: rounds to the 70% target and time to it in seconds, None where
 #: the paper prints a dash (the target was not reached). Transcribed from Zhu et al., "FedACS"
 #: (the percentages of its prose were lost; its tables were not).
+class PaperResult(NamedTuple):
+    """One method's entry of the paper's table: rounds to the target and time to it (seconds);
+    None where the paper prints a dash."""
+
+    rounds: int | None
+    seconds: float | None
+
+
+class Quote(NamedTuple):
+    """Where a claim is in the paper, and the paper's words."""
+
+    where: str
+    quote: str
+
+
 PAPER_MNIST = {
-    "Table 1 (dynamic)": {"FedACS": (68, 3548.6), "FedAvg": (93, 5470.4), "c-a-FedAvg": (84, 4884.4),
-                          "FedVARP": (115, 7289.9), "FedNova": (99, 6043.4), "FedAU": (None, None),
-                          "OS": (72, 4391.9)},
-    "Table 4 (static)": {"FedACS": (64, 4307.7), "FedAvg": (92, 6458.7), "c-a-FedAvg": (68, 5039.2),
-                         "FedVARP": (92, 6846.9), "FedNova": (103, 7893.4), "FedAU": (None, None),
-                         "OS": (None, None)},
+    "Table 1 (dynamic)": {
+        "FedACS": PaperResult(68, 3548.6), "FedAvg": PaperResult(93, 5470.4),
+        "c-a-FedAvg": PaperResult(84, 4884.4), "FedVARP": PaperResult(115, 7289.9),
+        "FedNova": PaperResult(99, 6043.4), "FedAU": PaperResult(None, None), "OS": PaperResult(72, 4391.9)},
+    "Table 4 (static)": {
+        "FedACS": PaperResult(64, 4307.7), "FedAvg": PaperResult(92, 6458.7),
+        "c-a-FedAvg": PaperResult(68, 5039.2), "FedVARP": PaperResult(92, 6846.9),
+        "FedNova": PaperResult(103, 7893.4), "FedAU": PaperResult(None, None), "OS": PaperResult(None, None)},
 }
 
 #: the paper's words for each claim of :func:`cell_claims` (where, quote)
 QUOTES = {
-    "rounds": ("Sec. 6, Table 1; App. I.5, Table 4",
-               "FedACS consistently achieves the target accuracy thresholds across different datasets within "
-               "fewer communication rounds than FedAvg, c-a-FedAvg, FedVarp, FedNova, and FedAU"),
-    "computation": ("Sec. 6, Table 1; App. I.5, Table 4",
-                    "FedACS also demonstrates significantly lower computation time in reaching the "
-                    "thresholds"),
-    "accuracy": ("Sec. 6, Fig. 6", "the results show that FedACS outperforms all benchmark methods"),
-    "FedAU": ("App. I.5, Table 4",
-              "FedAU and OS exhibit instability in consistently reaching these thresholds"),
-    "OS never": ("Sec. 6, Table 1", "The OS is not stable in achieving the threshold accuracy"),
-    "OS suboptimal": ("Sec. 6", "The OS is not stable in achieving the threshold accuracy and is strictly "
-                                "sub-optimal."),
+    "rounds": Quote("Sec. 6, Table 1; App. I.5, Table 4",
+                    "FedACS consistently achieves the target accuracy thresholds across different datasets "
+                    "within fewer communication rounds than FedAvg, c-a-FedAvg, FedVarp, FedNova, and FedAU"),
+    "computation": Quote("Sec. 6, Table 1; App. I.5, Table 4",
+                         "FedACS also demonstrates significantly lower computation time in reaching the "
+                         "thresholds"),
+    "accuracy": Quote("Sec. 6, Fig. 6", "the results show that FedACS outperforms all benchmark methods"),
+    "FedAU": Quote("App. I.5, Table 4",
+                   "FedAU and OS exhibit instability in consistently reaching these thresholds"),
+    "OS never": Quote("Sec. 6, Table 1", "The OS is not stable in achieving the threshold accuracy"),
+    "OS suboptimal": Quote("Sec. 6", "The OS is not stable in achieving the threshold accuracy and is "
+                                     "strictly sub-optimal."),
 }
 
 
@@ -408,20 +435,20 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
     for what, col, claim in speed:
         v = claims.against_all(per_seed("FedACS", col), {r: per_seed(r, col) for r in RIVALS}, "FedACS",
                                higher=False, margin=round(margins[col], 1), digits=0, missing="never")
-        rows.append({"claim": claim, "where": QUOTES[what][0], "quote": QUOTES[what][1], "check": v})
+        rows.append({"claim": claim, "where": QUOTES[what].where, "quote": QUOTES[what].quote, "check": v})
     acc = {m: {k: summ.loc[(k, m), "final_acc"] for k in seeds} for m in methods}
-    rows.append({"claim": "FedACS has the highest late-window test accuracy", "where": QUOTES["accuracy"][0],
-                 "quote": QUOTES["accuracy"][1],
+    rows.append({"claim": "FedACS has the highest late-window test accuracy",
+                 "where": QUOTES["accuracy"].where, "quote": QUOTES["accuracy"].quote,
                  "check": claims.against_all(acc["FedACS"], {m: acc[m] for m in methods if m != "FedACS"},
                                              "FedACS", margin=claims.MARGINS["test accuracy"])})
     for m, q in (("FedAU", "FedAU"), ("OS", "OS never")):
         if m in methods:
-            rows.append({"claim": f"{m} never reaches the target ({target:.0%})", "where": QUOTES[q][0],
-                         "quote": QUOTES[q][1],
+            rows.append({"claim": f"{m} never reaches the target ({target:.0%})", "where": QUOTES[q].where,
+                         "quote": QUOTES[q].quote,
                          "check": claims.event_count(never(m), f"{m} never reaches it")})
     if "OS" in methods:
-        rows.append({"claim": "OS is sub-optimal: FedACS ends above it", "where": QUOTES["OS suboptimal"][0],
-                     "quote": QUOTES["OS suboptimal"][1],
+        rows.append({"claim": "OS is sub-optimal: FedACS ends above it",
+                     "where": QUOTES["OS suboptimal"].where, "quote": QUOTES["OS suboptimal"].quote,
                      "check": claims.paired(acc["FedACS"], acc["OS"], margin=claims.MARGINS["test accuracy"],
                                             names=("FedACS", "OS"))})
     return rows
@@ -438,8 +465,8 @@ def beside_paper(ours: pd.DataFrame, table: str) -> tuple[pd.DataFrame, dict]:
     """
     from scipy import stats
     paper = PAPER_MNIST[table]
-    ref_p, ref_o = paper["FedACS"][0], ours.loc["FedACS", "rounds to target"]
-    ref_t, ref_c = paper["FedACS"][1], ours.loc["FedACS", "computation to target (local steps)"]
+    ref_p, ref_o = paper["FedACS"].rounds, ours.loc["FedACS", "rounds to target"]
+    ref_t, ref_c = paper["FedACS"].seconds, ours.loc["FedACS", "computation to target (local steps)"]
 
     def cell(v, ref, digits=0):
         if v is None or not np.isfinite(v):
@@ -456,7 +483,7 @@ def beside_paper(ours: pd.DataFrame, table: str) -> tuple[pd.DataFrame, dict]:
                      "ours: local steps (ratio)": cell(o["computation to target (local steps)"], ref_c)})
     both = [m for m, (r, _) in paper.items() if r is not None and m in ours.index
             and np.isfinite(ours.loc[m, "rounds to target"])]
-    tau = stats.kendalltau([paper[m][0] for m in both], [ours.loc[m, "rounds to target"] for m in both])
+    tau = stats.kendalltau([paper[m].rounds for m in both], [ours.loc[m, "rounds to target"] for m in both])
     return pd.DataFrame(rows), {"kendall_tau": float(tau.statistic), "p_value": float(tau.pvalue),
                                 "methods": both}
 
@@ -537,83 +564,3 @@ def fedacs_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FedAc
         s = replace(s, rounds=stand_in_rounds, alpha_rounds=stand_in_rounds, train_eval=2,
                     datasets=s.datasets[:1], stand_in=stand_in_rounds)
     return s
-
-
-# --------------------------------------------------------------------------------------------
-# App. C's quadratic model (notebook 06): closed-form fixed points next to simulated end points
-# --------------------------------------------------------------------------------------------
-#: local solvers of the toy: label -> options
-TOY_SOLVERS = {"SGD": {}, "momentum 0.5": {"momentum": 0.5}, "prox mu=0.1": {"prox_mu": 0.1},
-               "prox mu=1": {"prox_mu": 1.0}}
-#: methods of the toy: label -> algorithm
-TOY_METHODS = {"FedAvg": "fedavg", "c-a-FedAvg": "ca_fedavg", "FedVARP": "fedvarp", "FedAU": "fedau",
-               "FedNova": "fednova", "FedACS": "fedacs"}
-
-
-class Toy:
-    """FedACS App. C's model: N quadratics f_i = 1/2 (x - c_i)^T A_i (x - c_i) with optima on a
-    circle (d = 2), upload probabilities p_i from 0.2 to 1, local steps tau_i from N down to 1;
-    the static environment keeps them, the dynamic one redraws p_i^t (+-0.15) and tau_i^t
-    (+-2) every round. Everyone is asked every round (kind ``full``)."""
-
-    #: rounds of the simulated runs per profile (their second half is averaged)
-    ROUNDS = {"quick": 1500, "paper": 6000}
-
-    def __init__(self, num_clients: int = 10, dim: int = 2, lr: float = 0.02, draws: int = 10,
-                 seed: int = 0, rounds: int | None = None, profile: str = "quick"):
-        if profile not in self.ROUNDS:
-            raise ValueError(f"profile: must be one of {sorted(self.ROUNDS)}, got {profile!r}")
-        rounds = self.ROUNDS[profile] if rounds is None else rounds
-        self.N, self.dim, self.lr, self.draws = num_clients, dim, lr, draws
-        self.seed, self.rounds = seed, rounds
-        rng = np.random.default_rng(seed)
-        n = num_clients
-        angles = np.linspace(0, 2 * np.pi, n, endpoint=False)
-        self.c = np.stack([np.cos(angles), np.sin(angles)], 1) * 2.0 + rng.normal(0, 0.3, (n, dim))
-        self.A = np.stack([np.diag(rng.uniform(0.5, 2.0, dim)) for _ in range(n)])
-        self.prob = Quadratic(self.A, self.c)
-        self.d = self.prob.weights.numpy()
-        self.x_star = self.prob.optimum().numpy()
-        self.p_up = np.linspace(0.2, 1.0, n)
-        self.tau = np.arange(1, n + 1)[::-1].copy()
-        self.tau_range = np.stack([np.maximum(self.tau - 2, 1), self.tau + 2], 1)
-        self.p_dyn = np.clip(self.p_up[None, :] + rng.uniform(-0.15, 0.15, (rounds, n)), 0.05, 1.0)
-
-    def environment(self, kind: str):
-        """(schedule, upload probabilities) of the ``static`` or the ``dynamic`` environment."""
-        if kind == "static":
-            return build("full", self.N, self.rounds, seed=self.seed, uplink_p=self.p_up,
-                         local_steps=self.tau), self.p_up
-        return build("full", self.N, self.rounds, seed=self.seed, uplink_p=self.p_dyn,
-                     local_steps_range=self.tau_range), self.p_dyn
-
-    def method_options(self, method: str, p, solver: str = "SGD") -> dict:
-        """fedlib.run options of a method in an environment with upload probabilities p."""
-        opts = dict(TOY_SOLVERS[solver])
-        if method == "fedavg":
-            opts["aggregation"] = "all"                     # anonymous: divide by the N asked
-        if method in ("ca_fedavg", "fedacs"):
-            opts["uplink_p"] = p
-        if method == "fedacs":
-            opts["draws"] = self.draws
-        return opts
-
-    def evaluate(self, env_kind: str, method: str, solver: str, progress: bool = False):
-        """(closed-form fixed point, mean iterate over the second half of a simulated run)."""
-        env, p = self.environment(env_kind)
-        acc = []
-        res = run(method, self.prob, env, lr_local=self.lr, progress=progress, eval_every=self.rounds,
-                  callback=lambda t, x: acc.append(x.numpy().copy()) if t >= self.rounds // 2 else None,
-                  **self.method_options(method, p, solver))
-        W = theory.aggregation_weights(method, res.schedule, p, self.lr, self.d, draws=self.draws,
-                                       **TOY_SOLVERS[solver])
-        xbar = theory.fixed_point(self.A, self.c, W, res.schedule, self.lr, **TOY_SOLVERS[solver])
-        return xbar, np.mean(acc, axis=0)
-
-    def single_source(self, source: str, method: str, eta: float) -> float:
-        """Distance to x* of the closed-form fixed point with exact expected weights when only one
-        source of inconsistency acts: ``communication`` (p_i, tau = 5) or ``computation`` (tau_i, p = 1)."""
-        n = self.N
-        p, steps = (self.p_up, np.full(n, 5)) if source == "communication" else (np.ones(n), self.tau)
-        w = theory.expected_weights(method, p, steps, eta, self.d, seed=self.seed)
-        return float(np.linalg.norm(theory.fixed_point_static(self.A, self.c, w, steps, eta) - self.x_star))

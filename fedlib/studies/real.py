@@ -446,8 +446,8 @@ class RealSetup:
         rows += [
             {
                 "paper": PAPERS["fedacs"],
-                "where": fedacs.QUOTES["rounds"][0],
-                "quote": fedacs.QUOTES["rounds"][1],
+                "where": fedacs.QUOTES["rounds"].where,
+                "quote": fedacs.QUOTES["rounds"].quote,
                 "claim": f"FedACS needs fewer rounds to {TARGET:.0%} test accuracy than "
                 f"{', '.join(acs_rivals)} (the rivals that run here)",
                 "check": claims.against_all(
@@ -462,8 +462,8 @@ class RealSetup:
             },
             {
                 "paper": PAPERS["fedacs"],
-                "where": fedacs.QUOTES["accuracy"][0],
-                "quote": fedacs.QUOTES["accuracy"][1],
+                "where": fedacs.QUOTES["accuracy"].where,
+                "quote": fedacs.QUOTES["accuracy"].quote,
                 "claim": "FedACS has the highest late-window test accuracy",
                 "check": claims.against_all(
                     acc("FedACS"), {m: acc(m) for m in others}, "FedACS", margin=acc_margin

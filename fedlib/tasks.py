@@ -1,0 +1,346 @@
+"""The neural task: a network trained on a dataset split over clients, with per-client
+minibatches keyed by (seed, client, round, step) (built by name in :mod:`fedlib.problems`)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+from . import models
+from ._threads import map_single_threaded
+from ._validate import check_int
+from .objectives import Problem, stream_seed
+
+__all__ = ["Neural", "Split"]
+
+
+# --------------------------------------------------------------------------------------------
+# Neural problems
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Split:
+    """Tensors of one dataset split (kept on the problem's device)."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+
+
+class Neural(Problem):
+    """A neural network trained on data partitioned over clients, with vectorized gradients.
+
+    The model's parameters are handled as one flat vector; ``grads`` evaluates the minibatch
+    gradients of all requested clients at once with ``torch.func.vmap(grad(...))`` over the
+    stacked flat parameters. Minibatch indices come from a ``torch.Generator`` keyed by
+    (seed, client, round, step): ``min(batch_size, n_i)`` distinct samples of the client (as a
+    data loader's last, short batch would be), padded with zero-weight entries so every
+    client's batch stacks to the same shape. The global objective is the data-weighted mean
+    loss over all clients' samples (w_i = n_i / n).
+
+    Args:
+        model: an ``nn.Module`` (its current parameters define ``initial_params``; buffers are
+            not trained). Must not use BatchNorm running statistics.
+        partition: sequence of N index arrays into the training split.
+        train, test: (x, y) tensors of the training and test splits.
+        batch_size: B.
+        device: where data and parameters live.
+        seed: seed of the minibatch streams.
+        loss: per-sample loss ``(logits, y) -> [B]`` (default cross-entropy).
+        eval_batch: samples per forward pass in evaluation (the default 512 evaluates FedSUM's
+            MNIST CNN ~3x faster on one CPU thread than 4096, whose activations leave the cache).
+        strategy: how ``grads`` batches clients: ``"vmap"`` (one ``vmap(grad)`` call over all
+            clients), ``"loop"`` (``torch.func.grad`` client by client), or ``"auto"`` (default:
+            vmap on GPUs, loop on CPUs, where vmap lowers convolutions to grouped convolutions
+            that run slower than separate small ones; see ``benchmarks/README.md``).
+        train_eval_per_client: training metrics (``loss``, ``train_acc``) are computed on a
+            fixed, seeded subset of at most this many samples of each client, weighted by
+            n_i / (n m_i) so that they estimate the data-weighted global objective without
+            bias; ``None`` uses every training sample. The default (100) keeps one evaluation
+            of FedSUM's MNIST setting (N = 100) at <= 10,000 training images plus the full test
+            set, about 2 s on a 2-core CPU instead of ~12 s.
+        test_eval_size: test metrics (``test_loss``, ``test_acc``) on a fixed, seeded random
+            subset of this many test samples (for runs evaluated every round); ``None``
+            (default) uses the whole test split.
+
+    Dropout: layers of type :class:`fedlib.models.KeyedDropout` take their masks from a
+    generator keyed by (seed, client, round, step) (:meth:`dropout_masks`), like the minibatch,
+    so a client's trajectory does not depend on the engine, on the order clients are trained in,
+    or on threads. A plain ``nn.Dropout`` in a user's model would draw from torch's global
+    generator instead.
+    """
+
+    exact = False
+
+    has_module = True
+
+    def threaded_clients(self, device: torch.device) -> bool:
+        """On CPUs with ``strategy="loop"``: clients in worker threads (faster than vmap there)."""
+        return self.strategy == "loop" and torch.device(device).type == "cpu"
+
+    def __init__(self, model: nn.Module, partition: Sequence[np.ndarray], train: tuple, test: tuple,
+                 batch_size: int = 128, device="cpu", seed: int = 0,
+                 loss: Callable | None = None, eval_batch: int = 512, strategy: str = "auto",
+                 train_eval_per_client: int | None = 100, test_eval_size: int | None = None):
+        self.device = torch.device(device)
+        if strategy not in ("auto", "vmap", "loop"):
+            raise ValueError(f"strategy: must be one of auto, vmap, loop; got {strategy!r}")
+        self.strategy = strategy if strategy != "auto" else (
+            "loop" if self.device.type == "cpu" else "vmap")
+        self._threads = threading.local()
+        self._copy_lock = threading.Lock()
+        self.model = model.to(self.device)
+        self.names = [n for n, _ in model.named_parameters()]
+        self.shapes = [p.shape for _, p in model.named_parameters()]
+        self.numels = [p.numel() for _, p in model.named_parameters()]
+        self.dtype = next(model.parameters()).dtype
+        self.dim = sum(self.numels)
+        self.buffers = {n: b for n, b in model.named_buffers()}
+        self.train, self.test = (Split(torch.as_tensor(s[0]).to(self.device),
+                                       torch.as_tensor(s[1]).to(self.device)) for s in (train, test))
+        self.partition = [torch.as_tensor(np.asarray(p), dtype=torch.long, device=self.device)
+                          for p in partition]
+        self.num_clients = len(self.partition)
+        sizes = torch.tensor([len(p) for p in self.partition], dtype=torch.float64)
+        if self.num_clients < 1 or (sizes == 0).any():
+            raise ValueError("partition: need at least one client and every client non-empty")
+        self.sizes = sizes
+        self.weights = (sizes / sizes.sum()).to(self.dtype).to(self.device)
+        if train_eval_per_client is not None and (isinstance(train_eval_per_client, bool) or not isinstance(
+                train_eval_per_client, int) or train_eval_per_client < 1):
+            raise ValueError(f"train_eval_per_client: must be a positive int or None, got "
+                             f"{train_eval_per_client!r}")
+        self.train_eval_per_client = train_eval_per_client
+        batch_size = check_int("batch_size", batch_size, 1)
+        self.batch_size, self.seed, self.eval_batch = int(batch_size), int(seed), int(eval_batch)
+        self.per_sample_loss = loss or (lambda logits, y: nn.functional.cross_entropy(
+            logits, y, reduction="none"))
+        self._x0 = torch.nn.utils.parameters_to_vector(model.parameters()).detach().clone()
+        self._grad = grad(self._batch_loss)
+        self._vgrad = vmap(self._grad, in_dims=(0, 0, 0, 0, 0), randomness="error")
+        self._drop_shapes: dict[int, list] = {}
+        self._train_eval_idx, self._train_eval_w = self._train_eval_subset()
+        n_test = len(self.test.y)
+        if test_eval_size is not None and (isinstance(test_eval_size, bool) or not isinstance(
+                test_eval_size, int) or not 1 <= test_eval_size):
+            raise ValueError(f"test_eval_size: must be a positive int or None, got {test_eval_size!r}")
+        self.test_eval_size = test_eval_size
+        if test_eval_size is None or test_eval_size >= n_test:
+            self._test_idx = None
+        else:
+            rng = np.random.default_rng(stream_seed(self.seed, 0, 0xE7E5))
+            self._test_idx = torch.as_tensor(np.sort(rng.choice(n_test, test_eval_size, replace=False)),
+                                             device=self.device)
+
+    def _train_eval_subset(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Indices and weights of the training-metric subset (see ``train_eval_per_client``)."""
+        m, n = self.train_eval_per_client, float(self.sizes.sum())
+        idx, w = [], []
+        for i, part in enumerate(self.partition):
+            k = len(part) if m is None else min(m, len(part))
+            if k < len(part):
+                rng = np.random.default_rng(stream_seed(self.seed, i, 0xE7A1))
+                pick = torch.as_tensor(np.sort(rng.choice(len(part), k, replace=False)),
+                                       device=self.device)
+                part = part[pick]
+            idx.append(part)
+            w.append(torch.full((k,), float(self.sizes[i]) / (n * k), dtype=torch.float64))
+        return torch.cat(idx), torch.cat(w).to(self.device)
+    # -- flat <-> dict ----------------------------------------------------------------------
+    def unflatten(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Parameter dict of a flat vector [p]."""
+        return {n: t.view(s) for n, t, s in zip(self.names, x.split(self.numels), self.shapes,
+                                                 strict=True)}
+
+    def initial_params(self, seed: int = 0) -> torch.Tensor:
+        return self._x0.clone()
+
+    # -- minibatches --------------------------------------------------------------------------
+    def sample_indices(self, client: int, round: int, step: int) -> torch.Tensor:
+        """Indices [m] of client's minibatch at (round, step): m = min(batch_size, n_i) distinct
+        samples of the client, from a generator keyed by (seed, client, round, step)."""
+        part = self.partition[client]
+        g = torch.Generator().manual_seed(stream_seed(self.seed, client, round, step))
+        m = min(self.batch_size, len(part))
+        return part[torch.randperm(len(part), generator=g)[:m].to(self.device)]
+
+    def batch_indices(self, client: int, round: int, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(indices [B], weights [B]) of client's minibatch at (round, step): the ``m`` samples of
+        :meth:`sample_indices`, padded with zero-weight copies to B so that clients stack."""
+        idx = self.sample_indices(client, round, step)
+        m = len(idx)
+        w = torch.ones(self.batch_size, dtype=self.dtype, device=self.device)
+        if m < self.batch_size:
+            idx = torch.cat([idx, idx[:1].expand(self.batch_size - m)])
+            w[m:] = 0
+        return idx, w
+
+    def dropout_masks(self, client: int, round: int, step: int, pad_to: int | None = None
+                      ) -> tuple[torch.Tensor, ...]:
+        """The scaled masks of every KeyedDropout call of the model on client's minibatch at
+        (round, step) (m = min(batch_size, n_i) samples), from a generator keyed by
+        (seed, client, round, step), drawn on the CPU so every device gets the same masks.
+        ``pad_to`` appends zero rows up to that batch size (for the padded vmap batch)."""
+        m = min(self.batch_size, len(self.partition[client]))
+        if m not in self._drop_shapes:
+            with self._copy_lock:
+                self._drop_shapes[m] = models.dropout_shapes(
+                    copy.deepcopy(self.model), (m, *self.train.x.shape[1:]), self.dtype, self.device)
+        shapes = self._drop_shapes[m]
+        if not shapes:
+            return ()
+        g = torch.Generator().manual_seed(stream_seed(self.seed, client, round, step, 0xD0))
+        masks = []
+        for shape, p in shapes:
+            mk = (torch.rand(shape, generator=g, dtype=self.dtype) >= p).to(self.dtype) / (1.0 - p)
+            if pad_to is not None and pad_to > m:
+                mk = torch.cat([mk, mk.new_zeros((pad_to - m, *shape[1:]))])
+            masks.append(mk.to(self.device))
+        return tuple(masks)
+
+    def _batch_loss(self, flat, xb, yb, wb, masks=()):
+        with models.dropout_masks(masks):
+            out = functional_call(self._model(), (self.unflatten(flat), self.buffers), (xb,))
+        return (self.per_sample_loss(out, yb) * wb).sum() / wb.sum()
+
+    @contextlib.contextmanager
+    def thread_model(self):
+        """Within the block, :meth:`grad_one` of this thread uses the thread's own copy of the
+        model (``functional_call`` swaps a module's parameters while it runs, so threads must
+        not share one). The main thread uses ``self.model``."""
+        if threading.current_thread() is not threading.main_thread():
+            if getattr(self._threads, "model", None) is None:
+                with self._copy_lock:
+                    self._threads.model = copy.deepcopy(self.model)
+            self._threads.model.train(self.model.training)
+        yield
+
+    def _model(self) -> nn.Module:
+        """This thread's model: its copy in a worker thread, ``self.model`` otherwise."""
+        m = getattr(self._threads, "model", None)
+        return self.model if m is None else m
+
+    def grad_one(self, x: torch.Tensor, client: int, round: int = 0, step: int = 0) -> torch.Tensor:
+        """Minibatch gradient [p] of one client at one point, by plain autograd on the flat
+        parameter vector over the client's own (unpadded) batch: the CPU engine's path. The
+        loss, samples and dropout masks are those of :meth:`grads`."""
+        idx = self.sample_indices(client, round, step)
+        leaf = x.detach().requires_grad_(True)
+        xb = self.train.x[idx]
+        masks = self.dropout_masks(client, round, step)
+        with torch.enable_grad(), models.dropout_masks(masks):
+            out = functional_call(self._model(), (self.unflatten(leaf), self.buffers), (xb,))
+            loss = self.per_sample_loss(out, self.train.y[idx]).mean()
+            (g,) = torch.autograd.grad(loss, leaf)
+        return g
+
+    def grads(self, X, clients, round=0, step=0, stochastic=True):
+        if not stochastic:
+            return torch.stack([self._client_full_grad(x, int(c)) for x, c in zip(X, clients, strict=True)])
+        clients = [int(c) for c in clients]
+        self.model.train()
+        if self.strategy == "loop":
+            return torch.stack([self.grad_one(X[s], c, round, step) for s, c in enumerate(clients)])
+        batches = [self.batch_indices(c, round, step) for c in clients]
+        idx = torch.stack([b[0] for b in batches])
+        w = torch.stack([b[1] for b in batches])
+        masks = [self.dropout_masks(c, round, step, pad_to=self.batch_size) for c in clients]
+        xb, yb = self.train.x[idx], self.train.y[idx]
+        stacked = tuple(torch.stack(m) for m in zip(*masks, strict=True)) if masks[0] else ()
+        return self._vgrad(X, xb, yb, w, stacked)
+
+    def client_grad(self, x, client, round=0, step=0, stochastic=True):
+        """Plain autograd on an ``nn.Module`` copy: the reference for tests."""
+        if not stochastic:
+            return self._client_full_grad(x, client)
+        idx, w = self.batch_indices(client, round, step)
+        self.model.train()
+        params = {n: t.clone().requires_grad_(True) for n, t in self.unflatten(x).items()}
+        with models.dropout_masks(self.dropout_masks(client, round, step, pad_to=len(idx))):
+            out = functional_call(self.model, (params, self.buffers), (self.train.x[idx],))
+        loss = (self.per_sample_loss(out, self.train.y[idx]) * w).sum() / w.sum()
+        gs = torch.autograd.grad(loss, [params[n] for n in self.names])
+        return torch.cat([g.reshape(-1) for g in gs])
+
+    def _client_full_grad(self, x, client):
+        """Full local gradient in evaluation mode (no dropout: a deterministic gradient)."""
+        idx = self.partition[client]
+        w = torch.ones(len(idx), dtype=self.dtype, device=self.device)
+        model = self._model()                 # this thread's copy in the CPU engine's workers
+        was = model.training
+        model.eval()
+        try:
+            return grad(self._batch_loss)(x, self.train.x[idx], self.train.y[idx], w)
+        finally:
+            model.train(was)
+
+    # -- evaluation -----------------------------------------------------------------------------
+    @torch.no_grad()
+    def _evaluate(self, x: torch.Tensor, xs: torch.Tensor, ys: torch.Tensor,
+                  weights: torch.Tensor | None = None) -> tuple[float, float]:
+        """(weighted mean loss, weighted accuracy) of ``x`` on samples (xs, ys); weights sum
+        to 1 (default uniform). Each batch of ``eval_batch`` samples is evaluated with one intra-op
+        thread (on a CPU in worker threads, each with its own model copy, as clients train) and the
+        batches are summed in order, so a history's bits do not depend on the computing process's
+        thread count, nor on how many workers share the batches."""
+        self.model.eval()
+        params = self.unflatten(x)
+
+        @torch.no_grad()
+        def batch(s: int) -> tuple[float, float]:
+            with self.thread_model():
+                xb, yb = xs[s:s + self.eval_batch], ys[s:s + self.eval_batch]
+                out = functional_call(self._model(), (params, self.buffers), (xb,))
+                loss, hit = self.per_sample_loss(out, yb).double(), (out.argmax(1) == yb).double()
+                if weights is None:
+                    return float(loss.sum()), float(hit.sum())
+                w = weights[s:s + self.eval_batch]
+                return float(w @ loss), float(w @ hit)
+        starts = range(0, len(ys), self.eval_batch)
+        try:
+            if self.device.type == "cpu":
+                parts = map_single_threaded(batch, starts)
+            else:
+                parts = [batch(s) for s in starts]
+        finally:
+            self.model.train()
+        total, correct = 0.0, 0.0
+        for loss_sum, hit_sum in parts:                   # in order: the same sums as one loop
+            total, correct = total + loss_sum, correct + hit_sum
+        return (total / len(ys), correct / len(ys)) if weights is None else (total, correct)
+
+    def loss(self, x):
+        """Data-weighted training loss (on the evaluation subset, see ``train_eval_per_client``)."""
+        return self._train_metrics(x)[0]
+
+    def _train_metrics(self, x):
+        idx = self._train_eval_idx
+        return self._evaluate(x, self.train.x[idx], self.train.y[idx], self._train_eval_w)
+
+    def metrics(self, x):
+        train_loss, train_acc = self._train_metrics(x)
+        tx, ty = (self.test.x, self.test.y) if self._test_idx is None else (
+            self.test.x[self._test_idx], self.test.y[self._test_idx])
+        test_loss, test_acc = self._evaluate(x, tx, ty)
+        return {"loss": train_loss, "train_acc": train_acc, "test_loss": test_loss,
+                "test_acc": test_acc}
+
+    def __repr__(self) -> str:
+        names = getattr(self, "names_spec", {})
+        model = names.get("model", type(self.model).__name__)
+        return (f"Neural(dataset={names.get('dataset', '?')!r}, model={model!r}, "
+                f"partition={names.get('partition', '?')!r}, N={self.num_clients}, p={self.dim:,}, "
+                f"batch_size={self.batch_size}, device={str(self.device)!r})")
+
+    def spec(self):
+        return {**super().spec(), "model": type(self.model).__name__, "batch_size": self.batch_size,
+                "seed": self.seed, "train_eval_per_client": self.train_eval_per_client,
+                **({"test_eval_size": self.test_eval_size} if self.test_eval_size is not None else {}),
+                **getattr(self, "names_spec", {})}
+
