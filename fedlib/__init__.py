@@ -23,11 +23,11 @@ from . import algorithms, data, delays, engine, models, participation, partition
 from . import analysis, claims  # noqa: I001  (reading runs into frames and verdicts, after `import fedlib`)
 from ._version import __version__
 from .config import ExperimentConfig, grid
-from .runner import Result, run, run_config
+from .runner import Result, RunCallback, RunState, run, run_config
 from .store import run_cached
 from .sweeps import load, sweep
 from .verification import verify
 
-__all__ = ["ExperimentConfig", "Result", "__version__", "algorithms", "analysis", "claims", "data", "delays",
-           "engine", "grid", "load", "models", "participation", "partition", "problems", "run", "run_cached",
-           "run_config", "sweep", "theory", "verify"]
+__all__ = ["ExperimentConfig", "Result", "RunCallback", "RunState", "__version__", "algorithms", "analysis",
+           "claims", "data", "delays", "engine", "grid", "load", "models", "participation", "partition",
+           "problems", "run", "run_cached", "run_config", "sweep", "theory", "verify"]

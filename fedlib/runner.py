@@ -19,7 +19,7 @@ import os
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from .problems import Problem
 from .problems import available as problems_available
 from .problems import build as build_problem
 
-__all__ = ['Result', 'run', 'run_config']
+__all__ = ['Result', 'RunCallback', 'RunState', 'run', 'run_config']
 
 
 @dataclass
@@ -140,7 +140,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         engine: str | Any = "vectorized", x0: torch.Tensor | None = None,
         callback: Callable[[int, torch.Tensor], None] | None = None,
         checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 50,
-        round_offset: int = 0, **algorithm_options: Any) -> Result:
+        round_offset: int = 0, callbacks: Sequence[RunCallback] = (),
+        **algorithm_options: Any) -> Result:
     """Run one algorithm on one problem under one participation schedule.
 
     Args:
@@ -168,6 +169,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
             trains the clients on Flower nodes).
         x0: starting point (default ``problem.initial_params(seed)``).
         callback: called as ``callback(t, x)`` after every round t with the new model.
+        callbacks: :class:`RunCallback` objects: hooks at the start, after every round (one
+            may stop the run: early stopping) and at the end; see :class:`RunCallback`.
         checkpoint: a file where the run saves, atomically and every ``checkpoint_every``
             rounds (and at the end), what it needs to go on: model, algorithm state, history so
             far, round index. A run started with an existing checkpoint of the same run resumes
@@ -187,6 +190,128 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         ValueError: unknown algorithm, engine or schedule; mismatched sizes; non-positive
             learning rates, steps or eval_every; a checkpoint of another run.
     """
+    state = _prepare(algorithm, problem, participation, rounds, local_steps, lr_local, lr_global,
+                     lr_schedule, eval_every, seed, device, engine, x0, checkpoint, checkpoint_every,
+                     round_offset, algorithm_options)
+    hooks: list[RunCallback] = [_Anchor()]
+    if callback is not None:
+        hooks.append(_FunctionCallback(callback))
+    hooks += list(callbacks)
+    hooks.append(_Record(eval_every))
+    if checkpoint is not None:
+        hooks.append(_Checkpoint(checkpoint, checkpoint_every, eval_every))
+        hooks[-1].restore(state)           # resume from a checkpoint of this run, if there is one
+    if progress:
+        hooks.append(_Progress())
+    _loop(state, hooks)
+    return state.result()
+
+
+@dataclass
+class RunState:
+    """What :func:`run`'s loop hands its callbacks: the run as it stands.
+
+    Attributes:
+        t: rounds done so far (the model ``x`` is the model after them).
+        x: the current model.
+        algo: the algorithm object (its state included).
+        schedule: the schedule the algorithm runs (after its ``prepare_schedule``).
+        round_input: the last round's :class:`~fedlib.algorithms.RoundInput` (None before the first).
+        history: the history rows so far (dicts: ``round``, the metrics, messages, seconds).
+        diverged: the model or a metric became non-finite (the run stops).
+        stopped_by: the callback that stopped the run early, if any.
+        info: what the run records about itself (algorithm, options, schedule, rates, anchor, ...).
+    """
+
+    t: int
+    x: torch.Tensor
+    algo: algorithms.Algorithm
+    schedule: Schedule
+    problem: Problem
+    info: dict
+    seed: int
+    lr: Callable[[int], float]
+    lr_global: float
+    round_offset: int
+    remote: bool
+    device: torch.device
+    round_input: algorithms.RoundInput | None = None
+    diverged: bool = False
+    stopped_by: str | None = None
+    recorder: _History | None = None
+    anchor: AnchorRecorder | None = None
+    unreachable: dict = field(default_factory=dict)
+    _tensors: tuple = ()
+
+    @property
+    def history(self) -> list[dict]:
+        return self.recorder.rows if self.recorder is not None else []
+
+    @property
+    def rounds(self) -> int:
+        return self.schedule.num_rounds
+
+    def next_round(self) -> algorithms.RoundInput:
+        """The input of round ``t`` (global round ``t + round_offset`` for keys and the rate)."""
+        active, uplink, steps = self._tensors
+        tg = self.t + self.round_offset
+        return algorithms.RoundInput(tg, active[self.t], uplink[self.t], steps[self.t], self.lr(tg),
+                                     self.lr_global)
+
+    def result(self) -> Result:
+        info = self.info
+        info["diverged_at"] = self.history[-1]["round"] if self.diverged else None
+        if self.stopped_by is not None:
+            info["stopped_by"] = self.stopped_by
+        if self.remote:
+            info["unreachable"] = {str(t): c for t, c in self.unreachable.items()}
+        info["anchor"] = self.anchor.data
+        if self.diverged:
+            warnings.warn(f"{type(self.algo).name}: diverged (non-finite model or metric) at round "
+                          f"{self.history[-1]['round']}; the run stopped there", RuntimeWarning, stacklevel=3)
+        return Result(pd.DataFrame(self.history), self.x, self.diverged, info, self.algo, self.schedule)
+
+
+class RunCallback:
+    """A hook of :func:`run`'s loop. Subclass it and pass instances as ``run(...,
+    callbacks=[...])``; every method is optional.
+
+    The loop: ``on_start`` of each callback (in order), then per round the algorithm's round and
+    ``after_round`` of every callback in order -- one that returns True stops the run after this
+    round -- and ``on_end`` of each at the end. fedlib's own parts of a run are callbacks too, in
+    this order: the replay anchor, the ``callback`` function, the user's callbacks, the history
+    (messages, divergence, evaluations), the checkpoint, the progress bar. So a user's callback
+    sees the model before it is evaluated, and an early stop is evaluated and checkpointed like
+    the end of the run (``Result.info["stopped_by"]`` names the callback).
+
+    Example, early stopping at an evaluation where the training loss is below a level::
+
+        class StopBelow(fedlib.RunCallback):
+            def __init__(self, level):
+                self.level = level
+
+            def after_round(self, run):
+                return run.history[-1]["loss"] < self.level     # the latest evaluation
+
+    (The history callback runs after the user's, so ``run.history[-1]`` is the evaluation made
+    up to the previous round; the stop is evaluated at the round it happens.)
+    """
+
+    def on_start(self, run: RunState) -> None:
+        """Before the first round (also on a resumed run, after the state is restored)."""
+
+    def after_round(self, run: RunState) -> bool | None:
+        """After each round; True stops the run."""
+        return None
+
+    def on_end(self, run: RunState) -> None:
+        """After the last round, an early stop or a divergence."""
+
+
+def _prepare(algorithm, problem, participation_spec, rounds, local_steps, lr_local, lr_global, lr_schedule,
+             eval_every, seed, device, engine, x0, checkpoint, checkpoint_every, round_offset,
+             algorithm_options) -> RunState:
+    """Check :func:`run`'s arguments and build the algorithm, the schedule and the start."""
     if isinstance(algorithm, algorithms.Algorithm):
         algorithm_options = {**algorithm.opts, **algorithm_options}
         algorithm = type(algorithm)
@@ -200,15 +325,15 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         raise ValueError(f"lr_schedule: unknown schedule {lr_schedule!r}; known: "
                          f"{', '.join(algorithms.lr_schedules)}")
     lr_local, lr_global = _positive("lr_local", lr_local), _positive("lr_global", lr_global)
-    eval_every = check_int("eval_every", eval_every, 1)
-    checkpoint_every = check_int("checkpoint_every", checkpoint_every, 1)
+    check_int("eval_every", eval_every, 1)
+    check_int("checkpoint_every", checkpoint_every, 1)
     if checkpoint is not None and Path(checkpoint).is_dir():
         raise ValueError(f"checkpoint: {checkpoint} is a folder; give the path of a file (it need not exist "
                          f"yet), e.g. {Path(checkpoint) / 'run.pt'}")
     round_offset = check_int("round_offset", round_offset, 0)
     if rounds is not None:
         rounds = check_int("rounds", rounds, 1)
-    sched = _schedule(participation, problem, rounds, local_steps, seed)
+    sched = _schedule(participation_spec, problem, rounds, local_steps, seed)
     eng = get_engine(engine) if isinstance(engine, str) else engine
     dev = _device(device) if device is not None else problem.device
     x = (problem.initial_params(seed) if x0 is None else torch.as_tensor(x0)).to(dev, problem.dtype)
@@ -224,54 +349,120 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
             "lr_schedule": lr_schedule,
             "engine": engine if isinstance(engine, str) else type(engine).__name__, "problem": problem.spec(),
             "round_offset": round_offset}
+    tensors = tuple(torch.tensor(np.array(a), device=dev)
+                    for a in (sched.active, sched.uplink_ok, sched.local_steps))
+    return RunState(t=0, x=x, algo=algo, schedule=sched, problem=problem, info=info, seed=seed,
+                    lr=lambda tg: lr_fn(lr_local, tg), lr_global=lr_global, round_offset=round_offset,
+                    remote=bool(getattr(eng, "remote_clients", False)),   # clients may not answer: _round
+                    device=dev, anchor=AnchorRecorder(x), _tensors=tensors)
 
-    active = torch.tensor(np.array(sched.active), device=dev)
-    uplink = torch.tensor(np.array(sched.uplink_ok), device=dev)
-    steps = torch.tensor(np.array(sched.local_steps), device=dev)
-    history = _History(problem, algo, sched)
-    remote = bool(getattr(eng, "remote_clients", False))     # clients may not answer: see _round
-    unreachable: dict[int, list[int]] = {}
-    anchor = AnchorRecorder(x)           # the first rounds in float64: a replay check across CPUs
-    ckpt = _Checkpointer(checkpoint, checkpoint_every, _fingerprint(info, sched, x, eval_every)) \
-        if checkpoint is not None else None
-    t_start, diverged = 0, False
-    if ckpt is not None and (state := ckpt.load()) is not None:
-        t_start, x = state["t"], state["x"].to(dev)
-        history.restore(state)
-        algo.load_state_dict(state["algorithm"])
-        anchor = AnchorRecorder(anchor.x0, recorded=state.get("anchor"))
-    with torch.random.fork_rng(devices=[] if dev.type == "cpu" else [dev]):
-        torch.manual_seed(seed)   # plain nn.Dropout of user models only; the caller's RNG is restored
-        diverged = t_start == 0 and not history.rows and not history.evaluate(0, x)
-        bar = tqdm(range(t_start, sched.num_rounds), disable=not progress, desc=cls.name, leave=False,
-                   initial=t_start, total=sched.num_rounds)
-        for t in bar if not diverged else ():
-            tg = t + round_offset
-            r = algorithms.RoundInput(tg, active[t], uplink[t], steps[t], lr_fn(lr_local, tg), lr_global)
-            x = _round(algo, x, r, remote, unreachable)
-            anchor.after(t + 1, x)
-            if callback is not None:
-                callback(t, x)
-            history.count(*algo.messages(r))
-            if not bool(torch.isfinite(x).all()):
-                diverged = history.non_finite(t + 1)
-                break
-            if ((t + 1) % eval_every == 0 or t + 1 == sched.num_rounds) and not history.evaluate(t + 1, x):
-                diverged = True
-                break
-            if ckpt is not None and ckpt.due(t + 1, sched.num_rounds):
-                ckpt.save(t + 1, x, history, algo, anchor)
-        bar.close()
-    if ckpt is not None and not diverged:
-        ckpt.save(sched.num_rounds, x, history, algo, anchor)
-    info["diverged_at"] = history.rows[-1]["round"] if diverged else None
-    if remote:
-        info["unreachable"] = {str(t): c for t, c in unreachable.items()}
-    info["anchor"] = anchor.data
-    if diverged:
-        warnings.warn(f"{cls.name}: diverged (non-finite model or metric) at round "
-                      f"{history.rows[-1]['round']}; the run stopped there", RuntimeWarning, stacklevel=2)
-    return Result(pd.DataFrame(history.rows), x, diverged, info, algo, sched)
+
+def _loop(run: RunState, callbacks: list[RunCallback]) -> None:
+    """Rounds from ``run.t`` to the end of the schedule, the callbacks around each."""
+    with torch.random.fork_rng(devices=[] if run.device.type == "cpu" else [run.device]):
+        torch.manual_seed(run.seed)   # plain nn.Dropout of user models only; the caller's RNG is restored
+        for cb in callbacks:
+            cb.on_start(run)
+        stop = run.diverged
+        while not stop and run.t < run.rounds:
+            r = run.round_input = run.next_round()
+            run.x = _round(run.algo, run.x, r, run.remote, run.unreachable)
+            run.t += 1
+            for cb in callbacks:
+                if cb.after_round(run) and not stop:
+                    stop = True
+                    if not run.diverged:
+                        run.stopped_by = type(cb).__name__
+        for cb in callbacks:
+            cb.on_end(run)
+
+
+class _Anchor(RunCallback):
+    """The first rounds' displacement in float64: a replay check across CPUs (fedlib.arithmetic)."""
+
+    def after_round(self, run: RunState) -> None:
+        run.anchor.after(run.t, run.x)
+
+
+class _FunctionCallback(RunCallback):
+    """``run(callback=f)``: ``f(t, x)`` after every round t (0-based) with the new model."""
+
+    def __init__(self, fn: Callable[[int, torch.Tensor], None]):
+        self.fn = fn
+
+    def after_round(self, run: RunState) -> None:
+        self.fn(run.t - 1, run.x)
+
+
+class _Record(RunCallback):
+    """The history: messages per round, evaluations every ``eval_every`` rounds and at the end,
+    and divergence (a non-finite model or metric stops the run)."""
+
+    def __init__(self, eval_every: int):
+        self.every = eval_every
+
+    def on_start(self, run: RunState) -> None:
+        if run.recorder is None:
+            run.recorder = _History(run.problem, run.algo, run.schedule)
+        if run.t == 0 and not run.recorder.rows and not run.recorder.evaluate(0, run.x):
+            run.diverged = True
+
+    def after_round(self, run: RunState) -> bool:
+        rec, t = run.recorder, run.t
+        rec.count(*run.algo.messages(run.round_input))
+        if not bool(torch.isfinite(run.x).all()):
+            run.diverged = rec.non_finite(t)
+            return True
+        if (t % self.every == 0 or t == run.rounds) and not rec.evaluate(t, run.x):
+            run.diverged = True
+            return True
+        return False
+
+    def on_end(self, run: RunState) -> None:
+        rec = run.recorder
+        if run.stopped_by is not None and not run.diverged and rec.rows[-1]["round"] != run.t:
+            if not rec.evaluate(run.t, run.x):         # an early stop is evaluated as an end
+                run.diverged = True
+
+
+class _Checkpoint(RunCallback):
+    """Saves what the run needs to go on every ``every`` rounds and at the end; a run started with
+    a checkpoint of itself resumes from it (on_start restores the state)."""
+
+    def __init__(self, path, every: int, eval_every: int):
+        self.path, self.every, self.eval_every = path, every, eval_every
+
+    def restore(self, run: RunState) -> None:
+        """Before the loop: the state of a checkpoint of this very run, if there is one."""
+        self.ckpt = _Checkpointer(self.path, self.every,
+                                  _fingerprint(run.info, run.schedule, run.x, self.eval_every))
+        if (state := self.ckpt.load()) is not None:
+            run.t, run.x = state["t"], state["x"].to(run.device)
+            run.recorder = _History(run.problem, run.algo, run.schedule)
+            run.recorder.restore(state)
+            run.algo.load_state_dict(state["algorithm"])
+            run.anchor = AnchorRecorder(run.anchor.x0, recorded=state.get("anchor"))
+
+    def after_round(self, run: RunState) -> None:
+        if not run.diverged and self.ckpt.due(run.t, run.rounds):
+            self.ckpt.save(run.t, run.x, run.recorder, run.algo, run.anchor)
+
+    def on_end(self, run: RunState) -> None:
+        if not run.diverged:
+            self.ckpt.save(run.t, run.x, run.recorder, run.algo, run.anchor)
+
+
+class _Progress(RunCallback):
+    """A tqdm bar over the rounds."""
+
+    def on_start(self, run: RunState) -> None:
+        self.bar = tqdm(total=run.rounds, initial=run.t, desc=type(run.algo).name, leave=False)
+
+    def after_round(self, run: RunState) -> None:
+        self.bar.update(1)
+
+    def on_end(self, run: RunState) -> None:
+        self.bar.close()
 
 
 def _round(algo: algorithms.Algorithm, x: torch.Tensor, r: algorithms.RoundInput, remote: bool,
