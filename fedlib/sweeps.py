@@ -16,6 +16,7 @@ import os
 import time
 import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ from . import algorithms
 from .config import ExperimentConfig
 from .store import Entry, Store
 
-__all__ = ['DASK_WORKER_ENV', 'load', 'stored_configs', 'sweep']
+__all__ = ['DASK_WORKER_ENV', 'SweepPlan', 'load', 'plan_sweep', 'stored_configs', 'sweep']
 
 
 #: environment for Dask worker processes running fedlib on CPUs: Dask's default also sets
@@ -186,84 +187,161 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
         raise ValueError(f"workers: must be a positive integer or None, got {workers!r}")
     if workers is not None and workers > 1 and executor is not None:
         raise ValueError("workers: give either workers (local processes) or an executor, not both")
-    if workers is not None and workers > 1:
+    configs = _as_configs(configs)
+    if not configs:
+        return pd.DataFrame(columns=["key", "status", "error", "diverged_at", "round"])
+    if compute is None:
+        compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
+    plan = plan_sweep(configs, store, compute=compute, retry_errors=retry_errors)
+    st = plan.store
+    if plan.stored_errors:
+        first = str(plan.entries[plan.stored_errors[0]].meta.get("error") or "").splitlines()[:1]
+        warnings.warn(f"sweep: {len(plan.stored_errors)} stored run(s) failed when they were computed "
+                      f"(status error; first: {plan.stored_errors[0]}: {first[0] if first else '?'}); they "
+                      "count as failed; sweep(..., retry_errors=True) recomputes them", RuntimeWarning,
+                      stacklevel=2)
+    options = dict(device=device, checkpoint_every=checkpoint_every, keep_params=keep_params)
+    if workers is not None and workers > 1 and plan.todo:
         import multiprocessing
         with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                     initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
-            return sweep(configs, store, executor=pool, progress=progress, device=device,
-                         checkpoint_every=checkpoint_every,
-                         torch_threads=1 if torch_threads is None else torch_threads,
-                         retry_errors=retry_errors, compute=compute, keep_params=keep_params)
+            failed = _execute(plan, st, pool, progress, torch_threads=1 if torch_threads is None
+                              else torch_threads, **options)
+    else:
+        failed = _execute(plan, st, executor, progress, torch_threads=torch_threads, **options)
+    frames = [_frame(plan.entries.get(c.key()), c, failed.get(c.key())) for c in plan.configs]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _as_configs(configs) -> list[ExperimentConfig]:
+    """``configs`` as a list of configs (one config: a sweep of one run); a ValueError naming the
+    index of anything else."""
     if isinstance(configs, ExperimentConfig):
-        configs = [configs]                          # one config: a sweep of one run
-    elif isinstance(configs, (str, bytes, dict)) or not hasattr(configs, "__iter__"):
+        return [configs]
+    if isinstance(configs, (str, bytes, dict)) or not hasattr(configs, "__iter__"):
         raise ValueError(f"configs: expected ExperimentConfig objects (a list of them, or one), got "
                          f"{type(configs).__name__}")
     configs = list(configs)
-    if not configs:
-        return pd.DataFrame(columns=["key", "status", "error", "diverged_at", "round"])
     for i, c in enumerate(configs):
         if not isinstance(c, ExperimentConfig):
             raise ValueError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
+    return configs
+
+
+@dataclass
+class SweepPlan:
+    """What a sweep will do, decided before anything runs (:func:`plan_sweep`).
+
+    Attributes:
+        store: the store the runs are read from and written to.
+        configs: the distinct configs asked for, in their order (the frame's order).
+        entries: the stored entries that will be loaded, by key (updated as runs finish).
+        levels: the runs to compute, in waves: warm-ups (``init_from``) before the runs that
+            continue them; the runs of one wave are independent of each other.
+        warm_keys: keys of the runs that are some run's warm-up (their final model is kept).
+        stored_errors: keys of stored runs whose status is ``error``.
+        total: every run of the sweep, warm-ups included.
+    """
+
+    store: Store
+    configs: list[ExperimentConfig]
+    entries: dict[str, Entry]
+    levels: list[list[ExperimentConfig]]
+    warm_keys: set[str]
+    stored_errors: list[str]
+    total: int
+
+    @property
+    def todo(self) -> list[ExperimentConfig]:
+        """Every run to compute, warm-ups first."""
+        return [c for lev in self.levels for c in lev]
+
+
+def plan_sweep(configs: list[ExperimentConfig], store: str | os.PathLike | Store, compute: bool = True,
+               retry_errors: bool = False) -> SweepPlan:
+    """Check the configs and decide what a sweep loads and what it computes, in which order.
+
+    Every config is validated (a run to compute with its inputs: data and trace files), warm-ups
+    are added, and a stored run is reused unless its code changed (when computing), it failed and
+    ``retry_errors`` asks again, or it is a warm-up stored without its final model. Nothing is
+    computed or written.
+
+    Raises:
+        ValueError: an invalid config (naming its index and field); missing runs with
+            ``compute=False``; an unwritable store with runs to compute.
+    """
+    for i, c in enumerate(configs):
         c.validate(where=f"configs[{i}]", inputs=False)     # a stored run is read without its trace file
     _warn_idle_seeds(configs)
-    if compute is None:
-        compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
     if compute:
         root = store.path if isinstance(store, Store) else Path(store)
         missing = [(i, c) for i, c in enumerate(configs) if not (root / c.key() / "meta.json").exists()]
         for i, c in missing:                             # a run to compute: its inputs too, before any run
             c.validate(where=f"configs[{i}]")
         _require_data([c for _, c in missing])
-    st = store if isinstance(store, Store) else Store(store)
+    store = store if isinstance(store, Store) else Store(store)     # after the checks: nothing written
     unique = list({c.key(): c for c in configs}.values())
-    # warm-ups (init_from) run first, once, with their final model kept
-    depth: dict[str, int] = {}
+    known, warm_keys = _with_warmups(unique)
+    entries: dict[str, Entry] = {}
+    for c in known.values():
+        e = store.get(c)
+        if e is not None and compute and c.key() in store.stale:
+            e = None                                   # its code changed: computed again
+        if e is not None and not (retry_errors and e.status == "error") \
+                and not (c.key() in warm_keys and e.status == "ok" and e.params() is None):
+            entries[c.key()] = e
+    depth = _depths(known)
+    todo = sorted((c for c in known.values() if c.key() not in entries), key=lambda c: depth[c.key()])
+    if todo and compute:
+        store.require_writable(f"{len(todo)} of {len(known)} runs are missing (first: {todo[0].key()})")
+    if todo and not compute:
+        refused = [store.rejected[c.key()] for c in todo if c.key() in store.rejected]
+        raise ValueError(f"store: {store.path} lacks {len(todo)} of {len(known)} runs (first: "
+                         f"{todo[0].key()}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
+                         "compute them with the notebook's `make results` target"
+                         + (f"; {len(refused)} of them are stored but were refused: {refused[0]}" if refused
+                            else ""))
+    levels = [[c for c in todo if depth[c.key()] == d] for d in sorted({depth[c.key()] for c in todo})]
+    stored_errors = [k for k, e in entries.items() if e.status == "error"]
+    return SweepPlan(store, unique, entries, levels, warm_keys, stored_errors, len(known))
+
+
+def _with_warmups(unique: list[ExperimentConfig]) -> tuple[dict[str, ExperimentConfig], set[str]]:
+    """The configs and, transitively, their warm-ups, by key; and the warm-ups' keys."""
+    known = {c.key(): c for c in unique}
     warm_keys: set[str] = set()
     pending = list(unique)
-    known = {c.key(): c for c in unique}
     while pending:
-        c = pending.pop()
-        w = c.warmup()
+        w = pending.pop().warmup()
         if w is not None:
             warm_keys.add(w.key())
             if w.key() not in known:
                 known[w.key()] = w
                 pending.append(w)
+    return known, warm_keys
 
-    def level(c: ExperimentConfig) -> int:
-        if c.key() not in depth:
-            w = c.warmup()
-            depth[c.key()] = 0 if w is None else 1 + level(w)
-        return depth[c.key()]
-    entries: dict[str, Entry] = {}
-    for c in known.values():
-        e = st.get(c)
-        if e is not None and compute and c.key() in st.stale:
-            e = None                                   # its code changed: computed again
-        if e is not None and not (retry_errors and e.status == "error") \
-                and not (c.key() in warm_keys and e.status == "ok" and e.params() is None):
-            entries[c.key()] = e
-    todo = sorted((c for c in known.values() if c.key() not in entries), key=level)
-    if todo and compute:
-        st.require_writable(f"{len(todo)} of {len(known)} runs are missing (first: {todo[0].key()})")
-    if todo and not compute:
-        refused = [st.rejected[c.key()] for c in todo if c.key() in st.rejected]
-        raise ValueError(f"store: {st.path} lacks {len(todo)} of {len(known)} runs (first: "
-                         f"{todo[0].key()}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
-                         "compute them with the notebook's `make results` target"
-                         + (f"; {len(refused)} of them are stored but were refused: {refused[0]}" if refused
-                            else ""))
-    modules = _worker_modules(todo) if executor is not None else ()
-    stored_errors = [k for k, e in entries.items() if e.status == "error"]
-    if stored_errors:
-        first = str(entries[stored_errors[0]].meta.get("error") or "").splitlines()[:1]
-        warnings.warn(f"sweep: {len(stored_errors)} stored run(s) failed when they were computed (status "
-                      f"error; first: {stored_errors[0]}: {first[0] if first else '?'}); they count as "
-                      "failed; sweep(..., retry_errors=True) recomputes them", RuntimeWarning, stacklevel=2)
-    failed: dict[str, str] = {}
-    counts = {"loaded": len(entries) - len(stored_errors), "done": 0, "failed": len(stored_errors)}
-    bar = tqdm(total=len(known), initial=len(entries), disable=not progress, desc="runs", unit="run")
+
+def _depths(known: dict[str, ExperimentConfig]) -> dict[str, int]:
+    """How many warm-ups precede each run (0: starts from scratch)."""
+    depth: dict[str, int] = {}
+    for config in known.values():
+        chain, c = [], config
+        while c is not None and c.key() not in depth:      # up the chain of warm-ups
+            chain.append(c)
+            c = c.warmup()
+        base = -1 if c is None else depth[c.key()]
+        for d, run in enumerate(reversed(chain), start=base + 1):
+            depth[run.key()] = d
+    return depth
+
+
+def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress: bool, *, device,
+             checkpoint_every, torch_threads, keep_params) -> dict[str, str]:
+    """Compute the plan's runs wave by wave, in this process or on ``executor``; returns why each
+    run that has no entry failed (its key -> message). ``plan.entries`` gains the new entries."""
+    entries, failed = plan.entries, {}
+    counts = {"loaded": len(entries) - len(plan.stored_errors), "done": 0, "failed": len(plan.stored_errors)}
+    bar = tqdm(total=plan.total, initial=len(entries), disable=not progress, desc="runs", unit="run")
     bar.set_postfix(counts)
 
     def finished(c: ExperimentConfig, entry: Entry | None, err: str | None) -> None:
@@ -271,43 +349,45 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
             entries[c.key()] = entry
         else:
             failed[c.key()] = err
-        bad = entry is None or entry.status != "ok"
-        counts["failed" if bad else "done"] += 1
+        counts["failed" if entry is None or entry.status != "ok" else "done"] += 1
         bar.update(1)
         bar.set_postfix(counts)
 
-    for lev in sorted({level(c) for c in todo}):
-        batch = [c for c in todo if level(c) == lev]
+    modules = _worker_modules(plan.todo) if executor is not None else ()
+    for batch in plan.levels:
         ready = [c for c in batch if c.warmup() is None or c.warmup().key() in entries
                  and entries[c.warmup().key()].status == "ok"]
         for c in batch:
             if c not in ready:
                 finished(c, None, f"warm-up {c.warmup().key()} failed; this run was not started")
+        keep = {c.key(): keep_params or c.key() in plan.warm_keys for c in ready}
         if executor is None:
-            before = torch.get_num_threads()
+            _compute_here(ready, st, finished, torch_threads, keep, device, checkpoint_every)
+            continue
+        futures = {executor.submit(_compute_in_worker, str(st.path), c.to_dict(), device, checkpoint_every,
+                                   torch_threads, keep[c.key()], modules): c for c in ready}
+        for fut in cf.as_completed(futures):
+            c = futures[fut]
             try:
-                if torch_threads:
-                    torch.set_num_threads(torch_threads)
-                for c in ready:
-                    finished(c, st.compute(c, device=device, checkpoint_every=checkpoint_every,
-                                           save_params=keep_params or c.key() in warm_keys), None)
-            finally:
-                torch.set_num_threads(before)          # the caller's setting, whatever the runs used
-        else:
-            futures = {executor.submit(_compute_in_worker, str(st.path), c.to_dict(), device,
-                                       checkpoint_every, torch_threads, keep_params or c.key() in warm_keys,
-                                       modules): c
-                       for c in ready}
-            for fut in cf.as_completed(futures):
-                c = futures[fut]
-                try:
-                    fut.result()
-                    finished(c, st.read(c.key()), None)
-                except Exception as e:  # noqa: BLE001 - a worker that died: reported in the frame
-                    finished(c, None, f"worker failed: {type(e).__name__}: {e}")
+                fut.result()
+                finished(c, st.read(c.key()), None)
+            except Exception as e:  # noqa: BLE001 - a worker that died: reported in the frame
+                finished(c, None, f"worker failed: {type(e).__name__}: {e}")
     bar.close()
-    frames = [_frame(entries.get(c.key()), c, failed.get(c.key())) for c in unique]
-    return pd.concat(frames, ignore_index=True)
+    return failed
+
+
+def _compute_here(ready, st: Store, finished, torch_threads, keep, device, checkpoint_every) -> None:
+    """Compute ``ready`` in this process with ``torch_threads`` (the caller's setting restored)."""
+    before = torch.get_num_threads()
+    try:
+        if torch_threads:
+            torch.set_num_threads(torch_threads)
+        for c in ready:
+            finished(c, st.compute(c, device=device, checkpoint_every=checkpoint_every,
+                                   save_params=keep[c.key()]), None)
+    finally:
+        torch.set_num_threads(before)          # the caller's setting, whatever the runs used
 
 
 def stored_configs(store: str | os.PathLike) -> list[ExperimentConfig]:
@@ -338,7 +418,7 @@ def _warn_idle_seeds(configs: list[ExperimentConfig]) -> None:
                           f"algorithm's own sampling, so {c.algorithm!r} may give the same run for each. "
                           "Vary "
                           "problem_args.seed (data, split, starting model, minibatches) for independent runs",
-                          RuntimeWarning, stacklevel=3)
+                          RuntimeWarning, stacklevel=4)
             return
 
 

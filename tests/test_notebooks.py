@@ -71,10 +71,12 @@ def _runs_its_smoke_profile(nb: str, tmp_path) -> None:
     env.pop("FEDLIB_NO_COMPUTE", None)
     out = tmp_path / "out.ipynb"
     before = _tree(ROOT / "results" / nb)
+    # two seeds: every code path (paired intervals need two), whatever the notebook's default
+    seeds = ["-y", "seeds: [0, 1]"] if "seeds" in notebook.notebook_defaults(nb) else []
     subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks" / f"{nb}.ipynb"), str(out),
-                    "-k", "python3", "--cwd", str(ROOT / "notebooks"), "-p", "profile", "smoke",
+                    "-k", "python3", "--cwd", str(ROOT / "notebooks"), "-p", "profile", "smoke", *seeds,
                     "--no-progress-bar"], env=env, check=True, capture_output=True, timeout=300)
-    written = tmp_path / "results" / "notebooks" / f"{nb}-profile=smoke"
+    [written] = (tmp_path / "results" / "notebooks").glob(f"{nb}-*profile=smoke*")
     assert any(written.glob("*.png")) and any(written.glob("*.csv"))
     assert not (tmp_path / "figures").exists()
     assert _tree(ROOT / "results" / nb) == before                  # smoke runs leave no store behind
