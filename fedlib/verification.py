@@ -165,76 +165,112 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
         A :class:`VerifyReport` (``status`` reproduces / differs / unchecked, ``check``,
         ``reason``; ``str()`` says which rounds and metrics differ and by how much).
     """
-    if not isinstance(entry, Entry):
-        p = Path(entry)
-        if not (p / "meta.json").is_file():
-            raise ValueError(f"entry: {p} is not a stored run (no meta.json there)")
-        try:
-            entry = Store(p.parent).read(p.name, check_digests=False)
-        except CorruptEntry as e:
-            raise ValueError(f"entry: {e}") from None
+    entry = _open_entry(entry)
     if not (rounds is None or rounds == "auto" or (isinstance(rounds, int) and not isinstance(rounds, bool)
                                                    and rounds >= 1)):
         raise ValueError(f"rounds: must be 'auto', None (the whole run) or an int >= 1; got {rounds!r}")
-    key = entry.path.name
-    empty = pd.DataFrame(columns=_MISMATCH_COLUMNS)
-    if check_digests:
-        edits = digest_problems(entry.path, entry.meta)
-        if edits:
-            rows = [{"round": math.nan, "metric": f"file {e.split(' ', 1)[0]}", "stored": math.nan,
-                     "replayed": math.nan, "rel_diff": math.inf} for e in edits]
-            return VerifyReport(key, 0, [], pd.DataFrame(rows, columns=_MISMATCH_COLUMNS), rtol, atol,
-                                check="digest", reason="; ".join(edits))
+    if check_digests and (edits := digest_problems(entry.path, entry.meta)):
+        rows = [{"round": math.nan, "metric": f"file {e.split(' ', 1)[0]}", "stored": math.nan,
+                 "replayed": math.nan, "rel_diff": math.inf} for e in edits]
+        return VerifyReport(entry.path.name, 0, [], pd.DataFrame(rows, columns=_MISMATCH_COLUMNS), rtol, atol,
+                            check="digest", reason="; ".join(edits))
     sealed = "" if entry.meta.get("digests") or not check_digests else \
         " (not sealed: the stored files' integrity is not checked; python -m fedlib seal)"
-    h = entry.history
-    if entry.status == "error" or not len(h):
+    if entry.status == "error" or not len(entry.history):
         raise ValueError(f"entry: {entry.path} holds a failed run; nothing to verify")
     stored = stored_arithmetic(entry)
+    threads = stored.get("torch_threads")
+    old_threads = torch.get_num_threads()
+    if threads and torch.device(device or "cpu").type == "cpu":
+        torch.set_num_threads(int(threads))      # the replay uses the entry's thread count
+    try:
+        plan = _plan_check(entry, stored, rounds, rtol, atol, device or "cpu")
+        if plan.check == "none":
+            return VerifyReport(entry.path.name, 0, [], pd.DataFrame(columns=_MISMATCH_COLUMNS), rtol, atol,
+                                check="none", reason=plan.reason + sealed)
+        replay = _replay(entry, plan.rounds, device)
+    finally:
+        torch.set_num_threads(old_threads)
+    return _judge(entry, plan, replay, sealed)
+
+
+def _open_entry(entry: Entry | str | os.PathLike) -> Entry:
+    """An :class:`Entry`, or the entry stored in a folder (a ValueError when it holds none)."""
+    if isinstance(entry, Entry):
+        return entry
+    p = Path(entry)
+    if not (p / "meta.json").is_file():
+        raise ValueError(f"entry: {p} is not a stored run (no meta.json there)")
+    try:
+        return Store(p.parent).read(p.name, check_digests=False)
+    except CorruptEntry as e:
+        raise ValueError(f"entry: {e}") from None
+
+
+@dataclass(frozen=True)
+class _CheckPlan:
+    """Which check a replay allows (exact / cross-cpu / none), over which rounds, at which
+    tolerance, and why; decided from the stored and the current arithmetic before any replay."""
+
+    check: str
+    rounds: int
+    rtol: float
+    atol: float
+    reason: str
+    same: bool
+    legacy: bool
+    differs: str
+    anchor: arithmetic.Anchor | None
+
+
+def _plan_check(entry: Entry, stored: dict, rounds, rtol: float, atol: float, replay_dev: str) -> _CheckPlan:
+    """The check of :func:`verify` for this entry on this machine (see its docstring)."""
     legacy = not entry.meta.get("arithmetic")
     anchor = arithmetic.Anchor.from_dict(entry.meta["anchor"]) if entry.meta.get("anchor") else None
     if anchor is not None and not anchor.rounds:
         anchor = None
-    threads = stored.get("torch_threads")
-    old_threads = torch.get_num_threads()
-    replay_dev = device or "cpu"
-    if threads and torch.device(replay_dev).type == "cpu":
-        torch.set_num_threads(int(threads))
-    try:
-        here = arithmetic.current(replay_dev)
-        same, why = arithmetic.same_kernels(stored, here)
-        differs = (f"computed on {arithmetic.describe(stored)}, replayed on {arithmetic.describe(here)}"
-                   + (f" ({why})" if why else ""))
-        evaluated = [int(r) for r in h["round"].dropna()]
-        if same or legacy:
-            check = "exact"
-            reason = (f"computed and replayed on {arithmetic.describe(here)}" if not legacy else
-                      f"its arithmetic was not recorded; replayed on {arithmetic.describe(here)}")
-            if rounds == "auto":
-                later = [r for r in evaluated if r > 0]
-                rounds = max(later[0] if later else 1, max(anchor.rounds) if anchor else 0)
-        elif anchor is None:
-            return VerifyReport(key, 0, [], empty, rtol, atol, check="none",
-                                reason=f"{differs}: only the cross-CPU check can apply, and this entry has "
-                                       f"no anchor (recomputing it adds one){sealed}")
-        else:
-            check, rtol, atol = "cross-cpu", arithmetic.CROSS_RTOL, 0.0
-            reason = (f"{differs}: the kernels round differently, so only the anchor of the first rounds is "
-                      "compared")
-            rounds = max(anchor.rounds) if rounds == "auto" else rounds
-        rounds = entry.config.rounds if rounds is None else min(int(rounds), entry.config.rounds)
-        x0 = Store(entry.path.parent).warmup_model(entry.config) if entry.config.init_from else None
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
-            # a replay of the first rounds sees only some clients: not worth a warning
-            warnings.filterwarnings("ignore", message="^participation: .* never active",
-                                    category=RuntimeWarning)
-            replay = run_config(entry.config, device=device, rounds=rounds, x0=x0)
-    finally:
-        torch.set_num_threads(old_threads)
+    here = arithmetic.current(replay_dev)
+    same, why = arithmetic.same_kernels(stored, here)
+    differs = (f"computed on {arithmetic.describe(stored)}, replayed on {arithmetic.describe(here)}"
+               + (f" ({why})" if why else ""))
+    evaluated = [int(r) for r in entry.history["round"].dropna()]
+    if same or legacy:
+        check = "exact"
+        reason = (f"computed and replayed on {arithmetic.describe(here)}" if not legacy else
+                  f"its arithmetic was not recorded; replayed on {arithmetic.describe(here)}")
+        if rounds == "auto":
+            later = [r for r in evaluated if r > 0]
+            rounds = max(later[0] if later else 1, max(anchor.rounds) if anchor else 0)
+    elif anchor is None:
+        return _CheckPlan("none", 0, rtol, atol, f"{differs}: only the cross-CPU check can apply, and this "
+                          "entry has no anchor (recomputing it adds one)", same, legacy, differs, None)
+    else:
+        check, rtol, atol = "cross-cpu", arithmetic.CROSS_RTOL, 0.0
+        reason = (f"{differs}: the kernels round differently, so only the anchor of the first rounds is "
+                  "compared")
+        rounds = max(anchor.rounds) if rounds == "auto" else rounds
+    rounds = entry.config.rounds if rounds is None else min(int(rounds), entry.config.rounds)
+    return _CheckPlan(check, rounds, rtol, atol, reason, same, legacy, differs, anchor)
+
+
+def _replay(entry: Entry, rounds: int, device: str | None):
+    """The entry's config run again for its first ``rounds`` rounds (from its warm-up's model)."""
+    x0 = Store(entry.path.parent).warmup_model(entry.config) if entry.config.init_from else None
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
+        # a replay of the first rounds sees only some clients: not worth a warning
+        warnings.filterwarnings("ignore", message="^participation: .* never active", category=RuntimeWarning)
+        return run_config(entry.config, device=device, rounds=rounds, x0=x0)
+
+
+def _judge(entry: Entry, plan: _CheckPlan, replay, sealed: str) -> VerifyReport:
+    """Compare the replay with the stored run as the plan says: every metric (exact check) and
+    the anchor's rounds; the report."""
+    key, rounds, rtol, atol = entry.path.name, plan.rounds, plan.rtol, plan.atol
     rows, max_rel, compared = [], {}, []
-    if check == "exact":
-        compared, rows, max_rel = _compare_metrics(h, replay.history, rounds, rtol, atol)
+    if plan.check == "exact":
+        compared, rows, max_rel = _compare_metrics(entry.history, replay.history, rounds, rtol, atol)
+    anchor = plan.anchor
     if anchor is not None:
         got = arithmetic.Anchor.from_dict(replay.info["anchor"])
         keep = [i for i, r in enumerate(anchor.rounds) if r <= rounds]
@@ -245,15 +281,16 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
                          "replayed": d["replayed"], "rel_diff": d["rel_diff"]})
         if covered.rounds:
             max_rel["anchor"] = covered.max_rel(got)
-    if legacy and rows and not same:
+    if plan.legacy and rows and not plan.same:
         worst = max(rows, key=lambda r: r["rel_diff"])
-        return VerifyReport(key, rounds, compared, empty, rtol, atol, max_rel, "none",
-                            f"{differs}: the replay differs (up to {worst['rel_diff']:.1e}, round "
-                            f"{worst['round']}, {worst['metric']}), which the kernels alone can cause; only "
-                            f"the cross-CPU check could tell, and this entry has no anchor (recomputing it "
-                            f"adds one){sealed}")
+        reason = (f"{plan.differs}: the replay differs (up to {worst['rel_diff']:.1e}, round "
+                  f"{worst['round']}, {worst['metric']}), which the kernels alone can cause; only the "
+                  f"cross-CPU check could tell, and this entry has no anchor (recomputing it adds "
+                  f"one){sealed}")
+        return VerifyReport(key, rounds, compared, pd.DataFrame(columns=_MISMATCH_COLUMNS), rtol, atol,
+                            max_rel, "none", reason)
     return VerifyReport(key, rounds, compared, pd.DataFrame(rows, columns=_MISMATCH_COLUMNS), rtol, atol,
-                        max_rel, check, reason + sealed)
+                        max_rel, plan.check, plan.reason + sealed)
 
 
 _MISMATCH_COLUMNS = ["round", "metric", "stored", "replayed", "rel_diff"]
