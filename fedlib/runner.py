@@ -581,14 +581,14 @@ def _warn_idle_clients(sched: Schedule) -> None:
     kind = sched.kind
     if not act.any():
         warnings.warn(f"participation: no client is active in any of the {rounds} rounds of this {kind!r} "
-                      "schedule: the model will not move", RuntimeWarning, stacklevel=3)
+                      "schedule: the model will not move", RuntimeWarning, stacklevel=4)
         return
     never = np.flatnonzero(~act.any(axis=0))
     if len(never):
         shown = ", ".join(str(int(i)) for i in never[:10]) + (", ..." if len(never) > 10 else "")
         warnings.warn(f"participation: {len(never)} of {n} clients are never active in the {rounds} rounds "
                       f"of this {kind!r} schedule (clients {shown}): their data never reaches the model",
-                      RuntimeWarning, stacklevel=3)
+                      RuntimeWarning, stacklevel=4)
 
 
 def _fingerprint(info: dict, sched: Schedule, x0: torch.Tensor, eval_every: int) -> str:
