@@ -36,6 +36,10 @@ LEDGER_SHOWN = ("notebook", "paper", "where", "quote", "claim", "verdict", "effe
                 "ci_high", "threshold", "margin", "seeds", "cause")
 
 
+#: a Markdown link ``[text](target)`` that is not an image
+_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)")
+
+
 def slug(title: str) -> str:
     """A file name for a README section title: lower case, words joined by ``-``."""
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
@@ -101,8 +105,7 @@ def notebook_for_site(nb: dict) -> dict:
     """A notebook's JSON with its links to repository files pointed at the site's pages, in the
     markdown cells and in the Markdown outputs (:func:`notebook_target`)."""
     def fix(text: str, html: bool) -> str:
-        return re.sub(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)",
-                      lambda m: f"[{m.group(1)}]({notebook_target(m.group(2), html)})", text)
+        return _LINK.sub(lambda m: f"[{m.group(1)}]({notebook_target(m.group(2), html)})", text)
 
     def join(src) -> str:
         return "".join(src) if isinstance(src, list) else src
@@ -126,7 +129,7 @@ def rewrite_links(markdown: str, depth: int) -> str:
             return m.group(0)
         page = site_target(target, depth)
         return f"[{text}]({page})" if page else f"{text} (`{target}` in the repository)"
-    return re.sub(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)", one, markdown)
+    return _LINK.sub(one, markdown)
 
 
 def promote(markdown: str) -> str:
