@@ -321,7 +321,7 @@ class ExperimentConfig:
                     raise bad("init_from", f"the warm-up must have the same {name} as the run it "
                                            f"starts (the schedule continues); got {getattr(warm, name)!r} "
                                            f"and {getattr(self, name)!r}")
-        try:                                       # its options and their values (option_rules)
+        try:                                       # its options, typed (the algorithm's Options)
             algorithms.get(self.algorithm).check_options(self.arguments("algorithm_args"))
         except ValueError as e:
             name, _, rest = str(e).partition(": ")

@@ -8,7 +8,7 @@ Both engines run, for clients ``clients`` [S] starting from ``X0`` [S, p]::
 
 with an optional per-client ``correction`` [S, p] (SCAFFOLD's c - c_i, FedSUM's y_i, ...), a
 per-client step count (a client with fewer steps stops moving: its later rows are masked), and
-``fixed_point=True`` for algorithms that take all K minibatch gradients at the starting point
+``grads_at_start=True`` for algorithms that take all K minibatch gradients at the starting point
 (FedSUM-B). ``lr`` is a scalar or a per-client tensor [S]. Two local solvers beyond plain SGD
 (FedNova / FedACS): heavy-ball ``momentum`` rho (buffer b <- rho b + d, x <- x - lr b, as
 ``torch.optim.SGD``) and a FedProx term ``prox_mu`` (d = g + correction + mu (x - x_start)).
@@ -84,15 +84,15 @@ class VectorizedEngine:
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor,
                   steps: torch.Tensor, lr, round: int, correction: torch.Tensor | None = None,
-                  fixed_point: bool = False, momentum: float = 0.0, prox_mu: float = 0.0,
+                  grads_at_start: bool = False, momentum: float = 0.0, prox_mu: float = 0.0,
                   full_batch: bool = False) -> LocalResult:
-        args = (round, correction, fixed_point, momentum, prox_mu, full_batch)
+        args = (round, correction, grads_at_start, momentum, prox_mu, full_batch)
         if problem.threaded_clients(X0.device):
             return self._threaded(problem, X0, clients, steps, lr, *args)
         return self._lockstep(problem, X0, clients, steps, lr, *args)
 
     @staticmethod
-    def _lockstep(problem, X0, clients, steps, lr, round, correction, fixed_point, momentum, prox_mu,
+    def _lockstep(problem, X0, clients, steps, lr, round, correction, grads_at_start, momentum, prox_mu,
                   full_batch) -> LocalResult:
         """The rows of X0 step together: k-th step of every live client at once."""
         S = X0.shape[0]
@@ -104,10 +104,10 @@ class VectorizedEngine:
         for k in range(int(steps.max()) if S else 0):
             live = k < steps        # clients with fewer steps stop: only live rows are touched
             rows = slice(None) if bool(live.all()) else live.nonzero().squeeze(1)
-            G = problem.grads((X0 if fixed_point else X)[rows], clients[rows], round, k,
+            G = problem.grads((X0 if grads_at_start else X)[rows], clients[rows], round, k,
                               stochastic=not full_batch)
             gsum[rows] += G
-            if fixed_point:
+            if grads_at_start:
                 continue
             d = G if correction is None else G + correction[rows]
             if prox_mu:
@@ -116,7 +116,7 @@ class VectorizedEngine:
                 buf[rows] = momentum * buf[rows] + d
                 d = buf[rows]
             X[rows] -= lr_s[rows] * d
-        if fixed_point:
+        if grads_at_start:
             X = X0 - lr_s * gsum
         return LocalResult(X, gsum)
 
@@ -147,7 +147,7 @@ class ReferenceEngine:
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor,
                   steps: torch.Tensor, lr, round: int, correction: torch.Tensor | None = None,
-                  fixed_point: bool = False, momentum: float = 0.0, prox_mu: float = 0.0,
+                  grads_at_start: bool = False, momentum: float = 0.0, prox_mu: float = 0.0,
                   full_batch: bool = False) -> LocalResult:
         S = X0.shape[0]
         lr_s = _per_client(lr, S, X0)
@@ -155,22 +155,22 @@ class ReferenceEngine:
         for s in range(S):
             c, K = int(clients[s]), int(steps[s])
             corr = None if correction is None else correction[s]
-            if problem.has_module and not fixed_point and not full_batch:
+            if problem.has_module and not grads_at_start and not full_batch:
                 x, gsum = self._module_sgd(problem, X0[s], c, K, float(lr_s[s]), round, corr,
                                            momentum, prox_mu)
             else:
                 x, gsum = X0[s].clone(), torch.zeros_like(X0[s])
                 buf = torch.zeros_like(x)
                 for k in range(K):
-                    g = problem.client_grad(X0[s] if fixed_point else x, c, round, k,
+                    g = problem.client_grad(X0[s] if grads_at_start else x, c, round, k,
                                             stochastic=not full_batch)
                     gsum = gsum + g
-                    if not fixed_point:
+                    if not grads_at_start:
                         d = g if corr is None else g + corr
                         d = d + prox_mu * (x - X0[s])
                         buf = momentum * buf + d
                         x = x - lr_s[s] * buf
-                if fixed_point:
+                if grads_at_start:
                     x = X0[s] - lr_s[s] * gsum
             Xs.append(x)
             gs.append(gsum)

@@ -154,7 +154,7 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
         dev = problem.device
         res = engine.local_sgd(problem, t["x0"], torch.tensor([c], device=dev),
                                torch.tensor([int(task["steps"])], device=dev), float(task["lr"]),
-                               int(task["round"]), t.get("correction"), bool(task["fixed_point"]),
+                               int(task["round"]), t.get("correction"), bool(task["grads_at_start"]),
                                float(task["momentum"]), float(task["prox_mu"]), bool(task["full_batch"]))
         sent = {"x": res.X[0], **({"grad_sum": res.grad_sum[0]} if bool(task["grad_sum"]) else {})}
         return reply(msg, _arrays(**sent), client=c)
@@ -356,7 +356,7 @@ class FlowerEngine:
         return algo.rebuild_uplink(x, down, up, clients, r)
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor, steps: torch.Tensor,
-                  lr, round: int, correction: torch.Tensor | None = None, fixed_point: bool = False,
+                  lr, round: int, correction: torch.Tensor | None = None, grads_at_start: bool = False,
                   momentum: float = 0.0, prox_mu: float = 0.0, full_batch: bool = False) -> LocalResult:
         """As the vectorized engine's ``local_sgd``, each row trained by its client's node (the rows
         of a client that did not answer in this round stay where they started)."""
@@ -367,7 +367,7 @@ class FlowerEngine:
         steps = torch.as_tensor(steps)
         rows = []
         for s in range(S):
-            config = {"steps": int(steps[s]), "lr": float(lr_s[s]), "fixed_point": bool(fixed_point),
+            config = {"steps": int(steps[s]), "lr": float(lr_s[s]), "grads_at_start": bool(grads_at_start),
                       "momentum": float(momentum), "prox_mu": float(prox_mu), "full_batch": bool(full_batch),
                       "grad_sum": self.grad_sums}
             tensors = {"x0": X0[s]} if correction is None else {"x0": X0[s], "correction": correction[s]}

@@ -23,8 +23,8 @@ def test_quadratic_equal_with_heterogeneous_steps_and_correction():
     lr = torch.tensor([0.1, 0.05, 0.2, 0.1, 0.01], dtype=torch.float64)
     X0, corr = _setup(p, 5)
     for fixed in (False, True):
-        a = VEC.local_sgd(p, X0, clients, steps, lr, round=3, correction=corr, fixed_point=fixed)
-        b = REF.local_sgd(p, X0, clients, steps, lr, round=3, correction=corr, fixed_point=fixed)
+        a = VEC.local_sgd(p, X0, clients, steps, lr, round=3, correction=corr, grads_at_start=fixed)
+        b = REF.local_sgd(p, X0, clients, steps, lr, round=3, correction=corr, grads_at_start=fixed)
         assert torch.allclose(a.X, b.X, rtol=1e-12, atol=1e-12)
         assert torch.allclose(a.grad_sum, b.grad_sum, rtol=1e-12, atol=1e-12)
 

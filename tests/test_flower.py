@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from fedlib import ExperimentConfig
+import fedlib
+from fedlib import ExperimentConfig, algorithms
 from fedlib.runner import run_config
 
 flower = pytest.importorskip("fedlib.flower")
@@ -296,3 +297,52 @@ def test_a_federation_smaller_than_the_schedule_stops_loudly(in_process):
                                             r"the schedule has 10 clients, the Flower federation 4 nodes"):
         _single_thread(lambda: server._main(_Grid(flower.client_app(cfg), list(range(4))), None))
     assert isinstance(out["error"], ValueError) and "results" not in out
+
+
+_STATEFUL = [n for n in sorted(algorithms.available()) if algorithms.get(n).client_state]
+_NODE_OPTIONS = {"fedsum_cr": {"rebuild": "rate_sum"}, "scaffold": {"uplink_vectors": 1, "c_divisor": 3.0}}
+
+
+@pytest.mark.parametrize("name", _STATEFUL)
+def test_a_fresh_node_computes_the_simulations_client_step(name, quad):
+    """A node builds the algorithm from its name and options only (``init`` never runs there): its
+    ``client_step``, on the round input a node builds and the client's own state, equals the
+    simulation's bit for bit, every round and client -- so the client side reads only its typed
+    options, the downlink and its declared client state."""
+    import json
+
+    from fedlib import RunCallback, participation
+    from fedlib.algorithms import RoundInput
+    from fedlib.engine import get_engine
+
+    opts = _NODE_OPTIONS.get(name, {})
+    compared = []
+
+    class CompareWithANode(RunCallback):
+        def after_round(self, run):
+            if run.t >= run.rounds:
+                return
+            r, sim = run.next_round(), run.algo
+            down = sim.downlink_message(run.x, r)
+            node = flower._client_algorithm(run.problem, get_engine("vectorized"), {
+                "algorithm": name, "options": json.dumps(opts), "nominal_steps": sim.K})
+            assert node is not sim and node.settings == sim.settings
+            assert not any(hasattr(node, k) for k in (*sim.client_state, *sim.server_state))   # never init'ed
+            for c in r.delivered.tolist():
+                one = torch.tensor([c])
+                steps = torch.zeros_like(r.local_steps)
+                steps[c] = r.local_steps[c]
+                at_node = RoundInput(r.t, torch.zeros_like(r.active), torch.ones_like(r.uplink_ok), steps,
+                                     r.lr_local, r.lr_global)             # what a node knows of the round
+                state = {k: getattr(sim, k)[one] for k in sim.client_state}
+                up_s, new_s = sim.client_step(down, {k: v.clone() for k, v in state.items()}, one, r)
+                up_n, new_n = node.client_step(down, {k: v.clone() for k, v in state.items()}, one, at_node)
+                assert up_s.keys() == up_n.keys() and new_s.keys() == new_n.keys()
+                assert all(torch.equal(up_s[k], up_n[k]) for k in up_s), (name, r.t, c)
+                assert all(torch.equal(new_s[k], new_n[k]) for k in new_s), (name, r.t, c)
+                compared.append((r.t, c))
+
+    sched = participation.build("bernoulli", quad.num_clients, 10, seed=5, p=0.5, local_steps=3)
+    fedlib.run(name, quad, sched, lr_local=0.02, lr_schedule="fedsum_sqrt", progress=False, **opts,
+               callbacks=[CompareWithANode()])
+    assert len({t for t, _ in compared}) >= 6, compared             # most rounds had someone to compare

@@ -1,10 +1,12 @@
-"""FL algorithms: one module per family, each registered by name.
+"""FL algorithms: one module per family, each registered by name, each with its typed options.
 
-``available()`` lists the names with one-line descriptions; ``get(name)`` returns the class.
+``available()`` lists the names with one-line descriptions; ``get(name)`` returns the class;
+``get(name).Options`` is its options' dataclass (``.describe()``: default, what each must be).
 """
 
-# rules: the built-in algorithms' option rules (fedlib.algorithms.rules)
-from . import amplified, fedavg, fedsum, reweighting, rules, sampling, variance_reduced  # noqa: F401
-from .base import Algorithm, RoundInput, available, get, lr_schedules, register
+from . import amplified, fedavg, fedsum, reweighting, sampling, variance_reduced  # noqa: F401
+from .base import Algorithm, RoundInput, available, declare, get, lr_schedules, register
+from .options import Options, SolverOptions, option
 
-__all__ = ["Algorithm", "RoundInput", "available", "get", "lr_schedules", "register"]
+__all__ = ["Algorithm", "Options", "RoundInput", "SolverOptions", "available", "declare", "get",
+           "lr_schedules", "option", "register"]

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..participation import Schedule
-from .base import register
-from .fedavg import FedAvg
+from .base import declare, register
+from .fedavg import AggregationOptions, FedAvg, FedAvgOptions
+from .options import int_at_least, option, positive
 
 
 @register
@@ -95,6 +98,32 @@ class WaitFull(WaitMinibatch):
     name = "wait_full"
     description = "wait for all clients each round (full-batch steps); cost in waited rounds"
     full_batch = True
+
+
+# ------------------------------------------------------------------ options and server state
+# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
+# fedlib.algorithms.base.declare): declaring them changes no update rule.
+
+@dataclass(frozen=True)
+class AmplifiedOptions(FedAvgOptions):
+    """Generalized FedAvg's options: FedAvg's, and the amplification (Wang & Ji 2022, Alg. 1)."""
+
+    P: int = option(1, *int_at_least(1), doc="rounds between amplifications (P = 1 with gamma = 1 is FedAvg)")
+    gamma: float = option(1.0, *positive(),
+                          doc="amplification factor of the update accumulated over P rounds")
+
+
+@dataclass(frozen=True)
+class WaitOptions(AggregationOptions):
+    """The wait-for-all baselines' options: FedAvg's aggregation and the waiting cost."""
+
+    cycle: int = option(1, *int_at_least(1),
+                        doc="rounds of wall-clock waiting one round costs (500 in the paper: a full period)")
+
+
+declare(AmplifiedFedAvg, AmplifiedOptions, server_state=("x_prev", "count"))
+declare(WaitMinibatch, WaitOptions, server_state=("rounds_done",))
+declare(WaitFull, WaitOptions, server_state=("rounds_done",))
 
 
 __all__ = ["AmplifiedFedAvg", "WaitFull", "WaitMinibatch"]

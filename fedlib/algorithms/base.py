@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -12,38 +11,13 @@ import torch
 from .._source import capture
 from ..engine import LocalResult
 from ..problems import Problem
+from .options import Options, untyped
 
-__all__ = ["SOLVER_OPTIONS", "Algorithm", "RoundInput", "available", "get", "lr_schedules", "register"]
+__all__ = ["SOLVER_OPTIONS", "Algorithm", "Options", "RoundInput", "available", "declare", "get",
+           "lr_schedules", "register"]
 
 #: local-solver options (engine arguments) an algorithm may list in ``options``
 SOLVER_OPTIONS = ("momentum", "prox_mu")
-
-
-def _real(v) -> bool:
-    return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(float(v))
-
-
-def int_at_least(low: int) -> tuple[str, Callable]:
-    """An option rule: an integer >= ``low``."""
-    return (f"an integer >= {low}",
-            lambda v: not isinstance(v, bool) and isinstance(v, numbers.Integral) and v >= low)
-
-
-def positive(none: bool = False) -> tuple[str, Callable]:
-    """An option rule: a positive finite number (or None when ``none``)."""
-    return ("a positive number" + (" or None" if none else ""),
-            lambda v: (none and v is None) or (_real(v) and float(v) > 0))
-
-
-def one_of(*values) -> tuple[str, Callable]:
-    """An option rule: one of ``values``."""
-    return (f"one of {', '.join(map(repr, values))}",
-            lambda v: not isinstance(v, bool) and any(v == x and type(v) is type(x) for x in values))
-
-
-#: the local solver's options, every algorithm that lists them
-SOLVER_RULES = {"momentum": ("a real number in [0, 1)", lambda v: _real(v) and 0 <= float(v) < 1),
-                "prox_mu": ("a finite real number >= 0", lambda v: _real(v) and float(v) >= 0)}
 
 
 @dataclass
@@ -93,43 +67,58 @@ class Algorithm:
     description: str = ""
     uplink: int = 1
     downlink: int = 1
+    #: the options' names (an algorithm that declares an ``Options`` dataclass gets them from its
+    #: fields)
     options: tuple[str, ...] = ()
-    #: option -> (what it must be, a check of its value): checked by :meth:`check_options` when a
-    #: config is validated -- before any run of a sweep -- and when the algorithm is built; the
-    #: rules of the base classes apply too (the local solver's ``momentum`` and ``prox_mu``)
-    option_rules: dict = SOLVER_RULES
+    #: the options as one frozen dataclass (:class:`fedlib.algorithms.options.Options`): defaults,
+    #: what each value must be, a line of doc each; built once per algorithm object as
+    #: :attr:`settings` and by a config's check, before any run of a sweep
+    Options: type[Options] = Options
     #: names of the state each client keeps between rounds (FedSUM's ``h``, SCAFFOLD's ``ci``);
     #: empty for an algorithm whose clients keep nothing. See :meth:`client_step`.
     client_state: tuple[str, ...] = ()
+    #: names of the state the server keeps between rounds (FedSUM's ``y``, SCAFFOLD's ``c``; an
+    #: algorithm not split into client and server steps keeps its clients' tables here too)
+    server_state: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs) -> None:
         """A subclass that does not set its own ``name`` is named after its class (lower case),
-        so results never say ``'?'`` and a subclass never runs under its parent's name."""
+        so results never say ``'?'`` and a subclass never runs under its parent's name; one that
+        declares ``Options`` but no ``options`` gets the names of its fields."""
         super().__init_subclass__(**kwargs)
         if not isinstance(cls.__dict__.get("name"), str) or not cls.__dict__.get("name"):
             cls.name = cls.__name__.lower()
+        if "Options" in cls.__dict__ and "options" not in cls.__dict__:
+            cls.options = cls.Options.names()
 
     @classmethod
-    def check_options(cls, options: dict) -> None:
-        """Refuse an option this algorithm does not have, or a value its :attr:`option_rules` (or a
-        base class's) do not allow: a ValueError ``"<option>: ..."`` naming what it must be."""
-        unknown = sorted(set(options) - set(cls.options))
-        if unknown:
-            raise ValueError(f"{unknown[0]}: not an option of algorithm {cls.name!r}; its options: "
-                             f"{', '.join(cls.options) or '(none)'}")
-        rules = {}
-        for klass in reversed(cls.__mro__):
-            rules.update(klass.__dict__.get("option_rules") or {})
-        for name, value in options.items():
-            if name in rules:
-                what, ok = rules[name]
-                if not ok(value):
-                    raise ValueError(f"{name}: must be {what} (algorithm {cls.name!r}), got {value!r}")
+    def options_type(cls) -> type[Options]:
+        """The dataclass this algorithm's options are built as: its ``Options`` when that has
+        exactly the names of ``options``; else (a class that lists names without declaring their
+        types) the inherited fields plus an untyped field, default None, per other name."""
+        typed = cls.Options
+        if set(typed.names()) == set(cls.options):
+            return typed
+        cached = cls.__dict__.get("_untyped_options")
+        if cached is None:
+            base = typed if set(typed.names()) <= set(cls.options) else Options
+            cached = untyped(tuple(cls.options), base)
+            cls._untyped_options = cached
+        return cached
+
+    @classmethod
+    def check_options(cls, options: dict) -> Options:
+        """The typed options from the values given: a ValueError ``"<option>: ..."`` for a name
+        this algorithm does not have or a value its ``Options`` field does not allow, naming
+        what it must be."""
+        return cls.options_type().build(options, cls.name)
 
     def __init__(self, problem: Problem, engine, **options):
-        self.check_options(options)
+        self.settings = self.check_options(options)     # typed, with defaults: read this
         self.problem, self.engine = problem, engine
         self.N = problem.num_clients
+        #: the values given, as given (the built-in classes read these: their code fingerprints
+        #: cover their sources, see fedlib.fingerprint; new code reads :attr:`settings`)
         self.opts = options
 
     def prepare_schedule(self, schedule, seed: int, lr_local: float):
@@ -225,12 +214,13 @@ class Algorithm:
         return up
 
     #: attributes that are wiring, not state (never saved in a checkpoint)
-    _NOT_STATE = ("problem", "engine")
+    _NOT_STATE = ("problem", "engine", "settings")
 
     def state_dict(self) -> dict:
         """The algorithm's whole state after :meth:`init` (tensors, numbers, arrays, options),
         as a dict that :meth:`load_state_dict` restores: what a checkpoint saves. By default
-        every instance attribute except the problem and the engine; an algorithm with state
+        every instance attribute except the problem, the engine and the typed options (rebuilt from
+        ``opts`` when the algorithm is built); an algorithm with state
         that is not plain data overrides both methods."""
         return {k: v for k, v in vars(self).items() if k not in self._NOT_STATE}
 
@@ -245,18 +235,22 @@ class Algorithm:
         return x0.expand(self.N, -1).clone() if copies else x0.new_zeros(self.N, x0.numel())
 
     def local(self, x_start: torch.Tensor, clients: torch.Tensor, r: RoundInput, lr,
-              correction: torch.Tensor | None = None, fixed_point: bool = False,
-              steps: torch.Tensor | None = None, **solver) -> LocalResult:
+              correction: torch.Tensor | None = None, grads_at_start: bool = False,
+              steps: torch.Tensor | None = None, *, fixed_point: bool | None = None,
+              **solver) -> LocalResult:
         """Local training of ``clients`` from ``x_start`` ([p] broadcast, or [S, p]) for
-        ``steps`` (default: the schedule's local steps); ``solver`` passes ``momentum``,
-        ``prox_mu`` or ``full_batch`` to the engine."""
+        ``steps`` (default: the schedule's local steps); ``grads_at_start``: every minibatch
+        gradient at the start point (FedSUM-B's no local moves; ``fixed_point`` is its older name,
+        which the built-in classes still pass: their sources are fingerprinted); ``solver``
+        passes ``momentum``, ``prox_mu`` or ``full_batch`` to the engine."""
         X0 = x_start.expand(len(clients), -1) if x_start.ndim == 1 else x_start
         steps = r.local_steps[clients] if steps is None else steps
         for key in SOLVER_OPTIONS:   # algorithms that accept a local solver option pass it on
             if key in self.options and key in self.opts:
                 solver.setdefault(key, float(self.opts[key]))
+        at_start = bool(grads_at_start or fixed_point)
         return self.engine.local_sgd(self.problem, X0, clients, steps, lr, r.t, correction,
-                                     fixed_point, **solver)
+                                     at_start, **solver)
 
     def messages(self, r: RoundInput) -> tuple[int, int]:
         """(uplink, downlink) model units of round r, asked after the round ran: per active
@@ -289,6 +283,26 @@ def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
         _REGISTRY[c.name] = c
         return c
     return add if cls is None else add(cls)
+
+
+def declare(cls: type[Algorithm], options: type[Options] | None = None,
+            server_state: tuple[str, ...] = ()) -> type[Algorithm]:
+    """Declare a built-in algorithm's typed ``Options`` and its ``server_state`` from outside its
+    class body.
+
+    The built-in classes get their declarations this way, below each class, because a stored
+    run's code fingerprint (:mod:`fedlib.fingerprint`) covers each algorithm class's source: a
+    declaration added to the class body would mark every stored run of it as computed by other
+    code although no value it computes changed. An algorithm of yours sets ``Options`` and
+    ``server_state`` in its class body. The ``Options`` fields must be exactly the class's
+    ``options`` names."""
+    if options is not None:
+        if set(options.names()) != set(cls.options):
+            raise ValueError(f"Options: the fields of {options.__name__} ({', '.join(options.names())}) must "
+                             f"be the options of {cls.__name__} ({', '.join(cls.options) or 'none'})")
+        cls.Options = options
+    cls.server_state = tuple(server_state)
+    return cls
 
 
 def available() -> dict[str, str]:

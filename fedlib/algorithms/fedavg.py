@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import torch
 
-from .base import Algorithm, RoundInput, register
+from .base import Algorithm, RoundInput, declare, register
+from .options import Options, SolverOptions, any_value, one_of, option
 from .reweighting import arrival_share_factor
 
 
@@ -82,3 +86,29 @@ class FedAvg(Algorithm):
         else:
             coef = m * self.w[clients]
         return x + r.lr_global * coef @ delta
+
+
+# ------------------------------------------------------------------ options and server state
+# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
+# fedlib.algorithms.base.declare): declaring them changes no update rule.
+
+@dataclass(frozen=True)
+class AggregationOptions(Options):
+    """How FedAvg aggregates the arriving updates (see :class:`FedAvg`)."""
+
+    aggregation: str = option("participants", *one_of("participants", "contacted", "all", "weights"),
+                              doc="divide by the arrivals, the clients asked, N, or use given weights")
+    weights: Any = option(None, *any_value("client weights [N] (given exactly when aggregation='weights')"),
+                          doc="client weights w_i [N] for aggregation='weights'; None: not given")
+
+    def _check_together(self) -> None:
+        if (self.aggregation == "weights") != (self.weights is not None):
+            raise ValueError("weights: give client weights [N] exactly when aggregation='weights'")
+
+
+@dataclass(frozen=True)
+class FedAvgOptions(AggregationOptions, SolverOptions):
+    """FedAvg's options: its aggregation and its local solver."""
+
+
+declare(FedAvg, FedAvgOptions)

@@ -16,9 +16,12 @@ server uses the schedule's mean K (equal to K when steps are constant).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
-from .base import Algorithm, RoundInput, register
+from .base import Algorithm, RoundInput, declare, register
+from .options import Options, one_of, option
 
 
 class _FedSUMBase(Algorithm):
@@ -162,3 +165,20 @@ class FedSUMCR(_FedSUMBase):
         n = len(S)
         return {"a": torch.full_like(state["a"], r.t), "z": down["x"].expand(n, -1).clone(),
                 "lr_sum_at": torch.full_like(state["lr_sum_at"], down["lr_sum"])}
+
+
+# ------------------------------------------------------------------ options and server state
+# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
+# fedlib.algorithms.base.declare): declaring them changes no update rule.
+
+@dataclass(frozen=True)
+class FedSUMCROptions(Options):
+    """FedSUM-CR's options (see :class:`FedSUMCR`)."""
+
+    rebuild: str = option("eq11", *one_of("eq11", "rate_sum"),
+                          doc="the paper's eq. 11, or divide by the summed rates (exact for decaying eta_l)")
+
+
+declare(FedSUMB, server_state=("y",))
+declare(FedSUM, server_state=("y",))
+declare(FedSUMCR, FedSUMCROptions, server_state=("y", "lr_sum", "lr0"))

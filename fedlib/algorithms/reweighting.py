@@ -4,12 +4,15 @@ communication-aware FedAvg and FedAvg with known participation probabilities."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
 from .._validate import prob_matrix
-from .base import Algorithm, register
+from .base import Algorithm, declare, register
+from .options import Options, SolverOptions, any_value, int_at_least, one_of, option, positive
 
 
 def known_probs(opts: dict, key: str, schedule) -> np.ndarray:
@@ -306,3 +309,51 @@ class CAFedAvg(Algorithm):
         p = self.p[r.t, S.cpu()].to(x.device, x.dtype)
         m = r.active[S].to(x.dtype)
         return x + r.lr_global * (m / p) @ delta / r.active[contacted].sum().to(x.dtype)
+
+
+# ------------------------------------------------------------------ options and server state
+# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
+# fedlib.algorithms.base.declare): declaring them changes no update rule.
+
+@dataclass(frozen=True)
+class FedAUOptions(SolverOptions):
+    """FedAU's options: the interval cutoff and the local solver."""
+
+    cutoff: int = option(50, *int_at_least(1),
+                         doc="K of the paper: an absence this long is recorded as an interval")
+
+
+@dataclass(frozen=True)
+class FedAWEOptions(Options):
+    """FedAWE's options (see :class:`FedAWE`)."""
+
+    clip: float | None = option(None, *positive(none=True),
+                                doc="clip the averaged echo's norm (the authors' code: 0.5); None: no clip")
+    evaluate: str = option("server", *one_of("server", "mean_of_copies"),
+                           doc="evaluate the server's x, or the mean of the clients' copies (authors' code)")
+
+
+#: a probability table the server is assumed to know (checked against the schedule when it runs)
+_PROBS = any_value("a probability: scalar, [N], [rounds, N] or a callable (checked against the schedule)")
+
+
+@dataclass(frozen=True)
+class KnownPOptions(Options):
+    """FedAvg-known-p's option."""
+
+    p: Any = option(None, *_PROBS, doc="the participation probabilities; None: the schedule's (or observed)")
+
+
+@dataclass(frozen=True)
+class UplinkPOptions(SolverOptions):
+    """c-a-FedAvg's options: the upload success probabilities and the local solver."""
+
+    uplink_p: Any = option(None, *_PROBS,
+                           doc="the upload success probabilities; None: the schedule's (or observed)")
+
+
+declare(FedAU, FedAUOptions, server_state=("since", "isum", "icnt"))
+declare(FedAWE, FedAWEOptions, server_state=("xi", "tau"))      # the clients' copies, kept in tables
+declare(FedNova, SolverOptions)
+declare(FedAvgKnownP, KnownPOptions)
+declare(CAFedAvg, UplinkPOptions)

@@ -12,11 +12,15 @@ samples inside the round because its probabilities depend on the clients' update
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import torch
 
 from ..participation import Schedule
-from .base import Algorithm, register
+from .base import Algorithm, declare, register
+from .options import Options, SolverOptions, any_value, int_at_least, option
 from .reweighting import known_probs, nova_normaliser
 
 
@@ -180,3 +184,29 @@ class OSSampling(Algorithm):
 
     def messages(self, r):
         return self._picked, int((r.active > 0).sum())
+
+
+# ------------------------------------------------------------------ options and server state
+# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
+# fedlib.algorithms.base.declare): declaring them changes no update rule.
+
+@dataclass(frozen=True)
+class FedACSOptions(SolverOptions):
+    """FedACS's options (see :class:`FedACS`)."""
+
+    draws: int = option(10, *int_at_least(1), doc="K: clients drawn with replacement per round")
+    uplink_p: Any = option(None, *any_value("a probability: scalar, [N], [rounds, N] or a callable"),
+                           doc="the server's knowledge of p_i^t; None: the schedule's (or observed)")
+    weights: Any = option(None, *any_value("N non-negative client weights"),
+                          doc="the data weights d_i [N]; None: the problem's")
+
+
+@dataclass(frozen=True)
+class OSOptions(Options):
+    """OS's option (see :class:`OSSampling`)."""
+
+    budget: int = option(10, *int_at_least(1), doc="expected number of uploads per round")
+
+
+declare(FedACS, FedACSOptions)
+declare(OSSampling, OSOptions, server_state=("_picked",))          # the round's picks, read by messages()

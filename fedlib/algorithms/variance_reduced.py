@@ -7,10 +7,13 @@ arrives in the round (a failed upload leaves the client's entries untouched).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
-from .base import Algorithm, register
+from .base import Algorithm, declare, register
+from .options import Options, SolverOptions, one_of, option, positive
 from .reweighting import contacted_average_factor, uniform_expected_weights
 
 
@@ -201,3 +204,24 @@ class SGFocus(Focus):
 
     name = "sg_focus"
     description = "SG-FOCUS: FOCUS with stochastic (minibatch) gradients"
+
+
+# ------------------------------------------------------------------ options and server state
+# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
+# fedlib.algorithms.base.declare): declaring them changes no update rule.
+
+@dataclass(frozen=True)
+class ScaffoldOptions(Options):
+    """SCAFFOLD's options (see :class:`Scaffold`)."""
+
+    uplink_vectors: int = option(2, *one_of(1, 2),
+                                 doc="model units per upload: 2 (SCAFFOLD's, FOCUS's) or 1 (FedSUM's)")
+    c_divisor: float | None = option(None, *positive(none=True),
+                                     doc="divide the server's control update by this; None: N (the paper)")
+
+
+declare(Scaffold, ScaffoldOptions, server_state=("c",))
+declare(MIFA, server_state=("U",))
+declare(FedVARP, SolverOptions, server_state=("y",))
+declare(Focus, server_state=("ys",))
+declare(SGFocus, server_state=("ys",))
