@@ -17,7 +17,3 @@ def docs_build():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def public_modules() -> list[str]:
-    return docs_build().public_modules()

@@ -6,6 +6,9 @@ import pytest
 
 import fedlib
 from fedlib import ExperimentConfig, analysis
+from fedlib.store import Store
+
+from .run_helpers import base_config as _base
 
 
 def _frame(tmp_path):
@@ -106,3 +109,21 @@ def test_mean_std_leaves_out_runs_without_a_value():
     assert analysis.mean_std([0.9, 0.92, float("nan")]) == "0.9100 ± 0.0141"     # sample std of two
     assert analysis.mean_std([float("nan"), 0.5], digits=2) == "0.50"
     assert analysis.mean_std([float("nan")]) == analysis.mean_std([]) == "-"
+
+
+def test_finals_average_the_last_evaluations_and_blank_diverged_runs(tmp_path):
+    ok = _base(rounds=12, eval_every=3)
+    bad = _base(algorithm="fedavg", rounds=12, eval_every=3, lr_local=1e12)   # overflows
+    df = fedlib.sweep([ok, bad], tmp_path, progress=False)
+    f = analysis.finals(df)
+    hist = Store(tmp_path).get(ok).history
+    assert f.loc[ok.key(), "loss"] == hist["loss"].iloc[-1] and f.loc[ok.key(), "round"] == 12
+    assert np.isclose(analysis.finals(df, last=2).loc[ok.key(), "loss"], hist["loss"].iloc[-2:].mean())
+    assert f.loc[ok.key(), "outcome"] == "ok"
+    div = Store(tmp_path).get(bad).meta["diverged_at"]
+    assert f.loc[bad.key(), "outcome"] == f"diverged at round {div}" and np.isnan(f.loc[bad.key(), "loss"])
+    assert "seconds" not in f and "lr_local" not in f
+    with pytest.raises(ValueError, match="^last"):
+        analysis.finals(df, last=0)
+    with pytest.raises(ValueError, match="^df"):
+        analysis.finals(df.drop(columns="diverged_at"))

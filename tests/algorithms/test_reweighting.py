@@ -12,6 +12,7 @@ from fedlib.algorithms.reweighting import nova_normaliser
 
 from ..conftest import rel
 from .hand import ENGINES, ETA_G, ETA_L, K, N, assert_by_hand, hand_problem, local, rounds
+from .test_fedavg import fedavg_by_hand
 
 BY_HAND_NAMES = ("fedau", "fedawe", "fednova", "ca_fedavg")
 
@@ -48,18 +49,10 @@ def fedawe_by_hand() -> np.ndarray:
     return np.array(xs)
 
 
-def equal_steps_mean_by_hand() -> np.ndarray:
-    """FedNova with K_i = K for all and c-a-FedAvg with every upload arriving (p_i = 1) are
-    FedAvg: x <- x + eta_g mean_{i in S} Delta_i."""
-    x, xs = np.zeros(2), []
-    for _, S in rounds():
-        x = x + ETA_G * np.mean([local(i, x) - x for i in S], axis=0)
-        xs.append(x.copy())
-    return np.array(xs)
-
-
-BY_HAND = {"fedau": fedau_by_hand, "fedawe": fedawe_by_hand, "fednova": equal_steps_mean_by_hand,
-           "ca_fedavg": equal_steps_mean_by_hand}
+#: FedNova with K_i = K for all and c-a-FedAvg with every upload arriving (p_i = 1) are FedAvg:
+#: x <- x + eta_g mean_{i in S} Delta_i
+BY_HAND = {"fedau": fedau_by_hand, "fedawe": fedawe_by_hand, "fednova": fedavg_by_hand,
+           "ca_fedavg": fedavg_by_hand}
 
 
 @pytest.mark.parametrize("name", BY_HAND_NAMES)

@@ -10,24 +10,17 @@ import fedlib
 from fedlib import participation, problems
 from fedlib.algorithms.sampling import os_probabilities
 
-from .hand import ENGINES, ETA_G, ETA_L, A, C, N, assert_by_hand, hand_problem, local, rounds
+from .hand import ENGINES, ETA_G, ETA_L, A, C, N, assert_by_hand, hand_problem
+from .test_fedavg import fedavg_by_hand
 
 BY_HAND_NAMES = ("fedacs", "os_sampling")
-
-
-def os_sampling_by_hand() -> np.ndarray:
-    """A budget above the clients present picks every one with probability 1: FedAvg's mean."""
-    x, xs = np.zeros(2), []
-    for _, S in rounds():
-        x = x + ETA_G * np.mean([local(i, x) - x for i in S], axis=0)
-        xs.append(x.copy())
-    return np.array(xs)
 
 
 @pytest.mark.filterwarnings("ignore:p. participation kind 'trace' defines no probabilities")
 @pytest.mark.parametrize("engine", ENGINES)
 def test_os_sampling_rounds_by_hand(engine):
-    assert_by_hand("os_sampling", os_sampling_by_hand(), engine)
+    """A budget above the clients present picks every one with probability 1: FedAvg's mean."""
+    assert_by_hand("os_sampling", fedavg_by_hand(), engine)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

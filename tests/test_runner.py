@@ -1,4 +1,13 @@
-"""fedlib.run and run_cached: input checks, divergence, the on-disk cache."""
+"""fedlib.runner: ``fedlib.run`` and ``run_cached`` (input checks, divergence, the on-disk cache),
+its loop over callbacks (the user's hooks see every round and can stop the run early; a run with
+callbacks computes the same bits as one without), checkpoints and resuming."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 
 import numpy as np
 import pandas as pd
@@ -7,6 +16,10 @@ import torch
 
 import fedlib
 from fedlib import ExperimentConfig, participation, problems
+
+from .run_helpers import ROOT
+from .run_helpers import base_config as _base
+from .run_helpers import no_timing as _no_timing
 
 
 def test_run_from_spec_builds_the_schedule(quad):
@@ -145,3 +158,168 @@ def test_history_counts_the_local_steps_of_asked_clients(quad):
     drawn = acs.schedule.active
     assert (drawn.sum(1) == n).all() and (drawn > 1).any()                # with replacement
     assert acs.history["client_steps"].iloc[-1] == ((drawn > 0) * steps).sum()
+
+
+class Recorder(fedlib.RunCallback):
+    def __init__(self):
+        self.calls = []
+
+    def on_start(self, run):
+        self.calls.append(("start", run.t))
+
+    def after_round(self, run):
+        self.calls.append(("round", run.t, run.round_input.t))
+
+    def on_end(self, run):
+        self.calls.append(("end", run.t))
+
+
+class StopAt(fedlib.RunCallback):
+    def __init__(self, t):
+        self.t = t
+
+    def after_round(self, run):
+        return run.t == self.t
+
+
+def _sched(quad, rounds=12):
+    return participation.build("bernoulli", quad.num_clients, rounds, seed=3, p=0.5, local_steps=2)
+
+
+def test_callbacks_see_every_round_and_change_no_bit(quad):
+    rec = Recorder()
+    kw = dict(lr_local=0.05, progress=False, eval_every=4)
+    with_cb = fedlib.run("fedsum", quad, _sched(quad), callbacks=[rec], round_offset=5, **kw)
+    plain = fedlib.run("fedsum", quad, _sched(quad), round_offset=5, **kw)
+    assert rec.calls == [("start", 0), *[("round", t, t + 4) for t in range(1, 13)], ("end", 12)]
+    assert torch.equal(with_cb.params, plain.params)
+    assert with_cb.history.drop(columns=["seconds", "eval_seconds"]).equals(
+        plain.history.drop(columns=["seconds", "eval_seconds"]))
+    assert "stopped_by" not in with_cb.info
+
+
+def test_an_early_stop_is_evaluated_counted_and_named(quad):
+    res = fedlib.run("fedavg", quad, _sched(quad), lr_local=0.05, progress=False, eval_every=4,
+                     callbacks=[StopAt(6)])
+    h = res.history
+    assert list(h["round"]) == [0, 4, 6]                  # the stop round is evaluated
+    assert res.info["stopped_by"] == "StopAt" and not res.diverged
+    full = fedlib.run("fedavg", quad, _sched(quad), lr_local=0.05, progress=False, eval_every=1)
+    # the messages of the stop round are counted, and the model is the one after round 6
+    assert h["uplink"].iloc[-1] == full.history.set_index("round").loc[6, "uplink"]
+    assert np.isclose(h["loss"].iloc[-1], full.history.set_index("round").loc[6, "loss"], rtol=1e-12)
+
+
+def test_an_early_stop_checkpoints_where_it_stopped(quad, tmp_path):
+    ck = tmp_path / "run.pt"
+    res = fedlib.run("fedsum", quad, _sched(quad), lr_local=0.05, progress=False, checkpoint=ck,
+                     callbacks=[StopAt(5)])
+    assert res.info["stopped_by"] == "StopAt" and ck.exists()
+    resumed = fedlib.run("fedsum", quad, _sched(quad), lr_local=0.05, progress=False, checkpoint=ck)
+    whole = fedlib.run("fedsum", quad, _sched(quad), lr_local=0.05, progress=False)
+    assert torch.equal(resumed.params, whole.params)       # resumed from round 5, bitwise
+
+
+def test_a_divergence_stops_without_naming_a_callback(quad):
+    with pytest.warns(RuntimeWarning, match="diverged"):
+        res = fedlib.run("fedavg", quad, _sched(quad, 400), lr_local=50.0, progress=False)
+    assert res.diverged and "stopped_by" not in res.info
+
+
+def test_run_cached_is_a_store_with_params(tmp_path):
+    c = _base()
+    first = fedlib.run_cached(c, cache_dir=tmp_path)
+    assert (tmp_path / c.key() / "params.npy").exists()
+    again = fedlib.run_cached(c, cache_dir=tmp_path)
+    assert torch.equal(first.params, again.params)
+    pd.testing.assert_frame_equal(first.history, again.history)
+    assert torch.equal(first.params, fedlib.run_config(c).params)
+
+
+
+_KILLABLE = textwrap.dedent("""
+    import sys, time, fedlib
+    from fedlib import problems
+    prob = problems.digits_cnn(num_clients=6, alpha=0.5, batch_size=8, seed=0)     # with dropout
+    slow = sys.argv[2] == "slow"
+    def cb(t, x):
+        if slow:
+            time.sleep(0.15)
+    res = fedlib.run("fedsum_cr", prob, {"kind": "bernoulli", "p": 0.5}, rounds=30, local_steps=2,
+                     lr_local=0.05, eval_every=4, progress=False, seed=3, checkpoint=sys.argv[1],
+                     checkpoint_every=3, callback=cb)
+    import torch
+    torch.save({"x": res.params, "h": res.history.drop(columns=["seconds", "eval_seconds"])
+               .to_dict("list")}, sys.argv[1] + ".out")
+""")
+
+
+
+def test_a_killed_run_resumes_to_the_same_bits(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(_KILLABLE)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ck = tmp_path / "run.ckpt"
+    proc = subprocess.Popen([sys.executable, str(script), str(ck), "slow"], env=env)
+    deadline = time.time() + 120
+    while not ck.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert ck.exists() and not (tmp_path / "run.ckpt.out").exists()
+    t_saved = torch.load(ck, weights_only=True)["t"]
+    assert 0 < t_saved < 30
+    subprocess.run([sys.executable, str(script), str(ck), "fast"], env=env, check=True)
+    ref = tmp_path / "ref.ckpt"
+    subprocess.run([sys.executable, str(script), str(ref), "fast"], env=env, check=True)
+    a = torch.load(str(ck) + ".out", weights_only=False)
+    b = torch.load(str(ref) + ".out", weights_only=False)
+    assert torch.equal(a["x"], b["x"])
+    assert a["h"] == b["h"]
+
+
+
+def test_checkpoint_of_another_run_is_refused(tmp_path, quad):
+    ck = tmp_path / "c.pt"
+    fedlib.run("fedsum", quad, "full", rounds=4, progress=False, checkpoint=ck, checkpoint_every=2)
+    done = fedlib.run("fedsum", quad, "full", rounds=4, progress=False, checkpoint=ck)   # resumes at end
+    assert len(done.history) == 5
+    with pytest.raises(ValueError, match=rf"^checkpoint: {ck} belongs to another run"):
+        fedlib.run("fedsum", quad, "full", rounds=4, lr_local=0.02, progress=False, checkpoint=ck)
+    ck.write_bytes(b"garbage")
+    with pytest.warns(RuntimeWarning, match="cannot read"):
+        fedlib.run("fedsum", quad, "full", rounds=4, progress=False, checkpoint=ck)
+
+
+
+@pytest.mark.parametrize("name", ["fedsum_cr", "scaffold", "fedau", "fedawe", "amplified_fedavg",
+                                  "fedacs", "os_sampling", "focus"])
+def test_resume_equals_uninterrupted_for_stateful_algorithms(name, tmp_path, quad):
+    """Stop after 5 of 9 rounds (truncated schedule + checkpoint), resume on the full schedule."""
+    from fedlib import participation
+    sched = participation.build("bernoulli", quad.num_clients, 9, seed=2, p=0.5, local_steps=2,
+                                uplink_p=0.8)
+    kw = dict(lr_local=0.02, progress=False, seed=1)
+    opts = {"amplified_fedavg": {"P": 2, "gamma": 1.5}}.get(name, {})
+    full = fedlib.run(name, quad, sched, **kw, **opts)
+    ck = tmp_path / "c.pt"
+    with pytest.raises(_Stop):
+        fedlib.run(name, quad, sched, **kw, **opts, checkpoint=ck, checkpoint_every=5, callback=_stop_at(5))
+    assert torch.load(ck, weights_only=True)["t"] == 5
+    resumed = fedlib.run(name, quad, sched, **kw, **opts, checkpoint=ck)
+    assert torch.equal(full.params, resumed.params)
+    pd.testing.assert_frame_equal(_no_timing(full.history), _no_timing(resumed.history), check_exact=True)
+
+
+
+class _Stop(Exception):
+    pass
+
+
+
+def _stop_at(n):
+    def cb(t, x):
+        if t + 1 > n:
+            raise _Stop
+    return cb

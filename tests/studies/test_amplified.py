@@ -1,0 +1,122 @@
+"""fedlib.studies.amplified: Wang & Ji 2022's setup (notebook 08): the grid, the cycle scoring, outcomes."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fedlib import studies
+
+
+def test_amplified_study_is_wang_and_ji():
+    s = studies.amplified.amplified_setup("paper")
+    assert (s.num_clients, s.per_round, s.local_steps, s.batch, s.lr0, s.groups) == (250, 10, 5, 16, 0.1, 5)
+    assert s.cycle == 500 and s.base().rounds == s.warmup == 2000
+    phase = s.phase("wait-full", 1000, 0.1)
+    assert phase.rounds == 1000 // 500 and phase.eval_every == 1 and phase.warmup() == s.base()
+    amp = s.phase("amplification (eta=10, P=500)", 1000, 1e-5, P=100)
+    assert dict(amp.algorithm_args) == {"P": 100, "gamma": 10.0} and amp.rounds == 1000
+    grid = s.grid_configs()
+    assert len(grid) == len(s.methods) * len(s.grid)
+    assert s.grid_rates == [0.1, 0.01, 0.001, 0.0001, 1e-05]
+    assert s.authors_rates() == {"amplification (eta=10, P=500)": 1e-5, "no amplification (eta=1)": 1e-5,
+                                 "wait-minibatch": 0.1, "wait-full": 0.1}
+    fig1 = s.fig1_configs(s.authors_rates(), [0, 1, 2])        # independent seeds: a warm-up each
+    assert len(fig1) == 12 and {c.warmup() for c in fig1} == set(s.warmups([0, 1, 2]))
+    for c, (k, _) in fig1.items():                              # everything of a run keyed by its seed
+        assert c.seed == dict(c.problem_args)["seed"] == c.warmup().seed == k
+    assert s.fig1_configs(s.authors_rates(), [0]) == {c: v for c, v in fig1.items() if v[0] == 0}
+    assert next(iter(s.fig1_configs(s.authors_rates(), [0]))).warmup() == s.base()   # the grid's seed
+    with pytest.raises(ValueError, match="^seed: must be a non-negative integer, got -1"):
+        s.at_seed(-1)
+    fig2 = s.fig2_configs(1e-4, [0, 1])
+    assert sorted(v[1] for v in fig2.values()) == sorted(list(s.P_values) * 2)
+    with pytest.raises(ValueError, match="^label: must be one of"):
+        s.phase("FedAvg", 10, 0.1)
+    with pytest.raises(ValueError, match="^rates: no rate for 'wait-full'"):
+        s.fig1_configs({m: 0.1 for m in list(s.methods)[:3]}, [0])
+    df = pd.DataFrame({"key": ["a", "a", "b"], "algorithm": ["wait_full"] * 2 + ["fedavg"],
+                       "round": [1, 2, 5], "waited_rounds": [500, 1000, np.nan]})
+    t = s.timeline(df, {"a": "wait-full", "b": "x"})
+    assert t["time"].tolist() == [500, 1000, 5]
+    stand = studies.amplified.amplified_setup("quick", stand_in_rounds=2)
+    assert stand.P_values == (1, stand.cycle) and stand.grid == (1.0,)
+
+
+
+def _fake_runs(configs, loss_of_rate, setup):
+    """A sweep-like frame: each config's loss is ``loss_of_rate(lr)`` at every evaluation after 0
+    (time in rounds, a wait round charged a cycle)."""
+    rows = []
+    for c in configs:
+        wait = c.algorithm.startswith("wait")
+        for r in range(0, c.rounds + 1, 1 if wait else c.eval_every):
+            rows.append({"key": c.key(), "algorithm": c.algorithm, "status": "ok", "round": r,
+                         "waited_rounds": r * setup.cycle if wait else np.nan,
+                         "loss": 5.0 if r == 0 else loss_of_rate(c.lr_local) + r / 1000})
+    return pd.DataFrame(rows)
+
+
+
+def test_amplified_grid_scores_the_last_cycle_and_leaves_no_pick_on_an_edge():
+    s = studies.amplified.amplified_setup("quick")
+    assert s.grid_horizon == 2 * s.cycle                        # the score covers a cycle after the jump
+    c = s.grid_config("no amplification (eta=1)", 0.01)
+    df = _fake_runs([c], lambda lr: 1.0, s)
+    # evaluations every 20 rounds: the last cycle is (100, 200]: 120 ... 200
+    assert s.late_window(df, c) == pytest.approx(1.0 + np.mean([120, 140, 160, 180, 200]) / 1000)
+    w = s.grid_config("wait-full", 0.1)
+    dw = _fake_runs([w], lambda lr: 2.0, s)
+    assert w.rounds == 2 and s.late_window(dw, w) == pytest.approx(2.0 + 2 / 1000)   # the last wait round
+    assert math.isnan(s.late_window(df.assign(status="diverged"), c))
+    calls = []
+
+    def compute(configs):
+        calls.append(len(configs))
+        return _fake_runs(configs, lambda lr: abs(math.log10(lr) + 6.4), s)     # best below the grid
+    searches = s.search_rates(compute)
+    for g in searches.values():
+        assert g.best == pytest.approx(1e-6) and g.extended == pytest.approx((1e-6, 1e-7)) and not g.on_edge
+    assert calls == [5, 1, 1] * len(s.methods)
+
+
+
+def test_amplified_earlier_rule_scores_the_first_cycle_and_warmups_report_their_plateau():
+    s = studies.amplified.amplified_setup("quick")
+    grid = {s.grid_config(m, r): (m, r) for m in s.methods for r in (0.1, 0.01)}
+    # the loss after the first cycle favours 0.1, the last cycle 0.01: the two rules disagree
+    df = _fake_runs(grid, lambda lr: 1.0, s)
+    first = (df["round"] <= s.cycle) & (df["round"] > 0)
+    lr_of = {c.key(): r for c, (_, r) in grid.items()}
+    df.loc[first, "loss"] = [0.5 if lr_of[k] == 0.1 else 0.9 for k in df.loc[first, "key"]]
+    picks = s.earlier_picks(df, grid, {m: 0.01 for m in s.methods})
+    assert picks["pick: loss after one cycle (earlier rule)"].tolist() == [0.1] * len(s.methods)
+    assert picks["pick: last cycle of 2 (here)"].tolist() == [0.01] * len(s.methods)
+    bad = df.assign(status=np.where(df["key"].map(lr_of) == 0.1, "diverged", "ok"))
+    again = s.earlier_picks(bad, grid, {m: 0.01 for m in s.methods})    # a diverged rate is never picked
+    assert again.iloc[:, 2].tolist() == [0.01] * len(s.methods)
+    # warm-ups: the accuracy over the cycle ending at a round; a flat last cycle gains nothing
+    rounds = np.arange(0, 1501, 20)
+    acc = np.minimum(rounds / 1000, 0.9)
+    warm = pd.DataFrame({"seed": 3, "round": rounds, "test_acc": acc})
+    t = s.warmup_table(warm, 300).iloc[0]
+    assert t["seed"] == 3
+    assert t["test acc, cycle to round 300"] == pytest.approx(np.mean([0.22, 0.24, 0.26, 0.28, 0.3]))
+    assert t["test acc, cycle to round 1500"] == pytest.approx(0.9)
+    assert t["gain over the last cycle"] == pytest.approx(0)
+
+
+
+def test_amplified_outcomes_leave_failed_runs_out_and_name_them():
+    s = studies.amplified.amplified_setup("quick")
+    c = s.phase("no amplification (eta=1)", s.horizon, 0.01)
+    df = _fake_runs([c], lambda lr: 1.0, s).assign(test_acc=0.8)
+    ok = s.outcome(df, c)
+    assert ok["outcome"] == "ok" and ok["acc"] == pytest.approx(0.8)
+    stuck = s.outcome(df.assign(test_acc=0.1), c)                   # at chance to the end: collapsed
+    assert stuck["outcome"].startswith("collapsed at round") and math.isnan(stuck["acc"])
+    vals = {(0, "a"): ok, (1, "a"): stuck}
+    t = s.outcome_table(vals, {"a": {"method": "a", "key": lambda k: (k, "a")}}, [0, 1]).iloc[0]
+    assert t["runs ok"] == "1 of 2" and t["not ok"].startswith("seed 1: collapsed")
+    assert t["late test acc"] == "0.8000"

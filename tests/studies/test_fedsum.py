@@ -1,0 +1,222 @@
+"""fedlib.studies.fedsum: FedSUM's App. H setup shared by notebooks 02 and 03 (profiles, patterns, the rate
+rule and its pick, the ablations, the delay tables)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fedlib import delays, studies
+
+
+def test_paper_profile_is_app_h():
+    s = studies.fedsum_setup("paper")
+    assert (s.num_clients, s.per_round, s.local_steps, s.batch_size, s.rounds) == (100, 20, 10, 128, 2000)
+    assert s.datasets == ("mnist", "svhn", "cifar10") and s.alpha == 0.1
+    # App. H: eta_0 in {0.01, 0.005, 0.001, 0.0005} with eta_0 * eta_g = 0.01, 500 rounds of FedAvg
+    assert sorted(e0 for e0, _ in s.grid) == [0.0005, 0.001, 0.005, 0.01]
+    assert all(math.isclose(e0 * eg, 0.01) for e0, eg in s.grid) and s.grid_rounds == 500
+    c = s.base("cifar10", seed=3, participation="P2")
+    assert c.lr_schedule == "fedsum_sqrt" and (c.lr_local, c.lr_global) == (0.01, 1.0)
+    assert dict(c.problem_args)["model"] == "fedsum_cifar10_cnn" and c.seed == 3
+    assert c.participation == "bernoulli" and dict(c.participation_args) == {"p": 0.2}
+
+
+
+def test_patterns_have_the_papers_probabilities():
+    s = studies.fedsum_setup("paper")
+    rounds = 40
+    p3 = s.base("mnist", participation="P3").replace(rounds=rounds).schedule(num_clients=100)
+    t = np.arange(rounds)
+    expected = 0.2 * (0.3 * np.sin(np.pi * t / 5) + 0.7)             # App. H, P3
+    np.testing.assert_allclose(p3.probs, np.repeat(expected[:, None], 100, axis=1), rtol=1e-12)
+    p1 = s.base("mnist", participation="P1").replace(rounds=rounds).schedule(num_clients=100)
+    assert ((p1.active > 0).sum(axis=1) == 20).all()                  # 20 of 100 every round
+    p2 = s.base("mnist", participation="P2").replace(rounds=rounds).schedule(num_clients=100)
+    np.testing.assert_allclose(p2.probs, 0.2)
+
+
+
+def test_grid_configs_differ_only_in_the_rates():
+    s = studies.fedsum_setup("quick")
+    grid = s.grid_configs("mnist")
+    assert len(grid) == len(s.grid) == len({c.key() for c in grid})
+    for c, (e0, eg) in grid.items():
+        assert (c.lr_local, c.lr_global, c.rounds, c.algorithm) == (e0, eg, s.grid_rounds, "fedavg")
+        assert c.participation == "uniform"
+        assert c.replace(lr_local=0.01, lr_global=1.0, rounds=s.rounds) == s.base("mnist")
+
+
+
+def test_stand_in_keeps_the_structure_and_cuts_the_rounds():
+    s = studies.fedsum_setup("paper", stand_in_rounds=2)
+    assert (s.num_clients, s.per_round, s.local_steps, s.batch_size) == (100, 20, 10, 128)
+    assert s.rounds == s.grid_rounds == 2 and len(s.grid) == 1
+    args = dict(s.base("svhn").problem_args)
+    assert args["synthetic"] is True and args["model"] == "fedsum_svhn_cnn"
+    assert "stand-in" in s.dataset_name("svhn")
+
+
+
+def _frame(rows):
+    return pd.DataFrame(rows, columns=["key", "round", "loss", "test_acc", "status"])
+
+
+
+def test_pick_rates_takes_the_lowest_final_training_loss_and_skips_diverged_runs():
+    s = studies.fedsum_setup("quick", regime="earlier")
+    grid = s.grid_configs("mnist")
+    keys = [c.key() for c in grid]
+    losses = [0.5, 0.2, 0.3, 0.9, 0.25, 0.4, 0.6, 0.7]
+    rows = []
+    for k, loss in zip(keys, losses, strict=True):
+        rows += [(k, 0, 2.3, 0.1, "ok"), (k, 40, loss, 0.9, "ok")]
+    rows[3] = (keys[1], 40, float("nan"), 0.1, "diverged")          # the lowest one diverged
+    table, e0, eg = studies.pick_rates(_frame(rows), grid, s.max_eta_g, s.pick_window)
+    assert (e0, eg) == grid[list(grid)[4]]                          # next lowest: 0.25
+    assert table["chosen"].sum() == 1 and bool(table.loc[4, "chosen"])
+    assert table.loc[1, "status"] == "diverged"
+
+
+
+def test_quick_profile_keeps_app_h_rule_the_summed_step_and_a_fixed_product():
+    paper, quick = studies.fedsum_setup("paper"), studies.fedsum_setup("quick")
+    fs = studies.fedsum
+    # App. H's run: eta_0 eta_g = 0.01, K = 10, T = 2000 -> summed step ~26.4
+    s_paper = fs.summed_step(0.01, 1.0, 10, 2000)
+    assert s_paper == pytest.approx(26.40, abs=0.01)
+    assert (quick.local_steps, quick.rounds, quick.eval_every) == (5, 200, 5)
+    # the quick grid: App. H's four eta_g at one fixed product, each run with the paper's summed step
+    assert tuple(eg for _, eg in quick.grid) == tuple(eg for _, eg in sorted(paper.grid, reverse=True))
+    products = {round(e0 * eg, 12) for e0, eg in quick.grid}
+    assert products == {fs.matched_product(5, 200)} and fs.matched_product(5, 200) == pytest.approx(0.0733)
+    for e0, eg in quick.grid:
+        assert fs.summed_step(e0, eg, quick.local_steps, quick.rounds) == pytest.approx(s_paper, rel=1e-3)
+    # scored after the same quarter of the run as App. H (500 of 2000 rounds)
+    assert quick.grid_rounds / quick.rounds == paper.grid_rounds / paper.rounds
+    assert quick.max_eta_g == paper.max_eta_g == 1.0
+    with pytest.raises(ValueError, match="schedule"):
+        fs.summed_step(0.1, 1.0, 5, 10, schedule="cosine")
+
+
+
+def test_pick_rates_caps_eta_g_at_the_theory_and_keeps_the_product():
+    s = studies.fedsum_setup("quick")
+    grid = s.grid_configs("mnist")
+    keys = [c.key() for c in grid]
+    rows = []
+    for k, (late, last) in zip(keys, [(0.36, 0.35), (0.34, 0.36), (0.5, 0.5), (0.4, 0.4)], strict=True):
+        rows += [(k, 0, 2.3, 0.1, "ok"), (k, 45, late, 0.9, "ok"), (k, 50, last, 0.9, "ok")]
+    # the late window (rounds 45-50) prefers eta_g = 2; the last evaluation alone eta_g = 1
+    table, e0, eg = studies.pick_rates(_frame(rows), grid, window=0.1)
+    assert bool(table.loc[1, "chosen"]) and (e0, eg) == (pytest.approx(0.0733), 1.0)
+    assert list(table["used"]) == [True, False, False, False]
+    assert "outside FedSUM's theory" in table.loc[1, "note"]
+    assert table.loc[1, "final train loss"] == pytest.approx(0.35)
+    table, e0, eg = studies.pick_rates(_frame(rows), grid, window=None)
+    assert bool(table.loc[0, "chosen"]) and "note" not in table and (e0, eg) == grid[list(grid)[0]]
+    # without the cap the pick is used as it is
+    _, e0, eg = studies.pick_rates(_frame(rows), grid, max_eta_g=float("inf"))
+    assert (e0, eg) == grid[list(grid)[1]]
+
+
+
+def test_the_earlier_quick_regime_is_kept_for_its_stored_runs():
+    e = studies.fedsum_setup("quick", regime="earlier")
+    assert (e.rounds, e.grid_rounds, len(e.grid), e.max_eta_g, e.pick_window) == (120, 40, 8, math.inf, None)
+    with pytest.raises(ValueError, match="regime"):
+        studies.fedsum_setup("paper", regime="earlier")
+    with pytest.raises(ValueError, match="regime: must be one of app_h, earlier"):
+        studies.fedsum_setup("quick", regime="fast")
+
+
+
+def test_pick_rates_refuses_a_grid_with_nothing_usable():
+    s = studies.fedsum_setup("smoke")
+    grid = s.grid_configs("digits")
+    rows = [(c.key(), 4, float("nan"), 0.1, "diverged") for c in grid]
+    with pytest.raises(RuntimeError, match="every run of the learning-rate grid"):
+        studies.pick_rates(_frame(rows), grid)
+
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"profile": "fast"}, "profile"),
+    ({"profile": "quick", "stand_in_rounds": -1}, "stand_in_rounds"),
+    ({"profile": "quick", "stand_in_rounds": 1.5}, "stand_in_rounds"),
+])
+def test_bad_setup_arguments_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        studies.fedsum_setup(**kwargs)
+
+
+
+def test_unknown_dataset_and_pattern_are_named():
+    s = studies.fedsum_setup("quick")
+    with pytest.raises(ValueError, match="dataset"):
+        s.base("svhn")
+    with pytest.raises(ValueError, match="participation"):
+        s.base("mnist", participation="P4")
+
+
+# ------------------------------------------------------------------------------ the other papers
+
+
+
+def test_delay_patterns_are_table_1():
+    pats = studies.fedsum.delay_patterns(100, 20)
+    assert pats["Case 3 cyclic"]["bound"](50) == 2 * 100 / 20
+    assert math.isnan(pats["Markov (FedAU)"]["bound"](10))
+    assert studies.fedsum.delay_profile("quick")[1] == 20
+    with pytest.raises(ValueError, match="^profile: must be one of"):
+        studies.fedsum.delay_profile("smoke")
+
+
+
+def test_ablation_configs_are_notebook_03s_runs_per_seed():
+    s = studies.fedsum_setup("quick")
+    rates = {"mnist": (0.0733, 1.0)}
+    runs = s.ablation_configs(rates, [0, 1, 2])
+    cases, ps, fam = runs["cases"], runs["p"], runs["family"]
+    # Figs. 9, 14: Cases 1-4 and biased for FedSUM, biased for FedAvg, at the grid's decaying rates
+    assert len(cases) == 3 * 6 and {lab[3] for lab in cases.values()} == {"FedSUM", "FedAvg"}
+    kinds = {**{name: kind for name, (kind, _) in s.cases().items()}, "biased (H.8)": s.biased[0]}
+    for c, (_, pattern, seed, method) in cases.items():
+        assert (c.lr_local, c.lr_global, c.lr_schedule, c.seed) == (0.0733, 1.0, "fedsum_sqrt", seed)
+        assert c.rounds == s.rounds == 200
+        assert (c.algorithm, c.participation) == (method.lower(), kinds[pattern])
+    assert {lab[1] for lab in cases.values()} == set(s.cases()) | {"biased (H.8)"}
+    # Fig. 10: Case 2 with each p at the paper's constant rate
+    assert len(ps) == 3 * len(studies.fedsum.FIG10_P)
+    for c, (_, p, _) in ps.items():
+        assert (c.participation, dict(c.participation_args)) == ("bernoulli", {"p": p})
+        assert c.lr_schedule == "constant"
+        assert c.lr_local == studies.fedsum.FIG10_RATE == 0.01
+    # Fig. 11 and the batch remark: the family under P1-P3 at batch 32, FedSUM-B and FedSUM at batch 8
+    small = {c: lab for c, lab in fam.items() if lab[4] == studies.fedsum.SMALL_BATCH}
+    assert len(fam) == 3 * (9 + 2) and {lab[3] for lab in small.values()} == {"FedSUM-B", "FedSUM"}
+    for c, (_, pattern, _, method, batch) in fam.items():
+        assert dict(c.problem_args)["batch_size"] == batch and c.lr_local == studies.fedsum.FIG11_RATE
+        assert c.algorithm == studies.fedsum.FAMILY[method] and c.lr_schedule == "constant"
+        assert c.participation == s.patterns[pattern][0]
+    assert len({c.key() for r in runs.values() for c in r}) == sum(map(len, runs.values()))   # no run twice
+    smoke = studies.fedsum_setup("smoke").ablation_configs({"digits": (0.1, 1.0)}, [0])
+    assert {lab[1] for lab in smoke["p"].values()} == {0.2, 0.5}
+
+
+
+def test_fedsum_delay_rows_are_the_schedules_own_and_tables_average_seeds():
+    s = studies.fedsum_setup("smoke")
+    c = s.base("digits", 0, "P1")
+    m = delays.delay_metrics(c.schedule(num_clients=s.num_clients).active)
+    assert s.delay_row(c) == {"tau_max": m.tau_max, "tau_avg": round(m.tau_avg, 3)}
+    summ = pd.DataFrame({"pattern": ["P1", "P1"], "seed": [0, 1], "final_acc": [0.5, 0.7],
+                         "final_loss": [1.0, 0.8], "outcome": ["ok", "ok"], "tau_max": [4, 6],
+                         "tau_avg": [1.0, 2.0]}).set_index(["pattern", "seed"])
+    t = s.delay_table(summ, ["pattern"]).iloc[0]
+    assert (t["tau_max"], t["tau_avg"]) == (5.0, 1.5)
+    assert s.setting.startswith("smoke profile") and "T=4" in s.title
+    q = studies.fedsum_setup("quick")
+    assert q.setting == "quick profile (MNIST, K = 5, batch 32, T = 200 of the paper's 2000)"
+    assert "MNIST stands in" in q.title and q.paper_step == pytest.approx(26.4, abs=0.05)

@@ -1,0 +1,86 @@
+"""fedlib.studies.real: the algorithms under a recorded availability trace (notebook 09)."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fedlib import delays
+
+
+def test_real_study_keeps_app_h_rules_under_the_trace(tmp_path):
+    """Notebook 09: App. H's grid under the trace (FedAvg, a quarter of the run, the product of the
+    paper's summed step, eta_g capped at 1 by pick_rates), every method at the shared rates,
+    amplification every day of rounds at eta_0 / gamma, and configs that name the real files by a
+    data-folder path and their SHA-256 (the same store keys on every machine)."""
+    from fedlib import traces
+    from fedlib.studies import fedsum, real
+    s = real.real_setup("quick", "traces/sessions_100.txt")
+    assert (s.num_clients, s.local_steps, s.batch, s.rule) == (100, 5, 32, "whole")
+    assert s.rounds * s.round_minutes == 7 * 24 * 60 and s.weeks == 1                  # one week of rounds
+    assert s.amplify_every * s.round_minutes == 24 * 60                                # P = one day
+    assert s.product == fedsum.matched_product(5, 84)
+    step = fedsum.summed_step(s.product, 1.0, 5, 84)
+    paper = fedsum.summed_step(0.01, 1.0, 10, 2000)
+    assert abs(step - paper) / paper < 0.01                                          # App. H's summed step
+    grid = s.grid_configs()
+    assert sorted(eg for _, eg in grid.values()) == sorted(fedsum.PAPER_GRID_ETA_G)
+    for c, (e0, eg) in grid.items():
+        assert c.algorithm == "fedavg" and c.rounds == s.rounds // 4 and c.lr_local == e0
+        assert abs(e0 * eg - s.product) < 1e-6 * s.product
+    args = dict(next(iter(grid)).participation_args)
+    assert args["path"] == "traces/sessions_100.txt"
+    assert args["sha256"] == real.TRACE_SHA256["sessions_100.txt"]
+    configs = s.configs((0.1, 1.0), [0, 1])
+    assert len(configs) == 2 * (len(real.METHODS) + len(real.AMPLIFIED))
+    assert s.warmup_rounds == 4 * 12                                  # Wang & Ji: a warm-up of 4 cycles
+    for c, (seed, label) in configs.items():
+        assert c.seed == dict(c.problem_args)["seed"] == seed and c.lr_global == 1.0
+        if label in real.AMPLIFIED:                                    # a phase after the seed's warm-up
+            assert c.algorithm == "amplified_fedavg" and c.warmup() == s.warmup((0.1, 1.0), seed)
+            assert dict(c.algorithm_args) == {"P": 12, "gamma": real.AMPLIFIED[label]}
+            assert c.lr_local == pytest.approx(0.1 / real.GAMMA) and c.rounds + s.warmup_rounds == s.rounds
+            assert c.warmup().algorithm == "fedavg" and c.warmup().lr_local == 0.1
+        else:
+            algo, opts = real.METHODS[label]
+            assert (c.algorithm, c.lr_local, dict(c.algorithm_args), c.rounds) == (algo, 0.1, opts, s.rounds)
+    # the smoke profile's synthetic trace: schedules, delays beside the synthetic patterns
+    files = real.trace_files("smoke")
+    assert real.have(files) and all(traces.read_stunner(p) for p in files.values())
+    smoke = real.real_setup("smoke", files["sessions_100.txt"])
+    table = smoke.delay_table([0, 1])
+    assert table["pattern"].str.startswith("real").sum() == 2 and len(table) == 2 + 7
+    real_rows = table[table["pattern"].str.startswith("real")]
+    for k, (_, row) in zip([0, 1], real_rows.iterrows(), strict=True):
+        a = smoke.schedules([k])[k]
+        m = delays.delay_metrics(a)
+        assert row["tau_max"] == m.tau_max and row["tau_avg"] == round(m.tau_avg, 3)
+        assert row["S (mean clients per round)"] == pytest.approx(a.sum(axis=1).mean(), abs=0.05)
+    assert not real.have({"x": Path("traces/none.txt")})
+    with pytest.raises(ValueError, match="^stand_in_rounds: must be an integer >= 0"):
+        real.real_setup("quick", "traces/sessions_100.txt", stand_in_rounds=-1)
+
+
+
+def test_real_closest_pattern_and_hourly_shares_are_computed_from_their_inputs(tmp_path):
+    from fedlib import traces
+    from fedlib.studies import real
+    table = pd.DataFrame({"pattern": ["real: a, seed 0", "real: a, seed 1", "synthetic: U", "synthetic: M"],
+                          "tau_max": [80.0, 84.0, 40.0, 83.0], "tau_avg": [40.0, 44.0, 20.0, 41.0],
+                          "bound on tau_max": [3000.0, 3000.0, 200.0, np.nan]})
+    c = real.closest_pattern(table)
+    assert c["pattern"] == "M" and c["real tau_max"] == 82.0 and c["real tau_avg"] == 42.0
+    # a record online 0-1 h every day, time zone +2: online at UTC hour 0, local hour 2
+    h = 3600 * 1000
+    f = tmp_path / "t.txt"
+    f.write_text("u 1 1398902400000 2 " + " ".join([str(h), str(23 * h)] * 7) + "\n")
+    share = real.hourly_share({"t.txt": f}).set_index(["clock", "hour"])["share online"]
+    assert share[("UTC", 0)] == 1.0 and share.xs("UTC").drop(0).eq(0).all()
+    assert share[("local time", 2)] == 1.0 and share.xs("local time").drop(2).eq(0).all()
+    q = real.session_quantiles({"t.txt": f}, points=3)
+    assert q[q["kind"] == "online session"]["minutes"].tolist() == [60.0, 60.0, 60.0]
+    assert q[q["kind"] == "offline gap"]["minutes"].tolist() == [23 * 60.0] * 3
+    week = real.sample_week(f, records=5)
+    assert week.shape == (168, 1) and week.iloc[:, 0].tolist() == ([1] + [0] * 23) * 7
+    assert traces.sessions(f)[0].tolist() == [60.0] * 7

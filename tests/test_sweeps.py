@@ -1,0 +1,303 @@
+"""fedlib.sweeps: a sweep stores each run once, goes on after failures, runs on executors and workers,
+continues warm-ups, and a killed sweep stops its workers."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import fedlib
+from fedlib import ExperimentConfig, config, store, sweeps
+from fedlib.store import Store
+
+from .run_helpers import QUAD, ROOT
+from .run_helpers import base_config as _base
+from .run_helpers import no_timing as _no_timing
+
+
+def test_sweep_stores_each_run_once_and_loads_it_back(tmp_path):
+    cs = config.grid(_base(), algorithm=["fedavg", "fedsum", "fedavg"], seed=[0, 1])   # duplicates
+    df = fedlib.sweep(cs, tmp_path, progress=False)
+    st = Store(tmp_path)
+    assert len(st.keys()) == 4
+    assert list(df.drop_duplicates("key")["algorithm"]) == ["fedavg", "fedavg", "fedsum", "fedsum"]
+    assert (df["status"] == "ok").all() and df.groupby("key").size().eq(13).all()
+    assert {"algorithm", "participation_args.p", "problem_args.dim", "round", "loss", "uplink"} <= set(df)
+    entry = st.get(cs[0])
+    assert set(os.listdir(entry.path)) == {"config.json", "history.csv", "meta.json"}   # no weights
+    meta = entry.meta
+    assert {"fedlib", "git_commit", "torch", "device", "wall_seconds", "date", "eval_fraction"} <= set(meta)
+    mtimes = {k: (tmp_path / k / "history.csv").stat().st_mtime_ns for k in st.keys()}
+    again = fedlib.sweep(cs, tmp_path, progress=False)
+    assert mtimes == {k: (tmp_path / k / "history.csv").stat().st_mtime_ns for k in st.keys()}
+    pd.testing.assert_frame_equal(df, again)                                       # bitwise, timing too
+    direct = fedlib.run_config(cs[0]).history
+    stored = df[df["key"] == cs[0].key()][direct.columns].reset_index(drop=True)
+    pd.testing.assert_frame_equal(_no_timing(stored), _no_timing(direct), check_exact=True)
+
+
+
+def test_failures_are_stored_and_marked_and_the_sweep_goes_on(tmp_path):
+    ok = _base(rounds=5)
+    boom = _base(problem_args={**QUAD, "sigma": -1.0})            # only the problem's builder refuses it
+    div = _base(algorithm="fedavg", lr_local=50.0, rounds=200)
+    df = fedlib.sweep([boom, div, ok], tmp_path, progress=False)
+    status = df.drop_duplicates("key").set_index("key")["status"]
+    assert status[boom.key()] == "error" and status[div.key()] == "diverged" and status[ok.key()] == "ok"
+    err = df[df["key"] == boom.key()]
+    assert len(err) == 1 and np.isnan(err["round"].iloc[0]) and "sigma" in err["error"].iloc[0]
+    d = df[df["key"] == div.key()]
+    assert d["diverged_at"].iloc[0] == d["round"].iloc[-1] < 200
+    st = Store(tmp_path)
+    assert st.get(boom).status == "error"                     # stored as such: not retried by default
+    written = (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns
+    fedlib.sweep([boom], tmp_path, progress=False)
+    assert (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns == written
+    fedlib.sweep([boom], tmp_path, progress=False, retry_errors=True)
+    assert (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns != written
+
+
+
+def test_bad_configs_fail_before_anything_runs(tmp_path):
+    good = _base()
+    with pytest.raises(ValueError, match=r"^configs\[1\]\.algorithm: unknown algorithm 'fedfoo'"):
+        fedlib.sweep([good, _base(algorithm="fedfoo")], tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"^configs\[0\]\.participation"):
+        fedlib.sweep([_base(participation="sometimes")], tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"^configs\[0\]\.algorithm_args\.clip"):
+        fedlib.sweep([_base(algorithm_args={"clip": 1.0})], tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"^configs\[0\]\.lr_local"):
+        fedlib.sweep([_base(lr_local=-1)], tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"^configs\[0\]: expected an ExperimentConfig"):
+        fedlib.sweep([{"algorithm": "fedsum"}], tmp_path, progress=False)
+    assert Store(tmp_path).keys() == []                       # nothing was computed
+
+
+
+def test_compute_off_refuses_missing_runs(tmp_path, monkeypatch):
+    fedlib.sweep([_base()], tmp_path, progress=False)
+    monkeypatch.setenv("FEDLIB_NO_COMPUTE", "1")
+    assert len(fedlib.sweep([_base()], tmp_path, progress=False))       # stored: fine
+    with pytest.raises(ValueError, match="lacks 1 of 2 runs"):
+        fedlib.sweep([_base(), _base(seed=3)], tmp_path, progress=False)
+
+
+
+def test_process_pool_and_dask_give_the_serial_frame(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    cs = config.grid(_base(rounds=8), algorithm=["fedavg", "fedsum", "mifa"], seed=[0, 1])
+    # the workers compute with one torch thread each: so does the serial reference (like with like)
+    serial = fedlib.sweep(cs, tmp_path / "serial", progress=False, torch_threads=1)
+    with ProcessPoolExecutor(2) as ex:
+        pool = fedlib.sweep(cs, tmp_path / "pool", executor=ex, progress=False, torch_threads=1)
+    import dask
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": sweeps.DASK_WORKER_ENV}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        dask = fedlib.sweep(cs, tmp_path / "dask", executor=client.get_executor(), progress=False)
+    cols = [c for c in serial if c not in store.TIMING_COLUMNS]
+    for other in (pool, dask):
+        assert other["error"].isna().all(), other["error"].dropna().unique()   # a worker that failed says why
+        pd.testing.assert_frame_equal(serial[cols], other[cols], check_exact=True)
+    assert sorted(os.listdir(tmp_path / "dask")) == sorted(Store(tmp_path / "serial").keys())
+
+
+
+def test_workers_compute_in_local_processes_and_give_the_serial_frame(tmp_path):
+    cs = config.grid(_base(rounds=6), algorithm=["fedavg", "fedsum", "mifa"])
+    before = torch.get_num_threads()
+    serial = fedlib.sweep(cs, tmp_path / "serial", progress=False, torch_threads=1)
+    assert torch.get_num_threads() == before                    # the process's setting is restored
+    spawned = fedlib.sweep(cs, tmp_path / "spawned", progress=False, workers=2)
+    cols = [c for c in serial if c not in store.TIMING_COLUMNS]
+    pd.testing.assert_frame_equal(serial[cols], spawned[cols], check_exact=True)
+    threads = {Store(tmp_path / "spawned").get(c).meta["torch_threads"] for c in cs}
+    assert threads == {1}                                       # one thread per worker by default
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="^workers"):
+            fedlib.sweep(cs, tmp_path / "x", progress=False, workers=bad)
+    with ProcessPoolExecutor(1) as ex, pytest.raises(ValueError, match="^workers"):
+        fedlib.sweep(cs, tmp_path / "x", progress=False, workers=2, executor=ex)
+
+
+
+def test_workers_keep_the_final_models_when_asked(tmp_path):
+    """``keep_params`` reaches the worker processes: a run computed there keeps its final model, so
+    that naming it as a warm-up later does not compute it again."""
+    cs = config.grid(_base(rounds=4), algorithm=["fedavg", "fedsum"])
+    fedlib.sweep(cs, tmp_path, progress=False, workers=2, keep_params=True)
+    st = Store(tmp_path)
+    for c in cs:
+        kept = st.get(c).params()
+        assert kept is not None and kept.shape == (c.build_problem().dim,), c.key()
+    fedlib.sweep(cs, tmp_path / "plain", progress=False, workers=2)
+    assert all(Store(tmp_path / "plain").get(c).params() is None for c in cs)
+
+
+
+def test_a_phase_continues_its_warm_up(tmp_path):
+    warm = _base(algorithm="fedavg", rounds=10, lr_local=0.1)
+    cont = _base(algorithm="fedsum", rounds=15, init_from=warm)
+    other = _base(algorithm="amplified_fedavg", rounds=15, init_from=warm,
+                  algorithm_args={"P": 4, "gamma": 2.0})
+    assert cont.warmup() == warm and cont.key() != _base(algorithm="fedsum", rounds=15).key()
+    assert ExperimentConfig.from_dict(json.loads(json.dumps(cont.to_dict()))) == cont
+    df = fedlib.sweep([cont, other], tmp_path, progress=False)
+    st = Store(tmp_path)
+    assert set(st.keys()) == {warm.key(), cont.key(), other.key()}        # the warm-up ran once
+    w = st.get(warm)
+    assert w.params() is not None and st.get(cont).params() is None       # its model was kept
+    first = df[df["key"] == cont.key()].iloc[0]
+    assert first["round"] == 0 and first["loss"] == w.history["loss"].iloc[-1]   # model carried over
+    assert first["uplink"] == 0                                            # counts start afresh
+    res = fedlib.run_config(cont, x0=w.params())
+    full = _base(rounds=25).schedule()
+    assert np.array_equal(res.schedule.active, full.active[10:25])        # the schedule continues
+    assert fedlib.verify(st.get(cont)).ok
+
+
+
+def test_a_phase_of_another_seed_starts_from_the_shared_warm_up(tmp_path):
+    warm = _base(algorithm="fedavg", rounds=10, lr_local=0.1)
+    phases = [_base(algorithm="fedavg", rounds=6, seed=k, init_from=warm) for k in (0, 1)]
+    df = fedlib.sweep(phases, tmp_path, progress=False)
+    st = Store(tmp_path)
+    assert set(st.keys()) == {warm.key(), *(c.key() for c in phases)}      # one warm-up for both seeds
+    start = df[df["round"] == 0].set_index("key")["loss"]
+    assert start[phases[0].key()] == start[phases[1].key()] == st.get(warm).history["loss"].iloc[-1]
+    res = fedlib.run_config(phases[1], x0=st.get(warm).params())
+    own = _base(rounds=16, seed=1).schedule()                               # seed 1's pattern, rounds 10-15
+    assert np.array_equal(res.schedule.active, own.active[10:16])
+    assert not np.array_equal(res.schedule.active, _base(rounds=16).schedule().active[10:16])
+    assert fedlib.verify(st.get(phases[1])).ok
+
+
+
+def test_a_warm_up_computed_alone_with_keep_params_is_not_computed_again(tmp_path):
+    warm = _base(algorithm="fedavg", rounds=10, lr_local=0.1)
+    phase = _base(algorithm="fedsum", rounds=5, init_from=warm)
+    fedlib.sweep([warm], tmp_path, progress=False)                       # alone: no final model kept
+    assert Store(tmp_path).get(warm).params() is None
+    first = (tmp_path / warm.key() / "meta.json").read_text()
+    fedlib.sweep([phase], tmp_path, progress=False)                      # ... so the phase recomputes it
+    assert (tmp_path / warm.key() / "meta.json").read_text() != first
+    other = tmp_path / "kept"
+    fedlib.sweep([warm], other, progress=False, keep_params=True)
+    kept = (other / warm.key() / "meta.json").read_text()
+    assert Store(other).get(warm).params() is not None
+    fedlib.sweep([phase], other, progress=False)
+    assert (other / warm.key() / "meta.json").read_text() == kept        # loaded, not computed again
+    assert Store(other).get(phase).status == "ok"
+
+
+
+def test_missing_data_stops_a_sweep_in_one_line_before_the_store_exists(tmp_path, monkeypatch):
+    from fedlib.data import DataNotFoundError
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "no-data"))
+    cfg = ExperimentConfig(algorithm="fedavg", problem="neural", participation="uniform", rounds=2,
+                           problem_args={"dataset": "mnist", "partition": "dirichlet", "alpha": 0.1,
+                                         "model": "fedsum_mnist_cnn", "num_clients": 4},
+                           participation_args={"per_round": 2}, lr_local=0.05)
+    store = tmp_path / "store"
+    with pytest.raises(DataNotFoundError, match=r"^problem_args.dataset: mnist: dataset files not") as e:
+        sweeps.sweep([cfg], store, progress=False)
+    assert e.value.__suppress_context__ and "nothing was computed" in str(e.value)
+    assert not store.exists()
+    # synthetic stand-ins need no data
+    synthetic = cfg.replace(problem_args={**dict(cfg.problem_args), "synthetic": True,
+                                          "synthetic_sizes": [80, 20]})
+    assert len(sweeps.sweep([synthetic], store, progress=False)) > 0
+
+
+
+_SWEEP_KILLABLE = textwrap.dedent("""
+    import sys, fedlib
+    if __name__ == "__main__":
+        cs = [fedlib.ExperimentConfig("fedavg", "quadratic", "full", 10**7, seed=s,
+                                      problem_args={"num_clients": 4, "dim": 3}) for s in range(4)]
+        fedlib.sweep(cs, sys.argv[1], workers=2, progress=False)
+""")
+
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            kids = [int(k) for k in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
+        except OSError:
+            continue
+        out += kids
+        todo += kids
+    return out
+
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree from /proc")
+def test_the_workers_of_a_killed_sweep_stop_and_store_nothing(tmp_path):
+    """The sweep's process is killed (SIGKILL: no chance to clean up) while its two worker processes
+    compute: they exit within seconds instead of going on and storing entries of a sweep nobody
+    runs any more (each run here would take hours)."""
+    script = tmp_path / "sweep_job.py"
+    script.write_text(_SWEEP_KILLABLE)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "store")],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    workers: list[int] = []
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            workers = [p for p in _descendants(proc.pid)
+                       if "spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")]
+            if len(workers) == 2:
+                break
+            time.sleep(0.2)
+        assert len(workers) == 2, "the sweep's two workers did not start"
+        time.sleep(3)                                  # they import fedlib and start computing
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.time() + 15
+        while any(_alive(p) for p in workers) and time.time() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(p) for p in workers)
+        assert not any((tmp_path / "store").glob("*/meta.json"))
+    finally:
+        for p in [proc.pid, *workers]:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+
+def test_seeds_that_draw_nothing_are_not_passed_over_silently(tmp_path):
+    trace = [[1, 1, 0, 1, 1], [0, 1, 1, 1, 1]] * 3
+    base = _base(participation="trace", participation_args={"trace": trace}, rounds=6, algorithm="fedavg")
+    with pytest.warns(RuntimeWarning, match=r"^seed: configs \[0, 1\] differ only in seed \(\[0, 1\]\), "
+                                            r"which under participation 'trace' draws no schedule"):
+        df = fedlib.sweep(fedlib.grid(base, seed=[0, 1]), tmp_path, progress=False)
+    a, b = (g.drop(columns=["key", "seed", *store.TIMING_COLUMNS], errors="ignore").reset_index(drop=True)
+            for _, g in df.groupby("key"))
+    pd.testing.assert_frame_equal(a, b)                        # indeed the same run twice
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                         # a seed that draws: no warning
+        fedlib.sweep(fedlib.grid(_base(rounds=3), seed=[0, 1]), tmp_path, progress=False)

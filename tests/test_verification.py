@@ -1,0 +1,56 @@
+"""fedlib.verification: replaying stored runs; every committed store's configs build and one entry
+reproduces."""
+
+
+import pytest
+
+import fedlib
+from fedlib import sweeps
+from fedlib.store import Store
+
+from .run_helpers import ROOT
+from .run_helpers import base_config as _base
+
+
+def test_verify_passes_on_a_true_entry_and_names_what_differs_on_a_false_one(tmp_path):
+    c = _base(rounds=30, eval_every=5)
+    fedlib.sweep([c], tmp_path, progress=False)
+    entry = Store(tmp_path).get(c)
+    rep = fedlib.verify(entry)
+    assert rep.ok and rep.rounds == 5 and rep.compared == [0, 5]
+    assert fedlib.verify(entry.path, rounds=12).compared == [0, 5, 10]
+    hist = entry.history.copy()
+    hist.loc[hist["round"] == 5, "loss"] *= 1.001              # a run that no longer reproduces
+    hist.to_csv(entry.path / "history.csv", index=False)
+    assert fedlib.verify(entry.path).check == "digest"          # caught without a replay ...
+    Store(tmp_path).seal(force=True)                           # ... and, sealed as if fedlib wrote it, by one
+    bad = fedlib.verify(entry.path, rounds=10)
+    assert not bad.ok and list(bad.mismatches["metric"]) == ["loss"]
+    assert list(bad.mismatches["round"]) == [5]
+    assert "round 5, loss" in str(bad) and "relative difference 9.99e-04" in str(bad)
+
+
+
+def _committed_stores():
+    return sorted(p for p in (ROOT / "results").glob("*/quick") if p.is_dir())
+
+
+
+@pytest.mark.parametrize("store", _committed_stores(), ids=lambda p: p.parent.name)
+def test_committed_store_configs_build_and_one_entry_reproduces(store):
+    configs = sweeps.stored_configs(store)
+    assert configs
+    for i, c in enumerate(configs):
+        c.validate(where=f"{store.parent.name}[{i}]")
+    st = Store(store)
+    cheapest = min((st.read(c.key()) for c in configs if st.read(c.key()).status == "ok"),
+                   key=lambda e: (e.config.problem != "quadratic", e.meta.get("wall_seconds", 0)))
+    from fedlib.data import DataNotFoundError
+    try:
+        rep = fedlib.verify(cheapest)
+    except DataNotFoundError as e:                     # replaying needs the real dataset
+        pytest.skip(f"cannot replay {cheapest.path.name} here: {str(e).splitlines()[0][:120]}")
+    assert not rep.failed, str(rep)
+    if rep.status == "unchecked":                      # another CPU and an entry without an anchor
+        pytest.skip(str(rep))
+    assert rep.ok and rep.check in ("exact", "cross-cpu"), str(rep)
