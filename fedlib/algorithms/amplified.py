@@ -126,4 +126,4 @@ declare(WaitMinibatch, WaitOptions, server_state=("rounds_done",))
 declare(WaitFull, WaitOptions, server_state=("rounds_done",))
 
 
-__all__ = ["AmplifiedFedAvg", "WaitFull", "WaitMinibatch"]
+__all__ = ["AmplifiedFedAvg", "AmplifiedOptions", "WaitFull", "WaitMinibatch", "WaitOptions"]

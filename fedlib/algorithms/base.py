@@ -13,8 +13,8 @@ from ..engine import LocalResult
 from ..problems import Problem
 from .options import Options, untyped
 
-__all__ = ["SOLVER_OPTIONS", "Algorithm", "Options", "RoundInput", "available", "declare", "get",
-           "lr_schedules", "register"]
+__all__ = ["SOLVER_OPTIONS", "Algorithm", "RoundInput", "available", "declare", "get", "lr_schedules",
+           "register"]
 
 #: local-solver options (engine arguments) an algorithm may list in ``options``
 SOLVER_OPTIONS = ("momentum", "prox_mu")
