@@ -71,6 +71,15 @@ def any_value(what: str) -> tuple[str, Callable[[Any], bool]]:
     return what, lambda v: True
 
 
+def _passes(check: Callable[[Any], bool], value) -> bool:
+    """Whether ``value`` passes ``check``; a check that cannot compare the value (``0 <= "a"``)
+    refuses it rather than raising a TypeError of its own."""
+    try:
+        return bool(check(value))
+    except (TypeError, ValueError):
+        return False
+
+
 def option(default, must: str, check: Callable[[Any], bool], *, doc: str):
     """A dataclass field of an :class:`Options`: its default, what a value must be (``must``, the
     text of the error), the check of a value and one line of documentation."""
@@ -88,7 +97,7 @@ class Options:
         for f in fields(self):
             check = f.metadata.get("check")
             value = getattr(self, f.name)
-            if check is not None and not check(value):
+            if check is not None and not _passes(check, value):
                 raise ValueError(f"{f.name}: must be {f.metadata['must']}, got {value!r}")
         self._check_together()
 

@@ -111,6 +111,8 @@ def test_your_own_algorithm_declares_its_options_as_a_dataclass(quad):
     with pytest.raises(ValueError, match=r"^beta: must be a real number in \[0, 1\) \(algorithm "
                                          r"'test_server_momentum'\), got 1\.5$"):
         fedlib.run(ServerMomentum, quad, "full", rounds=2, beta=1.5, progress=False)
+    with pytest.raises(ValueError, match=r"^beta: must be a real number in \[0, 1\) .*got 'high'$"):
+        ServerMomentum(quad, None, beta="high")             # a check that cannot compare refuses
     plain = fedlib.run(ServerMomentum, quad, "full", rounds=5, beta=0.0, progress=False, lr_local=0.01)
     fedavg = fedlib.run("fedavg", quad, "full", rounds=5, progress=False, lr_local=0.01)
     assert torch.allclose(plain.params, fedavg.params, rtol=1e-12, atol=1e-12)   # beta = 0: FedAvg
