@@ -305,11 +305,16 @@ def declare(cls: type[Algorithm], options: type[Options] | None = None,
     return cls
 
 
+def _defaults(cls: type[Algorithm]) -> str:
+    """``name=default, ...`` of an algorithm's options (None: not given)."""
+    return ", ".join(f"{row['option']}={row['default']!r}" for row in cls.options_type().describe())
+
+
 def available() -> dict[str, str]:
-    """Registered algorithms, each with its one-line description and its options
-    (``get(name).options``; the class docstring, ``help(fedlib.algorithms.get(name))``, explains
-    them)."""
-    return {k: f"{v.description} [options: {', '.join(v.options) or 'none'}]"
+    """Registered algorithms, each with its one-line description and its options with their
+    defaults (``get(name).Options.describe()`` says what each must be and does; the class
+    docstring, ``help(fedlib.algorithms.get(name))``, explains them)."""
+    return {k: f"{v.description} [options: {_defaults(v) or 'none'}]"
             for k, v in sorted(_REGISTRY.items())}
 
 
