@@ -68,19 +68,24 @@ def main() -> None:
           f"params={prob.dim}")
     default = prob.strategy
     variants = [("vectorized (vmap)", "vectorized", "vmap", None),
+                ("vectorized (vmap, pooled draws)", "vectorized", "vmap", "pooled"),
                 ("vectorized (loop, 1 thread)", "vectorized", "loop", "1"),
                 ("vectorized (loop, threads)", "vectorized", "loop", None),
                 ("reference", "reference", default, None)]
     if args.skip_vmap:
-        variants = variants[1:]
+        variants = variants[2:]
+    elif not args.device.startswith("cuda"):           # Neural(parallel_draws=True): for GPUs
+        variants = [v for v in variants if v[3] != "pooled"]
     rows = [algorithms.RoundInput(t, *(torch.tensor(np.array(a[t]), device=args.device) for a in
                                        (sched.active, sched.uplink_ok, sched.local_steps)),
                                   0.01, 1.0) for t in range(args.rounds + 1)]
     times: dict[str, list[float]] = {v[0]: [] for v in variants}
     for _ in range(args.repeat):                       # interleaved, so drift hits all alike
         for label, name, strategy, threads in variants:
-            prob.strategy = strategy
-            if threads:
+            prob.strategy, prob.parallel_draws = strategy, threads == "pooled"
+            if threads == "pooled":
+                os.environ.pop("FEDLIB_THREADS", None)
+            elif threads:
                 os.environ["FEDLIB_THREADS"] = threads
             else:
                 os.environ.pop("FEDLIB_THREADS", None)
@@ -98,9 +103,12 @@ def main() -> None:
     os.environ.pop("FEDLIB_THREADS", None)
     med = {k: float(np.median(v)) for k, v in times.items()}
     for label, v in times.items():
-        print(f"{label:28s}: {med[label]:.3f} s/round (median of {len(v)}; min {min(v):.3f}, "
+        print(f"{label:31s}: {med[label]:.3f} s/round (median of {len(v)}; min {min(v):.3f}, "
               f"max {max(v):.3f})")
     print(f"default strategy on {args.device}: {default}")
+    if "vectorized (vmap, pooled draws)" in med:
+        print(f"speed-up vmap with pooled draws / reference: "
+              f"{med['reference'] / med['vectorized (vmap, pooled draws)']:.2f}")
     key = "vectorized (loop, threads)" if default == "loop" else "vectorized (vmap)"
     print(f"speed-up vectorized (default) / reference: {med['reference'] / med[key]:.2f}")
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +22,20 @@ from ._validate import check_int
 from .objectives import Problem, stream_seed
 
 __all__ = ["Neural", "Split"]
+
+#: threads that draw the keyed minibatches and dropout masks of a vmap step off the GPU's path
+#: (:attr:`Neural.parallel_draws`); created on first use
+_DRAW_POOL: ThreadPoolExecutor | None = None
+_DRAW_POOL_LOCK = threading.Lock()
+
+
+def _draw_pool() -> ThreadPoolExecutor:
+    global _DRAW_POOL
+    with _DRAW_POOL_LOCK:
+        if _DRAW_POOL is None:
+            _DRAW_POOL = ThreadPoolExecutor(max(2, min(16, os.cpu_count() or 2)),
+                                            thread_name_prefix="fedlib-draws")
+        return _DRAW_POOL
 
 
 # --------------------------------------------------------------------------------------------
@@ -68,6 +84,15 @@ class Neural(Problem):
         test_eval_size: test metrics (``test_loss``, ``test_acc``) on a fixed, seeded random
             subset of this many test samples (for runs evaluated every round); ``None``
             (default) uses the whole test split.
+        parallel_draws: with ``strategy="vmap"``, draw each step's keyed minibatches and
+            dropout masks for all clients in a pool of CPU threads, and the next step's while
+            the device computes this one (default False). The draws are CPU work (keyed
+            ``torch.Generator`` streams, so that every device gets the same masks) that left an
+            H200 idle ~94% of a round of FedSUM's MNIST CNN; with the pool a round took a third
+            of the time (``benchmarks/README.md``). Every draw is the same function of its key,
+            and on the CPU the gradients agree bit for bit with the serial draws
+            (``tests/test_tasks.py``); on a GPU that check is still open (``benchmarks/gpu_draws.py``),
+            so the default stays off.
 
     Dropout: layers of type :class:`fedlib.models.KeyedDropout` take their masks from a
     generator keyed by (seed, client, round, step) (:meth:`dropout_masks`), like the minibatch,
@@ -87,8 +112,13 @@ class Neural(Problem):
     def __init__(self, model: nn.Module, partition: Sequence[np.ndarray], train: tuple, test: tuple,
                  batch_size: int = 128, device="cpu", seed: int = 0,
                  loss: Callable | None = None, eval_batch: int = 512, strategy: str = "auto",
-                 train_eval_per_client: int | None = 100, test_eval_size: int | None = None):
+                 train_eval_per_client: int | None = 100, test_eval_size: int | None = None,
+                 parallel_draws: bool = False):
         self.device = torch.device(device)
+        if not isinstance(parallel_draws, bool):
+            raise ValueError(f"parallel_draws: must be True or False, got {parallel_draws!r}")
+        self.parallel_draws = bool(parallel_draws)
+        self._prefetched: tuple[tuple, list[Future]] | None = None
         if strategy not in ("auto", "vmap", "loop"):
             raise ValueError(f"strategy: must be one of auto, vmap, loop; got {strategy!r}")
         self.strategy = strategy if strategy != "auto" else (
@@ -247,13 +277,35 @@ class Neural(Problem):
         self.model.train()
         if self.strategy == "loop":
             return torch.stack([self.grad_one(X[s], c, round, step) for s, c in enumerate(clients)])
-        batches = [self.batch_indices(c, round, step) for c in clients]
-        idx = torch.stack([b[0] for b in batches])
-        w = torch.stack([b[1] for b in batches])
-        masks = [self.dropout_masks(c, round, step, pad_to=self.batch_size) for c in clients]
+        draws = self._step_draws(clients, round, step)
+        idx = torch.stack([d[0] for d in draws])
+        w = torch.stack([d[1] for d in draws])
+        masks = [d[2] for d in draws]
         xb, yb = self.train.x[idx], self.train.y[idx]
         stacked = tuple(torch.stack(m) for m in zip(*masks, strict=True)) if masks[0] else ()
         return self._vgrad(X, xb, yb, w, stacked)
+
+    def _client_draws(self, client: int, round: int, step: int) -> tuple:
+        """(indices [B], weights [B], padded dropout masks) of client's minibatch at (round, step)."""
+        return (*self.batch_indices(client, round, step),
+                self.dropout_masks(client, round, step, pad_to=self.batch_size))
+
+    def _step_draws(self, clients: list[int], round: int, step: int) -> list[tuple]:
+        """:meth:`_client_draws` of every client of a vmap step; with :attr:`parallel_draws`, in
+        the pool, and the same clients' next step starts drawing before this one returns (a guess
+        keyed by (clients, round, step): a call that asks for anything else draws afresh)."""
+        if not self.parallel_draws:
+            return [self._client_draws(c, round, step) for c in clients]
+        pool, key = _draw_pool(), (tuple(clients), round, step)
+        ahead, self._prefetched = self._prefetched, None
+        if ahead is not None and ahead[0] == key:
+            futures = ahead[1]
+        else:
+            futures = [pool.submit(self._client_draws, c, round, step) for c in clients]
+        draws = [f.result() for f in futures]
+        self._prefetched = ((key[0], round, step + 1),
+                            [pool.submit(self._client_draws, c, round, step + 1) for c in clients])
+        return draws
 
     def client_grad(self, x, client, round=0, step=0, stochastic=True):
         """Plain autograd on an ``nn.Module`` copy: the reference for tests."""
