@@ -39,6 +39,31 @@ def mnist_like(seed: int = 0):
     return (prep(xtr), torch.tensor(ytr, dtype=torch.long)), (prep(xte), torch.tensor(yte)), src
 
 
+def round_inputs(sched, device: str) -> list:
+    """One :class:`fedlib.algorithms.RoundInput` per round of ``sched`` (rates 0.01 and 1) on ``device``."""
+    return [algorithms.RoundInput(t, *(torch.tensor(np.array(a[t]), device=device) for a in
+                                       (sched.active, sched.uplink_ok, sched.local_steps)), 0.01, 1.0)
+            for t in range(len(sched.active))]
+
+
+def seconds_per_round(prob, engine_name: str, rows: list, local_steps: int, device: str) -> float:
+    """FedSUM's round loop of ``fedlib.run`` without its evaluations: one warm-up round on
+    ``rows[0]``, then the mean wall seconds of a round over ``rows[1:]``."""
+    def sync():
+        if str(device).startswith("cuda"):
+            torch.cuda.synchronize()
+    algo = algorithms.get("fedsum")(prob, engine.get_engine(engine_name))
+    x = prob.initial_params().to(device)
+    algo.init(x, local_steps)
+    x = algo.round(x, rows[0])
+    sync()
+    t0 = time.perf_counter()
+    for r in rows[1:]:
+        x = algo.round(x, r)
+    sync()
+    return (time.perf_counter() - t0) / (len(rows) - 1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
@@ -59,10 +84,6 @@ def main() -> None:
     prob = problems.Neural(model, part, train, test, batch_size=args.batch, device=args.device)
     sched = participation.build("uniform", args.clients, args.rounds + 1, seed=0,
                                 per_round=args.per_round, local_steps=args.local_steps)
-    def sync():
-        if args.device.startswith("cuda"):
-            torch.cuda.synchronize()
-
     print(f"device={args.device} torch={torch.__version__} threads={torch.get_num_threads()} data: {src}")
     print(f"N={args.clients} S={args.per_round} K={args.local_steps} batch={args.batch} "
           f"params={prob.dim}")
@@ -76,9 +97,7 @@ def main() -> None:
         variants = variants[2:]
     elif not args.device.startswith("cuda"):           # Neural(parallel_draws=True): for GPUs
         variants = [v for v in variants if v[3] != "pooled"]
-    rows = [algorithms.RoundInput(t, *(torch.tensor(np.array(a[t]), device=args.device) for a in
-                                       (sched.active, sched.uplink_ok, sched.local_steps)),
-                                  0.01, 1.0) for t in range(args.rounds + 1)]
+    rows = round_inputs(sched, args.device)
     times: dict[str, list[float]] = {v[0]: [] for v in variants}
     for _ in range(args.repeat):                       # interleaved, so drift hits all alike
         for label, name, strategy, threads in variants:
@@ -89,17 +108,7 @@ def main() -> None:
                 os.environ["FEDLIB_THREADS"] = threads
             else:
                 os.environ.pop("FEDLIB_THREADS", None)
-            # the round loop of fedlib.run without its evaluations: one warm-up round, then timing
-            algo = algorithms.get("fedsum")(prob, engine.get_engine(name))
-            x = prob.initial_params().to(args.device)
-            algo.init(x, args.local_steps)
-            x = algo.round(x, rows[0])
-            sync()
-            t0 = time.perf_counter()
-            for r in rows[1:]:
-                x = algo.round(x, r)
-            sync()
-            times[label].append((time.perf_counter() - t0) / args.rounds)
+            times[label].append(seconds_per_round(prob, name, rows, args.local_steps, args.device))
     os.environ.pop("FEDLIB_THREADS", None)
     med = {k: float(np.median(v)) for k, v in times.items()}
     for label, v in times.items():

@@ -23,16 +23,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from engine import mnist_like  # noqa: E402
+from engine import mnist_like, round_inputs, seconds_per_round  # noqa: E402
 
-from fedlib import algorithms, engine, models, participation, partition, problems  # noqa: E402
+from fedlib import models, participation, partition, problems  # noqa: E402
 
 ASKS = [(0, 0), (0, 1), (0, 2), (1, 0), (1, 3)]       # (round, step): a hit after each first ask
 
@@ -46,25 +44,6 @@ def same(a, b) -> bool:
     if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     return torch.equal(a, b)
-
-
-def seconds_per_round(prob, device, rounds) -> float:
-    sched = participation.build("uniform", prob.num_clients, rounds + 1, seed=0, per_round=20, local_steps=10)
-    rows = [algorithms.RoundInput(t, *(torch.tensor(np.array(a[t]), device=device) for a in
-                                       (sched.active, sched.uplink_ok, sched.local_steps)), 0.01, 1.0)
-            for t in range(rounds + 1)]
-    algo = algorithms.get("fedsum")(prob, engine.get_engine("vectorized"))
-    x = prob.initial_params().to(device)
-    algo.init(x, 10)
-    x = algo.round(x, rows[0])
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for r in rows[1:]:
-        x = algo.round(x, r)
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / rounds
 
 
 def main() -> None:
@@ -87,8 +66,9 @@ def main() -> None:
                     for r, k in ASKS)
     print(f"2. deterministic algorithms: serial twice equal: {twice}; serial vs pooled equal: {pooled_eq}")
     torch.use_deterministic_algorithms(False)
-    t_serial = seconds_per_round(serial, args.device, args.rounds)
-    t_pooled = seconds_per_round(pooled, args.device, args.rounds)
+    sched = participation.build("uniform", 100, args.rounds + 1, seed=0, per_round=20, local_steps=10)
+    rows = round_inputs(sched, args.device)
+    t_serial, t_pooled = (seconds_per_round(p, "vectorized", rows, 10, args.device) for p in (serial, pooled))
     print(f"3. FedSUM s/round: serial draws {t_serial:.3f}, pooled draws {t_pooled:.3f} "
           f"({os.cpu_count()} CPUs)")
     print(f"speed-up of pooled draws: {t_serial / t_pooled:.2f}")

@@ -69,7 +69,8 @@ def main() -> None:
         compute(order)
     st = Store(store)
     rows = []
-    for c in list(setup.grid_configs(args.datasets[0])) + order:
+    grid_configs = [c for ds in args.datasets for c in setup.grid_configs(ds)]
+    for c in grid_configs + order:
         entry = st.get(c)
         if entry is None:
             continue
@@ -81,7 +82,8 @@ def main() -> None:
                          seconds=meta.get("run_seconds"),
                          rounds_per_s=c.rounds / meta["run_seconds"] if meta.get("run_seconds") else None))
     print(pd.DataFrame(rows).to_string(index=False))
-    print(f"{len(rows)} entries stored of {len(order) + len(grid)}; {time.perf_counter() - t0:.0f} s in all")
+    print(f"{len(rows)} entries stored of {len(grid_configs) + len(order)}; "
+          f"{time.perf_counter() - t0:.0f} s in all")
 
 
 if __name__ == "__main__":

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-__all__ = ["cpu_threads", "map_single_threaded", "single_threaded_ops"]
+__all__ = ["cpu_threads", "map_single_threaded", "single_threaded_ops", "worker_pool"]
 
 #: the thread count outside the single-threaded blocks now open (innermost last)
 _OUTER: list[int] = []
 _POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -49,10 +51,12 @@ def cpu_threads() -> int:
     return max(1, _OUTER[-1] if _OUTER else torch.get_num_threads())
 
 
-def _pool(n: int) -> ThreadPoolExecutor:
-    if n not in _POOLS:
-        _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix="fedlib-worker")
-    return _POOLS[n]
+def worker_pool(n: int) -> ThreadPoolExecutor:
+    """The process's pool of ``n`` worker threads (made on first use, then shared)."""
+    with _POOLS_LOCK:
+        if n not in _POOLS:
+            _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix="fedlib-worker")
+        return _POOLS[n]
 
 
 def map_single_threaded(fn: Callable, items: Iterable) -> list:
@@ -62,4 +66,4 @@ def map_single_threaded(fn: Callable, items: Iterable) -> list:
     items = list(items)
     n = min(cpu_threads(), len(items))
     with single_threaded_ops():
-        return list(_pool(n).map(fn, items)) if n > 1 else [fn(i) for i in items]
+        return list(worker_pool(n).map(fn, items)) if n > 1 else [fn(i) for i in items]

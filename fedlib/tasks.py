@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,26 +16,11 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from . import models
-from ._threads import map_single_threaded
+from ._threads import cpu_threads, map_single_threaded, worker_pool
 from ._validate import check_int
 from .objectives import Problem, stream_seed
 
 __all__ = ["Neural", "Split"]
-
-#: threads that draw the keyed minibatches and dropout masks of a vmap step off the GPU's path
-#: (:attr:`Neural.parallel_draws`); created on first use
-_DRAW_POOL: ThreadPoolExecutor | None = None
-_DRAW_POOL_LOCK = threading.Lock()
-
-
-def _draw_pool() -> ThreadPoolExecutor:
-    global _DRAW_POOL
-    with _DRAW_POOL_LOCK:
-        if _DRAW_POOL is None:
-            _DRAW_POOL = ThreadPoolExecutor(max(2, min(16, os.cpu_count() or 2)),
-                                            thread_name_prefix="fedlib-draws")
-        return _DRAW_POOL
-
 
 # --------------------------------------------------------------------------------------------
 # Neural problems
@@ -85,14 +69,14 @@ class Neural(Problem):
             subset of this many test samples (for runs evaluated every round); ``None``
             (default) uses the whole test split.
         parallel_draws: with ``strategy="vmap"``, draw each step's keyed minibatches and
-            dropout masks for all clients in a pool of CPU threads, and the next step's while
-            the device computes this one (default False). The draws are CPU work (keyed
-            ``torch.Generator`` streams, so that every device gets the same masks) that left an
-            H200 idle ~94% of a round of FedSUM's MNIST CNN; with the pool a round took a third
-            of the time (``benchmarks/README.md``). Every draw is the same function of its key,
-            and on the CPU the gradients agree bit for bit with the serial draws
-            (``tests/test_tasks.py``); on a GPU that check is still open (``benchmarks/gpu_draws.py``),
-            so the default stays off.
+            dropout masks for all clients in :func:`fedlib._threads.cpu_threads` worker threads,
+            and the next step's while the device computes this one (default False). The draws
+            are CPU work (keyed ``torch.Generator`` streams, so that every device gets the same
+            masks) that left a GPU mostly idle on FedSUM's MNIST CNN (measured in
+            ``benchmarks/README.md``). Every draw is the same function of its key, and on the
+            CPU the gradients agree bit for bit with the serial draws (``tests/test_tasks.py``);
+            on a GPU that check is still open (``benchmarks/gpu_draws.py``), so the default
+            stays off.
 
     Dropout: layers of type :class:`fedlib.models.KeyedDropout` take their masks from a
     generator keyed by (seed, client, round, step) (:meth:`dropout_masks`), like the minibatch,
@@ -296,7 +280,7 @@ class Neural(Problem):
         keyed by (clients, round, step): a call that asks for anything else draws afresh)."""
         if not self.parallel_draws:
             return [self._client_draws(c, round, step) for c in clients]
-        pool, key = _draw_pool(), (tuple(clients), round, step)
+        pool, key = worker_pool(cpu_threads()), (tuple(clients), round, step)
         ahead, self._prefetched = self._prefetched, None
         if ahead is not None and ahead[0] == key:
             futures = ahead[1]

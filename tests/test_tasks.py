@@ -55,6 +55,7 @@ def test_parallel_draws_change_no_bit():
         a = serial.grads(X, clients, rnd, step)
         b = pooled.grads(X, clients, rnd, step)
         assert torch.equal(a, b), (clients, rnd, step)
+    assert pooled._prefetched[0] == ((0, 2, 5), 1, 2)               # the next step is being drawn
 
 
 def test_parallel_draws_must_be_a_bool():
