@@ -149,15 +149,16 @@ def late_mean(h: pd.DataFrame, metric: str = "test_acc", window: float = 0.1,
 
 
 def rounds_to(h: pd.DataFrame, target: float, metric: str = "test_acc", smooth: int = 3,
-              x: str = "round") -> float:
+              x: str = "round", higher: bool = True) -> float:
     """The value of ``x`` (rounds, model units, ...) at the first evaluation where the trailing
-    mean of ``metric`` over ``smooth`` evaluations reaches ``target`` (``>=``); NaN if it never
-    does. Smoothing keeps one lucky evaluation of a swinging curve from counting as arrival."""
+    mean of ``metric`` over ``smooth`` evaluations reaches ``target`` (``>=``; ``<=`` for a metric
+    where lower is better, ``higher=False``: a loss); NaN if it never does. Smoothing keeps one
+    lucky evaluation of a swinging curve from counting as arrival."""
     if smooth < 1:
         raise ValueError(f"smooth: must be >= 1, got {smooth!r}")
     h = _history(h, metric)
-    level = h[metric].rolling(smooth, min_periods=smooth).mean()
-    hit = h[level.to_numpy() >= target]
+    level = h[metric].rolling(smooth, min_periods=smooth).mean().to_numpy()
+    hit = h[level >= target] if higher else h[level <= target]
     return float(hit[x].iloc[0]) if len(hit) else math.nan
 
 
@@ -594,11 +595,14 @@ def against_all(a: Mapping, others: Mapping[str, Mapping], name: str = "A",
 
 def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "test_acc",
                  x: str = "round", smooth: int = 3, window: float = 0.1, margin: float = 0.0,
-                 names: tuple[str, str] = ("A", "B"), off_rule: Mapping[str, str] | None = None) -> Verdict:
+                 names: tuple[str, str] = ("A", "B"), off_rule: Mapping[str, str] | None = None,
+                 higher_metric: bool = True) -> Verdict:
     """"``a`` gets there first": per seed, both runs' :func:`rounds_to` (in ``x``: rounds, model
     units, ...) a target near the plateau both reach -- ``level`` times the lower of their two
-    :func:`late_mean` values of ``metric`` in that seed -- compared with :func:`paired` (lower is
-    better; ``margin`` in units of ``x``, one evaluation interval by :data:`MARGINS`).
+    :func:`late_mean` values of ``metric`` in that seed (for a metric where lower is better,
+    ``higher_metric=False``, e.g. the training loss: the higher of the two divided by ``level``) --
+    compared with :func:`paired` (lower is better; ``margin`` in units of ``x``, one evaluation
+    interval by :data:`MARGINS`).
 
     Args:
         a, b: seed -> history (a frame with ``round``, ``metric`` and ``x``), or None for a run
@@ -611,13 +615,15 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
             ta[s] = math.nan if ha is None else 0.0
             tb[s] = math.nan if hb is None else 0.0
             continue
-        targets[s] = level * min(late_mean(h, metric, window) for h in (ha, hb))
-        ta[s] = rounds_to(ha, targets[s], metric, smooth, x)
-        tb[s] = rounds_to(hb, targets[s], metric, smooth, x)
+        plateaus = [late_mean(h, metric, window) for h in (ha, hb)]
+        targets[s] = level * min(plateaus) if higher_metric else max(plateaus) / level
+        ta[s] = rounds_to(ha, targets[s], metric, smooth, x, higher_metric)
+        tb[s] = rounds_to(hb, targets[s], metric, smooth, x, higher_metric)
     v = paired(ta, tb, higher=False, margin=margin, names=names, digits=0, missing="failed or never",
                off_rule=off_rule)
     where = ", ".join(f"seed {s}: {t:.4f}" for s, t in targets.items())
-    numbers = f"{x} to {level:g} x the lower plateau ({where}); {v.numbers}"
+    aim = f"{level:g} x the lower plateau" if higher_metric else f"the higher plateau / {level:g}"
+    numbers = f"{x} to {aim} of {metric} ({where}); {v.numbers}"
     return Verdict(v.verdict, numbers, v.seeds, v.diffs, v.effect, v.ci_low, v.ci_high, v.threshold,
                    v.margin, v.reason, v.direction)
 

@@ -173,6 +173,12 @@ def test_paired_reach_compares_rounds_to_a_target_near_the_plateau_both_reach():
     assert v.verdict == HOLDS and "0.8820" in v.numbers and v.effect == 10        # rounds 20 vs 30
     assert claims.paired_reach(b, a, margin=5).verdict == NOT_HOLDS
     assert claims.paired_reach(a, a, margin=5).verdict == EQUIVALENT           # a tie in every seed
+    # a loss (lower is better): the target is the higher plateau / level, reached from above
+    la = {s: h.assign(loss=1 - h["test_acc"]) for s, h in a.items()}      # plateaus 0.10 and 0.05
+    lb = {s: h.assign(loss=1 - h["test_acc"]) for s, h in b.items()}
+    v = claims.paired_reach(la, lb, metric="loss", higher_metric=False, margin=5)
+    assert v.verdict == HOLDS and "the higher plateau / 0.98 of loss" in v.numbers
+    assert claims.rounds_to(la[0], 0.1 / 0.98, metric="loss", higher=False) == 25   # mean(0.11, 0.1, 0.1) > 0.102
     # a failed run is named and left out, not a win for its rival
     v = claims.paired_reach(a, {0: None, 1: None, 2: None}, names=("A", "B"))
     assert v.verdict == INCONCLUSIVE and "B failed or never" in v.reason
