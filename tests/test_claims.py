@@ -178,7 +178,8 @@ def test_paired_reach_compares_rounds_to_a_target_near_the_plateau_both_reach():
     lb = {s: h.assign(loss=1 - h["test_acc"]) for s, h in b.items()}
     v = claims.paired_reach(la, lb, metric="loss", higher_metric=False, margin=5)
     assert v.verdict == HOLDS and "the higher plateau / 0.98 of loss" in v.numbers
-    assert claims.rounds_to(la[0], 0.1 / 0.98, metric="loss", higher=False) == 25   # mean(0.11, 0.1, 0.1) > 0.102
+    # round 20: mean(0.11, 0.1, 0.1) > 0.1 / 0.98; round 25: 0.1
+    assert claims.rounds_to(la[0], 0.1 / 0.98, metric="loss", higher=False) == 25
     # a failed run is named and left out, not a win for its rival
     v = claims.paired_reach(a, {0: None, 1: None, 2: None}, names=("A", "B"))
     assert v.verdict == INCONCLUSIVE and "B failed or never" in v.reason
@@ -379,7 +380,7 @@ def test_margins_are_no_finer_than_the_metrics_resolution():
 
 def test_an_event_count_says_when_its_seeds_cannot_decide_it():
     assert claims.event_seeds(0.5) == (6, 6)
-    assert claims.event_seeds(0.1) == (2, 36)                         # 0.025^(1/2) = 0.158; 1 - 0.025^(1/35) > 0.1
+    assert claims.event_seeds(0.1) == (2, 36)          # 0.025^(1/2) = 0.158; 1 - 0.025^(1/35) > 0.1
     v = claims.event_count({s: False for s in range(3)}, "OS misses it")
     assert v.verdict == INCONCLUSIVE and v.direction == "against"
     assert v.reason.startswith("undecidable at 3 seeds: needs >= 6; OS misses it in 0 of 3 seeds")
@@ -394,8 +395,8 @@ def test_an_event_count_says_when_its_seeds_cannot_decide_it():
 
 
 def test_what_holds_counts_each_verdict_and_the_inconclusive_by_direction():
-    ledger = pd.DataFrame({"paper": ["P"] * 6, "notebook": ["nb"] * 6,
-                           "verdict": [HOLDS, INCONCLUSIVE, INCONCLUSIVE, INCONCLUSIVE, NOT_TESTED, EQUIVALENT],
+    verdicts = [HOLDS, INCONCLUSIVE, INCONCLUSIVE, INCONCLUSIVE, NOT_TESTED, EQUIVALENT]
+    ledger = pd.DataFrame({"paper": ["P"] * 6, "notebook": ["nb"] * 6, "verdict": verdicts,
                            "direction": ["", "for", "against", "against", "", ""]})
     t = claims.what_holds(ledger)
     assert list(t.columns) == ["paper", "notebook", *claims.COUNT_COLUMNS, "rows"]
@@ -403,6 +404,8 @@ def test_what_holds_counts_each_verdict_and_the_inconclusive_by_direction():
     assert (row[HOLDS], row["inconclusive (for)"], row["inconclusive (against)"], row["inconclusive (split)"],
             row[NOT_TESTED], row[EQUIVALENT], row["rows"]) == (1, 1, 2, 0, 1, 1, 6)
     md = claims.what_holds_markdown(ledger)
-    assert md.splitlines()[0] == ("| paper | notebook | holds | does not hold | equivalent | inconclusive (for) | "
-                                  "inconclusive (against) | inconclusive (split) | not tested | rows |")
-    assert md.splitlines()[-1] == "| all | [ledger](figures/claims_ledger.md) | 1 | 0 | 1 | 1 | 2 | 0 | 1 | 6 |"
+    head = ("| paper | notebook | holds | does not hold | equivalent | inconclusive (for) "
+            "| inconclusive (against) | inconclusive (split) | not tested | rows |")
+    assert md.splitlines()[0] == head
+    last = "| all | [ledger](figures/claims_ledger.md) | 1 | 0 | 1 | 1 | 2 | 0 | 1 | 6 |"
+    assert md.splitlines()[-1] == last
