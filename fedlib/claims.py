@@ -531,8 +531,9 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
         why = (off_rule or {}).get(name)
         bad = [s for s in seeds if not np.isfinite(float(side[s]))]
         if why and bad:
-            untested.append(f"not tested: {name} failed ({missing}) on {len(bad)} of {len(seeds)} seeds "
-                            f"({', '.join(f'seed {s}' for s in bad)}), run outside its paper's rule: {why}")
+            untested.append(f"not tested: {name} has no value ({missing}) on {len(bad)} of {len(seeds)} "
+                            f"seeds ({', '.join(f'seed {s}' for s in bad)}), run outside its paper's rule: "
+                            f"{why}")
     verdict, reason, (effect, lo, hi) = decide(diffs, threshold, margin, kind, own, other,
                                                "; ".join(untested))
     per = "; ".join(f"seed {s}: {_fmt(float(a[s]), digits, missing)} vs {_fmt(float(b[s]), digits, missing)}"
@@ -766,7 +767,7 @@ def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str |
     if path.exists():
         old = pd.read_csv(path, keep_default_na=False, na_values=[""])
         old = old[old["notebook"] != notebook]
-        rows = pd.concat([old[LEDGER_COLUMNS], rows], ignore_index=True)
+        rows = pd.concat([old.reindex(columns=LEDGER_COLUMNS), rows], ignore_index=True)   # earlier columns
     rows = rows.sort_values("notebook", kind="stable").reset_index(drop=True)
     text = ["notebook", "paper", "where", "quote", "setting", "claim", "verdict", "cause"]
     text = [*text, "direction"]

@@ -311,7 +311,7 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
     why = "local step 7.3x App. H's"
     v = claims.paired(ours, rival, names=("F", "S"), off_rule={"S": why})
     assert v.verdict == NOT_TESTED and v.direction == ""
-    assert v.reason.startswith(f"not tested: S failed (failed) on 2 of 4 seeds (seed 0, seed 2), run outside "
+    assert v.reason.startswith(f"not tested: S has no value (failed) on 2 of 4 seeds (seed 0, seed 2), run outside "
                                f"its paper's rule: {why}")
     # the same failures at the rival's own rate: left out and named; the two seeds where both ran decide
     v = claims.paired(ours, rival, names=("F", "S"))
@@ -323,11 +323,11 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
     # the claimed method failing outside its paper's rule
     v = claims.paired({0: nan, 1: nan, 2: nan}, {0: 0.8, 1: 0.8, 2: 0.8}, names=("F", "S"),
                       off_rule={"F": "63.5x FOCUS's rate"})
-    assert v.verdict == NOT_TESTED and "F failed (failed) on 3 of 3 seeds" in v.reason
+    assert v.verdict == NOT_TESTED and "F has no value (failed) on 3 of 3 seeds" in v.reason
     # paired_reach passes it on
     h = curve([0.1, 0.85, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
     v = claims.paired_reach({0: h, 1: h}, {0: None, 1: h}, names=("A", "S"), off_rule={"S": why})
-    assert v.verdict == NOT_TESTED and "S failed (failed or never) on 1 of 2 seeds (seed 0)" in v.reason
+    assert v.verdict == NOT_TESTED and "S has no value (failed or never) on 1 of 2 seeds (seed 0)" in v.reason
 
 
 def test_every_rival_keeps_its_verdict_and_the_weakest_decides():
@@ -339,7 +339,7 @@ def test_every_rival_keeps_its_verdict_and_the_weakest_decides():
     off = {"S": "7.3x App. H's step"}
     v = claims.against_all(a, {"X": worse, "S": failed}, name="F", margin=0.005, off_rule=off)
     assert v.verdict == NOT_TESTED                                    # never a win by leaving S out
-    assert v.reason.startswith("per rival: X: holds; S: not tested; against S: not tested: S failed")
+    assert v.reason.startswith("per rival: X: holds; S: not tested; against S: not tested: S has no value")
     v = claims.against_all(a, {"X": worse, "S": failed, "Y": better}, name="F", margin=0.005, off_rule=off)
     assert v.verdict == NOT_HOLDS and "Y: does not hold" in v.reason and "S: not tested" in v.reason
     # not tested outranks inconclusive and equivalent
