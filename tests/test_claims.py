@@ -311,8 +311,8 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
     why = "local step 7.3x App. H's"
     v = claims.paired(ours, rival, names=("F", "S"), off_rule={"S": why})
     assert v.verdict == NOT_TESTED and v.direction == ""
-    assert v.reason.startswith(f"not tested: S has no value (failed) on 2 of 4 seeds (seed 0, seed 2), run outside "
-                               f"its paper's rule: {why}")
+    assert v.reason.startswith("not tested: S has no value (failed) on 2 of 4 seeds (seed 0, seed 2), run "
+                               f"outside its paper's rule: {why}")
     # the same failures at the rival's own rate: left out and named; the two seeds where both ran decide
     v = claims.paired(ours, rival, names=("F", "S"))
     assert v.verdict == HOLDS and v.seeds == 2
