@@ -249,6 +249,18 @@ def test_the_ledger_collects_every_notebooks_claims_and_the_readme_shows_its_cou
             assert r.ci_high < r.threshold, r.claim
         elif r.verdict == EQUIVALENT:
             assert -r.margin <= r.ci_low and r.ci_high <= r.margin, r.claim
+        # precedence: an interval wholly inside +-margin of a 'better' claim is equivalent, whatever its sign
+        if r.verdict in (HOLDS, NOT_HOLDS) and r.threshold == 0 and r.margin > 0:
+            assert not (-r.margin <= r.ci_low and r.ci_high <= r.margin), r.claim
+    # inconclusive rows carry their direction, the others none; a row not tested says why, and no
+    # claim against several rivals holds while one of them is not tested or left out
+    text = ledger.fillna({"direction": "", "cause": ""})
+    inconclusive = text["verdict"] == INCONCLUSIVE
+    assert set(text.loc[inconclusive, "direction"]) <= set(claims.DIRECTIONS)
+    assert (text.loc[~inconclusive, "direction"] == "").all()
+    assert text.loc[text["verdict"] == NOT_TESTED, "cause"].str.contains("not tested: ").all()
+    held = text.loc[text["verdict"] == HOLDS, "cause"]
+    assert not held.str.contains(": not tested|left out: ", regex=True).any()
     readme = (root / "README.md").read_text()
     block = readme.split("<!-- what-holds:start -->\n", 1)[1].split("\n<!-- what-holds:end -->", 1)[0]
     assert block == claims.what_holds_markdown(ledger), "README's what-holds table: regenerate it (ledger)"
