@@ -32,7 +32,7 @@ LANDING = ("What holds", "The two commands")
 NOTEBOOK_SECTION = "Notebooks"
 #: ledger columns shown in the site's table (all of ``fedlib.claims.LEDGER_COLUMNS`` but the setting,
 #: which is long and the same for most rows of a notebook: it is shown on hover of the claim)
-LEDGER_SHOWN = ("notebook", "paper", "where", "quote", "claim", "verdict", "effect", "ci_low",
+LEDGER_SHOWN = ("notebook", "paper", "where", "quote", "claim", "verdict", "direction", "effect", "ci_low",
                 "ci_high", "threshold", "margin", "seeds", "cause")
 
 

@@ -195,13 +195,17 @@ else:
 # * **robust under Cases 1-4** (App. H.4, Fig. 9; the paper gives no number): per seed, the
 #   spread (highest minus lowest final test accuracy) of FedSUM over Cases 1-4 is below 2 points
 #   (our reading of "robust", stated before the runs).
-# * **larger p is better** (App. H.4, Fig. 10): each larger p beats the next smaller one.
+# * **larger p is generally better** (App. H.4, Fig. 10: "generally leads to better performance"):
+#   the trend, not every step -- per seed, the least-squares slope of final test accuracy on p
+#   times the range of p (the fitted change from the smallest p to the largest), above 0.
 # * **FedSUM-B / FedSUM-CR comparable or better** (App. H.5, Fig. 11): final test accuracy no
 #   lower than FedSUM's minus the accuracy margin, per pattern.
 # * **the batch remark** (App. H.5): at batch 8, FedSUM-B is worse than at the larger batch and
 #   FedSUM beats FedSUM-B.
-# * **biased sampling does not hurt FedSUM** (App. H.8, Fig. 14): FedSUM beats FedAvg under it,
-#   and its final accuracy there is no lower than its lowest under Cases 1-4 (minus the margin).
+# * **"the bias issue ... does not affect the performance of FedSUM"** (App. H.8, Fig. 14): (a)
+#   its final accuracy under biased sampling is no lower than its lowest under Cases 1-4 (minus the
+#   margin); (b) our reading of Fig. 14(b), which shows FedSUM beside FedAvg under biased
+#   sampling: FedSUM beats FedAvg there.
 
 # %%
 print(claims.RULE)

@@ -1,4 +1,4 @@
-"""fedlib.claims on constructed data: the verdict rule gives each of its four verdicts where it must."""
+"""fedlib.claims on constructed data: the verdict rule gives each of its five verdicts where it must."""
 
 import math
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from fedlib import claims
-from fedlib.claims import EQUIVALENT, HOLDS, INCONCLUSIVE, NOT_HOLDS
+from fedlib.claims import EQUIVALENT, HOLDS, INCONCLUSIVE, NOT_HOLDS, NOT_TESTED
 
 
 def curve(acc, loss=None, every=5):
@@ -132,8 +132,9 @@ def test_a_failed_run_is_named_and_left_out_never_a_silent_win():
 
 def test_event_counts_with_a_clopper_pearson_interval():
     v = claims.event_count({s: True for s in range(3)}, "never reaches the target")
-    assert v.verdict == INCONCLUSIVE and v.effect == 1.0
-    assert v.ci_low == pytest.approx(0.025 ** (1 / 3)) and "6 seeds going the same way" in v.reason
+    assert v.verdict == INCONCLUSIVE and v.effect == 1.0 and v.direction == "for"
+    assert v.ci_low == pytest.approx(0.025 ** (1 / 3))
+    assert v.reason.startswith("undecidable at 3 seeds: needs >= 6")        # 0.025^(1/6) = 0.54 > 1/2
     assert claims.event_count({s: True for s in range(6)}).verdict == HOLDS
     v = claims.event_count({s: False for s in range(6)}, "unstable")
     assert v.verdict == NOT_HOLDS and "unstable in 0 of 6 seeds" in v.reason
@@ -147,14 +148,17 @@ def test_against_all_is_decided_by_its_weakest_comparison():
     better = {0: 0.97, 1: 0.975, 2: 0.972}
     assert claims.against_all(a, {"X": worse, "Y": worse}, margin=0.005).verdict == HOLDS
     v = claims.against_all(a, {"X": worse, "Y": better}, name="F", margin=0.005)
-    assert v.verdict == NOT_HOLDS and "F vs Y" in v.numbers and v.reason.startswith("against Y")
+    assert v.verdict == NOT_HOLDS and "F vs Y" in v.numbers
+    assert v.reason.startswith("per rival: X: holds; Y: does not hold; against Y: 3 of 3 seeds")
     tied = {0: 0.951, 1: 0.951, 2: 0.95}
     v = claims.against_all(a, {"X": worse, "Z": tied}, margin=0.005)
-    assert v.verdict == EQUIVALENT and "against Z" in v.reason
-    # a rival that failed on all but one seed has no interval: left out of "every", and named
+    assert v.verdict == EQUIVALENT and "against Z: no difference beyond the margin" in v.reason
+    # a rival that failed (at its own paper's rate) on all but one seed has no interval: it is never
+    # left out of "every", its comparison is inconclusive and the claim cannot hold
     nan = math.nan
     v = claims.against_all(a, {"X": worse, "S": {0: nan, 1: nan, 2: 0.5}}, margin=0.005, name="F")
-    assert v.verdict == HOLDS and v.reason.startswith("S left out: 1 seed(s) with both runs: no interval")
+    assert v.verdict == INCONCLUSIVE and v.reason.startswith("per rival: X: holds; S: inconclusive (")
+    assert "against S: 1 seed(s) with both runs: no interval" in v.reason
     assert "the rival failed on seed 0 (S failed), seed 1 (S failed)" in v.reason
     with pytest.raises(ValueError, match="others"):
         claims.against_all(a, {})
@@ -169,6 +173,13 @@ def test_paired_reach_compares_rounds_to_a_target_near_the_plateau_both_reach():
     assert v.verdict == HOLDS and "0.8820" in v.numbers and v.effect == 10        # rounds 20 vs 30
     assert claims.paired_reach(b, a, margin=5).verdict == NOT_HOLDS
     assert claims.paired_reach(a, a, margin=5).verdict == EQUIVALENT           # a tie in every seed
+    # a loss (lower is better): the target is the higher plateau / level, reached from above
+    la = {s: h.assign(loss=1 - h["test_acc"]) for s, h in a.items()}      # plateaus 0.10 and 0.05
+    lb = {s: h.assign(loss=1 - h["test_acc"]) for s, h in b.items()}
+    v = claims.paired_reach(la, lb, metric="loss", higher_metric=False, margin=5)
+    assert v.verdict == HOLDS and "the higher plateau / 0.98 of loss" in v.numbers
+    # round 20: mean(0.11, 0.1, 0.1) > 0.1 / 0.98; round 25: 0.1
+    assert claims.rounds_to(la[0], 0.1 / 0.98, metric="loss", higher=False) == 25
     # a failed run is named and left out, not a win for its rival
     v = claims.paired_reach(a, {0: None, 1: None, 2: None}, names=("A", "B"))
     assert v.verdict == INCONCLUSIVE and "B failed or never" in v.reason
@@ -238,6 +249,18 @@ def test_the_ledger_collects_every_notebooks_claims_and_the_readme_shows_its_cou
             assert r.ci_high < r.threshold, r.claim
         elif r.verdict == EQUIVALENT:
             assert -r.margin <= r.ci_low and r.ci_high <= r.margin, r.claim
+        # precedence: an interval wholly inside +-margin of a 'better' claim is equivalent, whatever its sign
+        if r.verdict in (HOLDS, NOT_HOLDS) and r.threshold == 0 and r.margin > 0:
+            assert not (-r.margin <= r.ci_low and r.ci_high <= r.margin), r.claim
+    # inconclusive rows carry their direction, the others none; a row not tested says why, and no
+    # claim against several rivals holds while one of them is not tested or left out
+    text = ledger.fillna({"direction": "", "cause": ""})
+    inconclusive = text["verdict"] == INCONCLUSIVE
+    assert set(text.loc[inconclusive, "direction"]) <= set(claims.DIRECTIONS)
+    assert (text.loc[~inconclusive, "direction"] == "").all()
+    assert text.loc[text["verdict"] == NOT_TESTED, "cause"].str.contains("not tested: ").all()
+    held = text.loc[text["verdict"] == HOLDS, "cause"]
+    assert not held.str.contains(": not tested|left out: ", regex=True).any()
     readme = (root / "README.md").read_text()
     block = readme.split("<!-- what-holds:start -->\n", 1)[1].split("\n<!-- what-holds:end -->", 1)[0]
     assert block == claims.what_holds_markdown(ledger), "README's what-holds table: regenerate it (ledger)"
@@ -273,3 +296,128 @@ def test_a_notebook_opens_with_what_its_committed_claims_say():
     assert "*Holds*: A beats B." in text and "*Does not hold*: A beats C." in text    # each claim once
     assert "figures/nb/claims.md" in text and "x" not in text.split("Scale")[0]
     assert claims.summary_markdown("missing", ledger).startswith("No claims of `missing`")
+
+
+def test_an_interval_inside_the_margin_is_equivalent_whatever_its_sign():
+    # row 85's case: every seed against the claim, but the whole interval inside +-0.005
+    b = dict.fromkeys(range(5), 0.90)
+    behind = {s: 0.90 + d for s, d in enumerate((-0.003, -0.0025, -0.0035, -0.0028, -0.0032))}
+    v = claims.paired(behind, b, margin=0.005)
+    assert v.ci_high < 0 and -0.005 <= v.ci_low
+    assert v.verdict == EQUIVALENT and v.direction == ""
+    ahead = {s: 0.90 + d for s, d in enumerate((0.003, 0.0025, 0.0035, 0.0028, 0.0032))}
+    v = claims.paired(ahead, b, margin=0.005)
+    assert v.ci_low > 0 and v.verdict == EQUIVALENT                  # a win smaller than the margin
+    v = claims.paired(ahead, b, margin=0.001)
+    assert v.verdict == HOLDS                                        # the same win beyond a finer margin
+    v = claims.paired(behind, b, margin=0.001)
+    assert v.verdict == NOT_HOLDS
+    # a "no worse" claim has no equivalent: inside the margin it holds
+    assert claims.paired(behind, b, margin=0.005, kind="no worse").verdict == HOLDS
+
+
+def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
+    nan = math.nan
+    ours = {0: 0.90, 1: 0.91, 2: 0.90, 3: 0.92}
+    rival = {0: nan, 1: 0.80, 2: nan, 3: 0.81}
+    why = "local step 7.3x App. H's"
+    v = claims.paired(ours, rival, names=("F", "S"), off_rule={"S": why})
+    assert v.verdict == NOT_TESTED and v.direction == ""
+    assert v.reason.startswith("not tested: S has no value (failed) on 2 of 4 seeds (seed 0, seed 2), run "
+                               f"outside its paper's rule: {why}")
+    # the same failures at the rival's own rate: left out and named; the two seeds where both ran decide
+    v = claims.paired(ours, rival, names=("F", "S"))
+    assert v.verdict == HOLDS and v.seeds == 2
+    assert "the rival failed on seed 0 (S failed), seed 2 (S failed)" in v.reason
+    # marked, but it did not fail: the comparison is a test like any other
+    v = claims.paired(ours, {0: 0.80, 1: 0.80, 2: 0.81, 3: 0.80}, names=("F", "S"), off_rule={"S": why})
+    assert v.verdict == HOLDS
+    # the claimed method failing outside its paper's rule
+    v = claims.paired({0: nan, 1: nan, 2: nan}, {0: 0.8, 1: 0.8, 2: 0.8}, names=("F", "S"),
+                      off_rule={"F": "63.5x FOCUS's rate"})
+    assert v.verdict == NOT_TESTED and "F has no value (failed) on 3 of 3 seeds" in v.reason
+    # paired_reach passes it on
+    h = curve([0.1, 0.85, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
+    v = claims.paired_reach({0: h, 1: h}, {0: None, 1: h}, names=("A", "S"), off_rule={"S": why})
+    assert v.verdict == NOT_TESTED and "S has no value (failed or never) on 1 of 2 seeds (seed 0)" in v.reason
+
+
+def test_every_rival_keeps_its_verdict_and_the_weakest_decides():
+    nan = math.nan
+    a = {0: 0.95, 1: 0.952, 2: 0.949}
+    worse = {0: 0.90, 1: 0.905, 2: 0.90}
+    better = {0: 0.97, 1: 0.975, 2: 0.972}
+    failed = {0: nan, 1: nan, 2: nan}
+    off = {"S": "7.3x App. H's step"}
+    v = claims.against_all(a, {"X": worse, "S": failed}, name="F", margin=0.005, off_rule=off)
+    assert v.verdict == NOT_TESTED                                    # never a win by leaving S out
+    assert v.reason.startswith("per rival: X: holds; S: not tested; against S: not tested: S has no value")
+    v = claims.against_all(a, {"X": worse, "S": failed, "Y": better}, name="F", margin=0.005, off_rule=off)
+    assert v.verdict == NOT_HOLDS and "Y: does not hold" in v.reason and "S: not tested" in v.reason
+    # not tested outranks inconclusive and equivalent
+    tied = {0: 0.951, 1: 0.951, 2: 0.95}
+    v = claims.against_all(a, {"Z": tied, "S": failed}, name="F", margin=0.005, off_rule=off)
+    assert v.verdict == NOT_TESTED
+    # the direction of an inconclusive combination: against if any inconclusive rival leans against
+    up = {0: 0.93, 1: 0.96, 2: 0.90}                                  # a - up: 0.02, -0.008, 0.049: for
+    down = {0: 0.96, 1: 0.94, 2: 0.99}                                # -0.01, 0.012, -0.041: against
+    v = claims.against_all(a, {"U": up, "X": worse}, name="F")
+    assert v.verdict == INCONCLUSIVE and v.direction == "for"
+    v = claims.against_all(a, {"U": up, "D": down}, name="F")
+    assert v.verdict == INCONCLUSIVE and v.direction == "against"
+    assert "per rival: U: inconclusive (for); D: inconclusive (against)" in v.reason
+
+
+def test_the_direction_of_an_inconclusive_verdict():
+    assert claims.direction([0.02, -0.01, 0.03]) == "for"             # mean above, 2 seeds of 3 above
+    assert claims.direction([-0.02, 0.01, -0.03]) == "against"
+    assert claims.direction([0.05, -0.01, -0.01]) == "split"          # mean above, most seeds below
+    assert claims.direction([0.01, -0.01]) == "split"                 # the mean on the threshold
+    assert claims.direction([]) == "split"
+    assert claims.direction([-0.004, -0.006], threshold=-0.005) == "split"   # one each side of -margin
+    v = claims.paired({0: 1.0, 1: 1.2, 2: 0.9}, {0: 0.9, 1: 1.0, 2: 1.0})   # d = 0.1, 0.2, -0.1
+    assert v.verdict == INCONCLUSIVE and v.direction == "for"
+    assert claims.paired({0: 1.0, 1: 1.1}, {0: 0.0, 1: 0.0}).direction == ""     # holds: no direction
+    t = claims.claims_table([{"claim": "c", "where": "w", "quote": "q", "check": v}])
+    assert t.loc[0, "direction"] == "for"
+
+
+def test_margins_are_no_finer_than_the_metrics_resolution():
+    # one test image of MNIST's 10,000 and of notebook 07's 2,000; the spread measured between identical
+    # configs stored at different commits (issue 49)
+    image, image_07, spread = 1 / 10_000, 1 / 2_000, 0.0006
+    assert claims.MARGINS["accuracy drop"] >= max(3 * image, spread)
+    assert claims.MARGINS["test accuracy"] >= max(3 * image_07, spread)
+
+
+def test_an_event_count_says_when_its_seeds_cannot_decide_it():
+    assert claims.event_seeds(0.5) == (6, 6)
+    assert claims.event_seeds(0.1) == (2, 36)          # 0.025^(1/2) = 0.158; 1 - 0.025^(1/35) > 0.1
+    v = claims.event_count({s: False for s in range(3)}, "OS misses it")
+    assert v.verdict == INCONCLUSIVE and v.direction == "against"
+    assert v.reason.startswith("undecidable at 3 seeds: needs >= 6; OS misses it in 0 of 3 seeds")
+    v = claims.event_count({s: False for s in range(3)}, "OS misses it", level=0.1)
+    assert v.reason.startswith("undecidable at 3 seeds: needs >= 36") and v.threshold == 0.1
+    assert claims.event_count({s: True for s in range(3)}, level=0.1).verdict == HOLDS
+    v = claims.event_count({s: s < 4 for s in range(7)})              # 4 of 7: decidable in principle
+    assert v.verdict == INCONCLUSIVE and "undecidable" not in v.reason and v.direction == "for"
+    assert claims.event_count({s: False for s in range(36)}, level=0.1).verdict == NOT_HOLDS
+    with pytest.raises(ValueError, match="^level"):
+        claims.event_count({0: True}, level=1.0)
+
+
+def test_what_holds_counts_each_verdict_and_the_inconclusive_by_direction():
+    verdicts = [HOLDS, INCONCLUSIVE, INCONCLUSIVE, INCONCLUSIVE, NOT_TESTED, EQUIVALENT]
+    ledger = pd.DataFrame({"paper": ["P"] * 6, "notebook": ["nb"] * 6, "verdict": verdicts,
+                           "direction": ["", "for", "against", "against", "", ""]})
+    t = claims.what_holds(ledger)
+    assert list(t.columns) == ["paper", "notebook", *claims.COUNT_COLUMNS, "rows"]
+    row = t.iloc[0]
+    assert (row[HOLDS], row["inconclusive (for)"], row["inconclusive (against)"], row["inconclusive (split)"],
+            row[NOT_TESTED], row[EQUIVALENT], row["rows"]) == (1, 1, 2, 0, 1, 1, 6)
+    md = claims.what_holds_markdown(ledger)
+    head = ("| paper | notebook | holds | does not hold | equivalent | inconclusive (for) "
+            "| inconclusive (against) | inconclusive (split) | not tested | rows |")
+    assert md.splitlines()[0] == head
+    last = "| all | [ledger](figures/claims_ledger.md) | 1 | 0 | 1 | 1 | 2 | 0 | 1 | 6 |"
+    assert md.splitlines()[-1] == last
