@@ -143,41 +143,144 @@ def promote(markdown: str) -> str:
     return "\n".join(out)
 
 
-def ledger_page(csv_path: Path) -> str:
-    """The claims ledger as one HTML table with a filter per paper and per verdict
-    (``_static/ledger.js``); one ``<tr class="claim">`` per ledger row."""
+def split_setting(setting: str) -> tuple[str, str]:
+    """A ledger setting cut into what differs between rows (``MNIST, P1``) and the profile's
+    description that follows it (``quick profile (...)``); the whole setting and ``""`` when it
+    names no profile."""
+    m = re.match(r"(.*?),\s*((?:smoke|quick|paper) profile\b.*)$", setting)
+    return (m.group(1), m.group(2)) if m else (setting, "")
+
+
+def read_ledger(csv_path: Path) -> list[dict[str, str]]:
+    """The ledger's rows; a ValueError names the columns the site needs that it lacks."""
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     missing = [c for c in LEDGER_SHOWN if rows and c not in rows[0]]
     if missing:
         raise ValueError(f"{csv_path}: ledger columns {missing} missing; expected {list(LEDGER_SHOWN)}")
-    papers = sorted({r["paper"] for r in rows})
-    verdicts = sorted({r["verdict"] for r in rows})
+    return rows
 
+
+def verdict_badge(verdict: str, n: int | None = None) -> str:
+    """A verdict as a coloured badge (class ``verdict v-<verdict>``), with a count when given."""
+    text = html.escape(verdict) if n is None else f"{n} {html.escape(verdict)}"
+    return f'<span class="verdict v-{slug(verdict)}">{text}</span>'
+
+
+def verdict_counts(rows: list[dict[str, str]]) -> str:
+    """Badges counting the rows per verdict, in the order of ``fedlib.claims.VERDICTS``."""
+    from fedlib.claims import VERDICTS
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+    return " ".join(verdict_badge(v, n) for v, n in counts.items())
+
+
+def notebook_headings(nb: dict) -> list[tuple[str, str]]:
+    """(heading text, anchor id on its page) of every ``#``-heading of a notebook's markdown cells,
+    the anchor as Sphinx makes it (docutils' ``make_id`` of the heading's text)."""
+    from docutils.nodes import make_id
+    out, fenced = [], False
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        for line in _join(cell["source"]).splitlines():
+            if line.startswith("```"):
+                fenced = not fenced
+            m = None if fenced else re.match(r"(#{1,6})\s+(.*)", line)
+            if m:
+                out.append((m.group(2).strip(), make_id(m.group(2))))
+    return out
+
+
+def _join(src) -> str:
+    return "".join(src) if isinstance(src, list) else src
+
+
+def claims_anchor(notebook: str) -> str:
+    """The anchor of the section of a notebook's page where it checks its claims (its first
+    heading that names a claim), or ``""`` (the page's top) when it has none."""
+    path = ROOT / "notebooks" / f"{notebook}.ipynb"
+    if not path.exists():
+        return ""
+    for text, anchor in notebook_headings(json.loads(path.read_text()))[1:]:
+        if "claim" in text.lower():
+            return anchor
+    return ""
+
+
+def claims_table(rows: list[dict[str, str]], up: str, table_id: str = "ledger", groups: bool = True) -> str:
+    """Claims as a compact table: one line per claim (claim, where, setting, verdict badge, effect
+    with its 95% interval, seeds, a link to its notebook's claims section), the paper's quote, the
+    rule's numbers, the whole setting and the cause in an expander (``<details>``) under the claim.
+    With ``groups``, rows are grouped under one line per notebook and profile. ``up`` leads from
+    the page to the site's root."""
+    anchors = {nb: claims_anchor(nb) for nb in {r["notebook"] for r in rows}}
+    head = ("<thead><tr><th class=\"c-claim\">claim <small>(click for the quote, numbers and cause)</small>"
+            "</th><th class=\"c-where\">where</th><th class=\"c-setting\">setting</th>"
+            "<th class=\"c-verdict\">verdict</th><th class=\"c-effect\">effect [95% interval]</th>"
+            "<th class=\"c-seeds\">seeds</th><th class=\"c-nb\" title=\"notebook\">nb</th></tr></thead>")
+    body, group = [], None
+    for r in rows:
+        e = html.escape
+        short, profile = split_setting(r["setting"])
+        nb = r["notebook"]
+        link = f'{up}notebooks/{nb}.html' + (f'#{anchors[nb]}' if anchors[nb] else "")
+        key = f"{nb}|{profile}"
+        if groups and key != group:
+            group = key
+            body.append(f'<tr class="group" data-group="{e(key)}"><th colspan="7"><a href="{link}">{e(nb)}</a>'
+                        f' <span class="paper">{e(r["paper"])}</span> <span class="profile">{e(profile)}</span>'
+                        "</th></tr>")
+        interval = f" [{r['ci_low']}, {r['ci_high']}]" if r["ci_low"] or r["ci_high"] else ""
+        effect = f"{r['effect']}{interval}" if r["effect"] else "&mdash;"
+        more = (f'<p><b>{e(r["paper"])}, {e(r["where"])}:</b> &ldquo;{e(r["quote"])}&rdquo;</p>'
+                f'<p><b>Rule numbers:</b> effect {e(r["effect"] or "none")}, 95% interval '
+                f'[{e(r["ci_low"])}, {e(r["ci_high"])}], threshold {e(r["threshold"])}, margin {e(r["margin"])}, '
+                f'seeds {e(r["seeds"])}.</p><p><b>Setting:</b> {e(r["setting"])}</p>'
+                f'<p><b>Cause:</b> {e(r["cause"]) or "none stated"}</p>')
+        body.append(
+            f'<tr class="claim" data-group="{e(key)}" data-paper="{e(r["paper"])}" data-notebook="{e(nb)}" '
+            f'data-setting="{e(short)}" data-verdict="{e(r["verdict"])}">'
+            f'<td class="c-claim"><details><summary>{e(r["claim"])}</summary><div class="claim-more">{more}'
+            f"</div></details></td>"
+            f'<td class="c-where">{e(r["where"])}</td><td class="c-setting">{e(short)}</td>'
+            f'<td class="c-verdict">{verdict_badge(r["verdict"])}</td>'
+            f'<td class="c-effect">{e(effect) if effect != "&mdash;" else effect}</td>'
+            f'<td class="c-seeds">{e(r["seeds"])}</td>'
+            f'<td class="c-nb"><a href="{link}" title="the claims section of {e(nb)}">{e(nb[:2])}</a></td></tr>')
+    return (f'<div class="ledger-wrap"><table id="{table_id}" class="ledger">{head}<tbody>{"".join(body)}'
+            "</tbody></table></div>")
+
+
+def ledger_filters(rows: list[dict[str, str]]) -> str:
+    """The ledger's filters: a select per paper, notebook, setting and verdict, a text box (every
+    word must occur in the row's text, its expander included) and the count of rows shown."""
     def options(name: str, values: list[str]) -> str:
         opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
-        return (f'<label>{name} <select id="ledger-{name}" class="ledger-filter">'
+        return (f'<label>{name} <select id="ledger-{name}" class="ledger-filter" data-key="{name}">'
                 f'<option value="">all</option>{opts}</select></label>')
 
-    head = "".join(f"<th>{c}</th>" for c in LEDGER_SHOWN)
-    body = []
-    for r in rows:
-        cells = "".join(f"<td>{html.escape(r[c])}</td>" for c in LEDGER_SHOWN)
-        body.append(f'<tr class="claim" data-paper="{html.escape(r["paper"])}" '
-                    f'data-verdict="{html.escape(r["verdict"])}" title="{html.escape(r["setting"])}">'
-                    f"{cells}</tr>")
+    def values(key):
+        return sorted({split_setting(r["setting"])[0] if key == "setting" else r[key] for r in rows})
+    from fedlib.claims import VERDICTS
+    return ('<div class="ledger-filters">'
+            + "".join(options(k, values(k)) for k in ("paper", "notebook", "setting"))
+            + options("verdict", [v for v in VERDICTS if any(r["verdict"] == v for r in rows)])
+            + '<label>text <input id="ledger-text" type="search" placeholder="words in a claim, quote or cause">'
+            + f'</label><span id="ledger-count">{len(rows)} of {len(rows)} rows</span></div>')
+
+
+def ledger_page(csv_path: Path) -> str:
+    """The claims ledger as one compact table (:func:`claims_table`) under its filters
+    (``_static/ledger.js``); one ``<tr class="claim">`` per ledger row."""
+    rows = read_ledger(csv_path)
     return "\n".join([
         "# Claims ledger", "",
-        "Every claim that a notebook checks, with its verdict under the one rule of "
-        "`fedlib.claims.RULE` (the landing page states it), the mean paired effect with its 95% "
-        f"interval, the threshold, the margin, the seeds and the cause: {len(rows)} rows from "
-        "`figures/claims_ledger.csv`. Choose a paper or a verdict to filter; hover over a claim for "
-        "its setting.", "",
         "```{raw} html",
-        f'<div class="ledger-filters">{options("paper", papers)} {options("verdict", verdicts)} '
-        f'<span id="ledger-count">{len(rows)} of {len(rows)} rows</span></div>',
-        f'<div class="ledger-wrap"><table id="ledger" class="ledger"><thead><tr>{head}</tr></thead>'
-        f'<tbody>{"".join(body)}</tbody></table></div>',
+        f'<p class="ledger-intro">Every claim that a notebook checks, judged by the one rule of '
+        f'<code>fedlib.claims.RULE</code> (<a href="guides/what-holds.html">the rule and its margins</a>): '
+        f'{len(rows)} rows of <code>figures/claims_ledger.csv</code>. {verdict_counts(rows)}</p>',
+        ledger_filters(rows),
+        claims_table(rows, ""),
         "```", ""])
 
 

@@ -57,7 +57,11 @@ html_theme_options = {
     "navbar_end": ["theme-switcher"],
     "footer_start": ["copyright"],
     "footer_end": [],
+    # the wide pages (the ledger, the gallery) use the whole width: no page table of contents
+    "secondary_sidebar_items": {"**": ["page-toc"], "ledger": [], "gallery": [], "index": []},
 }
+# no left sidebar on the pages that are one table, one grid or the landing page
+html_sidebars = {"ledger": [], "gallery": [], "index": []}
 
 
 def _generated_static(app, config):
