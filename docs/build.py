@@ -11,7 +11,9 @@ are rendered from their stored outputs and MathJax is served from the site itsel
 from __future__ import annotations
 
 import argparse
+import base64
 import csv
+import hashlib
 import html
 import importlib
 import importlib.util
@@ -21,10 +23,13 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+sys.path.insert(0, str(DOCS))
+import site_content  # noqa: E402  (docs/site_content.py: the words no file computes)
 
 #: README sections (``## `` headings) that make the landing page, in order; every other section
 #: becomes a guide page, and the ``Notebooks`` section heads the notebooks' index.
@@ -116,6 +121,120 @@ def notebook_for_site(nb: dict) -> dict:
             data = out.get("data", {})
             if "text/markdown" in data:
                 data["text/markdown"] = fix(join(data["text/markdown"]), html=True)
+    return nb
+
+
+@dataclass(frozen=True)
+class FigureOutput:
+    """An image output of a notebook: the sha256 of its PNG (the name MyST-NB gives its file under
+    ``_images/``), the figure file it was saved as (``figures/<notebook>/<stem>.png``; None when no
+    file name of the folder occurs in its cell), and the heading and anchor of its section."""
+
+    notebook: str
+    digest: str
+    stem: str | None
+    heading: str
+    anchor: str
+
+    @property
+    def alt(self) -> str:
+        """What the figure shows, for its ``alt`` text and the gallery's caption."""
+        spec = site_content.figure_spec(self.notebook, self.stem) if self.stem else None
+        if spec is None:
+            return f"Figure of notebook {self.notebook}, section: {plain(self.heading)}"
+        return f"{spec.label}: {spec.shows} (notebook {self.notebook})"
+
+    @property
+    def element_id(self) -> str:
+        """The id the image carries on its notebook's page (``fig-<stem>``, or its section's)."""
+        return f"fig-{self.stem}" if self.stem else self.anchor
+
+
+def plain(text: str) -> str:
+    """A heading's text without Markdown marks and TeX (for an ``alt`` text)."""
+    text = re.sub(r"\$([^$]*)\$", lambda m: re.sub(r"\\(mathbb|text|mathrm)\s*|\\|[{}]", "", m.group(1)), text)
+    return text.replace("`", "").replace("*", "")
+
+
+def figure_outputs(name: str, nb: dict) -> list[FigureOutput]:
+    """Every PNG output of notebook ``name`` in order, matched to the figure files of
+    ``figures/<name>/`` that its cell's source names (a name, or a name less its last ``_part``
+    when the cell builds it, e.g. ``fig11_family_{dataset}``), in their order in the source."""
+    from docutils.nodes import make_id
+    stems = sorted(p.stem for p in (ROOT / "figures" / name).glob("*.png"))
+    out, heading, anchor, used = [], name, "", set()
+    for cell in nb["cells"]:
+        src = _join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            for line in src.splitlines():
+                m = re.match(r"#{1,6}\s+(.*)", line)
+                if m:
+                    heading, anchor = m.group(1).strip(), make_id(m.group(1))
+            continue
+        images = [base64.b64decode(_join(o["data"]["image/png"])) for o in cell.get("outputs", [])
+                  if "image/png" in o.get("data", {})]
+        if not images:
+            continue
+
+        def position(stem: str) -> int:
+            """Where the cell's source names the figure file: as a string, or as an f-string
+            that ends in one field (``f"fig11_family_{ds}"``); -1 when it does not."""
+            for pattern in (rf"""["']{re.escape(stem)}["']""",
+                            rf"""["']{re.escape(stem.rsplit('_', 1)[0])}_{{\w+}}["']"""):
+                m = re.search(pattern, src)
+                if m:
+                    return m.start()
+            return -1
+        named = sorted((position(s), s) for s in stems if s not in used and position(s) >= 0)
+        for k, png in enumerate(images):
+            stem = named[k][1] if k < len(named) else None
+            if stem:
+                used.add(stem)
+            out.append(FigureOutput(name, hashlib.sha256(png).hexdigest(), stem, heading, anchor))
+    return out
+
+
+def figure_strip(figs: list[FigureOutput], name: str) -> str:
+    """Raw HTML under a notebook's title: its downloads and one thumbnail per figure of the page,
+    each a link to the figure (results before the code that made them)."""
+    thumbs = "".join(
+        f'<a class="fig-thumb" href="#{f.element_id}"><img src="../_static/gallery/{name}/{f.stem}.png" '
+        f'alt="{html.escape(f.alt)}"></a>' for f in figs if f.stem)
+    strip = f'<div class="fig-strip">{thumbs}</div>' if thumbs else ""
+    return ("\n```{raw} html\n"
+            f'<p class="nb-downloads">Download this notebook: <a href="../_static/notebooks/{name}.ipynb" '
+            f'download>{name}.ipynb</a> (with its outputs) &middot; <a href="../_static/notebooks/{name}.py" '
+            f'download>{name}.py</a> (its jupytext source). The code of each cell is folded under its results '
+            "(&ldquo;Show code cell source&rdquo;); a click on a figure enlarges it.</p>"
+            f"{strip}\n```\n")
+
+
+def dress_notebook(nb: dict, name: str, ledger: list[dict[str, str]]) -> dict:
+    """The site's copy of a notebook made for reading, its outputs kept: every code cell's source
+    folded under its outputs (MyST-NB's ``hide-input`` tag), the downloads and the figures'
+    thumbnails under the title (:func:`figure_strip`), and a table of claims that the notebook
+    displays (a DataFrame with ``verdict`` and ``cause`` columns) drawn as the ledger's
+    :func:`claims_table` from the ledger's rows of this notebook."""
+    figs = figure_outputs(name, nb)
+    titled = False
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+            if "hide-input" not in tags and "remove-input" not in tags:
+                tags.append("hide-input")
+            rows = [r for r in ledger if r["notebook"] == name]
+            for out in cell.get("outputs", []):
+                table = _join(out.get("data", {}).get("text/html", ""))
+                if rows and "<th>verdict</th>" in table and "<th>cause</th>" in table:
+                    out["data"]["text/html"] = claims_table(rows, "../", table_id=f"claims-{name[:2]}",
+                                                            groups=False)
+        elif not titled:
+            lines = _join(cell["source"]).split("\n")
+            at = next((i for i, line in enumerate(lines) if line.startswith("# ")), None)
+            if at is not None:
+                lines.insert(at + 1, figure_strip(figs, name))
+                cell["source"] = "\n".join(lines)
+                titled = True
     return nb
 
 
@@ -336,8 +455,19 @@ def write_sources(src: Path) -> None:
     nb_dir = src / "notebooks"
     nb_dir.mkdir()
     notebooks = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    ledger = read_ledger(ROOT / "figures" / "claims_ledger.csv")
+    copies = src / "_static" / "notebooks"
+    copies.mkdir(parents=True)
     for nb in notebooks:
-        (nb_dir / nb.name).write_text(json.dumps(notebook_for_site(json.loads(nb.read_text()))))
+        site_nb = dress_notebook(notebook_for_site(json.loads(nb.read_text())), nb.stem, ledger)
+        (nb_dir / nb.name).write_text(json.dumps(site_nb))
+        shutil.copy2(nb, copies / nb.name)
+        shutil.copy2(nb.with_suffix(".py"), copies / f"{nb.stem}.py")
+    for folder in sorted(p for p in (ROOT / "figures").iterdir() if p.is_dir()):
+        dest = src / "_static" / "gallery" / folder.name
+        dest.mkdir(parents=True)
+        for png in folder.glob("*.png"):
+            shutil.copy2(png, dest / png.name)
     (nb_dir / "index.md").write_text("\n".join([
         "# Notebooks", "", rewrite_links(by_title[NOTEBOOK_SECTION], 1), "",
         "```{toctree}", ":maxdepth: 1", "", *[nb.stem for nb in notebooks], "```", ""]))
@@ -371,6 +501,26 @@ def copy_mathjax(dest: Path) -> None:
     shutil.copytree(mathjax / "input" / "tex" / "extensions", dest / "input" / "tex" / "extensions")
 
 
+def label_figures(out: Path) -> int:
+    """After Sphinx: each notebook figure on its page gets its ``alt`` text (what it shows,
+    :attr:`FigureOutput.alt`, where MyST-NB writes the file's path) and the id the thumbnails and
+    the gallery link to. Returns how many images were labelled."""
+    done = 0
+    for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        page = out / "notebooks" / f"{nb.stem}.html"
+        if not page.exists():
+            continue
+        text = page.read_text()
+        for f in figure_outputs(nb.stem, json.loads(nb.read_text())):
+            img = f'<img alt="../_images/{f.digest}.png" src="../_images/{f.digest}.png"'
+            new = (f'<img alt="{html.escape(f.alt)}" class="fig-out" id="{f.element_id}" '
+                   f'src="../_images/{f.digest}.png"')
+            done += text.count(img)
+            text = text.replace(img, new, 1)
+        page.write_text(text)
+    return done
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "build" / "site"), help="HTML output folder")
@@ -380,7 +530,10 @@ def main(argv: list[str] | None = None) -> int:
     write_sources(src)
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-c", str(DOCS),
            "-d", str(src.parent / "site-doctrees"), str(src), str(out)]
-    return subprocess.call(cmd)
+    rc = subprocess.call(cmd)
+    if rc == 0:
+        label_figures(out)
+    return rc
 
 
 if __name__ == "__main__":

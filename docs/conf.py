@@ -43,7 +43,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = "fedlib"
 html_static_path = ["_static"]
 html_css_files = ["fedlib.css"]
-html_js_files = ["ledger.js"]
+html_js_files = ["ledger.js", "zoom.js"]
 html_show_sourcelink = False
 html_copy_source = False
 # search results without page summaries: a summary is fetched from the result page, which a browser
@@ -61,7 +61,7 @@ html_theme_options = {
     "secondary_sidebar_items": {"**": ["page-toc"], "ledger": [], "gallery": [], "index": []},
 }
 # no left sidebar on the pages that are one table, one grid or the landing page
-html_sidebars = {"ledger": [], "gallery": [], "index": []}
+html_sidebars = {"ledger": [], "gallery": [], "index": [], "notebooks/[0-9]*": [], "papers/*": []}
 
 
 def _generated_static(app, config):
