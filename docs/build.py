@@ -23,18 +23,21 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS))
 import site_content  # noqa: E402  (docs/site_content.py: the words no file computes)
 
-#: README sections (``## `` headings) that make the landing page, in order; every other section
-#: becomes a guide page, and the ``Notebooks`` section heads the notebooks' index.
-LANDING = ("What holds", "The two commands")
+#: the README section (``## `` heading) that heads the notebooks' index; every other section becomes
+#: a guide page of its kind (``site_content.GUIDE_KINDS``), or the contributing page
 NOTEBOOK_SECTION = "Notebooks"
+#: the README section whose ``### Algorithms`` subsection holds the algorithms' table
+ALGORITHMS_IN = "Sweeps, the results store, verification"
 #: ledger columns shown in the site's table (all of ``fedlib.claims.LEDGER_COLUMNS`` but the setting,
 #: which is long and the same for most rows of a notebook: it is shown on hover of the claim)
 LEDGER_SHOWN = ("notebook", "paper", "where", "quote", "claim", "verdict", "effect", "ci_low",
@@ -287,10 +290,11 @@ def verdict_badge(verdict: str, n: int | None = None) -> str:
 
 
 def verdict_counts(rows: list[dict[str, str]]) -> str:
-    """Badges counting the rows per verdict, in the order of ``fedlib.claims.VERDICTS``."""
+    """Badges counting the rows per verdict, in the order of ``fedlib.claims.VERDICTS`` (a verdict
+    no row has is left out)."""
     from fedlib.claims import VERDICTS
     counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
-    return " ".join(verdict_badge(v, n) for v, n in counts.items())
+    return " ".join(verdict_badge(v, n) for v, n in counts.items() if n)
 
 
 def notebook_headings(nb: dict) -> list[tuple[str, str]]:
@@ -413,8 +417,18 @@ def public_modules() -> list[str]:
     return sorted(names)
 
 
+def module_summary(name: str) -> str:
+    """The first sentence of a module's docstring, on one line (its summary in the API index)."""
+    doc = (importlib.import_module(name).__doc__ or "").strip()
+    first = re.split(r"(?<=[.:])\s*\n\s*\n|(?<=\.)\s+(?=[A-Z(])", doc, maxsplit=1)[0]
+    return " ".join(first.split()).rstrip(":") or "(no docstring)"
+
+
 def api_pages(src: Path) -> list[str]:
-    """One page per public module (``api/<module>.md``, autodoc of its members) and an index."""
+    """One page per public module (``api/<module>.md``, autodoc of its members; an algorithms
+    module also lists the registry names of its classes) and an index grouped by task
+    (``site_content.API_GROUPS``; a public module in no group goes under "Other modules", the
+    internals apart), each module with its one-line summary."""
     (src / "api").mkdir(parents=True, exist_ok=True)
     modules = public_modules()
     for name in modules:
@@ -422,14 +436,263 @@ def api_pages(src: Path) -> list[str]:
         # a package re-exports its modules' names: its page shows its own docstring and members,
         # the re-exported names are documented once, on their modules' pages
         package = ["   :ignore-module-all:"] if hasattr(module, "__path__") else []
+        names = registered_names(name)
+        registry = ([f"Registered algorithms (the names `fedlib.run` accepts; [all of them](../algorithms.md)): "
+                     + ", ".join(f"`{n}` ({{py:class}}`{c} <{name}.{c}>`)" for n, c in names) + ".", ""]
+                    if names else [])
         (src / "api" / f"{name}.md").write_text("\n".join([
-            f"# `{name}`", "", "```{eval-rst}", f".. automodule:: {name}", "   :members:",
+            f"# `{name}`", "", *registry, "```{eval-rst}", f".. automodule:: {name}", "   :members:",
             "   :show-inheritance:", *package, "```", ""]))
-    (src / "api" / "index.md").write_text("\n".join([
-        "# API reference", "",
-        "Generated from the docstrings of every public module of `fedlib`.", "",
-        "```{toctree}", ":maxdepth: 1", "", *modules, "```", ""]))
+    grouped = [m for _, ms in site_content.API_GROUPS for m in ms]
+    unknown = [m for m in grouped + list(site_content.INTERNALS) if m not in modules]
+    if unknown:
+        raise ValueError(f"docs/site_content.py: API_GROUPS / INTERNALS name modules that do not exist: {unknown}")
+    groups = [*site_content.API_GROUPS,
+              ("Other modules", tuple(m for m in modules if m not in grouped and m not in site_content.INTERNALS)),
+              ("Internals (what the package uses itself)", site_content.INTERNALS)]
+    index = ["# API reference", "",
+             "Generated from the docstrings of every public module of `fedlib`, grouped by task. "
+             "The algorithms of the registry by name: [Algorithms](../algorithms.md).", ""]
+    for title, members in groups:
+        if not members:
+            continue
+        index += [f"## {title}", "", "| module | what it holds |", "|---|---|"]
+        index += [f"| [`{m}`]({m}.md) | {module_summary(m).replace('|', '/')} |" for m in members]
+        index += [""]
+    index += ["```{toctree}", ":hidden:", "", *modules, "```", ""]
+    (src / "api" / "index.md").write_text("\n".join(index))
     return modules
+
+
+def notebook_title(name: str) -> str:
+    """The title of a notebook (its first ``# `` heading), TeX and Markdown marks removed."""
+    for text, _ in notebook_headings(json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())):
+        return plain(text)
+    return name
+
+
+def notebook_profile(name: str) -> str:
+    """The profile a notebook's committed outputs were made at: the default of its ``profile``
+    parameter (the committed outputs are those of a run at the defaults)."""
+    m = re.search(r'^profile(?::\s*str)?\s*=\s*"(\w+)"', (ROOT / "notebooks" / f"{name}.py").read_text(), re.M)
+    return m.group(1) if m else "unknown"
+
+
+def supported_rows(notebook: str, spec: site_content.Figure | None,
+                   ledger: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The ledger rows a figure supports (:class:`site_content.Figure`): none when it names none."""
+    if spec is None or spec.where is None:
+        return []
+    nb = spec.notebook or notebook
+    return [r for r in ledger if r["notebook"] == nb and re.search(spec.where, r["where"])
+            and re.search(spec.setting, r["setting"])]
+
+
+def gallery_cards(ledger: list[dict[str, str]], up: str, notebooks: list[str] | None = None,
+                  paper: site_content.Paper | None = None) -> list[tuple[str, str]]:
+    """(notebook, HTML) of one card per figure file under ``figures/`` (of ``notebooks`` when
+    given; of ``paper`` when given, its figures only, not the regime sections'): the thumbnail,
+    a link to the figure on its notebook's page, the paper's figure number, what it shows, the
+    profile and the verdicts of the ledger rows it supports."""
+    cards = []
+    for folder in sorted(p for p in (ROOT / "figures").iterdir() if p.is_dir()):
+        name = folder.name
+        if notebooks is not None and name not in notebooks:
+            continue
+        nb_path = ROOT / "notebooks" / f"{name}.ipynb"
+        outputs = {f.stem: f for f in figure_outputs(name, json.loads(nb_path.read_text()))} if nb_path.exists() else {}
+        for png in sorted(folder.glob("*.png")):
+            spec = site_content.figure_spec(name, png.stem)
+            if paper is not None and (spec is None or not spec.label.startswith(paper.short)):
+                continue
+            f = outputs.get(png.stem)
+            href = f"{up}notebooks/{name}.html#{f.element_id}" if f else f"{up}notebooks/{name}.html"
+            label = spec.label if spec else png.stem
+            shows = spec.shows if spec else f"figure {png.name} of notebook {name}"
+            rows = supported_rows(name, spec, ledger)
+            verdicts = (f'supports {len(rows)} claim row{"s" if len(rows) != 1 else ""}: ' + " ".join(
+                verdict_badge(v, n) for v, n in Counter(r["verdict"] for r in rows).items())
+                if rows else "no claim row of the ledger")
+            alt = f"{label}: {shows} (notebook {name})"
+            cards.append((name, (
+                f'<figure class="g-card"><a href="{href}"><img src="{up}_static/gallery/{name}/{png.name}" '
+                f'alt="{html.escape(alt)}"></a><figcaption><b>{html.escape(label)}</b>: {html.escape(shows)}. '
+                f'<span class="g-meta">Notebook <a href="{href}">{name[:2]}</a>, {notebook_profile(name)} '
+                f'profile; {verdicts}.</span></figcaption></figure>')))
+    return cards
+
+
+def gallery_page(ledger: list[dict[str, str]]) -> str:
+    """Every regenerated figure as a thumbnail, under its notebook's title (:func:`gallery_cards`)."""
+    cards = gallery_cards(ledger, "")
+    out = ["# Gallery", "",
+           f"Every figure the notebooks regenerate ({len(cards)} files under `figures/`), with the paper's "
+           "figure number, what it shows, the profile of the committed run, and the verdicts of the ledger "
+           "rows it supports. A click opens the figure on its notebook's page.", ""]
+    for name in sorted({n for n, _ in cards}):
+        out += [f"## {name[:2]} &mdash; {notebook_title(name).split(' — ', 1)[-1]}", "", "```{raw} html",
+                '<div class="gallery">' + "".join(c for n, c in cards if n == name) + "</div>", "```", ""]
+    return "\n".join(out)
+
+
+def paper_card(paper: site_content.Paper, ledger: list[dict[str, str]], up: str) -> str:
+    """A paper's card for the landing page: name, title, authors, arXiv link, verdict counts,
+    notebooks."""
+    rows = [r for r in ledger if r["paper"] == paper.key]
+    arxiv = (f'<a href="https://arxiv.org/abs/{paper.arxiv}">arXiv:{paper.arxiv}</a>' if paper.arxiv
+             else "arXiv id not known")
+    nbs = " ".join(f'<a class="nb-chip" href="{up}notebooks/{n}.html" title="{html.escape(notebook_title(n))}">'
+                   f"{n[:2]}</a>" for n in paper.notebooks)
+    return (f'<div class="paper-card"><h3><a href="{up}papers/{paper.slug}.html">{html.escape(paper.short)}</a></h3>'
+            f'<p class="pc-title">{html.escape(paper.title)}</p>'
+            f'<p class="pc-ref">{html.escape(", ".join(paper.authors))} ({paper.year}) &middot; {arxiv}</p>'
+            f'<p class="pc-verdicts"><a href="{up}ledger.html?paper={quote(paper.key)}">{len(rows)} claim rows</a>: '
+            f"{verdict_counts(rows)}</p><p class=\"pc-nbs\">Notebooks {nbs}</p></div>")
+
+
+def paper_page(paper: site_content.Paper, ledger: list[dict[str, str]]) -> str:
+    """One page per paper: reference and arXiv link, the counts per verdict and notebook from the
+    ledger, what is regenerated and what not (and why), its notebooks and its figures."""
+    rows = [r for r in ledger if r["paper"] == paper.key]
+    arxiv = (f"[arXiv:{paper.arxiv}](https://arxiv.org/abs/{paper.arxiv})" if paper.arxiv
+             else "its arXiv identifier is not known to this project")
+    from fedlib.claims import VERDICTS
+    head = "| notebook | " + " | ".join(VERDICTS) + " | rows |"
+    table = [head, "|---" * (len(VERDICTS) + 2) + "|"]
+    for nb in dict.fromkeys(r["notebook"] for r in rows):
+        sub = [r for r in rows if r["notebook"] == nb]
+        table.append(f"| [{nb}](../notebooks/{nb}.ipynb) | " + " | ".join(
+            str(sum(r["verdict"] == v for r in sub)) for v in VERDICTS) + f" | {len(sub)} |")
+    table.append("| all | " + " | ".join(str(sum(r["verdict"] == v for r in rows)) for v in VERDICTS)
+                 + f" | {len(rows)} |")
+    cards = [c for _, c in gallery_cards(ledger, "../", list(paper.notebooks), paper)]
+    return "\n".join([
+        f"# {paper.short}", "",
+        f"**{paper.title}**  ", f"{', '.join(paper.authors)} ({paper.year}), {paper.venue}. {arxiv}.", "",
+        f"<small>Reference read from: {paper.found}.</small>", "",
+        "## What holds", "",
+        f"{len(rows)} claim rows of the [ledger](../ledger.md) (counted from `figures/claims_ledger.csv` when "
+        f"this page was built):", "", "```{raw} html", f"<p>{verdict_counts(rows)} &middot; "
+        f'<a href="../ledger.html?paper={quote(paper.key)}">these rows in the ledger</a></p>', "```", "",
+        *table, "",
+        "## What is regenerated", "", *[f"- {t}" for t in paper.regenerated], "",
+        "## What is not, and why", "", *[f"- {t}" for t in paper.not_regenerated], "",
+        "## Notebooks", "", *[f"- [{notebook_title(n)}](../notebooks/{n}.ipynb)" for n in paper.notebooks], "",
+        "## Figures", "", "```{raw} html", '<div class="gallery">' + "".join(cards) + "</div>", "```", ""])
+
+
+def papers_index(ledger: list[dict[str, str]]) -> str:
+    cards = "".join(paper_card(p, ledger, "../") for p in site_content.PAPERS)
+    return "\n".join(["# Papers", "", "The four papers, one page each.", "", "```{raw} html",
+                      f'<div class="paper-cards">{cards}</div>', "```", "", "```{toctree}", ":hidden:", "",
+                      *[p.slug for p in site_content.PAPERS], "```", ""])
+
+
+def cite_page() -> str:
+    """BibTeX of fedlib (its name and version, from the package) and of the four papers (from
+    :data:`site_content.PAPERS`)."""
+    from fedlib import __version__
+    entries = ["@software{fedlib,\n  title = {fedlib: federated learning under arbitrary client participation},\n"
+               f"  author = {{{{the fedlib developers}}}},\n  version = {{{__version__}}},\n"
+               "  note = {A reproducible companion to FedSUM, FOCUS, FedACS and Wang \\& Ji 2022}\n}"]
+    for p in site_content.PAPERS:
+        authors = " and ".join(p.authors)
+        kind = "inproceedings" if "NeurIPS" in p.venue else "misc"
+        venue = f"  booktitle = {{{p.venue}}},\n" if kind == "inproceedings" else ""
+        eprint = f"  eprint = {{{p.arxiv}}},\n  archivePrefix = {{arXiv}},\n" if p.arxiv else ""
+        entries.append(f"@{kind}{{{p.bibkey},\n  title = {{{p.title}}},\n  author = {{{authors}}},\n"
+                       f"{venue}  year = {{{p.year}}},\n{eprint}}}")
+    partial = [p.short for p in site_content.PAPERS if all(" " not in a for a in p.authors)]
+    return "\n".join([
+        "# Cite", "",
+        "If you use fedlib, cite it and the papers whose methods and figures you use. The papers' "
+        "titles and authors are those of the paper texts the notebooks were written from, their arXiv "
+        "identifiers those the package's docstrings cite"
+        + (f"; for {', '.join(partial)} only the authors' surnames are known here." if partial else "."), "",
+        "```bibtex", "\n\n".join(entries), "```", ""])
+
+
+def readme_subsection(body: str, title: str) -> str:
+    """The text of a ``### title`` subsection of a README section, up to the next heading."""
+    m = re.search(rf"^### {re.escape(title)}\n(.*?)(?=^#{{2,3}} |\Z)", body, re.M | re.S)
+    if m is None:
+        raise ValueError(f"README.md: subsection '### {title}' not found")
+    return m.group(1).strip()
+
+
+def algorithms_page(body: str) -> str:
+    """The README's algorithms table (name, paper, messages, memory) with each name linked to its
+    class, and every name ``fedlib.run`` accepts with its class and description (the registry)."""
+    from fedlib import algorithms
+
+    def link(m: re.Match) -> str:
+        try:
+            cls = algorithms.get(m.group(1))
+        except (KeyError, ValueError):
+            return m.group(0)
+        return f"{{py:class}}`{m.group(1)} <{cls.__module__}.{cls.__qualname__}>`"
+    lines = []
+    for line in body.splitlines():
+        if line.startswith("| `"):
+            first, rest = line[1:].split("|", 1)
+            line = "| " + re.sub(r"`(\w+)`", link, first) + "|" + rest
+        lines.append(line)
+    names = algorithms.available()
+    rows = ["| name | class | what it is |", "|---|---|---|"]
+    for name, text in names.items():
+        cls = algorithms.get(name)
+        rows.append(f"| `{name}` | {{py:class}}`{cls.__qualname__} <{cls.__module__}.{cls.__qualname__}>` | "
+                    f"{text.replace('|', '/')} |")
+    return "\n".join([
+        "# Algorithms", "",
+        "The algorithms of the registry, by the name `fedlib.run(name, ...)`, `ExperimentConfig(algorithm=name)` "
+        "and the notebooks use. Each links to its class, whose page lists its options.", "",
+        *lines, "",
+        f"## The names `fedlib.run` accepts ({len(names)})", "",
+        "From `fedlib.algorithms.available()`, with the options of each and their defaults:", "",
+        *rows, ""])
+
+
+def registered_names(module: str) -> list[tuple[str, str]]:
+    """(name, class name) of the registry's algorithms defined in ``module``."""
+    from fedlib import algorithms
+    out = []
+    for name in algorithms.available():
+        cls = algorithms.get(name)
+        if cls.__module__ == module:
+            out.append((name, cls.__qualname__))
+    return out
+
+
+def landing_page(preamble: str, start: str, ledger: list[dict[str, str]], kinds: dict[str, list[tuple[str, str]]]) -> str:
+    """The front door: what this is (the README's opening), the four papers' cards, "start here"
+    (install and the three-line example), and the guides by kind."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", preamble) if p.strip() and not p.startswith("# ")]
+    prose = [p for p in paragraphs if not p.lstrip().startswith("-")]
+    lead = " ".join(rewrite_links(re.sub(r":$", ".", p), 0) for p in prose)
+    cards = "".join(paper_card(p, ledger, "") for p in site_content.PAPERS)
+    n, counts = len(ledger), verdict_counts(ledger)
+
+    def links(kind: str) -> str:
+        return "".join(f'<li><a href="{href}">{html.escape(text)}</a></li>' for text, href in kinds.get(kind, []))
+    columns = [("Tutorials", "tutorial"), ("How-to guides", "how-to"), ("Explanations", "explanation"),
+               ("Reference", "reference")]
+    guide_html = "".join(f'<div class="guide-col"><h3>{t}</h3><ul>{links(k)}</ul></div>' for t, k in columns)
+    return "\n".join([
+        "# fedlib", "", lead, "",
+        "```{raw} html",
+        f'<div class="paper-cards">{cards}</div>',
+        f'<p class="all-claims">All {n} claim rows: {counts} &middot; <a href="ledger.html">the ledger</a> '
+        '&middot; <a href="gallery.html">the gallery of figures</a> &middot; <a href="guides/what-holds.html">how a '
+        "verdict is reached</a></p>",
+        "```", "",
+        "## Start here", "",
+        "In a clone of the repository, with Python 3.11 and pip:", "",
+        "```bash", "python -m pip install -e .     # the library (make figures / make test set up .venv themselves)",
+        "```", "", rewrite_links(start, 0), "",
+        "## Guides", "", "```{raw} html", f'<div class="guide-cols">{guide_html}</div>', "```", "",
+        "```{toctree}", ":maxdepth: 1", ":hidden:", "", "papers/index", "gallery", "ledger", "notebooks/index",
+        "guides/index", "algorithms", "api/index", "cite", "contributing", "```", ""])
 
 
 def write_sources(src: Path) -> None:
@@ -439,23 +702,16 @@ def write_sources(src: Path) -> None:
     src.mkdir(parents=True)
     preamble, sections = readme_sections((ROOT / "README.md").read_text())
     titles = [t for t, _ in sections]
-    for t in (*LANDING, NOTEBOOK_SECTION):
+    for t in (NOTEBOOK_SECTION, site_content.START_HERE, ALGORITHMS_IN):
         if t not in titles:
             raise ValueError(f"README.md: section '## {t}' not found; sections: {titles}")
     by_title = dict(sections)
-    guides = [(t, b) for t, b in sections if t not in LANDING and t != NOTEBOOK_SECTION]
-
-    landing = [rewrite_links(preamble, 0)]
-    for t in LANDING:
-        landing += [f"## {t}", "", rewrite_links(by_title[t], 0), ""]
-    landing += ["```{toctree}", ":maxdepth: 1", ":hidden:", "", "notebooks/index", "ledger",
-                "guides/index", "api/index", "```", ""]
-    (src / "index.md").write_text("\n".join(landing))
+    guides = [(t, b) for t, b in sections if t != NOTEBOOK_SECTION]
+    ledger = read_ledger(ROOT / "figures" / "claims_ledger.csv")
 
     nb_dir = src / "notebooks"
     nb_dir.mkdir()
     notebooks = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    ledger = read_ledger(ROOT / "figures" / "claims_ledger.csv")
     copies = src / "_static" / "notebooks"
     copies.mkdir(parents=True)
     for nb in notebooks:
@@ -473,13 +729,43 @@ def write_sources(src: Path) -> None:
         "```{toctree}", ":maxdepth: 1", "", *[nb.stem for nb in notebooks], "```", ""]))
 
     (src / "ledger.md").write_text(ledger_page(ROOT / "figures" / "claims_ledger.csv"))
+    (src / "gallery.md").write_text(gallery_page(ledger))
+    (src / "papers").mkdir()
+    (src / "papers" / "index.md").write_text(papers_index(ledger))
+    for paper in site_content.PAPERS:
+        (src / "papers" / f"{paper.slug}.md").write_text(paper_page(paper, ledger))
+    (src / "cite.md").write_text(cite_page())
+    (src / "algorithms.md").write_text(algorithms_page(readme_subsection(by_title[ALGORITHMS_IN], "Algorithms")))
 
+    # the README's sections by kind of guide; "contributing" is a page of its own
     (src / "guides").mkdir()
+    kinds: dict[str, list[tuple[str, str]]] = {}
+    contributing = ["# Contributing", "",
+                    "How the companion is built and tested, and how long that takes; the README says the same.", ""]
     for t, body in guides:
+        kind = site_content.GUIDE_KINDS.get(t, "how-to")
+        if kind == "contributing":
+            contributing += [f"## {t}", "", rewrite_links(body, 0), ""]
+            continue
         (src / "guides" / f"{slug(t)}.md").write_text(f"# {t}\n\n{promote(rewrite_links(body, 1))}\n")
-    (src / "guides" / "index.md").write_text("\n".join([
-        "# Guides", "", "The README's guides, one page each.", "",
-        "```{toctree}", ":maxdepth: 1", "", *[slug(t) for t, _ in guides], "```", ""]))
+        kinds.setdefault(kind, []).append((t, f"guides/{slug(t)}.html"))
+    (src / "contributing.md").write_text("\n".join(contributing))
+    kinds.setdefault("tutorial", []).append(("The notebooks, one per paper experiment", "notebooks/index.html"))
+    kinds.setdefault("reference", [])[:0] = [
+        ("API reference, by task", "api/index.html"), ("Algorithms: the registry", "algorithms.html"),
+        ("The claims ledger", "ledger.html"), ("The gallery of figures", "gallery.html"), ("Cite", "cite.html")]
+    kinds.setdefault("explanation", []).extend((p.short + ": what is regenerated", f"papers/{p.slug}.html")
+                                               for p in site_content.PAPERS)
+    captions = {"tutorial": "Tutorials", "how-to": "How-to guides", "explanation": "Explanations",
+                "reference": "Reference"}
+    index = ["# Guides", "", "The README's guides, one page each, by kind.", ""]
+    for kind, caption in captions.items():
+        pages = [h[len("guides/"):-len(".html")] for _, h in kinds.get(kind, []) if h.startswith("guides/")]
+        if pages:
+            index += ["```{toctree}", ":maxdepth: 1", f":caption: {caption}", "", *pages, "```", ""]
+    (src / "guides" / "index.md").write_text("\n".join(index))
+
+    (src / "index.md").write_text(landing_page(preamble, by_title[site_content.START_HERE], ledger, kinds))
 
     api_pages(src)
 

@@ -17,7 +17,10 @@ project = "fedlib"
 author = "the fedlib developers"
 copyright = "the fedlib developers"
 
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax"]
+from fedlib import __version__  # noqa: E402
+
+version = release = __version__
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "sphinx.ext.viewcode"]
 
 # notebooks: rendered from their committed outputs
 nb_execution_mode = "off"
@@ -40,7 +43,7 @@ mathjax_path = "mathjax/tex-svg.js"
 mathjax3_config = {"svg": {"fontCache": "global"}}
 
 html_theme = "pydata_sphinx_theme"
-html_title = "fedlib"
+html_title = f"fedlib {release}"
 html_static_path = ["_static"]
 html_css_files = ["fedlib.css"]
 html_js_files = ["ledger.js", "zoom.js"]

@@ -25,7 +25,14 @@ document.addEventListener("DOMContentLoaded", function () {
     groups.forEach(function (g) { g.style.display = open[g.dataset.group] ? "" : "none"; });
     if (count) { count.textContent = shown + " of " + rows.length + " rows"; }
   }
-  selects.forEach(function (s) { s.addEventListener("change", apply); });
+  // a link may choose the filters: ledger.html?paper=FedSUM&verdict=holds&q=words
+  var params = new URLSearchParams(window.location.search);
+  selects.forEach(function (s) {
+    var v = params.get(s.dataset.key);
+    if (v !== null && Array.from(s.options).some(function (o) { return o.value === v; })) { s.value = v; }
+    s.addEventListener("change", apply);
+  });
+  if (text && params.get("q")) { text.value = params.get("q"); }
   if (text) { text.addEventListener("input", apply); }
   apply();
 });
