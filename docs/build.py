@@ -807,6 +807,31 @@ def label_figures(out: Path) -> int:
     return done
 
 
+def fix_viewcode_backlinks(out: Path) -> int:
+    """After Sphinx: a ``[docs]`` link of a source page (``sphinx.ext.viewcode``) to an anchor that
+    its API page does not have (an object documented under the module that re-exports it, e.g.
+    ``fedlib.problems.Neural`` defined in ``fedlib/tasks.py``) points at the top of that page
+    instead, so no link leads nowhere. Returns how many links were changed."""
+    ids: dict[Path, set[str]] = {}
+    changed = 0
+    for page in (out / "_modules").rglob("*.html"):
+        text = page.read_text()
+
+        def fix(m: re.Match) -> str:
+            nonlocal changed
+            target = (page.parent / m.group(1)).resolve()
+            if target not in ids:
+                ids[target] = set(re.findall(r'\bid="([^"]+)"', target.read_text())) if target.exists() else set()
+            if m.group(2) in ids[target]:
+                return m.group(0)
+            changed += 1
+            return f'<a class="viewcode-back" href="{m.group(1)}">'
+        new = re.sub(r'<a class="viewcode-back" href="([^"#]+)#([^"]+)">', fix, text)
+        if new != text:
+            page.write_text(new)
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "build" / "site"), help="HTML output folder")
@@ -819,6 +844,7 @@ def main(argv: list[str] | None = None) -> int:
     rc = subprocess.call(cmd)
     if rc == 0:
         label_figures(out)
+        fix_viewcode_backlinks(out)
     return rc
 
 

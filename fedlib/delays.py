@@ -149,7 +149,7 @@ def monte_carlo(kind: str, num_clients: int, rounds: int | Sequence[int],
         **kind_kwargs: arguments of the kind (``per_round``, ``p``, ...).
 
     Returns:
-        DataFrame with one row per horizon: ``T``, ``tau_max_mean``, ``tau_max_std``,
+        A DataFrame with one row per horizon and the columns ``T``, ``tau_max_mean``, ``tau_max_std``,
         ``tau_avg_mean``, ``tau_avg_std``, ``seeds``.
     """
     from tqdm import tqdm

@@ -183,8 +183,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         **algorithm_options: options of the algorithm (see its docstring).
 
     Returns:
-        :class:`Result`. The history has a column ``eval_seconds``: cumulative seconds spent
-        evaluating (part of ``seconds``).
+        The run's :class:`Result`; its history has a column ``eval_seconds``, the cumulative
+        seconds spent evaluating (part of ``seconds``).
 
     Raises:
         ValueError: unknown algorithm, engine or schedule; mismatched sizes; non-positive

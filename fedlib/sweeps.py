@@ -174,7 +174,7 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
             thread each beat one process with two threads (``benchmarks/sweep.py``).
 
     Returns:
-        One row per evaluated round per run: the config's fields (arguments as
+        A DataFrame with one row per evaluated round per run, with the config's fields (arguments as
         ``<field>.<name>`` columns), ``key``, ``status`` (ok / diverged / error), ``error``,
         ``diverged_at``, then the history columns. A run that raised has one row with
         ``round`` NaN. Runs appear in the order of ``configs``.

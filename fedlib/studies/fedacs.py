@@ -393,8 +393,8 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
         window: late window (fraction of the rounds) of the accuracy claim.
 
     Returns:
-        rows {"claim", "where", "quote", "check"} (:class:`fedlib.claims.Verdict`): FedACS reaches
-        the target in fewer rounds than each of :data:`RIVALS` (margin one evaluation interval; a
+        Rows {"claim", "where", "quote", "check"}, the check a :class:`fedlib.claims.Verdict`, one
+        per claim. FedACS reaches the target in fewer rounds than each of :data:`RIVALS` (margin one evaluation interval; a
         run that never reaches it is left out of the interval and named); with less computation
         (local steps of the asked clients; margin FedAvg's computation of one round); higher
         late-window test accuracy than every other method (accuracy margin); FedAU never reaches
@@ -460,8 +460,8 @@ def beside_paper(ours: pd.DataFrame, table: str) -> tuple[pd.DataFrame, dict]:
     our computation, each with its ratio to FedACS's, and how many of our seeds reached it.
 
     Returns:
-        (the table, rank agreement): Kendall's tau between the paper's and our orderings of rounds
-        to the target over the methods both reach it with, and those methods.
+        The table and the rank agreement, a dict with Kendall's tau between the paper's and our
+        orderings of rounds to the target over the methods both reach it with, and those methods.
     """
     from scipy import stats
     paper = PAPER_MNIST[table]
