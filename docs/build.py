@@ -155,7 +155,9 @@ class FigureOutput:
 
 def plain(text: str) -> str:
     """A heading's text without Markdown marks and TeX (for an ``alt`` text)."""
-    text = re.sub(r"\$([^$]*)\$", lambda m: re.sub(r"\\(mathbb|text|mathrm)\s*|\\|[{}]", "", m.group(1)), text)
+    def untex(m: re.Match) -> str:
+        return re.sub(r"\\(mathbb|text|mathrm)\s*|\\|[{}]", "", m.group(1))
+    text = re.sub(r"\$([^$]*)\$", untex, text)
     return text.replace("`", "").replace("*", "")
 
 
@@ -179,7 +181,7 @@ def figure_outputs(name: str, nb: dict) -> list[FigureOutput]:
         if not images:
             continue
 
-        def position(stem: str) -> int:
+        def position(stem: str, src: str = src) -> int:
             """Where the cell's source names the figure file: as a string, or as an f-string
             that ends in one field (``f"fig11_family_{ds}"``); -1 when it does not."""
             for pattern in (rf"""["']{re.escape(stem)}["']""",
@@ -207,7 +209,8 @@ def figure_strip(figs: list[FigureOutput], name: str) -> str:
     return ("\n```{raw} html\n"
             f'<p class="nb-downloads">Download this notebook: <a href="../_static/notebooks/{name}.ipynb" '
             f'download>{name}.ipynb</a> (with its outputs) &middot; <a href="../_static/notebooks/{name}.py" '
-            f'download>{name}.py</a> (its jupytext source). The code of each cell is folded under its results '
+            f'download>{name}.py</a> (its jupytext source). The code of each cell is folded under its '
+            "results "
             "(&ldquo;Show code cell source&rdquo;); a click on a figure enlarges it.</p>"
             f"{strip}\n```\n")
 
@@ -350,14 +353,16 @@ def claims_table(rows: list[dict[str, str]], up: str, table_id: str = "ledger", 
         key = f"{nb}|{profile}"
         if groups and key != group:
             group = key
-            body.append(f'<tr class="group" data-group="{e(key)}"><th colspan="7"><a href="{link}">{e(nb)}</a>'
-                        f' <span class="paper">{e(r["paper"])}</span> <span class="profile">{e(profile)}</span>'
+            body.append(f'<tr class="group" data-group="{e(key)}"><th colspan="7">'
+                        f'<a href="{link}">{e(nb)}</a> <span class="paper">{e(r["paper"])}</span> '
+                        f'<span class="profile">{e(profile)}</span>'
                         "</th></tr>")
         interval = f" [{r['ci_low']}, {r['ci_high']}]" if r["ci_low"] or r["ci_high"] else ""
         effect = f"{r['effect']}{interval}" if r["effect"] else "&mdash;"
         more = (f'<p><b>{e(r["paper"])}, {e(r["where"])}:</b> &ldquo;{e(r["quote"])}&rdquo;</p>'
                 f'<p><b>Rule numbers:</b> effect {e(r["effect"] or "none")}, 95% interval '
-                f'[{e(r["ci_low"])}, {e(r["ci_high"])}], threshold {e(r["threshold"])}, margin {e(r["margin"])}, '
+                f'[{e(r["ci_low"])}, {e(r["ci_high"])}], threshold {e(r["threshold"])}, '
+                f'margin {e(r["margin"])}, '
                 f'seeds {e(r["seeds"])}.</p><p><b>Setting:</b> {e(r["setting"])}</p>'
                 f'<p><b>Cause:</b> {e(r["cause"]) or "none stated"}</p>')
         body.append(
@@ -369,7 +374,8 @@ def claims_table(rows: list[dict[str, str]], up: str, table_id: str = "ledger", 
             f'<td class="c-verdict">{verdict_badge(r["verdict"])}</td>'
             f'<td class="c-effect">{e(effect) if effect != "&mdash;" else effect}</td>'
             f'<td class="c-seeds">{e(r["seeds"])}</td>'
-            f'<td class="c-nb"><a href="{link}" title="the claims section of {e(nb)}">{e(nb[:2])}</a></td></tr>')
+            f'<td class="c-nb"><a href="{link}" title="the claims section of {e(nb)}">{e(nb[:2])}</a>'
+            "</td></tr>")
     return (f'<div class="ledger-wrap"><table id="{table_id}" class="ledger">{head}<tbody>{"".join(body)}'
             "</tbody></table></div>")
 
@@ -388,7 +394,8 @@ def ledger_filters(rows: list[dict[str, str]]) -> str:
     return ('<div class="ledger-filters">'
             + "".join(options(k, values(k)) for k in ("paper", "notebook", "setting"))
             + options("verdict", [v for v in VERDICTS if any(r["verdict"] == v for r in rows)])
-            + '<label>text <input id="ledger-text" type="search" placeholder="words in a claim, quote or cause">'
+            + '<label>text <input id="ledger-text" type="search" '
+            + 'placeholder="words in a claim, quote or cause">'
             + f'</label><span id="ledger-count">{len(rows)} of {len(rows)} rows</span></div>')
 
 
@@ -437,7 +444,8 @@ def api_pages(src: Path) -> list[str]:
         # the re-exported names are documented once, on their modules' pages
         package = ["   :ignore-module-all:"] if hasattr(module, "__path__") else []
         names = registered_names(name)
-        registry = ([f"Registered algorithms (the names `fedlib.run` accepts; [all of them](../algorithms.md)): "
+        registry = (["Registered algorithms (the names `fedlib.run` accepts; "
+                     "[all of them](../algorithms.md)): "
                      + ", ".join(f"`{n}` ({{py:class}}`{c} <{name}.{c}>`)" for n, c in names) + ".", ""]
                     if names else [])
         (src / "api" / f"{name}.md").write_text("\n".join([
@@ -446,9 +454,11 @@ def api_pages(src: Path) -> list[str]:
     grouped = [m for _, ms in site_content.API_GROUPS for m in ms]
     unknown = [m for m in grouped + list(site_content.INTERNALS) if m not in modules]
     if unknown:
-        raise ValueError(f"docs/site_content.py: API_GROUPS / INTERNALS name modules that do not exist: {unknown}")
+        raise ValueError(f"docs/site_content.py: API_GROUPS / INTERNALS name modules that do not exist: "
+                         f"{unknown}")
     groups = [*site_content.API_GROUPS,
-              ("Other modules", tuple(m for m in modules if m not in grouped and m not in site_content.INTERNALS)),
+              ("Other modules", tuple(m for m in modules
+                                      if m not in grouped and m not in site_content.INTERNALS)),
               ("Internals (what the package uses itself)", site_content.INTERNALS)]
     index = ["# API reference", "",
              "Generated from the docstrings of every public module of `fedlib`, grouped by task. "
@@ -474,7 +484,8 @@ def notebook_title(name: str) -> str:
 def notebook_profile(name: str) -> str:
     """The profile a notebook's committed outputs were made at: the default of its ``profile``
     parameter (the committed outputs are those of a run at the defaults)."""
-    m = re.search(r'^profile(?::\s*str)?\s*=\s*"(\w+)"', (ROOT / "notebooks" / f"{name}.py").read_text(), re.M)
+    source = (ROOT / "notebooks" / f"{name}.py").read_text()
+    m = re.search(r'^profile(?::\s*str)?\s*=\s*"(\w+)"', source, re.M)
     return m.group(1) if m else "unknown"
 
 
@@ -500,7 +511,8 @@ def gallery_cards(ledger: list[dict[str, str]], up: str, notebooks: list[str] | 
         if notebooks is not None and name not in notebooks:
             continue
         nb_path = ROOT / "notebooks" / f"{name}.ipynb"
-        outputs = {f.stem: f for f in figure_outputs(name, json.loads(nb_path.read_text()))} if nb_path.exists() else {}
+        outputs = ({f.stem: f for f in figure_outputs(name, json.loads(nb_path.read_text()))}
+                   if nb_path.exists() else {})
         for png in sorted(folder.glob("*.png")):
             spec = site_content.figure_spec(name, png.stem)
             if paper is not None and (spec is None or not spec.label.startswith(paper.short)):
@@ -516,7 +528,8 @@ def gallery_cards(ledger: list[dict[str, str]], up: str, notebooks: list[str] | 
             alt = f"{label}: {shows} (notebook {name})"
             cards.append((name, (
                 f'<figure class="g-card"><a href="{href}"><img src="{up}_static/gallery/{name}/{png.name}" '
-                f'alt="{html.escape(alt)}"></a><figcaption><b>{html.escape(label)}</b>: {html.escape(shows)}. '
+                f'alt="{html.escape(alt)}"></a><figcaption><b>{html.escape(label)}</b>: '
+                f'{html.escape(shows)}. '
                 f'<span class="g-meta">Notebook <a href="{href}">{name[:2]}</a>, {notebook_profile(name)} '
                 f'profile; {verdicts}.</span></figcaption></figure>')))
     return cards
@@ -541,12 +554,15 @@ def paper_card(paper: site_content.Paper, ledger: list[dict[str, str]], up: str)
     rows = [r for r in ledger if r["paper"] == paper.key]
     arxiv = (f'<a href="https://arxiv.org/abs/{paper.arxiv}">arXiv:{paper.arxiv}</a>' if paper.arxiv
              else "arXiv id not known")
-    nbs = " ".join(f'<a class="nb-chip" href="{up}notebooks/{n}.html" title="{html.escape(notebook_title(n))}">'
+    nbs = " ".join(f'<a class="nb-chip" href="{up}notebooks/{n}.html" '
+                   f'title="{html.escape(notebook_title(n))}">'
                    f"{n[:2]}</a>" for n in paper.notebooks)
-    return (f'<div class="paper-card"><h3><a href="{up}papers/{paper.slug}.html">{html.escape(paper.short)}</a></h3>'
+    return (f'<div class="paper-card"><h3><a href="{up}papers/{paper.slug}.html">'
+            f'{html.escape(paper.short)}</a></h3>'
             f'<p class="pc-title">{html.escape(paper.title)}</p>'
             f'<p class="pc-ref">{html.escape(", ".join(paper.authors))} ({paper.year}) &middot; {arxiv}</p>'
-            f'<p class="pc-verdicts"><a href="{up}ledger.html?paper={quote(paper.key)}">{len(rows)} claim rows</a>: '
+            f'<p class="pc-verdicts"><a href="{up}ledger.html?paper={quote(paper.key)}">'
+            f'{len(rows)} claim rows</a>: '
             f"{verdict_counts(rows)}</p><p class=\"pc-nbs\">Notebooks {nbs}</p></div>")
 
 
@@ -571,13 +587,15 @@ def paper_page(paper: site_content.Paper, ledger: list[dict[str, str]]) -> str:
         f"**{paper.title}**  ", f"{', '.join(paper.authors)} ({paper.year}), {paper.venue}. {arxiv}.", "",
         f"<small>Reference read from: {paper.found}.</small>", "",
         "## What holds", "",
-        f"{len(rows)} claim rows of the [ledger](../ledger.md) (counted from `figures/claims_ledger.csv` when "
+        f"{len(rows)} claim rows of the [ledger](../ledger.md) (counted from "
+        "`figures/claims_ledger.csv` when "
         f"this page was built):", "", "```{raw} html", f"<p>{verdict_counts(rows)} &middot; "
         f'<a href="../ledger.html?paper={quote(paper.key)}">these rows in the ledger</a></p>', "```", "",
         *table, "",
         "## What is regenerated", "", *[f"- {t}" for t in paper.regenerated], "",
         "## What is not, and why", "", *[f"- {t}" for t in paper.not_regenerated], "",
-        "## Notebooks", "", *[f"- [{notebook_title(n)}](../notebooks/{n}.ipynb)" for n in paper.notebooks], "",
+        "## Notebooks", "",
+        *[f"- [{notebook_title(n)}](../notebooks/{n}.ipynb)" for n in paper.notebooks], "",
         "## Figures", "", "```{raw} html", '<div class="gallery">' + "".join(cards) + "</div>", "```", ""])
 
 
@@ -592,7 +610,8 @@ def cite_page() -> str:
     """BibTeX of fedlib (its name and version, from the package) and of the four papers (from
     :data:`site_content.PAPERS`)."""
     from fedlib import __version__
-    entries = ["@software{fedlib,\n  title = {fedlib: federated learning under arbitrary client participation},\n"
+    entries = ["@software{fedlib,\n"
+               "  title = {fedlib: federated learning under arbitrary client participation},\n"
                f"  author = {{{{the fedlib developers}}}},\n  version = {{{__version__}}},\n"
                "  note = {A reproducible companion to FedSUM, FOCUS, FedACS and Wang \\& Ji 2022}\n}"]
     for p in site_content.PAPERS:
@@ -645,7 +664,8 @@ def algorithms_page(body: str) -> str:
                     f"{text.replace('|', '/')} |")
     return "\n".join([
         "# Algorithms", "",
-        "The algorithms of the registry, by the name `fedlib.run(name, ...)`, `ExperimentConfig(algorithm=name)` "
+        "The algorithms of the registry, by the name `fedlib.run(name, ...)`, "
+        "`ExperimentConfig(algorithm=name)` "
         "and the notebooks use. Each links to its class, whose page lists its options.", "",
         *lines, "",
         f"## The names `fedlib.run` accepts ({len(names)})", "",
@@ -664,7 +684,8 @@ def registered_names(module: str) -> list[tuple[str, str]]:
     return out
 
 
-def landing_page(preamble: str, start: str, ledger: list[dict[str, str]], kinds: dict[str, list[tuple[str, str]]]) -> str:
+def landing_page(preamble: str, start: str, ledger: list[dict[str, str]],
+                 kinds: dict[str, list[tuple[str, str]]]) -> str:
     """The front door: what this is (the README's opening), the four papers' cards, "start here"
     (install and the three-line example), and the guides by kind."""
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", preamble) if p.strip() and not p.startswith("# ")]
@@ -674,7 +695,8 @@ def landing_page(preamble: str, start: str, ledger: list[dict[str, str]], kinds:
     n, counts = len(ledger), verdict_counts(ledger)
 
     def links(kind: str) -> str:
-        return "".join(f'<li><a href="{href}">{html.escape(text)}</a></li>' for text, href in kinds.get(kind, []))
+        return "".join(f'<li><a href="{href}">{html.escape(text)}</a></li>'
+                       for text, href in kinds.get(kind, []))
     columns = [("Tutorials", "tutorial"), ("How-to guides", "how-to"), ("Explanations", "explanation"),
                ("Reference", "reference")]
     guide_html = "".join(f'<div class="guide-col"><h3>{t}</h3><ul>{links(k)}</ul></div>' for t, k in columns)
@@ -683,15 +705,18 @@ def landing_page(preamble: str, start: str, ledger: list[dict[str, str]], kinds:
         "```{raw} html",
         f'<div class="paper-cards">{cards}</div>',
         f'<p class="all-claims">All {n} claim rows: {counts} &middot; <a href="ledger.html">the ledger</a> '
-        '&middot; <a href="gallery.html">the gallery of figures</a> &middot; <a href="guides/what-holds.html">how a '
+        '&middot; <a href="gallery.html">the gallery of figures</a> &middot; '
+        '<a href="guides/what-holds.html">how a '
         "verdict is reached</a></p>",
         "```", "",
         "## Start here", "",
         "In a clone of the repository, with Python 3.11 and pip:", "",
-        "```bash", "python -m pip install -e .     # the library (make figures / make test set up .venv themselves)",
+        "```bash",
+        "python -m pip install -e .     # the library (make figures / make test set up .venv themselves)",
         "```", "", rewrite_links(start, 0), "",
         "## Guides", "", "```{raw} html", f'<div class="guide-cols">{guide_html}</div>', "```", "",
-        "```{toctree}", ":maxdepth: 1", ":hidden:", "", "papers/index", "gallery", "ledger", "notebooks/index",
+        "```{toctree}", ":maxdepth: 1", ":hidden:", "", "papers/index", "gallery", "ledger",
+        "notebooks/index",
         "guides/index", "algorithms", "api/index", "cite", "contributing", "```", ""])
 
 
@@ -735,13 +760,15 @@ def write_sources(src: Path) -> None:
     for paper in site_content.PAPERS:
         (src / "papers" / f"{paper.slug}.md").write_text(paper_page(paper, ledger))
     (src / "cite.md").write_text(cite_page())
-    (src / "algorithms.md").write_text(algorithms_page(readme_subsection(by_title[ALGORITHMS_IN], "Algorithms")))
+    table = readme_subsection(by_title[ALGORITHMS_IN], "Algorithms")
+    (src / "algorithms.md").write_text(algorithms_page(table))
 
     # the README's sections by kind of guide; "contributing" is a page of its own
     (src / "guides").mkdir()
     kinds: dict[str, list[tuple[str, str]]] = {}
     contributing = ["# Contributing", "",
-                    "How the companion is built and tested, and how long that takes; the README says the same.", ""]
+                    "How the companion is built and tested, and how long that takes; the README says "
+                    "the same.", ""]
     for t, body in guides:
         kind = site_content.GUIDE_KINDS.get(t, "how-to")
         if kind == "contributing":
@@ -750,10 +777,12 @@ def write_sources(src: Path) -> None:
         (src / "guides" / f"{slug(t)}.md").write_text(f"# {t}\n\n{promote(rewrite_links(body, 1))}\n")
         kinds.setdefault(kind, []).append((t, f"guides/{slug(t)}.html"))
     (src / "contributing.md").write_text("\n".join(contributing))
-    kinds.setdefault("tutorial", []).append(("The notebooks, one per paper experiment", "notebooks/index.html"))
+    kinds.setdefault("tutorial", []).append(("The notebooks, one per paper experiment",
+                                             "notebooks/index.html"))
     kinds.setdefault("reference", [])[:0] = [
         ("API reference, by task", "api/index.html"), ("Algorithms: the registry", "algorithms.html"),
-        ("The claims ledger", "ledger.html"), ("The gallery of figures", "gallery.html"), ("Cite", "cite.html")]
+        ("The claims ledger", "ledger.html"), ("The gallery of figures", "gallery.html"),
+        ("Cite", "cite.html")]
     kinds.setdefault("explanation", []).extend((p.short + ": what is regenerated", f"papers/{p.slug}.html")
                                                for p in site_content.PAPERS)
     captions = {"tutorial": "Tutorials", "how-to": "How-to guides", "explanation": "Explanations",
@@ -817,11 +846,12 @@ def fix_viewcode_backlinks(out: Path) -> int:
     for page in (out / "_modules").rglob("*.html"):
         text = page.read_text()
 
-        def fix(m: re.Match) -> str:
+        def fix(m: re.Match, page: Path = page) -> str:
             nonlocal changed
             target = (page.parent / m.group(1)).resolve()
             if target not in ids:
-                ids[target] = set(re.findall(r'\bid="([^"]+)"', target.read_text())) if target.exists() else set()
+                ids[target] = (set(re.findall(r'\bid="([^"]+)"', target.read_text()))
+                               if target.exists() else set())
             if m.group(2) in ids[target]:
                 return m.group(0)
             changed += 1

@@ -20,7 +20,8 @@ copyright = "the fedlib developers"
 from fedlib import __version__  # noqa: E402
 
 version = release = __version__
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "sphinx.ext.viewcode"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax",
+              "sphinx.ext.viewcode"]
 
 # notebooks: rendered from their committed outputs
 nb_execution_mode = "off"

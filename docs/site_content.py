@@ -38,7 +38,8 @@ PAPERS: tuple[Paper, ...] = (
         key="FedSUM", slug="fedsum", short="FedSUM",
         title="FedSUM Family: Efficient Federated Learning Methods under Arbitrary Client Participation",
         authors=("Runze You", "Shi Pu"), year=2025, arxiv="2512.18275", venue="arXiv preprint",
-        notebooks=("01_participation_delays", "02_fedsum_main", "03_fedsum_ablations", "09_real_availability"),
+        notebooks=("01_participation_delays", "02_fedsum_main", "03_fedsum_ablations",
+                   "09_real_availability"),
         regenerated=(
             "Table 1 and App. F: the delay metrics tau_max / tau_avg of Cases 1-4, P2, P3, the biased "
             "and Markov patterns against the lemmas' bounds (notebook 01).",
@@ -56,7 +57,8 @@ PAPERS: tuple[Paper, ...] = (
             "Fig. 13 (BERT on SST-2) is out of scope: no SST-2 or pretrained weights here, and a "
             "transformer does not fit the two-core budget.",
         ),
-        bibkey="you2025fedsum", found="paper text (title, authors); fedlib/delays.py, fedlib/algorithms/fedsum.py (arXiv id)"),
+        bibkey="you2025fedsum",
+        found="paper text (title, authors); fedlib/delays.py, fedlib/algorithms/fedsum.py (arXiv id)"),
     Paper(
         key="FOCUS", slug="focus", short="FOCUS",
         title="Exact and Linear Convergence for Federated Learning under Arbitrary Client "
@@ -200,7 +202,8 @@ FIGURES: dict[str, dict[str, Figure]] = {
                                "for several Dirichlet alphas (dynamic setting)", "", r"alpha"),
     },
     "08_amplified_fedavg": {
-        "warmup": Figure("Wang & Ji 2022 (warm-up)", "the FedAvg warm-up runs to their plateau, one per seed"),
+        "warmup": Figure("Wang & Ji 2022 (warm-up)", "the FedAvg warm-up runs to their plateau, one per "
+                         "seed"),
         "fig1_methods": Figure("Wang & Ji 2022 Fig. 1", "amplification against no amplification and "
                                "wait-minibatch / wait-full, at each method's best rate and at the "
                                "authors' rates", r"Fig\. 1"),
@@ -236,15 +239,16 @@ GUIDE_KINDS: dict[str, str] = {
 API_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Participation and delays", ("fedlib.participation", "fedlib.delays", "fedlib.traces")),
     ("Algorithms", ("fedlib.algorithms", "fedlib.algorithms.base", "fedlib.algorithms.options",
-                    "fedlib.algorithms.fedavg", "fedlib.algorithms.fedsum", "fedlib.algorithms.variance_reduced",
-                    "fedlib.algorithms.reweighting", "fedlib.algorithms.sampling", "fedlib.algorithms.amplified",
-                    "fedlib.theory")),
+                    "fedlib.algorithms.fedavg", "fedlib.algorithms.fedsum",
+                    "fedlib.algorithms.variance_reduced", "fedlib.algorithms.reweighting",
+                    "fedlib.algorithms.sampling", "fedlib.algorithms.amplified", "fedlib.theory")),
     ("Problems, data and models", ("fedlib.problems", "fedlib.objectives", "fedlib.tasks", "fedlib.data",
                                    "fedlib.partition", "fedlib.models")),
     ("Running and sweeps", ("fedlib", "fedlib.runner", "fedlib.engine", "fedlib.config", "fedlib.sweeps",
                             "fedlib.analysis", "fedlib.plotting")),
     ("Stores and verification", ("fedlib.store", "fedlib.verification")),
-    ("Claims and studies", ("fedlib.claims", "fedlib.studies", "fedlib.studies.fedsum", "fedlib.studies.focus",
+    ("Claims and studies", ("fedlib.claims", "fedlib.studies", "fedlib.studies.fedsum",
+                            "fedlib.studies.focus",
                             "fedlib.studies.fedacs_toy", "fedlib.studies.fedacs", "fedlib.studies.amplified",
                             "fedlib.studies.real")),
     ("Deployment", ("fedlib.flower",)),

@@ -394,11 +394,12 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
 
     Returns:
         Rows {"claim", "where", "quote", "check"}, the check a :class:`fedlib.claims.Verdict`, one
-        per claim. FedACS reaches the target in fewer rounds than each of :data:`RIVALS` (margin one evaluation interval; a
-        run that never reaches it is left out of the interval and named); with less computation
-        (local steps of the asked clients; margin FedAvg's computation of one round); higher
-        late-window test accuracy than every other method (accuracy margin); FedAU never reaches
-        the target, and OS never reaches it (events counted per seed: the paper's dashes); OS ends
+        per claim. FedACS reaches the target in fewer rounds than each of :data:`RIVALS` (margin
+        one evaluation interval; a run that never reaches it is left out of the interval and
+        named); with less computation (local steps of the asked clients; margin FedAvg's
+        computation of one round); higher late-window test accuracy than every other method
+        (accuracy margin); FedAU never reaches the target, and OS never reaches it (events counted
+        per seed: the paper's dashes); OS ends
         below FedACS (late-window accuracy).
     """
     seeds = sorted(cell)

@@ -124,7 +124,7 @@ def test_paper_pages_count_verdicts_from_the_ledger_and_cite_only_known_arxiv_id
         rows = [r for r in ledger if r["paper"] == paper.key]
         page = build.paper_page(paper, ledger)
         assert f"{len(rows)} claim rows" in page
-        assert f"| all | " in page and page.count("| [") >= len({r['notebook'] for r in rows})
+        assert "| all | " in page and page.count("| [") >= len({r['notebook'] for r in rows})
         # never an invented identifier: each arXiv id is one the package's docstrings cite
         assert paper.arxiv is None or f"arXiv:{paper.arxiv}" in sources, paper.key
         assert paper.arxiv is None or f"eprint = {{{paper.arxiv}}}" in build.cite_page()
@@ -136,9 +136,11 @@ def test_api_index_groups_every_public_module_once(tmp_path):
     index = (tmp_path / "api" / "index.md").read_text()
     for m in build.public_modules():
         assert index.count(f"| [`{m}`]({m}.md) |") == 1, m
-    assert "## Internals" in index and "`fedsum`" in (tmp_path / "api" / "fedlib.algorithms.fedsum.md").read_text()
+    assert "## Internals" in index
+    assert "`fedsum`" in (tmp_path / "api" / "fedlib.algorithms.fedsum.md").read_text()
 
 
 def test_split_setting_separates_the_profile():
-    assert build.split_setting("MNIST, P1, quick profile (MNIST, K = 5)") == ("MNIST, P1", "quick profile (MNIST, K = 5)")
+    assert build.split_setting("MNIST, P1, quick profile (MNIST, K = 5)") == \
+        ("MNIST, P1", "quick profile (MNIST, K = 5)")
     assert build.split_setting("no profile here") == ("no profile here", "")
