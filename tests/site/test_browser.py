@@ -248,6 +248,8 @@ _TOO_WIDE = """() => {
 
 def _readable_pages() -> list[tuple[str, str]]:
     pages = [("ledger", "ledger.html"), ("gallery", "gallery.html"), ("landing", "index.html")]
+    pages += [("other", p) for p in ("notebooks/index.html", "algorithms.html", "api/index.html",
+                                     "contributing.html", "cite.html")]
     pages += [("notebook", f"notebooks/{nb.stem}.html")
               for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
     pages += [("paper", p.relative_to(SITE).as_posix()) for p in sorted((SITE / "papers").glob("*.html"))]
@@ -285,7 +287,7 @@ def test_pages_fit_their_column_and_their_height(browser, viewport):
                                   ".map(c => c.getBoundingClientRect().bottom)")
             if len(cards) != 4 or max(cards) > height:
                 problems.append(f"index.html: the papers' cards end at {cards} (first screen: {height})")
-        if kind != "paper" and (kind != "notebook" or rel.startswith("notebooks/02")):
+        if kind not in ("paper", "other") and (kind != "notebook" or rel.startswith("notebooks/02")):
             page.screenshot(path=str(ARTIFACTS / f"{rel.replace('/', '_')[:-5]}_{viewport}.png"))
         page.close()
     ctx.close()
