@@ -775,7 +775,8 @@ def write_sources(src: Path) -> None:
             contributing += [f"## {t}", "", rewrite_links(body, 0), ""]
             continue
         (src / "guides" / f"{slug(t)}.md").write_text(f"# {t}\n\n{promote(rewrite_links(body, 1))}\n")
-        kinds.setdefault(kind, []).append((t, f"guides/{slug(t)}.html"))
+        label = "What holds: the verdict rule and its margins" if t == "What holds" else t
+        kinds.setdefault(kind, []).append((label, f"guides/{slug(t)}.html"))
     (src / "contributing.md").write_text("\n".join(contributing))
     kinds.setdefault("tutorial", []).append(("The notebooks, one per paper experiment",
                                              "notebooks/index.html"))
@@ -783,6 +784,8 @@ def write_sources(src: Path) -> None:
         ("API reference, by task", "api/index.html"), ("Algorithms: the registry", "algorithms.html"),
         ("The claims ledger", "ledger.html"), ("The gallery of figures", "gallery.html"),
         ("Cite", "cite.html")]
+    kinds["reference"].append(("Contributing: how the site and tests are built, timings",
+                               "contributing.html"))
     kinds.setdefault("explanation", []).extend((p.short + ": what is regenerated", f"papers/{p.slug}.html")
                                                for p in site_content.PAPERS)
     captions = {"tutorial": "Tutorials", "how-to": "How-to guides", "explanation": "Explanations",
