@@ -469,7 +469,10 @@ def api_pages(src: Path) -> list[str]:
         index += [f"## {title}", "", "| module | what it holds |", "|---|---|"]
         index += [f"| [`{m}`]({m}.md) | {module_summary(m).replace('|', '/')} |" for m in members]
         index += [""]
-    index += ["```{toctree}", ":hidden:", "", *modules, "```", ""]
+    # the sidebar of the API pages: the modules under their groups' names
+    for title, members in groups:
+        if members:
+            index += ["```{toctree}", ":hidden:", f":caption: {title}", "", *members, "```", ""]
     (src / "api" / "index.md").write_text("\n".join(index))
     return modules
 
