@@ -1,7 +1,7 @@
 """FedAvg variants that reweight or normalise client updates: FedAU, FedAWE, FedNova,
 communication-aware FedAvg and FedAvg with known participation probabilities.
 
-Example, FedAU with its interval estimates cut off at 50 rounds (``prob``: any problem, e.g.
+Example, FedAU recording an absence of 50 rounds as an interval (its K) (``prob``: any problem, e.g.
 ``fedlib.problems.random_quadratic(num_clients=10, dim=5, seed=0)``)::
 
     fedlib.run("fedau", prob, {"kind": "bernoulli", "p": 0.3}, rounds=200, local_steps=5,

@@ -9,7 +9,7 @@ FedACS compiles its with-replacement draws into a new Schedule once, before the 
 (:meth:`FedACS.prepare_schedule`), so the draws are data that can be saved and replayed; OS
 samples inside the round because its probabilities depend on the clients' update norms.
 
-Example, FedACS drawing 5 clients a round from those the environment makes available
+Example, FedACS drawing 5 clients a round with replacement
 (``prob``: any problem, e.g.
 ``fedlib.problems.random_quadratic(num_clients=10, dim=5, seed=0)``)::
 
