@@ -11,7 +11,9 @@ are rendered from their stored outputs and MathJax is served from the site itsel
 from __future__ import annotations
 
 import argparse
+import base64
 import csv
+import hashlib
 import html
 import importlib
 import importlib.util
@@ -21,15 +23,21 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+sys.path.insert(0, str(DOCS))
+import site_content  # noqa: E402  (docs/site_content.py: the words no file computes)
 
-#: README sections (``## `` headings) that make the landing page, in order; every other section
-#: becomes a guide page, and the ``Notebooks`` section heads the notebooks' index.
-LANDING = ("What holds", "The two commands")
+#: the README section (``## `` heading) that heads the notebooks' index; every other section becomes
+#: a guide page of its kind (``site_content.GUIDE_KINDS``), or the contributing page
 NOTEBOOK_SECTION = "Notebooks"
+#: the README section whose ``### Algorithms`` subsection holds the algorithms' table
+ALGORITHMS_IN = "Sweeps, the results store, verification"
 #: ledger columns shown in the site's table (all of ``fedlib.claims.LEDGER_COLUMNS`` but the setting,
 #: which is long and the same for most rows of a notebook: it is shown on hover of the claim)
 LEDGER_SHOWN = ("notebook", "paper", "where", "quote", "claim", "verdict", "direction", "effect", "ci_low",
@@ -119,6 +127,123 @@ def notebook_for_site(nb: dict) -> dict:
     return nb
 
 
+@dataclass(frozen=True)
+class FigureOutput:
+    """An image output of a notebook: the sha256 of its PNG (the name MyST-NB gives its file under
+    ``_images/``), the figure file it was saved as (``figures/<notebook>/<stem>.png``; None when no
+    file name of the folder occurs in its cell), and the heading and anchor of its section."""
+
+    notebook: str
+    digest: str
+    stem: str | None
+    heading: str
+    anchor: str
+
+    @property
+    def alt(self) -> str:
+        """What the figure shows, for its ``alt`` text and the gallery's caption."""
+        spec = site_content.figure_spec(self.notebook, self.stem) if self.stem else None
+        if spec is None:
+            return f"Figure of notebook {self.notebook}, section: {plain(self.heading)}"
+        return f"{spec.label}: {spec.shows} (notebook {self.notebook})"
+
+    @property
+    def element_id(self) -> str:
+        """The id the image carries on its notebook's page (``fig-<stem>``, or its section's)."""
+        return f"fig-{self.stem}" if self.stem else self.anchor
+
+
+def plain(text: str) -> str:
+    """A heading's text without Markdown marks and TeX (for an ``alt`` text)."""
+    def untex(m: re.Match) -> str:
+        return re.sub(r"\\(mathbb|text|mathrm)\s*|\\|[{}]", "", m.group(1))
+    text = re.sub(r"\$([^$]*)\$", untex, text)
+    return text.replace("`", "").replace("*", "")
+
+
+def figure_outputs(name: str, nb: dict) -> list[FigureOutput]:
+    """Every PNG output of notebook ``name`` in order, matched to the figure files of
+    ``figures/<name>/`` that its cell's source names (a name, or a name less its last ``_part``
+    when the cell builds it, e.g. ``fig11_family_{dataset}``), in their order in the source."""
+    from docutils.nodes import make_id
+    stems = sorted(p.stem for p in (ROOT / "figures" / name).glob("*.png"))
+    out, heading, anchor, used = [], name, "", set()
+    for cell in nb["cells"]:
+        src = _join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            for line in src.splitlines():
+                m = re.match(r"#{1,6}\s+(.*)", line)
+                if m:
+                    heading, anchor = m.group(1).strip(), make_id(m.group(1))
+            continue
+        images = [base64.b64decode(_join(o["data"]["image/png"])) for o in cell.get("outputs", [])
+                  if "image/png" in o.get("data", {})]
+        if not images:
+            continue
+
+        def position(stem: str, src: str = src) -> int:
+            """Where the cell's source names the figure file: as a string, or as an f-string
+            that ends in one field (``f"fig11_family_{ds}"``); -1 when it does not."""
+            for pattern in (rf"""["']{re.escape(stem)}["']""",
+                            rf"""["']{re.escape(stem.rsplit('_', 1)[0])}_{{\w+}}["']"""):
+                m = re.search(pattern, src)
+                if m:
+                    return m.start()
+            return -1
+        named = sorted((position(s), s) for s in stems if s not in used and position(s) >= 0)
+        for k, png in enumerate(images):
+            stem = named[k][1] if k < len(named) else None
+            if stem:
+                used.add(stem)
+            out.append(FigureOutput(name, hashlib.sha256(png).hexdigest(), stem, heading, anchor))
+    return out
+
+
+def figure_strip(figs: list[FigureOutput], name: str) -> str:
+    """Raw HTML under a notebook's title: its downloads and one thumbnail per figure of the page,
+    each a link to the figure (results before the code that made them)."""
+    thumbs = "".join(
+        f'<a class="fig-thumb" href="#{f.element_id}"><img src="../_static/gallery/{name}/{f.stem}.png" '
+        f'alt="{html.escape(f.alt)}"></a>' for f in figs if f.stem)
+    strip = f'<div class="fig-strip">{thumbs}</div>' if thumbs else ""
+    return ("\n```{raw} html\n"
+            f'<p class="nb-downloads">Download this notebook: <a href="../_static/notebooks/{name}.ipynb" '
+            f'download>{name}.ipynb</a> (with its outputs) &middot; <a href="../_static/notebooks/{name}.py" '
+            f'download>{name}.py</a> (its jupytext source). The code of each cell is folded under its '
+            "results "
+            "(&ldquo;Show code cell source&rdquo;); a click on a figure enlarges it.</p>"
+            f"{strip}\n```\n")
+
+
+def dress_notebook(nb: dict, name: str, ledger: list[dict[str, str]]) -> dict:
+    """The site's copy of a notebook made for reading, its outputs kept: every code cell's source
+    folded under its outputs (MyST-NB's ``hide-input`` tag), the downloads and the figures'
+    thumbnails under the title (:func:`figure_strip`), and a table of claims that the notebook
+    displays (a DataFrame with ``verdict`` and ``cause`` columns) drawn as the ledger's
+    :func:`claims_table` from the ledger's rows of this notebook."""
+    figs = figure_outputs(name, nb)
+    titled = False
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+            if "hide-input" not in tags and "remove-input" not in tags:
+                tags.append("hide-input")
+            rows = [r for r in ledger if r["notebook"] == name]
+            for out in cell.get("outputs", []):
+                table = _join(out.get("data", {}).get("text/html", ""))
+                if rows and "<th>verdict</th>" in table and "<th>cause</th>" in table:
+                    out["data"]["text/html"] = claims_table(rows, "../", table_id=f"claims-{name[:2]}",
+                                                            groups=False)
+        elif not titled:
+            lines = _join(cell["source"]).split("\n")
+            at = next((i for i, line in enumerate(lines) if line.startswith("# ")), None)
+            if at is not None:
+                lines.insert(at + 1, figure_strip(figs, name))
+                cell["source"] = "\n".join(lines)
+                titled = True
+    return nb
+
+
 def rewrite_links(markdown: str, depth: int) -> str:
     """README links made to work in the site: web links stay, links to repository files point at
     the page that shows them (:func:`site_target`), and a link to a file the site does not carry
@@ -143,41 +268,149 @@ def promote(markdown: str) -> str:
     return "\n".join(out)
 
 
-def ledger_page(csv_path: Path) -> str:
-    """The claims ledger as one HTML table with a filter per paper and per verdict
-    (``_static/ledger.js``); one ``<tr class="claim">`` per ledger row."""
+def split_setting(setting: str) -> tuple[str, str]:
+    """A ledger setting cut into what differs between rows (``MNIST, P1``) and the profile's
+    description that follows it (``quick profile (...)``); the whole setting and ``""`` when it
+    names no profile."""
+    m = re.match(r"(.*?),\s*((?:smoke|quick|paper) profile\b.*)$", setting)
+    return (m.group(1), m.group(2)) if m else (setting, "")
+
+
+def read_ledger(csv_path: Path) -> list[dict[str, str]]:
+    """The ledger's rows; a ValueError names the columns the site needs that it lacks."""
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     missing = [c for c in LEDGER_SHOWN if rows and c not in rows[0]]
     if missing:
         raise ValueError(f"{csv_path}: ledger columns {missing} missing; expected {list(LEDGER_SHOWN)}")
-    papers = sorted({r["paper"] for r in rows})
-    verdicts = sorted({r["verdict"] for r in rows})
+    return rows
 
+
+def verdict_badge(verdict: str, n: int | None = None) -> str:
+    """A verdict as a coloured badge (class ``verdict v-<verdict>``), with a count when given."""
+    text = html.escape(verdict) if n is None else f"{n} {html.escape(verdict)}"
+    return f'<span class="verdict v-{slug(verdict)}">{text}</span>'
+
+
+def verdict_counts(rows: list[dict[str, str]]) -> str:
+    """Badges counting the rows per verdict, in the order of ``fedlib.claims.VERDICTS`` (a verdict
+    no row has is left out)."""
+    from fedlib.claims import VERDICTS
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+    return " ".join(verdict_badge(v, n) for v, n in counts.items() if n)
+
+
+def notebook_headings(nb: dict) -> list[tuple[str, str]]:
+    """(heading text, anchor id on its page) of every ``#``-heading of a notebook's markdown cells,
+    the anchor as Sphinx makes it (docutils' ``make_id`` of the heading's text)."""
+    from docutils.nodes import make_id
+    out, fenced = [], False
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        for line in _join(cell["source"]).splitlines():
+            if line.startswith("```"):
+                fenced = not fenced
+            m = None if fenced else re.match(r"(#{1,6})\s+(.*)", line)
+            if m:
+                out.append((m.group(2).strip(), make_id(m.group(2))))
+    return out
+
+
+def _join(src) -> str:
+    return "".join(src) if isinstance(src, list) else src
+
+
+def claims_anchor(notebook: str) -> str:
+    """The anchor of the section of a notebook's page where it checks its claims (its first
+    heading that names a claim), or ``""`` (the page's top) when it has none."""
+    path = ROOT / "notebooks" / f"{notebook}.ipynb"
+    if not path.exists():
+        return ""
+    for text, anchor in notebook_headings(json.loads(path.read_text()))[1:]:
+        if "claim" in text.lower():
+            return anchor
+    return ""
+
+
+def claims_table(rows: list[dict[str, str]], up: str, table_id: str = "ledger", groups: bool = True) -> str:
+    """Claims as a compact table: one line per claim (claim, where, setting, verdict badge, effect
+    with its 95% interval, seeds, a link to its notebook's claims section), the paper's quote, the
+    rule's numbers, the whole setting and the cause in an expander (``<details>``) under the claim.
+    With ``groups``, rows are grouped under one line per notebook and profile. ``up`` leads from
+    the page to the site's root."""
+    anchors = {nb: claims_anchor(nb) for nb in {r["notebook"] for r in rows}}
+    head = ("<thead><tr><th class=\"c-claim\">claim <small>(click for the quote, numbers and cause)</small>"
+            "</th><th class=\"c-where\">where</th><th class=\"c-setting\">setting</th>"
+            "<th class=\"c-verdict\">verdict</th><th class=\"c-effect\">effect [95% interval]</th>"
+            "<th class=\"c-seeds\">seeds</th><th class=\"c-nb\" title=\"notebook\">nb</th></tr></thead>")
+    body, group = [], None
+    for r in rows:
+        e = html.escape
+        short, profile = split_setting(r["setting"])
+        nb = r["notebook"]
+        link = f'{up}notebooks/{nb}.html' + (f'#{anchors[nb]}' if anchors[nb] else "")
+        key = f"{nb}|{profile}"
+        if groups and key != group:
+            group = key
+            body.append(f'<tr class="group" data-group="{e(key)}"><th colspan="7">'
+                        f'<a href="{link}">{e(nb)}</a> <span class="paper">{e(r["paper"])}</span> '
+                        f'<span class="profile">{e(profile)}</span>'
+                        "</th></tr>")
+        interval = f" [{r['ci_low']}, {r['ci_high']}]" if r["ci_low"] or r["ci_high"] else ""
+        effect = f"{r['effect']}{interval}" if r["effect"] else "&mdash;"
+        more = (f'<p><b>{e(r["paper"])}, {e(r["where"])}:</b> &ldquo;{e(r["quote"])}&rdquo;</p>'
+                f'<p><b>Rule numbers:</b> effect {e(r["effect"] or "none")}, 95% interval '
+                f'[{e(r["ci_low"])}, {e(r["ci_high"])}], threshold {e(r["threshold"])}, '
+                f'margin {e(r["margin"])}, '
+                f'seeds {e(r["seeds"])}.</p><p><b>Setting:</b> {e(r["setting"])}</p>'
+                f'<p><b>Cause:</b> {e(r["cause"]) or "none stated"}</p>')
+        body.append(
+            f'<tr class="claim" data-group="{e(key)}" data-paper="{e(r["paper"])}" data-notebook="{e(nb)}" '
+            f'data-setting="{e(short)}" data-verdict="{e(r["verdict"])}">'
+            f'<td class="c-claim"><details><summary>{e(r["claim"])}</summary><div class="claim-more">{more}'
+            f"</div></details></td>"
+            f'<td class="c-where">{e(r["where"])}</td><td class="c-setting">{e(short)}</td>'
+            f'<td class="c-verdict">{verdict_badge(r["verdict"])}</td>'
+            f'<td class="c-effect">{e(effect) if effect != "&mdash;" else effect}</td>'
+            f'<td class="c-seeds">{e(r["seeds"])}</td>'
+            f'<td class="c-nb"><a href="{link}" title="the claims section of {e(nb)}">{e(nb[:2])}</a>'
+            "</td></tr>")
+    return (f'<div class="ledger-wrap"><table id="{table_id}" class="ledger">{head}<tbody>{"".join(body)}'
+            "</tbody></table></div>")
+
+
+def ledger_filters(rows: list[dict[str, str]]) -> str:
+    """The ledger's filters: a select per paper, notebook, setting and verdict, a text box (every
+    word must occur in the row's text, its expander included) and the count of rows shown."""
     def options(name: str, values: list[str]) -> str:
         opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
-        return (f'<label>{name} <select id="ledger-{name}" class="ledger-filter">'
+        return (f'<label>{name} <select id="ledger-{name}" class="ledger-filter" data-key="{name}">'
                 f'<option value="">all</option>{opts}</select></label>')
 
-    head = "".join(f"<th>{c}</th>" for c in LEDGER_SHOWN)
-    body = []
-    for r in rows:
-        cells = "".join(f"<td>{html.escape(r[c])}</td>" for c in LEDGER_SHOWN)
-        body.append(f'<tr class="claim" data-paper="{html.escape(r["paper"])}" '
-                    f'data-verdict="{html.escape(r["verdict"])}" title="{html.escape(r["setting"])}">'
-                    f"{cells}</tr>")
+    def values(key):
+        return sorted({split_setting(r["setting"])[0] if key == "setting" else r[key] for r in rows})
+    from fedlib.claims import VERDICTS
+    return ('<div class="ledger-filters">'
+            + "".join(options(k, values(k)) for k in ("paper", "notebook", "setting"))
+            + options("verdict", [v for v in VERDICTS if any(r["verdict"] == v for r in rows)])
+            + '<label>text <input id="ledger-text" type="search" '
+            + 'placeholder="words in a claim, quote or cause">'
+            + f'</label><span id="ledger-count">{len(rows)} of {len(rows)} rows</span></div>')
+
+
+def ledger_page(csv_path: Path) -> str:
+    """The claims ledger as one compact table (:func:`claims_table`) under its filters
+    (``_static/ledger.js``); one ``<tr class="claim">`` per ledger row."""
+    rows = read_ledger(csv_path)
     return "\n".join([
         "# Claims ledger", "",
-        "Every claim that a notebook checks, with its verdict under the one rule of "
-        "`fedlib.claims.RULE` (the landing page states it), the mean paired effect with its 95% "
-        f"interval, the threshold, the margin, the seeds and the cause: {len(rows)} rows from "
-        "`figures/claims_ledger.csv`. Choose a paper or a verdict to filter; hover over a claim for "
-        "its setting.", "",
         "```{raw} html",
-        f'<div class="ledger-filters">{options("paper", papers)} {options("verdict", verdicts)} '
-        f'<span id="ledger-count">{len(rows)} of {len(rows)} rows</span></div>',
-        f'<div class="ledger-wrap"><table id="ledger" class="ledger"><thead><tr>{head}</tr></thead>'
-        f'<tbody>{"".join(body)}</tbody></table></div>',
+        f'<p class="ledger-intro">Every claim that a notebook checks, judged by the one rule of '
+        f'<code>fedlib.claims.RULE</code> (<a href="guides/what-holds.html">the rule and its margins</a>): '
+        f'{len(rows)} rows of <code>figures/claims_ledger.csv</code>. {verdict_counts(rows)}</p>',
+        ledger_filters(rows),
+        claims_table(rows, ""),
         "```", ""])
 
 
@@ -191,8 +424,18 @@ def public_modules() -> list[str]:
     return sorted(names)
 
 
+def module_summary(name: str) -> str:
+    """The first sentence of a module's docstring, on one line (its summary in the API index)."""
+    doc = (importlib.import_module(name).__doc__ or "").strip()
+    first = re.split(r"(?<=[.:])\s*\n\s*\n|(?<=\.)\s+(?=[A-Z(])", doc, maxsplit=1)[0]
+    return " ".join(first.split()).rstrip(":") or "(no docstring)"
+
+
 def api_pages(src: Path) -> list[str]:
-    """One page per public module (``api/<module>.md``, autodoc of its members) and an index."""
+    """One page per public module (``api/<module>.md``, autodoc of its members; an algorithms
+    module also lists the registry names of its classes) and an index grouped by task
+    (``site_content.API_GROUPS``; a public module in no group goes under "Other modules", the
+    internals apart), each module with its one-line summary."""
     (src / "api").mkdir(parents=True, exist_ok=True)
     modules = public_modules()
     for name in modules:
@@ -200,14 +443,284 @@ def api_pages(src: Path) -> list[str]:
         # a package re-exports its modules' names: its page shows its own docstring and members,
         # the re-exported names are documented once, on their modules' pages
         package = ["   :ignore-module-all:"] if hasattr(module, "__path__") else []
+        names = registered_names(name)
+        registry = (["Registered algorithms (the names `fedlib.run` accepts; "
+                     "[all of them](../algorithms.md)): "
+                     + ", ".join(f"`{n}` ({{py:class}}`{c} <{name}.{c}>`)" for n, c in names) + ".", ""]
+                    if names else [])
         (src / "api" / f"{name}.md").write_text("\n".join([
-            f"# `{name}`", "", "```{eval-rst}", f".. automodule:: {name}", "   :members:",
+            f"# `{name}`", "", *registry, "```{eval-rst}", f".. automodule:: {name}", "   :members:",
             "   :show-inheritance:", *package, "```", ""]))
-    (src / "api" / "index.md").write_text("\n".join([
-        "# API reference", "",
-        "Generated from the docstrings of every public module of `fedlib`.", "",
-        "```{toctree}", ":maxdepth: 1", "", *modules, "```", ""]))
+    grouped = [m for _, ms in site_content.API_GROUPS for m in ms]
+    unknown = [m for m in grouped + list(site_content.INTERNALS) if m not in modules]
+    if unknown:
+        raise ValueError(f"docs/site_content.py: API_GROUPS / INTERNALS name modules that do not exist: "
+                         f"{unknown}")
+    groups = [*site_content.API_GROUPS,
+              ("Other modules", tuple(m for m in modules
+                                      if m not in grouped and m not in site_content.INTERNALS)),
+              ("Internals (what the package uses itself)", site_content.INTERNALS)]
+    index = ["# API reference", "",
+             "Generated from the docstrings of every public module of `fedlib`, grouped by task. "
+             "The algorithms of the registry by name: [Algorithms](../algorithms.md).", ""]
+    for title, members in groups:
+        if not members:
+            continue
+        index += [f"## {title}", "", "| module | what it holds |", "|---|---|"]
+        index += [f"| [`{m}`]({m}.md) | {module_summary(m).replace('|', '/')} |" for m in members]
+        index += [""]
+    # the sidebar of the API pages: the modules under their groups' names
+    for title, members in groups:
+        if members:
+            index += ["```{toctree}", ":hidden:", f":caption: {title}", "", *members, "```", ""]
+    (src / "api" / "index.md").write_text("\n".join(index))
     return modules
+
+
+def notebook_title(name: str) -> str:
+    """The title of a notebook (its first ``# `` heading), TeX and Markdown marks removed."""
+    for text, _ in notebook_headings(json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())):
+        return plain(text)
+    return name
+
+
+def notebook_profile(name: str) -> str:
+    """The profile a notebook's committed outputs were made at: the default of its ``profile``
+    parameter (the committed outputs are those of a run at the defaults)."""
+    source = (ROOT / "notebooks" / f"{name}.py").read_text()
+    m = re.search(r'^profile(?::\s*str)?\s*=\s*"(\w+)"', source, re.M)
+    return m.group(1) if m else "unknown"
+
+
+def supported_rows(notebook: str, spec: site_content.Figure | None,
+                   ledger: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The ledger rows a figure supports (:class:`site_content.Figure`): none when it names none."""
+    if spec is None or spec.where is None:
+        return []
+    nb = spec.notebook or notebook
+    return [r for r in ledger if r["notebook"] == nb and re.search(spec.where, r["where"])
+            and re.search(spec.setting, r["setting"])]
+
+
+def gallery_cards(ledger: list[dict[str, str]], up: str, notebooks: list[str] | None = None,
+                  paper: site_content.Paper | None = None) -> list[tuple[str, str]]:
+    """(notebook, HTML) of one card per figure file under ``figures/`` (of ``notebooks`` when
+    given; of ``paper`` when given, its figures only, not the regime sections'): the thumbnail,
+    a link to the figure on its notebook's page, the paper's figure number, what it shows, the
+    profile and the verdicts of the ledger rows it supports."""
+    cards = []
+    for folder in sorted(p for p in (ROOT / "figures").iterdir() if p.is_dir()):
+        name = folder.name
+        if notebooks is not None and name not in notebooks:
+            continue
+        nb_path = ROOT / "notebooks" / f"{name}.ipynb"
+        outputs = ({f.stem: f for f in figure_outputs(name, json.loads(nb_path.read_text()))}
+                   if nb_path.exists() else {})
+        for png in sorted(folder.glob("*.png")):
+            spec = site_content.figure_spec(name, png.stem)
+            if paper is not None and (spec is None or not spec.label.startswith(paper.short)):
+                continue
+            f = outputs.get(png.stem)
+            href = f"{up}notebooks/{name}.html#{f.element_id}" if f else f"{up}notebooks/{name}.html"
+            label = spec.label if spec else png.stem
+            shows = spec.shows if spec else f"figure {png.name} of notebook {name}"
+            rows = supported_rows(name, spec, ledger)
+            verdicts = (f'supports {len(rows)} claim row{"s" if len(rows) != 1 else ""}: ' + " ".join(
+                verdict_badge(v, n) for v, n in Counter(r["verdict"] for r in rows).items())
+                if rows else "no claim row of the ledger")
+            alt = f"{label}: {shows} (notebook {name})"
+            cards.append((name, (
+                f'<figure class="g-card"><a href="{href}"><img src="{up}_static/gallery/{name}/{png.name}" '
+                f'alt="{html.escape(alt)}"></a><figcaption><b>{html.escape(label)}</b>: '
+                f'{html.escape(shows)}. '
+                f'<span class="g-meta">Notebook <a href="{href}">{name[:2]}</a>, {notebook_profile(name)} '
+                f'profile; {verdicts}.</span></figcaption></figure>')))
+    return cards
+
+
+def gallery_page(ledger: list[dict[str, str]]) -> str:
+    """Every regenerated figure as a thumbnail, under its notebook's title (:func:`gallery_cards`)."""
+    cards = gallery_cards(ledger, "")
+    out = ["# Gallery", "",
+           f"Every figure the notebooks regenerate ({len(cards)} files under `figures/`), with the paper's "
+           "figure number, what it shows, the profile of the committed run, and the verdicts of the ledger "
+           "rows it supports. A click opens the figure on its notebook's page.", ""]
+    for name in sorted({n for n, _ in cards}):
+        out += [f"## {name[:2]} &mdash; {notebook_title(name).split(' — ', 1)[-1]}", "", "```{raw} html",
+                '<div class="gallery">' + "".join(c for n, c in cards if n == name) + "</div>", "```", ""]
+    return "\n".join(out)
+
+
+def paper_card(paper: site_content.Paper, ledger: list[dict[str, str]], up: str) -> str:
+    """A paper's card for the landing page: name, title, authors, arXiv link, verdict counts,
+    notebooks."""
+    rows = [r for r in ledger if r["paper"] == paper.key]
+    arxiv = (f'<a href="https://arxiv.org/abs/{paper.arxiv}">arXiv:{paper.arxiv}</a>' if paper.arxiv
+             else "arXiv id not known")
+    nbs = " ".join(f'<a class="nb-chip" href="{up}notebooks/{n}.html" '
+                   f'title="{html.escape(notebook_title(n))}">'
+                   f"{n[:2]}</a>" for n in paper.notebooks)
+    return (f'<div class="paper-card"><h3><a href="{up}papers/{paper.slug}.html">'
+            f'{html.escape(paper.short)}</a></h3>'
+            f'<p class="pc-title">{html.escape(paper.title)}</p>'
+            f'<p class="pc-ref">{html.escape(", ".join(paper.authors))} ({paper.year}) &middot; {arxiv}</p>'
+            f'<p class="pc-verdicts"><a href="{up}ledger.html?paper={quote(paper.key)}">'
+            f'{len(rows)} claim rows</a>: '
+            f"{verdict_counts(rows)}</p><p class=\"pc-nbs\">Notebooks {nbs}</p></div>")
+
+
+def paper_page(paper: site_content.Paper, ledger: list[dict[str, str]]) -> str:
+    """One page per paper: reference and arXiv link, the counts per verdict and notebook from the
+    ledger, what is regenerated and what not (and why), its notebooks and its figures."""
+    rows = [r for r in ledger if r["paper"] == paper.key]
+    arxiv = (f"[arXiv:{paper.arxiv}](https://arxiv.org/abs/{paper.arxiv})" if paper.arxiv
+             else "its arXiv identifier is not known to this project")
+    from fedlib.claims import VERDICTS
+    head = "| notebook | " + " | ".join(VERDICTS) + " | rows |"
+    table = [head, "|---" * (len(VERDICTS) + 2) + "|"]
+    for nb in dict.fromkeys(r["notebook"] for r in rows):
+        sub = [r for r in rows if r["notebook"] == nb]
+        table.append(f"| [{nb}](../notebooks/{nb}.ipynb) | " + " | ".join(
+            str(sum(r["verdict"] == v for r in sub)) for v in VERDICTS) + f" | {len(sub)} |")
+    table.append("| all | " + " | ".join(str(sum(r["verdict"] == v for r in rows)) for v in VERDICTS)
+                 + f" | {len(rows)} |")
+    cards = [c for _, c in gallery_cards(ledger, "../", list(paper.notebooks), paper)]
+    return "\n".join([
+        f"# {paper.short}", "",
+        f"**{paper.title}**  ", f"{', '.join(paper.authors)} ({paper.year}), {paper.venue}. {arxiv}.", "",
+        f"<small>Reference read from: {paper.found}.</small>", "",
+        "## What holds", "",
+        f"{len(rows)} claim rows of the [ledger](../ledger.md) (counted from "
+        "`figures/claims_ledger.csv` when "
+        f"this page was built):", "", "```{raw} html", f"<p>{verdict_counts(rows)} &middot; "
+        f'<a href="../ledger.html?paper={quote(paper.key)}">these rows in the ledger</a></p>', "```", "",
+        *table, "",
+        "## What is regenerated", "", *[f"- {t}" for t in paper.regenerated], "",
+        "## What is not, and why", "", *[f"- {t}" for t in paper.not_regenerated], "",
+        "## Notebooks", "",
+        *[f"- [{notebook_title(n)}](../notebooks/{n}.ipynb)" for n in paper.notebooks], "",
+        "## Figures", "", "```{raw} html", '<div class="gallery">' + "".join(cards) + "</div>", "```", ""])
+
+
+def papers_index(ledger: list[dict[str, str]]) -> str:
+    cards = "".join(paper_card(p, ledger, "../") for p in site_content.PAPERS)
+    return "\n".join(["# Papers", "", "The four papers, one page each.", "", "```{raw} html",
+                      f'<div class="paper-cards">{cards}</div>', "```", "", "```{toctree}", ":hidden:", "",
+                      *[p.slug for p in site_content.PAPERS], "```", ""])
+
+
+def cite_page() -> str:
+    """BibTeX of fedlib (its name and version, from the package) and of the four papers (from
+    :data:`site_content.PAPERS`)."""
+    from fedlib import __version__
+    entries = ["@software{fedlib,\n"
+               "  title = {fedlib: federated learning under arbitrary client participation},\n"
+               f"  author = {{{{the fedlib developers}}}},\n  version = {{{__version__}}},\n"
+               "  note = {A reproducible companion to FedSUM, FOCUS, FedACS and Wang \\& Ji 2022}\n}"]
+    for p in site_content.PAPERS:
+        authors = " and ".join(p.authors)
+        kind = "inproceedings" if "NeurIPS" in p.venue else "misc"
+        venue = f"  booktitle = {{{p.venue}}},\n" if kind == "inproceedings" else ""
+        eprint = f"  eprint = {{{p.arxiv}}},\n  archivePrefix = {{arXiv}},\n" if p.arxiv else ""
+        entries.append(f"@{kind}{{{p.bibkey},\n  title = {{{p.title}}},\n  author = {{{authors}}},\n"
+                       f"{venue}  year = {{{p.year}}},\n{eprint}}}")
+    partial = [p.short for p in site_content.PAPERS if all(" " not in a for a in p.authors)]
+    return "\n".join([
+        "# Cite", "",
+        "If you use fedlib, cite it and the papers whose methods and figures you use. The papers' "
+        "titles and authors are those of the paper texts the notebooks were written from, their arXiv "
+        "identifiers those the package's docstrings cite"
+        + (f"; for {', '.join(partial)} only the authors' surnames are known here." if partial else "."), "",
+        "```bibtex", "\n\n".join(entries), "```", ""])
+
+
+def readme_subsection(body: str, title: str) -> str:
+    """The text of a ``### title`` subsection of a README section, up to the next heading."""
+    m = re.search(rf"^### {re.escape(title)}\n(.*?)(?=^#{{2,3}} |\Z)", body, re.M | re.S)
+    if m is None:
+        raise ValueError(f"README.md: subsection '### {title}' not found")
+    return m.group(1).strip()
+
+
+def algorithms_page(body: str) -> str:
+    """The README's algorithms table (name, paper, messages, memory) with each name linked to its
+    class, and every name ``fedlib.run`` accepts with its class and description (the registry)."""
+    from fedlib import algorithms
+
+    def link(m: re.Match) -> str:
+        try:
+            cls = algorithms.get(m.group(1))
+        except (KeyError, ValueError):
+            return m.group(0)
+        return f"{{py:class}}`{m.group(1)} <{cls.__module__}.{cls.__qualname__}>`"
+    lines = []
+    for line in body.splitlines():
+        if line.startswith("| `"):
+            first, rest = line[1:].split("|", 1)
+            line = "| " + re.sub(r"`(\w+)`", link, first) + "|" + rest
+        lines.append(line)
+    names = algorithms.available()
+    rows = ["| name | class | what it is |", "|---|---|---|"]
+    for name, text in names.items():
+        cls = algorithms.get(name)
+        rows.append(f"| `{name}` | {{py:class}}`{cls.__qualname__} <{cls.__module__}.{cls.__qualname__}>` | "
+                    f"{text.replace('|', '/')} |")
+    return "\n".join([
+        "# Algorithms", "",
+        "The algorithms of the registry, by the name `fedlib.run(name, ...)`, "
+        "`ExperimentConfig(algorithm=name)` "
+        "and the notebooks use. Each links to its class, whose page lists its options.", "",
+        *lines, "",
+        f"## The names `fedlib.run` accepts ({len(names)})", "",
+        "From `fedlib.algorithms.available()`, with the options of each and their defaults:", "",
+        *rows, ""])
+
+
+def registered_names(module: str) -> list[tuple[str, str]]:
+    """(name, class name) of the registry's algorithms defined in ``module``."""
+    from fedlib import algorithms
+    out = []
+    for name in algorithms.available():
+        cls = algorithms.get(name)
+        if cls.__module__ == module:
+            out.append((name, cls.__qualname__))
+    return out
+
+
+def landing_page(preamble: str, start: str, ledger: list[dict[str, str]],
+                 kinds: dict[str, list[tuple[str, str]]]) -> str:
+    """The front door: what this is (the README's opening), the four papers' cards, "start here"
+    (install and the three-line example), and the guides by kind."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", preamble) if p.strip() and not p.startswith("# ")]
+    prose = [p for p in paragraphs if not p.lstrip().startswith("-")]
+    lead = " ".join(rewrite_links(re.sub(r":$", ".", p), 0) for p in prose)
+    cards = "".join(paper_card(p, ledger, "") for p in site_content.PAPERS)
+    n, counts = len(ledger), verdict_counts(ledger)
+
+    def links(kind: str) -> str:
+        return "".join(f'<li><a href="{href}">{html.escape(text)}</a></li>'
+                       for text, href in kinds.get(kind, []))
+    columns = [("Tutorials", "tutorial"), ("How-to guides", "how-to"), ("Explanations", "explanation"),
+               ("Reference", "reference")]
+    guide_html = "".join(f'<div class="guide-col"><h3>{t}</h3><ul>{links(k)}</ul></div>' for t, k in columns)
+    return "\n".join([
+        "# fedlib", "", lead, "",
+        "```{raw} html",
+        f'<div class="paper-cards">{cards}</div>',
+        f'<p class="all-claims">All {n} claim rows: {counts} &middot; <a href="ledger.html">the ledger</a> '
+        '&middot; <a href="gallery.html">the gallery of figures</a> &middot; '
+        '<a href="guides/what-holds.html">how a '
+        "verdict is reached</a></p>",
+        "```", "",
+        "## Start here", "",
+        "In a clone of the repository, with Python 3.11 and pip:", "",
+        "```bash",
+        "python -m pip install -e .     # the library (make figures / make test set up .venv themselves)",
+        "```", "", rewrite_links(start, 0), "",
+        "## Guides", "", "```{raw} html", f'<div class="guide-cols">{guide_html}</div>', "```", "",
+        "```{toctree}", ":maxdepth: 1", ":hidden:", "", "papers/index", "gallery", "ledger",
+        "notebooks/index",
+        "guides/index", "algorithms", "api/index", "cite", "contributing", "```", ""])
 
 
 def write_sources(src: Path) -> None:
@@ -217,36 +730,77 @@ def write_sources(src: Path) -> None:
     src.mkdir(parents=True)
     preamble, sections = readme_sections((ROOT / "README.md").read_text())
     titles = [t for t, _ in sections]
-    for t in (*LANDING, NOTEBOOK_SECTION):
+    for t in (NOTEBOOK_SECTION, site_content.START_HERE, ALGORITHMS_IN):
         if t not in titles:
             raise ValueError(f"README.md: section '## {t}' not found; sections: {titles}")
     by_title = dict(sections)
-    guides = [(t, b) for t, b in sections if t not in LANDING and t != NOTEBOOK_SECTION]
-
-    landing = [rewrite_links(preamble, 0)]
-    for t in LANDING:
-        landing += [f"## {t}", "", rewrite_links(by_title[t], 0), ""]
-    landing += ["```{toctree}", ":maxdepth: 1", ":hidden:", "", "notebooks/index", "ledger",
-                "guides/index", "api/index", "```", ""]
-    (src / "index.md").write_text("\n".join(landing))
+    guides = [(t, b) for t, b in sections if t != NOTEBOOK_SECTION]
+    ledger = read_ledger(ROOT / "figures" / "claims_ledger.csv")
 
     nb_dir = src / "notebooks"
     nb_dir.mkdir()
     notebooks = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    copies = src / "_static" / "notebooks"
+    copies.mkdir(parents=True)
     for nb in notebooks:
-        (nb_dir / nb.name).write_text(json.dumps(notebook_for_site(json.loads(nb.read_text()))))
+        site_nb = dress_notebook(notebook_for_site(json.loads(nb.read_text())), nb.stem, ledger)
+        (nb_dir / nb.name).write_text(json.dumps(site_nb))
+        shutil.copy2(nb, copies / nb.name)
+        shutil.copy2(nb.with_suffix(".py"), copies / f"{nb.stem}.py")
+    for folder in sorted(p for p in (ROOT / "figures").iterdir() if p.is_dir()):
+        dest = src / "_static" / "gallery" / folder.name
+        dest.mkdir(parents=True)
+        for png in folder.glob("*.png"):
+            shutil.copy2(png, dest / png.name)
     (nb_dir / "index.md").write_text("\n".join([
         "# Notebooks", "", rewrite_links(by_title[NOTEBOOK_SECTION], 1), "",
         "```{toctree}", ":maxdepth: 1", "", *[nb.stem for nb in notebooks], "```", ""]))
 
     (src / "ledger.md").write_text(ledger_page(ROOT / "figures" / "claims_ledger.csv"))
+    (src / "gallery.md").write_text(gallery_page(ledger))
+    (src / "papers").mkdir()
+    (src / "papers" / "index.md").write_text(papers_index(ledger))
+    for paper in site_content.PAPERS:
+        (src / "papers" / f"{paper.slug}.md").write_text(paper_page(paper, ledger))
+    (src / "cite.md").write_text(cite_page())
+    table = readme_subsection(by_title[ALGORITHMS_IN], "Algorithms")
+    (src / "algorithms.md").write_text(algorithms_page(table))
 
+    # the README's sections by kind of guide; "contributing" is a page of its own
     (src / "guides").mkdir()
+    kinds: dict[str, list[tuple[str, str]]] = {}
+    contributing = ["# Contributing", "",
+                    "How the companion is built and tested, and how long that takes; the README says "
+                    "the same.", ""]
     for t, body in guides:
+        kind = site_content.GUIDE_KINDS.get(t, "how-to")
+        if kind == "contributing":
+            contributing += [f"## {t}", "", rewrite_links(body, 0), ""]
+            continue
         (src / "guides" / f"{slug(t)}.md").write_text(f"# {t}\n\n{promote(rewrite_links(body, 1))}\n")
-    (src / "guides" / "index.md").write_text("\n".join([
-        "# Guides", "", "The README's guides, one page each.", "",
-        "```{toctree}", ":maxdepth: 1", "", *[slug(t) for t, _ in guides], "```", ""]))
+        label = "What holds: the verdict rule and its margins" if t == "What holds" else t
+        kinds.setdefault(kind, []).append((label, f"guides/{slug(t)}.html"))
+    (src / "contributing.md").write_text("\n".join(contributing))
+    kinds.setdefault("tutorial", []).append(("The notebooks, one per paper experiment",
+                                             "notebooks/index.html"))
+    kinds.setdefault("reference", [])[:0] = [
+        ("API reference, by task", "api/index.html"), ("Algorithms: the registry", "algorithms.html"),
+        ("The claims ledger", "ledger.html"), ("The gallery of figures", "gallery.html"),
+        ("Cite", "cite.html")]
+    kinds["reference"].append(("Contributing: how the site and tests are built, timings",
+                               "contributing.html"))
+    kinds.setdefault("explanation", []).extend((p.short + ": what is regenerated", f"papers/{p.slug}.html")
+                                               for p in site_content.PAPERS)
+    captions = {"tutorial": "Tutorials", "how-to": "How-to guides", "explanation": "Explanations",
+                "reference": "Reference"}
+    index = ["# Guides", "", "The README's guides, one page each, by kind.", ""]
+    for kind, caption in captions.items():
+        pages = [h[len("guides/"):-len(".html")] for _, h in kinds.get(kind, []) if h.startswith("guides/")]
+        if pages:
+            index += ["```{toctree}", ":maxdepth: 1", f":caption: {caption}", "", *pages, "```", ""]
+    (src / "guides" / "index.md").write_text("\n".join(index))
+
+    (src / "index.md").write_text(landing_page(preamble, by_title[site_content.START_HERE], ledger, kinds))
 
     api_pages(src)
 
@@ -268,6 +822,52 @@ def copy_mathjax(dest: Path) -> None:
     shutil.copytree(mathjax / "input" / "tex" / "extensions", dest / "input" / "tex" / "extensions")
 
 
+def label_figures(out: Path) -> int:
+    """After Sphinx: each notebook figure on its page gets its ``alt`` text (what it shows,
+    :attr:`FigureOutput.alt`, where MyST-NB writes the file's path) and the id the thumbnails and
+    the gallery link to. Returns how many images were labelled."""
+    done = 0
+    for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        page = out / "notebooks" / f"{nb.stem}.html"
+        if not page.exists():
+            continue
+        text = page.read_text()
+        for f in figure_outputs(nb.stem, json.loads(nb.read_text())):
+            img = f'<img alt="../_images/{f.digest}.png" src="../_images/{f.digest}.png"'
+            new = (f'<img alt="{html.escape(f.alt)}" class="fig-out" id="{f.element_id}" '
+                   f'src="../_images/{f.digest}.png"')
+            done += text.count(img)
+            text = text.replace(img, new, 1)
+        page.write_text(text)
+    return done
+
+
+def fix_viewcode_backlinks(out: Path) -> int:
+    """After Sphinx: a ``[docs]`` link of a source page (``sphinx.ext.viewcode``) to an anchor that
+    its API page does not have (an object documented under the module that re-exports it, e.g.
+    ``fedlib.problems.Neural`` defined in ``fedlib/tasks.py``) points at the top of that page
+    instead, so no link leads nowhere. Returns how many links were changed."""
+    ids: dict[Path, set[str]] = {}
+    changed = 0
+    for page in (out / "_modules").rglob("*.html"):
+        text = page.read_text()
+
+        def fix(m: re.Match, page: Path = page) -> str:
+            nonlocal changed
+            target = (page.parent / m.group(1)).resolve()
+            if target not in ids:
+                ids[target] = (set(re.findall(r'\bid="([^"]+)"', target.read_text()))
+                               if target.exists() else set())
+            if m.group(2) in ids[target]:
+                return m.group(0)
+            changed += 1
+            return f'<a class="viewcode-back" href="{m.group(1)}">'
+        new = re.sub(r'<a class="viewcode-back" href="([^"#]+)#([^"]+)">', fix, text)
+        if new != text:
+            page.write_text(new)
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "build" / "site"), help="HTML output folder")
@@ -277,7 +877,11 @@ def main(argv: list[str] | None = None) -> int:
     write_sources(src)
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-c", str(DOCS),
            "-d", str(src.parent / "site-doctrees"), str(src), str(out)]
-    return subprocess.call(cmd)
+    rc = subprocess.call(cmd)
+    if rc == 0:
+        label_figures(out)
+        fix_viewcode_backlinks(out)
+    return rc
 
 
 if __name__ == "__main__":

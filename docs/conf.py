@@ -17,7 +17,11 @@ project = "fedlib"
 author = "the fedlib developers"
 copyright = "the fedlib developers"
 
-extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax"]
+from fedlib import __version__  # noqa: E402
+
+version = release = __version__
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax",
+              "sphinx.ext.viewcode"]
 
 # notebooks: rendered from their committed outputs
 nb_execution_mode = "off"
@@ -40,10 +44,10 @@ mathjax_path = "mathjax/tex-svg.js"
 mathjax3_config = {"svg": {"fontCache": "global"}}
 
 html_theme = "pydata_sphinx_theme"
-html_title = "fedlib"
+html_title = f"fedlib {release}"
 html_static_path = ["_static"]
 html_css_files = ["fedlib.css"]
-html_js_files = ["ledger.js"]
+html_js_files = ["ledger.js", "zoom.js"]
 html_show_sourcelink = False
 html_copy_source = False
 # search results without page summaries: a summary is fetched from the result page, which a browser
@@ -57,7 +61,11 @@ html_theme_options = {
     "navbar_end": ["theme-switcher"],
     "footer_start": ["copyright"],
     "footer_end": [],
+    # the wide pages (the ledger, the gallery) use the whole width: no page table of contents
+    "secondary_sidebar_items": {"**": ["page-toc"], "ledger": [], "gallery": [], "index": []},
 }
+# no left sidebar on the pages that are one table, one grid or the landing page
+html_sidebars = {"ledger": [], "gallery": [], "index": [], "notebooks/[0-9]*": [], "papers/*": []}
 
 
 def _generated_static(app, config):

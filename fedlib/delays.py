@@ -1,12 +1,13 @@
-"""Delay metrics of arbitrary client participation (FedSUM Sec. 2.2) and their bounds (App. F).
+r"""Delay metrics of arbitrary client participation (FedSUM Sec. 2.2) and their bounds (App. F).
 
 Definitions (You & Pu 2025, FedSUM, arXiv:2512.18275, eqs. 2-4), for a participation matrix
-``active`` [T, N] (round t, client i; any count > 0 means i is in S_t):
+``active`` [T, N] (round t, client i; any count > 0 means i is in :math:`S_t`):
 
-* last selection ``a_{i,t} = max{j <= t : i in S_j}``, with ``a_{i,t} = -1`` if client i has
-  not participated up to round t (eq. 2; recursively eq. 3 with a_{i,-1} = -1);
-* per-round delay ``tau_t = max_i (t - a_{i,t}) >= 0`` (eq. 4);
-* ``tau_max = max_{0 <= t <= T-1} tau_t`` and ``tau_avg = (1/T) sum_{t=0}^{T-1} tau_t``.
+* last selection :math:`a_{i,t} = \max\{j \le t : i \in S_j\}`, with :math:`a_{i,t} = -1` if
+  client i has not participated up to round t (eq. 2; recursively eq. 3 with :math:`a_{i,-1} = -1`);
+* per-round delay :math:`\tau_t = \max_i (t - a_{i,t}) \ge 0` (eq. 4);
+* :math:`\tau_{\max} = \max_{0 \le t \le T-1} \tau_t` and
+  :math:`\tau_{\text{avg}} = \frac{1}{T} \sum_{t=0}^{T-1} \tau_t`.
 
 The bounds of App. F are given as functions. Note: App. F swaps the names of Case 3 and Case 4
 relative to Sec. 2.1 (Lemma F.3 calls reshuffled cyclic "Case 3", Lemma F.4 calls deterministic
@@ -149,7 +150,7 @@ def monte_carlo(kind: str, num_clients: int, rounds: int | Sequence[int],
         **kind_kwargs: arguments of the kind (``per_round``, ``p``, ...).
 
     Returns:
-        DataFrame with one row per horizon: ``T``, ``tau_max_mean``, ``tau_max_std``,
+        A DataFrame with one row per horizon and the columns ``T``, ``tau_max_mean``, ``tau_max_std``,
         ``tau_avg_mean``, ``tau_avg_std``, ``seeds``.
     """
     from tqdm import tqdm

@@ -402,7 +402,7 @@ class Store:
                 files fedlib rewrote; an edit by hand should be recomputed instead).
 
         Returns:
-            ``{key: outcome}``: ``sealed``, ``unchanged``, ``edited: ...`` (left alone without
+            A dict from key to outcome, one of ``sealed``, ``unchanged``, ``edited: ...`` (left alone without
             ``force``) or ``unreadable: ...``.
         """
         out = {}

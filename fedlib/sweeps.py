@@ -138,6 +138,15 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
           workers: int | None = None, keep_params: bool = False) -> pd.DataFrame:
     """Run every config at most once and return all histories as one tidy frame.
 
+    Example, FedAvg and FedSUM over two seeds, stored so that a second call only reads::
+
+        configs = [fedlib.ExperimentConfig(algorithm=a, problem="quadratic",
+                                           participation="bernoulli", rounds=100,
+                                           participation_args={"p": 0.3}, seed=s)
+                   for a in ("fedavg", "fedsum") for s in (0, 1)]
+        df = fedlib.sweep(configs, store="results/my_sweep")
+        df.groupby("algorithm")["loss"].last()
+
     Args:
         configs: :class:`ExperimentConfig` objects (duplicates run once; see :func:`grid`), or
             one config.
@@ -174,7 +183,7 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
             thread each beat one process with two threads (``benchmarks/sweep.py``).
 
     Returns:
-        One row per evaluated round per run: the config's fields (arguments as
+        A DataFrame with one row per evaluated round per run, with the config's fields (arguments as
         ``<field>.<name>`` columns), ``key``, ``status`` (ok / diverged / error), ``error``,
         ``diverged_at``, then the history columns. A run that raised has one row with
         ``round`` NaN. Runs appear in the order of ``configs``.

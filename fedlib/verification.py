@@ -318,7 +318,7 @@ def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int 
         progress: show a progress bar.
 
     Returns:
-        ``{key: outcome}`` for the stale entries: ``renewed``, ``differs: ...`` (left stale: it
+        A dict from key to outcome for the stale entries, one of ``renewed``, ``differs: ...`` (left stale: it
         must be recomputed) or ``not checkable: ...`` (another arithmetic: the exact replay needs
         the machine kind that computed it).
     """

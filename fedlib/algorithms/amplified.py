@@ -1,5 +1,12 @@
 """Generalized FedAvg with amplified updates and the wait-for-all baselines
-(Wang & Ji 2022, NeurIPS, arXiv:2205.13648, Alg. 1 and Secs. 5-6)."""
+(Wang & Ji 2022, NeurIPS, arXiv:2205.13648, Alg. 1 and Secs. 5-6).
+
+Example, Wang & Ji's amplification every P = 10 rounds by gamma = 2 (``prob``: any problem, e.g.
+``fedlib.problems.random_quadratic(num_clients=10, dim=5, seed=0)``)::
+
+    fedlib.run("amplified_fedavg", prob, {"kind": "bernoulli", "p": 0.3}, rounds=200, local_steps=5,
+               lr_local=0.05, P=10, gamma=2.0)
+"""
 
 from __future__ import annotations
 

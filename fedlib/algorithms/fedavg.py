@@ -1,4 +1,11 @@
-"""FedAvg with two-sided learning rates (McMahan et al. 2017; Yang et al. 2021 for eta_g)."""
+"""FedAvg with two-sided learning rates (McMahan et al. 2017; Yang et al. 2021 for eta_g).
+
+Example, FedAvg whose local solver is SGD with heavy-ball momentum 0.9 (``prob``: any problem, e.g.
+``fedlib.problems.random_quadratic(num_clients=10, dim=5, seed=0)``)::
+
+    fedlib.run("fedavg", prob, {"kind": "bernoulli", "p": 0.3}, rounds=200, local_steps=5,
+               lr_local=0.05, momentum=0.9)
+"""
 
 from __future__ import annotations
 

@@ -12,6 +12,12 @@ Server update of every member (line 13 / 14 / 15):
 S_t is the set of clients whose upload arrives (a failed upload leaves the client's state
 untouched). With heterogeneous local steps K_i, a client normalises by its own K_i and the
 server uses the schedule's mean K (equal to K when steps are constant).
+
+Example, FedSUM-CR with the exact rate sum of eq. 11 (``prob``: any problem, e.g.
+``fedlib.problems.random_quadratic(num_clients=10, dim=5, seed=0)``)::
+
+    fedlib.run("fedsum_cr", prob, {"kind": "bernoulli", "p": 0.3}, rounds=200, local_steps=5,
+               lr_local=0.05, rebuild="rate_sum")
 """
 
 from __future__ import annotations

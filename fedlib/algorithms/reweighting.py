@@ -1,5 +1,12 @@
 """FedAvg variants that reweight or normalise client updates: FedAU, FedAWE, FedNova,
-communication-aware FedAvg and FedAvg with known participation probabilities."""
+communication-aware FedAvg and FedAvg with known participation probabilities.
+
+Example, FedAU recording an absence of 50 rounds as an interval (its K) (``prob``: any problem, e.g.
+``fedlib.problems.random_quadratic(num_clients=10, dim=5, seed=0)``)::
+
+    fedlib.run("fedau", prob, {"kind": "bernoulli", "p": 0.3}, rounds=200, local_steps=5,
+               lr_local=0.05, cutoff=50)
+"""
 
 from __future__ import annotations
 

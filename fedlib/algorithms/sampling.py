@@ -8,6 +8,13 @@ runs (``local_steps``). The algorithm decides whom the server asks and how it ag
 FedACS compiles its with-replacement draws into a new Schedule once, before the run
 (:meth:`FedACS.prepare_schedule`), so the draws are data that can be saved and replayed; OS
 samples inside the round because its probabilities depend on the clients' update norms.
+
+Example, FedACS drawing 5 clients a round with replacement
+(``prob``: any problem, e.g.
+``fedlib.problems.random_quadratic(num_clients=10, dim=5, seed=0)``)::
+
+    fedlib.run("fedacs", prob, {"kind": "bernoulli", "p": 0.3}, rounds=200, local_steps=5,
+               lr_local=0.05, draws=5)
 """
 
 from __future__ import annotations

@@ -3,6 +3,13 @@ SCAFFOLD, MIFA, FedVARP, and FOCUS / SG-FOCUS (push-pull).
 
 Each keeps per-client tables [N, p] and updates them only for the clients whose upload
 arrives in the round (a failed upload leaves the client's entries untouched).
+
+Example, SCAFFOLD counted as FedSUM counts it (one uplink vector), then FOCUS (``prob``: any problem, e.g.
+``fedlib.problems.random_quadratic(num_clients=10, dim=5, seed=0)``)::
+
+    fedlib.run("scaffold", prob, {"kind": "bernoulli", "p": 0.3}, rounds=200, local_steps=5,
+               lr_local=0.05, uplink_vectors=1)
+    fedlib.run("focus", prob, {"kind": "bernoulli", "p": 0.3}, rounds=200, local_steps=5, lr_local=0.05)
 """
 
 from __future__ import annotations

@@ -509,17 +509,18 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
         kind: ``"dynamic"`` (Sec. 6), ``"static"`` (App. I.5.1) or ``"alpha"`` (App. I.5.2).
 
     Returns:
-        rows {"claim", "where", "quote", "short", "check"} (:class:`fedlib.claims.Verdict`; ``short``
-        names the claim in :data:`SHORT_CLAIMS`): FedACS reaches the target in fewer rounds than each
-        rival the paper names there (Sec. 6: FedAvg, c-a-FedAvg, FedVarp, FedNova and FedAU; App.
-        I.5: the first four; margin one evaluation interval; a run that never reaches it is left
-        out and named), with less computation (local steps of the asked clients; margin FedAvg's
-        computation of one evaluation interval), higher late-window test accuracy (Sec. 6: than all
-        benchmark methods; App. I.5: than all but FedAU, which App. I.5 leaves out); FedAU never
-        reaches the target (the tables' dashes) and diverges or collapses (Sec. 6, App. I.5.1); OS is
-        not stable in reaching it (Sec. 6: misses it in at least :data:`UNSTABLE_RATE` of the runs,
-        our reading) or never reaches it (Table 4's dash on MNIST, static), and ends below FedACS (Sec.
-        6); c-a-FedAvg ends above FedAvg ("slight performance gains") and FedVARP drops more test
+        Rows {"claim", "where", "quote", "short", "check"}, the check a
+        :class:`fedlib.claims.Verdict` and ``short`` naming the claim in :data:`SHORT_CLAIMS`, one
+        per claim. FedACS reaches the target in fewer rounds than each rival the paper names there
+        (Sec. 6 FedAvg, c-a-FedAvg, FedVarp, FedNova and FedAU; App. I.5 the first four; margin one
+        evaluation interval; a run that never reaches it is left out and named), with less
+        computation (local steps of the asked clients; margin FedAvg's computation of one
+        evaluation interval), higher late-window test accuracy (Sec. 6 than all benchmark methods;
+        App. I.5 than all but FedAU, which App. I.5 leaves out); FedAU never reaches the target
+        (the tables' dashes) and diverges or collapses (Sec. 6, App. I.5.1); OS is not stable in
+        reaching it (Sec. 6, misses it in at least :data:`UNSTABLE_RATE` of the runs, our reading)
+        or never reaches it (Table 4's dash on MNIST, static), and ends below FedACS (Sec. 6);
+        c-a-FedAvg ends above FedAvg ("slight performance gains") and FedVARP drops more test
         accuracy than FedAvg ("further destabilizing the training process", Sec. 6).
     """
     if kind not in KINDS:
@@ -622,8 +623,8 @@ def beside_paper(ours: pd.DataFrame, table: str) -> tuple[pd.DataFrame, dict]:
     many of our seeds reached it.
 
     Returns:
-        (the table, rank agreement): Kendall's tau between the paper's and our orderings of rounds
-        to the target over the methods both reach it with, and those methods.
+        The table and the rank agreement, a dict with Kendall's tau between the paper's and our
+        orderings of rounds to the target over the methods both reach it with, and those methods.
     """
     from scipy import stats
     paper = PAPER_MNIST[table]

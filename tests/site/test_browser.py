@@ -2,10 +2,14 @@
 driven by Playwright through its executable path; nothing of Playwright's own browsers is used).
 
 Every page loads from disk without console errors or network requests, every image decodes,
-every internal link resolves, the ledger page has one row per ledger claim and filters them, a
-formula on a notebook page is typeset by the site's own MathJax, and the site's search finds
-"FedSUM". Screenshots of the landing page and of one notebook page are kept under
-``build/site-test/`` (not committed).
+every internal link resolves, the ledger page has one row per ledger claim and filters them (by
+select and by text), a formula on a notebook page is typeset by the site's own MathJax, and the
+site's search finds "FedSUM". Readability, at 1400x900 and on a 390x844 phone: the ledger, the
+gallery and each notebook page stay under their heights (:data:`MAX_HEIGHT`), no element is
+wider than its column (what scrolls inside a block of its own is fine), each notebook page shows
+its figures in its first screen, the landing page its four papers' cards; a click on a gallery
+thumbnail opens its figure on the notebook page, a click on a figure enlarges it. Screenshots
+are kept under ``build/site-test/`` (not committed).
 
 Without a built site or without chromium these tests skip, unless ``FEDLIB_REQUIRE_SITE=1`` (set
 by ``make test``, which builds the site and installs chromium first): then they fail.
@@ -14,6 +18,7 @@ by ``make test``, which builds the site and installs chromium first): then they 
 from __future__ import annotations
 
 import csv
+import html
 import os
 import re
 import shutil
@@ -89,19 +94,6 @@ def _pages() -> list[Path]:
     return sorted(p for p in SITE.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts)
 
 
-def _internal_links(page, html_path: Path) -> list[tuple[str, Path, str]]:
-    """(href, file on disk, fragment) of every link of the page that stays inside the site."""
-    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
-    out = []
-    for href in hrefs:
-        parts = urlsplit(href)
-        if parts.scheme or parts.netloc or href.startswith(("javascript:", "mailto:")):
-            continue
-        target = (html_path.parent / unquote(parts.path)).resolve() if parts.path else html_path
-        out.append((href, target, parts.fragment))
-    return out
-
-
 _IDS: dict[Path, set[str]] = {}
 
 
@@ -111,25 +103,43 @@ def _ids(path: Path) -> set[str]:
     return _IDS[path]
 
 
+def _link_problems(rel, path: Path, hrefs: list[str]) -> list[str]:
+    problems = []
+    for href in hrefs:
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc or href.startswith(("javascript:", "mailto:")):
+            continue
+        target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.exists():
+            problems.append(f"{rel}: link {href}: no file {target}")
+        elif parts.fragment and target.suffix == ".html" and parts.fragment not in _ids(target):
+            problems.append(f"{rel}: link {href}: no anchor #{parts.fragment} in {target.name}")
+    return problems
+
+
 def test_every_page_loads_clean_with_images_and_links(browser):
     pages = _pages()
     assert len(pages) > 20, f"only {len(pages)} pages under {SITE}"
     problems = []
     for path in pages:
-        v = Visit(browser, path)
         rel = path.relative_to(SITE)
+        if rel.parts[0] == "_modules":
+            # the highlighted sources (sphinx.ext.viewcode): the theme's page around code, no image
+            # or script of the site's own; their links are checked from the HTML (a browser takes
+            # a second per page of them)
+            hrefs = re.findall(r'<a\b[^>]*\bhref="([^"]+)"', path.read_text())
+            problems += _link_problems(rel, path, [html.unescape(h) for h in hrefs])
+            continue
+        v = Visit(browser, path)
         problems += [f"{rel}: console error: {e}" for e in v.errors]
         problems += [f"{rel}: network request: {u}" for u in v.requests]
         broken = v.page.eval_on_selector_all(
             "img", "els => els.filter(e => !(e.complete && e.naturalWidth > 0)).map(e => e.src.slice(0, 80))")
         problems += [f"{rel}: image does not decode: {s}" for s in broken]
-        for href, target, fragment in _internal_links(v.page, path):
-            if target.is_dir():
-                target = target / "index.html"
-            if not target.exists():
-                problems.append(f"{rel}: link {href}: no file {target}")
-            elif fragment and target.suffix == ".html" and fragment not in _ids(target):
-                problems.append(f"{rel}: link {href}: no anchor #{fragment} in {target.name}")
+        hrefs = v.page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
+        problems += _link_problems(rel, path, hrefs)
         v.close()
     assert not problems, "\n".join(problems[:40])
 
@@ -158,6 +168,18 @@ def test_ledger_page_has_one_row_per_claim_and_filters_them(browser):
     page.select_option("#ledger-verdict", "")
     paper = rows[0]["paper"]
     page.select_option("#ledger-paper", paper)
+    assert page.locator("#ledger tr.claim:visible").count() == sum(r["paper"] == paper for r in rows)
+    page.select_option("#ledger-paper", "")
+    # the text filter: a row shows when its text (expander included) holds every word typed
+    for words in ("scaffold", "FedSUM-CR fewer", "stunner"):
+        page.fill("#ledger-text", words)
+        want = sum(all(w.lower() in " ".join(r.values()).lower() for w in words.split()) for r in rows)
+        assert 0 < want < len(rows), words
+        assert page.locator("#ledger tr.claim:visible").count() == want, words
+        assert page.inner_text("#ledger-count") == f"{want} of {len(rows)} rows"
+    page.fill("#ledger-text", "")
+    # a link may set the filters (the paper pages link to their rows)
+    page.goto((SITE / "ledger.html").as_uri() + "?paper=" + paper.replace(" ", "%20"), wait_until="load")
     assert page.locator("#ledger tr.claim:visible").count() == sum(r["paper"] == paper for r in rows)
     assert not v.errors and not v.requests
     v.close()
@@ -197,5 +219,99 @@ def test_search_finds_fedsum_and_landing_page_screenshot(browser):
     v = Visit(browser, SITE / "index.html")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     v.page.screenshot(path=str(ARTIFACTS / "landing.png"), full_page=True)
-    assert "What holds" in v.page.inner_text("body")
+    assert "Start here" in v.page.inner_text("body")
+    v.close()
+
+
+#: the most a page may measure (px, the document's scroll height), at 1400x900 and on a 390x844
+#: phone: the ledger and the gallery about 8,000 px at 1400 (issue 52); a notebook page with its
+#: code folded and its tables compact, a phone's narrower column wraps more
+MAX_HEIGHT = {"ledger": (8_000, 12_000), "gallery": (8_000, 12_000), "notebook": (14_000, 20_000)}
+VIEWPORTS = {"desktop": (1400, 900), "phone": (390, 844)}
+
+#: elements wider than the page's column (the article), less those inside a block that scrolls
+#: or clips them (a code cell or a wide table scrolls inside its own block)
+_TOO_WIDE = """() => {
+  const col = document.querySelector('article.bd-article'); const r = col.getBoundingClientRect();
+  const out = [];
+  for (const e of col.querySelectorAll('*')) {
+    const q = e.getBoundingClientRect();
+    if (q.width === 0 || (q.right <= r.right + 1 && q.left >= r.left - 1)) continue;
+    let clipped = false;
+    for (let a = e.parentElement; a && a !== col; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== 'visible') { clipped = true; break; } }
+    const by = Math.round(Math.max(q.right - r.right, r.left - q.left));
+    if (!clipped) out.push(`${e.tagName}.${e.className} by ${by} px`);
+  }
+  return out.slice(0, 5); }"""
+
+
+def _readable_pages() -> list[tuple[str, str]]:
+    pages = [("ledger", "ledger.html"), ("gallery", "gallery.html"), ("landing", "index.html")]
+    pages += [("other", p) for p in ("notebooks/index.html", "algorithms.html", "api/index.html",
+                                     "contributing.html", "cite.html")]
+    pages += [("notebook", f"notebooks/{nb.stem}.html")
+              for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
+    pages += [("paper", p.relative_to(SITE).as_posix()) for p in sorted((SITE / "papers").glob("*.html"))]
+    return pages
+
+
+@pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
+def test_pages_fit_their_column_and_their_height(browser, viewport):
+    width, height = VIEWPORTS[viewport]
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    problems, measured = [], {}
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for kind, rel in _readable_pages():
+        page = ctx.new_page()
+        page.goto((SITE / rel).as_uri(), wait_until="load")
+        tall = page.evaluate("document.documentElement.scrollHeight")
+        measured[rel] = tall
+        if kind in MAX_HEIGHT:
+            limit = MAX_HEIGHT[kind][viewport == "phone"]
+            if tall > limit:
+                problems.append(f"{rel}: {tall} px tall at {width}x{height} (at most {limit})")
+        problems += [f"{rel} at {width}px: wider than its column: {w}" for w in page.evaluate(_TOO_WIDE)]
+        if kind == "notebook":
+            # results first: the page's figures (their thumbnails) show in its first screen
+            top = page.evaluate("() => { const i = document.querySelector('.fig-strip img'); "
+                                "return i ? i.getBoundingClientRect().top : null; }")
+            if top is None or top > height:
+                problems.append(f"{rel}: no figure in the first screen at {width}x{height} (top {top})")
+            missing = page.evaluate("() => Array.from(document.querySelectorAll('.cell_output img'))"
+                                    ".filter(i => !i.alt || i.alt.includes('_images/')).length")
+            if missing:
+                problems.append(f"{rel}: {missing} figure(s) without an alt text saying what they show")
+        if kind == "landing" and viewport == "desktop":
+            cards = page.evaluate("() => Array.from(document.querySelectorAll('.paper-card'))"
+                                  ".map(c => c.getBoundingClientRect().bottom)")
+            if len(cards) != 4 or max(cards) > height:
+                problems.append(f"index.html: the papers' cards end at {cards} (first screen: {height})")
+        if kind not in ("paper", "other") and (kind != "notebook" or rel.startswith("notebooks/02")):
+            page.screenshot(path=str(ARTIFACTS / f"{rel.replace('/', '_')[:-5]}_{viewport}.png"))
+        page.close()
+    ctx.close()
+    (ARTIFACTS / f"heights_{viewport}.txt").write_text("".join(f"{k}\t{v}\n" for k, v in measured.items()))
+    assert not problems, "\n".join(problems)
+
+
+def test_gallery_thumbnail_opens_its_figure_and_a_figure_enlarges(browser):
+    v = Visit(browser, SITE / "gallery.html")
+    page = v.page
+    cards = page.locator("figure.g-card > a")
+    assert cards.count() == len(list((ROOT / "figures").glob("*/*.png")))
+    href = cards.nth(3).get_attribute("href")
+    cards.nth(3).click()
+    page.wait_for_load_state("load")
+    path, _, fragment = page.url.partition("#")
+    assert path.endswith(href.split("#")[0]) and fragment == href.split("#")[1]
+    target = page.locator(f"#{fragment}")
+    assert target.count() == 1 and target.evaluate("e => e.tagName") == "IMG"
+    box = target.bounding_box()
+    assert box is not None and 0 <= box["y"] < page.viewport_size["height"], box   # scrolled to it
+    target.click()
+    assert page.locator(".fl-zoom img").count() == 1
+    page.keyboard.press("Escape")
+    assert page.locator(".fl-zoom").count() == 0
+    assert not v.errors and not v.requests
     v.close()

@@ -90,3 +90,57 @@ def test_sources_hold_every_readme_section_every_notebook_and_mathjax(tmp_path):
             return [len(c.get("outputs", [])) for c in nb["cells"]]
         assert outputs(a) == outputs(b)
     assert (src / "_static" / "mathjax" / "tex-svg.js").stat().st_size > 1_000_000
+
+
+def test_every_figure_file_is_described_and_found_among_its_notebooks_outputs():
+    # an alt text and a gallery caption say what each figure shows: a new figure file needs its
+    # words in docs/site_content.py, and its notebook must display it (the gallery links there)
+    for folder in sorted(p for p in (ROOT / "figures").iterdir() if p.is_dir()):
+        stems = {p.stem for p in folder.glob("*.png")}
+        nb = ROOT / "notebooks" / f"{folder.name}.ipynb"
+        shown = {f.stem for f in build.figure_outputs(folder.name, json.loads(nb.read_text()))}
+        assert stems <= shown, f"{folder.name}: figures not matched to an output: {sorted(stems - shown)}"
+        for stem in stems:
+            spec = build.site_content.figure_spec(folder.name, stem)
+            assert spec is not None and len(spec.shows) > 20, f"{folder.name}/{stem}.png: no description"
+
+
+def test_gallery_has_one_card_per_figure_with_the_verdicts_it_supports():
+    with open(ROOT / "figures" / "claims_ledger.csv", newline="") as f:
+        ledger = list(csv.DictReader(f))
+    cards = build.gallery_cards(ledger, "")
+    assert len(cards) == len(list((ROOT / "figures").glob("*/*.png")))
+    fig1a = next(c for n, c in cards if "fig1a_figs5-7_rounds.png" in c)
+    n = sum(r["notebook"] == "02_fedsum_main" and "Fig. 1(a)" in r["where"] for r in ledger)
+    assert n > 0 and f"supports {n} claim rows" in fig1a
+    assert 'href="notebooks/02_fedsum_main.html#fig-fig1a_figs5-7_rounds"' in fig1a
+
+
+def test_paper_pages_count_verdicts_from_the_ledger_and_cite_only_known_arxiv_ids():
+    with open(ROOT / "figures" / "claims_ledger.csv", newline="") as f:
+        ledger = list(csv.DictReader(f))
+    sources = "\n".join(p.read_text() for p in (ROOT / "fedlib").rglob("*.py"))
+    for paper in build.site_content.PAPERS:
+        rows = [r for r in ledger if r["paper"] == paper.key]
+        page = build.paper_page(paper, ledger)
+        assert f"{len(rows)} claim rows" in page
+        assert "| all | " in page and page.count("| [") >= len({r['notebook'] for r in rows})
+        # never an invented identifier: each arXiv id is one the package's docstrings cite
+        assert paper.arxiv is None or f"arXiv:{paper.arxiv}" in sources, paper.key
+        assert paper.arxiv is None or f"eprint = {{{paper.arxiv}}}" in build.cite_page()
+
+
+def test_api_index_groups_every_public_module_once(tmp_path):
+    pytest.importorskip("sphinx", reason="the docs extra: pip install -e '.[docs]'")
+    build.api_pages(tmp_path)
+    index = (tmp_path / "api" / "index.md").read_text()
+    for m in build.public_modules():
+        assert index.count(f"| [`{m}`]({m}.md) |") == 1, m
+    assert "## Internals" in index
+    assert "`fedsum`" in (tmp_path / "api" / "fedlib.algorithms.fedsum.md").read_text()
+
+
+def test_split_setting_separates_the_profile():
+    assert build.split_setting("MNIST, P1, quick profile (MNIST, K = 5)") == \
+        ("MNIST, P1", "quick profile (MNIST, K = 5)")
+    assert build.split_setting("no profile here") == ("no profile here", "")
