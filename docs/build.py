@@ -367,11 +367,14 @@ def claims_table(rows: list[dict[str, str]], up: str, table_id: str = "ledger", 
                 f'<p><b>Cause:</b> {e(r["cause"]) or "none stated"}</p>')
         body.append(
             f'<tr class="claim" data-group="{e(key)}" data-paper="{e(r["paper"])}" data-notebook="{e(nb)}" '
-            f'data-setting="{e(short)}" data-verdict="{e(r["verdict"])}">'
+            f'data-setting="{e(short)}" data-verdict="{e(r["verdict"])}" '
+            f'data-direction="{e(r.get("direction", ""))}">'
             f'<td class="c-claim"><details><summary>{e(r["claim"])}</summary><div class="claim-more">{more}'
             f"</div></details></td>"
             f'<td class="c-where">{e(r["where"])}</td><td class="c-setting">{e(short)}</td>'
-            f'<td class="c-verdict">{verdict_badge(r["verdict"])}</td>'
+            f'<td class="c-verdict">{verdict_badge(r["verdict"])}'
+            + (f' <small class="direction" title="the direction of an inconclusive verdict">'
+               f'{e(r["direction"])}</small>' if r.get("direction") else "") + "</td>"
             f'<td class="c-effect">{e(effect) if effect != "&mdash;" else effect}</td>'
             f'<td class="c-seeds">{e(r["seeds"])}</td>'
             f'<td class="c-nb"><a href="{link}" title="the claims section of {e(nb)}">{e(nb[:2])}</a>'
