@@ -227,6 +227,9 @@ def test_search_finds_fedsum_and_landing_page_screenshot(browser):
 #: phone: the ledger and the gallery about 8,000 px at 1400 (issue 52); a notebook page with its
 #: code folded and its tables compact, a phone's narrower column wraps more
 MAX_HEIGHT = {"ledger": (8_000, 12_000), "gallery": (8_000, 12_000), "notebook": (14_000, 20_000)}
+#: on a phone the ledger shows each claim as a two-line block (about 95 px): its limit grows with
+#: the ledger, at most this many px a claim row (the 1400 px limit stays fixed, issue 52's target)
+PHONE_PX_PER_CLAIM = 120
 VIEWPORTS = {"desktop": (1400, 900), "phone": (390, 844)}
 
 #: elements wider than the page's column (the article), less those inside a block that scrolls
@@ -244,6 +247,12 @@ _TOO_WIDE = """() => {
     if (!clipped) out.push(`${e.tagName}.${e.className} by ${by} px`);
   }
   return out.slice(0, 5); }"""
+
+
+def _ledger_rows() -> int:
+    """Claim rows of the committed ledger (``figures/claims_ledger.csv``)."""
+    with open(ROOT / "figures" / "claims_ledger.csv", newline="") as f:
+        return sum(1 for _ in csv.DictReader(f))
 
 
 def _readable_pages() -> list[tuple[str, str]]:
@@ -269,6 +278,8 @@ def test_pages_fit_their_column_and_their_height(browser, viewport):
         measured[rel] = tall
         if kind in MAX_HEIGHT:
             limit = MAX_HEIGHT[kind][viewport == "phone"]
+            if kind == "ledger" and viewport == "phone":
+                limit = max(limit, PHONE_PX_PER_CLAIM * _ledger_rows())
             if tall > limit:
                 problems.append(f"{rel}: {tall} px tall at {width}x{height} (at most {limit})")
         problems += [f"{rel} at {width}px: wider than its column: {w}" for w in page.evaluate(_TOO_WIDE)]
