@@ -507,3 +507,33 @@ def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
                     eval_every=stand_in_rounds, train_eval=2, grid=s.grid[:1], P_values=(1, s.cycle),
                     stand_in=stand_in_rounds)
     return s
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``main(["quick", "--dataset", "fashion_mnist", "--seeds", "0", "1", "2", "3", "4"])``:
+    compute notebook 08's runs into its store (``results/08_amplified_fedavg/<profile>/``) in the
+    order of :meth:`AmplifiedSetup.compute_in_order` (the tuning grid first, then seed by seed),
+    with one worker on one torch thread. Resumes from the store: runs already there are loaded."""
+    import argparse
+
+    import torch
+
+    from ..notebook import notebook_store, require_ok
+    from ..sweeps import sweep
+
+    ap = argparse.ArgumentParser(prog="fedlib.studies.amplified.main",
+                                 description="compute notebook 08's runs into its store, in order")
+    ap.add_argument("profile", choices=["quick", "paper"])
+    ap.add_argument("--dataset", default=None, help="one of the profile's DATASETS (default: its first)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    setup = amplified_setup(args.profile, args.seeds[0], dataset=args.dataset)
+    store = notebook_store("08_amplified_fedavg", args.profile)
+    print(f"store {store}; {setup.data_name}; tuning seeds {list(setup.grid_seeds)}; seeds {args.seeds}",
+          flush=True)
+
+    def compute(configs: list) -> pd.DataFrame:
+        return require_ok(sweep(list(configs), store, progress=True, workers=1, torch_threads=1))
+    best = setup.compute_in_order(compute, args.seeds)
+    print("rates picked: " + "; ".join(f"{m}: {r:g}" for m, r in best.items()), flush=True)

@@ -187,3 +187,26 @@ def test_smoke_profile_on_fashion_mnist_is_tiny_and_keeps_the_protocol():
     paper = studies.amplified.amplified_setup("paper")
     assert paper.model == "wj_fmnist_cnn" and paper.dataset == "fashion_mnist" and paper.score_cycles == 2
     assert paper.window_times() == [4500, 5000] and paper.window_times(paper.grid_horizon) == [500, 1000]
+
+
+def test_compute_in_order_runs_the_tuning_grid_first_then_whole_seeds():
+    s = studies.amplified.amplified_setup("quick", dataset="fashion_mnist")
+    batches = []
+
+    def compute(configs):
+        batches.append(configs)
+        phases = [c for c in configs if c.init_from is not None]
+        return _fake_runs(phases, lambda lr: abs(math.log10(lr) + 2.2), s)
+    best = s.compute_in_order(compute, [3, 0])
+    assert {c.seed for c in batches[0]} == {100, 101} and all(c.algorithm == "fedavg" for c in batches[0])
+    seeds_after = [sorted({c.seed for c in b}) for b in batches[1:]]
+    first_eval = seeds_after.index([3])
+    assert all(k == [100, 101] for k in seeds_after[:first_eval])          # the grid, on the tuning seeds
+    assert seeds_after[first_eval:] == [[3], [3], [0], [0]]                 # then seed by seed: warm-up, runs
+    assert best == {m: pytest.approx(1e-2) for m in s.methods}
+    amp = next(iter(s.methods))
+    want = {*s.fig1_configs(best, [0]), *s.fig1_configs(s.authors_rates(), [0]),
+            *s.fig2_configs(best[amp], [0])}
+    assert set(batches[-1]) == want                                        # exactly the notebook's runs
+    with pytest.raises(ValueError, match="^seeds: 100 also tune"):
+        s.compute_in_order(compute, [100])
