@@ -120,7 +120,7 @@ if setup.tuning_seeds:
 #   table below multiplies the runs of this protocol (5 evaluated seeds, 2 tuning seeds, the
 #   grid with one extension past an edge per method, the authors' rates counted as runs of
 #   their own: an upper bound) by the seconds per round measured with
-#   `benchmarks/amplified_cost.py` on one thread (`MEASURED_SECONDS`, AMD EPYC Zen 3, 2026-11-26):
+#   `benchmarks/amplified_cost.py` on one thread (`MEASURED_SECONDS`, AMD EPYC Zen 4, 2026-11-26):
 #   FedSUM's small CNN fits; FedAU's Fashion-MNIST CNN (3x3 conv 32-32, FC 128) and Wang & Ji's
 #   (5x5 conv 32-32, FC 128) do not, even if their timings, taken while the cores were shared,
 #   were halved. The paper profile names Wang & Ji's CNN (`wj_fmnist_cnn`).

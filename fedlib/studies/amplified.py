@@ -53,13 +53,13 @@ FASHION = {
                   score_cycles=2),
     "paper": dict(SETTINGS["paper"], tuning_seeds=(100, 101), score_cycles=2),
 }
-#: seconds on one torch thread of an AMD EPYC (Zen 3, AVX2; torch 2.13 CPU build), measured
+#: seconds on one torch thread of an AMD EPYC (family 25 model 17, Zen 4, AVX-512; torch 2.13 CPU), measured
 #: 2026-11-26 06:49-07:01 UTC by ``benchmarks/amplified_cost.py`` on Fashion-MNIST (the cost depends
 #: on the model and the data's shape, not on the pixels): model -> (an Alg. 1 / FedAvg round of
 #: S = 10 clients, one evaluation, a wait-minibatch round, a wait-full round), the inputs of
 #: :meth:`AmplifiedSetup.store_cost`. The 2 cores were shared: load average ~0.3 while FedSUM's CNN
 #: was timed, 1.5-4.6 for the two larger CNNs (their figures may be up to ~2x high); FedSUM's CNN
-#: took 0.41 s per round in the MNIST store's runs, recorded under a shared load
+#: took 0.41 s per round in the MNIST store's runs, recorded on a Zen 3 (AVX2) under a shared load
 MEASURED_SECONDS = {
     "fedsum_mnist_cnn": (0.176, 0.60, 4.5, 46.5),
     "fedau_fmnist_cnn": (0.376, 3.58, 15.7, 116.2),
