@@ -431,14 +431,17 @@ class AmplifiedSetup:
         tuning seeds' warm-ups and the rate grid first (:meth:`search_rates`: the rates every
         evaluated seed needs), then each evaluated seed whole (its warm-up, Fig. 1 at the best and
         at the authors' rates, Fig. 2), so that a sweep cut short leaves whole seeds. The configs
-        are those the notebook asks for; ``compute`` maps a list of configs to their
-        :func:`fedlib.sweep` frame. Returns the rates picked (method label -> rate)."""
+        are those the notebook asks for; ``compute`` maps a list of configs (and ``keep_params``,
+        passed for the warm-ups) to their :func:`fedlib.sweep` frame. Returns the rates picked
+        (method label -> rate)."""
         self.check_seeds(seeds)
-        compute(self.warmups(self.grid_seeds))
+        # warm-ups keep their final models (keep_params): a warm-up stored without it is computed
+        # again by the first sweep that continues it
+        compute(self.warmups(self.grid_seeds), keep_params=True)
         best = {m: g.best for m, g in self.search_rates(compute).items()}
         amp = next(iter(self.methods))
         for k in seeds:
-            compute(self.warmups([k]))
+            compute(self.warmups([k]), keep_params=True)
             compute([*self.fig1_configs(best, [k]), *self.fig1_configs(self.authors_rates(), [k]),
                      *self.fig2_configs(best[amp], [k])])
         return best
@@ -533,7 +536,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"store {store}; {setup.data_name}; tuning seeds {list(setup.grid_seeds)}; seeds {args.seeds}",
           flush=True)
 
-    def compute(configs: list) -> pd.DataFrame:
-        return require_ok(sweep(list(configs), store, progress=True, workers=1, torch_threads=1))
+    def compute(configs: list, keep_params: bool = False) -> pd.DataFrame:
+        return require_ok(sweep(list(configs), store, progress=True, workers=1, torch_threads=1,
+                                keep_params=keep_params))
     best = setup.compute_in_order(compute, args.seeds)
     print("rates picked: " + "; ".join(f"{m}: {r:g}" for m, r in best.items()), flush=True)

@@ -191,10 +191,11 @@ def test_smoke_profile_on_fashion_mnist_is_tiny_and_keeps_the_protocol():
 
 def test_compute_in_order_runs_the_tuning_grid_first_then_whole_seeds():
     s = studies.amplified.amplified_setup("quick", dataset="fashion_mnist")
-    batches = []
+    batches, kept = [], []
 
-    def compute(configs):
+    def compute(configs, keep_params=False):
         batches.append(configs)
+        kept.append(keep_params)
         phases = [c for c in configs if c.init_from is not None]
         return _fake_runs(phases, lambda lr: abs(math.log10(lr) + 2.2), s)
     best = s.compute_in_order(compute, [3, 0])
@@ -208,5 +209,7 @@ def test_compute_in_order_runs_the_tuning_grid_first_then_whole_seeds():
     want = {*s.fig1_configs(best, [0]), *s.fig1_configs(s.authors_rates(), [0]),
             *s.fig2_configs(best[amp], [0])}
     assert set(batches[-1]) == want                                        # exactly the notebook's runs
+    # the warm-ups keep their final models (else the next sweep computes them again), nothing else
+    assert kept == [all(c.algorithm == "fedavg" for c in b) for b in batches] and sum(kept) == 3
     with pytest.raises(ValueError, match="^seeds: 100 also tune"):
         s.compute_in_order(compute, [100])
