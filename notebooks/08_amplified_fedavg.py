@@ -122,8 +122,9 @@ if setup.tuning_seeds:
 #   their own: an upper bound) by the seconds per round measured with
 #   `benchmarks/amplified_cost.py` on one thread (`MEASURED_SECONDS`, AMD EPYC Zen 4, 2026-11-26):
 #   FedSUM's small CNN fits; FedAU's Fashion-MNIST CNN (3x3 conv 32-32, FC 128) and Wang & Ji's
-#   (5x5 conv 32-32, FC 128) do not, even if their timings, taken while the cores were shared,
-#   were halved. The paper profile names Wang & Ji's CNN (`wj_fmnist_cnn`).
+#   (5x5 conv 32-32, FC 128) do not at their measured costs (taken while the cores were shared,
+#   so possibly high: `benchmarks/README.md`). The sweep runs one worker, so its wall time is about
+#   its CPU-hours. The paper profile names Wang & Ji's CNN (`wj_fmnist_cnn`).
 
 # %%
 fashion = studies.amplified.amplified_setup("quick", dataset="fashion_mnist")
