@@ -11,8 +11,11 @@ BIN        := $(VENV)/bin
 STAMP      := $(VENV)/.installed
 
 NB         ?=
+# Debian's Fashion-MNIST (target fashion-mnist) and the notebooks whose runs need it
+FASHION_MNIST     := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
+FASHION_NOTEBOOKS := 08_amplified_fedavg
 
-.PHONY: venv figures results verify test test-slow lint sync lab docs chromium clean-results help
+.PHONY: venv figures results verify test test-slow lint sync lab docs chromium fashion-mnist clean-results help
 
 help:
 	@echo "make figures [PROFILE=quick|paper]  execute every notebook (papermill), write figures/"
@@ -23,6 +26,7 @@ help:
 	@echo "make test-slow                      the slow tests (FedSUM on the real MNIST, long stand-in runs)"
 	@echo "make lab                            open the notebooks in JupyterLab"
 	@echo "make sync                           jupytext --sync the .py/.ipynb pairs"
+	@echo "make fashion-mnist                  install Debian's dataset-fashion-mnist where missing (root)"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +39,7 @@ venv: $(STAMP)
 
 # quick profile: execute in place, so the committed notebooks carry the outputs nbval checks.
 # other profiles: pass the profile, keep the executed copies under results/notebooks/.
-figures: $(STAMP)
+figures: $(STAMP) fashion-mnist
 	@for nb in $(NOTEBOOKS); do \
 	  echo "== $$nb ($(PROFILE))"; \
 	  if [ "$(PROFILE)" = "quick" ]; then \
@@ -51,7 +55,7 @@ figures: $(STAMP)
 # compute (or complete) the results store of one notebook: results/$(NB)/$(PROFILE)/. Sweeps resume
 # from the store, so an interrupted run continues where it stopped. The executed notebook is kept
 # under results/notebooks/ (figures of non-quick profiles go there too, never into figures/).
-results: $(STAMP)
+results: $(STAMP) $(if $(filter $(FASHION_NOTEBOOKS),$(NB)),fashion-mnist)
 	@test -n "$(NB)" || { echo "usage: make results NB=<notebook name, e.g. 02_fedsum_main> [PROFILE=quick]"; exit 2; }
 	@test -f "notebooks/$(NB).ipynb" || { echo "NB: no notebook notebooks/$(NB).ipynb"; exit 2; }
 	mkdir -p results/notebooks
@@ -75,7 +79,7 @@ endif
 # TEST_WORKERS pytest-xdist processes (2: the 2 cores of the CI machine); --dist loadscope keeps
 # each notebook's cells, and each test file, in one process, in order (0: no xdist)
 TEST_WORKERS ?= 2
-test: $(STAMP) docs chromium
+test: $(STAMP) docs chromium fashion-mnist
 	$(BIN)/ruff check fedlib tests notebooks/*.py benchmarks docs
 	out=$$(mktemp -d) && FEDLIB_OUT_ROOT=$$out FEDLIB_NO_COMPUTE=1 FEDLIB_REQUIRE_SITE=1 \
 	  $(BIN)/python -m pytest -q -m "not slow" \
@@ -95,6 +99,15 @@ chromium:
 	  echo "installing Debian's chromium for the browser test"; \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  { echo "chromium: could not install Debian's package (needs root); install chromium or set CHROMIUM"; exit 1; }; }
+
+# Debian's Fashion-MNIST (the dataset of Wang & Ji 2022's experiments) where it is missing: fedlib.data
+# reads it from the package's folder without configuration (root on this project's machines); files
+# under $FEDLIB_DATA/FashionMNIST/raw/ do as well. Needed by the tests, and by the notebooks that run on it
+fashion-mnist:
+	@test -f $(FASHION_MNIST) || ls "$${FEDLIB_DATA:-/nonexistent}"/FashionMNIST/raw/train-images-idx3-ubyte* >/dev/null 2>&1 || { \
+	  echo "installing Debian's dataset-fashion-mnist (Fashion-MNIST, for the tests and notebook 08)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dataset-fashion-mnist >/dev/null; } || \
+	  { echo "fashion-mnist: could not install Debian's package dataset-fashion-mnist (needs root); install it or put FashionMNIST/raw/*-ubyte.gz under FEDLIB_DATA"; exit 1; }; }
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow tests

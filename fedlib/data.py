@@ -7,7 +7,12 @@ the mean / std of the papers' code; y: int64). Names: ``mnist``, ``fashion_mnist
 upscaled to 28x28; ships inside the package, no download). ``synthetic_like(name)`` makes random
 stand-ins with a dataset's shapes, classes and split sizes, for tests.
 
-Where the files are looked up: ``data_root``, else ``$FEDLIB_DATA``, else ``~/.cache/fedlib``.
+Where the files are looked up: ``data_root``, else ``$FEDLIB_DATA``, else ``~/.cache/fedlib``;
+after that folder, a dataset that Debian packages is read from the folder its package installs
+(:data:`SYSTEM_FOLDERS`: Fashion-MNIST from ``dataset-fashion-mnist``, in
+``/usr/share/datasets/fashion-mnist/``), so ``load("fashion_mnist")`` needs no configuration
+where the package is installed (``make fashion-mnist`` installs it).
+
 Formats read without torchvision (so every loader runs, and is tested, on CPU machines where
 torchvision cannot be imported):
 
@@ -22,7 +27,7 @@ cinic10    ``CINIC-10/train/<class>/*.png``, ``CINIC-10/test/<class>/*.png``
 
 torchvision is imported only when ``download=True`` (it writes exactly these files). Missing
 data raises :class:`DataNotFoundError` naming the dataset, the folders searched, the files
-expected and the command that downloads them.
+expected and the command that downloads them (and, for a Debian-packaged dataset, the package).
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-__all__ = ["DataNotFoundError", "Dataset", "available", "data_roots", "load", "synthetic_like"]
+__all__ = ["SYSTEM_FOLDERS", "DataNotFoundError", "Dataset", "available", "data_roots", "load",
+           "synthetic_like"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,13 @@ INFO: dict[str, Info] = {
                     ("CINIC-10/train/<class>/*.png", "CINIC-10/test/<class>/*.png"), "CINIC-10"),
     "digits": Info((1, 28, 28), 10, 1437, 360, (0.0,), (1.0,), (), "scikit-learn digits upscaled to 28x28 "
                    "(embedded, standardised globally)"),
+}
+
+#: datasets that Debian packages: name -> (the folder its package installs the files into, in
+#: the layout of the column "files" above without the dataset's subfolder, and the package). Read
+#: after the folders of :func:`data_roots`, which take precedence.
+SYSTEM_FOLDERS: dict[str, tuple[Path, str]] = {
+    "fashion_mnist": (Path("/usr/share/datasets/fashion-mnist"), "dataset-fashion-mnist"),
 }
 
 _TV_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST", "svhn": "SVHN", "cifar10": "CIFAR10",
@@ -120,9 +133,16 @@ def _missing(name: str, roots: list[Path]) -> DataNotFoundError:
            f"download=True)\"" if name in _TV_NAMES else
            "download CINIC-10 from its publisher (https://datashare.ed.ac.uk/handle/10283/3192) and "
            f"extract it so that {roots[0] / 'CINIC-10' / 'train'} exists")
+    searched = [str(r) for r in roots]
+    debian = ""
+    if name in SYSTEM_FOLDERS:
+        folder, package = SYSTEM_FOLDERS[name]
+        searched.append(f"{folder} (Debian's package {package})")
+        debian = (f"On Debian: apt-get install {package} (as root; `make fashion-mnist` does it), which puts "
+                  f"{{train,t10k}}-{{images-idx3,labels-idx1}}-ubyte.gz into {folder}. ")
     return DataNotFoundError(
-        f"{name}: dataset files not found. Searched: {', '.join(str(r) for r in roots)}. "
-        f"Expected: {'; '.join(info.files)}. On a machine with internet: {cmd} "
+        f"{name}: dataset files not found. Searched: {', '.join(searched)}. "
+        f"Expected: {'; '.join(info.files)}. {debian}On a machine with internet: {cmd} "
         f"(or set FEDLIB_DATA to the folder that holds them).")
 
 
@@ -280,7 +300,9 @@ def _digits(seed: int = 0, test_fraction: float = 0.2) -> Dataset:
 
 def load(name: str, data_root: str | os.PathLike | None = None, device: str | torch.device = "cpu",
          download: bool = False) -> Dataset:
-    """Load dataset ``name`` (see :func:`available`) as normalised tensors on ``device``.
+    """Load dataset ``name`` (see :func:`available`) as normalised tensors on ``device``, from the
+    first folder of :func:`data_roots` that holds its files, else from its Debian package's folder
+    (:data:`SYSTEM_FOLDERS`).
 
     Raises:
         ValueError: unknown name.
@@ -293,6 +315,8 @@ def load(name: str, data_root: str | os.PathLike | None = None, device: str | to
     else:
         roots = data_roots(data_root)
         parts = next((p for p in (_READERS[name](r) for r in roots) if p is not None), None)
+        if parts is None and name in SYSTEM_FOLDERS:             # after the roots, which take precedence
+            parts = _read_idx_set(SYSTEM_FOLDERS[name][0])
         if parts is None and download and name in _TV_NAMES:
             _download(name, roots[0])
             parts = _READERS[name](roots[0])

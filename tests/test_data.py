@@ -49,13 +49,76 @@ def test_roots_order(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["mnist", "fashion_mnist", "svhn", "cifar10", "cifar100", "cinic10"])
-def test_missing_data_message(name, tmp_path):
+def test_missing_data_message(name, tmp_path, monkeypatch):
+    # the Debian package's folder as on a machine without the package
+    absent = tmp_path / "no-package"
+    monkeypatch.setattr(data, "SYSTEM_FOLDERS", {"fashion_mnist": (absent, "dataset-fashion-mnist")})
     with pytest.raises(data.DataNotFoundError) as e:
         data.load(name, data_root=tmp_path)
     msg = str(e.value)
     assert msg.startswith(f"{name}:") and str(tmp_path) in msg and "Expected" in msg
     assert ("download=True" in msg) or ("datashare" in msg)
     assert "Traceback" not in msg and "torchvision" not in msg
+    # the package's folder is among those searched, and the package is named, only where Debian has one
+    debian = name == "fashion_mnist"
+    assert (f"{absent} (Debian's package dataset-fashion-mnist)" in msg) == debian
+    assert ("apt-get install dataset-fashion-mnist" in msg) == debian
+
+
+def test_missing_fashion_mnist_names_the_real_debian_folder(tmp_path, monkeypatch):
+    folder, package = data.SYSTEM_FOLDERS["fashion_mnist"]
+    assert folder == Path("/usr/share/datasets/fashion-mnist") and package == "dataset-fashion-mnist"
+    monkeypatch.setattr(data, "_read_idx_set", lambda folder: None)      # as if the package were absent
+    with pytest.raises(data.DataNotFoundError, match="^fashion_mnist: dataset files not found") as e:
+        data.load("fashion_mnist", data_root=tmp_path)
+    assert f"Searched: {tmp_path}, /usr/share/datasets/fashion-mnist (Debian's package" in str(e.value)
+
+
+def _small_fashion(root: Path, seed: int) -> np.ndarray:
+    """Small IDX files of Fashion-MNIST's layout under ``root``/FashionMNIST/raw: their test labels."""
+    return _write_idx(root / "FashionMNIST" / "raw", np.random.default_rng(seed))[1]
+
+
+def test_data_root_and_fedlib_data_take_precedence_over_the_debian_folder(tmp_path, monkeypatch):
+    system = tmp_path / "system"
+    system_y = _write_idx(system, np.random.default_rng(7), n_train=40, n_test=20)[1]   # the package's layout
+    monkeypatch.setattr(data, "SYSTEM_FOLDERS", {"fashion_mnist": (system, "dataset-fashion-mnist")})
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "empty"))
+    ds = data.load("fashion_mnist")                      # nothing under FEDLIB_DATA: the package's folder
+    assert ds.train[0].shape == (40, 1, 28, 28) and ds.test[1].tolist() == system_y.tolist()
+    env_y = _small_fashion(tmp_path / "env", 8)
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "env"))
+    ds = data.load("fashion_mnist")                                   # FEDLIB_DATA before the package
+    assert ds.train[0].shape == (30, 1, 28, 28) and ds.test[1].tolist() == env_y.tolist()
+    root_y = _small_fashion(tmp_path / "root", 9)
+    ds = data.load("fashion_mnist", data_root=tmp_path / "root")      # data_root before both
+    assert ds.test[1].tolist() == root_y.tolist() != env_y.tolist()
+    monkeypatch.delenv("FEDLIB_DATA")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))                # ~/.cache/fedlib before the package too
+    home_y = _small_fashion(tmp_path / "home" / ".cache" / "fedlib", 10)
+    assert data.load("fashion_mnist").test[1].tolist() == home_y.tolist()
+
+
+_FASHION = data.SYSTEM_FOLDERS["fashion_mnist"][0]
+
+
+@pytest.mark.skipif(not (_FASHION / "train-images-idx3-ubyte.gz").is_file(),
+                    reason="Debian's dataset-fashion-mnist is not installed (make fashion-mnist installs it)")
+def test_fashion_mnist_from_the_debian_package(monkeypatch, tmp_path):
+    """The full official split of Fashion-MNIST (Xiao et al. 2017, arXiv:1708.07747) without any
+    configuration: 60,000 / 10,000 images, 6,000 / 1,000 per class, pixels with mean 0.2860 and
+    std 0.3530 (the values published for the training set, at 4 decimals)."""
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "empty"))        # nothing there: the package's folder
+    ds = data.load("fashion_mnist")
+    assert ds.train[0].shape == (60000, 1, 28, 28) and ds.test[0].shape == (10000, 1, 28, 28)
+    assert torch.bincount(ds.train[1], minlength=10).tolist() == [6000] * 10
+    assert torch.bincount(ds.test[1], minlength=10).tolist() == [1000] * 10
+    # back to [0, 1] pixels: loaded with MNIST's normalisation (0.1307, 0.3081), as FedAU's code does
+    mean, std = data.INFO["fashion_mnist"].mean[0], data.INFO["fashion_mnist"].std[0]
+    px = ds.train[0].double() * std + mean
+    # tolerance: the published values are rounded to 4 decimals (+-5e-5); the fp32 normalisation
+    # and its inversion move each pixel by at most ~1e-7 relative, far below that
+    assert abs(float(px.mean()) - 0.2860) <= 5e-5 + 1e-6 and abs(float(px.std()) - 0.3530) <= 5e-5 + 1e-6
 
 
 def test_download_without_torchvision_is_a_clear_error(tmp_path):

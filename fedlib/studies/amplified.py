@@ -14,7 +14,7 @@ from ..analysis import GridSearch, mean_std, search_log_grid
 from ..config import ExperimentConfig
 from ..notebook import check_profile
 
-__all__ = ["QUOTES", "AmplifiedSetup", "amplified_setup"]
+__all__ = ["DATASETS", "FASHION", "MEASURED_SECONDS", "QUOTES", "AmplifiedSetup", "amplified_setup"]
 
 #: per profile: data, model, N, availability window, warm-up, horizon and grid horizon (rounds),
 #: evaluation interval, the P of Fig. 2, the grid's multiples of the warm-up rate, training-loss
@@ -33,12 +33,48 @@ SETTINGS = {
                   P_values=(1, 100, 300, 500, 700, 900), grid=(1.0, 0.1, 0.01, 0.001, 0.0001),
                   train_eval=100),
 }
+#: Fashion-MNIST, Wang & Ji's own dataset (issue 50), per profile, under the protocol of issue 49:
+#: the rate grid searched on tuning seeds that are never evaluated (100, 101: their own splits,
+#: models, schedules and warm-ups), and every method scored on the same points of time, the ends of
+#: the last ``score_cycles`` cycles (a wait round ends exactly at a cycle's end; Alg. 1 is evaluated
+#: there too). The quick profile keeps FedSUM's small CNN (the paper's costs ~4-5x more per round
+#: here: notebook 08 gives the arithmetic), the time scaled down 5x (cycle 100), a warm-up of 2,000
+#: rounds (the paper's count), 3 cycles after it (the grid's runs as long as the figures'), scored
+#: at the ends of cycles 2 and 3. The smoke profile runs the same protocol on random tensors of
+#: Fashion-MNIST's shapes (a wait-full round on the real data costs ~45 s; the files' reading is
+#: tested in tests/test_data.py).
+FASHION = {
+    "smoke": dict(dataset="fashion_mnist", num_clients=10, window=2, warmup=6, horizon=20, grid_horizon=20,
+                  eval_every=2, P_values=(1, 5, 10, 15), grid=(1.0, 0.1), train_eval=10, tuning_seeds=(100,),
+                  score_cycles=2, synthetic_sizes=(400, 100)),
+    "quick": dict(dataset="fashion_mnist", model="fedsum_mnist_cnn", num_clients=250, window=20, warmup=2000,
+                  horizon=300, grid_horizon=300, eval_every=20, P_values=(1, 20, 60, 100, 140, 180),
+                  grid=(1.0, 0.1, 0.01, 0.001, 0.0001), train_eval=20, tuning_seeds=(100, 101),
+                  score_cycles=2),
+    "paper": dict(SETTINGS["paper"], tuning_seeds=(100, 101), score_cycles=2),
+}
+#: seconds on one torch thread of an AMD EPYC (family 25 model 17, Zen 4, AVX-512; torch 2.13 CPU), measured
+#: 2026-11-26 06:49-07:01 UTC by ``benchmarks/amplified_cost.py`` on Fashion-MNIST (the cost depends
+#: on the model and the data's shape, not on the pixels): model -> (an Alg. 1 / FedAvg round of
+#: S = 10 clients, one evaluation, a wait-minibatch round, a wait-full round), the inputs of
+#: :meth:`AmplifiedSetup.store_cost`. The 2 cores were shared: load average ~0.3 while FedSUM's CNN
+#: was timed, 1.5-4.6 for the two larger CNNs (their figures may be up to ~2x high); FedSUM's CNN
+#: took 0.41 s per round in the MNIST store's runs, recorded on a Zen 3 (AVX2) under a shared load
+MEASURED_SECONDS = {
+    "fedsum_mnist_cnn": (0.176, 0.60, 4.5, 46.5),
+    "fedau_fmnist_cnn": (0.376, 3.58, 15.7, 116.2),
+    "wj_fmnist_cnn": (0.498, 2.29, 14.2, 426.7),
+}
+#: the datasets each profile runs on (the first: the profile's default)
+DATASETS = {"smoke": ("digits", "fashion_mnist"), "quick": ("mnist", "fashion_mnist"),
+            "paper": ("fashion_mnist",)}
 #: the rates of the authors' FashionMNIST runs after the warm-up (their README and config):
 #: method label's algorithm and gamma -> rate; the wait-for-all baselines keep the warm-up's rate
 AUTHORS_RATES = {("amplified_fedavg", 10.0): 1e-5, ("amplified_fedavg", 1.0): 1e-5,
                  ("wait_minibatch", None): 0.1, ("wait_full", None): 0.1}
 _NAMES = {"mnist": "MNIST, standing in for FashionMNIST", "digits": "digits (smoke test)",
           "fashion_mnist": "FashionMNIST"}
+_MODEL_NAMES = {"fedsum_mnist_cnn": "FedSUM's small CNN", "wj_fmnist_cnn": "Wang & Ji's CNN"}
 #: Sec. 6's words behind notebook 08's claims
 QUOTES = {
     "wait": 'we observe that the "wait-minibatch" and "wait-full" methods perform worse than Algorithm 1 '
@@ -74,6 +110,15 @@ class AmplifiedSetup:
     train_eval: int
     seed: int = 0
     stand_in: int = 0
+    #: seeds whose runs pick each method's rate and are never evaluated; () (MNIST's quick
+    #: protocol): the grid runs at the setup's own seed, the first evaluated seed
+    tuning_seeds: tuple = ()
+    #: 0 (MNIST's quick protocol): the late window is every evaluation in the last cycle of time
+    #: (a wait method has one there, Alg. 1 five); k > 0: every method is scored on the same k
+    #: points of time, the ends of the last k cycles (:meth:`window_times`)
+    score_cycles: int = 0
+    #: (train, test) sizes of random stand-in tensors with the dataset's shapes; () for the real data
+    synthetic_sizes: tuple = ()
     groups: int = 5
     lr0: float = 0.1
     per_round: int = 10
@@ -87,6 +132,8 @@ class AmplifiedSetup:
 
     @property
     def data_name(self) -> str:
+        if self.synthetic_sizes:
+            return f"random tensors of {_NAMES[self.dataset]}'s shapes (smoke test)"
         return _NAMES[self.dataset]
 
     @property
@@ -103,6 +150,8 @@ class AmplifiedSetup:
         synthetic = {}
         if self.stand_in:
             synthetic = {"synthetic": True, "synthetic_sizes": [20 * self.num_clients, 200]}
+        elif self.synthetic_sizes:
+            synthetic = {"synthetic": True, "synthetic_sizes": list(self.synthetic_sizes)}
         model_args = {"dropout": 0.0} if self.model == "fedsum_mnist_cnn" else {}
         return ExperimentConfig(
             algorithm="fedavg", problem="neural", participation="periodic", rounds=self.warmup,
@@ -136,6 +185,31 @@ class AmplifiedSetup:
         """The warm-up run of each seed (:meth:`at_seed`, :meth:`base`)."""
         return [self.at_seed(k).base() for k in seeds]
 
+    @property
+    def grid_seeds(self) -> tuple[int, ...]:
+        """The seeds whose runs pick the rates: :attr:`tuning_seeds`, else the setup's own seed."""
+        return tuple(self.tuning_seeds) or (self.seed,)
+
+    def check_seeds(self, seeds) -> None:
+        """Evaluated ``seeds`` must not include a tuning seed (the rates would be picked on runs
+        that are then scored: issue 49's leakage)."""
+        shared = sorted(set(map(int, seeds)) & set(self.tuning_seeds))
+        if shared:
+            raise ValueError(f"seeds: {', '.join(map(str, shared))} also tune the rates (tuning seeds "
+                             f"{', '.join(map(str, self.tuning_seeds))}); evaluate other seeds")
+
+    def window_times(self, horizon: int | None = None) -> list[int]:
+        """The points of time (rounds after the warm-up, a wait round charged a cycle) at which
+        every method is scored when :attr:`score_cycles` > 0: the ends of the last ``score_cycles``
+        cycles of ``horizon`` (default :attr:`horizon`), the same for every method."""
+        h = self.horizon if horizon is None else horizon
+        if not self.score_cycles:
+            raise ValueError("score_cycles: 0 scores every evaluation of the last cycle (late_window)")
+        if h % self.cycle or h // self.cycle < self.score_cycles:
+            raise ValueError(f"horizon: {h} must be a multiple of the cycle ({self.cycle}) covering at least "
+                             f"score_cycles = {self.score_cycles} cycles")
+        return [h - j * self.cycle for j in reversed(range(self.score_cycles))]
+
     def warmup_table(self, warm: pd.DataFrame, earlier: int) -> pd.DataFrame:
         """Per seed of ``warm`` (warm-up curves with a ``seed`` column): the test accuracy averaged
         over the cycle of evaluations ending at round ``earlier`` (an earlier, shorter warm-up),
@@ -161,8 +235,13 @@ class AmplifiedSetup:
         """The setting of the claim rows (a stand-in or smoke run reproduces nothing)."""
         if self.stand_in or self.profile == "smoke":
             return claims.scale_cause(self.profile, self.stand_in, self.horizon, "")
-        return (f"{self.profile} profile ({self.data_name}, FedSUM's small CNN, cycle {self.cycle}, "
-                f"{self.horizon / self.cycle:g} cycles after the warm-up)")
+        scored = ""
+        if self.score_cycles:
+            ends = ", ".join(str(t // self.cycle) for t in self.window_times())
+            scored = (f", every method scored at the ends of cycles {ends}, rates tuned on seeds "
+                      f"{', '.join(map(str, self.tuning_seeds))}")
+        return (f"{self.profile} profile ({self.data_name}, {_MODEL_NAMES.get(self.model, self.model)}, "
+                f"cycle {self.cycle}, {self.horizon / self.cycle:g} cycles after the warm-up{scored})")
 
     def outcome(self, df: pd.DataFrame, config: ExperimentConfig) -> dict:
         """The outcome of ``config``'s run in ``df`` (ok, diverged, error, or collapsed:
@@ -244,15 +323,23 @@ class AmplifiedSetup:
     def earlier_picks(self, df_grid: pd.DataFrame, grid: dict, best: dict) -> pd.DataFrame:
         """Per method: the rate picked here (``best``) beside the rate the earlier one-cycle rule
         picks from the same grid runs (``grid``: config -> (method, rate); the lowest training
-        loss at the last evaluation within the first cycle of time)."""
+        loss at the last evaluation within the first cycle of time, averaged over the grid's
+        seeds)."""
         def score(c: ExperimentConfig) -> float:
             tl = self.timeline(df_grid, {c.key(): "run"})
             at = tl[tl["time"] <= self.cycle].sort_values("time")
             return float(at["loss"].iloc[-1]) if len(at) and (tl["status"] == "ok").all() else float("nan")
         scores = pd.DataFrame([{"method": m, "lr": r, "score": score(c)} for c, (m, r) in grid.items()])
+        # per rate, the mean over the grid's seeds (NaN if any of them failed)
+        scores = scores.groupby(["method", "lr"], sort=False)["score"].agg(
+            lambda v: v.mean(skipna=False)).reset_index()
         earlier = {m: g.loc[g["score"].idxmin(), "lr"] if g["score"].notna().any() else np.nan
                    for m, g in scores.groupby("method", sort=False)}
-        return pd.DataFrame([{"method": m, "pick: last cycle of 2 (here)": best[m],
+        here = "pick: last cycle of 2 (here)"
+        if self.score_cycles:
+            ends = ", ".join(str(t // self.cycle) for t in self.window_times(self.grid_horizon))
+            here = f"pick: ends of cycles {ends} of {self.grid_horizon // self.cycle} (here)"
+        return pd.DataFrame([{"method": m, here: best[m],
                               "pick: loss after one cycle (earlier rule)": earlier[m]} for m in self.methods])
 
     @property
@@ -260,24 +347,38 @@ class AmplifiedSetup:
         """The starting rates of the grid: the warm-up rate times each of :attr:`grid`."""
         return [float(f"{self.lr0 * g:.6g}") for g in self.grid]
 
-    def grid_config(self, label: str, lr: float) -> ExperimentConfig:
-        """Method ``label`` at rate ``lr`` over the grid's horizon, after the warm-up of the
-        setup's seed (notebook 08: its first seed)."""
-        return self.phase(label, self.grid_horizon, lr)
+    def grid_config(self, label: str, lr: float, seed: int | None = None) -> ExperimentConfig:
+        """Method ``label`` at rate ``lr`` over the grid's horizon, after the warm-up of ``seed``
+        (default: the setup's seed; notebook 08 on MNIST: its first seed)."""
+        return (self if seed is None else self.at_seed(seed)).phase(label, self.grid_horizon, lr)
 
     def grid_configs(self) -> dict[ExperimentConfig, tuple[str, float]]:
-        """Every method at every starting rate of the grid: config -> (method, rate)."""
-        return {self.grid_config(label, r): (label, r) for label in self.methods for r in self.grid_rates}
+        """Every method at every starting rate of the grid, at every seed of :attr:`grid_seeds`:
+        config -> (method, rate)."""
+        return {self.grid_config(label, r, k): (label, r)
+                for k in self.grid_seeds for label in self.methods for r in self.grid_rates}
 
     def late_window(self, df: pd.DataFrame, config: ExperimentConfig, metric: str = "loss") -> float:
-        """The mean of ``metric`` over the last cycle of time of ``config``'s run in ``df`` (every
-        evaluation at time >= horizon - cycle, a wait round charged a cycle; at least the last
-        evaluation); NaN if the run diverged or failed. Averaging over a whole cycle keeps the
-        availability's periodic swing out of the score."""
+        """The mean of ``metric`` over the late window of ``config``'s run in ``df``; NaN if the
+        run diverged or failed. With :attr:`score_cycles` > 0 the window is the same points of
+        time for every method (:meth:`window_times` of the run's horizon): each at the end of a
+        cycle, where a wait round ends and where the availability has passed every group once.
+        Otherwise (MNIST's quick protocol) the last cycle of time: every evaluation at time >=
+        horizon - cycle, a wait round charged a cycle, at least the last evaluation; averaging over
+        a whole cycle keeps the availability's periodic swing out of the score."""
         t = self.timeline(df, {config.key(): "run"})
         if t.empty or (t["status"] != "ok").any():
             return float("nan")
         t = t.sort_values("time")
+        if self.score_cycles:
+            wait = config.algorithm.startswith("wait")
+            horizon = config.rounds * self.cycle if wait else config.rounds
+            want = self.window_times(horizon)
+            at = t[t["time"].isin(want)]
+            if sorted(at["time"]) != want:
+                raise ValueError(f"score_cycles: run {config.key()} has no evaluation at time "
+                                 f"{', '.join(str(w) for w in want if w not in set(at['time']))}")
+            return float(at[metric].mean())
         end = float(t["time"].iloc[-1])
         tail = t[t["time"] >= end - self.cycle + (1 if end >= self.cycle else 0)]
         tail = tail if len(tail) else t.tail(1)
@@ -287,14 +388,17 @@ class AmplifiedSetup:
                      max_extensions: int = 3) -> dict[str, GridSearch]:
         """Each method's rate: :func:`fedlib.analysis.search_log_grid` over :attr:`grid_rates`,
         scored by the late-window training loss (:meth:`late_window`) of a run over the grid's
-        horizon (two cycles at the quick and paper profiles, so the score covers a whole cycle
-        after the first amplification), extended by 10x past an edge; ``compute`` maps a list of
-        configs to their :func:`fedlib.sweep` frame. Returns method label -> the search."""
+        horizon (at least two cycles at the quick and paper profiles, so the score covers a whole
+        cycle after the first amplification), averaged over :attr:`grid_seeds`, extended by 10x
+        past an edge; ``compute`` maps a list of configs to their :func:`fedlib.sweep` frame.
+        Returns method label -> the search."""
         def evaluate(label: str):
             def scores(rates: list[float]) -> dict[float, float]:
-                configs = [self.grid_config(label, r) for r in rates]
-                df = compute(configs)
-                return {r: self.late_window(df, c) for r, c in zip(rates, configs, strict=True)}
+                configs = {r: [self.grid_config(label, r, k) for k in self.grid_seeds] for r in rates}
+                df = compute([c for cs in configs.values() for c in cs])
+                # the mean over the tuning seeds (NaN if any of them failed: a rate is not picked
+                # on the seeds it survived)
+                return {r: float(np.mean([self.late_window(df, c) for c in cs])) for r, cs in configs.items()}
             return scores
         return {m: search_log_grid(evaluate(m), self.grid_rates, lower=True, max_extensions=max_extensions)
                 for m in self.methods}
@@ -322,6 +426,62 @@ class AmplifiedSetup:
         return {self.at_seed(k).phase(amp, self.horizon, lr, P=int(P)): (int(k), int(P))
                 for k in seeds for P in self.P_values}
 
+    def compute_in_order(self, compute: Callable[[list], pd.DataFrame], seeds) -> dict[str, float]:
+        """Every run of notebook 08 at ``seeds``, in the order a long sweep should take them: the
+        tuning seeds' warm-ups and the rate grid first (:meth:`search_rates`: the rates every
+        evaluated seed needs), then each evaluated seed whole (its warm-up, Fig. 1 at the best and
+        at the authors' rates, Fig. 2), so that a sweep cut short leaves whole seeds. The configs
+        are those the notebook asks for; ``compute`` maps a list of configs (and ``keep_params``,
+        passed for the warm-ups) to their :func:`fedlib.sweep` frame. Returns the rates picked
+        (method label -> rate)."""
+        self.check_seeds(seeds)
+        # warm-ups keep their final models (keep_params): a warm-up stored without it is computed
+        # again by the first sweep that continues it
+        compute(self.warmups(self.grid_seeds), keep_params=True)
+        best = {m: g.best for m, g in self.search_rates(compute).items()}
+        amp = next(iter(self.methods))
+        for k in seeds:
+            compute(self.warmups([k]), keep_params=True)
+            compute([*self.fig1_configs(best, [k]), *self.fig1_configs(self.authors_rates(), [k]),
+                     *self.fig2_configs(best[amp], [k])])
+        return best
+
+    def store_cost(self, seeds, seconds: tuple[float, float, float, float],
+                   extensions: int = 1) -> pd.DataFrame:
+        """What the store of notebook 08 costs at ``seeds`` (evaluated) and :attr:`grid_seeds`,
+        from ``seconds`` (an Alg. 1 / FedAvg round, one evaluation, a wait-minibatch round, a
+        wait-full round: :data:`MEASURED_SECONDS`): per part, the runs, their rounds and CPU-hours
+        on one core. The grid counts ``extensions`` rates past an edge per method; the authors'
+        rates are counted as runs of their own (an upper bound: a rate the grid picks too is
+        one run)."""
+        amp_round, evaluation, mb_round, full_round = seconds
+        amp, no_amp, wait_mb, wait_full = self.methods
+        per_round = {amp: amp_round, no_amp: amp_round, wait_mb: mb_round, wait_full: full_round}
+
+        def run(label: str | None, horizon: int) -> tuple[int, float]:
+            if label is None:                                   # a warm-up
+                return horizon, horizon * amp_round + (horizon // self.eval_every + 1) * evaluation
+            cfg = self.phase(label, horizon, 0.1)
+            evals = cfg.rounds // cfg.eval_every + 1
+            return cfg.rounds, cfg.rounds * per_round[label] + evals * evaluation
+        n_seeds, n_grid, n_rates = len(list(seeds)), len(self.grid_seeds), len(self.grid) + extensions
+        n_p = n_seeds * (len(self.P_values) - 1)
+        warmups = n_grid + n_seeds if self.tuning_seeds else n_seeds
+        parts = [("warm-ups", [(None, self.warmup, warmups)]),
+                 ("rate grid", [(m, self.grid_horizon, n_grid * n_rates) for m in self.methods]),
+                 ("Fig. 1, best rates", [(m, self.horizon, n_seeds) for m in self.methods]),
+                 ("Fig. 1, authors' rates", [(m, self.horizon, n_seeds) for m in self.methods]),
+                 ("Fig. 2, P other than the cycle", [(amp, self.horizon, n_p)])]
+        rows = []
+        for name, items in parts:
+            runs = sum(n for _, _, n in items)
+            rounds = sum(n * run(m, h)[0] for m, h, n in items)
+            secs = sum(n * run(m, h)[1] for m, h, n in items)
+            rows.append({"part": name, "runs": runs, "rounds": rounds, "CPU-hours": secs / 3600})
+        total = {k: sum(r[k] for r in rows) for k in ("runs", "rounds", "CPU-hours")}
+        rows.append({"part": "total", **total})
+        return pd.DataFrame(rows)
+
     @staticmethod
     def timeline(df: pd.DataFrame, labels: dict) -> pd.DataFrame:
         """The runs of ``labels`` (key -> method label) on one time axis: rounds after the
@@ -332,12 +492,52 @@ class AmplifiedSetup:
         return out
 
 
-def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> AmplifiedSetup:
-    """Wang & Ji's settings at ``profile``; ``stand_in_rounds > 0`` keeps the profile's structure on
-    random data, every phase cut to that many rounds, one grid rate and P in {1, cycle}."""
-    s = AmplifiedSetup(profile=check_profile(profile), seed=seed, **SETTINGS[profile])
+def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
+                    dataset: str | None = None) -> AmplifiedSetup:
+    """Wang & Ji's settings at ``profile`` on ``dataset`` (one of :data:`DATASETS` of the profile;
+    None: the profile's first); Fashion-MNIST runs the protocol of :data:`FASHION`.
+    ``stand_in_rounds > 0`` keeps the profile's structure on random data, every phase cut to that
+    many rounds, one grid rate and P in {1, cycle}."""
+    check_profile(profile)
+    dataset = DATASETS[profile][0] if dataset is None else dataset
+    if dataset not in DATASETS[profile]:
+        allowed = " or ".join(map(repr, DATASETS[profile]))
+        raise ValueError(f"dataset: the {profile} profile runs on {allowed}; got {dataset!r}")
+    settings = {**SETTINGS[profile], **FASHION[profile]} if dataset == "fashion_mnist" else SETTINGS[profile]
+    s = AmplifiedSetup(profile=profile, seed=seed, **settings)
     if stand_in_rounds:
         s = replace(s, warmup=stand_in_rounds, horizon=stand_in_rounds, grid_horizon=stand_in_rounds,
                     eval_every=stand_in_rounds, train_eval=2, grid=s.grid[:1], P_values=(1, s.cycle),
                     stand_in=stand_in_rounds)
     return s
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``main(["quick", "--dataset", "fashion_mnist", "--seeds", "0", "1", "2", "3", "4"])``:
+    compute notebook 08's runs into its store (``results/08_amplified_fedavg/<profile>/``) in the
+    order of :meth:`AmplifiedSetup.compute_in_order` (the tuning grid first, then seed by seed),
+    with one worker on one torch thread. Resumes from the store: runs already there are loaded."""
+    import argparse
+
+    import torch
+
+    from ..notebook import notebook_store, require_ok
+    from ..sweeps import sweep
+
+    ap = argparse.ArgumentParser(prog="fedlib.studies.amplified.main",
+                                 description="compute notebook 08's runs into its store, in order")
+    ap.add_argument("profile", choices=["quick", "paper"])
+    ap.add_argument("--dataset", default=None, help="one of the profile's DATASETS (default: its first)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    setup = amplified_setup(args.profile, args.seeds[0], dataset=args.dataset)
+    store = notebook_store("08_amplified_fedavg", args.profile)
+    print(f"store {store}; {setup.data_name}; tuning seeds {list(setup.grid_seeds)}; seeds {args.seeds}",
+          flush=True)
+
+    def compute(configs: list, keep_params: bool = False) -> pd.DataFrame:
+        return require_ok(sweep(list(configs), store, progress=True, workers=1, torch_threads=1,
+                                keep_params=keep_params))
+    best = setup.compute_in_order(compute, args.seeds)
+    print("rates picked: " + "; ".join(f"{m}: {r:g}" for m, r in best.items()), flush=True)

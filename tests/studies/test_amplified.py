@@ -17,8 +17,9 @@ def test_amplified_study_is_wang_and_ji():
     assert phase.rounds == 1000 // 500 and phase.eval_every == 1 and phase.warmup() == s.base()
     amp = s.phase("amplification (eta=10, P=500)", 1000, 1e-5, P=100)
     assert dict(amp.algorithm_args) == {"P": 100, "gamma": 10.0} and amp.rounds == 1000
-    grid = s.grid_configs()
-    assert len(grid) == len(s.methods) * len(s.grid)
+    grid = s.grid_configs()                                    # every rate at each tuning seed
+    assert s.tuning_seeds == s.grid_seeds == (100, 101)
+    assert len(grid) == len(s.methods) * len(s.grid) * 2 and {c.seed for c in grid} == {100, 101}
     assert s.grid_rates == [0.1, 0.01, 0.001, 0.0001, 1e-05]
     assert s.authors_rates() == {"amplification (eta=10, P=500)": 1e-5, "no amplification (eta=1)": 1e-5,
                                  "wait-minibatch": 0.1, "wait-full": 0.1}
@@ -27,7 +28,7 @@ def test_amplified_study_is_wang_and_ji():
     for c, (k, _) in fig1.items():                              # everything of a run keyed by its seed
         assert c.seed == dict(c.problem_args)["seed"] == c.warmup().seed == k
     assert s.fig1_configs(s.authors_rates(), [0]) == {c: v for c, v in fig1.items() if v[0] == 0}
-    assert next(iter(s.fig1_configs(s.authors_rates(), [0]))).warmup() == s.base()   # the grid's seed
+    assert next(iter(s.fig1_configs(s.authors_rates(), [0]))).warmup() == s.base()   # the setup's seed
     with pytest.raises(ValueError, match="^seed: must be a non-negative integer, got -1"):
         s.at_seed(-1)
     fig2 = s.fig2_configs(1e-4, [0, 1])
@@ -120,3 +121,95 @@ def test_amplified_outcomes_leave_failed_runs_out_and_name_them():
     t = s.outcome_table(vals, {"a": {"method": "a", "key": lambda k: (k, "a")}}, [0, 1]).iloc[0]
     assert t["runs ok"] == "1 of 2" and t["not ok"].startswith("seed 1: collapsed")
     assert t["late test acc"] == "0.8000"
+
+
+def test_fashion_mnist_protocol_tunes_on_other_seeds_and_scores_every_method_on_the_same_points():
+    mnist = studies.amplified.amplified_setup("quick")
+    assert mnist == studies.amplified.amplified_setup("quick", dataset="mnist")     # MNIST's store unchanged
+    assert (mnist.tuning_seeds, mnist.score_cycles, mnist.grid_seeds) == ((), 0, (0,))
+    s = studies.amplified.amplified_setup("quick", dataset="fashion_mnist")
+    assert (s.dataset, s.model, s.num_clients, s.cycle, s.warmup, s.horizon) == (
+        "fashion_mnist", "fedsum_mnist_cnn", 250, 100, 2000, 300)
+    assert s.P_values == (1, 20, 60, 100, 140, 180)             # Fig. 2's P of a 500-round cycle, / 5
+    assert s.grid_horizon == s.horizon and s.window_times() == [200, 300]
+    assert all(w in s.setting for w in ("FashionMNIST", "ends of cycles 2, 3", "seeds 100, 101"))
+    # the grid runs on the tuning seeds' own warm-ups, never on an evaluated seed's
+    grid = s.grid_configs()
+    assert {c.warmup() for c in grid} == set(s.warmups([100, 101]))
+    assert not {c.key() for c in grid} & {c.key() for c in s.fig1_configs(s.authors_rates(), range(5))}
+    s.check_seeds([0, 1, 2, 3, 4])
+    with pytest.raises(ValueError, match="^seeds: 101 also tune the rates"):
+        s.check_seeds([0, 101])
+    with pytest.raises(ValueError, match="^dataset: the quick profile runs on 'mnist' or 'fashion_mnist'"):
+        studies.amplified.amplified_setup("quick", dataset="cifar10")
+    # the symmetric window: a wait method (one evaluation per cycle) and Alg. 1 (every 20 rounds)
+    # are both scored at times 200 and 300 only
+    amp = s.phase("amplification (eta=10, P=100)", s.horizon, 1e-3)
+    wait = s.phase("wait-full", s.horizon, 0.1)
+    assert wait.rounds == 3
+    df = _fake_runs([amp, wait], lambda lr: 1.0, s)
+    assert s.late_window(df, amp) == pytest.approx(1.0 + np.mean([200, 300]) / 1000)
+    assert s.late_window(df, wait) == pytest.approx(1.0 + np.mean([2, 3]) / 1000)
+    with pytest.raises(ValueError, match="^score_cycles: run .* has no evaluation at time 200"):
+        s.late_window(df[~((df["key"] == amp.key()) & (df["round"] == 200))], amp)
+    with pytest.raises(ValueError, match="^horizon: 250 must be a multiple of the cycle"):
+        s.window_times(250)
+
+
+def test_fashion_mnist_grid_averages_the_tuning_seeds_and_a_failure_on_one_rules_a_rate_out():
+    s = studies.amplified.amplified_setup("quick", dataset="fashion_mnist")
+
+    def compute(configs):
+        # seed 100 favours 1e-3, seed 101 1e-2 by more; 1e-4 diverges on seed 101 only
+        df = _fake_runs(configs, lambda lr: 1.0, s)
+        for c in configs:
+            sel = df["key"] == c.key()
+            bump = {(100, 1e-3): -0.1, (101, 1e-2): -0.3}.get((c.seed, c.lr_local), 0.0)
+            df.loc[sel, "loss"] += bump
+            if (c.seed, c.lr_local) == (101, 1e-4):
+                df.loc[sel, "status"] = "diverged"
+        return df
+    searches = s.search_rates(compute)
+    for g in searches.values():
+        assert g.best == pytest.approx(1e-2) and math.isnan(g.scores[1e-4])
+    picks = s.earlier_picks(compute(list(s.grid_configs())), s.grid_configs(), {m: 1e-2 for m in s.methods})
+    assert list(picks.columns)[1] == "pick: ends of cycles 2, 3 of 3 (here)"
+
+
+def test_smoke_profile_on_fashion_mnist_is_tiny_and_keeps_the_protocol():
+    s = studies.amplified.amplified_setup("smoke", dataset="fashion_mnist")
+    assert s.tuning_seeds == (100,) and s.window_times() == [10, 20]
+    assert s.phase("wait-full", 20, 0.1).rounds == 2
+    args = dict(s.base().problem_args)
+    assert args["dataset"] == "fashion_mnist" and args["synthetic"]
+    assert tuple(args["synthetic_sizes"]) == (400, 100)
+    assert "smoke test" in s.data_name
+    paper = studies.amplified.amplified_setup("paper")
+    assert paper.model == "wj_fmnist_cnn" and paper.dataset == "fashion_mnist" and paper.score_cycles == 2
+    assert paper.window_times() == [4500, 5000] and paper.window_times(paper.grid_horizon) == [500, 1000]
+
+
+def test_compute_in_order_runs_the_tuning_grid_first_then_whole_seeds():
+    s = studies.amplified.amplified_setup("quick", dataset="fashion_mnist")
+    batches, kept = [], []
+
+    def compute(configs, keep_params=False):
+        batches.append(configs)
+        kept.append(keep_params)
+        phases = [c for c in configs if c.init_from is not None]
+        return _fake_runs(phases, lambda lr: abs(math.log10(lr) + 2.2), s)
+    best = s.compute_in_order(compute, [3, 0])
+    assert {c.seed for c in batches[0]} == {100, 101} and all(c.algorithm == "fedavg" for c in batches[0])
+    seeds_after = [sorted({c.seed for c in b}) for b in batches[1:]]
+    first_eval = seeds_after.index([3])
+    assert all(k == [100, 101] for k in seeds_after[:first_eval])          # the grid, on the tuning seeds
+    assert seeds_after[first_eval:] == [[3], [3], [0], [0]]                 # then seed by seed: warm-up, runs
+    assert best == {m: pytest.approx(1e-2) for m in s.methods}
+    amp = next(iter(s.methods))
+    want = {*s.fig1_configs(best, [0]), *s.fig1_configs(s.authors_rates(), [0]),
+            *s.fig2_configs(best[amp], [0])}
+    assert set(batches[-1]) == want                                        # exactly the notebook's runs
+    # the warm-ups keep their final models (else the next sweep computes them again), nothing else
+    assert kept == [all(c.algorithm == "fedavg" for c in b) for b in batches] and sum(kept) == 3
+    with pytest.raises(ValueError, match="^seeds: 100 also tune"):
+        s.compute_in_order(compute, [100])
