@@ -4,7 +4,11 @@ Setting of FedSUM App. H: N=100 clients, S=20 per round (uniform), K=10 local st
 Dirichlet(0.1) label split. Uses ``mnist.npz`` (Keras layout) from $FEDLIB_DATA when present,
 otherwise random tensors of MNIST's shape (speed does not depend on pixel values).
 
-    python benchmarks/engine.py [--rounds 5] [--device cuda]
+    python benchmarks/engine.py [--rounds 5] [--device cuda] [--draws legacy|keyed|both]
+
+``--draws`` picks the draw scheme of minibatches and dropout masks (``Neural(draws=...)``):
+``legacy`` (default, every stored run's), ``keyed`` (:mod:`fedlib.keyed`) or ``both``
+(interleaved, with the ratio keyed / legacy of the default strategy).
 
 The last line printed is the speed-up ratio.
 """
@@ -75,6 +79,8 @@ def main() -> None:
     ap.add_argument("--skip-vmap", action="store_true", help="skip the vmap strategy (slow on CPU)")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
     ap.add_argument("--repeat", type=int, default=3, help="timings per engine (median reported)")
+    ap.add_argument("--draws", choices=["legacy", "keyed", "both"], default="legacy",
+                    help="draw scheme of minibatches and dropout masks (both: each variant under each)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -97,11 +103,16 @@ def main() -> None:
         variants = variants[2:]
     elif not args.device.startswith("cuda"):           # Neural(parallel_draws=True): for GPUs
         variants = [v for v in variants if v[3] != "pooled"]
+    schemes = ["legacy", "keyed"] if args.draws == "both" else [args.draws]
+    variants = [(label + ("" if d == "legacy" else ", keyed"), name, strategy, threads, d)
+                for label, name, strategy, threads in variants for d in schemes
+                if not (threads == "pooled" and d == "keyed")]    # keyed draws need no pool
     rows = round_inputs(sched, args.device)
     times: dict[str, list[float]] = {v[0]: [] for v in variants}
     for _ in range(args.repeat):                       # interleaved, so drift hits all alike
-        for label, name, strategy, threads in variants:
+        for label, name, strategy, threads, draws in variants:
             prob.strategy, prob.parallel_draws = strategy, threads == "pooled"
+            prob.set_draws(draws)
             if threads == "pooled":
                 os.environ.pop("FEDLIB_THREADS", None)
             elif threads:
@@ -112,14 +123,21 @@ def main() -> None:
     os.environ.pop("FEDLIB_THREADS", None)
     med = {k: float(np.median(v)) for k, v in times.items()}
     for label, v in times.items():
-        print(f"{label:31s}: {med[label]:.3f} s/round (median of {len(v)}; min {min(v):.3f}, "
+        print(f"{label:38s}: {med[label]:.3f} s/round (median of {len(v)}; min {min(v):.3f}, "
               f"max {max(v):.3f})")
+    key = "vectorized (loop, threads)" if default == "loop" else "vectorized (vmap)"
+    if args.draws == "both" and key in med and key + ", keyed" in med:
+        print(f"keyed / legacy draws, default strategy: {med[key + ', keyed'] / med[key]:.3f}")
+    if args.draws == "keyed":
+        key += ", keyed"
     print(f"default strategy on {args.device}: {default}")
     if "vectorized (vmap, pooled draws)" in med:
         print(f"speed-up vmap with pooled draws / reference: "
               f"{med['reference'] / med['vectorized (vmap, pooled draws)']:.2f}")
     key = "vectorized (loop, threads)" if default == "loop" else "vectorized (vmap)"
-    print(f"speed-up vectorized (default) / reference: {med['reference'] / med[key]:.2f}")
+    ref = "reference" + (", keyed" if args.draws == "keyed" else "")
+    if ref in med and key in med:
+        print(f"speed-up vectorized (default) / reference: {med[ref] / med[key]:.2f}")
 
 
 if __name__ == "__main__":
