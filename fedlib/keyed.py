@@ -115,14 +115,16 @@ def threefry2x32(key: Sequence, counter: Sequence) -> tuple:
 
 def stream_keys(seed: int, clients, round: int, step: int, stream: int) -> tuple:
     """The keys (pair of [S] words) of stream ``stream`` of ``clients`` [S] (a numpy array, or an
-    int64 tensor on the device the words are wanted on) at (round, step) under ``seed``."""
+    int64 tensor on the device the words are wanted on) at (round, step) under ``seed``. With a
+    tensor ``clients``, ``round`` and ``step`` may be 0-d int64 tensors on its device (a captured
+    CUDA graph replays with new values)."""
     seed = int(seed)
     base = (seed & _M, (seed >> 32) & _M)
-    if isinstance(clients, torch.Tensor):
+    if isinstance(clients, torch.Tensor):          # round, step: ints or int64 tensors (no host read)
         clients = clients.to(torch.int64) & _M
-        k = threefry2x32(base, (clients, torch.full_like(clients, int(round) & _M)))
-        return threefry2x32(k, (torch.full_like(clients, int(step) & _M),
-                                torch.full_like(clients, int(stream) & _M)))
+        zero = torch.zeros_like(clients)
+        k = threefry2x32(base, (clients, zero + (round & _M)))
+        return threefry2x32(k, (zero + (step & _M), zero + (int(stream) & _M)))
     clients = np.asarray(clients, dtype=np.int64).astype(np.uint32)
     k = threefry2x32(base, (clients, np.full_like(clients, int(round) & _M)))
     return threefry2x32(k, (np.full_like(clients, int(step) & _M), np.full_like(clients, int(stream) & _M)))

@@ -274,7 +274,8 @@ class Neural(Problem):
         B = self.batch_size
         rows = B if rows is None else int(rows)
         if self._keyed_numpy:
-            c = np.asarray(clients, dtype=np.int64).reshape(-1)
+            c = (clients.numpy() if isinstance(clients, torch.Tensor) else np.asarray(clients)
+                 ).astype(np.int64).reshape(-1)
             pos, m = keyed.minibatch_positions(self.seed, c, self._sizes_np[c], round, step, B)
             c_t, pos, m = torch.from_numpy(c), torch.from_numpy(pos), torch.from_numpy(m)
         else:
@@ -337,13 +338,13 @@ class Neural(Problem):
     def grads(self, X, clients, round=0, step=0, stochastic=True):
         if not stochastic:
             return torch.stack([self._client_full_grad(x, int(c)) for x, c in zip(X, clients, strict=True)])
-        clients = [int(c) for c in clients]
         self.model.train()
-        if self.strategy == "loop":
-            return torch.stack([self.grad_one(X[s], c, round, step) for s, c in enumerate(clients)])
-        if self.draws == "keyed":
+        if self.draws == "keyed" and self.strategy == "vmap":      # on the device, no host read
             idx, w, stacked = self._keyed_draws(clients, round, step)
             return self._vgrad(X, self.train.x[idx], self.train.y[idx], w, stacked)
+        clients = [int(c) for c in clients]
+        if self.strategy == "loop":
+            return torch.stack([self.grad_one(X[s], c, round, step) for s, c in enumerate(clients)])
         draws = self._step_draws(clients, round, step)
         idx = torch.stack([d[0] for d in draws])
         w = torch.stack([d[1] for d in draws])
@@ -351,6 +352,38 @@ class Neural(Problem):
         xb, yb = self.train.x[idx], self.train.y[idx]
         stacked = tuple(torch.stack(m) for m in zip(*masks, strict=True)) if masks[0] else ()
         return self._vgrad(X, xb, yb, w, stacked)
+
+    def graphed_grads(self, X: torch.Tensor, clients: torch.Tensor, round: int, step: int) -> torch.Tensor:
+        """:meth:`grads` (stochastic), replayed from a CUDA graph captured at the first call for
+        each number of rows S (``torch.cuda.graphs``): on a CUDA device with keyed draws and the
+        vmap strategy, where nothing in a step reads the host (``round`` and ``step`` enter as
+        device scalars). Elsewhere it is :meth:`grads` itself (tested equal on the CPU); on a
+        GPU, ``benchmarks/gpu_check.py`` compares the replay with :meth:`grads` bit for bit."""
+        if self.device.type != "cuda" or self.draws != "keyed" or self.strategy != "vmap":
+            return self.grads(X, clients, round, step)
+        graphs = self.__dict__.setdefault("_graphs", {})
+        S = X.shape[0]
+        if S not in graphs:
+            ins = (X.clone(), torch.as_tensor(clients, device=self.device).clone(),
+                   torch.zeros((), dtype=torch.long, device=self.device),
+                   torch.zeros((), dtype=torch.long, device=self.device))
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(2):                           # warm-up: caches, cuDNN's choices
+                    self.grads(*ins)
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out = self.grads(*ins)
+            graphs[S] = (graph, ins, out)
+        graph, ins, out = graphs[S]
+        ins[0].copy_(X)
+        ins[1].copy_(torch.as_tensor(clients, device=self.device))
+        ins[2].fill_(int(round))
+        ins[3].fill_(int(step))
+        graph.replay()
+        return out.clone()
 
     def _client_draws(self, client: int, round: int, step: int) -> tuple:
         """(indices [B], weights [B], padded dropout masks) of client's minibatch at (round, step)."""
