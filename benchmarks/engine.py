@@ -50,13 +50,15 @@ def round_inputs(sched, device: str) -> list:
             for t in range(len(sched.active))]
 
 
-def seconds_per_round(prob, engine_name: str, rows: list, local_steps: int, device: str) -> float:
+def seconds_per_round(prob, engine_name, rows: list, local_steps: int, device: str) -> float:
     """FedSUM's round loop of ``fedlib.run`` without its evaluations: one warm-up round on
-    ``rows[0]``, then the mean wall seconds of a round over ``rows[1:]``."""
+    ``rows[0]``, then the mean wall seconds of a round over ``rows[1:]`` (``engine_name``: a name
+    of :func:`fedlib.engine.get_engine` or an engine object)."""
     def sync():
         if str(device).startswith("cuda"):
             torch.cuda.synchronize()
-    algo = algorithms.get("fedsum")(prob, engine.get_engine(engine_name))
+    eng = engine.get_engine(engine_name) if isinstance(engine_name, str) else engine_name
+    algo = algorithms.get("fedsum")(prob, eng)
     x = prob.initial_params().to(device)
     algo.init(x, local_steps)
     x = algo.round(x, rows[0])
