@@ -130,9 +130,9 @@ def _plan_02(profile: str, stand_in_rounds: int, seeds: list[int], datasets: lis
     setup = dataclasses.replace(setup, datasets=tuple(datasets))
     grids = [c for ds in datasets for c in setup.grid_configs(ds)]
     yield grids
-    import fedlib
+    from .sweeps import sweep
     try:
-        rates, _ = setup.choose_rates(lambda cs: fedlib.sweep(cs, store, progress=False, compute=False))
+        rates, _ = setup.choose_rates(lambda cs: sweep(cs, store, progress=False, compute=False))
     except ValueError:           # the grid is not complete: the main runs at stand-in rates (their
         rates = {ds: setup.grid[0] for ds in datasets}    # count and pace, for what is left)
     patterns = list(setup.patterns) if patterns is None else patterns
@@ -197,9 +197,9 @@ def run_campaign(notebook: str, profile: str = "paper", device: str | None = Non
                     report.stopped = "budget"
                     report.left.append((c, float("nan")))
                     continue
-                import fedlib
+                from .runner import run_config
                 start = clock()
-                fedlib.run_config(probe, device=device)
+                run_config(probe, device=device)
                 pace.note(probe, clock() - start)
                 est = pace.estimate(c)
             if clock() + est > deadline:
