@@ -166,7 +166,8 @@ def current(device: str | torch.device | None = None) -> dict:
         out.update(gpu=torch.cuda.get_device_name(idx), cuda=torch.version.cuda,
                    cudnn=torch.backends.cudnn.version(),
                    tf32=bool(torch.backends.cudnn.allow_tf32 or torch.backends.cuda.matmul.allow_tf32),
-                   deterministic=torch.are_deterministic_algorithms_enabled())
+                   deterministic=("warn-only" if torch.is_deterministic_algorithms_warn_only_enabled()
+                                  else True) if torch.are_deterministic_algorithms_enabled() else False)
         return out
     hw = hardware_isa()
     out.update(cpu=cpu_model(), hardware_isa=hw, aten_capability=torch.backends.cpu.get_cpu_capability(),
@@ -182,11 +183,13 @@ def verifiable_cuda() -> None:
     instead of fp32's 2^-24: a GPU-computed run would then not replay on a CPU within
     :data:`CROSS_RTOL`, which is derived for fp32 kernels; with it off the GPU rounds as the CPU
     does (another summation order only), and a run repeats bit for bit on the same GPU model.
+    An op without a deterministic CUDA kernel warns rather than stops a run (``warn_only``: a
+    window's runs are not lost to one op; ``benchmarks/gpu_check.py`` runs strict and names it).
     :func:`current` records both settings of a CUDA run."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    torch.use_deterministic_algorithms(True)
+    torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 def cpu_model() -> str:
@@ -266,7 +269,8 @@ def describe(arith: dict) -> str:
         text = f"cuda {arith.get('gpu')} (CUDA {arith.get('cuda')}, cuDNN {arith.get('cudnn')}"
         if "tf32" in arith:
             text += f", TF32 {'on' if arith['tf32'] else 'off'}"
-        text += ", deterministic)" if arith.get("deterministic") else ")"
+        det = arith.get("deterministic")
+        text += (f", deterministic{' (warn-only)' if det == 'warn-only' else ''})" if det else ")")
     else:
         mkl = f", MKL {arith['mkl_instructions']}" if arith.get("mkl_instructions") else ""
         text = (f"cpu {arith.get('aten_capability')} (oneDNN {arith.get('onednn_isa')}, hardware "

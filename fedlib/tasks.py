@@ -288,15 +288,19 @@ class Neural(Problem):
         live = torch.arange(B, device=self.device)[None, :] < m[:, None]
         w = live.to(self.dtype)
         masks = []
+        # rows past a client's m are zero; on the numpy path only when some client has m < rows
+        short = not self._keyed_numpy or bool((m < rows).any())
         for layer, (shape, p) in enumerate(self._dropout_shapes(B) if rows else ()):
             rest = tuple(shape[1:])
             n = rows * int(np.prod(rest, dtype=np.int64))
-            bits = keyed.dropout_bits(self.seed, c, round, step, layer, n)
-            keep = bits >= keyed.drop_threshold(p)
+            keep = keyed.dropout_keep(self.seed, c, round, step, layer, n, p)
             keep = torch.from_numpy(keep).to(self.device) if isinstance(keep, np.ndarray) else keep
-            mk = keep.to(self.dtype).reshape(len(c_t), rows, *rest) / (1.0 - p)
-            row_live = (torch.arange(rows, device=self.device)[None, :] < m[:, None]).to(self.dtype)
-            masks.append(mk * row_live.reshape(len(c_t), rows, *([1] * len(rest))))
+            scale = torch.ones((), dtype=self.dtype, device=self.device) / (1.0 - p)   # 1 / (1 - p)
+            mk = keep.to(self.dtype).mul_(scale).reshape(len(c_t), rows, *rest)
+            if short:
+                row_live = (torch.arange(rows, device=self.device)[None, :] < m[:, None]).to(self.dtype)
+                mk = mk * row_live.reshape(len(c_t), rows, *([1] * len(rest)))
+            masks.append(mk)
         return idx, w, tuple(masks)
 
     def _batch_loss(self, flat, xb, yb, wb, masks=()):
@@ -325,10 +329,15 @@ class Neural(Problem):
         """Minibatch gradient [p] of one client at one point, by plain autograd on the flat
         parameter vector over the client's own (unpadded) batch: the CPU engine's path. The
         loss, samples and dropout masks are those of :meth:`grads`."""
-        idx = self.sample_indices(client, round, step)
+        if self.draws == "keyed":                     # one keyed draw: samples and masks together
+            m = min(self.batch_size, len(self.partition[client]))
+            idx, _, masks = self._keyed_draws([client], round, step, rows=m)
+            idx, masks = idx[0, :m], tuple(mk[0] for mk in masks)
+        else:
+            idx = self.sample_indices(client, round, step)
+            masks = self.dropout_masks(client, round, step)
         leaf = x.detach().requires_grad_(True)
         xb = self.train.x[idx]
-        masks = self.dropout_masks(client, round, step)
         with torch.enable_grad(), models.dropout_masks(masks):
             out = functional_call(self._model(), (self.unflatten(leaf), self.buffers), (xb,))
             loss = self.per_sample_loss(out, self.train.y[idx]).mean()

@@ -235,3 +235,23 @@ def test_a_keyed_run_is_deterministic_and_keeps_legacy_keys():
     with pytest.raises(ValueError, match="config.problem_args.draws: problem 'quadratic' draws no"):
         ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=1,
                          problem_args={"draws": "keyed"}).validate()
+
+
+@pytest.mark.parametrize("path", ["numpy", "torch"])
+def test_keep_flags_are_the_bits_against_the_threshold(path):
+    clients = np.array([0, 3]) if path == "numpy" else torch.tensor([0, 3])
+    for n in (1, 5, 4000):
+        bits = keyed.dropout_bits(9, clients, 2, 1, 1, n)
+        keep = keyed.dropout_keep(9, clients, 2, 1, 1, n, 0.2)
+        assert np.array_equal(np.asarray(keep), np.asarray(bits) >= keyed.drop_threshold(0.2))
+
+
+def test_stream_keys_of_a_few_clients_equal_the_vectorized_ones():
+    """Up to 8 clients the numpy path derives keys on Python ints: the same words as for many."""
+    many = keyed.stream_keys(3, np.arange(20), 5, 2, 1)
+    for c in (0, 7, 19):
+        few = keyed.stream_keys(3, np.array([c, 0]), 5, 2, 1)
+        assert (int(few[0][0]), int(few[1][0])) == (int(many[0][c]), int(many[1][c]))
+        assert few[0].dtype == np.uint32
+    tk = keyed.stream_keys(3, torch.arange(20), 5, 2, 1)
+    assert np.array_equal(tk[0].numpy(), many[0]) and np.array_equal(tk[1].numpy(), many[1])
