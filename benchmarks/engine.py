@@ -177,7 +177,8 @@ def main() -> None:
     if args.draws == "both" and key in med and key + ", keyed" in med:
         ratio = [k / lg for k, lg in zip(cpu[key + ", keyed"], cpu[key], strict=True)]
         print(f"keyed / legacy draws, default strategy: {med[key + ', keyed'] / med[key]:.3f} (wall, "
-              f"medians), {float(np.median(ratio)):.3f} (CPU seconds, median of the interleaved pairs' ratios)")
+              f"medians), {float(np.median(ratio)):.3f} (CPU seconds, median of the interleaved pairs' "
+              "ratios)")
     if args.draws == "keyed":
         key += ", keyed"
     print(f"default strategy on {args.device}: {default}")
