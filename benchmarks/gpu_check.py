@@ -231,7 +231,7 @@ def main() -> None:
     if args.worker:
         return worker(args)
     if small:
-        args.runs, args.window, args.setup_s, args.repeat, args.real = [2], 1.0, 20.0, 1, False
+        args.runs, args.window, args.setup_s, args.repeat, args.real = [2], 1.0, 12.0, 1, False
     t0 = time.perf_counter()
 
     def left() -> bool:
