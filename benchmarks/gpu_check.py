@@ -88,6 +88,19 @@ def check_draws(args) -> tuple[bool, str]:
     return True, f"{n:,} values (indices, weights, masks) of 3 steps"
 
 
+def check_graphs(args) -> str:
+    """Gradients of a step replayed from a CUDA graph vs computed plainly, bit for bit."""
+    prob, _ = build(args, "keyed", args.device)
+    x = prob.initial_params()
+    X = torch.stack([x + 0.001 * k for k in range(args.per_round)])
+    clients = torch.arange(args.per_round, device=args.device) * (args.clients // args.per_round)
+    same = True
+    for rnd, step in ((0, 0), (3, 1), (5, 2)):
+        same &= torch.equal(prob.graphed_grads(X, clients, rnd, step), prob.grads(X, clients, rnd, step))
+    captured = bool(getattr(prob, "_graphs", None))
+    return f"{same} ({'captured' if captured else 'no graph on this device: the plain path'}, 3 steps)"
+
+
 def speeds(args) -> tuple[dict[str, float], dict[str, str]]:
     rows = schedule_rows(args, args.rounds + 1, args.device)
     out: dict[str, list[float]] = {}
@@ -246,6 +259,12 @@ def main() -> None:
     table: list[tuple[str, str]] = []
     ok, what = check_draws(args)
     table.append(("keyed draws, device vs CPU: bit-equal", f"{ok} ({what})"))
+    print(table[-1], flush=True)
+    try:
+        table.append(("CUDA-graph step vs plain step: bit-equal", check_graphs(args)))
+    except Exception as e:  # noqa: BLE001 - reported in the table
+        table.append(("CUDA-graph step vs plain step", f"failed: {type(e).__name__}: "
+                                                         f"{str(e).splitlines()[0][:200]}"))
     print(table[-1], flush=True)
     if left():
         med, failed = speeds(args)

@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="main runs' seeds, in order (default 0-4)")
     c.add_argument("--datasets", nargs="+", default=None,
                    help="default: every dataset of the profile present")
+    c.add_argument("--graphs", action="store_true",
+                   help="replay CUDA-graph local steps (keyed draws on CUDA; after benchmarks/gpu_check.py "
+                        "showed them bit-equal to plain steps on this GPU)")
     c.add_argument("--stand-in-rounds", type=int, default=0, help=argparse.SUPPRESS)
     n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
@@ -104,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         return _seal(parser, Path(args.path), args.force)
     if args.command == "campaign":
         from .campaign import run_campaign
+        if args.graphs:
+            import os
+
+            from .engine import GRAPHS_ENV
+            os.environ[GRAPHS_ENV] = "1"
         try:
             run_campaign(args.notebook, args.profile, args.device, args.budget_min, args.store, args.seeds,
                          args.datasets, args.stand_in_rounds)

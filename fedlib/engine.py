@@ -23,6 +23,7 @@ per-client step count (a client with fewer steps stops moving: its later rows ar
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import torch
@@ -31,8 +32,8 @@ from ._threads import cpu_threads, map_single_threaded
 from .models import dropout_masks
 from .problems import Problem
 
-__all__ = ["LocalResult", "ReferenceEngine", "UnreachableClients", "VectorizedEngine", "cpu_threads",
-           "get_engine"]
+__all__ = ["GRAPHS_ENV", "LocalResult", "ReferenceEngine", "UnreachableClients", "VectorizedEngine",
+           "cpu_threads", "get_engine"]
 
 
 @dataclass
@@ -219,8 +220,17 @@ class ReferenceEngine:
 _ENGINES = {"vectorized": VectorizedEngine, "reference": ReferenceEngine}
 
 
+#: environment variable: ``1`` makes :func:`get_engine`'s vectorized engine replay CUDA graphs
+#: (``VectorizedEngine(graphs=True)``; only CUDA problems with keyed draws capture any), as
+#: ``python -m fedlib campaign --graphs`` sets once ``benchmarks/gpu_check.py`` has shown the
+#: replayed gradients equal to the plain ones bit for bit on that GPU
+GRAPHS_ENV = "FEDLIB_CUDA_GRAPHS"
+
+
 def get_engine(name: str):
-    """Engine by name: ``vectorized`` (default) or ``reference``."""
+    """Engine by name: ``vectorized`` (default) or ``reference`` (see :data:`GRAPHS_ENV`)."""
     if name not in _ENGINES:
         raise ValueError(f"engine: unknown engine {name!r}; known engines: {', '.join(_ENGINES)}")
+    if name == "vectorized":
+        return VectorizedEngine(graphs=os.environ.get(GRAPHS_ENV, "") == "1")
     return _ENGINES[name]()

@@ -242,3 +242,11 @@ def test_graphed_steps_fall_back_to_the_plain_step_off_cuda():
     assert torch.equal(a.X, b.X) and torch.equal(a.grad_sum, b.grad_sum)
     assert torch.equal(p.graphed_grads(X0, clients, 1, 0), p.grads(X0, clients, 1, 0))
     assert not getattr(p, "_graphs", None)                       # nothing captured on the CPU
+
+
+def test_graphs_are_asked_for_by_the_environment(monkeypatch):
+    monkeypatch.delenv(engine.GRAPHS_ENV, raising=False)
+    assert engine.get_engine("vectorized").graphs is False
+    monkeypatch.setenv(engine.GRAPHS_ENV, "1")
+    assert engine.get_engine("vectorized").graphs is True
+    assert isinstance(engine.get_engine("reference"), engine.ReferenceEngine)
