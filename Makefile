@@ -15,11 +15,12 @@ NB         ?=
 FASHION_MNIST     := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
 FASHION_NOTEBOOKS := 08_amplified_fedavg
 
-.PHONY: venv figures results verify test test-slow lint sync lab docs chromium fashion-mnist clean-results help
+.PHONY: venv figures results campaign verify test test-slow lint sync lab docs chromium fashion-mnist clean-results help
 
 help:
 	@echo "make figures [PROFILE=quick|paper]  execute every notebook (papermill), write figures/"
 	@echo "make results NB=02_fedsum_main [PROFILE=quick]  compute the runs of one notebook into its store"
+	@echo "make campaign NB=02_fedsum_main [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12]  runs in order, in a budget"
 	@echo "make verify NB=02_fedsum_main [SAMPLE=10]  replay the first rounds of a store's runs"
 	@echo "make test                           pytest: unit tests + nbval on the notebooks + the site in chromium"
 	@echo "make docs                           build the static site into build/site (nothing executed)"
@@ -61,6 +62,14 @@ results: $(STAMP) $(if $(filter $(FASHION_NOTEBOOKS),$(NB)),fashion-mnist)
 	mkdir -p results/notebooks
 	$(BIN)/papermill "notebooks/$(NB).ipynb" "results/notebooks/$(NB)-$(PROFILE).ipynb" -k python3 \
 	  --cwd notebooks -p profile $(PROFILE)
+
+# a notebook's runs at a profile (default paper) into its store in the order that matters, inside
+# BUDGET_MIN minutes of DEVICE (one GPU window): never starts a run it cannot finish, seals what
+# finished (commit results/$(NB)/$(PROFILE)/), resumes on the next call, prints what is left
+campaign: $(STAMP)
+	@test -n "$(NB)" || { echo "usage: make campaign NB=02_fedsum_main [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12]"; exit 2; }
+	$(BIN)/python -m fedlib campaign $(NB) --profile $(if $(filter command line environment,$(origin PROFILE)),$(PROFILE),paper) $(if $(DEVICE),--device $(DEVICE)) \
+	  --budget-min $(or $(BUDGET_MIN),12)
 
 # replay the first rounds of the runs of a notebook's store (all, or SAMPLE of them with every
 # algorithm at least once); exits non-zero if any no longer reproduces

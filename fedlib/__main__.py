@@ -1,5 +1,6 @@
 """Command line: ``python -m fedlib verify STORE [--sample K] [--rounds R|all]`` and
-``python -m fedlib seal STORE [--force]``, ``python -m fedlib renew STORE [--rounds R]`` and
+``python -m fedlib seal STORE [--force]``, ``python -m fedlib renew STORE [--rounds R]``,
+``python -m fedlib campaign NOTEBOOK [--profile paper] [--device cuda] [--budget-min 12]`` and
 ``python -m fedlib strip NOTEBOOK...``.
 
 Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one line per entry:
@@ -11,6 +12,8 @@ them (stored before fedlib sealed entries, or rewritten by fedlib itself: ``--fo
 gives stale entries (their algorithm's or problem's code changed since) the current code's
 fingerprint where a replay with zero tolerance shows the change moved no bit
 (:func:`fedlib.verification.renew_fingerprints`); exits 1 if any differs or cannot be checked.
+``campaign`` computes a notebook's runs into its store in the order that matters within a time
+budget, never starting a run it cannot finish, and prints what is left (:mod:`fedlib.campaign`).
 ``strip`` removes what an execution writes that differs from run to run (papermill's timings,
 execution timestamps) from executed notebooks; ``make figures`` runs it after each notebook.
 ``make verify NB=<notebook>`` runs verify on a notebook's quick store.
@@ -75,6 +78,21 @@ def main(argv: list[str] | None = None) -> int:
                                      "zero tolerance shows the code change moved no bit")
     w.add_argument("path", help="a store folder")
     w.add_argument("--rounds", default="auto", help="rounds to replay (as verify: a number, 'all' or 'auto')")
+    c = sub.add_parser("campaign", help="compute a notebook's runs at a profile into its store, in the order "
+                                        "that matters, inside a time budget; resumes where it stopped")
+    c.add_argument("notebook", help="e.g. 02_fedsum_main")
+    c.add_argument("--profile", default="paper", help="paper (default), quick or smoke")
+    c.add_argument("--device", default=None, help="e.g. cuda (default: cpu)")
+    c.add_argument("--budget-min", type=float, default=12.0, help="minutes this call may use (default 12)")
+    c.add_argument("--store", default=None, help="default: results/<notebook>/<profile>")
+    c.add_argument("--seeds", type=int, nargs="+", default=None,
+                   help="main runs' seeds, in order (default 0-4)")
+    c.add_argument("--datasets", nargs="+", default=None,
+                   help="default: every dataset of the profile present")
+    c.add_argument("--graphs", action="store_true",
+                   help="replay CUDA-graph local steps (keyed draws on CUDA; after benchmarks/gpu_check.py "
+                        "showed them bit-equal to plain steps on this GPU)")
+    c.add_argument("--stand-in-rounds", type=int, default=0, help=argparse.SUPPRESS)
     n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
     args = parser.parse_args(argv)
@@ -87,6 +105,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "seal":
         return _seal(parser, Path(args.path), args.force)
+    if args.command == "campaign":
+        from .campaign import run_campaign
+        if args.graphs:
+            import os
+
+            from .engine import GRAPHS_ENV
+            os.environ[GRAPHS_ENV] = "1"
+        try:
+            run_campaign(args.notebook, args.profile, args.device, args.budget_min, args.store, args.seeds,
+                         args.datasets, args.stand_in_rounds)
+        except ValueError as e:
+            parser.error(str(e))
+        return 0
     rounds = _rounds(parser, args.rounds)
     if args.command == "renew":
         return _renew(parser, Path(args.path), rounds)

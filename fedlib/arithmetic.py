@@ -37,7 +37,7 @@ import torch
 
 __all__ = ["ANCHOR_ROUNDS", "CROSS_RTOL", "IDENTITY_FIELDS", "LEGACY", "Anchor", "AnchorRecorder",
            "cpu_flags", "cpu_identity", "cpu_model", "current", "describe", "hardware_isa", "lowered_isa_env",
-           "onednn_isa_detail", "same_kernels", "signature"]
+           "onednn_isa_detail", "same_kernels", "signature", "verifiable_cuda"]
 
 #: rounds after which a run records its anchor
 ANCHOR_ROUNDS = 3
@@ -164,13 +164,32 @@ def current(device: str | torch.device | None = None) -> dict:
     if dev.type == "cuda":
         idx = dev.index if dev.index is not None else torch.cuda.current_device()
         out.update(gpu=torch.cuda.get_device_name(idx), cuda=torch.version.cuda,
-                   cudnn=torch.backends.cudnn.version())
+                   cudnn=torch.backends.cudnn.version(),
+                   tf32=bool(torch.backends.cudnn.allow_tf32 or torch.backends.cuda.matmul.allow_tf32),
+                   deterministic=("warn-only" if torch.is_deterministic_algorithms_warn_only_enabled()
+                                  else True) if torch.are_deterministic_algorithms_enabled() else False)
         return out
     hw = hardware_isa()
     out.update(cpu=cpu_model(), hardware_isa=hw, aten_capability=torch.backends.cpu.get_cpu_capability(),
                onednn_isa=_onednn_isa(hw), mkl_instructions=os.environ.get("MKL_ENABLE_INSTRUCTIONS"),
                **cpu_identity(), onednn_isa_detail=onednn_isa_detail())
     return out
+
+
+def verifiable_cuda() -> None:
+    """Settings for GPU runs that go into a store: TF32 off for cuDNN's convolutions and for
+    matmuls, and deterministic algorithms (``CUBLAS_WORKSPACE_CONFIG=:4096:8`` is set when absent;
+    it must be set before CUDA starts, so call this first). TF32 rounds products to 2^-11 (4.9e-4)
+    instead of fp32's 2^-24: a GPU-computed run would then not replay on a CPU within
+    :data:`CROSS_RTOL`, which is derived for fp32 kernels; with it off the GPU rounds as the CPU
+    does (another summation order only), and a run repeats bit for bit on the same GPU model.
+    An op without a deterministic CUDA kernel warns rather than stops a run (``warn_only``: a
+    window's runs are not lost to one op; ``benchmarks/gpu_check.py`` runs strict and names it).
+    :func:`current` records both settings of a CUDA run."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 def cpu_model() -> str:
@@ -193,7 +212,7 @@ def cpu_identity() -> dict:
 
 #: what must be equal for the same kernels at one instruction-set level (every record has these)
 _SIGNATURE_FIELDS = ("device", "torch", "torch_threads", "hardware_isa", "aten_capability", "onednn_isa",
-                     "mkl_instructions", "gpu", "cuda", "cudnn")
+                     "mkl_instructions", "gpu", "cuda", "cudnn", "tf32", "deterministic")
 
 #: which CPU computed a run (records written before these fields existed name the CPU only)
 IDENTITY_FIELDS = ("cpu", "cpu_vendor", "cpu_family", "cpu_model_id", "cpu_cache", "onednn_isa_detail")
@@ -247,7 +266,11 @@ def describe(arith: dict) -> str:
     """A short name of an arithmetic, e.g. ``cpu AVX2 (oneDNN avx2, hardware avx2) on AMD EPYC
     (AuthenticAMD family 25 model 1, ...), 1 thread, torch 2.13.0+cpu``."""
     if arith.get("device") == "cuda":
-        text = f"cuda {arith.get('gpu')} (CUDA {arith.get('cuda')}, cuDNN {arith.get('cudnn')})"
+        text = f"cuda {arith.get('gpu')} (CUDA {arith.get('cuda')}, cuDNN {arith.get('cudnn')}"
+        if "tf32" in arith:
+            text += f", TF32 {'on' if arith['tf32'] else 'off'}"
+        det = arith.get("deterministic")
+        text += (f", deterministic{' (warn-only)' if det == 'warn-only' else ''})" if det else ")")
     else:
         mkl = f", MKL {arith['mkl_instructions']}" if arith.get("mkl_instructions") else ""
         text = (f"cpu {arith.get('aten_capability')} (oneDNN {arith.get('onednn_isa')}, hardware "

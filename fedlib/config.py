@@ -334,6 +334,15 @@ class ExperimentConfig:
             allowed = {**allowed, **_parameters(split, skip=("labels", "num_clients", "seed"))}
         elif _takes_any_keyword(builder):                       # a builder that takes anything
             allowed = None
+        if "draws" in problem_args:                             # applied by problems.build
+            from .keyed import DRAWS
+            if str(inspect.signature(builder).return_annotation) not in ("Neural", "tasks.Neural"):
+                raise bad("problem_args.draws", f"problem {self.problem!r} draws no minibatches; draws is "
+                                                "for neural problems")
+            if problem_args["draws"] not in DRAWS:
+                raise bad("problem_args.draws", f"must be one of {', '.join(DRAWS)}; got "
+                                                f"{problem_args['draws']!r}")
+            problem_args = {k: v for k, v in problem_args.items() if k != "draws"}
         _check_arguments(problem_args, allowed, f"problem {self.problem!r}", f"{where}.problem_args")
         kind = participation.kind_function(self.participation)
         kind_args = {**_parameters(kind, skip=("rng", "rounds", "n")),

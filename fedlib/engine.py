@@ -23,6 +23,7 @@ per-client step count (a client with fewer steps stops moving: its later rows ar
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import torch
@@ -31,8 +32,8 @@ from ._threads import cpu_threads, map_single_threaded
 from .models import dropout_masks
 from .problems import Problem
 
-__all__ = ["LocalResult", "ReferenceEngine", "UnreachableClients", "VectorizedEngine", "cpu_threads",
-           "get_engine"]
+__all__ = ["GRAPHS_ENV", "LocalResult", "ReferenceEngine", "UnreachableClients", "VectorizedEngine",
+           "cpu_threads", "get_engine"]
 
 
 @dataclass
@@ -82,6 +83,11 @@ class VectorizedEngine:
 
     name = "vectorized"
 
+    def __init__(self, graphs: bool = False):
+        #: take minibatch gradients through the problem's ``graphed_grads`` (a CUDA graph per
+        #: step shape where the problem can capture one, its plain ``grads`` elsewhere)
+        self.graphs = bool(graphs)
+
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor,
                   steps: torch.Tensor, lr, round: int, correction: torch.Tensor | None = None,
                   grads_at_start: bool = False, momentum: float = 0.0, prox_mu: float = 0.0,
@@ -89,23 +95,29 @@ class VectorizedEngine:
         args = (round, correction, grads_at_start, momentum, prox_mu, full_batch)
         if problem.threaded_clients(X0.device):
             return self._threaded(problem, X0, clients, steps, lr, *args)
-        return self._lockstep(problem, X0, clients, steps, lr, *args)
+        return self._lockstep(problem, X0, clients, steps, lr, *args, graphs=self.graphs)
 
     @staticmethod
     def _lockstep(problem, X0, clients, steps, lr, round, correction, grads_at_start, momentum, prox_mu,
-                  full_batch) -> LocalResult:
-        """The rows of X0 step together: k-th step of every live client at once."""
+                  full_batch, graphs: bool = False) -> LocalResult:
+        """The rows of X0 step together: k-th step of every live client at once. The step counts
+        are read to the host once per round (not once per step), so a step on a GPU waits for
+        nothing on the host."""
         S = X0.shape[0]
-        steps = torch.as_tensor(steps, device=X0.device)
+        steps_h = [int(v) for v in torch.as_tensor(steps).tolist()]
         lr_s = _per_client(lr, S, X0)[:, None]
         X = X0.clone()
         gsum = torch.zeros_like(X0)
         buf = torch.zeros_like(X0)
-        for k in range(int(steps.max()) if S else 0):
-            live = k < steps        # clients with fewer steps stop: only live rows are touched
-            rows = slice(None) if bool(live.all()) else live.nonzero().squeeze(1)
-            G = problem.grads((X0 if grads_at_start else X)[rows], clients[rows], round, k,
-                              stochastic=not full_batch)
+        grads = problem.grads
+        if graphs and not full_batch and hasattr(problem, "graphed_grads"):
+            def grads(X, clients, round, step, stochastic):     # noqa: ARG001 - stochastic only
+                return problem.graphed_grads(X, clients, round, step)
+        for k in range(max(steps_h) if S else 0):
+            live = [i for i, n in enumerate(steps_h) if k < n]  # clients with fewer steps stop
+            rows = slice(None) if len(live) == S else torch.tensor(live, device=X0.device)
+            G = grads((X0 if grads_at_start else X)[rows], clients[rows], round, k,
+                      stochastic=not full_batch)
             gsum[rows] += G
             if grads_at_start:
                 continue
@@ -208,8 +220,17 @@ class ReferenceEngine:
 _ENGINES = {"vectorized": VectorizedEngine, "reference": ReferenceEngine}
 
 
+#: environment variable: ``1`` makes :func:`get_engine`'s vectorized engine replay CUDA graphs
+#: (``VectorizedEngine(graphs=True)``; only CUDA problems with keyed draws capture any), as
+#: ``python -m fedlib campaign --graphs`` sets once ``benchmarks/gpu_check.py`` has shown the
+#: replayed gradients equal to the plain ones bit for bit on that GPU
+GRAPHS_ENV = "FEDLIB_CUDA_GRAPHS"
+
+
 def get_engine(name: str):
-    """Engine by name: ``vectorized`` (default) or ``reference``."""
+    """Engine by name: ``vectorized`` (default) or ``reference`` (see :data:`GRAPHS_ENV`)."""
     if name not in _ENGINES:
         raise ValueError(f"engine: unknown engine {name!r}; known engines: {', '.join(_ENGINES)}")
+    if name == "vectorized":
+        return VectorizedEngine(graphs=os.environ.get(GRAPHS_ENV, "") == "1")
     return _ENGINES[name]()

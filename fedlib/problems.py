@@ -170,9 +170,25 @@ def builder(name: str) -> Callable[..., Problem]:
 
 
 def build(name: str, **kwargs) -> Problem:
-    """Build a registered problem by name (see :func:`available`)."""
+    """Build a registered problem by name (see :func:`available`).
+
+    ``draws`` (``"legacy"`` or ``"keyed"``, :data:`fedlib.keyed.DRAWS`) is taken by every problem
+    whose minibatches are drawn (:class:`Neural`) and applied after the builder (so the builders,
+    whose source fingerprints the stored runs, are unchanged): a config asks for keyed draws with
+    ``problem_args={"draws": "keyed", ...}``, and a config without it keeps its store key and its
+    legacy draws."""
     if not isinstance(name, str) or name not in _BUILDERS:
         raise ValueError(f"problem: unknown problem {name!r}; known problems: {', '.join(sorted(_BUILDERS))}")
+    draws = kwargs.pop("draws", None)
+    prob = _build(name, **kwargs)
+    if draws is not None:
+        if not hasattr(prob, "set_draws"):
+            raise ValueError(f"draws: problem {name!r} draws no minibatches; draws is for neural problems")
+        prob.set_draws(draws)
+    return prob
+
+
+def _build(name: str, **kwargs) -> Problem:
     fn = _BUILDERS[name][0]
     params = inspect.signature(fn).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):

@@ -53,10 +53,47 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
     threading.Thread(target=watch, name="fedlib-exit-with-parent", daemon=True).start()
 
 
+#: in a worker process of ``sweep(devices=...)``: the device this process computes on
+_SLOT_DEVICE: str | None = None
+
+
+def _device_slot(parent: int, slots) -> None:
+    """Initializer of a ``sweep(devices=...)`` worker process: take one device of ``slots`` (a
+    queue holding the devices, one per process) for the whole life of the process, and exit with
+    the sweep's process."""
+    global _SLOT_DEVICE
+    _SLOT_DEVICE = slots.get(timeout=60)
+    _exit_with_parent(parent)
+
+
+def _queue_of(manager, items):
+    q = manager.Queue()
+    for item in items:
+        q.put(item)
+    return q
+
+
+def _check_devices(devices) -> list[str]:
+    """``devices`` as a list of device names; else one ValueError naming the field."""
+    if isinstance(devices, str) or not isinstance(devices, (list, tuple)) or not devices:
+        raise ValueError(f"devices: must be a non-empty list of device names (e.g. ['cuda:0', 'cuda:1']), "
+                         f"got {devices!r}")
+    out = []
+    for d in devices:
+        try:
+            out.append(str(torch.device(d)))
+        except (RuntimeError, TypeError):
+            raise ValueError(f"devices: {d!r} is not a torch device name (e.g. 'cpu', 'cuda:0')") from None
+    return out
+
+
 def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_every: int | None,
                        torch_threads: int | None, save_params: bool = False, modules: tuple = ()) -> dict:
     """What a worker process runs: import the modules that register the configs' algorithms
-    outside fedlib, then compute one config into the shared store folder."""
+    outside fedlib, then compute one config into the shared store folder (on ``device``, or on
+    the process's own device in a ``sweep(devices=...)`` worker)."""
+    if device is None:
+        device = _SLOT_DEVICE
     for m in modules:
         importlib.import_module(m)
     if torch_threads:
@@ -135,7 +172,8 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
           executor: cf.Executor | None = None, progress: bool = True, device: str | None = None,
           checkpoint_every: int | None = 50, torch_threads: int | None = None,
           retry_errors: bool = False, compute: bool | None = None,
-          workers: int | None = None, keep_params: bool = False) -> pd.DataFrame:
+          workers: int | None = None, keep_params: bool = False,
+          devices: list[str] | None = None) -> pd.DataFrame:
     """Run every config at most once and return all histories as one tidy frame.
 
     Example, FedAvg and FedSUM over two seeds, stored so that a second call only reads::
@@ -181,6 +219,13 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
             (started with "spawn", one torch thread each unless ``torch_threads`` says
             otherwise); None or 1: in this process. On small CNNs two processes with one
             thread each beat one process with two threads (``benchmarks/sweep.py``).
+        devices: compute missing runs in one local process per entry (started with "spawn"),
+            each on its device for its whole life: ``["cuda:0", "cuda:1"]`` spreads runs over
+            two GPUs, ``["cuda:0"] * 4`` runs four at once on one GPU. A run's result does not
+            depend on the process or the device count (each run is computed alone, as in this
+            process); the device is recorded in each entry's meta. Not with ``device``,
+            ``workers`` or an ``executor``; over several machines, a Dask cluster with one worker
+            per GPU is the ``executor`` route.
 
     Returns:
         A DataFrame with one row per evaluated round per run, with the config's fields (arguments as
@@ -196,6 +241,11 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
         raise ValueError(f"workers: must be a positive integer or None, got {workers!r}")
     if workers is not None and workers > 1 and executor is not None:
         raise ValueError("workers: give either workers (local processes) or an executor, not both")
+    if devices is not None:
+        devices = _check_devices(devices)
+        if device is not None or executor is not None or (workers is not None and workers > 1):
+            raise ValueError("devices: give either devices (one local process each) or device / workers / "
+                             "an executor, not both")
     configs = _as_configs(configs)
     if not configs:
         return pd.DataFrame(columns=["key", "status", "error", "diverged_at", "round"])
@@ -210,7 +260,15 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
                       "count as failed; sweep(..., retry_errors=True) recomputes them", RuntimeWarning,
                       stacklevel=2)
     options = dict(device=device, checkpoint_every=checkpoint_every, keep_params=keep_params)
-    if workers is not None and workers > 1 and plan.todo:
+    if devices is not None and plan.todo:
+        import multiprocessing
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Manager() as manager, cf.ProcessPoolExecutor(
+                len(devices), mp_context=ctx, initializer=_device_slot,
+                initargs=(os.getpid(), _queue_of(manager, devices))) as pool:
+            failed = _execute(plan, st, pool, progress, torch_threads=1 if torch_threads is None
+                              else torch_threads, **options)
+    elif workers is not None and workers > 1 and plan.todo:
         import multiprocessing
         with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                     initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
-from . import models
+from . import keyed, models
 from ._threads import cpu_threads, map_single_threaded, worker_pool
 from ._validate import check_int
 from .objectives import Problem, stream_seed
@@ -76,7 +76,15 @@ class Neural(Problem):
             ``benchmarks/README.md``). Every draw is the same function of its key, and on the
             CPU the gradients agree bit for bit with the serial draws (``tests/test_tasks.py``);
             on a GPU that check is still open (``benchmarks/gpu_draws.py``), so the default
-            stays off.
+            stays off. Only with ``draws="legacy"``.
+        draws: the draw scheme of minibatches and dropout masks (:data:`fedlib.keyed.DRAWS`):
+            ``"legacy"`` (default; every store computed before keyed draws existed): a
+            ``torch.Generator`` per client and step on the CPU, seeded through
+            :func:`~fedlib.objectives.stream_seed`, its draws copied to the device client by
+            client; ``"keyed"``: Threefry-2x32 counter-based draws (:mod:`fedlib.keyed`),
+            computed for all clients of a step at once on the problem's device, the same bits on
+            every device. A config names it as ``problem_args`` ``draws`` (see
+            :meth:`set_draws`).
 
     Dropout: layers of type :class:`fedlib.models.KeyedDropout` take their masks from a
     generator keyed by (seed, client, round, step) (:meth:`dropout_masks`), like the minibatch,
@@ -97,7 +105,7 @@ class Neural(Problem):
                  batch_size: int = 128, device="cpu", seed: int = 0,
                  loss: Callable | None = None, eval_batch: int = 512, strategy: str = "auto",
                  train_eval_per_client: int | None = 100, test_eval_size: int | None = None,
-                 parallel_draws: bool = False):
+                 parallel_draws: bool = False, draws: str = "legacy"):
         self.device = torch.device(device)
         if not isinstance(parallel_draws, bool):
             raise ValueError(f"parallel_draws: must be True or False, got {parallel_draws!r}")
@@ -151,6 +159,31 @@ class Neural(Problem):
             rng = np.random.default_rng(stream_seed(self.seed, 0, 0xE7E5))
             self._test_idx = torch.as_tensor(np.sort(rng.choice(n_test, test_eval_size, replace=False)),
                                              device=self.device)
+        self.draws = "legacy"
+        self.set_draws(draws)
+
+    def set_draws(self, draws: str) -> None:
+        """Use the draw scheme ``draws`` (see the class docstring) from now on; with ``"keyed"``
+        the partition is also kept as one padded [N, W] index tensor on the device (W = max(n_i,
+        B)), so a step's samples are gathered without a copy from the host."""
+        if draws not in keyed.DRAWS:
+            raise ValueError(f"draws: must be one of {', '.join(keyed.DRAWS)}; got {draws!r}")
+        if draws == "keyed" and self.parallel_draws:
+            raise ValueError("parallel_draws: keyed draws are computed for all clients of a step at once; "
+                             "parallel_draws=True is for draws='legacy' only")
+        self.draws = draws
+        if draws != "keyed":
+            return
+        sizes = [len(p) for p in self.partition]
+        self._width = max(max(sizes), self.batch_size)
+        pad = torch.zeros(self.num_clients, self._width, dtype=torch.long, device=self.device)
+        for i, p in enumerate(self.partition):
+            pad[i, :len(p)] = p
+        self._part_pad = pad
+        self._sizes_np = np.asarray(sizes, dtype=np.int64)
+        self._sizes_dev = torch.as_tensor(self._sizes_np, device=self.device)
+        #: numpy uint32 arithmetic on CPUs (fast), torch int64 tensors elsewhere: the same bits
+        self._keyed_numpy = self.device.type == "cpu"
 
     def _train_eval_subset(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Indices and weights of the training-metric subset (see ``train_eval_per_client``)."""
@@ -180,6 +213,9 @@ class Neural(Problem):
         """Indices [m] of client's minibatch at (round, step): m = min(batch_size, n_i) distinct
         samples of the client, from a generator keyed by (seed, client, round, step)."""
         part = self.partition[client]
+        if self.draws == "keyed":
+            idx = self._keyed_draws([client], round, step, rows=0)[0]
+            return idx[0, :min(self.batch_size, len(part))]
         g = torch.Generator().manual_seed(stream_seed(self.seed, client, round, step))
         m = min(self.batch_size, len(part))
         return part[torch.randperm(len(part), generator=g)[:m].to(self.device)]
@@ -187,6 +223,9 @@ class Neural(Problem):
     def batch_indices(self, client: int, round: int, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(indices [B], weights [B]) of client's minibatch at (round, step): the ``m`` samples of
         :meth:`sample_indices`, padded with zero-weight copies to B so that clients stack."""
+        if self.draws == "keyed":
+            idx, w = self._keyed_draws([client], round, step, rows=0)[:2]
+            return idx[0], w[0]
         idx = self.sample_indices(client, round, step)
         m = len(idx)
         w = torch.ones(self.batch_size, dtype=self.dtype, device=self.device)
@@ -202,11 +241,12 @@ class Neural(Problem):
         (seed, client, round, step), drawn on the CPU so every device gets the same masks.
         ``pad_to`` appends zero rows up to that batch size (for the padded vmap batch)."""
         m = min(self.batch_size, len(self.partition[client]))
-        if m not in self._drop_shapes:
-            with self._copy_lock:
-                self._drop_shapes[m] = models.dropout_shapes(
-                    copy.deepcopy(self.model), (m, *self.train.x.shape[1:]), self.dtype, self.device)
-        shapes = self._drop_shapes[m]
+        if self.draws == "keyed":
+            masks = self._keyed_draws([client], round, step, rows=m)[2]
+            pad = 0 if pad_to is None else max(pad_to - m, 0)
+            return tuple(torch.cat([mk[0], mk.new_zeros((pad, *mk.shape[2:]))]) if pad else mk[0]
+                         for mk in masks)
+        shapes = self._dropout_shapes(m)
         if not shapes:
             return ()
         g = torch.Generator().manual_seed(stream_seed(self.seed, client, round, step, 0xD0))
@@ -217,6 +257,51 @@ class Neural(Problem):
                 mk = torch.cat([mk, mk.new_zeros((pad_to - m, *shape[1:]))])
             masks.append(mk.to(self.device))
         return tuple(masks)
+
+    def _dropout_shapes(self, m: int) -> list:
+        """(shape, p) of the model's KeyedDropout calls on a batch of m samples (cached)."""
+        if m not in self._drop_shapes:
+            with self._copy_lock:
+                self._drop_shapes[m] = models.dropout_shapes(
+                    copy.deepcopy(self.model), (m, *self.train.x.shape[1:]), self.dtype, self.device)
+        return self._drop_shapes[m]
+
+    def _keyed_draws(self, clients, round: int, step: int, rows: int | None = None) -> tuple:
+        """Keyed draws (:mod:`fedlib.keyed`) of ``clients`` (a list of ints or an int64 tensor)
+        at (round, step), all at once: (indices [S, B] into the training split, weights [S, B],
+        dropout masks, each [S, rows, ...] with zero rows past each client's m; ``rows``
+        defaults to B)."""
+        B = self.batch_size
+        rows = B if rows is None else int(rows)
+        if self._keyed_numpy:
+            c = (clients.numpy() if isinstance(clients, torch.Tensor) else np.asarray(clients)
+                 ).astype(np.int64).reshape(-1)
+            pos, m = keyed.minibatch_positions(self.seed, c, self._sizes_np[c], round, step, B)
+            c_t, pos, m = torch.from_numpy(c), torch.from_numpy(pos), torch.from_numpy(m)
+        else:
+            c_t = torch.as_tensor(clients, dtype=torch.long, device=self.device).reshape(-1)
+            pos, m = keyed.minibatch_positions(self.seed, c_t, self._sizes_dev[c_t], round, step, B,
+                                               width=self._width)
+            c = c_t
+        c_t, pos, m = c_t.to(self.device), pos.to(self.device), m.to(self.device)
+        idx = self._part_pad[c_t[:, None], pos]
+        live = torch.arange(B, device=self.device)[None, :] < m[:, None]
+        w = live.to(self.dtype)
+        masks = []
+        # rows past a client's m are zero; on the numpy path only when some client has m < rows
+        short = not self._keyed_numpy or bool((m < rows).any())
+        for layer, (shape, p) in enumerate(self._dropout_shapes(B) if rows else ()):
+            rest = tuple(shape[1:])
+            n = rows * int(np.prod(rest, dtype=np.int64))
+            keep = keyed.dropout_keep(self.seed, c, round, step, layer, n, p)
+            keep = torch.from_numpy(keep).to(self.device) if isinstance(keep, np.ndarray) else keep
+            scale = torch.ones((), dtype=self.dtype, device=self.device) / (1.0 - p)   # 1 / (1 - p)
+            mk = keep.to(self.dtype).mul_(scale).reshape(len(c_t), rows, *rest)
+            if short:
+                row_live = (torch.arange(rows, device=self.device)[None, :] < m[:, None]).to(self.dtype)
+                mk = mk * row_live.reshape(len(c_t), rows, *([1] * len(rest)))
+            masks.append(mk)
+        return idx, w, tuple(masks)
 
     def _batch_loss(self, flat, xb, yb, wb, masks=()):
         with models.dropout_masks(masks):
@@ -244,10 +329,15 @@ class Neural(Problem):
         """Minibatch gradient [p] of one client at one point, by plain autograd on the flat
         parameter vector over the client's own (unpadded) batch: the CPU engine's path. The
         loss, samples and dropout masks are those of :meth:`grads`."""
-        idx = self.sample_indices(client, round, step)
+        if self.draws == "keyed":                     # one keyed draw: samples and masks together
+            m = min(self.batch_size, len(self.partition[client]))
+            idx, _, masks = self._keyed_draws([client], round, step, rows=m)
+            idx, masks = idx[0, :m], tuple(mk[0] for mk in masks)
+        else:
+            idx = self.sample_indices(client, round, step)
+            masks = self.dropout_masks(client, round, step)
         leaf = x.detach().requires_grad_(True)
         xb = self.train.x[idx]
-        masks = self.dropout_masks(client, round, step)
         with torch.enable_grad(), models.dropout_masks(masks):
             out = functional_call(self._model(), (self.unflatten(leaf), self.buffers), (xb,))
             loss = self.per_sample_loss(out, self.train.y[idx]).mean()
@@ -257,8 +347,11 @@ class Neural(Problem):
     def grads(self, X, clients, round=0, step=0, stochastic=True):
         if not stochastic:
             return torch.stack([self._client_full_grad(x, int(c)) for x, c in zip(X, clients, strict=True)])
-        clients = [int(c) for c in clients]
         self.model.train()
+        if self.draws == "keyed" and self.strategy == "vmap":      # on the device, no host read
+            idx, w, stacked = self._keyed_draws(clients, round, step)
+            return self._vgrad(X, self.train.x[idx], self.train.y[idx], w, stacked)
+        clients = [int(c) for c in clients]
         if self.strategy == "loop":
             return torch.stack([self.grad_one(X[s], c, round, step) for s, c in enumerate(clients)])
         draws = self._step_draws(clients, round, step)
@@ -268,6 +361,38 @@ class Neural(Problem):
         xb, yb = self.train.x[idx], self.train.y[idx]
         stacked = tuple(torch.stack(m) for m in zip(*masks, strict=True)) if masks[0] else ()
         return self._vgrad(X, xb, yb, w, stacked)
+
+    def graphed_grads(self, X: torch.Tensor, clients: torch.Tensor, round: int, step: int) -> torch.Tensor:
+        """:meth:`grads` (stochastic), replayed from a CUDA graph captured at the first call for
+        each number of rows S (``torch.cuda.graphs``): on a CUDA device with keyed draws and the
+        vmap strategy, where nothing in a step reads the host (``round`` and ``step`` enter as
+        device scalars). Elsewhere it is :meth:`grads` itself (tested equal on the CPU); on a
+        GPU, ``benchmarks/gpu_check.py`` compares the replay with :meth:`grads` bit for bit."""
+        if self.device.type != "cuda" or self.draws != "keyed" or self.strategy != "vmap":
+            return self.grads(X, clients, round, step)
+        graphs = self.__dict__.setdefault("_graphs", {})
+        S = X.shape[0]
+        if S not in graphs:
+            ins = (X.clone(), torch.as_tensor(clients, device=self.device).clone(),
+                   torch.zeros((), dtype=torch.long, device=self.device),
+                   torch.zeros((), dtype=torch.long, device=self.device))
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(2):                           # warm-up: caches, cuDNN's choices
+                    self.grads(*ins)
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out = self.grads(*ins)
+            graphs[S] = (graph, ins, out)
+        graph, ins, out = graphs[S]
+        ins[0].copy_(X)
+        ins[1].copy_(torch.as_tensor(clients, device=self.device))
+        ins[2].fill_(int(round))
+        ins[3].fill_(int(step))
+        graph.replay()
+        return out.clone()
 
     def _client_draws(self, client: int, round: int, step: int) -> tuple:
         """(indices [B], weights [B], padded dropout masks) of client's minibatch at (round, step)."""
@@ -377,6 +502,7 @@ class Neural(Problem):
     def spec(self):
         return {**super().spec(), "model": type(self.model).__name__, "batch_size": self.batch_size,
                 "seed": self.seed, "train_eval_per_client": self.train_eval_per_client,
+                **({"draws": self.draws} if self.draws != "legacy" else {}),
                 **({"test_eval_size": self.test_eval_size} if self.test_eval_size is not None else {}),
                 **getattr(self, "names_spec", {})}
 

@@ -225,3 +225,28 @@ def test_fast_max_pool_equals_max_pool2d_with_ties():
         ya.backward(g)
         yb.backward(g)
         assert torch.equal(ya, yb) and torch.equal(a.grad, b.grad)
+
+
+def test_graphed_steps_fall_back_to_the_plain_step_off_cuda():
+    """``VectorizedEngine(graphs=True)`` captures CUDA graphs only on a CUDA device (keyed draws,
+    vmap); on the CPU it takes the plain path: the same bits, short clients masked the same."""
+    p = problems.digits_cnn(num_clients=5, alpha=0.5, batch_size=8, seed=0, dropout=0.3)
+    p.strategy = "vmap"
+    p.set_draws("keyed")
+    clients, steps = torch.tensor([4, 0, 2]), torch.tensor([3, 1, 3])
+    X0, corr = _setup(p, 3, seed=2)
+    X0 = X0.to(p.dtype)
+    a = engine.VectorizedEngine(graphs=True).local_sgd(p, X0, clients, steps, 0.05, round=1,
+                                                       correction=corr.to(p.dtype) * 0.01)
+    b = VEC.local_sgd(p, X0, clients, steps, 0.05, round=1, correction=corr.to(p.dtype) * 0.01)
+    assert torch.equal(a.X, b.X) and torch.equal(a.grad_sum, b.grad_sum)
+    assert torch.equal(p.graphed_grads(X0, clients, 1, 0), p.grads(X0, clients, 1, 0))
+    assert not getattr(p, "_graphs", None)                       # nothing captured on the CPU
+
+
+def test_graphs_are_asked_for_by_the_environment(monkeypatch):
+    monkeypatch.delenv(engine.GRAPHS_ENV, raising=False)
+    assert engine.get_engine("vectorized").graphs is False
+    monkeypatch.setenv(engine.GRAPHS_ENV, "1")
+    assert engine.get_engine("vectorized").graphs is True
+    assert isinstance(engine.get_engine("reference"), engine.ReferenceEngine)

@@ -301,3 +301,20 @@ def test_seeds_that_draw_nothing_are_not_passed_over_silently(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")                         # a seed that draws: no warning
         fedlib.sweep(fedlib.grid(_base(rounds=3), seed=[0, 1]), tmp_path, progress=False)
+
+
+def test_devices_spread_runs_over_processes_and_give_the_serial_frame(tmp_path):
+    """``devices=["cpu", "cpu"]``: two processes, each on its device, give the frame of one run at a
+    time in this process (GPUs are named the same way: ``["cuda:0", "cuda:1"]``)."""
+    cs = config.grid(_base(rounds=6), algorithm=["fedavg", "fedsum", "mifa"])
+    serial = fedlib.sweep(cs, tmp_path / "serial", progress=False, torch_threads=1)
+    spread = fedlib.sweep(cs, tmp_path / "spread", progress=False, devices=["cpu", "cpu"])
+    cols = [c for c in serial if c not in store.TIMING_COLUMNS]
+    assert spread["error"].isna().all(), spread["error"].dropna().unique()
+    pd.testing.assert_frame_equal(serial[cols], spread[cols], check_exact=True)
+    assert {Store(tmp_path / "spread").get(c).meta["device"] for c in cs} == {"cpu"}
+    for bad in ("cpu", [], ["gpu:x"]):
+        with pytest.raises(ValueError, match="^devices"):
+            fedlib.sweep(cs, tmp_path / "x", progress=False, devices=bad)
+    with pytest.raises(ValueError, match="^devices: give either"):
+        fedlib.sweep(cs, tmp_path / "x", progress=False, devices=["cpu"], workers=2)

@@ -441,6 +441,14 @@ class FedSumSetup:
                 "a verdict).")
         return table, line
 
+    @property
+    def draws(self) -> dict:
+        """The problem argument naming the draw scheme: keyed draws (:mod:`fedlib.keyed`, the same
+        bits on GPUs and CPUs, so a GPU-computed entry replays on a CPU) at the paper profile,
+        whose runs only a GPU computes; the legacy draws (no argument: the stored keys) at the
+        quick and smoke profiles."""
+        return {"draws": "keyed"} if self.profile == "paper" else {}
+
     def dataset_name(self, dataset: str) -> str:
         """How figures name ``dataset`` (and what it stands for)."""
         name = _NAMES[dataset]
@@ -467,7 +475,7 @@ class FedSumSetup:
             problem_args={"dataset": dataset, "partition": "dirichlet", "alpha": self.alpha,
                           "model": _MODELS[dataset], "num_clients": self.num_clients,
                           "batch_size": self.batch_size, "train_eval_per_client": self.train_eval,
-                          "seed": seed, **synthetic},
+                          "seed": seed, **synthetic, **self.draws},
             participation_args=args, local_steps=self.local_steps, lr_local=0.01, lr_global=1.0,
             lr_schedule="fedsum_sqrt", eval_every=self.eval_every, seed=seed)
 

@@ -1,0 +1,233 @@
+"""Keyed draws: minibatches and dropout masks as a pure function of (seed, client, round, step,
+position), computed for all clients of a step at once on the device the model lives on, with
+the same bits on every device.
+
+The generator is Threefry-2x32 with 20 rounds (Salmon, Moraes, Dror & Shaw 2011, "Parallel
+random numbers: as easy as 1, 2, 3", SC'11, Sec. 3 and Table 2 for the rotation constants),
+the counter-based generator JAX keys its random numbers with. It needs only 32-bit addition,
+rotation and exclusive or, so it is exact in any integer arithmetic wide enough:
+
+* on a CPU, numpy ``uint32`` arrays, whose addition wraps modulo 2^32 by definition (and runs
+  as fast as a ``torch.Generator``'s floats: ``benchmarks/README.md``);
+* on any other device, torch ``int64`` tensors holding uint32 values, masked with
+  ``0xFFFFFFFF`` after every addition and shift (no product ever leaves 64 bits, so nothing
+  relies on overflow behaviour, which differs between C++ compilers and devices).
+
+The two agree bit for bit (``tests/test_keyed.py``, which also checks the generator against the
+known-answer vectors of the Random123 distribution).
+
+Keys. The problem's seed gives the key ``(seed mod 2^32, seed div 2^32 mod 2^32)``; a stream is
+keyed by two more applications of the generator, first on the counter (client, round), then on
+(step, stream) with stream 0 for the minibatch and 1 + l for the l-th dropout call of the forward
+pass. A stream's words are the generator on counters (0, q), q = 0, 1, ...: word 2q is the first
+output, 2q+1 the second. Nothing depends on which other clients are active, on the engine, on
+threads or on the device.
+
+Minibatches (without replacement, as a data loader's shuffled epoch): the j-th sample of a
+client of n_i samples gets the stream's j-th word as its sort key; the batch is the m =
+min(B, n_i) samples of smallest key, in increasing order of key. Sorting i.i.d. uniform keys
+gives every ordered m-subset the same probability; two equal keys (a 32-bit collision,
+probability about n_i^2 / 2^33 per draw, ~4e-5 for 600 samples) are ordered by position, by a
+stable sort, so the result is still a function of the key alone. A sort of per-position keys
+was chosen over a keyed Feistel permutation because it vectorises over clients of different
+sizes in one sort (positions past a client's n_i get a key above every word and sort last) and
+sorts are deterministic on every torch device. Clients with n_i < B are padded as in the
+legacy draws: copies of the first drawn sample with weight 0.
+
+Dropout masks: element e of a layer's mask (row-major over the client's rows of the batch, so
+the first m rows do not depend on the padding) takes 16 bits, the half ``e mod 2`` of word
+``e div 2`` (low half first). It is dropped when those bits are below ``round(p * 2^16)``: the
+dropout probability is p rounded to a multiple of 2^-16 (0.2 becomes 0.1999969; the legacy
+masks compare a 24-bit float with p), and kept elements are scaled by 1 / (1 - p) as
+``nn.Dropout`` does. 16 bits per element rather than 32 halve the work; the rounding of p is
+far below the sampling noise of any mask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+__all__ = ["DRAWS", "MINIBATCH", "drop_threshold", "dropout_bits", "dropout_keep", "minibatch_positions",
+           "stream_keys", "threefry2x32", "words"]
+
+#: the draw schemes a neural problem knows: "legacy" (a ``torch.Generator`` per client and step,
+#: seeded through ``numpy.random.SeedSequence``: every store computed before keyed draws existed)
+#: and "keyed" (this module)
+DRAWS = ("legacy", "keyed")
+
+#: the stream of the minibatch; the l-th dropout call of a forward pass uses stream 1 + l
+MINIBATCH = 0
+
+_M = 0xFFFFFFFF
+_PARITY = 0x1BD11BDA
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_SENTINEL = 1 << 32          # a sort key above every 32-bit word: positions past a client's data
+_CHUNK = 1 << 15             # counters per numpy pass (3 x 128 KiB of words: in a core's L2 cache)
+
+
+def _threefry_np(k0, k1, c0, c1) -> tuple[np.ndarray, np.ndarray]:
+    u = np.uint32
+    k0, k1 = np.asarray(k0, dtype=u), np.asarray(k1, dtype=u)
+    ks = (k0, k1, k0 ^ k1 ^ u(_PARITY))
+    x0, x1 = np.broadcast_arrays(np.add(np.asarray(c0, dtype=u), ks[0], dtype=u),
+                                 np.add(np.asarray(c1, dtype=u), ks[1], dtype=u))
+    x0, x1 = x0.copy(), x1.copy()
+    t = np.empty_like(x1)
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 += x1
+            np.right_shift(x1, u(32 - r), out=t)
+            np.left_shift(x1, u(r), out=x1)
+            x1 |= t
+            x1 ^= x0
+        x0 += ks[(i + 1) % 3]
+        x1 += ks[(i + 2) % 3]
+        x1 += u(i + 1)
+    return x0, x1
+
+
+def _threefry_int(k0: int, k1: int, c0: int, c1: int) -> tuple[int, int]:
+    """The generator on Python ints: for a few keys, ~15x faster than numpy on arrays of one."""
+    ks = (k0, k1, k0 ^ k1 ^ _PARITY)
+    x0, x1 = (c0 + k0) & _M, (c1 + k1) & _M
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = (x0 + x1) & _M
+            x1 = (((x1 << r) & _M) | (x1 >> (32 - r))) ^ x0
+        x0 = (x0 + ks[(i + 1) % 3]) & _M
+        x1 = (x1 + ks[(i + 2) % 3] + i + 1) & _M
+    return x0, x1
+
+
+def _threefry_torch(k0, k1, c0, c1) -> tuple[torch.Tensor, torch.Tensor]:
+    ks = (k0, k1, k0 ^ k1 ^ _PARITY)
+    x0, x1 = torch.broadcast_tensors((c0 + ks[0]) & _M, (c1 + ks[1]) & _M)
+    x0, x1 = x0.clone(), x1.clone()
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0.add_(x1).bitwise_and_(_M)
+            t = x1 >> (32 - r)
+            x1.bitwise_left_shift_(r).bitwise_or_(t).bitwise_and_(_M)
+            x1.bitwise_xor_(x0)
+        x0.add_(ks[(i + 1) % 3]).bitwise_and_(_M)
+        x1.add_(ks[(i + 2) % 3]).add_(i + 1).bitwise_and_(_M)
+    return x0, x1
+
+
+def threefry2x32(key: Sequence, counter: Sequence) -> tuple:
+    """Threefry-2x32-20 of ``counter`` under ``key`` (Salmon et al. 2011): each a pair of
+    broadcastable uint32 values, numpy ``uint32`` arrays or torch ``int64`` tensors (holding
+    values in [0, 2^32); Python ints are allowed as keys). Returns the pair of output words, of
+    the counter's kind."""
+    if isinstance(counter[0], torch.Tensor) or isinstance(counter[1], torch.Tensor):
+        return _threefry_torch(*key, *counter)
+    return _threefry_np(*key, *counter)
+
+
+def stream_keys(seed: int, clients, round: int, step: int, stream: int) -> tuple:
+    """The keys (pair of [S] words) of stream ``stream`` of ``clients`` [S] (a numpy array, or an
+    int64 tensor on the device the words are wanted on) at (round, step) under ``seed``. With a
+    tensor ``clients``, ``round`` and ``step`` may be 0-d int64 tensors on its device (a captured
+    CUDA graph replays with new values)."""
+    seed = int(seed)
+    base = (seed & _M, (seed >> 32) & _M)
+    if isinstance(clients, torch.Tensor):          # round, step: ints or int64 tensors (no host read)
+        clients = clients.to(torch.int64) & _M
+        zero = torch.zeros_like(clients)
+        k = threefry2x32(base, (clients, zero + (round & _M)))
+        return threefry2x32(k, (zero + (step & _M), zero + (int(stream) & _M)))
+    clients = np.asarray(clients, dtype=np.int64).astype(np.uint32)
+    if len(clients) <= 8:                           # a few clients (the CPU's client-by-client path)
+        pairs = [_threefry_int(*_threefry_int(*base, int(c), int(round) & _M), int(step) & _M,
+                               int(stream) & _M) for c in clients]
+        return (np.array([a for a, _ in pairs], dtype=np.uint32).reshape(clients.shape),
+                np.array([b for _, b in pairs], dtype=np.uint32).reshape(clients.shape))
+    k = threefry2x32(base, (clients, np.full_like(clients, int(round) & _M)))
+    return threefry2x32(k, (np.full_like(clients, int(step) & _M), np.full_like(clients, int(stream) & _M)))
+
+
+def words(keys: tuple, n: int) -> np.ndarray | torch.Tensor:
+    """The first ``n`` words [S, n] of the streams keyed by ``keys`` (a pair of [S] words)."""
+    k0, k1 = keys
+    q = (n + 1) // 2
+    if isinstance(k0, torch.Tensor):
+        c1 = torch.arange(q, dtype=torch.int64, device=k0.device)[None, :]
+        x0, x1 = threefry2x32((k0[:, None], k1[:, None]), (torch.zeros_like(c1), c1))
+        return torch.stack([x0, x1], dim=2).reshape(len(k0), 2 * q)[:, :n]
+    c1 = np.arange(q, dtype=np.uint32)[None, :]
+    x0, x1 = threefry2x32((k0[:, None], k1[:, None]), (np.zeros_like(c1), c1))
+    return np.stack([x0, x1], axis=2).reshape(len(k0), 2 * q)[:, :n]
+
+
+def minibatch_positions(seed: int, clients, sizes, round: int, step: int, batch: int,
+                        width: int | None = None):
+    """Positions [S, B] into each client's own data of its minibatch at (round, step), and the
+    number m = min(B, n_i) [S] of real samples (see the module docstring). ``clients`` and
+    ``sizes`` ([S], the clients' n_i) are numpy arrays (computed with numpy) or int64 tensors (on
+    their device). Entries past m repeat the first position (zero-weight padding). ``width``
+    (at least every n_i) fixes the shape of the sort for static shapes; it changes no result."""
+    torch_path = isinstance(clients, torch.Tensor)
+    keys = stream_keys(seed, clients, round, step, MINIBATCH)
+    if torch_path:
+        sizes = sizes.to(torch.int64)
+        W = max(int(batch), int(width) if width is not None else int(sizes.max()))
+        u = words(keys, W)
+        pos = torch.arange(W, dtype=torch.int64, device=u.device)[None, :]
+        u = torch.where(pos < sizes[:, None], u, torch.full_like(u, _SENTINEL))
+        order = torch.sort(u, dim=1, stable=True).indices[:, :batch]
+        m = sizes.clamp(max=batch)
+        return torch.where(pos[:, :batch] < m[:, None], order, order[:, :1]), m
+    sizes = np.asarray(sizes, dtype=np.int64)
+    W = max(int(batch), int(width) if width is not None else int(sizes.max()))
+    u = words(keys, W).astype(np.int64)
+    pos = np.arange(W, dtype=np.int64)[None, :]
+    u = np.where(pos < sizes[:, None], u, _SENTINEL)
+    order = np.argsort(u, axis=1, kind="stable")[:, :batch]
+    m = np.minimum(sizes, batch)
+    return np.where(pos[:, :batch] < m[:, None], order, order[:, :1]), m
+
+
+def drop_threshold(p: float) -> int:
+    """The 16-bit threshold of dropout probability ``p``: elements whose bits are below it drop."""
+    return int(round(float(p) * 65536))
+
+
+def dropout_bits(seed: int, clients, round: int, step: int, layer: int, elements: int):
+    """The 16-bit values [S, elements] (int64 tensors, or int32 arrays for numpy ``clients``) of
+    dropout call ``layer`` of ``clients`` at (round, step): an element is kept when its value is
+    >= :func:`drop_threshold` of the layer's p (see the module docstring)."""
+    keys = stream_keys(seed, clients, round, step, 1 + int(layer))
+    w = words(keys, (elements + 1) // 2)
+    if isinstance(w, torch.Tensor):
+        halves = torch.stack([w & 0xFFFF, w >> 16], dim=2)
+    else:
+        halves = np.stack([w & np.uint32(0xFFFF), w >> np.uint32(16)], axis=2).astype(np.int32)
+    return halves.reshape(w.shape[0], -1)[:, :elements]
+
+
+def dropout_keep(seed: int, clients, round: int, step: int, layer: int, elements: int, p: float):
+    """Keep flags [S, elements] (bool; numpy for numpy ``clients``, else torch on their device) of
+    dropout call ``layer`` with probability ``p``: ``dropout_bits(...) >= drop_threshold(p)``,
+    computed from the generator's two output words without building the 16-bit values (element
+    4q + j takes the low (j even) or high half of output word j // 2 of counter q)."""
+    t = drop_threshold(p)
+    keys = stream_keys(seed, clients, round, step, 1 + int(layer))
+    q = (elements + 3) // 4
+    k0, k1 = keys
+    if isinstance(k0, torch.Tensor):
+        c1 = torch.arange(q, dtype=torch.int64, device=k0.device)[None, :]
+        x0, x1 = threefry2x32((k0[:, None], k1[:, None]), (torch.zeros_like(c1), c1))
+        keep = torch.stack([(x0 & 0xFFFF) >= t, (x0 >> 16) >= t, (x1 & 0xFFFF) >= t, (x1 >> 16) >= t], dim=2)
+        return keep.reshape(len(k0), 4 * q)[:, :elements]
+    keep = np.empty((len(k0), q, 4), dtype=bool)
+    low, keys2 = np.uint32(0xFFFF), (k0[:, None], k1[:, None])
+    for a in range(0, q, _CHUNK):                 # chunks whose words stay in a core's cache
+        c1 = np.arange(a, min(a + _CHUNK, q), dtype=np.uint32)[None, :]
+        x0, x1 = threefry2x32(keys2, (np.zeros_like(c1), c1))
+        part = keep[:, a:a + _CHUNK]
+        for j, (x, high) in enumerate(((x0, False), (x0, True), (x1, False), (x1, True))):
+            np.greater_equal((x >> np.uint32(16)) if high else (x & low), t, out=part[:, :, j])
+    return keep.reshape(len(k0), 4 * q)[:, :elements]
