@@ -174,8 +174,13 @@ def test_schedules_where_clients_never_take_part_warn_once_with_the_counts(quad)
     assert (np.asarray(res.schedule.active) > 0).all()
 
 
-@pytest.mark.parametrize("store", sorted(p for p in (ROOT / "results").glob("*/quick") if p.is_dir()),
-                         ids=lambda p: p.parent.name)
+#: the committed stores: every notebook's quick store and the paper-profile stores that a GPU
+#: window filled (``python -m fedlib campaign``, issue 48)
+COMMITTED_STORES = sorted(p for pat in ("*/quick", "*/paper") for p in (ROOT / "results").glob(pat)
+                          if p.is_dir())
+
+
+@pytest.mark.parametrize("store", COMMITTED_STORES, ids=lambda p: f"{p.parent.name}-{p.name}")
 def test_committed_stores_are_sealed_and_read_cleanly(store):
     st = Store(store)
     for key in st.keys():
@@ -184,8 +189,7 @@ def test_committed_stores_are_sealed_and_read_cleanly(store):
         assert all(pd.api.types.is_numeric_dtype(e.history[c]) for c in e.history.columns), key
 
 
-@pytest.mark.parametrize("store", sorted(p for p in (ROOT / "results").glob("*/quick") if p.is_dir()),
-                         ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("store", COMMITTED_STORES, ids=lambda p: f"{p.parent.name}-{p.name}")
 def test_committed_stores_were_computed_by_the_code_as_it_is(store):
     """Every committed entry carries the fingerprint of today's algorithm and problem code: a
     change of an update rule is recomputed, or renewed after a bitwise replay (python -m fedlib
@@ -208,3 +212,26 @@ def test_a_derived_table_is_computed_once_and_read_back(tmp_path):
     assert calls == [1] and first["n"].tolist() == again["n"].tolist() == [3, 5]
     assert (tmp_path / "client_sizes_x.csv").read_text().splitlines()[0] == "client,n"
     assert st.keys() == []                                        # not an entry of the store
+
+
+def test_a_gpu_computed_entry_replays_on_this_cpu():
+    """An entry a GPU computed (TF32 off, deterministic algorithms; issue 48) replays its anchor
+    rounds on this CPU within the cross-arithmetic tolerance derived for fp32 kernels
+    (:data:`fedlib.arithmetic.CROSS_RTOL`), with the same keyed draws: one entry per algorithm."""
+    gpu = {}
+    for store in COMMITTED_STORES:
+        st = Store(store)
+        for key in st.keys():
+            e = st.read(key)
+            if e.meta.get("device", "cpu").startswith("cuda"):
+                gpu.setdefault(e.config.algorithm, e)
+    if not gpu:
+        pytest.skip("no committed entry was computed on a GPU")
+    try:
+        from fedlib import data
+        data.load("mnist")
+    except Exception as exc:  # noqa: BLE001 -- the dataset is absent on this machine
+        pytest.skip(f"MNIST not here to replay GPU entries: {exc}")
+    for _name, e in sorted(gpu.items()):
+        rep = fedlib.verify(e.path)
+        assert rep.ok and rep.check == "cross-cpu", str(rep)
