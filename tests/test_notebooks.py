@@ -3,6 +3,7 @@ touching the committed figures."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -178,8 +179,11 @@ def test_paper_profile_without_its_data_stops_before_creating_a_folder(tmp_path)
                         "-p", "profile", "paper", "--no-progress-bar"],
                        env=env, capture_output=True, text=True)
     assert r.returncode != 0
-    assert "problem_args.dataset: mnist: dataset files not found" in r.stdout + r.stderr
-    assert _tree(results) == before                     # no paper store folder, nothing else touched
+    # the first dataset whose runs are not all stored stops it (MNIST's App. H grid is committed
+    # from a GPU window, so that may be SVHN's grid), before any run or folder is written
+    assert re.search(r"problem_args\.dataset: (mnist|svhn|cifar10): dataset files not found",
+                     r.stdout + r.stderr)
+    assert _tree(results) == before                     # no paper entry or folder added, nothing touched
     assert not (tmp_path / "results").exists() and not (tmp_path / "figures").exists()
 
 
