@@ -44,3 +44,17 @@ def test_campaign_arguments_are_checked(tmp_path, capsys):
                  "--store", str(tmp_path / "s"), "--seeds", "0"]) == 0
     out = capsys.readouterr().out
     assert "0 run(s) computed" in out and "29 left" in out and "not measured yet" in out
+
+
+def test_a_whole_runs_pace_replaces_a_probes(tmp_path):
+    """A probe's few rounds pay warm-ups a whole run amortises: once a whole run of the setting
+    is measured, its pace decides the estimates, even where the probe's was slower."""
+    from fedlib import ExperimentConfig
+    c = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=500)
+    pace = campaign._Pace(Store(tmp_path))
+    pace.note(c.replace(rounds=10), 2.58, probe=True)                 # 0.258 s a round
+    assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 0.258 * 500)
+    pace.note(c, 47.0)                                                # 0.094 s a round
+    assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 47.0)
+    pace.note(c.replace(rounds=10), 5.0, probe=True)                  # a later, slower probe
+    assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 47.0)
