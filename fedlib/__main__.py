@@ -133,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         parser.error(f"path: {path} is neither a store folder nor an entry folder")
     if not targets:
+        below = sorted(str(d) for d in path.iterdir() if d.is_dir() and any(d.glob("*/meta.json")))
+        if below:                          # the folder above stores (results/<notebook>): name them
+            parser.error(f"path: {path} holds no entries, but the stores below it do: "
+                         f"{', '.join(below)}; verify one of them")
         print(f"{path}: no entries")
         return 0
     for module in args.imports:

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import fedlib
 from fedlib import ExperimentConfig, config
 from fedlib.__main__ import main, pick
@@ -27,6 +29,20 @@ def test_verify_a_whole_store_and_a_sample(tmp_path, capsys):
     assert len(keys) == 4 and {k.split("-")[0] for k in keys} == {"fedavg", "fedsum", "mifa"}
     assert main(["verify", str(tmp_path), "--sample", "3"]) == 0
     assert "3 of 3 entries reproduce" in capsys.readouterr().out
+
+
+def test_verify_on_the_folder_above_stores_names_them_instead_of_passing(tmp_path, capsys):
+    """results/<notebook> holds stores, not entries: verifying it must not print "no entries" and
+    exit 0 as if everything reproduced (issue 51); an empty store still verifies nothing."""
+    _store(tmp_path / "nb" / "quick")
+    with pytest.raises(SystemExit) as e:
+        main(["verify", str(tmp_path / "nb")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "holds no entries, but the stores below it do" in err and str(tmp_path / "nb" / "quick") in err
+    (tmp_path / "empty").mkdir()
+    assert main(["verify", str(tmp_path / "empty")]) == 0
+    assert "no entries" in capsys.readouterr().out
 
 
 def test_verify_fails_and_names_an_entry_that_no_longer_reproduces(tmp_path, capsys):
