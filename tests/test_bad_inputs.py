@@ -295,7 +295,30 @@ CASES = [
     ("curves unknown hue", lambda t: _curves("algo"), ValueError, "hue: 'algo' is not a column of data"),
     ("real profile", lambda t: real_study.real_setup("fast", "traces/x.txt"), ValueError,
      "profile: must be one of smoke, quick, paper; got 'fast'"),
+    # a third trial (issue 51): claims and analysis helpers given a percent, an array, a list, a missing file
+    ("reach level percent", lambda t: fedlib.claims.paired_reach({0: _hist()}, {0: _hist()}, level=98), ValueError,
+     r"level: must be a fraction in \(0, 1\] .*got 98"),
+    ("event array", lambda t: fedlib.claims.event_count(np.array([True, False])), ValueError,
+     "events: must be a mapping seed -> True .*got ndarray"),
+    ("ledger missing", lambda t: fedlib.claims.what_holds(t / "none.csv"), ValueError,
+     r"ledger: no such file .*none\.csv"),
+    ("first_reach percent", lambda t: fedlib.analysis.first_reach(_sweep_like(), 90), ValueError,
+     r"target: test_acc is a fraction, .*\[0, 1\].*got 90"),
+    ("best_rows score", lambda t: fedlib.analysis.best_rows(_sweep_like(), score="losss"), ValueError,
+     "score: 'losss' is not a column of table"),
+    ("finals list", lambda t: fedlib.analysis.finals([1, 2, 3]), ValueError,
+     "df: expected a frame of fedlib.sweep, got list"),
 ]
+
+
+def _hist():
+    import pandas as pd
+    return pd.DataFrame({"round": range(10), "test_acc": np.linspace(0.0, 0.9, 10)})
+
+
+def _sweep_like():
+    import pandas as pd
+    return pd.DataFrame({"key": ["a"] * 3, "round": [0, 1, 2], "loss": [1.0, 0.5, 0.2], "test_acc": [0.1, 0.5, 0.9]})
 
 
 def _week_file(tmp: Path) -> Path:
