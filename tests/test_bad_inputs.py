@@ -308,7 +308,39 @@ CASES = [
      "score: 'losss' is not a column of table"),
     ("finals list", lambda t: fedlib.analysis.finals([1, 2, 3]), ValueError,
      "df: expected a frame of fedlib.sweep, got list"),
+    # plotting helpers and models given values they once accepted silently or crashed on
+    ("heatmap rounds", lambda t: _plot("participation_heatmap", np.ones((10, 3)), rounds=-5), ValueError,
+     "rounds: must be an integer in >= 1, got -5"),
+    ("loss axis 0", lambda t: _plot("log_loss_axis", 0.0), ValueError, r"start: must be the starting loss, .*> 0"),
+    ("figure name folder", lambda t: _save_figure(t / "figs", "a/b"), ValueError,
+     "name: must be a file name without a folder .*got 'a/b'"),
+    ("model num_classes str", lambda t: models.build("fedsum_mnist_cnn", num_classes="10"), ValueError,
+     "num_classes: must be an integer, got '10'"),
+    ("model width", lambda t: models.build("fedsum_mnist_cnn", width=64), ValueError,
+     "width: not an argument of model 'fedsum_mnist_cnn'; its arguments: dropout"),
 ]
+
+
+def _plot(helper: str, *args, **kwargs):
+    import matplotlib.pyplot as plt
+
+    from fedlib import plotting
+    fig, ax = plt.subplots()
+    try:
+        return getattr(plotting, helper)(ax, *args, **kwargs)
+    finally:
+        plt.close(fig)
+
+
+def _save_figure(out_dir: Path, name: str):
+    import matplotlib.pyplot as plt
+
+    from fedlib import plotting
+    fig = plt.figure()
+    try:
+        return plotting.save_figure(fig, out_dir, name)
+    finally:
+        plt.close(fig)
 
 
 def _hist():
