@@ -318,7 +318,21 @@ CASES = [
      "num_classes: must be an integer, got '10'"),
     ("model width", lambda t: models.build("fedsum_mnist_cnn", width=64), ValueError,
      "width: not an argument of model 'fedsum_mnist_cnn'; its arguments: dropout"),
+    # files and folders of the wrong kind
+    ("data_root int", lambda t: data.load("mnist", data_root=5), ValueError,
+     "data_root: must be a folder path .*got int 5"),
+    ("availability npz", lambda t: traces.availability(_npz(t)), ValueError,
+     r"path: .*x\.npz is not a Stunner session file"),
+    ("strip not json", lambda t: notebook.strip_run_metadata(_csv(t, "not a notebook")), ValueError,
+     r"path: .*trace\.csv is not an executed notebook"),
 ]
+
+
+def _npz(tmp: Path) -> Path:
+    f = tmp / "store" / "x.npz"                      # under an input folder the catalogue allows
+    f.parent.mkdir(exist_ok=True)
+    np.savez(f, a=np.arange(1000))
+    return f
 
 
 def _plot(helper: str, *args, **kwargs):
@@ -535,3 +549,22 @@ def test_a_user_algorithm_returning_no_model_is_named_with_its_round(returns, go
     with pytest.raises(ValueError, match=rf"^algorithm 'broken_for_the_catalogue': round\(\) of round 0 returned "
                                          rf"{got}.*; expected the new model, a tensor of shape \(3,\)"):
         fedlib.run(Broken, QUAD, "full", rounds=2, progress=False)
+
+
+def test_strip_refuses_a_py_source_and_a_broken_notebook_before_rewriting_any(tmp_path, capsys):
+    from fedlib.__main__ import main
+    good = tmp_path / "good.ipynb"
+    good.write_text('{"cells": [], "metadata": {"papermill": {"duration": 1.0}}}')
+    src = tmp_path / "01_x.py"
+    src.write_text("# %% [markdown]\n# a jupytext source\n")
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("not json")
+    before = {p: p.read_bytes() for p in (good, src, broken)}
+    for bad, says in ((src, r"01_x\.py is not an executed notebook \(\.ipynb\)"),
+                      (broken, r"broken\.ipynb is not an executed notebook \(\.ipynb JSON\)")):
+        with pytest.raises(SystemExit) as info:
+            main(["strip", str(good), str(bad)])
+        assert info.value.code == 2
+        assert re.search(rf"error: notebooks: .*{says}", capsys.readouterr().err)
+        assert {p: p.read_bytes() for p in before} == before               # refused before any rewrite
+    assert main(["strip", str(good)]) == 0 and good.read_bytes() != before[good]   # the good one alone strips
