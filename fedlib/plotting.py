@@ -110,7 +110,8 @@ def curves(data: pd.DataFrame, hue: str, col: str | None, x: str = "round", col_
                          **line_kws)
             ax.set(title=title.format(row=r, col=c) if col is not None or row else "", ylabel=metrics[metric])
             if metric == "loss":
-                log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
+                start = sel.loc[sel["round"] == 0, "loss"].max()        # NaN if none; <= 0: no cap either
+                log_loss_axis(ax, start if start > 0 else np.nan)
             failed |= _mark_failed(ax, sel, hue, x, metric, palette)
             if margin is not None and metric == "test_acc":
                 lo, hi = ax.get_ylim()
