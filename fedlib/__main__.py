@@ -97,10 +97,18 @@ def main(argv: list[str] | None = None) -> int:
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
     args = parser.parse_args(argv)
     if args.command == "strip":
-        from .notebook import strip_run_metadata
-        for nb in args.notebooks:
+        from .notebook import _read_notebook, strip_run_metadata
+        for nb in args.notebooks:                       # every file checked before any is rewritten
             if not Path(nb).is_file():
                 parser.error(f"notebooks: no file {nb}")
+            if Path(nb).suffix != ".ipynb":
+                parser.error(f"notebooks: {nb} is not an executed notebook (.ipynb); strip rewrites the "
+                             f".ipynb of a jupytext pair, not its .py source")
+            try:
+                _read_notebook(nb)
+            except ValueError as e:
+                parser.error(f"notebooks: {str(e).removeprefix('path: ')}")
+        for nb in args.notebooks:
             strip_run_metadata(nb)
         return 0
     if args.command == "seal":

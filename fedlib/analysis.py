@@ -40,6 +40,8 @@ def finals(df: pd.DataFrame, last: int = 1) -> pd.DataFrame:
     before the divergence, and the last values it had are not where it ended), and the column
     ``outcome`` says ``"ok"``, ``"diverged at round R"`` or ``"error"``.
     """
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"df: expected a frame of fedlib.sweep, got {type(df).__name__}")
     if last < 1:
         raise ValueError(f"last: must be >= 1, got {last!r}")
     cols = list(df.columns)
@@ -95,6 +97,12 @@ def best_rows(table: pd.DataFrame, score: str, by: str | None = None, lower: boo
     lowest (``lower``) or highest ``score`` among the runs that finished (``status`` ok and a
     finite score); a diverged or failed run is never chosen. A group with no such run is a
     RuntimeError naming it."""
+    if not isinstance(table, pd.DataFrame):
+        raise ValueError(f"table: expected a frame, got {type(table).__name__}")
+    for arg, col in (("score", score), ("by", by)):
+        if col is not None and col not in table.columns:
+            have = ", ".join(map(str, table.columns))
+            raise ValueError(f"{arg}: {col!r} is not a column of table (columns: {have})")
     fine = np.isfinite(table[score].astype(float))
     if "status" in table:
         fine &= table["status"] == "ok"
@@ -114,6 +122,17 @@ def first_reach(df: pd.DataFrame, target: float, metric: str = "test_acc",
     """Per run of a :func:`fedlib.sweep` frame (indexed by key): the values of ``columns`` (rounds,
     model units, local steps, seconds, ...) at the first evaluation where ``metric`` reaches
     ``target`` (``>=``); NaN where it never does."""
+    if not isinstance(df, pd.DataFrame) or "key" not in df:
+        raise ValueError("df: expected a frame of fedlib.sweep (with a key column)")
+    for arg, col in [("metric", metric), *(("columns", c) for c in columns)]:
+        if col not in df.columns:
+            raise ValueError(f"{arg}: {col!r} is not a column of df")
+    if isinstance(target, bool) or not isinstance(target, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(target):
+        raise ValueError(f"target: must be a finite number, got {target!r}")
+    if metric.endswith("acc") and not 0 <= target <= 1:
+        raise ValueError(f"target: {metric} is a fraction, so the target must lie in [0, 1] (0.9, not 90), "
+                         f"got {target!r}")
     rows = {}
     for key, h in df.groupby("key", sort=False):
         hit = h.sort_values("round")

@@ -610,6 +610,10 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
         a, b: seed -> history (a frame with ``round``, ``metric`` and ``x``), or None for a run
             that collapsed, diverged or failed: it has no value, and its seed is left out and named.
     """
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)) \
+            or not 0 < level <= 1:
+        raise ValueError(f"level: must be a fraction in (0, 1] of the lower plateau (0.98, not 98), "
+                         f"got {level!r}")
     ta, tb, targets = {}, {}, {}
     for s in (s for s in a if s in b):
         ha, hb = a[s], b[s]
@@ -655,6 +659,9 @@ def event_count(events: Mapping, what: str = "the event", level: float = 0.5) ->
     decide it. Its direction: "for" if the share lies above ``level``, "against" if below, "split"
     if on it."""
     from scipy import stats
+    if not isinstance(events, Mapping):
+        raise ValueError(f"events: must be a mapping seed -> True (it happened), False (it did not) or None "
+                         f"(cannot tell), got {type(events).__name__}")
     bad = {s: v for s, v in events.items() if v is not None and not isinstance(v, (bool, np.bool_))}
     if bad:
         s, v = next(iter(bad.items()))
@@ -793,7 +800,16 @@ def what_holds(ledger: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
     """Per paper (and notebook), how many claim rows of the ledger end in each verdict, the
     inconclusive ones by direction (:data:`COUNT_COLUMNS`): the table the README opens its results
     with. ``ledger`` is the ledger frame or its CSV path."""
+    if not isinstance(ledger, pd.DataFrame):
+        if not isinstance(ledger, (str, os.PathLike)):
+            raise ValueError(f"ledger: must be a ledger frame or the path of its CSV, "
+                             f"got {type(ledger).__name__}")
+        if not Path(ledger).is_file():
+            raise ValueError(f"ledger: no such file {os.fspath(ledger)}")
     df = pd.read_csv(ledger, keep_default_na=False) if not isinstance(ledger, pd.DataFrame) else ledger
+    missing = [c for c in ("paper", "notebook", "verdict") if c not in df]
+    if missing:
+        raise ValueError(f"ledger: expected columns paper, notebook, verdict; {', '.join(missing)} missing")
     lean = df["direction"] if "direction" in df else pd.Series("", index=df.index)
     keys = pd.Series([_count_key(v, str(d)) for v, d in zip(df["verdict"], lean, strict=True)],
                      index=df.index)

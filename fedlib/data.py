@@ -310,6 +310,9 @@ def load(name: str, data_root: str | os.PathLike | None = None, device: str | to
     """
     if name not in INFO:
         raise ValueError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(INFO)}")
+    if data_root is not None and not isinstance(data_root, (str, os.PathLike)):
+        raise ValueError(f"data_root: must be a folder path (str or os.PathLike) or None, "
+                         f"got {type(data_root).__name__} {data_root!r}")
     if name == "digits":
         ds = _digits()
     else:

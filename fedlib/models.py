@@ -283,6 +283,15 @@ def build(name: str, seed: int = 0, num_classes: int = 10, **kwargs) -> nn.Modul
         num_classes: output classes (10; 100 for CIFAR-100).
         **kwargs: ``dropout`` for the CNNs; ``norm`` / ``groups`` for ``resnet18``.
     """
+    from ._validate import check_int
+    _known(name)
+    seed = check_int("seed", seed, 0)
+    num_classes = check_int("num_classes", num_classes, 1)
+    allowed = ("norm", "groups") if name == "resnet18" else \
+        ("dropout", "kernel", "convs", "fcs", "in_ch", "image", "dropout_after_conv")
+    for k in kwargs:
+        if k not in allowed:
+            raise ValueError(f"{k}: not an argument of model {name!r}; its arguments: {', '.join(allowed)}")
     g = torch.Generator().manual_seed(seed)
     if _known(name) == "resnet18":
         model = ResNet18(num_classes=num_classes, **kwargs)

@@ -151,14 +151,26 @@ def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
 RUN_METADATA = ("papermill", "execution")
 
 
+def _read_notebook(path: str | os.PathLike) -> tuple[str, dict]:
+    """The text of an .ipynb file and its JSON; a ValueError naming ``path`` if it is not one."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        nb = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"path: {path} is not an executed notebook (.ipynb JSON): {e}") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise ValueError(f"path: {path} is not an executed notebook (.ipynb JSON with a list of cells)")
+    return text, nb
+
+
 def strip_run_metadata(path: str | os.PathLike) -> bool:
     """Remove :data:`RUN_METADATA` from an executed notebook (its own and its cells') and write it
     back in nbformat's layout (sorted keys, one-space indent, a final newline), so that executing
     a notebook twice, or on another machine, leaves the same bytes when its outputs are the same.
     Returns whether the file changed."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    nb = json.loads(text)
+    text, nb = _read_notebook(path)
     for key in RUN_METADATA:
         nb.get("metadata", {}).pop(key, None)
         for cell in nb.get("cells", []):

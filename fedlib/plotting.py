@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ._validate import check_int, check_real
 from .paths import output_dir
 
 __all__ = ["CURVE_METRICS", "METHOD_COLORS", "curves", "method_palette", "label_distribution_bars",
@@ -25,7 +26,12 @@ def set_style() -> None:
 
 def log_loss_axis(ax: plt.Axes, start: float, factor: float = 3.0) -> plt.Axes:
     """A log-scale loss axis capped at ``factor`` times the starting loss ``start``: a run that
-    diverges leaves the plot through the top instead of squeezing every other curve."""
+    diverges leaves the plot through the top instead of squeezing every other curve (a NaN
+    ``start``: no starting value, only the scale is set)."""
+    if isinstance(start, bool) or not isinstance(start, (int, float, np.integer, np.floating)) \
+            or (np.isfinite(start) and start <= 0):
+        raise ValueError(f"start: must be the starting loss, a number > 0 (NaN: none), got {start!r}")
+    check_real("factor", factor, 0.0, low_open=True)
     ax.set_yscale("log")
     if np.isfinite(start) and start > 0:
         bottom, top = ax.get_ylim()
@@ -104,7 +110,8 @@ def curves(data: pd.DataFrame, hue: str, col: str | None, x: str = "round", col_
                          **line_kws)
             ax.set(title=title.format(row=r, col=c) if col is not None or row else "", ylabel=metrics[metric])
             if metric == "loss":
-                log_loss_axis(ax, sel.loc[sel["round"] == 0, "loss"].max())
+                start = sel.loc[sel["round"] == 0, "loss"].max()        # NaN if none; <= 0: no cap either
+                log_loss_axis(ax, start if start > 0 else np.nan)
             failed |= _mark_failed(ax, sel, hue, x, metric, palette)
             if margin is not None and metric == "test_acc":
                 lo, hi = ax.get_ylim()
@@ -146,6 +153,9 @@ def save_figure(fig: plt.Figure, out_dir: str | os.PathLike, name: str) -> list[
     """Write ``fig`` as ``name.png`` and ``name.pdf`` under ``out_dir``; returns the paths.
 
     File metadata carry no dates, so the same figure gives the same bytes."""
+    if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or os.sep in name:
+        raise ValueError(f"name: must be a file name without a folder (e.g. 'loss_curves'; the folder is "
+                         f"out_dir), got {name!r}")
     d = output_dir(out_dir)
     paths = [d / f"{name}.png", d / f"{name}.pdf"]
     fig.savefig(paths[0], dpi=150, bbox_inches="tight", metadata={"Software": None})
@@ -177,7 +187,10 @@ def _markdown(df: pd.DataFrame, float_format: str) -> str:
 
 def participation_heatmap(ax: plt.Axes, active: np.ndarray, rounds: int | None = None,
                           title: str | None = None) -> plt.Axes:
-    """Clients (rows) x rounds (columns) heat-map of a participation matrix [T, N]."""
+    """Clients (rows) x rounds (columns) heat-map of a participation matrix [T, N] (its first
+    ``rounds`` rounds; None: all)."""
+    if rounds is not None:
+        rounds = check_int("rounds", rounds, 1)
     a = np.asarray(active)[: rounds or len(active)].T
     ax.imshow(a > 0, aspect="auto", interpolation="nearest", cmap="Greys", vmin=0, vmax=1)
     ax.set_xlabel("round t")

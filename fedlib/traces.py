@@ -90,9 +90,14 @@ def read_stunner(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, int
     path = resolve(path)
     if not path.is_file():
         raise ValueError(f"path: no such trace file {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"path: {path} is not a Stunner session file (text, one record a line: '<user> "
+                         f"<first state> <start ms> <tz hours> d1 d2 ...'); it is not UTF-8 text") from None
     out = []
     lines = 0
-    with open(path, encoding="utf-8") as f:
+    with io.StringIO(text, newline=None) as f:           # the lines open() gives (universal newlines)
         for i, line in enumerate(f, start=1):
             fields = line.split()
             if not fields:

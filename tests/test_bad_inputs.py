@@ -295,7 +295,76 @@ CASES = [
     ("curves unknown hue", lambda t: _curves("algo"), ValueError, "hue: 'algo' is not a column of data"),
     ("real profile", lambda t: real_study.real_setup("fast", "traces/x.txt"), ValueError,
      "profile: must be one of smoke, quick, paper; got 'fast'"),
+    # a third trial (issue 51): claims and analysis helpers given a percent, an array, a list, a missing file
+    ("reach level percent", lambda t: fedlib.claims.paired_reach({0: _hist()}, {0: _hist()}, level=98), ValueError,
+     r"level: must be a fraction in \(0, 1\] .*got 98"),
+    ("event array", lambda t: fedlib.claims.event_count(np.array([True, False])), ValueError,
+     "events: must be a mapping seed -> True .*got ndarray"),
+    ("ledger missing", lambda t: fedlib.claims.what_holds(t / "none.csv"), ValueError,
+     r"ledger: no such file .*none\.csv"),
+    ("first_reach percent", lambda t: fedlib.analysis.first_reach(_sweep_like(), 90), ValueError,
+     r"target: test_acc is a fraction, .*\[0, 1\].*got 90"),
+    ("best_rows score", lambda t: fedlib.analysis.best_rows(_sweep_like(), score="losss"), ValueError,
+     "score: 'losss' is not a column of table"),
+    ("finals list", lambda t: fedlib.analysis.finals([1, 2, 3]), ValueError,
+     "df: expected a frame of fedlib.sweep, got list"),
+    # plotting helpers and models given values they once accepted silently or crashed on
+    ("heatmap rounds", lambda t: _plot("participation_heatmap", np.ones((10, 3)), rounds=-5), ValueError,
+     "rounds: must be an integer in >= 1, got -5"),
+    ("loss axis 0", lambda t: _plot("log_loss_axis", 0.0), ValueError, r"start: must be the starting loss, .*> 0"),
+    ("figure name folder", lambda t: _save_figure(t / "figs", "a/b"), ValueError,
+     "name: must be a file name without a folder .*got 'a/b'"),
+    ("model num_classes str", lambda t: models.build("fedsum_mnist_cnn", num_classes="10"), ValueError,
+     "num_classes: must be an integer, got '10'"),
+    ("model width", lambda t: models.build("fedsum_mnist_cnn", width=64), ValueError,
+     "width: not an argument of model 'fedsum_mnist_cnn'; its arguments: dropout"),
+    # files and folders of the wrong kind
+    ("data_root int", lambda t: data.load("mnist", data_root=5), ValueError,
+     "data_root: must be a folder path .*got int 5"),
+    ("availability npz", lambda t: traces.availability(_npz(t)), ValueError,
+     r"path: .*x\.npz is not a Stunner session file"),
+    ("strip not json", lambda t: notebook.strip_run_metadata(_csv(t, "not a notebook")), ValueError,
+     r"path: .*trace\.csv is not an executed notebook"),
 ]
+
+
+def _npz(tmp: Path) -> Path:
+    f = tmp / "store" / "x.npz"                      # under an input folder the catalogue allows
+    f.parent.mkdir(exist_ok=True)
+    np.savez(f, a=np.arange(1000))
+    return f
+
+
+def _plot(helper: str, *args, **kwargs):
+    import matplotlib.pyplot as plt
+
+    from fedlib import plotting
+    fig, ax = plt.subplots()
+    try:
+        return getattr(plotting, helper)(ax, *args, **kwargs)
+    finally:
+        plt.close(fig)
+
+
+def _save_figure(out_dir: Path, name: str):
+    import matplotlib.pyplot as plt
+
+    from fedlib import plotting
+    fig = plt.figure()
+    try:
+        return plotting.save_figure(fig, out_dir, name)
+    finally:
+        plt.close(fig)
+
+
+def _hist():
+    import pandas as pd
+    return pd.DataFrame({"round": range(10), "test_acc": np.linspace(0.0, 0.9, 10)})
+
+
+def _sweep_like():
+    import pandas as pd
+    return pd.DataFrame({"key": ["a"] * 3, "round": [0, 1, 2], "loss": [1.0, 0.5, 0.2], "test_acc": [0.1, 0.5, 0.9]})
 
 
 def _week_file(tmp: Path) -> Path:
@@ -480,3 +549,22 @@ def test_a_user_algorithm_returning_no_model_is_named_with_its_round(returns, go
     with pytest.raises(ValueError, match=rf"^algorithm 'broken_for_the_catalogue': round\(\) of round 0 returned "
                                          rf"{got}.*; expected the new model, a tensor of shape \(3,\)"):
         fedlib.run(Broken, QUAD, "full", rounds=2, progress=False)
+
+
+def test_strip_refuses_a_py_source_and_a_broken_notebook_before_rewriting_any(tmp_path, capsys):
+    from fedlib.__main__ import main
+    good = tmp_path / "good.ipynb"
+    good.write_text('{"cells": [], "metadata": {"papermill": {"duration": 1.0}}}')
+    src = tmp_path / "01_x.py"
+    src.write_text("# %% [markdown]\n# a jupytext source\n")
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("not json")
+    before = {p: p.read_bytes() for p in (good, src, broken)}
+    for bad, says in ((src, r"01_x\.py is not an executed notebook \(\.ipynb\)"),
+                      (broken, r"broken\.ipynb is not an executed notebook \(\.ipynb JSON\)")):
+        with pytest.raises(SystemExit) as info:
+            main(["strip", str(good), str(bad)])
+        assert info.value.code == 2
+        assert re.search(rf"error: notebooks: .*{says}", capsys.readouterr().err)
+        assert {p: p.read_bytes() for p in before} == before               # refused before any rewrite
+    assert main(["strip", str(good)]) == 0 and good.read_bytes() != before[good]   # the good one alone strips
