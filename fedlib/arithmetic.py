@@ -330,6 +330,8 @@ class Anchor:
                 continue
             scale = max(abs(n), 1e-300)
             for name, a, b in (("step_norm", n, got[r][0]), ("step_proj", p, got[r][1])):
+                if _diverged_alike(a, b):     # the run diverged by this round in both: reproduced
+                    continue
                 if not abs(a - b) <= rtol * scale:
                     rows.append({"round": r, "quantity": name, "stored": a, "replayed": b,
                                  "rel_diff": abs(a - b) / scale})
@@ -343,8 +345,17 @@ class Anchor:
             if r not in got:
                 return math.inf
             scale = max(abs(n), 1e-300)
-            worst = max(worst, abs(n - got[r][0]) / scale, abs(p - got[r][1]) / scale)
+            for a, b in ((n, got[r][0]), (p, got[r][1])):
+                if not _diverged_alike(a, b):
+                    worst = max(worst, abs(a - b) / scale)
         return worst
+
+
+def _diverged_alike(a: float, b: float) -> bool:
+    """Both values non-finite the same way (NaN and NaN, or the same infinity): a run that
+    diverged by this round, stored and replayed alike (NaN never equals NaN, so a plain
+    comparison would call it a difference)."""
+    return (math.isnan(a) and math.isnan(b)) or (math.isinf(a) and a == b)
 
 
 class AnchorRecorder:

@@ -337,3 +337,19 @@ def test_the_lowered_environment_changes_the_kernels_torch_reports():
     assert rec["aten_capability"] == "DEFAULT" and rec["onednn_isa"] == "sse41"
     assert rec["mkl_instructions"] == "SSE4_2"
     assert np.isfinite(arithmetic.CROSS_RTOL) and 0 < arithmetic.CROSS_RTOL < 1e-2
+
+
+def test_an_anchor_that_diverged_alike_reproduces_and_one_that_diverged_alone_differs():
+    """A grid run that diverges inside the anchor's rounds stores NaN there; its replay giving
+    NaN at the same round reproduces it (issue 51: a diverging run judged 'differ' by NaN != NaN),
+    while a replay that stays finite, or diverges elsewhere, still differs."""
+    import math
+
+    from fedlib.arithmetic import Anchor
+    nan = math.nan
+    stored = Anchor((1, 2), (0.5, nan), (0.01, nan))
+    assert stored.compare(Anchor((1, 2), (0.5, nan), (0.01, nan))) == []
+    assert stored.max_rel(Anchor((1, 2), (0.5, nan), (0.01, nan))) == 0.0
+    rows = stored.compare(Anchor((1, 2), (0.5, 3.0), (0.01, 0.2)))
+    assert [r["quantity"] for r in rows] == ["step_norm", "step_proj"] and all(r["round"] == 2 for r in rows)
+    assert stored.compare(Anchor((1, 2), (nan, nan), (nan, nan)))[0]["round"] == 1
