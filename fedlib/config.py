@@ -120,19 +120,6 @@ def _check_values(args: dict, where: str) -> None:
             raise ValueError(f"{where}.{name}: must be a real number {rng}, got {v!r}")
 
 
-#: participation arguments that are text (a file, a format, a rule); every other one is numbers
-_TEXT_ARGS = ("trace", "path", "format", "rule", "sha256")
-
-
-def _has_text_or_bool(value: Any) -> bool:
-    """Whether ``value`` is, or (nested in lists / tuples) holds, a string or a bool."""
-    if isinstance(value, (str, bytes, bool, np.bool_)):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_has_text_or_bool(v) for v in value)
-    return False
-
-
 @dataclass(frozen=True)
 class ExperimentConfig:
     """Everything that determines one run, as plain data (hashable, JSON-serialisable).
@@ -260,26 +247,19 @@ class ExperimentConfig:
         return dataclasses.replace(self, **changes)
 
     def key(self) -> str:
-        """Store key: ``<algorithm>-<16 hex digits>``, a hash of the non-default fields (a trace
-        of participation kind ``trace`` by its content: :func:`fedlib.participation.trace_digest`;
-        the file of kind ``recorded`` by its SHA-256 -- the ``sha256`` the config gives, else the
-        file's --, never its path, so that a store moves between machines)."""
+        """Store key: ``<algorithm>-<16 hex digits>``, a hash of the non-default fields, the
+        participation arguments as their kind keys them (:func:`fedlib.participation.key_arguments`:
+        a trace of kind ``trace`` by its content, the file of kind ``recorded`` by its SHA-256 --
+        the ``sha256`` the config gives, else the file's --, never its path, so that a store moves
+        between machines)."""
         d = self.to_dict()
         defaults = {f.name: f.default for f in fields(self) if f.default is not dataclasses.MISSING}
         defaults["init_from"] = None
         core = {k: v for k, v in d.items()
                 if k not in defaults or (v != ({} if k in _ARG_FIELDS else defaults[k]))}
-        if self.participation == "trace" and "trace" in core.get("participation_args", {}):
-            # a trace is keyed by its content, not by the form or the path it came in
-            core["participation_args"] = {**core["participation_args"],
-                                          "trace": {"digest": participation.trace_digest(
-                                              core["participation_args"]["trace"])}}
-        if self.participation == "recorded" and "path" in core.get("participation_args", {}):
-            from .traces import file_sha256
-            args = dict(core["participation_args"])
-            path = args.pop("path")
-            args["sha256"] = str(args.get("sha256") or file_sha256(path)).lower()
-            core["participation_args"] = args
+        if core.get("participation_args"):              # the kind's own keying (a file by its content)
+            core["participation_args"] = participation.key_arguments(self.participation,
+                                                                     core["participation_args"])
         blob = json.dumps(core, sort_keys=True, default=str)
         return f"{self.algorithm}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
@@ -287,45 +267,50 @@ class ExperimentConfig:
     def validate(self, where: str = "config", inputs: bool = True) -> None:
         """Check names and values before anything runs; errors name ``where`` and the field.
 
-        ``inputs=False`` (reading stored runs): a recorded trace whose file is not here, named by
-        its ``sha256``, is not read -- its values were checked when the run was computed, and a
-        store is read without the trace file."""
-        def bad(field_name: str, msg: str) -> ValueError:
-            return ValueError(f"{where}.{field_name}: {msg}")
-        if self.algorithm not in algorithms.available():
-            raise bad("algorithm", f"unknown algorithm {self.algorithm!r}; known: "
-                                   f"{', '.join(algorithms.available())}")
-        from .problems import available as problems_available
-        if self.problem not in problems_available():
-            raise bad("problem", f"unknown problem {self.problem!r}; known: "
-                                 f"{', '.join(problems_available())}")
-        if self.participation not in participation.available():
-            raise bad("participation", f"unknown participation kind {self.participation!r}; known: "
-                                       f"{', '.join(participation.available())}")
-        if self.lr_schedule not in algorithms.lr_schedules:
-            raise bad("lr_schedule", f"unknown schedule {self.lr_schedule!r}; known: "
-                                     f"{', '.join(algorithms.lr_schedules)}")
-        for name, low in (("rounds", 1), ("local_steps", 1), ("eval_every", 1), ("seed", 0)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise bad(name, f"must be an int >= {low}, got {v!r}")
-        for name in ("lr_local", "lr_global"):
-            v = getattr(self, name)
-            if not isinstance(v, float) or not math.isfinite(v) or v <= 0:
-                raise bad(name, f"must be a positive finite number, got {v!r}")
+        ``inputs=False`` (reading stored runs): a file a participation argument names that is not
+        here (a recorded trace named by its ``sha256``) is not read -- its values were checked when
+        the run was computed, and a store is read without it."""
+        self._check_names(where)
+        self._check_scalars(where)
         warm = self.warmup()
         if warm is not None:
             warm.validate(where=f"{where}.init_from", inputs=inputs)
             for name in ("problem", "problem_args", "participation", "participation_args", "local_steps"):
                 if getattr(warm, name) != getattr(self, name):
-                    raise bad("init_from", f"the warm-up must have the same {name} as the run it "
-                                           f"starts (the schedule continues); got {getattr(warm, name)!r} "
-                                           f"and {getattr(self, name)!r}")
+                    raise _bad(where, "init_from", f"the warm-up must have the same {name} as the run it "
+                                                   "starts (the schedule continues); got "
+                                                   f"{getattr(warm, name)!r} and {getattr(self, name)!r}")
         try:                                       # its options, typed (the algorithm's Options)
             algorithms.get(self.algorithm).check_options(self.arguments("algorithm_args"))
         except ValueError as e:
             name, _, rest = str(e).partition(": ")
-            raise bad(f"algorithm_args.{name}", rest) from None
+            raise _bad(where, f"algorithm_args.{name}", rest) from None
+        n = self._check_problem_args(where)
+        self._check_participation(where, n, inputs)
+
+    def _check_names(self, where: str) -> None:
+        """The algorithm, problem, participation kind and learning-rate schedule are known."""
+        from .problems import available as problems_available
+        for name, known, what in (("algorithm", algorithms.available(), "algorithm"),
+                                  ("problem", problems_available(), "problem"),
+                                  ("participation", participation.available(), "participation kind"),
+                                  ("lr_schedule", algorithms.lr_schedules, "schedule")):
+            if getattr(self, name) not in known:
+                raise _bad(where, name, f"unknown {what} {getattr(self, name)!r}; known: {', '.join(known)}")
+
+    def _check_scalars(self, where: str) -> None:
+        for name, low in (("rounds", 1), ("local_steps", 1), ("eval_every", 1), ("seed", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise _bad(where, name, f"must be an int >= {low}, got {v!r}")
+        for name in ("lr_local", "lr_global"):
+            v = getattr(self, name)
+            if not isinstance(v, float) or not math.isfinite(v) or v <= 0:
+                raise _bad(where, name, f"must be a positive finite number, got {v!r}")
+
+    def _check_problem_args(self, where: str) -> int | None:
+        """The problem's arguments (names, integer types, known values); returns the number of
+        clients where it is known without building the problem."""
         problem_args = self.arguments("problem_args")
         builder = problems_builder(self.problem)
         allowed = _parameters(builder)
@@ -337,49 +322,57 @@ class ExperimentConfig:
         if "draws" in problem_args:                             # applied by problems.build
             from .keyed import DRAWS
             if str(inspect.signature(builder).return_annotation) not in ("Neural", "tasks.Neural"):
-                raise bad("problem_args.draws", f"problem {self.problem!r} draws no minibatches; draws is "
-                                                "for neural problems")
+                raise _bad(where, "problem_args.draws", f"problem {self.problem!r} draws no minibatches; "
+                                                        "draws is for neural problems")
             if problem_args["draws"] not in DRAWS:
-                raise bad("problem_args.draws", f"must be one of {', '.join(DRAWS)}; got "
-                                                f"{problem_args['draws']!r}")
+                raise _bad(where, "problem_args.draws", f"must be one of {', '.join(DRAWS)}; got "
+                                                        f"{problem_args['draws']!r}")
             problem_args = {k: v for k, v in problem_args.items() if k != "draws"}
         _check_arguments(problem_args, allowed, f"problem {self.problem!r}", f"{where}.problem_args")
-        kind = participation.kind_function(self.participation)
-        kind_args = {**_parameters(kind, skip=("rng", "rounds", "n")),
-                     **_parameters(participation.build, skip=("kind", "num_clients", "rounds"))}
-        _check_arguments(self.arguments("participation_args"), kind_args,
-                         f"participation kind {self.participation!r}", f"{where}.participation_args")
         _check_values(problem_args, f"{where}.problem_args")
-        for name, value in self.participation_args:
-            if name not in _TEXT_ARGS and _has_text_or_bool(value):
-                raise bad(f"participation_args.{name}",
-                          f"must be numbers (not strings or bools), got {value!r}")
-        # the participation's values: build the schedule now (no data needed) when its size is
-        # known, so that a bad value fails before any run of a sweep, not inside one
-        spec = self.arguments("participation_args")
+        dataset = problem_args.get("dataset")
+        if isinstance(dataset, str) and allowed is not None and "dataset" in allowed:
+            from . import data
+            if dataset not in data.available():
+                raise _bad(where, "problem_args.dataset", f"unknown dataset {dataset!r}; known: "
+                                                          f"{', '.join(data.available())} (or register one: "
+                                                          "fedlib.data.register_dataset)")
         n = problem_args.get("num_clients", getattr(allowed.get("num_clients") if allowed else None,
                                                     "default", None))
+        return int(n) if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else None
+
+    def _check_participation(self, where: str, n: int | None, inputs: bool) -> None:
+        """The participation arguments against their kind's declarations, then their values: the
+        schedule is built now (no data needed) when its size is known, so that a bad value fails
+        before any run of a sweep, not inside one."""
+        spec = self.arguments("participation_args")
+        kind = f"participation kind {self.participation!r}"
+        try:
+            participation.check_arguments(self.participation, spec, n)
+            if not inputs and not participation.inputs_here(self.participation, spec):
+                participation.key_arguments(self.participation, spec)    # keyed without the file: not read
+                return
+        except (ValueError, TypeError, OSError) as e:
+            self._schedule_error(where, e, spec, kind)
         needs_data = ({"local_epochs", "local_epochs_range"} & set(spec)
                       and not {"client_sizes", "batch_size"} <= set(spec))
-        absent = (not inputs and self.participation == "recorded" and spec.get("sha256")
-                  and "path" in spec and not self._trace_here(spec["path"]))
-        if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and not needs_data and not absent:
-            try:
-                self.schedule(num_clients=int(n))
-            except (ValueError, TypeError, OSError) as e:
-                name, sep, rest = str(e).partition(": ")
-                if sep and name in spec:                      # the kind names its argument: say where it is
-                    raise bad(f"participation_args.{name}", f"{rest} (participation kind "
-                                                            f"{self.participation!r})") from None
-                if sep and name == "num_clients":             # more clients than the kind can give
-                    raise bad("problem_args.num_clients", f"{rest} (participation kind "
-                                                          f"{self.participation!r})") from None
-                raise bad("participation_args", f"participation kind {self.participation!r}: {e}") from None
+        if n is None or needs_data:
+            return
+        try:
+            self.schedule(num_clients=n)
+        except (ValueError, TypeError, OSError) as e:
+            self._schedule_error(where, e, spec, kind)
 
     @staticmethod
-    def _trace_here(path: Any) -> bool:
-        from .traces import resolve
-        return resolve(path).is_file()
+    def _schedule_error(where: str, e: Exception, spec: dict, kind: str) -> None:
+        """Raise ``e`` as one ValueError naming the field: the argument the kind names, or the
+        number of clients (more than the kind can give)."""
+        name, sep, rest = str(e).partition(": ")
+        if sep and name in spec:                      # the kind names its argument: say where it is
+            raise _bad(where, f"participation_args.{name}", f"{rest} ({kind})") from None
+        if sep and name == "num_clients":             # more clients than the kind can give
+            raise _bad(where, "problem_args.num_clients", f"{rest} ({kind})") from None
+        raise _bad(where, "participation_args", f"{kind}: {e}") from None
 
     def build_problem(self, device: str | None = None) -> Problem:
         """The problem of this config (cached per process: the last one built is reused)."""
@@ -414,6 +407,11 @@ class ExperimentConfig:
 
 
 _PROBLEM_CACHE: dict[str, Any] = {}
+
+
+def _bad(where: str, field_name: str, msg: str) -> ValueError:
+    """One error naming ``<where>.<field>``."""
+    return ValueError(f"{where}.{field_name}: {msg}")
 
 
 def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:

@@ -25,6 +25,11 @@ cifar100   ``cifar-100-python/train, test`` (fine labels)
 cinic10    ``CINIC-10/train/<class>/*.png``, ``CINIC-10/test/<class>/*.png``
 ========== =====================================================================
 
+A dataset of one's own is registered with :func:`register_dataset` (a loader returning
+``{"train": (x, y), "test": (x, y)}`` and a :class:`DatasetInfo`), exactly as the built-in ones
+are; its arrays are checked at every load, and a config's ``problem_args={"dataset": name}``
+uses it.
+
 torchvision is imported only when ``download=True`` (it writes exactly these files). Missing
 data raises :class:`DataNotFoundError` naming the dataset, the folders searched, the files
 expected and the command that downloads them (and, for a Debian-packaged dataset, the package).
@@ -32,54 +37,97 @@ expected and the command that downloads them (and, for a Debian-packaged dataset
 
 from __future__ import annotations
 
+import functools
 import gzip
 import os
 import pickle
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-__all__ = ["SYSTEM_FOLDERS", "DataNotFoundError", "Dataset", "available", "data_roots", "load",
-           "synthetic_like"]
+__all__ = ["SYSTEM_FOLDERS", "DataNotFoundError", "Dataset", "DatasetInfo", "DatasetSpec", "available",
+           "data_roots", "get_dataset", "info", "load", "register_dataset", "synthetic_like"]
 
 
 @dataclass(frozen=True)
-class Info:
+class DatasetInfo:
+    """What fedlib knows of a dataset (declared with it: :func:`register_dataset`).
+
+    Attributes:
+        shape: (channels, height, width) of one image.
+        classes: number of classes; labels are 0 .. classes - 1.
+        mean, std: per-channel (or one for all channels) statistics the pixels, scaled to [0, 1],
+            are normalised with: (x / high - mean) / std.
+        n_train, n_test: the split sizes (the default sizes of :func:`synthetic_like`; None:
+            unknown).
+        files: the files the loader reads (a missing dataset's message lists them).
+        description: one line on the dataset.
+        label: its name in figures and tables (``"CIFAR-10"``; default: the registered name).
+        pixels: the range (low, high) the loader's pixel values lie in (default (0, 255), e.g.
+            uint8 images), checked at load; None: the loader returns images already normalised
+            (used as they are).
+        source: how to get the files where no download exists (``{root}`` is the data folder).
+    """
+
     shape: tuple[int, int, int]
     classes: int
-    n_train: int
-    n_test: int
-    mean: tuple[float, ...]
-    std: tuple[float, ...]
-    files: tuple[str, ...]
-    description: str
+    mean: tuple[float, ...] = (0.0,)
+    std: tuple[float, ...] = (1.0,)
+    n_train: int | None = None
+    n_test: int | None = None
+    files: tuple[str, ...] = ()
+    description: str = ""
+    label: str = ""
+    pixels: tuple[float, float] | None = (0, 255)
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        shape = tuple(self.shape) if isinstance(self.shape, (tuple, list)) else ()
+        if len(shape) != 3 or not all(isinstance(d, (int, np.integer)) and d >= 1 for d in shape):
+            raise ValueError("info.shape: must be (channels, height, width), three integers >= 1; got "
+                             f"{self.shape!r}")
+        object.__setattr__(self, "shape", tuple(int(d) for d in shape))
+        if isinstance(self.classes, bool) or not isinstance(self.classes, (int, np.integer)) \
+                or self.classes < 1:
+            raise ValueError(f"info.classes: must be an integer >= 1, got {self.classes!r}")
+        for name in ("mean", "std"):
+            v = tuple(float(x) for x in np.atleast_1d(getattr(self, name)))
+            if len(v) not in (1, shape[0]) or not all(np.isfinite(v)) or (name == "std" and min(v) <= 0):
+                raise ValueError(f"info.{name}: must be one finite number or one per channel ({shape[0]})"
+                                 f"{', each > 0' if name == 'std' else ''}; got {getattr(self, name)!r}")
+            object.__setattr__(self, name, v)
+        for name in ("n_train", "n_test"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+                raise ValueError(f"info.{name}: must be an integer >= 1 or None, got {v!r}")
+        if self.pixels is not None:
+            lo, hi = (tuple(self.pixels) + (None, None))[:2]
+            if not all(isinstance(v, (int, float, np.number)) and np.isfinite(v) for v in (lo, hi)) \
+                    or lo >= hi:
+                raise ValueError("info.pixels: must be (low, high) with low < high, or None; got "
+                                 f"{self.pixels!r}")
+        object.__setattr__(self, "files", tuple(self.files))
 
 
-# mean/std: FedAU / FedAWE code (IBM/fedau dataset.py) where it normalises; MNIST's for MNIST
-# and (as that code does) FashionMNIST; the usual CIFAR-100 statistics.
-INFO: dict[str, Info] = {
-    "mnist": Info((1, 28, 28), 10, 60000, 10000, (0.1307,), (0.3081,),
-                  ("mnist.npz", "or MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]"),
-                  "MNIST handwritten digits"),
-    "fashion_mnist": Info((1, 28, 28), 10, 60000, 10000, (0.1307,), (0.3081,),
-                          ("FashionMNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]",),
-                          "Fashion-MNIST clothing images"),
-    "svhn": Info((3, 32, 32), 10, 73257, 26032, (0.4376821, 0.4437697, 0.47280442),
-                 (0.19803012, 0.20101562, 0.19703614), ("train_32x32.mat", "test_32x32.mat"),
-                 "Street View House Numbers"),
-    "cifar10": Info((3, 32, 32), 10, 50000, 10000, (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010),
-                    ("cifar-10-batches-py/data_batch_1..5", "cifar-10-batches-py/test_batch"), "CIFAR-10"),
-    "cifar100": Info((3, 32, 32), 100, 50000, 10000, (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762),
-                     ("cifar-100-python/train", "cifar-100-python/test"), "CIFAR-100 (fine labels)"),
-    "cinic10": Info((3, 32, 32), 10, 90000, 90000, (0.47889522, 0.47227842, 0.43047404),
-                    (0.24205776, 0.23828046, 0.25874835),
-                    ("CINIC-10/train/<class>/*.png", "CINIC-10/test/<class>/*.png"), "CINIC-10"),
-    "digits": Info((1, 28, 28), 10, 1437, 360, (0.0,), (1.0,), (), "scikit-learn digits upscaled to 28x28 "
-                   "(embedded, standardised globally)"),
-}
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A registered dataset (:func:`register_dataset`): its name, loader, info and download."""
+
+    name: str
+    loader: Callable[[Path], dict | None]
+    info: DatasetInfo
+    download: Callable[[Path], None] | None = None
+
+    @property
+    def module(self) -> str:
+        """The module that defines the loader (a worker process imports it)."""
+        fn = getattr(self.loader, "func", self.loader)                      # a functools.partial
+        return getattr(fn, "__module__", None) or ""
+
 
 #: datasets that Debian packages: name -> (the folder its package installs the files into, in
 #: the layout of the column "files" above without the dataset's subfolder, and the package). Read
@@ -87,10 +135,6 @@ INFO: dict[str, Info] = {
 SYSTEM_FOLDERS: dict[str, tuple[Path, str]] = {
     "fashion_mnist": (Path("/usr/share/datasets/fashion-mnist"), "dataset-fashion-mnist"),
 }
-
-_TV_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST", "svhn": "SVHN", "cifar10": "CIFAR10",
-             "cifar100": "CIFAR100"}
-
 
 class DataNotFoundError(FileNotFoundError):
     """A dataset's files are not where fedlib looked."""
@@ -113,8 +157,24 @@ class Dataset:
 
 
 def available() -> dict[str, str]:
-    """Dataset names with a one-line description each."""
-    return {k: v.description for k, v in INFO.items()}
+    """Dataset names (built-in and registered) with a one-line description each."""
+    return {k: v.info.description for k, v in _DATASETS.items()}
+
+
+def get_dataset(name: str) -> DatasetSpec:
+    """The registered dataset ``name`` (its loader, info and download).
+
+    Raises:
+        ValueError: an unknown name, naming the known ones.
+    """
+    if not isinstance(name, str) or name not in _DATASETS:
+        raise ValueError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(_DATASETS)}")
+    return _DATASETS[name]
+
+
+def info(name: str) -> DatasetInfo:
+    """What fedlib knows of dataset ``name`` (shape, classes, split sizes, normalisation, files)."""
+    return get_dataset(name).info
 
 
 def data_roots(data_root: str | os.PathLike | None = None) -> list[Path]:
@@ -127,12 +187,12 @@ def data_roots(data_root: str | os.PathLike | None = None) -> list[Path]:
     return [Path("~/.cache/fedlib").expanduser()]
 
 
-def _missing(name: str, roots: list[Path]) -> DataNotFoundError:
-    info = INFO[name]
-    cmd = (f"python -c \"from fedlib import data; data.load('{name}', data_root='{roots[0]}', "
-           f"download=True)\"" if name in _TV_NAMES else
-           "download CINIC-10 from its publisher (https://datashare.ed.ac.uk/handle/10283/3192) and "
-           f"extract it so that {roots[0] / 'CINIC-10' / 'train'} exists")
+def _missing(spec: DatasetSpec, roots: list[Path]) -> DataNotFoundError:
+    name, info = spec.name, spec.info
+    cmd = (f"On a machine with internet: python -c \"from fedlib import data; data.load('{name}', "
+           f"data_root='{roots[0]}', download=True)\" " if spec.download is not None else
+           (info.source.format(root=roots[0]) + " " if info.source else
+            f"Its loader ({spec.module}) found no files in {roots[0]}. "))
     searched = [str(r) for r in roots]
     debian = ""
     if name in SYSTEM_FOLDERS:
@@ -142,7 +202,7 @@ def _missing(name: str, roots: list[Path]) -> DataNotFoundError:
                   f"{{train,t10k}}-{{images-idx3,labels-idx1}}-ubyte.gz into {folder}. ")
     return DataNotFoundError(
         f"{name}: dataset files not found. Searched: {', '.join(searched)}. "
-        f"Expected: {'; '.join(info.files)}. {debian}On a machine with internet: {cmd} "
+        f"Expected: {'; '.join(info.files) or 'the files its loader reads'}. {debian}{cmd}"
         f"(or set FEDLIB_DATA to the folder that holds them).")
 
 
@@ -209,7 +269,7 @@ def _read_svhn(root: Path):
     return out
 
 
-def _read_cifar(root: Path, folder: str, train_files: list[str], test_file: str, key: bytes):
+def _read_cifar(root: Path, *, folder: str, train_files: list[str], test_file: str, key: bytes):
     d = root / folder
     if not all((d / f).is_file() for f in [*train_files, test_file]):
         return None
@@ -244,58 +304,206 @@ def _read_cinic(root: Path):
     return out
 
 
-_READERS = {
-    "mnist": _read_mnist,
-    "fashion_mnist": _read_fashion,
-    "svhn": _read_svhn,
-    "cifar10": lambda r: _read_cifar(r, "cifar-10-batches-py", [f"data_batch_{i}" for i in range(1, 6)],
-                                     "test_batch", b"labels"),
-    "cifar100": lambda r: _read_cifar(r, "cifar-100-python", ["train"], "test", b"fine_labels"),
-    "cinic10": _read_cinic,
-}
+def _torchvision(name: str, cls_name: str, splits: bool = False) -> Callable[[Path], None]:
+    """A download into the data folder by torchvision's dataset ``cls_name`` (which writes exactly
+    the files the reader reads)."""
+    def download(root: Path) -> None:
+        try:
+            import torchvision
+        except Exception as e:  # noqa: BLE001 - torchvision may be absent or broken (CUDA build on CPU)
+            raise DataNotFoundError(f"{name}: download=True needs torchvision, which could not be "
+                                    f"imported ({type(e).__name__}: {e}); install the 'vision' "
+                                    "extra") from None
+        cls = getattr(torchvision.datasets, cls_name)
+        root.mkdir(parents=True, exist_ok=True)
+        parts = [{"split": "train"}, {"split": "test"}] if splits else [{"train": True}, {"train": False}]
+        for kw in parts:
+            cls(str(root), download=True, **kw)
+    return download
 
 
-def _download(name: str, root: Path) -> None:
-    try:
-        import torchvision
-    except Exception as e:  # noqa: BLE001 - torchvision may be absent or broken (CUDA build on CPU)
-        raise DataNotFoundError(f"{name}: download=True needs torchvision, which could not be imported "
-                                f"({type(e).__name__}: {e}); install the 'vision' extra") from None
-    cls = getattr(torchvision.datasets, _TV_NAMES[name])
-    root.mkdir(parents=True, exist_ok=True)
-    if name == "svhn":
-        for split in ("train", "test"):
-            cls(str(root), split=split, download=True)
-    else:
-        for train in (True, False):
-            cls(str(root), train=train, download=True)
-
-
-def _normalise(x: np.ndarray, info: Info) -> torch.Tensor:
+def _normalise(x: np.ndarray, info: DatasetInfo) -> torch.Tensor:
     t = torch.tensor(np.array(x), dtype=torch.float32)
     if t.ndim == 3:
         t = t.unsqueeze(1)
-    t = t / 255.0
+    lo, hi = info.pixels if info.pixels is not None else (0, 255)
+    t = (t - lo) / (hi - lo) if lo != 0 else t / float(hi)
     mean = torch.tensor(info.mean).view(1, -1, 1, 1)
     std = torch.tensor(info.std).view(1, -1, 1, 1)
     return (t - mean) / std
 
 
-def _digits(seed: int = 0, test_fraction: float = 0.2) -> Dataset:
+def _read_digits(root: Path, seed: int = 0, test_fraction: float = 0.2) -> dict:
     """scikit-learn's digits (1,797 8x8 images shipped inside the package) upscaled bilinearly
-    to 28x28 and standardised globally, split with a seeded class-stratified shuffle."""
+    to 28x28 and standardised globally, split with a seeded class-stratified shuffle (the data
+    folder is not used)."""
     from sklearn.datasets import load_digits
 
     d = load_digits()
     x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
     x = torch.nn.functional.interpolate(x, size=(28, 28), mode="bilinear", align_corners=False)
-    x = (x - x.mean()) / x.std()
-    y = torch.tensor(d.target, dtype=torch.long)
+    x = ((x - x.mean()) / x.std()).numpy()
+    y = d.target.astype(np.int64)
     rng = np.random.default_rng(seed)
     test = np.sort(np.concatenate([rng.permutation(np.flatnonzero(d.target == c))[
         : int(round(test_fraction * (d.target == c).sum()))] for c in range(10)]))
     train = np.setdiff1d(np.arange(len(y)), test)
-    return Dataset("digits", (x[train], y[train]), (x[test], y[test]), 10)
+    return {"train": (x[train], y[train]), "test": (x[test], y[test])}
+
+
+# ------------------------------------------------------------------------------- the registry
+_DATASETS: dict[str, DatasetSpec] = {}
+_BUILTIN: frozenset[str] = frozenset()
+
+
+def register_dataset(name: str, loader: Callable[[Path], dict | None], *, info: DatasetInfo,
+                     download: Callable[[Path], None] | None = None, replace: bool = False) -> DatasetSpec:
+    """Register a dataset, so that :func:`load`, :func:`synthetic_like` and the ``neural`` problem
+    (a config's ``problem_args={"dataset": name, ...}``) know it, exactly as the built-in ones.
+
+    Args:
+        name: the dataset's name; a built-in name, or one already registered (unless
+            ``replace``), is refused.
+        loader: ``loader(root)`` -> ``{"train": (x, y), "test": (x, y)}``, or None when its files
+            are not in the data folder ``root`` (:func:`data_roots`; a loader that knows its files
+            may ignore it). ``x``: images [n, C, H, W] (or [n, H, W] with one channel) with values
+            in ``info.pixels`` (numpy arrays or tensors); ``y``: integer labels [n] in
+            0 .. classes - 1. Checked at every load: a wrong shape, label or pixel value is one
+            error naming the dataset, the split and what is allowed.
+        info: its :class:`DatasetInfo` (shape, classes, normalisation, ...).
+        download: ``download(root)`` writing the files into ``root`` (``load(download=True)``).
+        replace: replace a dataset registered before (not a built-in one).
+
+    A dataset defined in ``__main__`` (a notebook cell) loads in this process; a sweep with
+    worker processes refuses it (define it in a module and import that).
+
+    Raises:
+        ValueError: a bad name, a clash, a loader that is not callable, an info that is not a
+            :class:`DatasetInfo`.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name: a dataset's name must be an identifier, got {name!r}")
+    if name in _BUILTIN:
+        raise ValueError(f"name: dataset {name!r} is a built-in dataset; choose another name")
+    if name in _DATASETS and not replace:
+        raise ValueError(f"name: dataset {name!r} is already registered (by {_DATASETS[name].module}); pass "
+                         "replace=True to replace it")
+    if not callable(loader):
+        raise ValueError(f"loader: dataset {name!r} needs a function root -> {{'train': (x, y), "
+                         f"'test': (x, y)}}, got {loader!r}")
+    if not isinstance(info, DatasetInfo):
+        raise ValueError(f"info: dataset {name!r} needs a fedlib.data.DatasetInfo, got {info!r}")
+    if download is not None and not callable(download):
+        raise ValueError(f"download: must be a function root -> None or None, got {download!r}")
+    spec = DatasetSpec(name, loader, info, download)
+    _DATASETS[name] = spec
+    return spec
+
+
+def _register_builtins() -> None:
+    """The built-in datasets, through the same registration as a user's. mean/std: FedAU / FedAWE
+    code (IBM/fedau dataset.py) where it normalises; MNIST's for MNIST and (as that code does)
+    FashionMNIST; the usual CIFAR-100 statistics."""
+    idx = "{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]"
+    register_dataset("mnist", _read_mnist, download=_torchvision("mnist", "MNIST"), info=DatasetInfo(
+        (1, 28, 28), 10, (0.1307,), (0.3081,), 60000, 10000, ("mnist.npz", f"or MNIST/raw/{idx}"),
+        "MNIST handwritten digits", "MNIST"))
+    fashion = _torchvision("fashion_mnist", "FashionMNIST")
+    register_dataset("fashion_mnist", _read_fashion, download=fashion, info=DatasetInfo(
+        (1, 28, 28), 10, (0.1307,), (0.3081,), 60000, 10000, (f"FashionMNIST/raw/{idx}",),
+        "Fashion-MNIST clothing images", "FashionMNIST"))
+    register_dataset("svhn", _read_svhn, download=_torchvision("svhn", "SVHN", splits=True), info=DatasetInfo(
+        (3, 32, 32), 10, (0.4376821, 0.4437697, 0.47280442), (0.19803012, 0.20101562, 0.19703614), 73257,
+        26032, ("train_32x32.mat", "test_32x32.mat"), "Street View House Numbers", "SVHN"))
+    register_dataset("cifar10", functools.partial(
+        _read_cifar, folder="cifar-10-batches-py", train_files=[f"data_batch_{i}" for i in range(1, 6)],
+        test_file="test_batch", key=b"labels"), download=_torchvision("cifar10", "CIFAR10"), info=DatasetInfo(
+        (3, 32, 32), 10, (0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010), 50000, 10000,
+        ("cifar-10-batches-py/data_batch_1..5", "cifar-10-batches-py/test_batch"), "CIFAR-10", "CIFAR-10"))
+    register_dataset("cifar100", functools.partial(
+        _read_cifar, folder="cifar-100-python", train_files=["train"], test_file="test", key=b"fine_labels"),
+        download=_torchvision("cifar100", "CIFAR100"), info=DatasetInfo(
+            (3, 32, 32), 100, (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762), 50000, 10000,
+            ("cifar-100-python/train", "cifar-100-python/test"), "CIFAR-100 (fine labels)", "CIFAR-100"))
+    register_dataset("cinic10", _read_cinic, info=DatasetInfo(
+        (3, 32, 32), 10, (0.47889522, 0.47227842, 0.43047404), (0.24205776, 0.23828046, 0.25874835), 90000,
+        90000, ("CINIC-10/train/<class>/*.png", "CINIC-10/test/<class>/*.png"), "CINIC-10", "CINIC-10",
+        source="On a machine with internet: download CINIC-10 from its publisher "
+               "(https://datashare.ed.ac.uk/handle/10283/3192) and extract it so that {root}/CINIC-10/train "
+               "exists"))
+    register_dataset("digits", _read_digits, info=DatasetInfo(
+        (1, 28, 28), 10, (0.0,), (1.0,), 1437, 360, (), "scikit-learn digits upscaled to 28x28 "
+        "(embedded, standardised globally)", "digits", pixels=None))
+
+
+_register_builtins()
+_BUILTIN = frozenset(_DATASETS)
+
+
+# ------------------------------------------------------------------------------- loading
+def _check_split(name: str, split: str, x: np.ndarray, y: np.ndarray, info: DatasetInfo) -> None:
+    """The loader's ``split`` has images of the declared shape, labels in range and pixel values
+    in ``info.pixels``; else one ValueError naming the dataset, the split and what is allowed."""
+    where = f"dataset {name!r}, {split} split"
+    c, h, w = info.shape
+    if not (x.ndim == 4 and x.shape[1:] == info.shape) \
+            and not (x.ndim == 3 and c == 1 and x.shape[1:] == (h, w)):
+        raise ValueError(f"{where}: images of shape {tuple(x.shape)}; expected [n, {c}, {h}, {w}]"
+                         f"{f' or [n, {h}, {w}]' if c == 1 else ''} (info.shape {info.shape})")
+    if len(x) == 0 or y.shape != (len(x),):
+        raise ValueError(f"{where}: labels of shape {tuple(y.shape)}; expected one per image, [{len(x)}] "
+                         "(and at least one image)")
+    if y.dtype.kind not in "iu" and not (y.dtype.kind == "f" and np.all(y == np.round(y))):
+        raise ValueError(f"{where}: labels must be integers 0..{info.classes - 1}, got dtype {y.dtype}")
+    bad = (y < 0) | (y >= info.classes)
+    if bad.any():
+        raise ValueError(f"{where}: labels must lie in 0..{info.classes - 1} (info.classes {info.classes}); "
+                         f"label {y[bad][0]!r} at index {int(np.flatnonzero(bad)[0])}")
+    if x.dtype.kind not in "iuf":
+        raise ValueError(f"{where}: images must be numbers, got dtype {x.dtype}")
+    if x.dtype == np.uint8 and info.pixels is not None and tuple(info.pixels) == (0, 255):
+        return                                                     # always in range
+    lo, hi = info.pixels if info.pixels is not None else (-np.inf, np.inf)
+    ok = np.isfinite(x) & (x >= lo) & (x <= hi)
+    if not ok.all():
+        allowed = "finite" if info.pixels is None else f"in [{lo:g}, {hi:g}] (info.pixels)"
+        raise ValueError(f"{where}: pixel values must be {allowed}; found {x[~ok].ravel()[0]!r} (values "
+                         f"{np.nanmin(x):g}..{np.nanmax(x):g})")
+
+
+def _tensors(spec: DatasetSpec, parts: object) -> Dataset:
+    """The loader's arrays, checked, as normalised tensors (on the CPU)."""
+    if not isinstance(parts, dict) or set(parts) != {"train", "test"}:
+        raise ValueError(f"dataset {spec.name!r}: its loader must return {{'train': (x, y), 'test': (x, y)}} "
+                         f"or None, got {type(parts).__name__}"
+                         f"{' with keys ' + ', '.join(map(str, parts)) if isinstance(parts, dict) else ''}")
+    out = {}
+    for split in ("train", "test"):
+        pair = parts[split]
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"dataset {spec.name!r}, {split} split: expected a pair (x, y), got "
+                             f"{type(pair).__name__}")
+        x, y = (np.asarray(v.detach().cpu() if hasattr(v, "detach") else v) for v in pair)
+        _check_split(spec.name, split, x, y, spec.info)
+        if spec.info.pixels is None:
+            xt = torch.tensor(np.array(x), dtype=torch.float32)
+            xt = xt.unsqueeze(1) if xt.ndim == 3 else xt
+        else:
+            xt = _normalise(x, spec.info)
+        out[split] = (xt, torch.tensor(np.array(y), dtype=torch.long))
+    return Dataset(spec.name, out["train"], out["test"], spec.info.classes)
+
+
+def _find(spec: DatasetSpec, roots: list[Path], download: bool) -> object:
+    """The loader's parts from the first root that holds the files, else the Debian package's
+    folder (:data:`SYSTEM_FOLDERS`), else downloaded into the first root; None: not found."""
+    parts = next((p for p in (spec.loader(r) for r in roots) if p is not None), None)
+    if parts is None and spec.name in SYSTEM_FOLDERS:             # after the roots, which take precedence
+        parts = _read_idx_set(SYSTEM_FOLDERS[spec.name][0])
+    if parts is None and download and spec.download is not None:
+        spec.download(roots[0])
+        parts = spec.loader(roots[0])
+    return parts
 
 
 def load(name: str, data_root: str | os.PathLike | None = None, device: str | torch.device = "cpu",
@@ -305,30 +513,18 @@ def load(name: str, data_root: str | os.PathLike | None = None, device: str | to
     (:data:`SYSTEM_FOLDERS`).
 
     Raises:
-        ValueError: unknown name.
+        ValueError: unknown name; a loader's arrays of the wrong shape, labels or pixel values.
         DataNotFoundError: the files are missing (and ``download`` is False or impossible).
     """
-    if name not in INFO:
-        raise ValueError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(INFO)}")
+    spec = get_dataset(name)
     if data_root is not None and not isinstance(data_root, (str, os.PathLike)):
         raise ValueError(f"data_root: must be a folder path (str or os.PathLike) or None, "
                          f"got {type(data_root).__name__} {data_root!r}")
-    if name == "digits":
-        ds = _digits()
-    else:
-        roots = data_roots(data_root)
-        parts = next((p for p in (_READERS[name](r) for r in roots) if p is not None), None)
-        if parts is None and name in SYSTEM_FOLDERS:             # after the roots, which take precedence
-            parts = _read_idx_set(SYSTEM_FOLDERS[name][0])
-        if parts is None and download and name in _TV_NAMES:
-            _download(name, roots[0])
-            parts = _READERS[name](roots[0])
-        if parts is None:
-            raise _missing(name, roots)
-        info = INFO[name]
-        train, test = ((_normalise(parts[s][0], info), torch.tensor(np.array(parts[s][1]), dtype=torch.long))
-                       for s in ("train", "test"))
-        ds = Dataset(name, train, test, info.classes)
+    roots = data_roots(data_root)
+    parts = _find(spec, roots, download)
+    if parts is None:
+        raise _missing(spec, roots)
+    ds = _tensors(spec, parts)
     dev = torch.device(device)
     return Dataset(ds.name, tuple(t.to(dev) for t in ds.train), tuple(t.to(dev) for t in ds.test),
                    ds.num_classes)
@@ -338,13 +534,21 @@ def synthetic_like(name: str, n_train: int | None = None, n_test: int | None = N
                    device: str | torch.device = "cpu") -> Dataset:
     """Random stand-in with the shapes, class count and (by default) split sizes of ``name``:
     uint8 noise images normalised like the real data, balanced labels in random order."""
-    if name not in INFO:
-        raise ValueError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(INFO)}")
-    info = INFO[name]
+    spec = get_dataset(name)
+    info = spec.info
     rng = np.random.default_rng(seed)
     out = []
-    for n in (n_train or info.n_train, n_test or info.n_test):
-        x = rng.integers(0, 256, (n, *info.shape), dtype=np.uint8)
-        y = rng.permutation(np.arange(n) % info.classes)
-        out.append((_normalise(x, info).to(device), torch.as_tensor(y, dtype=torch.long, device=device)))
+    for what, n, default in (("n_train", n_train, info.n_train), ("n_test", n_test, info.n_test)):
+        if (n or default) is None:
+            raise ValueError(f"{what}: dataset {name!r} declares no split size (info.{what}); give {what}")
+        x = rng.integers(0, 256, (n or default, *info.shape), dtype=np.uint8)
+        y = rng.permutation(np.arange(n or default) % info.classes)
+        out.append((_normalise_uint8(x, info).to(device),
+                    torch.as_tensor(y, dtype=torch.long, device=device)))
     return Dataset(f"synthetic_like({name})", out[0], out[1], info.classes)
+
+
+def _normalise_uint8(x: np.ndarray, info: DatasetInfo) -> torch.Tensor:
+    """uint8 noise normalised as the real pixels are: / 255, then the dataset's mean / std."""
+    t = torch.tensor(np.array(x), dtype=torch.float32) / 255.0
+    return (t - torch.tensor(info.mean).view(1, -1, 1, 1)) / torch.tensor(info.std).view(1, -1, 1, 1)

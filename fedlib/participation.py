@@ -17,13 +17,17 @@ into independent streams for participation, uplink success and local steps, so a
 uplink model or heterogeneous steps never changes who is active.
 
 The kinds follow the papers (FedSUM Sec. 2.1 Cases 1-4 and App. H P1-P3; FedAU/FedAWE; FOCUS;
-FedACS; Wang & Ji 2022). ``available()`` lists them.
+FedACS; Wang & Ji 2022). ``available()`` lists them. A kind of one's own is registered with
+:func:`register_kind` (or the decorator :func:`kind`), its arguments declared with it
+(:class:`Arg`: name, type, default, range or choices), exactly as the built-in kinds are; a
+config's ``participation_args`` are then checked from those declarations.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import numbers
 import os
 import zipfile
 from collections.abc import Callable
@@ -33,8 +37,11 @@ from typing import Any
 import numpy as np
 
 from ._validate import broadcast_rows, check_int, check_probs, jsonable, prob_matrix
+from .traces import FORMATS, RULES, file_sha256
 
-__all__ = ["Draw", "Schedule", "available", "build", "kind_function", "load", "read_trace", "trace_digest"]
+__all__ = ["COMMON_ARGS", "REQUIRED", "TYPES", "Arg", "Draw", "Kind", "Schedule", "arguments", "available",
+           "build", "check_arguments", "draws_from_seed", "get_kind", "inputs_here", "key_arguments", "kind",
+           "kind_function", "load", "read_trace", "register_kind", "trace_digest"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -219,7 +226,7 @@ def _weights(name: str, q: Any, n: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-# Kinds. Each takes (rng, rounds, n, **kind arguments) and returns active [rounds, n].
+# The registry of kinds: each kind declares its arguments (name, type, default, check) with it
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Draw:
@@ -230,17 +237,421 @@ class Draw:
     probs: np.ndarray | None = None
 
 
-_KINDS: dict[str, tuple[Callable[..., Draw], str]] = {}
+#: the default of a required argument
+REQUIRED = inspect.Parameter.empty
+
+#: the types an argument of a kind may declare, and how an error message names them
+TYPES = {"number": "a number", "integer": "an integer", "text": "a text (str)", "path": "a file path (str)",
+         "bool": "True or False", "array": "an array of numbers", "function": "a function"}
 
 
-def _kind(name: str, description: str):
-    def register(fn):
-        _KINDS[name] = (fn, description)
-        return fn
+def _is_number(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_array(v: Any) -> bool:
+    """A (nested) list / tuple / array of numbers, never of strings or bools."""
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind in "iuf"
+    if hasattr(v, "detach") and hasattr(v, "dtype"):                  # a torch tensor
+        return not str(v.dtype).endswith("bool")
+    if isinstance(v, (list, tuple)):
+        return all(_is_number(x) or (isinstance(x, (list, tuple)) and _is_array(x)) for x in v)
+    return False
+
+
+_IS = {"number": _is_number,
+       "integer": lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)),
+       "text": lambda v: isinstance(v, str), "path": lambda v: isinstance(v, (str, os.PathLike)),
+       "bool": lambda v: isinstance(v, (bool, np.bool_)), "array": _is_array, "function": callable}
+
+
+def _either(words: Any) -> str:
+    """``a, b or c``."""
+    words = list(words)
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a participation kind, declared with the kind (:func:`register_kind`).
+
+    Attributes:
+        name: the argument's name (a key of a config's ``participation_args``).
+        type: one of :data:`TYPES` or a tuple of them (e.g. ``("number", "array")`` for a
+            probability given as a scalar or one per client).
+        default: its value when not given; :data:`REQUIRED` (the default) makes it required, and
+            None makes None allowed.
+        low, high: the allowed range of a number, an integer or each entry of an array (None: no
+            bound); ``high="n"`` is the number of clients.
+        low_open, high_open: whether the bound itself is excluded.
+        choices: the allowed values of a text (or any other type).
+        noun: what the values are, for messages (``"probabilities"``: "p: probabilities must lie in
+            (0, 1]").
+        doc: one line on what it does.
+    """
+
+    name: str
+    type: str | tuple[str, ...]
+    default: Any = REQUIRED
+    low: float | None = None
+    high: float | str | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple | None = None
+    noun: str = ""
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"name: an argument's name must be an identifier, got {self.name!r}")
+        types = (self.type,) if isinstance(self.type, str) else tuple(self.type)
+        unknown = [t for t in types if t not in TYPES]
+        if not types or unknown:
+            raise ValueError(f"{self.name}: type must be one of {', '.join(TYPES)} (or a tuple of them); got "
+                             f"{self.type!r}")
+        object.__setattr__(self, "type", types)
+        if self.choices is not None:
+            object.__setattr__(self, "choices", tuple(self.choices))
+        if self.high is not None and not _is_number(self.high) and self.high != "n":
+            raise ValueError(f"{self.name}: high must be a number, 'n' (the number of clients) or None; got "
+                             f"{self.high!r}")
+
+    @property
+    def required(self) -> bool:
+        """Whether the argument must be given."""
+        return self.default is REQUIRED
+
+    def allowed(self, n: int | None = None) -> str:
+        """What the argument allows, in words (``an integer in 1..N``, ``one of 'a', 'b'``)."""
+        if self.choices is not None:
+            return "one of " + ", ".join(map(str, self.choices))
+        what = _either(TYPES[t] for t in self.type)
+        rng = self._range(n)
+        return f"{what} {rng}".strip() + (" (or None)" if self.default is None else "")
+
+    def _range(self, n: int | None) -> str:
+        high = ("N" if n is None else n) if self.high == "n" else self.high
+        if self.type == ("integer",) and self.low is not None and high is not None:
+            return f"in {self.low}..{high}"
+        if self.low is not None and high is not None:
+            return (f"in {'(' if self.low_open else '['}{self.low:g}, "
+                    f"{high if isinstance(high, str) else format(high, 'g')}{')' if self.high_open else ']'}")
+        if self.low is not None:
+            return f"{'>' if self.low_open else '>='} {self.low:g}"
+        if high is not None:
+            return f"{'<' if self.high_open else '<='} {high if isinstance(high, str) else format(high, 'g')}"
+        return ""
+
+    def check(self, value: Any, n: int | None = None) -> None:
+        """Raise one ValueError naming the argument, the value and what is allowed when ``value``
+        has the wrong type or lies outside the declared range / choices (``n``: the number of
+        clients, for ``high="n"``; None: that bound is not checked)."""
+        if value is None and self.default is None:
+            return
+        if not any(_IS[t](value) for t in self.type):
+            raise ValueError(f"{self.name}: {self._type_message()}, got {value!r}")
+        if self.choices is not None:
+            if value not in self.choices:
+                raise ValueError(f"{self.name}: must be one of {', '.join(map(str, self.choices))}; "
+                                 f"got {value!r}")
+            return
+        if callable(value) or (self.low is None and self.high is None) or not (
+                _is_number(value) or _is_array(value)):
+            return
+        self._check_range(value, n)
+
+    def _type_message(self) -> str:
+        if self.type == ("integer",):
+            return "must be an integer"
+        whats = _either(TYPES[t] for t in self.type)
+        if set(self.type) <= {"number", "integer", "array", "function"}:
+            return f"must be numbers ({whats}; not strings or bools)"
+        return f"must be {_either(TYPES[t] for t in self.type)}"
+
+    def _check_range(self, value: Any, n: int | None) -> None:
+        high = (n if self.high == "n" else self.high)
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{self.name}: must be a rectangular array of numbers, got {value!r}") from None
+        ok = np.isfinite(arr)
+        if self.low is not None:
+            ok &= (arr > self.low) if self.low_open else (arr >= self.low)
+        if high is not None:
+            ok &= (arr < high) if self.high_open else (arr <= high)
+        if ok.all():
+            return
+        rng = self._range(n)
+        if self.type == ("integer",):
+            raise ValueError(f"{self.name}: must be an integer {rng}, got {value!r}")
+        verb = f"must lie {rng}" if rng.startswith("in ") else f"must be {rng}"
+        if arr.ndim == 0:
+            shown = f", got {value!r}"
+        else:
+            at = tuple(int(i) for i in np.argwhere(~ok)[0])
+            shown = f"; entry {at[0] if len(at) == 1 else at} is {arr[at]:g}"
+        raise ValueError(f"{self.name}: {self.noun + ' ' if self.noun else ''}{verb}{shown}")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A registered participation kind (:func:`register_kind`).
+
+    Attributes:
+        name: its name (a config's ``participation``).
+        builder: ``builder(rng, rounds, n, **arguments) -> Draw`` (or the activity array alone):
+            draws the counts [rounds, N] from ``rng`` (a ``numpy.random.Generator``).
+        description: one line on what it models.
+        args: its arguments, declared (:class:`Arg`).
+        draws: whether the schedule depends on the seed (False: ``full``, ``trace``).
+        key: the arguments as a run's store key holds them (e.g. a file by its content, never its
+            path), or None (the arguments as given).
+    """
+
+    name: str
+    builder: Callable[..., Draw]
+    description: str
+    args: tuple[Arg, ...] = ()
+    draws: bool = True
+    key: Callable[[dict], dict] | None = None
+
+    @property
+    def module(self) -> str:
+        """The module that defines the builder (a worker process imports it)."""
+        return self.builder.__module__
+
+    def arg(self, name: str) -> Arg | None:
+        """The argument ``name`` of this kind or of every kind (:data:`COMMON_ARGS`), else None."""
+        return next((a for a in (*self.args, *COMMON_ARGS) if a.name == name), None)
+
+    def signature(self) -> str:
+        """Its arguments in one line: ``per_round, on_rate=0.05``."""
+        parts = [a.name if a.required else f"{a.name}={a.default!r}" for a in self.args]
+        return ", ".join(parts) or "no arguments"
+
+    def describe(self) -> str:
+        """One documentation line per argument: its name, what it allows, its default and its doc."""
+        return "\n".join(f"{a.name}: {a.allowed()}{'' if a.required else f' (default {a.default!r})'}"
+                         f"{'; ' + a.doc if a.doc else ''}" for a in self.args)
+
+
+#: the arguments every kind takes (:func:`build`): local work, uplink success, the seed
+COMMON_ARGS = (
+    Arg("seed", "integer", 0, low=0, doc="seed of the schedule's random streams"),
+    Arg("local_steps", ("integer", "array"), 1, low=1, doc="K: an int, per client [N] or [rounds, N]"),
+    Arg("local_steps_range", "array", None, low=1, doc="(lo, hi) or [N, 2]: steps drawn every round"),
+    Arg("uplink_p", ("number", "array", "function"), None, low=0, low_open=True, high=1,
+        noun="probabilities", doc="probability that an active client's upload arrives"),
+    Arg("uplink_p_range", "array", None, doc="(lo, hi) or [N, 2]: upload probabilities drawn every round"),
+    Arg("local_epochs", ("integer", "array"), None, low=1, doc="local work in epochs instead of steps"),
+    Arg("local_epochs_range", "array", None, low=1, doc="(lo, hi) or [N, 2]: epochs drawn every round"),
+    Arg("client_sizes", "array", None, low=1, doc="n_i, the clients' sample counts (with epochs)"),
+    Arg("batch_size", "integer", None, low=1, doc="B (with epochs)"),
+)
+
+_KINDS: dict[str, Kind] = {}
+_BUILTIN: frozenset[str] = frozenset()
+
+
+def register_kind(name: str, builder: Callable[..., Draw | np.ndarray], *, description: str,
+                  args: Any = (), draws: bool = True, key: Callable[[dict], dict] | None = None,
+                  replace: bool = False) -> Kind:
+    """Register a participation kind, so that :func:`build`, ``run`` and a config's
+    ``participation`` know it, and :meth:`ExperimentConfig.validate` checks its arguments from
+    their declarations (one message naming the argument, the value and what is allowed).
+
+    Args:
+        name: the kind's name; a built-in kind's name, or a name already registered (unless
+            ``replace``), is refused.
+        builder: ``builder(rng, rounds, n, **arguments)`` returning a :class:`Draw` or the
+            activity counts [rounds, n]; its parameters after the first three are the declared
+            arguments (their defaults, where it has them, equal to the declared ones).
+        description: one line on what it models.
+        args: its arguments, :class:`Arg` objects (a sequence, or a dict name -> Arg).
+        draws: whether the schedule depends on the seed (False warns a sweep over seeds).
+        key: the arguments as a run's store key holds them (e.g. a file's digest for its path).
+        replace: replace a kind registered before (not a built-in one).
+
+    A kind defined in ``__main__`` (a notebook cell) runs in this process; a sweep with worker
+    processes refuses it (define it in a module and import that).
+
+    Raises:
+        ValueError: a bad name, a clash, or arguments that do not match the builder.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name: a participation kind's name must be an identifier, got {name!r}")
+    if name in _BUILTIN:
+        raise ValueError(f"name: participation kind {name!r} is a built-in kind; choose another name")
+    if name in _KINDS and not replace:
+        raise ValueError(f"name: participation kind {name!r} is already registered (by "
+                         f"{_KINDS[name].module}); pass replace=True to replace it")
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError(f"description: kind {name!r} needs a one-line description, got {description!r}")
+    spec = Kind(name, builder, description, _declared(name, builder, args), bool(draws), key)
+    _KINDS[name] = spec
+    _document_kinds()
+    return spec
+
+
+def kind(name: str, *, description: str, args: Any = (), draws: bool = True,
+         key: Callable[[dict], dict] | None = None, replace: bool = False):
+    """Decorator form of :func:`register_kind`: ``@participation.kind("mine", description=...,
+    args=[participation.Arg("mode", "text", "a", choices=("a", "b"))])`` over the builder."""
+    def register(builder):
+        register_kind(name, builder, description=description, args=args, draws=draws, key=key,
+                      replace=replace)
+        return builder
     return register
 
 
-@_kind("full", "every client in every round")
+_OWN = ("kind", "num_clients", "rounds")
+
+
+def _declared(name: str, builder: Any, args: Any) -> tuple[Arg, ...]:
+    """The declared arguments, checked against the builder's signature."""
+    if not callable(builder):
+        raise ValueError(f"builder: kind {name!r} needs a function (rng, rounds, n, **arguments), "
+                         f"got {builder!r}")
+    decl = tuple(args.values()) if isinstance(args, dict) else tuple(args)
+    if not all(isinstance(a, Arg) for a in decl):
+        raise ValueError(f"args: kind {name!r} declares its arguments as participation.Arg objects, "
+                         f"got {args!r}")
+    names = [a.name for a in decl]
+    clash = [a for a in names if a in _OWN or any(c.name == a for c in COMMON_ARGS) or names.count(a) > 1]
+    if clash:
+        raise ValueError(f"args: kind {name!r} declares {clash[0]!r} twice or as an argument every kind has "
+                         f"({', '.join(_OWN + tuple(c.name for c in COMMON_ARGS))})")
+    params = list(inspect.signature(builder).parameters.values())
+    if len(params) < 3 or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params[:3]):
+        raise ValueError(f"builder: kind {name!r}'s function must take (rng, rounds, n, ...) first")
+    rest = {p.name: p for p in params[3:] if p.kind is not p.VAR_KEYWORD}
+    if len(rest) < len(params) - 3 or set(rest) == set(names):          # **kwargs, or the same names
+        for a in decl:
+            got = rest.get(a.name)
+            if got is not None and got.default is not REQUIRED and not _same(got.default, a.default):
+                raise ValueError(f"args: kind {name!r}'s argument {a.name!r} declares default {a.default!r}, "
+                                 f"its function {got.default!r}")
+        return decl
+    raise ValueError(f"args: kind {name!r} declares {', '.join(names) or 'no arguments'}; its function takes "
+                     f"{', '.join(rest) or 'none'} after (rng, rounds, n)")
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def _document_kinds() -> None:
+    """Write the table of kinds and their declared arguments into :func:`build`'s docstring (again
+    whenever a kind is registered)."""
+    fn = globals().get("build")
+    if fn is None:                                      # the built-in kinds, before build exists
+        return
+    base = fn.__dict__.setdefault("_doc_without_kinds", fn.__doc__ or "")
+    lines = ["", "    Kinds and their arguments (``participation.arguments(kind)``, declared with each kind:",
+             "    :func:`register_kind`):", ""]
+    for name, spec in _KINDS.items():
+        args = "; ".join(f"{a.name}{'' if a.required else f'={a.default!r}'}: {a.allowed()}"
+                         for a in spec.args)
+        lines.append(f"    - ``{name}`` ({args or 'no arguments'}): {spec.description}")
+    fn.__doc__ = base + "\n".join(lines) + "\n"
+
+
+def get_kind(name: str) -> Kind:
+    """The registered kind ``name`` (its builder, arguments and description).
+
+    Raises:
+        ValueError: an unknown kind, naming the known ones.
+    """
+    if name not in _KINDS:
+        raise ValueError(f"kind: unknown participation kind {name!r}; known kinds: "
+                         f"{', '.join(sorted(_KINDS))}")
+    return _KINDS[name]
+
+
+def check_arguments(name: str, args: dict, n: int | None = None) -> None:
+    """Check ``args`` (a config's ``participation_args``: the kind's own and those of
+    :data:`COMMON_ARGS`) against the kind's declarations: names, required ones, types, ranges and
+    choices (``n``: the number of clients where known).
+
+    Raises:
+        ValueError: one message ``<argument>: ...`` naming the value and what is allowed.
+    """
+    spec = get_kind(name)
+    for arg, value in args.items():
+        decl = spec.arg(arg)
+        if decl is None:
+            raise ValueError(f"{arg}: not an argument of participation kind {name!r}; its arguments: "
+                             f"{', '.join(a.name for a in (*spec.args, *COMMON_ARGS))}")
+        decl.check(value, n)
+    missing = [a.name for a in spec.args if a.required and a.name not in args]
+    if missing:
+        raise ValueError(f"{missing[0]}: required by kind {name!r} ({spec.arg(missing[0]).allowed(n)})")
+
+
+def key_arguments(name: str, args: dict) -> dict:
+    """The arguments of kind ``name`` as a run's store key holds them (its ``key`` hook; the
+    arguments as given for a kind without one, or one not registered in this process)."""
+    spec = _KINDS.get(name)
+    return dict(args) if spec is None or spec.key is None else spec.key(dict(args))
+
+
+def inputs_here(name: str, args: dict) -> bool:
+    """Whether every file the arguments name (those of type ``path`` given as text) is on this
+    machine (a relative path is also looked up in the data folder: :func:`fedlib.traces.resolve`)."""
+    from .traces import resolve
+    spec = get_kind(name)
+    for arg, value in args.items():
+        decl = spec.arg(arg)
+        if decl is not None and "path" in decl.type and isinstance(value, (str, os.PathLike)) \
+                and not resolve(value).is_file():
+            return False
+    return True
+
+
+def draws_from_seed(name: str, args: dict) -> bool:
+    """Whether a schedule of kind ``name`` with ``args`` depends on its seed: its kind draws, or
+    random uplinks or local work are attached (any argument but the kind's own and ``local_steps``)."""
+    spec = get_kind(name)
+    return spec.draws or not set(args) <= {a.name for a in spec.args} | {"local_steps"}
+
+
+#: the argument S of the kinds that pick S clients a round
+_PER_ROUND = Arg("per_round", "integer", low=1, high="n", doc="S, clients per round")
+#: sampling weights q, one per client
+_Q = Arg("q", "array", low=0, noun="weights", doc="weights [N], >= 0, summing to 1")
+_RECORDED_ARGS = (
+    Arg("path", "path", doc="the trace file (also looked up in the data folder)"),
+    Arg("format", "text", "stunner", choices=FORMATS, doc="the file's layout"),
+    Arg("round_minutes", "number", 60, low=0, low_open=True, doc="the length of a round"),
+    Arg("rule", "text", "start", choices=RULES, doc="online when the round starts, or throughout it"),
+    Arg("offset", "integer", 0, low=0, doc="the round of the records where round 0 falls"),
+    Arg("sha256", "text", None, doc="the file's expected SHA-256 (hex)"),
+)
+
+
+def _trace_key(args: dict) -> dict:
+    """A trace is keyed by its content, not by the form or the path it came in."""
+    if "trace" not in args:
+        return args
+    return {**args, "trace": {"digest": trace_digest(args["trace"])}}
+
+
+def _recorded_key(args: dict) -> dict:
+    """A recorded trace is keyed by its file's SHA-256 (the one the config gives, else the
+    file's), never its path, so that a store moves between machines."""
+    if "path" not in args:
+        return args
+    args = dict(args)
+    path = args.pop("path")
+    args["sha256"] = str(args.get("sha256") or file_sha256(path)).lower()
+    return args
+
+
+@kind("full", description="every client in every round", draws=False)
 def _full(rng: np.random.Generator, rounds: int, n: int) -> Draw:
     """Full participation."""
     return Draw(np.ones((rounds, n), dtype=np.int64), np.ones((rounds, n)))
@@ -254,7 +665,8 @@ def _top_k_mask(keys: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-@_kind("uniform", "Case 1 / P1: per_round (S) of N uniformly without replacement")
+@kind("uniform", description="Case 1 / P1: per_round (S) of N uniformly without replacement",
+      args=[_PER_ROUND])
 def _uniform(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> Draw:
     """Case 1 of FedSUM Sec. 2.1 (P1 of App. H).
 
@@ -265,7 +677,9 @@ def _uniform(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> D
     return Draw(_top_k_mask(rng.random((rounds, n)), s), np.full((rounds, n), s / n))
 
 
-@_kind("bernoulli", "Case 2 / P2: client i present independently with probability p_i^t")
+@kind("bernoulli", description="Case 2 / P2: client i present independently with probability p_i^t",
+      args=[Arg("p", ("number", "array", "function"), low=0, low_open=True, high=1, noun="probabilities",
+                doc="p_i^t: a scalar, [N], [rounds, N] or t -> p")])
 def _bernoulli(rng: np.random.Generator, rounds: int, n: int, p: Any) -> Draw:
     """Case 2 of FedSUM Sec. 2.1 (P2 of App. H with p = S/N).
 
@@ -282,7 +696,11 @@ def sine_probs(t: np.ndarray, base: float, amplitude: float = 0.3, period: float
     return base * (amplitude * np.sin(2 * np.pi * t / period) + 1 - amplitude)
 
 
-@_kind("sine", "P3: Bernoulli with p_i^t = (S/N)(a sin(2 pi t / period) + 1 - a)")
+@kind("sine", description="P3: Bernoulli with p_i^t = (S/N)(a sin(2 pi t / period) + 1 - a)",
+      args=[Arg("per_round", "integer", None, low=1, high="n", doc="S; the base probability is S/N"),
+            Arg("p", "number", None, low=0, low_open=True, high=1, doc="the base probability (instead of S)"),
+            Arg("amplitude", "number", 0.3, low=0, high=1, high_open=True, doc="a"),
+            Arg("period", "number", 10.0, low=0, low_open=True, doc="in rounds")])
 def _sine(rng: np.random.Generator, rounds: int, n: int, per_round: int | None = None,
           p: float | None = None, amplitude: float = 0.3, period: float = 10.0) -> Draw:
     """P3 of FedSUM App. H: p_i^t = (S/N)(0.3 sin(pi t / 5) + 0.7) with the defaults.
@@ -313,7 +731,10 @@ def biased_probs(n: int, start: float = 0.5, step: float = 0.05, group: int = 11
     return check_probs("p (biased: start - step * (i // group))", p)
 
 
-@_kind("biased", "FedSUM H.8: Bernoulli, p falls by 0.05 every 11 clients from 0.5")
+@kind("biased", description="FedSUM H.8: Bernoulli, p falls by 0.05 every 11 clients from 0.5",
+      args=[Arg("start", "number", 0.5, low=0, low_open=True, high=1, doc="probability of the first block"),
+            Arg("step", "number", 0.05, doc="decrease per block"),
+            Arg("group", "integer", 11, low=1, doc="clients per block")])
 def _biased(rng: np.random.Generator, rounds: int, n: int, start: float = 0.5,
             step: float = 0.05, group: int = 11) -> Draw:
     """Biased participation of FedSUM App. H.8 (see :func:`biased_probs`).
@@ -327,7 +748,8 @@ def _biased(rng: np.random.Generator, rounds: int, n: int, start: float = 0.5,
     return Draw((rng.random((rounds, n)) < p).astype(np.int64), np.broadcast_to(p, (rounds, n)))
 
 
-@_kind("cyclic", "Case 3: fixed order, blocks of S consecutive clients, wrap-around")
+@kind("cyclic", description="Case 3: fixed order, blocks of S consecutive clients, wrap-around",
+      args=[_PER_ROUND], draws=False)
 def _cyclic(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> Draw:
     """Case 3 of FedSUM Sec. 2.1 (deterministic cyclic). Round t selects clients
     (t S + j) mod N, j = 0..S-1. Uses no randomness.
@@ -342,7 +764,8 @@ def _cyclic(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> Dr
     return Draw(out)
 
 
-@_kind("reshuffled_cyclic", "Case 4: like cyclic, the order reshuffled every epoch")
+@kind("reshuffled_cyclic", description="Case 4: like cyclic, the order reshuffled every epoch",
+      args=[_PER_ROUND])
 def _reshuffled_cyclic(rng: np.random.Generator, rounds: int, n: int, per_round: int) -> Draw:
     """Case 4 of FedSUM Sec. 2.1 (reshuffled cyclic).
 
@@ -380,7 +803,11 @@ def _reshuffled_cyclic(rng: np.random.Generator, rounds: int, n: int, per_round:
     return Draw(out)
 
 
-@_kind("markov", "two-state on/off chain per client (FedAU): on-rate and stationary p")
+@kind("markov", description="two-state on/off chain per client (FedAU): on-rate and stationary p",
+      args=[Arg("p", ("number", "array"), low=0, low_open=True, high=1, noun="probabilities",
+                doc="stationary probability: a scalar or [N]"),
+            Arg("on_rate", "number", 0.05, low=0, low_open=True, high=1,
+                doc="P(off -> on) before rescaling")])
 def _markov(rng: np.random.Generator, rounds: int, n: int, p: Any, on_rate: float = 0.05) -> Draw:
     """Markov participation of FedAU (Wang & Ji 2023).
 
@@ -415,7 +842,8 @@ def _shape_check(name: str, value: Any, shape: tuple) -> np.ndarray:
     return arr
 
 
-@_kind("weighted", "S of N without replacement, drawn with probabilities q (FOCUS 'arbitrary')")
+@kind("weighted", description="S of N without replacement, drawn with probabilities q (FOCUS 'arbitrary')",
+      args=[Arg("per_round", "integer", low=1, high="n", doc="S (at most the clients with q_i > 0)"), _Q])
 def _weighted(rng: np.random.Generator, rounds: int, n: int, per_round: int, q: Any) -> Draw:
     """Weighted sampling without replacement (successive sampling proportional to q, drawn by
     the Gumbel-top-k trick), the "arbitrary" participation of the FOCUS toy.
@@ -431,7 +859,9 @@ def _weighted(rng: np.random.Generator, rounds: int, n: int, per_round: int, q: 
     return Draw(_top_k_mask(keys, s))
 
 
-@_kind("with_replacement", "K draws with replacement by q; a client drawn m times counts m (FedACS)")
+@kind("with_replacement",
+      description="K draws with replacement by q; a client drawn m times counts m (FedACS)",
+      args=[Arg("draws", "integer", low=1, doc="draws per round"), _Q])
 def _with_replacement(rng: np.random.Generator, rounds: int, n: int, draws: int, q: Any) -> Draw:
     """Sampling with replacement (FedACS): ``draws`` clients per round by probabilities q;
     ``active[t, i]`` is how many times client i was drawn.
@@ -445,7 +875,10 @@ def _with_replacement(rng: np.random.Generator, rounds: int, n: int, draws: int,
     return Draw(rng.multinomial(k, qv, size=rounds).astype(np.int64))
 
 
-@_kind("periodic", "Wang & Ji 2022: groups available in windows, S picked by a permutation walk")
+@kind("periodic", description="Wang & Ji 2022: groups available in windows, S picked by a permutation walk",
+      args=[_PER_ROUND, Arg("groups", ("integer", "array"), 5, doc="G, or a group id 0..G-1 per client"),
+            Arg("window", "integer", 100, low=1, doc="rounds a group stays available"),
+            Arg("cycle", "integer", None, low=1, doc="period of the pattern (default G * window)")])
 def _periodic(rng: np.random.Generator, rounds: int, n: int, per_round: int, groups: Any = 5,
               window: int = 100, cycle: int | None = None) -> Draw:
     """Periodic availability of Wang & Ji (2022), as in their public code.
@@ -558,7 +991,9 @@ def trace_digest(trace: Any) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-@_kind("trace", "a user-supplied 0/1 array or file (CSV, .npy) of shape [rounds, N]")
+@kind("trace", description="a user-supplied 0/1 array or file (CSV, .npy) of shape [rounds, N]",
+      args=[Arg("trace", ("array", "path"), doc="0/1 [rounds, N], or a CSV / .npy file holding it")],
+      draws=False, key=_trace_key)
 def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> Draw:
     """Replay a recorded availability trace.
 
@@ -576,7 +1011,9 @@ def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> Draw:
     return Draw(arr.astype(np.int64))
 
 
-@_kind("recorded", "a recorded availability trace (fedlib.traces), a seeded choice of N of its records")
+@kind("recorded",
+      description="a recorded availability trace (fedlib.traces), a seeded choice of N of its records",
+      args=_RECORDED_ARGS, key=_recorded_key)
 def _recorded(rng: np.random.Generator, rounds: int, n: int, path: Any, format: str = "stunner",
               round_minutes: float = 60, rule: str = "start", offset: int = 0,
               sha256: str | None = None) -> Draw:
@@ -663,31 +1100,20 @@ def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds:
 def kind_function(kind: str) -> Callable[..., Draw]:
     """The function that draws a participation kind (its signature, after ``rng, rounds, n``, lists
     the kind's arguments)."""
-    if kind not in _KINDS:
-        raise ValueError(f"kind: unknown participation kind {kind!r}; known kinds: "
-                         f"{', '.join(sorted(_KINDS))}")
-    return _KINDS[kind][0]
+    return get_kind(kind).builder
 
 
 def arguments(kind: str) -> dict[str, Any]:
-    """The arguments of a participation kind with their defaults (``inspect.Parameter.empty``
-    for required ones), e.g. ``arguments("uniform") == {"per_round": <required>}``. Every kind
-    also takes ``local_steps``, ``local_steps_range``, ``uplink_p``, ``uplink_p_range`` and the
-    epochs options (see :func:`build`)."""
-    if kind not in _KINDS:
-        raise ValueError(f"kind: unknown participation kind {kind!r}; known kinds: "
-                         f"{', '.join(sorted(_KINDS))}")
-    return {p: v.default for p, v in list(inspect.signature(_KINDS[kind][0]).parameters.items())[3:]}
-
-
-def _signature(kind: str) -> str:
-    parts = [p if d is inspect.Parameter.empty else f"{p}={d!r}" for p, d in arguments(kind).items()]
-    return ", ".join(parts) or "no arguments"
+    """The arguments of a participation kind with their defaults (:data:`REQUIRED`, i.e.
+    ``inspect.Parameter.empty``, for required ones), e.g. ``arguments("uniform") == {"per_round":
+    <required>}``. Every kind also takes :data:`COMMON_ARGS` (``local_steps``, ``uplink_p``, ...;
+    see :func:`build`)."""
+    return {a.name: a.default for a in get_kind(kind).args}
 
 
 def available() -> dict[str, str]:
     """Names of the participation kinds, each with a one-line description and its arguments."""
-    return {name: f"{desc} [{_signature(name)}]" for name, (_, desc) in _KINDS.items()}
+    return {name: f"{spec.description} [{spec.signature()}]" for name, spec in _KINDS.items()}
 
 
 def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_steps: Any = 1,
@@ -721,9 +1147,38 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
     Raises:
         ValueError: unknown kind or argument, or a value outside its allowed range.
     """
-    if kind not in _KINDS:
-        raise ValueError(f"kind: unknown participation kind {kind!r}; known kinds: "
-                         f"{', '.join(sorted(_KINDS))}")
+    spec = get_kind(kind)
+    n, t = _check_size(num_clients, rounds)
+    check_arguments(kind, kwargs, n)
+    ss = np.random.SeedSequence(check_int("seed", seed, 0))
+    r_part, r_up, r_steps = (np.random.default_rng(s) for s in ss.spawn(3))
+    defaults = {a.name: a.default for a in spec.args if not a.required and a.name not in kwargs}
+    active, probs = _draw(spec, r_part, t, n, {**defaults, **kwargs})
+    uplink, uplink_probs = _uplink(r_up, uplink_p, uplink_p_range, t, n)
+    epochs_given = local_epochs is not None or local_epochs_range is not None
+    if epochs_given:
+        if local_steps_range is not None or not (np.ndim(local_steps) == 0 and local_steps == 1):
+            raise ValueError("local_epochs / local_steps: give local work either in steps or in epochs, "
+                             "not both")
+        steps = _epoch_steps(r_steps, local_epochs, local_epochs_range, client_sizes, batch_size, t, n)
+    else:
+        if client_sizes is not None or batch_size is not None:
+            raise ValueError("client_sizes / batch_size: only used with local_epochs")
+        steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
+    spec_dict = {"kind": kind, "num_clients": n, "rounds": t, "seed": int(seed),
+                 "local_steps": jsonable(local_steps), "uplink_p": jsonable(uplink_p),
+                 **({"uplink_p_range": jsonable(uplink_p_range)} if uplink_p_range is not None else {}),
+                 "local_steps_range": jsonable(local_steps_range),
+                 **({"local_epochs": jsonable(local_epochs),
+                     "local_epochs_range": jsonable(local_epochs_range),
+                     "client_sizes": jsonable(client_sizes), "batch_size": batch_size}
+                    if epochs_given else {}),
+                 **{k: jsonable(v) for k, v in kwargs.items()}}
+    return Schedule(active, uplink, steps, spec_dict, probs, uplink_probs)
+
+
+def _check_size(num_clients: Any, rounds: Any) -> tuple[int, int]:
+    """N and T, refusing a schedule larger than ``$FEDLIB_MAX_SCHEDULE_GIB`` (default 8 GiB)."""
     n = check_int("num_clients", num_clients, 1)
     t = check_int("rounds", rounds, 1)
     need = t * n * 41 / 2**30          # active, local steps (int64), uplink (bool), probabilities and a temp
@@ -731,66 +1186,50 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
     if need > limit:
         raise ValueError(f"rounds x num_clients: a {t:,} x {n:,} schedule needs about {need:,.0f} GiB "
                          f"(over the limit of {limit:g} GiB; set FEDLIB_MAX_SCHEDULE_GIB to raise it)")
-    fn = _KINDS[kind][0]
-    params = list(inspect.signature(fn).parameters)[3:]
-    unknown = sorted(set(kwargs) - set(params))
-    if unknown:
-        raise ValueError(f"{unknown[0]}: not an argument of kind {kind!r}; its arguments: "
-                         f"{', '.join(params) or '(none)'}")
-    missing = [p for p, v in list(inspect.signature(fn).parameters.items())[3:]
-               if v.default is inspect.Parameter.empty and p not in kwargs]
-    if missing:
-        raise ValueError(f"{missing[0]}: required by kind {kind!r}")
-    ss = np.random.SeedSequence(check_int("seed", seed, 0))
-    r_part, r_up, r_steps = (np.random.default_rng(s) for s in ss.spawn(3))
-    draw = fn(r_part, t, n, **kwargs)
-    active, probs = draw.active, draw.probs
+    return n, t
+
+
+def _draw(spec: Kind, rng: np.random.Generator, t: int, n: int, args: dict) -> tuple[np.ndarray, Any]:
+    """The kind's activity counts [t, n] and probabilities (None where it defines none)."""
+    draw = spec.builder(rng, t, n, **args)
+    if not isinstance(draw, Draw):
+        draw = Draw(np.asarray(draw))
+    shape = np.shape(draw.active)
+    if shape != (t, n):
+        raise ValueError(f"kind: participation kind {spec.name!r} ({spec.module}) drew activity of shape "
+                         f"{shape}, expected (rounds, num_clients) = ({t}, {n})")
+    return draw.active, draw.probs
+
+
+def _uplink(rng: np.random.Generator, uplink_p: Any, uplink_p_range: Any, t: int,
+            n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Whether each upload arrives [t, n], and its probability (None: always)."""
     if uplink_p_range is not None:
         if uplink_p is not None:
             raise ValueError("uplink_p / uplink_p_range: give the upload probabilities either fixed or as "
                              "ranges, not both")
-        uplink_probs = _prob_ranges(r_up, uplink_p_range, t, n)
-        uplink = r_up.random((t, n)) < uplink_probs
-    elif uplink_p is None:
-        uplink, uplink_probs = np.ones((t, n), dtype=bool), None
-    else:
-        uplink_probs = np.array(prob_matrix("uplink_p", uplink_p, t, n), dtype=float)
-        uplink = r_up.random((t, n)) < uplink_probs
-    epochs_given = local_epochs is not None or local_epochs_range is not None
-    if epochs_given:
-        if local_steps_range is not None or not (np.ndim(local_steps) == 0 and local_steps == 1):
-            raise ValueError("local_epochs / local_steps: give local work either in steps or in epochs, "
-                             "not both")
-        if client_sizes is None or batch_size is None:
-            raise ValueError("client_sizes / batch_size: local_epochs needs the clients' sample counts "
-                             "n_i and the batch size B (steps = epochs x ceil(n_i / B))")
-        sizes = _integral("client_sizes", client_sizes)
-        if sizes.shape != (n,) or (sizes < 1).any():
-            raise ValueError(f"client_sizes: expected {n} sample counts >= 1, got shape {sizes.shape}")
-        b = check_int("batch_size", batch_size, 1)
-        epochs = _local_steps(r_steps, 1 if local_epochs is None else local_epochs, local_epochs_range, t, n,
-                              name="local_epochs")
-        steps = epochs * (-(-sizes // b))[None, :]
-    else:
-        if client_sizes is not None or batch_size is not None:
-            raise ValueError("client_sizes / batch_size: only used with local_epochs")
-        steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
-    spec = {"kind": kind, "num_clients": n, "rounds": t, "seed": int(seed),
-            "local_steps": jsonable(local_steps), "uplink_p": jsonable(uplink_p),
-            **({"uplink_p_range": jsonable(uplink_p_range)} if uplink_p_range is not None else {}),
-            "local_steps_range": jsonable(local_steps_range),
-            **({"local_epochs": jsonable(local_epochs), "local_epochs_range": jsonable(local_epochs_range),
-                "client_sizes": jsonable(client_sizes), "batch_size": batch_size} if epochs_given else {}),
-            **{k: jsonable(v) for k, v in kwargs.items()}}
-    return Schedule(active, uplink, steps, spec, probs, uplink_probs)
+        uplink_probs = _prob_ranges(rng, uplink_p_range, t, n)
+        return rng.random((t, n)) < uplink_probs, uplink_probs
+    if uplink_p is None:
+        return np.ones((t, n), dtype=bool), None
+    uplink_probs = np.array(prob_matrix("uplink_p", uplink_p, t, n), dtype=float)
+    return rng.random((t, n)) < uplink_probs, uplink_probs
 
 
-def _document_kinds() -> None:
-    """Append the table of kinds and their arguments to :func:`build`'s docstring."""
-    lines = ["", "    Kinds and their arguments (``participation.arguments(kind)``):", ""]
-    for name, (_, desc) in _KINDS.items():
-        lines.append(f"    - ``{name}`` ({_signature(name)}): {desc}")
-    build.__doc__ = (build.__doc__ or "") + "\n".join(lines) + "\n"
+def _epoch_steps(rng: np.random.Generator, local_epochs: Any, local_epochs_range: Any, client_sizes: Any,
+                 batch_size: Any, t: int, n: int) -> np.ndarray:
+    """Local steps from epochs: epochs_i^t x ceil(n_i / B) (FedACS App. I.3.1)."""
+    if client_sizes is None or batch_size is None:
+        raise ValueError("client_sizes / batch_size: local_epochs needs the clients' sample counts "
+                         "n_i and the batch size B (steps = epochs x ceil(n_i / B))")
+    sizes = _integral("client_sizes", client_sizes)
+    if sizes.shape != (n,) or (sizes < 1).any():
+        raise ValueError(f"client_sizes: expected {n} sample counts >= 1, got shape {sizes.shape}")
+    b = check_int("batch_size", batch_size, 1)
+    epochs = _local_steps(rng, 1 if local_epochs is None else local_epochs, local_epochs_range, t, n,
+                          name="local_epochs")
+    return epochs * (-(-sizes // b))[None, :]
 
 
+_BUILTIN = frozenset(_KINDS)
 _document_kinds()

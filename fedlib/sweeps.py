@@ -24,7 +24,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from . import algorithms
+from . import extensions, participation
 from .config import ExperimentConfig
 from .store import Entry, Store
 
@@ -109,22 +109,11 @@ def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_
 
 
 def _worker_modules(configs: list[ExperimentConfig]) -> tuple[str, ...]:
-    """The modules a worker process must import to know the configs' algorithms (those not
-    defined in fedlib); an algorithm defined in ``__main__`` (a notebook cell, a script) cannot be
-    imported there: a ValueError says so before any run."""
-    out = []
-    for c in configs:
-        mod = algorithms.get(c.algorithm).__module__
-        if mod.split(".")[0] == "fedlib":
-            continue
-        if mod == "__main__" or mod.startswith("__"):
-            raise ValueError(f"workers: algorithm {c.algorithm!r} is defined in {mod} (a notebook cell or "
-                             "a script), which worker processes cannot import; define it in a module and "
-                             "import that module before sweeping, or compute in this process (workers=1, "
-                             "no executor)")
-        if mod not in out:
-            out.append(mod)
-    return tuple(out)
+    """The modules a worker process must import to know the configs' algorithms, participation
+    kinds and datasets (those not defined in fedlib: :func:`fedlib.extensions.worker_modules`);
+    one defined in ``__main__`` (a notebook cell, a script) cannot be imported there: a ValueError
+    says so before any run."""
+    return extensions.worker_modules(configs)
 
 
 def _config_columns(config: ExperimentConfig) -> dict:
@@ -464,17 +453,14 @@ def stored_configs(store: str | os.PathLike) -> list[ExperimentConfig]:
             for k in st.keys()]
 
 
-#: participation kinds that draw nothing from the config's seed
-_NO_DRAW = ("trace", "full")
-
-
 def _warn_idle_seeds(configs: list[ExperimentConfig]) -> None:
     """Warn when configs differ only in ``seed`` under a participation kind that draws nothing
-    (:data:`_NO_DRAW`, without random uplinks or local work attached): the seed then reaches only
-    an algorithm's own sampling, and the runs may be the same run stored twice."""
+    (:func:`fedlib.participation.draws_from_seed`: a kind declared ``draws=False``, without random
+    uplinks or local work attached): the seed then reaches only an algorithm's own sampling, and
+    the runs may be the same run stored twice."""
     groups: dict[str, list[int]] = {}
     for i, c in enumerate(configs):
-        if c.participation in _NO_DRAW and {k for k, _ in c.participation_args} <= {"trace", "local_steps"}:
+        if not participation.draws_from_seed(c.participation, dict(c.participation_args)):
             groups.setdefault(c.replace(seed=0).key(), []).append(i)
     for idx in groups.values():
         seeds = sorted({configs[i].seed for i in idx})

@@ -114,7 +114,7 @@ def test_fashion_mnist_from_the_debian_package(monkeypatch, tmp_path):
     assert torch.bincount(ds.train[1], minlength=10).tolist() == [6000] * 10
     assert torch.bincount(ds.test[1], minlength=10).tolist() == [1000] * 10
     # back to [0, 1] pixels: loaded with MNIST's normalisation (0.1307, 0.3081), as FedAU's code does
-    mean, std = data.INFO["fashion_mnist"].mean[0], data.INFO["fashion_mnist"].std[0]
+    mean, std = data.info("fashion_mnist").mean[0], data.info("fashion_mnist").std[0]
     px = ds.train[0].double() * std + mean
     # tolerance: the published values are rounded to 4 decimals (+-5e-5); the fp32 normalisation
     # and its inversion move each pixel by at most ~1e-7 relative, far below that
@@ -195,14 +195,14 @@ def test_cinic_imagefolder_reader(tmp_path):
 @pytest.mark.parametrize("name", ["mnist", "fashion_mnist", "svhn", "cifar10", "cifar100", "cinic10"])
 def test_synthetic_like_has_the_real_shapes(name):
     ds = data.synthetic_like(name, n_train=50, n_test=20)
-    info = data.INFO[name]
+    info = data.info(name)
     assert ds.train[0].shape == (50, *info.shape) and ds.test[0].shape == (20, *info.shape)
     assert ds.num_classes == info.classes and int(ds.train[1].max()) < info.classes
 
 
 def test_synthetic_like_default_sizes_are_the_real_ones():
     full = data.synthetic_like("svhn", seed=1, n_test=10)
-    assert len(full.train[1]) == data.INFO["svhn"].n_train == 73257
+    assert len(full.train[1]) == data.info("svhn").n_train == 73257
 
 
 def test_digits_embedded():

@@ -380,3 +380,99 @@ def test_a_trace_is_read_in_the_usual_layouts_and_keyed_by_its_content(tmp_path)
     assert base.replace(participation_args={"trace": str(tmp_path / "plain.csv")}).key() not in keys
     sched = base.replace(participation_args={"trace": tmp_path / "t.npy"}).schedule(num_clients=4)
     assert np.array_equal(sched.active, np.load(tmp_path / "t.npy"))
+
+
+# ------------------------------------------------------------------ kinds of one's own
+@pytest.fixture
+def own_kind():
+    """A kind with a text argument (a mode name) registered through the public decorator, removed
+    again after the test."""
+    @participation.kind("alternating_test", description="even clients in even rounds, odd in odd ones",
+                        args=[participation.Arg("mode", "text", "even_first", doc="which clients start",
+                                                choices=("even_first", "odd_first")),
+                              participation.Arg("every", "integer", 1, low=1, high="n")])
+    def alternating(rng, rounds, n, mode, every):
+        start = 0 if mode == "even_first" else 1
+        parity = (np.arange(rounds)[:, None] // every + np.arange(n)[None, :] + start) % 2
+        return (parity == 0).astype(np.int64)
+    yield "alternating_test"
+    participation._KINDS.pop("alternating_test", None)
+    participation._document_kinds()
+
+
+def test_a_kind_of_ones_own_builds_like_a_built_in_one(own_kind):
+    s = participation.build(own_kind, 4, 6, mode="odd_first")
+    assert s.active[0].tolist() == [0, 1, 0, 1] and s.active[1].tolist() == [1, 0, 1, 0]
+    assert participation.build(own_kind, 4, 6, every=2).active[:, 0].tolist() == [1, 1, 0, 0, 1, 1]
+    assert s.spec["mode"] == "odd_first" and s.kind == own_kind
+    assert own_kind in participation.available() and "[mode='even_first', every=1]" in \
+        participation.available()[own_kind]
+    assert participation.arguments(own_kind) == {"mode": "even_first", "every": 1}
+    assert participation.get_kind(own_kind).draws and participation.get_kind(own_kind).module == __name__
+    # the declarations document it in build's docstring, with what each argument allows
+    assert f"``{own_kind}`` (mode='even_first': one of even_first, odd_first; every=1: an integer in 1..N)" \
+        in participation.build.__doc__
+
+
+@pytest.mark.parametrize("args, pattern", [
+    ({"mode": "sideways"}, r"^mode: must be one of even_first, odd_first; got 'sideways'$"),
+    ({"mode": 3}, r"^mode: must be a text \(str\), got 3$"),
+    ({"every": 1.5}, r"^every: must be an integer, got 1.5$"),
+    ({"every": 9}, r"^every: must be an integer in 1..4, got 9$"),
+    ({"colour": 1}, r"^colour: not an argument of participation kind 'alternating_test'; its arguments: "
+                    r"mode, every, seed, local_steps, "),
+])
+def test_a_kind_of_ones_own_checks_its_declared_arguments(own_kind, args, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        participation.build(own_kind, 4, 6, **args)
+
+
+def test_registering_a_kind_refuses_clashes_and_mismatched_arguments(own_kind):
+    def fn(rng, rounds, n, mode="even_first", every=1):
+        return np.ones((rounds, n), dtype=np.int64)
+    args = [participation.Arg("mode", "text", "even_first"), participation.Arg("every", "integer", 1)]
+    with pytest.raises(ValueError, match=r"^name: participation kind 'alternating_test' is already "
+                                         r"registered \(by tests\.test_participation\); pass replace=True"):
+        participation.register_kind(own_kind, fn, description="again", args=args)
+    with pytest.raises(ValueError, match=r"^name: participation kind 'uniform' is a built-in kind"):
+        participation.register_kind("uniform", fn, description="mine", args=args, replace=True)
+    replaced = participation.register_kind(own_kind, fn, description="all of them", args=args, replace=True)
+    assert participation.build(own_kind, 3, 2).active.sum() == 6 and replaced.description == "all of them"
+    with pytest.raises(ValueError, match=r"^args: kind 'k2' declares mode; its function takes mode, every"):
+        participation.register_kind("k2", fn, description="d", args=args[:1])
+    two = participation.Arg("every", "integer", 2)
+    with pytest.raises(ValueError, match=r"^args: kind 'k2'.s argument 'every' declares default 2, its"):
+        participation.register_kind("k2", fn, description="d", args=[args[0], two])
+    with pytest.raises(ValueError, match=r"^args: kind 'k2' declares 'seed' twice or as an argument every"):
+        participation.register_kind("k2", lambda rng, rounds, n, seed: None, description="d",
+                                    args=[participation.Arg("seed", "integer")])
+    with pytest.raises(ValueError, match=r"^mode: type must be one of number, integer, text"):
+        participation.Arg("mode", "string")
+    assert "k2" not in participation.available()
+
+
+def test_a_kind_that_draws_the_wrong_shape_is_named():
+    participation.register_kind("wrong_shape_test", lambda rng, rounds, n: np.ones((rounds, n + 1)),
+                                description="one client too many")
+    try:
+        with pytest.raises(ValueError, match=r"^kind: participation kind 'wrong_shape_test' .* drew activity "
+                                             r"of shape \(3, 5\), expected \(rounds, num_clients\) = "
+                                             r"\(3, 4\)"):
+            participation.build("wrong_shape_test", 4, 3)
+    finally:
+        participation._KINDS.pop("wrong_shape_test", None)
+
+
+@pytest.mark.parametrize("kind, args, pattern", [
+    ("markov", {"p": "high"}, r"^p: must be numbers \(a number or an array of numbers; not strings or "
+                              r"bools\), got 'high'$"),
+    ("bernoulli", {"p": [0.5, "x", 0.5, 0.5]}, r"^p: must be numbers"),
+    ("with_replacement", {"draws": 2, "q": ["a", "b", "c", "d"]}, r"^q: must be numbers \(an array of"),
+    ("weighted", {"per_round": 2, "q": [0.5, 0.5, -0.2, 0.2]}, r"^q: weights must be >= 0; entry 2 is -0.2$"),
+    ("recorded", {"path": 5}, r"^path: must be a file path \(str\), got 5$"),
+    ("sine", {"per_round": 2, "amplitude": 1.0}, r"^amplitude: must lie in \[0, 1\), got 1.0$"),
+])
+def test_a_wrong_type_is_one_fedlib_error_not_a_numpy_one(kind, args, pattern):
+    """Before the declarations, ``markov`` with p="high" stopped in numpy (UFuncTypeError)."""
+    with pytest.raises(ValueError, match=pattern):
+        participation.build(kind, 4, 3, **args)

@@ -1,0 +1,54 @@
+"""What a config needs from outside fedlib: the modules that define its algorithm, participation
+kind and dataset when a user registered them (:func:`fedlib.algorithms.register`,
+:func:`fedlib.participation.register_kind`, :func:`fedlib.data.register_dataset`).
+
+A sweep's worker processes import these modules before computing, so that a user's extension is
+known there as it is in the sweep's own process; an extension defined in ``__main__`` (a notebook
+cell, a script run directly) cannot be imported by another process and is refused before
+anything runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from . import algorithms, data, participation
+
+__all__ = ["worker_modules"]
+
+
+def _module(obj: object) -> str:
+    fn = getattr(obj, "func", obj)                                      # a functools.partial
+    return getattr(fn, "__module__", None) or ""
+
+
+def _definitions(config) -> Iterator[tuple[str, str, str]]:
+    """(what, name, defining module) of the config's algorithm, participation kind and dataset."""
+    yield "algorithm", config.algorithm, _module(algorithms.get(config.algorithm))
+    yield "participation kind", config.participation, participation.get_kind(config.participation).module
+    dataset = dict(config.problem_args or ()).get("dataset")
+    if isinstance(dataset, str) and dataset in data.available():
+        yield "dataset", dataset, data.get_dataset(dataset).module
+
+
+def worker_modules(configs: Iterable) -> tuple[str, ...]:
+    """The modules (not fedlib's) a worker process must import to know the configs' algorithms,
+    participation kinds and datasets, in first-use order.
+
+    Raises:
+        ValueError: one of them is defined in ``__main__`` (a notebook cell or a script), which
+            worker processes cannot import; raised before any run.
+    """
+    out: list[str] = []
+    for c in configs:
+        for what, name, mod in _definitions(c):
+            if mod.split(".")[0] == "fedlib":
+                continue
+            if not mod or mod == "__main__" or mod.startswith("__"):
+                raise ValueError(f"workers: {what} {name!r} is defined in {mod or 'no module'} (a notebook "
+                                 "cell or a script), which worker processes cannot import; define it in a "
+                                 "module and import that module before sweeping, or compute in this process "
+                                 "(workers=1, no executor)")
+            if mod not in out:
+                out.append(mod)
+    return tuple(out)
