@@ -458,7 +458,7 @@ def _check_split(name: str, split: str, x: np.ndarray, y: np.ndarray, info: Data
     bad = (y < 0) | (y >= info.classes)
     if bad.any():
         raise ValueError(f"{where}: labels must lie in 0..{info.classes - 1} (info.classes {info.classes}); "
-                         f"label {y[bad][0]!r} at index {int(np.flatnonzero(bad)[0])}")
+                         f"label {y[bad][0].item()!r} at index {int(np.flatnonzero(bad)[0])}")
     if x.dtype.kind not in "iuf":
         raise ValueError(f"{where}: images must be numbers, got dtype {x.dtype}")
     if x.dtype == np.uint8 and info.pixels is not None and tuple(info.pixels) == (0, 255):
@@ -467,8 +467,10 @@ def _check_split(name: str, split: str, x: np.ndarray, y: np.ndarray, info: Data
     ok = np.isfinite(x) & (x >= lo) & (x <= hi)
     if not ok.all():
         allowed = "finite" if info.pixels is None else f"in [{lo:g}, {hi:g}] (info.pixels)"
-        raise ValueError(f"{where}: pixel values must be {allowed}; found {x[~ok].ravel()[0]!r} (values "
-                         f"{np.nanmin(x):g}..{np.nanmax(x):g})")
+        finite = x[np.isfinite(x)]
+        span = f"{finite.min():g}..{finite.max():g}" if finite.size else "none finite"
+        first = x[~ok].ravel()[0].item()
+        raise ValueError(f"{where}: pixel values must be {allowed}; found {first!r} (values {span})")
 
 
 def _tensors(spec: DatasetSpec, parts: object) -> Dataset:

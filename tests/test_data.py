@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+import fedlib
 from fedlib import data
 
 MNIST_NPZ = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist.npz"
@@ -218,3 +219,104 @@ def test_real_mnist_npz(monkeypatch):
     counts = torch.bincount(ds.train[1], minlength=10).tolist()
     assert counts == [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
     assert abs(float(ds.train[0].mean())) < 0.01 and abs(float(ds.train[0].std()) - 1) < 0.01
+
+
+# ------------------------------------------------------------------ datasets of one's own
+def _bars(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Images [n, 28, 28] uint8 of a horizontal (label 0) or vertical (label 1) bar."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    x = rng.integers(0, 40, (n, 28, 28)).astype(np.uint8)
+    pos = rng.integers(4, 24, n)
+    for i in range(n):
+        if y[i] == 0:
+            x[i, pos[i] - 2:pos[i] + 2, :] = 255
+        else:
+            x[i, :, pos[i] - 2:pos[i] + 2] = 255
+    return x, y
+
+
+@pytest.fixture
+def bars():
+    """A dataset registered by a user's loader (arrays made here, no files), removed after the test."""
+    info = data.DatasetInfo((1, 28, 28), 2, mean=(0.2,), std=(0.35,), n_train=40, n_test=12,
+                            description="horizontal or vertical bars", label="Bars")
+    data.register_dataset("bars_test", lambda root: {"train": _bars(40, 0), "test": _bars(12, 1)}, info=info)
+    yield "bars_test"
+    data._DATASETS.pop("bars_test", None)
+
+
+def test_a_dataset_of_ones_own_loads_like_a_built_in_one(bars):
+    assert data.available()[bars] == "horizontal or vertical bars" and data.info(bars).label == "Bars"
+    ds = data.load(bars)
+    assert ds.train[0].shape == (40, 1, 28, 28) and ds.test[0].shape == (12, 1, 28, 28)
+    assert ds.num_classes == 2
+    x, y = _bars(40, 0)
+    assert torch.equal(ds.train[1], torch.as_tensor(y)) and ds.train[1].dtype == torch.long
+    assert torch.allclose(ds.train[0][:, 0], (torch.as_tensor(x, dtype=torch.float32) / 255 - 0.2) / 0.35)
+    fake = data.synthetic_like(bars, seed=0)
+    assert fake.train[0].shape == (40, 1, 28, 28) and set(fake.train[1].tolist()) == {0, 1}
+    assert data.get_dataset(bars).module == __name__
+
+
+def test_a_dataset_of_ones_own_is_a_neural_problem_in_a_config(bars):
+    c = fedlib.ExperimentConfig(algorithm="fedavg", problem="neural", participation="full", rounds=2,
+                                problem_args={"dataset": bars, "num_clients": 4, "partition": "iid",
+                                              "batch_size": 5, "train_eval_per_client": 5},
+                                lr_local=0.05, local_steps=2)
+    c.validate()
+    res = fedlib.run(c.algorithm, c.build_problem(), c.schedule(), rounds=2, lr_local=0.05, progress=False)
+    assert res.history["test_acc"].notna().all() and len(res.history) == 3
+
+
+@pytest.mark.parametrize("parts, pattern", [
+    ({"train": (np.zeros((4, 3, 28, 28), np.uint8), np.zeros(4)), "test": None},
+     r"^dataset 'bad_test', train split: images of shape \(4, 3, 28, 28\); expected \[n, 1, 28, 28\] or "
+     r"\[n, 28, 28\] \(info.shape \(1, 28, 28\)\)$"),
+    ({"train": (np.zeros((4, 28, 28), np.uint8), np.array([0, 1, 2, 1])), "test": None},
+     r"^dataset 'bad_test', train split: labels must lie in 0..1 \(info.classes 2\); label 2 at index 2$"),
+    ({"train": (np.zeros((4, 28, 28), np.uint8), np.zeros(3)), "test": None},
+     r"^dataset 'bad_test', train split: labels of shape \(3,\); expected one per image, \[4\]"),
+    ({"train": (np.full((4, 28, 28), 300.0), np.zeros(4)), "test": None},
+     r"^dataset 'bad_test', train split: pixel values must be in \[0, 255\] \(info.pixels\); found 300.0"),
+    ({"train": (np.full((4, 28, 28), np.nan), np.zeros(4)), "test": None},
+     r"^dataset 'bad_test', train split: pixel values must be in \[0, 255\] \(info.pixels\); found nan"),
+    ({"train": (np.zeros((4, 28, 28)), np.full(4, 0.5)), "test": None},
+     r"^dataset 'bad_test', train split: labels must be integers 0..1, got dtype float64$"),
+    ({"train": (np.zeros((4, 28, 28)), np.zeros(4))},
+     r"^dataset 'bad_test': its loader must return \{'train': \(x, y\), 'test': \(x, y\)\} or None, got "
+     r"dict with keys train$"),
+    ({"train": np.zeros(4), "test": None},
+     r"^dataset 'bad_test', train split: expected a pair \(x, y\), got ndarray"),
+])
+def test_a_loaders_arrays_are_checked_at_load(parts, pattern):
+    data.register_dataset("bad_test", lambda root: parts, info=data.DatasetInfo((1, 28, 28), 2))
+    try:
+        with pytest.raises(ValueError, match=pattern):
+            data.load("bad_test")
+    finally:
+        data._DATASETS.pop("bad_test", None)
+
+
+def test_registering_a_dataset_refuses_clashes_and_bad_info(bars, tmp_path):
+    loader = lambda root: None                                                   # noqa: E731
+    with pytest.raises(ValueError, match=r"^name: dataset 'mnist' is a built-in dataset"):
+        data.register_dataset("mnist", loader, info=data.DatasetInfo((1, 28, 28), 10), replace=True)
+    with pytest.raises(ValueError, match=r"^name: dataset 'bars_test' is already registered \(by "
+                                         r"tests.test_data\); pass replace=True"):
+        data.register_dataset(bars, loader, info=data.DatasetInfo((1, 28, 28), 2))
+    with pytest.raises(ValueError, match=r"^info.shape: must be \(channels, height, width\)"):
+        data.DatasetInfo((28, 28), 2)
+    with pytest.raises(ValueError, match=r"^info.mean: must be one finite number or one per channel \(3\)"):
+        data.DatasetInfo((3, 32, 32), 10, mean=(0.1, 0.2))
+    with pytest.raises(ValueError, match=r"^info: dataset 'x' needs a fedlib.data.DatasetInfo"):
+        data.register_dataset("x", loader, info={"shape": (1, 28, 28)})
+    # a loader that finds no files: the missing-data message names its module and the folder
+    data.register_dataset(bars, loader, info=data.DatasetInfo((1, 28, 28), 2, files=("bars.npz",)),
+                          replace=True)
+    with pytest.raises(data.DataNotFoundError, match=r"^bars_test: dataset files not found. Searched: .*"
+                                                      r"Expected: bars.npz. Its loader \(tests.test_data\) "
+                                                      r"found"):
+        data.load(bars, data_root=tmp_path)
+    with pytest.raises(ValueError, match=r"^n_train: dataset 'bars_test' declares no split size"):
+        data.synthetic_like(bars)
