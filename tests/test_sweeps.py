@@ -318,3 +318,115 @@ def test_devices_spread_runs_over_processes_and_give_the_serial_frame(tmp_path):
             fedlib.sweep(cs, tmp_path / "x", progress=False, devices=bad)
     with pytest.raises(ValueError, match="^devices: give either"):
         fedlib.sweep(cs, tmp_path / "x", progress=False, devices=["cpu"], workers=2)
+
+
+_USER_EXTENSIONS = textwrap.dedent('''
+    """A user's participation kind (with a text argument) and dataset, in one file outside fedlib."""
+    import numpy as np
+    from fedlib import data, participation
+
+
+    @participation.kind("shifts_sweep_test", description="the clients in three shifts, one shift a round",
+                        args=[participation.Arg("mode", "text", "strict", choices=("strict", "flaky"))])
+    def shifts(rng, rounds, n, mode):
+        shift = np.arange(n) * 3 // n
+        active = ((np.arange(rounds)[:, None] + shift[None, :]) % 3 == 0).astype(np.int64)
+        if mode == "flaky":
+            active = active * (rng.random((rounds, n)) < 0.8)
+        return participation.Draw(active)
+
+
+    def bars(root):
+        out = {}
+        for split, n, seed in (("train", 48, 0), ("test", 16, 1)):
+            rng = np.random.default_rng(seed)
+            y = rng.integers(0, 2, n)
+            x = rng.integers(0, 40, (n, 28, 28)).astype(np.uint8)
+            for i in range(n):
+                if y[i]:
+                    x[i, :, 10:14] = 255
+                else:
+                    x[i, 10:14, :] = 255
+            out[split] = (x, y)
+        return out
+
+
+    data.register_dataset("bars_sweep_test", bars,
+                          info=data.DatasetInfo((1, 28, 28), 2, mean=(0.2,), std=(0.35,)))
+''')
+
+
+def test_a_users_kind_and_dataset_reach_the_workers_of_a_sweep(tmp_path, monkeypatch):
+    """Issue 53's done-when: a kind with a text argument and a dataset, defined by a user in one file,
+    run through sweep(workers=2) into a store; the worker processes import that file as they do a
+    user's algorithm, and the store reads back."""
+    (tmp_path / "my_extensions.py").write_text(_USER_EXTENSIONS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    from fedlib import data, participation
+    importlib.import_module("my_extensions")
+    try:
+        base = ExperimentConfig(algorithm="fedavg", problem="neural", participation="shifts_sweep_test",
+                                rounds=3, local_steps=2, lr_local=0.05,
+                                problem_args={"dataset": "bars_sweep_test", "num_clients": 6,
+                                              "partition": "iid", "batch_size": 4,
+                                              "train_eval_per_client": 4},
+                                participation_args={"mode": "flaky"})
+        cs = config.grid(base, algorithm=["fedavg", "fedsum"],
+                         **{"participation_args.mode": ["strict", "flaky"]})
+        assert sweeps._worker_modules(cs) == ("my_extensions",)
+        df = fedlib.sweep(cs, tmp_path / "store", progress=False, workers=2)
+        assert set(df["status"]) == {"ok"} and df["error"].isna().all(), df["error"].dropna().unique()
+        assert df["round"].max() == 3 and df["test_acc"].notna().any()
+        entries = [Store(tmp_path / "store").get(c) for c in cs]
+        assert all(e is not None and e.status == "ok" for e in entries)
+        again = fedlib.load(tmp_path / "store")                                   # reading computes nothing
+        assert sorted(again["key"].unique()) == sorted(c.key() for c in cs)
+        # the workers' schedules are the ones this process builds from the user's kind
+        strict = cs[0].schedule(num_clients=6).active
+        assert strict.sum(axis=1).tolist() == [2, 2, 2]
+        serial = fedlib.sweep(cs[:1], tmp_path / "serial", progress=False)
+        cols = [c for c in serial if c not in store.TIMING_COLUMNS]
+        pd.testing.assert_frame_equal(serial[cols], df[df["key"] == cs[0].key()][cols].reset_index(drop=True),
+                                      check_exact=True)
+    finally:
+        participation._KINDS.pop("shifts_sweep_test", None)
+        data._DATASETS.pop("bars_sweep_test", None)
+        sys.modules.pop("my_extensions", None)
+
+
+def test_a_kind_or_dataset_defined_in_main_is_refused_before_anything_is_stored(tmp_path):
+    """A kind or dataset defined in a notebook cell validates in the sweep's process but cannot be
+    imported by worker processes: the sweep refuses it before any entry is written (before issue 53
+    the workers failed and wrote error entries into the store)."""
+    from fedlib import data, participation
+
+    def everyone(rng, rounds, n):
+        return np.ones((rounds, n), dtype=np.int64)
+    everyone.__module__ = "__main__"                                         # as a notebook cell defines it
+    participation.register_kind("notebook_kind_test", everyone, description="everyone")
+
+    def loader(root):
+        return {"train": (np.zeros((8, 28, 28), np.uint8), np.arange(8) % 2),
+                "test": (np.zeros((4, 28, 28), np.uint8), np.arange(4) % 2)}
+    loader.__module__ = "__main__"
+    data.register_dataset("notebook_data_test", loader, info=data.DatasetInfo((1, 28, 28), 2))
+    try:
+        kind_run = _base(participation="notebook_kind_test", participation_args={})
+        with pytest.raises(ValueError, match=r"^workers: participation kind 'notebook_kind_test' is defined "
+                                             r"in __main__ \(a notebook cell or a script\), which worker "
+                                             r"processes cannot import"):
+            fedlib.sweep([kind_run], tmp_path / "s", progress=False, workers=2)
+        data_run = ExperimentConfig(algorithm="fedavg", problem="neural", participation="full", rounds=2,
+                                    problem_args={"dataset": "notebook_data_test", "num_clients": 2,
+                                                  "partition": "iid", "batch_size": 2})
+        refused = r"^workers: dataset 'notebook_data_test' is defined in __main__"
+        with ProcessPoolExecutor(1) as ex, pytest.raises(ValueError, match=refused):
+            fedlib.sweep([data_run], tmp_path / "s", progress=False, executor=ex)
+        assert not list((tmp_path / "s").glob("*/meta.json")) and not list((tmp_path / "s").glob("*-*"))
+        # in this process (no workers) both run
+        assert set(fedlib.sweep([kind_run, data_run], tmp_path / "here", progress=False)["status"]) == {"ok"}
+    finally:
+        participation._KINDS.pop("notebook_kind_test", None)
+        data._DATASETS.pop("notebook_data_test", None)
