@@ -226,6 +226,8 @@ GUIDE_KINDS: dict[str, str] = {
     "The library in three lines": "tutorial",
     "Data offline": "how-to",
     "Add your own algorithm": "how-to",
+    "Add your own participation kind": "how-to",
+    "Add your own dataset": "how-to",
     "Your own availability trace, and reading a store": "how-to",
     "Real availability traces": "how-to",
     "Sweeps, the results store, verification": "how-to",
