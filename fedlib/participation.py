@@ -1165,14 +1165,13 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
         if client_sizes is not None or batch_size is not None:
             raise ValueError("client_sizes / batch_size: only used with local_epochs")
         steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
+    epochs = {"local_epochs": local_epochs, "local_epochs_range": local_epochs_range,
+              "client_sizes": client_sizes, "batch_size": batch_size} if epochs_given else {}
     spec_dict = {"kind": kind, "num_clients": n, "rounds": t, "seed": int(seed),
                  "local_steps": jsonable(local_steps), "uplink_p": jsonable(uplink_p),
                  **({"uplink_p_range": jsonable(uplink_p_range)} if uplink_p_range is not None else {}),
                  "local_steps_range": jsonable(local_steps_range),
-                 **({"local_epochs": jsonable(local_epochs),
-                     "local_epochs_range": jsonable(local_epochs_range),
-                     "client_sizes": jsonable(client_sizes), "batch_size": batch_size}
-                    if epochs_given else {}),
+                 **{k: jsonable(v) for k, v in epochs.items()},
                  **{k: jsonable(v) for k, v in kwargs.items()}}
     return Schedule(active, uplink, steps, spec_dict, probs, uplink_probs)
 
