@@ -257,6 +257,11 @@ def _is_array(v: Any) -> bool:
         return not str(v.dtype).endswith("bool")
     if isinstance(v, (list, tuple)):
         return all(_is_number(x) or (isinstance(x, (list, tuple)) and _is_array(x)) for x in v)
+    if hasattr(v, "__array__") and not isinstance(v, (str, bytes)):        # a pandas frame, a series
+        try:
+            return np.asarray(v).dtype.kind in "iuf"
+        except (TypeError, ValueError):
+            return False
     return False
 
 

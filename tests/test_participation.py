@@ -476,3 +476,14 @@ def test_a_wrong_type_is_one_fedlib_error_not_a_numpy_one(kind, args, pattern):
     """Before the declarations, ``markov`` with p="high" stopped in numpy (UFuncTypeError)."""
     with pytest.raises(ValueError, match=pattern):
         participation.build(kind, 4, 3, **args)
+
+
+def test_array_arguments_may_come_as_pandas_objects():
+    """An array argument is anything numpy reads as numbers (a DataFrame trace, a Series of
+    probabilities), as before the declarations; a frame of text is refused by its type."""
+    import pandas as pd
+    frame = pd.DataFrame(np.arange(12).reshape(3, 4) % 2)
+    assert np.array_equal(participation.build("trace", 4, 3, trace=frame).active, frame.to_numpy())
+    assert participation.build("bernoulli", 4, 3, p=pd.Series([1.0] * 4)).active.all()
+    with pytest.raises(ValueError, match=r"^trace: must be an array of numbers or a file path \(str\)"):
+        participation.build("trace", 2, 1, trace=pd.DataFrame([["a", "b"]]))
