@@ -346,14 +346,13 @@ class ExperimentConfig:
         schedule is built now (no data needed) when its size is known, so that a bad value fails
         before any run of a sweep, not inside one."""
         spec = self.arguments("participation_args")
-        kind = f"participation kind {self.participation!r}"
         try:
             participation.check_arguments(self.participation, spec, n)
             if not inputs and not participation.inputs_here(self.participation, spec):
                 participation.key_arguments(self.participation, spec)    # keyed without the file: not read
                 return
         except (ValueError, TypeError, OSError) as e:
-            self._schedule_error(where, e, spec, kind)
+            self._schedule_error(where, e, spec, self.participation)
         needs_data = ({"local_epochs", "local_epochs_range"} & set(spec)
                       and not {"client_sizes", "batch_size"} <= set(spec))
         if n is None or needs_data:
@@ -361,15 +360,18 @@ class ExperimentConfig:
         try:
             self.schedule(num_clients=n)
         except (ValueError, TypeError, OSError) as e:
-            self._schedule_error(where, e, spec, kind)
+            self._schedule_error(where, e, spec, self.participation)
 
     @staticmethod
-    def _schedule_error(where: str, e: Exception, spec: dict, kind: str) -> None:
-        """Raise ``e`` as one ValueError naming the field: the argument the kind names, or the
-        number of clients (more than the kind can give)."""
+    def _schedule_error(where: str, e: Exception, spec: dict, kind_name: str) -> None:
+        """Raise ``e`` as one ValueError naming the field: the argument the kind names (given, or
+        declared and missing), or the number of clients (more than the kind can give)."""
         name, sep, rest = str(e).partition(": ")
-        if sep and name in spec:                      # the kind names its argument: say where it is
-            raise _bad(where, f"participation_args.{name}", f"{rest} ({kind})") from None
+        kind = f"participation kind {kind_name!r}"
+        declared = name in spec or participation.get_kind(kind_name).arg(name) is not None
+        if sep and declared:                          # the kind names its argument: say where it is
+            named = f"kind {kind_name!r}" in rest
+            raise _bad(where, f"participation_args.{name}", rest if named else f"{rest} ({kind})") from None
         if sep and name == "num_clients":             # more clients than the kind can give
             raise _bad(where, "problem_args.num_clients", f"{rest} ({kind})") from None
         raise _bad(where, "participation_args", f"{kind}: {e}") from None

@@ -122,3 +122,10 @@ def test_an_unknown_dataset_is_named_before_anything_runs():
                                          r"'imagenet_tiny'; known: mnist, .* \(or register one: "
                                          r"fedlib\.data\.register_dataset\)"):
         c.validate()
+
+
+def test_a_missing_required_participation_argument_names_its_field():
+    c = ExperimentConfig("fedavg", "quadratic", "uniform", 3, problem_args={"num_clients": 4, "dim": 3})
+    with pytest.raises(ValueError, match=r"^config\.participation_args\.per_round: required by kind "
+                                         r"'uniform' \(an integer in 1\.\.4\)$"):
+        c.validate()
