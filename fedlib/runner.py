@@ -35,7 +35,7 @@ from ._threads import single_threaded_ops
 from ._validate import check_int
 from ._validate import jsonable as _json_value
 from .arithmetic import AnchorRecorder
-from .config import ExperimentConfig
+from .config import ExperimentConfig, Planned
 from .engine import UnreachableClients, get_engine
 from .participation import Schedule
 from .problems import Problem
@@ -730,13 +730,17 @@ def _jsonable(v: Any) -> Any:
     return _json_value(v)
 
 
-def run_config(config: ExperimentConfig, device: str | None = None, progress: bool = False,
+def run_config(config: ExperimentConfig | Planned, device: str | None = None, progress: bool = False,
                rounds: int | None = None, checkpoint: str | os.PathLike | None = None,
                checkpoint_every: int = 50, x0: torch.Tensor | None = None) -> Result:
     """Run one :class:`ExperimentConfig` (no store). ``rounds`` truncates the run to its first
     rounds on the config's full schedule (what :func:`fedlib.verify` replays). A config
-    with ``init_from`` needs ``x0``, the warm-up's final model (a store supplies it)."""
-    config.validate()
+    with ``init_from`` needs ``x0``, the warm-up's final model (a store supplies it). The config
+    is validated first, unless it is :class:`~fedlib.config.Planned` (a sweep validated it)."""
+    if isinstance(config, Planned):
+        config = config.config
+    else:
+        config.validate()
     problem = config.build_problem(device)
     warm = config.warmup()
     offset = 0
