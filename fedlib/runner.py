@@ -134,10 +134,11 @@ def _schedule(participation_spec: Any, problem: Problem, rounds: int | None,
     return participation.build(kind, problem.num_clients, rounds, **spec)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunPlan:
     """What one run is, checked once: what :func:`run` (or :func:`run_config`, from a config)
-    hands on to build the run. Fields as :func:`run`'s arguments, after its checks.
+    hands on to build the run. Fields as :func:`run`'s arguments, after its checks (frozen; it
+    holds a problem, options and maybe a tensor, so two plans compare by identity).
 
     Attributes:
         algorithm: the algorithm's class (an instance given to :func:`run` gives its class, and
@@ -201,13 +202,13 @@ class RunPlan:
         if isinstance(algorithm, algorithms.Algorithm):
             options = {**algorithm.opts, **options}
             algorithm = type(algorithm)
-        cls_ = algorithms.get(algorithm)
+        algorithm_class = algorithms.get(algorithm)
         if isinstance(problem, str):
             problem = build_problem(problem)
         if not isinstance(problem, Problem):
             raise ValueError(f"problem: expected a fedlib.problems.Problem or a problem name "
                              f"({', '.join(problems_available())}), got {type(problem).__name__}")
-        plan = cls(cls_, options, problem, participation, **run_options)
+        plan = cls(algorithm_class, options, problem, participation, **run_options)
         if plan.lr_schedule not in algorithms.lr_schedules:
             raise ValueError(f"lr_schedule: unknown schedule {plan.lr_schedule!r}; known: "
                              f"{', '.join(algorithms.lr_schedules)}")

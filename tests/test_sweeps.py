@@ -339,9 +339,9 @@ def _count_keys_and_checks(monkeypatch) -> dict:
 
 
 def test_a_sweep_validates_and_keys_each_config_once(tmp_path, monkeypatch):
-    # before issue 53 a sweep of these three configs called validate 9 times and key 61 times when
-    # computing, 3 and 42 when loading, and 19 and 104 with a shared warm-up (validate counts the
-    # warm-up's check inside its run's)
+    # before issue 53 these sweeps called validate 11 times and key 63 times when computing (with
+    # the duplicate), 3 and 42 when loading, and 19 and 104 with a shared warm-up (validate counts
+    # the warm-up's check inside its run's)
     cs = [_base(rounds=4, seed=s) for s in range(3)]
     counts = _count_keys_and_checks(monkeypatch)
     computed = fedlib.sweep(cs + cs[:1], tmp_path / "a", progress=False)        # a duplicate too
