@@ -53,6 +53,27 @@ def pick(store: Store, sample: int | None, seed: int = 0) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line (see the module docstring): parse ``argv`` and run its command; returns
+    the exit status (argparse exits with status 2 on a usage error, naming the argument)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "strip":
+        return _strip(parser, args.notebooks)
+    if args.command == "seal":
+        return _seal(parser, Path(args.path), args.force)
+    if args.command == "campaign":
+        return _campaign(parser, args)
+    rounds = _rounds(parser, args.rounds)
+    if args.command == "renew":
+        return _renew(parser, Path(args.path), rounds)
+    if args.sample is not None and args.sample < 1:
+        parser.error(f"--sample: must be >= 1, got {args.sample}")
+    return _verify(parser, Path(args.path), args.sample, args.seed, args.imports, rounds)
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The parser of the command line: one sub-command each for verify, seal, renew, campaign and
+    strip."""
     parser = argparse.ArgumentParser(
         prog="python -m fedlib", description="fedlib's command line: check stored runs by replaying them "
         "(verify), seal their files' digests (seal), renew the code fingerprints of entries whose code "
@@ -95,88 +116,59 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--stand-in-rounds", type=int, default=0, help=argparse.SUPPRESS)
     n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
-    args = parser.parse_args(argv)
-    if args.command == "strip":
-        from .notebook import _read_notebook, strip_run_metadata
-        for nb in args.notebooks:                       # every file checked before any is rewritten
-            if not Path(nb).is_file():
-                parser.error(f"notebooks: no file {nb}")
-            if Path(nb).suffix != ".ipynb":
-                parser.error(f"notebooks: {nb} is not an executed notebook (.ipynb); strip rewrites the "
-                             f".ipynb of a jupytext pair, not its .py source")
-            try:
-                _read_notebook(nb)
-            except ValueError as e:
-                parser.error(f"notebooks: {str(e).removeprefix('path: ')}")
-        for nb in args.notebooks:
-            strip_run_metadata(nb)
-        return 0
-    if args.command == "seal":
-        return _seal(parser, Path(args.path), args.force)
-    if args.command == "campaign":
-        from .campaign import run_campaign
-        if args.graphs:
-            import os
+    return parser
 
-            from .engine import GRAPHS_ENV
-            os.environ[GRAPHS_ENV] = "1"
+
+def _strip(parser: argparse.ArgumentParser, notebooks: list[str]) -> int:
+    """``strip``: every file checked (an executed .ipynb that reads) before any is rewritten."""
+    from .notebook import _read_notebook, strip_run_metadata
+    for nb in notebooks:                       # every file checked before any is rewritten
+        if not Path(nb).is_file():
+            parser.error(f"notebooks: no file {nb}")
+        if Path(nb).suffix != ".ipynb":
+            parser.error(f"notebooks: {nb} is not an executed notebook (.ipynb); strip rewrites the "
+                         f".ipynb of a jupytext pair, not its .py source")
         try:
-            run_campaign(args.notebook, args.profile, args.device, args.budget_min, args.store, args.seeds,
-                         args.datasets, args.stand_in_rounds)
+            _read_notebook(nb)
         except ValueError as e:
-            parser.error(str(e))
-        return 0
-    rounds = _rounds(parser, args.rounds)
-    if args.command == "renew":
-        return _renew(parser, Path(args.path), rounds)
-    if args.sample is not None and args.sample < 1:
-        parser.error(f"--sample: must be >= 1, got {args.sample}")
+            parser.error(f"notebooks: {str(e).removeprefix('path: ')}")
+    for nb in notebooks:
+        strip_run_metadata(nb)
+    return 0
 
-    path = Path(args.path)
-    if (path / "meta.json").is_file():
-        targets = [path]
-    elif path.is_dir():
-        store = Store(path)
-        targets = [store.path / k for k in pick(store, args.sample, args.seed)]
-    else:
-        parser.error(f"path: {path} is neither a store folder nor an entry folder")
+
+def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``campaign``: a notebook's runs into its store within the budget (:mod:`fedlib.campaign`)."""
+    from .campaign import run_campaign
+    if args.graphs:
+        import os
+
+        from .engine import GRAPHS_ENV
+        os.environ[GRAPHS_ENV] = "1"
+    try:
+        run_campaign(args.notebook, args.profile, args.device, args.budget_min, args.store, args.seeds,
+                     args.datasets, args.stand_in_rounds)
+    except ValueError as e:
+        parser.error(str(e))
+    return 0
+
+
+def _verify(parser: argparse.ArgumentParser, path: Path, sample: int | None, seed: int,
+            imports: list[str], rounds: int | str | None) -> int:
+    """``verify``: replay the entries of ``path`` (a store, or one entry), one line each, then the
+    counts; 1 if any differs or cannot be replayed."""
+    targets = _targets(parser, path, sample, seed)
     if not targets:
-        below = sorted(str(d) for d in path.iterdir() if d.is_dir() and any(d.glob("*/meta.json")))
-        if below:                          # the folder above stores (results/<notebook>): name them
-            parser.error(f"path: {path} holds no entries, but the stores below it do: "
-                         f"{', '.join(below)}; verify one of them")
         print(f"{path}: no entries")
         return 0
-    for module in args.imports:
+    for module in imports:
         try:
             importlib.import_module(module)
         except ImportError as e:
             parser.error(f"--import: cannot import {module!r} ({e})")
     counts = {"exact": 0, "cross-cpu": 0, "unchecked": 0, "failed": 0, "unknown": 0, "stale": 0}
     for t in tqdm(targets, desc="verify", unit="entry", disable=len(targets) < 2):
-        try:
-            rep = verify(t, rounds=rounds)
-        except ValueError as e:
-            unknown = "unknown algorithm" in str(e) or "unknown problem" in str(e)
-            counts["unknown" if unknown else "failed"] += 1
-            hint = "; if it is your own, pass --import <the module that registers it>" if unknown else ""
-            tqdm.write(f"{'skip' if unknown else 'FAIL'} {t.name}: cannot replay: "
-                       f"{str(e).splitlines()[0]}{hint}")
-            continue
-        if rep.ok:
-            counts[rep.check] += 1
-            tqdm.write(f"ok   {t.name} ({rep.check} check, max relative difference "
-                       f"{max(rep.max_rel.values(), default=0.0):.1e})")
-        elif rep.failed:
-            changed = _changed_code(t)
-            counts["stale" if changed else "failed"] += 1
-            note = (f"\n  its {' and '.join(changed)} code changed since it was stored: the replay ran "
-                    "today's code (recompute it, or python -m fedlib renew if the change should move no bit)"
-                    if changed else "")
-            tqdm.write(f"FAIL {rep}{note}")
-        else:
-            counts["unchecked"] += 1
-            tqdm.write(f"skip {rep}")
+        counts[_verify_entry(t, rounds)] += 1
     ok = counts["exact"] + counts["cross-cpu"]
     print(f"{ok} of {len(targets)} entries reproduce ({counts['exact']} by the exact check, "
           f"{counts['cross-cpu']} by the cross-CPU check); {counts['unchecked']} not checkable here; "
@@ -184,6 +176,49 @@ def main(argv: list[str] | None = None) -> int:
           f"{counts['unknown']} cannot be replayed without --import (their algorithm or problem is not "
           "registered here)")
     return 1 if counts["failed"] or counts["stale"] or counts["unknown"] else 0     # 0: all verified
+
+
+def _targets(parser: argparse.ArgumentParser, path: Path, sample: int | None, seed: int) -> list[Path]:
+    """The entry folders to replay: ``path`` itself (an entry), or a sample of its entries (a store);
+    a usage error for anything else, and for a folder holding no entries but stores below it."""
+    if (path / "meta.json").is_file():
+        return [path]
+    if not path.is_dir():
+        parser.error(f"path: {path} is neither a store folder nor an entry folder")
+    store = Store(path)
+    targets = [store.path / k for k in pick(store, sample, seed)]
+    if not targets:
+        below = sorted(str(d) for d in path.iterdir() if d.is_dir() and any(d.glob("*/meta.json")))
+        if below:                          # the folder above stores (results/<notebook>): name them
+            parser.error(f"path: {path} holds no entries, but the stores below it do: "
+                         f"{', '.join(below)}; verify one of them")
+    return targets
+
+
+def _verify_entry(t: Path, rounds: int | str | None) -> str:
+    """Replay one entry and write its line; returns what it counts as (``exact``, ``cross-cpu``,
+    ``unchecked``, ``failed``, ``stale`` or ``unknown``)."""
+    try:
+        rep = verify(t, rounds=rounds)
+    except ValueError as e:
+        unknown = "unknown algorithm" in str(e) or "unknown problem" in str(e)
+        hint = "; if it is your own, pass --import <the module that registers it>" if unknown else ""
+        tqdm.write(f"{'skip' if unknown else 'FAIL'} {t.name}: cannot replay: "
+                   f"{str(e).splitlines()[0]}{hint}")
+        return "unknown" if unknown else "failed"
+    if rep.ok:
+        tqdm.write(f"ok   {t.name} ({rep.check} check, max relative difference "
+                   f"{max(rep.max_rel.values(), default=0.0):.1e})")
+        return rep.check
+    if rep.failed:
+        changed = _changed_code(t)
+        note = (f"\n  its {' and '.join(changed)} code changed since it was stored: the replay ran "
+                "today's code (recompute it, or python -m fedlib renew if the change should move no bit)"
+                if changed else "")
+        tqdm.write(f"FAIL {rep}{note}")
+        return "stale" if changed else "failed"
+    tqdm.write(f"skip {rep}")
+    return "unchecked"
 
 
 def _changed_code(entry_dir) -> list[str]:

@@ -172,15 +172,8 @@ def run_campaign(notebook: str, profile: str = "paper", device: str | None = Non
         clock: seconds, monotonic (tests pass their own).
         echo: where progress lines go.
     """
-    from .notebook import check_profile, store_path
-    if notebook not in CAMPAIGNS:
-        raise ValueError(f"notebook: no campaign for {notebook!r}; campaigns: {', '.join(CAMPAIGNS)}")
-    check_profile(profile)
-    if isinstance(budget_min, bool) or not isinstance(budget_min, (int, float)) or not budget_min >= 0:
-        raise ValueError(f"budget_min: must be a number >= 0, got {budget_min!r}")
-    if device is not None and str(device).startswith("cuda"):
-        from .arithmetic import verifiable_cuda
-        verifiable_cuda()
+    from .notebook import store_path
+    _check_campaign(notebook, profile, device, budget_min)
     st = Store(store if store is not None else store_path(notebook, profile))
     t0 = clock()
     deadline = t0 + 60.0 * budget_min
@@ -198,20 +191,11 @@ def run_campaign(notebook: str, profile: str = "paper", device: str | None = Non
                 continue
             est = pace.estimate(c)
             if est is None:                  # a probe of its first rounds (two evaluations in them)
-                probe = c.replace(rounds=min(max(PROBE_ROUNDS, c.eval_every), c.rounds))
                 if clock() + 60.0 > deadline:                  # not even a probe fits
                     report.stopped = "budget"
                     report.left.append((c, float("nan")))
                     continue
-                from .runner import run_config
-                start = clock()
-                res = run_config(probe, device=device)
-                took = clock() - start
-                # the rounds alone (the history's clock starts after the problem is built): the
-                # build is paid once per run, not per round
-                ran = float(res.history["seconds"].iloc[-1]) if "seconds" in res.history else took
-                pace.note(probe, min(took, ran), probe=True)
-                est = pace.estimate(c)
+                est = _probe(c, pace, device, clock)
             if clock() + est > deadline:
                 report.stopped = "budget"
                 report.left.append((c, est))
@@ -227,3 +211,32 @@ def run_campaign(notebook: str, profile: str = "paper", device: str | None = Non
     report.seconds = clock() - t0
     echo(str(report))
     return report
+
+
+def _check_campaign(notebook: str, profile: str, device: str | None, budget_min: float) -> None:
+    """:func:`run_campaign`'s arguments: a ValueError naming the first bad one (a CUDA device
+    must compute verifiably: :func:`fedlib.arithmetic.verifiable_cuda`)."""
+    from .notebook import check_profile
+    if notebook not in CAMPAIGNS:
+        raise ValueError(f"notebook: no campaign for {notebook!r}; campaigns: {', '.join(CAMPAIGNS)}")
+    check_profile(profile)
+    if isinstance(budget_min, bool) or not isinstance(budget_min, (int, float)) or not budget_min >= 0:
+        raise ValueError(f"budget_min: must be a number >= 0, got {budget_min!r}")
+    if device is not None and str(device).startswith("cuda"):
+        from .arithmetic import verifiable_cuda
+        verifiable_cuda()
+
+
+def _probe(c: ExperimentConfig, pace: _Pace, device: str | None, clock: Callable[[], float]) -> float:
+    """Run ``c``'s first rounds (at least two evaluations' worth, :data:`PROBE_ROUNDS`), note their
+    pace, and return the estimate of the whole run it gives."""
+    from .runner import run_config
+    probe = c.replace(rounds=min(max(PROBE_ROUNDS, c.eval_every), c.rounds))
+    start = clock()
+    res = run_config(probe, device=device)
+    took = clock() - start
+    # the rounds alone (the history's clock starts after the problem is built): the build is paid
+    # once per run, not per round
+    ran = float(res.history["seconds"].iloc[-1]) if "seconds" in res.history else took
+    pace.note(probe, min(took, ran), probe=True)
+    return pace.estimate(c)

@@ -512,20 +512,8 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
     if not seeds and (a or b):
         raise ValueError(f"a, b: no seed in common (a: {sorted(a)}, b: {sorted(b)}); a paired comparison "
                          "compares the two methods' runs of the same seeds")
-    diffs, used, own, other = [], [], [], []
     an, bn = names
-    for s in seeds:
-        x, y = float(a[s]), float(b[s])
-        fx, fy = np.isfinite(x), np.isfinite(y)
-        if fx and fy:
-            diffs.append(x - y if higher else y - x)
-            used.append(s)
-        elif fy:
-            own.append(f"seed {s} ({an} {missing})")
-        elif fx:
-            other.append(f"seed {s} ({bn} {missing})")
-        else:
-            own.append(f"seed {s} (both {missing})")
+    diffs, own, other = _paired_differences(a, b, seeds, higher, names, missing)
     threshold = -margin if kind == "no worse" else 0.0
     untested = []
     for name, side in ((an, a), (bn, b)):
@@ -546,6 +534,27 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
     lean = direction(diffs, threshold) if verdict == INCONCLUSIVE else ""
     return Verdict(verdict, numbers, len(diffs), tuple(diffs), effect, lo, hi, threshold, margin, reason,
                    lean)
+
+
+def _paired_differences(a: Mapping, b: Mapping, seeds: list, higher: bool, names: tuple[str, str],
+                        missing: str) -> tuple[list[float], list[str], list[str]]:
+    """:func:`paired`'s per-seed differences (``a`` minus ``b`` when higher is better, else ``b``
+    minus ``a``) over the seeds where both have a value; and the seeds left out, as text: those
+    where ``a`` has no value (or neither has), and those where only ``b`` has none."""
+    diffs, own, other = [], [], []
+    an, bn = names
+    for s in seeds:
+        x, y = float(a[s]), float(b[s])
+        fx, fy = np.isfinite(x), np.isfinite(y)
+        if fx and fy:
+            diffs.append(x - y if higher else y - x)
+        elif fy:
+            own.append(f"seed {s} ({an} {missing})")
+        elif fx:
+            other.append(f"seed {s} ({bn} {missing})")
+        else:
+            own.append(f"seed {s} (both {missing})")
+    return diffs, own, other
 
 
 def combine(verdicts: Mapping[str, Verdict]) -> Verdict:

@@ -24,7 +24,7 @@ from .problems import Problem
 from .problems import build as build_problem
 from .problems import builder as problems_builder
 
-__all__ = ['ExperimentConfig', 'grid']
+__all__ = ['ExperimentConfig', 'Planned', 'grid']
 
 
 _ARG_FIELDS = ("problem_args", "participation_args", "algorithm_args")
@@ -452,3 +452,56 @@ def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
                 d[axis] = v
         out.append(ExperimentConfig.from_dict(d))
     return out
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A config checked and keyed once, as :func:`fedlib.sweep` hands it to the store and the
+    runner: they take its key as it is and do not validate it again (a plain
+    :class:`ExperimentConfig` given to them is keyed, and validated before it runs, there).
+
+    Attributes:
+        config: the config, validated (its inputs too -- trace and data files -- when it was
+            planned to be computed).
+        key: its store key (:meth:`ExperimentConfig.key`).
+        warmup: its warm-up phase (``init_from``), planned too (validated with the run), or None.
+    """
+
+    config: ExperimentConfig
+    key: str
+    warmup: Planned | None = None
+
+    @classmethod
+    def of(cls, config: ExperimentConfig, where: str = "config", inputs: bool = True,
+           key: str | None = None, known: dict | None = None) -> Planned:
+        """``config`` validated (:meth:`ExperimentConfig.validate` with ``where`` and ``inputs``,
+        which checks its warm-up too) and keyed, its warm-up chain keyed. ``key``: its key when the
+        caller has it already; ``known``: planned configs by config, reused for equal ones and
+        their warm-ups (a sweep plans a shared warm-up once)."""
+        config.validate(where=where, inputs=inputs)
+        return cls.keyed(config, key, known)
+
+    @classmethod
+    def keyed(cls, config: ExperimentConfig, key: str | None = None, known: dict | None = None) -> Planned:
+        """``config`` and its warm-up chain keyed, for a config validated already (:meth:`of`);
+        ``key`` and ``known`` as there."""
+        known = {} if known is None else known
+        hit = _known(known, config)
+        if hit is not None:
+            return hit
+        warm = config.warmup()
+        planned = cls(config, config.key() if key is None else key,
+                      None if warm is None else cls.keyed(warm, None, known))
+        try:
+            known[config] = planned
+        except TypeError:                  # an argument that does not hash: not shared, only keyed
+            pass
+        return planned
+
+
+def _known(known: dict, config: ExperimentConfig) -> Planned | None:
+    """The planned config equal to ``config`` in ``known``, if any (None for one that does not hash)."""
+    try:
+        return known.get(config)
+    except TypeError:
+        return None

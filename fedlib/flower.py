@@ -112,29 +112,47 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
     elif not callable(make_problem):
         raise ValueError(f"make_problem: expected an ExperimentConfig or a callable (Context -> Problem), "
                          f"got {type(make_problem).__name__}")
-    engine = get_engine("vectorized")
     slot = key or f"{getattr(make_problem, '__module__', '')}.{getattr(make_problem, '__qualname__', '')}"
+    node = _ClientNode(app, make_problem, slot)
+    client = clientapp.ClientApp()
+    client.query("fedlib_client")(node.who)
+    client.train("fedlib_local")(node.train)
+    client.query("fedlib_grads")(node.grads)
+    client.query("fedlib_start")(node.start)
+    client.train("fedlib_step")(node.step)
+    return client
 
-    def problem_and_client(context) -> tuple[Problem, int]:
-        if slot not in _BUILT:            # once per process (Flower may load the app per message)
-            _BUILT[slot] = make_problem(context)
-        problem = _BUILT[slot]
+
+class _ClientNode:
+    """What a :func:`client_app` answers with: one handler per message of the
+    :class:`FlowerEngine` (``who``, ``train``, ``grads``, ``start``, ``step``), each taking Flower's
+    ``(message, context)``, on the problem ``make_problem`` builds once per process (under ``slot``)."""
+
+    def __init__(self, app, make_problem: Callable[[Any], Problem], slot: str):
+        self.app, self.make_problem, self.slot = app, make_problem, slot
+        self.engine = get_engine("vectorized")
+
+    def problem_and_client(self, context) -> tuple[Problem, int]:
+        """The problem (built once per process) and the client this node is (its partition-id)."""
+        if self.slot not in _BUILT:            # once per process (Flower may load the app per message)
+            _BUILT[self.slot] = self.make_problem(context)
+        problem = _BUILT[self.slot]
         if "partition-id" not in context.node_config:
             raise ValueError("node_config.partition-id: this node has no partition-id, so it cannot tell "
                              "which fedlib client it is (flower-supernode --node-config 'partition-id=<i>')")
         return problem, int(context.node_config["partition-id"])
 
-    client = clientapp.ClientApp()
-
-    def reply(msg, arrays=None, **config):
+    def reply(self, msg, arrays=None, **config):
+        """The reply to ``msg``: ``config`` as its config record, ``arrays`` as its arrays."""
+        app = self.app
         content = app.RecordDict({"config": app.ConfigRecord(config)})
         if arrays is not None:
             content["arrays"] = arrays
         return app.Message(content, reply_to=msg)
 
-    def task_of(msg, context) -> tuple[Problem, dict, dict, int]:
+    def task_of(self, msg, context) -> tuple[Problem, dict, dict, int]:
         """The problem, the task, its tensors (on the problem's device) and this node's client."""
-        problem, me = problem_and_client(context)
+        problem, me = self.problem_and_client(context)
         task = msg.content["config"]
         if int(task["client"]) != me:
             raise ValueError(f"client: this node is client {me} (its partition-id), the server sent the "
@@ -143,45 +161,44 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
                    for k, v in msg.content["arrays"].to_torch_state_dict().items()}
         return problem, task, tensors, me
 
-    @client.query("fedlib_client")
-    def who(msg, context):
-        problem, me = problem_and_client(context)
-        return reply(msg, client=me, num_clients=int(problem.num_clients))
+    def who(self, msg, context):
+        """Which client this node is, and how many clients the problem has."""
+        problem, me = self.problem_and_client(context)
+        return self.reply(msg, client=me, num_clients=int(problem.num_clients))
 
-    @client.train("fedlib_local")
-    def train(msg, context):
-        problem, task, t, c = task_of(msg, context)
+    def train(self, msg, context):
+        """The engine's local SGD of this client from the task's model (and correction)."""
+        problem, task, t, c = self.task_of(msg, context)
         dev = problem.device
-        res = engine.local_sgd(problem, t["x0"], torch.tensor([c], device=dev),
-                               torch.tensor([int(task["steps"])], device=dev), float(task["lr"]),
-                               int(task["round"]), t.get("correction"), bool(task["grads_at_start"]),
-                               float(task["momentum"]), float(task["prox_mu"]), bool(task["full_batch"]))
+        res = self.engine.local_sgd(problem, t["x0"], torch.tensor([c], device=dev),
+                                    torch.tensor([int(task["steps"])], device=dev), float(task["lr"]),
+                                    int(task["round"]), t.get("correction"), bool(task["grads_at_start"]),
+                                    float(task["momentum"]), float(task["prox_mu"]),
+                                    bool(task["full_batch"]))
         sent = {"x": res.X[0], **({"grad_sum": res.grad_sum[0]} if bool(task["grad_sum"]) else {})}
-        return reply(msg, _arrays(**sent), client=c)
+        return self.reply(msg, _arrays(**sent), client=c)
 
-    @client.query("fedlib_grads")
-    def grads(msg, context):
-        problem, task, t, c = task_of(msg, context)
+    def grads(self, msg, context):
+        """This client's gradient at the task's model, round and step."""
+        problem, task, t, c = self.task_of(msg, context)
         g = problem.grads(t["x"], torch.tensor([c], device=problem.device), int(task["round"]),
                           int(task["step"]), stochastic=bool(task["stochastic"]))
-        return reply(msg, _arrays(g=g[0]), client=c)
+        return self.reply(msg, _arrays(g=g[0]), client=c)
 
-    @client.query("fedlib_start")
-    def start(msg, context):
+    def start(self, msg, context):
         """A run starts: this client's state from x^(0), kept in the node's context."""
-        problem, task, t, c = task_of(msg, context)
-        algo = _client_algorithm(problem, engine, task)
+        problem, task, t, c = self.task_of(msg, context)
+        algo = _client_algorithm(problem, self.engine, task)
         state = {k: v for k, v in algo.client_init(t["x0"][0]).items()}
         context.state[_STATE] = _arrays(**state)
         context.state[_PENDING] = _arrays(**state)
-        context.state[_META] = app.ConfigRecord({"run": str(task["run"]), "pending_round": -2})
-        return reply(msg, client=c)
+        context.state[_META] = self.app.ConfigRecord({"run": str(task["run"]), "pending_round": -2})
+        return self.reply(msg, client=c)
 
-    @client.train("fedlib_step")
-    def step(msg, context):
+    def step(self, msg, context):
         """The algorithm's client_step on this client's state; the new state stays pending until
         the server's next message says whether this upload counted."""
-        problem, task, t, c = task_of(msg, context)
+        problem, task, t, c = self.task_of(msg, context)
         meta = context.state[_META] if _META in context.state else None
         if meta is None or str(meta["run"]) != str(task["run"]):
             raise ValueError(f"client {c}: no state for run {task['run']} (the run's start did not reach "
@@ -190,7 +207,7 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
             context.state[_STATE] = context.state[_PENDING]
         dev = problem.device
         state = {k: v.to(dev)[None] for k, v in context.state[_STATE].to_torch_state_dict().items()}
-        algo = _client_algorithm(problem, engine, task)
+        algo = _client_algorithm(problem, self.engine, task)
         down = {k.removeprefix("down."): v[0] for k, v in t.items() if k.startswith("down.")}
         down.update({k.removeprefix("down."): task[k] for k in task if k.startswith("down.")})
         steps = torch.zeros(problem.num_clients, dtype=torch.long, device=dev)
@@ -201,11 +218,9 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
         up, new = algo.client_step(down, state, torch.tensor([c], device=dev), r)
         sent = list(task["uplink"]) if "uplink" in task else list(up)
         context.state[_PENDING] = _arrays(**{k: v[0] for k, v in new.items()})
-        context.state[_META] = app.ConfigRecord({"run": str(task["run"]),
-                                                 "pending_round": int(task["round"])})
-        return reply(msg, _arrays(**{k: up[k][0] for k in sent}), client=c)
-
-    return client
+        context.state[_META] = self.app.ConfigRecord({"run": str(task["run"]),
+                                                      "pending_round": int(task["round"])})
+        return self.reply(msg, _arrays(**{k: up[k][0] for k in sent}), client=c)
 
 
 #: where a node keeps its client's state in Flower's Context.state

@@ -11,6 +11,7 @@ Three lines::
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import math
@@ -34,14 +35,14 @@ from ._threads import single_threaded_ops
 from ._validate import check_int
 from ._validate import jsonable as _json_value
 from .arithmetic import AnchorRecorder
-from .config import ExperimentConfig
+from .config import ExperimentConfig, Planned
 from .engine import UnreachableClients, get_engine
 from .participation import Schedule
 from .problems import Problem
 from .problems import available as problems_available
 from .problems import build as build_problem
 
-__all__ = ['Result', 'RunCallback', 'RunState', 'run', 'run_config']
+__all__ = ['Result', 'RunCallback', 'RunPlan', 'RunState', 'run', 'run_config']
 
 
 @dataclass
@@ -133,6 +134,97 @@ def _schedule(participation_spec: Any, problem: Problem, rounds: int | None,
     return participation.build(kind, problem.num_clients, rounds, **spec)
 
 
+@dataclass(frozen=True, eq=False)
+class RunPlan:
+    """What one run is, checked once: what :func:`run` (or :func:`run_config`, from a config)
+    hands on to build the run. Fields as :func:`run`'s arguments, after its checks (frozen; it
+    holds a problem, options and maybe a tensor, so two plans compare by identity).
+
+    Attributes:
+        algorithm: the algorithm's class (an instance given to :func:`run` gives its class, and
+            its options under ``options``).
+        options: the algorithm's options (``**algorithm_options``).
+        problem: the problem, built (a name given to :func:`run` is built with its defaults).
+        participation: a :class:`Schedule` (replayed as is), a kind name, or a dict
+            ``{"kind": ..., **kind_arguments}`` built with ``seed`` and ``local_steps``.
+        rounds: rounds to run (None: the whole schedule; required for a spec).
+        local_steps: K. For a spec: default 10. For a Schedule: None keeps its local_steps
+            array, an int replaces it with the constant K.
+        lr_local: eta_l (eta_0 for decaying schedules); lr_global: eta_g.
+        lr_schedule: a name of :data:`fedlib.algorithms.lr_schedules` (``"constant"``,
+            ``"fedsum_sqrt"``: eta_0 / sqrt(t/10 + 1)).
+        eval_every: evaluate every this many rounds (and at round 0 and at the end).
+        seed: seed of a schedule built from a spec (and of torch's global generator inside the
+            run, used only by a user model's plain ``nn.Dropout``; fedlib's models use keyed
+            dropout masks).
+        device: where the model lives (None: the problem's device).
+        engine: ``"vectorized"``, ``"reference"`` (per-client loop, for tests), or an engine object
+            with their ``local_sgd`` (:class:`fedlib.flower.FlowerEngine` trains on Flower nodes).
+        x0: starting point (None: ``problem.initial_params(seed)``).
+        checkpoint: a file where the run saves, atomically and every ``checkpoint_every`` rounds
+            (and at the end), what it needs to go on: model, algorithm state, history so far,
+            round index. A run started with an existing checkpoint of the same run resumes from
+            it (ending bitwise as an uninterrupted run would); a checkpoint of another run is
+            refused with a ValueError; an unreadable one is reported and ignored. None: none.
+        checkpoint_every: rounds between checkpoints.
+        round_offset: the schedule's round t is round t + round_offset of a longer run (a phase
+            continuing a warm-up): minibatch and dropout keys and the learning-rate schedule use
+            the global round; the history counts from 0.
+    """
+
+    algorithm: type[algorithms.Algorithm]
+    options: dict
+    problem: Problem
+    participation: Schedule | dict | str
+    rounds: int | None = None
+    local_steps: int | None = None
+    lr_local: float = 0.01
+    lr_global: float = 1.0
+    lr_schedule: str = "constant"
+    eval_every: int = 1
+    seed: int = 0
+    device: str | torch.device | None = None
+    engine: str | Any = "vectorized"
+    x0: torch.Tensor | None = None
+    checkpoint: str | os.PathLike | None = None
+    checkpoint_every: int = 50
+    round_offset: int = 0
+
+    @classmethod
+    def checked(cls, algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm,
+                problem: Problem | str, participation: Schedule | dict | str, *,
+                options: dict | None = None, **run_options: Any) -> RunPlan:
+        """The plan of :func:`run`'s arguments (``run_options``: its named ones), after the checks
+        that need no schedule: the algorithm's name, the problem, the learning rates and their
+        schedule, ``eval_every``, ``checkpoint_every`` and ``checkpoint``, ``round_offset``,
+        ``rounds``; a ValueError naming the first argument that fails, as :func:`run` raises."""
+        options = dict(options or {})
+        if isinstance(algorithm, algorithms.Algorithm):
+            options = {**algorithm.opts, **options}
+            algorithm = type(algorithm)
+        algorithm_class = algorithms.get(algorithm)
+        if isinstance(problem, str):
+            problem = build_problem(problem)
+        if not isinstance(problem, Problem):
+            raise ValueError(f"problem: expected a fedlib.problems.Problem or a problem name "
+                             f"({', '.join(problems_available())}), got {type(problem).__name__}")
+        plan = cls(algorithm_class, options, problem, participation, **run_options)
+        if plan.lr_schedule not in algorithms.lr_schedules:
+            raise ValueError(f"lr_schedule: unknown schedule {plan.lr_schedule!r}; known: "
+                             f"{', '.join(algorithms.lr_schedules)}")
+        checked = {"lr_local": _positive("lr_local", plan.lr_local),
+                   "lr_global": _positive("lr_global", plan.lr_global)}
+        check_int("eval_every", plan.eval_every, 1)
+        check_int("checkpoint_every", plan.checkpoint_every, 1)
+        if plan.checkpoint is not None and Path(plan.checkpoint).is_dir():
+            raise ValueError(f"checkpoint: {plan.checkpoint} is a folder; give the path of a file (it need "
+                             f"not exist yet), e.g. {Path(plan.checkpoint) / 'run.pt'}")
+        checked["round_offset"] = check_int("round_offset", plan.round_offset, 0)
+        if plan.rounds is not None:
+            checked["rounds"] = check_int("rounds", plan.rounds, 1)
+        return dataclasses.replace(plan, **checked)
+
+
 def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, problem: Problem | str,
         participation: Schedule | dict | str, rounds: int | None = None, local_steps: int | None = None,
         lr_local: float = 0.01, lr_global: float = 1.0, lr_schedule: str = "constant", eval_every: int = 1,
@@ -160,33 +252,21 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         participation: a :class:`Schedule` (replayed as is), a kind name, or a dict
             ``{"kind": ..., **kind_arguments}`` built with ``seed`` and ``local_steps``.
         rounds: rounds to run (default: the whole schedule; required for a spec).
-        local_steps: K. For a spec: default 10. For a Schedule: None keeps its local_steps
-            array, an int replaces it with the constant K.
-        lr_local: eta_l (eta_0 for decaying schedules).
-        lr_global: eta_g.
+        local_steps: K (for a spec default 10; for a Schedule an int replaces its local_steps).
+        lr_local, lr_global: eta_l (eta_0 for decaying schedules) and eta_g.
         lr_schedule: ``"constant"`` or ``"fedsum_sqrt"`` (eta_0 / sqrt(t/10 + 1)).
         eval_every: evaluate every this many rounds (and at round 0 and at the end).
-        seed: seed of a schedule built from a spec (and of torch's global generator inside the
-            run, used only by a user model's plain ``nn.Dropout``; fedlib's models use keyed
-            dropout masks).
+        seed: seed of a schedule built from a spec (more: :class:`RunPlan`).
         device: where the model lives (default: the problem's device).
-        progress: tqdm progress bar over rounds.
-        engine: ``"vectorized"`` (default) or ``"reference"`` (per-client loop, for tests), or
-            an engine object with their ``local_sgd`` (:class:`fedlib.flower.FlowerEngine`
-            trains the clients on Flower nodes).
+        engine: ``"vectorized"`` (default), ``"reference"`` or an engine object (:class:`RunPlan`).
         x0: starting point (default ``problem.initial_params(seed)``).
+        checkpoint, checkpoint_every: a file the run saves to every ``checkpoint_every`` rounds
+            and resumes from; another run's is refused (:class:`RunPlan`).
+        round_offset: the global round of the schedule's round 0 (a phase after a warm-up).
+        progress: tqdm progress bar over rounds.
         callback: called as ``callback(t, x)`` after every round t with the new model.
         callbacks: :class:`RunCallback` objects: hooks at the start, after every round (one
             may stop the run: early stopping) and at the end; see :class:`RunCallback`.
-        checkpoint: a file where the run saves, atomically and every ``checkpoint_every``
-            rounds (and at the end), what it needs to go on: model, algorithm state, history so
-            far, round index. A run started with an existing checkpoint of the same run resumes
-            from it (ending bitwise as an uninterrupted run would); a checkpoint of another
-            run is refused with a ValueError; an unreadable one is reported and ignored.
-        checkpoint_every: rounds between checkpoints.
-        round_offset: the schedule's round t is round t + round_offset of a longer run (a phase
-            continuing a warm-up): minibatch and dropout keys and the learning-rate schedule
-            use the global round; the history counts from 0.
         **algorithm_options: options of the algorithm (see its docstring).
 
     Returns:
@@ -197,16 +277,27 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         ValueError: unknown algorithm, engine or schedule; mismatched sizes; non-positive
             learning rates, steps or eval_every; a checkpoint of another run.
     """
-    state = _prepare(algorithm, problem, participation, rounds, local_steps, lr_local, lr_global,
-                     lr_schedule, eval_every, seed, device, engine, x0, checkpoint, checkpoint_every,
-                     round_offset, algorithm_options)
+    plan = RunPlan.checked(algorithm, problem, participation, options=algorithm_options, rounds=rounds,
+                           local_steps=local_steps, lr_local=lr_local, lr_global=lr_global,
+                           lr_schedule=lr_schedule, eval_every=eval_every, seed=seed, device=device,
+                           engine=engine, x0=x0, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                           round_offset=round_offset)
+    return _run_plan(plan, progress, callback, callbacks)
+
+
+def _run_plan(plan: RunPlan, progress: bool = False,
+              callback: Callable[[int, torch.Tensor], None] | None = None,
+              callbacks: Sequence[RunCallback] = ()) -> Result:
+    """Run ``plan``: build the run (:func:`_prepare`), its callbacks in their order (the replay
+    anchor, ``callback``, ``callbacks``, the history, the checkpoint, the progress bar), the loop."""
+    state = _prepare(plan)
     hooks: list[RunCallback] = [_Anchor()]
     if callback is not None:
         hooks.append(_FunctionCallback(callback))
     hooks += list(callbacks)
-    hooks.append(_Record(eval_every))
-    if checkpoint is not None:
-        hooks.append(_Checkpoint(checkpoint, checkpoint_every, eval_every))
+    hooks.append(_Record(plan.eval_every))
+    if plan.checkpoint is not None:
+        hooks.append(_Checkpoint(plan.checkpoint, plan.checkpoint_every, plan.eval_every))
         hooks[-1].restore(state)           # resume from a checkpoint of this run, if there is one
     if progress:
         hooks.append(_Progress())
@@ -275,7 +366,7 @@ class RunState:
         info["anchor"] = self.anchor.data
         if self.diverged:
             warnings.warn(f"{type(self.algo).name}: diverged (non-finite model or metric) at round "
-                          f"{self.history[-1]['round']}; the run stopped there", RuntimeWarning, stacklevel=3)
+                          f"{self.history[-1]['round']}; the run stopped there", RuntimeWarning, stacklevel=4)
         return Result(pd.DataFrame(self.history), self.x, self.diverged, info, self.algo, self.schedule)
 
 
@@ -315,51 +406,33 @@ class RunCallback:
         """After the last round, an early stop or a divergence."""
 
 
-def _prepare(algorithm, problem, participation_spec, rounds, local_steps, lr_local, lr_global, lr_schedule,
-             eval_every, seed, device, engine, x0, checkpoint, checkpoint_every, round_offset,
-             algorithm_options) -> RunState:
-    """Check :func:`run`'s arguments and build the algorithm, the schedule and the start."""
-    if isinstance(algorithm, algorithms.Algorithm):
-        algorithm_options = {**algorithm.opts, **algorithm_options}
-        algorithm = type(algorithm)
-    cls = algorithms.get(algorithm)
-    if isinstance(problem, str):
-        problem = build_problem(problem)
-    if not isinstance(problem, Problem):
-        raise ValueError(f"problem: expected a fedlib.problems.Problem or a problem name "
-                         f"({', '.join(problems_available())}), got {type(problem).__name__}")
-    if lr_schedule not in algorithms.lr_schedules:
-        raise ValueError(f"lr_schedule: unknown schedule {lr_schedule!r}; known: "
-                         f"{', '.join(algorithms.lr_schedules)}")
-    lr_local, lr_global = _positive("lr_local", lr_local), _positive("lr_global", lr_global)
-    check_int("eval_every", eval_every, 1)
-    check_int("checkpoint_every", checkpoint_every, 1)
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise ValueError(f"checkpoint: {checkpoint} is a folder; give the path of a file (it need not exist "
-                         f"yet), e.g. {Path(checkpoint) / 'run.pt'}")
-    round_offset = check_int("round_offset", round_offset, 0)
-    if rounds is not None:
-        rounds = check_int("rounds", rounds, 1)
-    sched = _schedule(participation_spec, problem, rounds, local_steps, seed)
-    eng = get_engine(engine) if isinstance(engine, str) else engine
-    dev = _device(device) if device is not None else problem.device
-    x = (problem.initial_params(seed) if x0 is None else torch.as_tensor(x0)).to(dev, problem.dtype)
+def _prepare(plan: RunPlan) -> RunState:
+    """Build ``plan``'s run: the schedule, the engine, the device, the start and the algorithm
+    (checking what :meth:`RunPlan.checked` left: the schedule's sizes, the engine, the device,
+    ``x0``'s shape)."""
+    problem, seed = plan.problem, plan.seed
+    sched = _schedule(plan.participation, problem, plan.rounds, plan.local_steps, seed)
+    eng = get_engine(plan.engine) if isinstance(plan.engine, str) else plan.engine
+    dev = _device(plan.device) if plan.device is not None else problem.device
+    x = (problem.initial_params(seed) if plan.x0 is None else torch.as_tensor(plan.x0)).to(dev, problem.dtype)
     if x.shape != (problem.dim,):
         raise ValueError(f"x0: expected shape ({problem.dim},), got {tuple(x.shape)}")
-    algo = cls(problem, eng, **algorithm_options)
-    sched = algo.prepare_schedule(sched, seed, lr_local)
+    algo = plan.algorithm(problem, eng, **plan.options)
+    sched = algo.prepare_schedule(sched, seed, plan.lr_local)
     _warn_idle_clients(sched)       # the schedule the algorithm runs (a wait baseline asks everyone)
     algo.init(x, float(sched.local_steps.mean()))
-    lr_fn = algorithms.lr_schedules[lr_schedule]
-    info = {"algorithm": cls.name, "options": {k: _jsonable(v) for k, v in algorithm_options.items()},
-            "schedule": sched.spec, "lr_local": lr_local, "lr_global": lr_global,
-            "lr_schedule": lr_schedule,
-            "engine": engine if isinstance(engine, str) else type(engine).__name__, "problem": problem.spec(),
-            "round_offset": round_offset}
+    lr_fn, lr_local = algorithms.lr_schedules[plan.lr_schedule], plan.lr_local
+    info = {"algorithm": plan.algorithm.name,
+            "options": {k: _jsonable(v) for k, v in plan.options.items()},
+            "schedule": sched.spec, "lr_local": lr_local, "lr_global": plan.lr_global,
+            "lr_schedule": plan.lr_schedule,
+            "engine": plan.engine if isinstance(plan.engine, str) else type(plan.engine).__name__,
+            "problem": problem.spec(), "round_offset": plan.round_offset}
     tensors = tuple(torch.tensor(np.array(a), device=dev)
                     for a in (sched.active, sched.uplink_ok, sched.local_steps))
     return RunState(t=0, x=x, algo=algo, schedule=sched, problem=problem, info=info, seed=seed,
-                    lr=lambda tg: lr_fn(lr_local, tg), lr_global=lr_global, round_offset=round_offset,
+                    lr=lambda tg: lr_fn(lr_local, tg), lr_global=plan.lr_global,
+                    round_offset=plan.round_offset,
                     remote=bool(getattr(eng, "remote_clients", False)),   # clients may not answer: _round
                     device=dev, anchor=AnchorRecorder(x), _tensors=tensors)
 
@@ -588,14 +661,14 @@ def _warn_idle_clients(sched: Schedule) -> None:
     kind = sched.kind
     if not act.any():
         warnings.warn(f"participation: no client is active in any of the {rounds} rounds of this {kind!r} "
-                      "schedule: the model will not move", RuntimeWarning, stacklevel=4)
+                      "schedule: the model will not move", RuntimeWarning, stacklevel=5)
         return
     never = np.flatnonzero(~act.any(axis=0))
     if len(never):
         shown = ", ".join(str(int(i)) for i in never[:10]) + (", ..." if len(never) > 10 else "")
         warnings.warn(f"participation: {len(never)} of {n} clients are never active in the {rounds} rounds "
                       f"of this {kind!r} schedule (clients {shown}): their data never reaches the model",
-                      RuntimeWarning, stacklevel=4)
+                      RuntimeWarning, stacklevel=5)
 
 
 def _fingerprint(info: dict, sched: Schedule, x0: torch.Tensor, eval_every: int) -> str:
@@ -658,13 +731,17 @@ def _jsonable(v: Any) -> Any:
     return _json_value(v)
 
 
-def run_config(config: ExperimentConfig, device: str | None = None, progress: bool = False,
+def run_config(config: ExperimentConfig | Planned, device: str | None = None, progress: bool = False,
                rounds: int | None = None, checkpoint: str | os.PathLike | None = None,
                checkpoint_every: int = 50, x0: torch.Tensor | None = None) -> Result:
     """Run one :class:`ExperimentConfig` (no store). ``rounds`` truncates the run to its first
     rounds on the config's full schedule (what :func:`fedlib.verify` replays). A config
-    with ``init_from`` needs ``x0``, the warm-up's final model (a store supplies it)."""
-    config.validate()
+    with ``init_from`` needs ``x0``, the warm-up's final model (a store supplies it). The config
+    is validated first, unless it is :class:`~fedlib.config.Planned` (a sweep validated it)."""
+    if isinstance(config, Planned):
+        config = config.config
+    else:
+        config.validate()
     problem = config.build_problem(device)
     warm = config.warmup()
     offset = 0
@@ -679,8 +756,9 @@ def run_config(config: ExperimentConfig, device: str | None = None, progress: bo
             problem.num_clients, problem).window(offset, offset + config.rounds)
     if rounds is not None:
         sched = sched.truncate(rounds)
-    return run(config.algorithm, problem, sched, lr_local=config.lr_local, lr_global=config.lr_global,
-               lr_schedule=config.lr_schedule, eval_every=config.eval_every, seed=config.seed,
-               progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-               device=device, x0=x0, round_offset=offset,
-               **config.arguments("algorithm_args"))
+    plan = RunPlan.checked(config.algorithm, problem, sched, options=config.arguments("algorithm_args"),
+                           lr_local=config.lr_local, lr_global=config.lr_global,
+                           lr_schedule=config.lr_schedule, eval_every=config.eval_every, seed=config.seed,
+                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, device=device, x0=x0,
+                           round_offset=offset)
+    return _run_plan(plan, progress)

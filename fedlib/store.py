@@ -41,7 +41,7 @@ import torch
 
 from . import arithmetic
 from ._version import __version__
-from .config import ExperimentConfig
+from .config import ExperimentConfig, Planned
 from .data import DataNotFoundError
 from .fingerprint import config_fingerprint, stale_parts
 from .paths import project_root
@@ -164,6 +164,13 @@ def _git_commit() -> str | None:
         return None
 
 
+def _keyed(config: ExperimentConfig | Planned) -> tuple[ExperimentConfig, str]:
+    """The config and its key: a :class:`Planned` one's as planned, a plain one's computed here."""
+    if isinstance(config, Planned):
+        return config.config, config.key
+    return config, config.key()
+
+
 class Store:
     """A folder of stored runs (see the module docstring).
 
@@ -213,15 +220,18 @@ class Store:
         return sorted(p.name for p in self.path.iterdir()
                       if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").exists())
 
-    def checkpoint_path(self, config: ExperimentConfig) -> Path:
+    def checkpoint_path(self, config: ExperimentConfig | Planned) -> Path:
         """Where a long run of ``config`` keeps its checkpoint (ignored by git)."""
-        return self.path / ".checkpoints" / f"{config.key()}.pt"
+        return self.path / ".checkpoints" / f"{_keyed(config)[1]}.pt"
 
     # -- reading ------------------------------------------------------------------------------
-    def read(self, key: str, check_digests: bool = True) -> Entry:
+    def read(self, key: str, check_digests: bool = True,
+             expected: ExperimentConfig | None = None) -> Entry:
         """The entry ``key``; :class:`CorruptEntry` if it cannot be read back whole, with the
-        columns it was stored with and numbers only; :class:`EditedEntry` if a file differs from
-        the digest sealed in its meta.json (``check_digests=False`` skips that, for sealing)."""
+        columns it was stored with and numbers only, or if its config's key is not ``key``;
+        :class:`EditedEntry` if a file differs from the digest sealed in its meta.json
+        (``check_digests=False`` skips that, for sealing). ``expected``: the config the caller
+        keyed as ``key``; a stored config equal to it has that key and is not keyed again."""
         d = self.path / key
         try:
             meta = json.loads((d / "meta.json").read_text())
@@ -237,23 +247,23 @@ class Store:
             raise
         except (OSError, ValueError, TypeError, KeyError, pd.errors.ParserError) as e:
             raise CorruptEntry(f"{d}: {type(e).__name__}: {e}") from None
-        if config.key() != key:
-            raise CorruptEntry(f"{d}: its config has key {config.key()}, not {key}")
+        if config != expected and (stored_key := config.key()) != key:
+            raise CorruptEntry(f"{d}: its config has key {stored_key}, not {key}")
         if meta.get("status") not in ("ok", "diverged", "error") or len(hist) != meta.get("rows"):
             raise CorruptEntry(f"{d}: history has {len(hist)} rows, meta.json says {meta.get('rows')}")
         return Entry(config, hist, meta, d)
 
-    def get(self, config: ExperimentConfig) -> Entry | None:
+    def get(self, config: ExperimentConfig | Planned) -> Entry | None:
         """The entry of ``config``, or None when absent. A corrupt entry is reported (warning
         naming its folder) and treated as absent."""
-        key = config.key()
+        config, key = _keyed(config)
         if not (self.path / key / "meta.json").exists():
             if (self.path / key).exists():
                 warnings.warn(f"store: incomplete entry {self.path / key} (no meta.json); it will be "
                               "recomputed", RuntimeWarning, stacklevel=2)
             return None
         try:
-            entry = self.read(key)
+            entry = self.read(key, expected=config)
         except CorruptEntry as e:
             kind = "edited" if isinstance(e, EditedEntry) else "unreadable"
             self.rejected[key] = f"{kind} entry {e}"
@@ -271,11 +281,11 @@ class Store:
         return entry
 
     # -- writing ------------------------------------------------------------------------------
-    def write(self, config: ExperimentConfig, result: Result | None, meta: dict,
+    def write(self, config: ExperimentConfig | Planned, result: Result | None, meta: dict,
               save_params: bool = False) -> Entry:
         """Write an entry atomically (temporary folder renamed into place)."""
         self.require_writable()
-        key = config.key()
+        config, key = _keyed(config)
         tmp = self.path / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
         try:
@@ -298,12 +308,14 @@ class Store:
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-        return self.read(key)
+        return self.read(key, expected=config)
 
-    def compute(self, config: ExperimentConfig, device: str | None = None, progress: bool = False,
+    def compute(self, config: ExperimentConfig | Planned, device: str | None = None, progress: bool = False,
                 checkpoint_every: int | None = 50, save_params: bool = False) -> Entry:
         """Run ``config`` and store it: a run that raises is stored with status ``error`` and its
-        traceback, a diverged one with status ``diverged`` and its round."""
+        traceback, a diverged one with status ``diverged`` and its round. A :class:`Planned`
+        config (a sweep's) is not validated or keyed again; a plain one is, here."""
+        plain = config.config if isinstance(config, Planned) else config
         x0 = self.warmup_model(config)
         ckpt = self.checkpoint_path(config) if checkpoint_every else None
         t0 = time.perf_counter()
@@ -331,7 +343,7 @@ class Store:
             "cpu": arithmetic.cpu_model(), "torch_threads": torch.get_num_threads(), "date": date,
             "arithmetic": arithmetic.current(device or (result.params.device if result else "cpu")),
             "anchor": result.info.get("anchor") if result is not None else None,
-            "code": config_fingerprint(config),
+            "code": config_fingerprint(plain),
             "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
             "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
             "eval_fraction": round(eval_s / run_s, 4) if run_s > 0 else None,
@@ -345,26 +357,26 @@ class Store:
                 pass
         return entry
 
-    def warmup_model(self, config: ExperimentConfig) -> torch.Tensor | None:
+    def warmup_model(self, config: ExperimentConfig | Planned) -> torch.Tensor | None:
         """The final model of ``config``'s warm-up, from this store (None without a warm-up)."""
-        warm = config.warmup()
+        warm = config.warmup if isinstance(config, Planned) else config.warmup()
         if warm is None:
             return None
         entry = self.get(warm)
         params = entry.params() if entry is not None and entry.status == "ok" else None
         if params is None:
-            raise ValueError(f"init_from: the warm-up run {warm.key()} is not in {self.path} with its final "
-                             "model (status ok, params.npy); fedlib.sweep computes warm-ups first")
+            raise ValueError(f"init_from: the warm-up run {_keyed(warm)[1]} is not in {self.path} with its "
+                             "final model (status ok, params.npy); fedlib.sweep computes warm-ups first")
         return params
 
     def get_or_run(self, config: ExperimentConfig, device: str | None = None, progress: bool = False,
                    save_params: bool = False) -> Result:
         """A :class:`Result` for ``config``: loaded when stored (with its params if they were
         saved and ``save_params``), else computed and stored."""
-        config.validate()
-        entry = self.get(config)
+        planned = Planned.of(config)
+        entry = self.get(planned)
         if entry is None or (save_params and entry.params() is None):
-            entry = self.compute(config, device=device, progress=progress, save_params=save_params)
+            entry = self.compute(planned, device=device, progress=progress, save_params=save_params)
         if entry.status == "error":
             raise RuntimeError(f"{config.algorithm}: the stored run {entry.path} failed: "
                                f"{entry.meta['error'].splitlines()[0]}")

@@ -5,6 +5,29 @@ or any executor: Dask, SLURM) and return one tidy frame.
 
     configs = fedlib.grid(base, algorithm=["fedavg", "fedsum"], seed=[0, 1])
     df = fedlib.sweep(configs, store="results/02_fedsum_main/quick")
+
+Where runs compute (:func:`sweep`'s arguments):
+
+- ``executor``: any ``concurrent.futures.Executor``: None runs in-process;
+  ``ProcessPoolExecutor(n)`` uses local cores; ``distributed.Client(...).get_executor()`` a Dask
+  cluster; submitit's executor a SLURM cluster. Workers write entries to the store folder
+  themselves (it must be shared by them).
+- ``workers``: without an ``executor``, compute missing runs in this many local processes (started
+  with "spawn", one torch thread each unless ``torch_threads`` says otherwise); None or 1: in this
+  process. On small CNNs two processes with one thread each beat one process with two threads
+  (``benchmarks/sweep.py``).
+- ``devices``: compute missing runs in one local process per entry (started with "spawn"), each on
+  its device for its whole life: ``["cuda:0", "cuda:1"]`` spreads runs over two GPUs,
+  ``["cuda:0"] * 4`` runs four at once on one GPU. A run's result does not depend on the process
+  or the device count (each run is computed alone, as in this process); the device is recorded in
+  each entry's meta. Not with ``device``, ``workers`` or an ``executor``; over several machines, a
+  Dask cluster with one worker per GPU is the ``executor`` route.
+- ``device``: where runs compute (not part of the key; recorded in each entry's meta).
+- ``torch_threads``: intra-op threads per worker process (e.g. 1 with ``ProcessPoolExecutor(2)``
+  on 2 cores), or of this process while it computes (its setting is restored after); None leaves
+  torch's default. Each client trains, and every evaluation runs, in one intra-op thread whatever
+  this says: it sets the speed of the rest (a round's server step), not the stored bits of a
+  neural run.
 """
 
 from __future__ import annotations
@@ -25,7 +48,7 @@ import torch
 from tqdm import tqdm
 
 from . import extensions, participation
-from .config import ExperimentConfig
+from .config import ExperimentConfig, Planned
 from .store import Entry, Store
 
 __all__ = ['DASK_WORKER_ENV', 'SweepPlan', 'load', 'plan_sweep', 'stored_configs', 'sweep']
@@ -127,8 +150,8 @@ def _config_columns(config: ExperimentConfig) -> dict:
     return out
 
 
-def _frame(entry: Entry | None, config: ExperimentConfig, error: str | None = None) -> pd.DataFrame:
-    cols = {**_config_columns(config), "key": config.key()}
+def _frame(entry: Entry | None, planned: Planned, error: str | None = None) -> pd.DataFrame:
+    cols = {**_config_columns(planned.config), "key": planned.key}
     if entry is None:
         hist = pd.DataFrame({"round": [np.nan]})
         status, err, div = "error", error, None
@@ -139,21 +162,22 @@ def _frame(entry: Entry | None, config: ExperimentConfig, error: str | None = No
     return pd.concat([meta, hist], axis=1)
 
 
-def _require_data(configs: list[ExperimentConfig]) -> None:
+def _require_data(planned: list[Planned]) -> None:
     """Stop before anything is created or run when a dataset the runs to compute need is not on
     this machine: one line naming it and where it was looked for (the runs' ``neural`` problems on
     real data; synthetic stand-ins need none)."""
     from . import data
     needed = {}
-    for c in configs:
-        args = dict(c.problem_args or {})
-        if c.problem == "neural" and not args.get("synthetic") and isinstance(args.get("dataset"), str):
-            needed.setdefault((args["dataset"], args.get("data_root")), c)
-    for (name, root), c in needed.items():
+    for p in planned:
+        args = p.config.arguments("problem_args")
+        if p.config.problem == "neural" and not args.get("synthetic") \
+                and isinstance(args.get("dataset"), str):
+            needed.setdefault((args["dataset"], args.get("data_root")), p)
+    for (name, root), p in needed.items():
         try:
             data.load(name, data_root=root)
         except data.DataNotFoundError as e:
-            raise data.DataNotFoundError(f"problem_args.dataset: {e} (needed by {c.key()} and the "
+            raise data.DataNotFoundError(f"problem_args.dataset: {e} (needed by {p.key} and the "
                                          "other runs on it; nothing was computed)") from None
 
 
@@ -167,65 +191,57 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
 
     Example, FedAvg and FedSUM over two seeds, stored so that a second call only reads::
 
-        configs = [fedlib.ExperimentConfig(algorithm=a, problem="quadratic",
-                                           participation="bernoulli", rounds=100,
-                                           participation_args={"p": 0.3}, seed=s)
+        configs = [fedlib.ExperimentConfig(algorithm=a, problem="quadratic", participation="bernoulli",
+                                           rounds=100, participation_args={"p": 0.3}, seed=s)
                    for a in ("fedavg", "fedsum") for s in (0, 1)]
         df = fedlib.sweep(configs, store="results/my_sweep")
-        df.groupby("algorithm")["loss"].last()
 
     Args:
-        configs: :class:`ExperimentConfig` objects (duplicates run once; see :func:`grid`), or
-            one config.
-        store: a :class:`Store` or its folder. Entries already there are loaded, not
-            recomputed, so an interrupted sweep resumes where it stopped and notebooks that
-            need the same run share it.
-        executor: any ``concurrent.futures.Executor``: None runs in-process;
-            ``ProcessPoolExecutor(n)`` uses local cores; ``distributed.Client(...).get_executor()``
-            a Dask cluster; submitit's executor a SLURM cluster. Workers write entries to the
-            store folder themselves (it must be shared by them).
+        configs: :class:`ExperimentConfig` objects (duplicates run once; see :func:`grid`), or one.
+        store: a :class:`Store` or its folder. Entries already there are loaded, not recomputed, so
+            an interrupted sweep resumes where it stopped and notebooks needing a run share it.
+        executor, workers, devices, device, torch_threads: where the missing runs compute -- this
+            process (default), ``workers`` local processes, one process per entry of ``devices``
+            (``["cuda:0", "cuda:1"]``), or any ``concurrent.futures`` executor (Dask, SLURM) --
+            and with how many torch threads: see "Where runs compute" in :mod:`fedlib.sweeps`.
         progress: a tqdm bar over runs (done / loaded / failed).
-        device: where runs compute (not part of the key; recorded in each entry's meta).
         checkpoint_every: long runs checkpoint every this many rounds under
             ``<store>/.checkpoints/`` and resume from there if killed; None: no checkpoints.
-        torch_threads: intra-op threads per worker process (e.g. 1 with
-            ``ProcessPoolExecutor(2)`` on 2 cores), or of this process while it computes (its
-            setting is restored after); None leaves torch's default. Each client trains, and
-            every evaluation runs, in one intra-op thread whatever this says: it sets the speed of
-            the rest (a round's server step), not the stored bits of a neural run.
         retry_errors: recompute entries stored with status ``error``.
-        compute: False refuses to compute (a missing run is an error naming how many are
-            missing and the store); default: True unless the environment sets
-            ``FEDLIB_NO_COMPUTE=1`` (as ``make test`` does, so nbval never trains silently).
-            A stored run whose algorithm or problem code has changed since it was stored
-            (:mod:`fedlib.fingerprint`) is reported and computed again, or loaded as it is when
-            computing is off.
+        compute: False refuses to compute (a missing run is an error naming how many are missing);
+            default: True unless the environment sets ``FEDLIB_NO_COMPUTE=1`` (as ``make test``
+            does). A stored run whose algorithm or problem code changed since it was stored
+            (:mod:`fedlib.fingerprint`) is computed again, or loaded as it is when computing is off.
         keep_params: keep the final model of every run computed here, as the warm-ups of
-            ``init_from`` runs always are: a run computed alone and only later named as a
-            warm-up is otherwise computed again then (an entry without its final model cannot
-            start a phase).
-        workers: without an ``executor``, compute missing runs in this many local processes
-            (started with "spawn", one torch thread each unless ``torch_threads`` says
-            otherwise); None or 1: in this process. On small CNNs two processes with one
-            thread each beat one process with two threads (``benchmarks/sweep.py``).
-        devices: compute missing runs in one local process per entry (started with "spawn"),
-            each on its device for its whole life: ``["cuda:0", "cuda:1"]`` spreads runs over
-            two GPUs, ``["cuda:0"] * 4`` runs four at once on one GPU. A run's result does not
-            depend on the process or the device count (each run is computed alone, as in this
-            process); the device is recorded in each entry's meta. Not with ``device``,
-            ``workers`` or an ``executor``; over several machines, a Dask cluster with one worker
-            per GPU is the ``executor`` route.
+            ``init_from`` runs always are (an entry without it cannot start a phase later).
 
     Returns:
-        A DataFrame with one row per evaluated round per run, with the config's fields (arguments as
-        ``<field>.<name>`` columns), ``key``, ``status`` (ok / diverged / error), ``error``,
-        ``diverged_at``, then the history columns. A run that raised has one row with
-        ``round`` NaN. Runs appear in the order of ``configs``.
+        One row per evaluated round per run, in the order of ``configs``: the config's fields
+        (arguments as ``<field>.<name>`` columns), ``key``, ``status`` (ok / diverged / error),
+        ``error``, ``diverged_at``, the history's columns. A run that raised has one row, round NaN.
 
     Raises:
         ValueError: an invalid config (naming its index and field) before anything runs; an
             unwritable store; missing runs with ``compute=False``.
     """
+    devices = _check_placement(executor, workers, devices, device)
+    configs = _as_configs(configs)
+    if not configs:
+        return pd.DataFrame(columns=["key", "status", "error", "diverged_at", "round"])
+    if compute is None:
+        compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
+    plan = plan_sweep(configs, store, compute=compute, retry_errors=retry_errors)
+    _warn_stored_errors(plan)
+    options = dict(device=device, checkpoint_every=checkpoint_every, keep_params=keep_params)
+    failed = _compute_missing(plan, executor, workers, devices, progress, torch_threads, options)
+    frames = [_frame(plan.entries.get(p.key), p, failed.get(p.key)) for p in plan.configs]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _check_placement(executor: cf.Executor | None, workers: int | None, devices: list[str] | None,
+                     device: str | None) -> list[str] | None:
+    """:func:`sweep`'s ``workers``, ``executor``, ``devices`` and ``device`` checked together:
+    ``devices`` as device names; a ValueError naming the field for a bad value or a clash."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers: must be a positive integer or None, got {workers!r}")
     if workers is not None and workers > 1 and executor is not None:
@@ -235,38 +251,39 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
         if device is not None or executor is not None or (workers is not None and workers > 1):
             raise ValueError("devices: give either devices (one local process each) or device / workers / "
                              "an executor, not both")
-    configs = _as_configs(configs)
-    if not configs:
-        return pd.DataFrame(columns=["key", "status", "error", "diverged_at", "round"])
-    if compute is None:
-        compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
-    plan = plan_sweep(configs, store, compute=compute, retry_errors=retry_errors)
-    st = plan.store
+    return devices
+
+
+def _warn_stored_errors(plan: SweepPlan) -> None:
+    """One warning when stored runs of the sweep failed when they were computed (they count as
+    failed; ``retry_errors`` recomputes them)."""
     if plan.stored_errors:
         first = str(plan.entries[plan.stored_errors[0]].meta.get("error") or "").splitlines()[:1]
         warnings.warn(f"sweep: {len(plan.stored_errors)} stored run(s) failed when they were computed "
                       f"(status error; first: {plan.stored_errors[0]}: {first[0] if first else '?'}); they "
                       "count as failed; sweep(..., retry_errors=True) recomputes them", RuntimeWarning,
-                      stacklevel=2)
-    options = dict(device=device, checkpoint_every=checkpoint_every, keep_params=keep_params)
+                      stacklevel=3)
+
+
+def _compute_missing(plan: SweepPlan, executor: cf.Executor | None, workers: int | None,
+                     devices: list[str] | None, progress: bool, torch_threads: int | None,
+                     options: dict) -> dict[str, str]:
+    """Compute the plan's missing runs where :func:`sweep` was told to (one process per device,
+    ``workers`` local processes, ``executor``, or this process); returns why each run that has no
+    entry failed (:func:`_execute`)."""
+    import multiprocessing
+    one_thread = 1 if torch_threads is None else torch_threads
     if devices is not None and plan.todo:
-        import multiprocessing
         ctx = multiprocessing.get_context("spawn")
         with ctx.Manager() as manager, cf.ProcessPoolExecutor(
                 len(devices), mp_context=ctx, initializer=_device_slot,
                 initargs=(os.getpid(), _queue_of(manager, devices))) as pool:
-            failed = _execute(plan, st, pool, progress, torch_threads=1 if torch_threads is None
-                              else torch_threads, **options)
-    elif workers is not None and workers > 1 and plan.todo:
-        import multiprocessing
+            return _execute(plan, plan.store, pool, progress, torch_threads=one_thread, **options)
+    if workers is not None and workers > 1 and plan.todo:
         with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                     initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
-            failed = _execute(plan, st, pool, progress, torch_threads=1 if torch_threads is None
-                              else torch_threads, **options)
-    else:
-        failed = _execute(plan, st, executor, progress, torch_threads=torch_threads, **options)
-    frames = [_frame(plan.entries.get(c.key()), c, failed.get(c.key())) for c in plan.configs]
-    return pd.concat(frames, ignore_index=True)
+            return _execute(plan, plan.store, pool, progress, torch_threads=one_thread, **options)
+    return _execute(plan, plan.store, executor, progress, torch_threads=torch_threads, **options)
 
 
 def _as_configs(configs) -> list[ExperimentConfig]:
@@ -286,7 +303,8 @@ def _as_configs(configs) -> list[ExperimentConfig]:
 
 @dataclass
 class SweepPlan:
-    """What a sweep will do, decided before anything runs (:func:`plan_sweep`).
+    """What a sweep will do, decided before anything runs (:func:`plan_sweep`). Its configs are
+    :class:`~fedlib.config.Planned`: validated and keyed once, for the store and the runner.
 
     Attributes:
         store: the store the runs are read from and written to.
@@ -300,15 +318,15 @@ class SweepPlan:
     """
 
     store: Store
-    configs: list[ExperimentConfig]
+    configs: list[Planned]
     entries: dict[str, Entry]
-    levels: list[list[ExperimentConfig]]
+    levels: list[list[Planned]]
     warm_keys: set[str]
     stored_errors: list[str]
     total: int
 
     @property
-    def todo(self) -> list[ExperimentConfig]:
+    def todo(self) -> list[Planned]:
         """Every run to compute, warm-ups first."""
         return [c for lev in self.levels for c in lev]
 
@@ -317,77 +335,132 @@ def plan_sweep(configs: list[ExperimentConfig], store: str | os.PathLike | Store
                retry_errors: bool = False) -> SweepPlan:
     """Check the configs and decide what a sweep loads and what it computes, in which order.
 
-    Every config is validated (a run to compute with its inputs: data and trace files), warm-ups
-    are added, and a stored run is reused unless its code changed (when computing), it failed and
-    ``retry_errors`` asks again, or it is a warm-up stored without its final model. Nothing is
-    computed or written.
+    Every config is validated once and keyed once (a run to compute with its inputs: data and
+    trace files), warm-ups are added, and a stored run is reused unless its code changed (when
+    computing), it failed and ``retry_errors`` asks again, or it is a warm-up stored without its
+    final model. Nothing is computed or written.
 
     Raises:
         ValueError: an invalid config (naming its index and field); missing runs with
             ``compute=False``; an unwritable store with runs to compute.
     """
-    for i, c in enumerate(configs):
-        c.validate(where=f"configs[{i}]", inputs=False)     # a stored run is read without its trace file
+    root = (store.path if isinstance(store, Store) else Path(store)) if compute else None
+    planned, missing = _plan_configs(configs, root)
     _warn_idle_seeds(configs)
-    if compute:
-        root = store.path if isinstance(store, Store) else Path(store)
-        missing = [(i, c) for i, c in enumerate(configs) if not (root / c.key() / "meta.json").exists()]
-        for i, c in missing:                             # a run to compute: its inputs too, before any run
-            c.validate(where=f"configs[{i}]")
-        _require_data([c for _, c in missing])
+    _require_data(missing)
     store = store if isinstance(store, Store) else Store(store)     # after the checks: nothing written
-    unique = list({c.key(): c for c in configs}.values())
+    unique = list({p.key: p for p in planned}.values())
     known, warm_keys = _with_warmups(unique)
-    entries: dict[str, Entry] = {}
-    for c in known.values():
-        e = store.get(c)
-        if e is not None and compute and c.key() in store.stale:
-            e = None                                   # its code changed: computed again
-        if e is not None and not (retry_errors and e.status == "error") \
-                and not (c.key() in warm_keys and e.status == "ok" and e.params() is None):
-            entries[c.key()] = e
+    entries = _reusable(store, known, warm_keys, compute, retry_errors)
     depth = _depths(known)
-    todo = sorted((c for c in known.values() if c.key() not in entries), key=lambda c: depth[c.key()])
-    if todo and compute:
-        store.require_writable(f"{len(todo)} of {len(known)} runs are missing (first: {todo[0].key()})")
-    if todo and not compute:
-        refused = [store.rejected[c.key()] for c in todo if c.key() in store.rejected]
-        raise ValueError(f"store: {store.path} lacks {len(todo)} of {len(known)} runs (first: "
-                         f"{todo[0].key()}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
-                         "compute them with the notebook's `make results` target"
-                         + (f"; {len(refused)} of them are stored but were refused: {refused[0]}" if refused
-                            else ""))
-    levels = [[c for c in todo if depth[c.key()] == d] for d in sorted({depth[c.key()] for c in todo})]
+    todo = sorted((p for p in known.values() if p.key not in entries), key=lambda p: depth[p.key])
+    _check_missing(store, todo, len(known), compute)
+    levels = [[p for p in todo if depth[p.key] == d] for d in sorted({depth[p.key] for p in todo})]
     stored_errors = [k for k, e in entries.items() if e.status == "error"]
     return SweepPlan(store, unique, entries, levels, warm_keys, stored_errors, len(known))
 
 
-def _with_warmups(unique: list[ExperimentConfig]) -> tuple[dict[str, ExperimentConfig], set[str]]:
+def _plan_configs(configs: list[ExperimentConfig], root: Path | None) -> tuple[list[Planned], list[Planned]]:
+    """Each config validated once and keyed once (equal configs, and a warm-up shared by several
+    runs, once): with its inputs (trace and data files) when it is to be computed -- ``root``, the
+    folder of a store that computes, holds no entry of it --, else without (a stored run is read
+    without its trace file). Returns the configs planned, in order, and those to compute."""
+    known: dict = {}                       # keyed configs, warm-ups included
+    seen: dict = {}                        # validated configs of the list
+    planned, missing = [], []
+    for i, c in enumerate(configs):
+        p = _lookup(seen, c)
+        if p is None:
+            hit = _lookup(known, c)
+            key = hit.key if hit is not None else _key_or_none(c)
+            to_compute = root is not None and (key is None or not (root / key / "meta.json").exists())
+            p = Planned.of(c, where=f"configs[{i}]", inputs=to_compute, key=key, known=known)
+            _remember(seen, c, p)
+            if to_compute:
+                missing.append(p)
+        planned.append(p)
+    return planned, missing
+
+
+def _lookup(cache: dict, config: ExperimentConfig) -> Planned | None:
+    """``config``'s entry in ``cache`` (None, too, for a config whose arguments do not hash)."""
+    try:
+        return cache.get(config)
+    except TypeError:
+        return None
+
+
+def _remember(cache: dict, config: ExperimentConfig, planned: Planned) -> None:
+    try:
+        cache[config] = planned
+    except TypeError:                      # arguments that do not hash: planned again if repeated
+        pass
+
+
+def _key_or_none(config: ExperimentConfig) -> str | None:
+    """``config``'s key, or None where keying it fails (an invalid config: validating it next names
+    the field; a valid one is keyed again, raising as keying does)."""
+    try:
+        return config.key()
+    except Exception:  # noqa: BLE001 - ExperimentConfig.validate reports what is wrong
+        return None
+
+
+def _reusable(store: Store, known: dict[str, Planned], warm_keys: set[str], compute: bool,
+              retry_errors: bool) -> dict[str, Entry]:
+    """The stored entries the sweep loads, by key: not one whose code changed (when computing), nor
+    a failed one ``retry_errors`` asks again, nor a warm-up stored without its final model."""
+    entries: dict[str, Entry] = {}
+    for p in known.values():
+        e = store.get(p)
+        if e is not None and compute and p.key in store.stale:
+            e = None                                   # its code changed: computed again
+        if e is not None and not (retry_errors and e.status == "error") \
+                and not (p.key in warm_keys and e.status == "ok" and e.params() is None):
+            entries[p.key] = e
+    return entries
+
+
+def _check_missing(store: Store, todo: list[Planned], total: int, compute: bool) -> None:
+    """With runs to compute: a ValueError when the store is read-only, or when computing is off
+    (naming how many are missing, the first, and any stored entry that was refused)."""
+    if todo and compute:
+        store.require_writable(f"{len(todo)} of {total} runs are missing (first: {todo[0].key})")
+    if todo and not compute:
+        refused = [store.rejected[p.key] for p in todo if p.key in store.rejected]
+        raise ValueError(f"store: {store.path} lacks {len(todo)} of {total} runs (first: "
+                         f"{todo[0].key}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
+                         "compute them with the notebook's `make results` target"
+                         + (f"; {len(refused)} of them are stored but were refused: {refused[0]}" if refused
+                            else ""))
+
+
+def _with_warmups(unique: list[Planned]) -> tuple[dict[str, Planned], set[str]]:
     """The configs and, transitively, their warm-ups, by key; and the warm-ups' keys."""
-    known = {c.key(): c for c in unique}
+    known = {p.key: p for p in unique}
     warm_keys: set[str] = set()
     pending = list(unique)
     while pending:
-        w = pending.pop().warmup()
+        w = pending.pop().warmup
         if w is not None:
-            warm_keys.add(w.key())
-            if w.key() not in known:
-                known[w.key()] = w
+            warm_keys.add(w.key)
+            if w.key not in known:
+                known[w.key] = w
                 pending.append(w)
     return known, warm_keys
 
 
-def _depths(known: dict[str, ExperimentConfig]) -> dict[str, int]:
+def _depths(known: dict[str, Planned]) -> dict[str, int]:
     """How many warm-ups precede each run (0: starts from scratch)."""
     depth: dict[str, int] = {}
-    for config in known.values():
-        chain, c = [], config
-        while c is not None and c.key() not in depth:      # up the chain of warm-ups
-            chain.append(c)
-            c = c.warmup()
-        base = -1 if c is None else depth[c.key()]
+    for planned in known.values():
+        chain, p = [], planned
+        while p is not None and p.key not in depth:      # up the chain of warm-ups
+            chain.append(p)
+            p = p.warmup
+        base = -1 if p is None else depth[p.key]
         for d, run in enumerate(reversed(chain), start=base + 1):
-            depth[run.key()] = d
+            depth[run.key] = d
     return depth
 
 
@@ -400,48 +473,49 @@ def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress:
     bar = tqdm(total=plan.total, initial=len(entries), disable=not progress, desc="runs", unit="run")
     bar.set_postfix(counts)
 
-    def finished(c: ExperimentConfig, entry: Entry | None, err: str | None) -> None:
+    def finished(p: Planned, entry: Entry | None, err: str | None) -> None:
         if entry is not None:
-            entries[c.key()] = entry
+            entries[p.key] = entry
         else:
-            failed[c.key()] = err
+            failed[p.key] = err
         counts["failed" if entry is None or entry.status != "ok" else "done"] += 1
         bar.update(1)
         bar.set_postfix(counts)
 
-    modules = _worker_modules(plan.todo) if executor is not None else ()
+    modules = _worker_modules([p.config for p in plan.todo]) if executor is not None else ()
     for batch in plan.levels:
-        ready = [c for c in batch if c.warmup() is None or c.warmup().key() in entries
-                 and entries[c.warmup().key()].status == "ok"]
-        for c in batch:
-            if c not in ready:
-                finished(c, None, f"warm-up {c.warmup().key()} failed; this run was not started")
-        keep = {c.key(): keep_params or c.key() in plan.warm_keys for c in ready}
+        ready = [p for p in batch if p.warmup is None or p.warmup.key in entries
+                 and entries[p.warmup.key].status == "ok"]
+        for p in batch:
+            if p not in ready:
+                finished(p, None, f"warm-up {p.warmup.key} failed; this run was not started")
+        keep = {p.key: keep_params or p.key in plan.warm_keys for p in ready}
         if executor is None:
             _compute_here(ready, st, finished, torch_threads, keep, device, checkpoint_every)
             continue
-        futures = {executor.submit(_compute_in_worker, str(st.path), c.to_dict(), device, checkpoint_every,
-                                   torch_threads, keep[c.key()], modules): c for c in ready}
+        futures = {executor.submit(_compute_in_worker, str(st.path), p.config.to_dict(), device,
+                                   checkpoint_every, torch_threads, keep[p.key], modules): p for p in ready}
         for fut in cf.as_completed(futures):
-            c = futures[fut]
+            p = futures[fut]
             try:
                 fut.result()
-                finished(c, st.read(c.key()), None)
+                finished(p, st.read(p.key, expected=p.config), None)
             except Exception as e:  # noqa: BLE001 - a worker that died: reported in the frame
-                finished(c, None, f"worker failed: {type(e).__name__}: {e}")
+                finished(p, None, f"worker failed: {type(e).__name__}: {e}")
     bar.close()
     return failed
 
 
-def _compute_here(ready, st: Store, finished, torch_threads, keep, device, checkpoint_every) -> None:
+def _compute_here(ready: list[Planned], st: Store, finished, torch_threads, keep, device,
+                  checkpoint_every) -> None:
     """Compute ``ready`` in this process with ``torch_threads`` (the caller's setting restored)."""
     before = torch.get_num_threads()
     try:
         if torch_threads:
             torch.set_num_threads(torch_threads)
-        for c in ready:
-            finished(c, st.compute(c, device=device, checkpoint_every=checkpoint_every,
-                                   save_params=keep[c.key()]), None)
+        for p in ready:
+            finished(p, st.compute(p, device=device, checkpoint_every=checkpoint_every,
+                                   save_params=keep[p.key]), None)
     finally:
         torch.set_num_threads(before)          # the caller's setting, whatever the runs used
 

@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 
 from . import arithmetic
-from .runner import run_config
+from .runner import Result, run_config
 from .store import TIMING_COLUMNS, CorruptEntry, Entry, Store, digest_problems
 
 __all__ = ['VerifyReport', 'renew_fingerprints', 'stored_arithmetic', 'verify']
@@ -170,14 +170,32 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
                                                    and rounds >= 1)):
         raise ValueError(f"rounds: must be 'auto', None (the whole run) or an int >= 1; got {rounds!r}")
     if check_digests and (edits := digest_problems(entry.path, entry.meta)):
-        rows = [{"round": math.nan, "metric": f"file {e.split(' ', 1)[0]}", "stored": math.nan,
-                 "replayed": math.nan, "rel_diff": math.inf} for e in edits]
-        return VerifyReport(entry.path.name, 0, [], pd.DataFrame(rows, columns=_MISMATCH_COLUMNS), rtol, atol,
-                            check="digest", reason="; ".join(edits))
+        return _edited(entry, edits, rtol, atol)
     sealed = "" if entry.meta.get("digests") or not check_digests else \
         " (not sealed: the stored files' integrity is not checked; python -m fedlib seal)"
     if entry.status == "error" or not len(entry.history):
         raise ValueError(f"entry: {entry.path} holds a failed run; nothing to verify")
+    plan, replay = _plan_and_replay(entry, rounds, rtol, atol, device)
+    if replay is None:
+        return VerifyReport(entry.path.name, 0, [], pd.DataFrame(columns=_MISMATCH_COLUMNS), rtol, atol,
+                            check="none", reason=plan.reason + sealed)
+    return _judge(entry, plan, replay, sealed)
+
+
+def _edited(entry: Entry, edits: list[str], rtol: float, atol: float) -> VerifyReport:
+    """The report of an entry whose files differ from their sealed digests (check ``"digest"``):
+    one row per file, nothing replayed."""
+    rows = [{"round": math.nan, "metric": f"file {e.split(' ', 1)[0]}", "stored": math.nan,
+             "replayed": math.nan, "rel_diff": math.inf} for e in edits]
+    return VerifyReport(entry.path.name, 0, [], pd.DataFrame(rows, columns=_MISMATCH_COLUMNS), rtol, atol,
+                        check="digest", reason="; ".join(edits))
+
+
+def _plan_and_replay(entry: Entry, rounds: int | str | None, rtol: float, atol: float,
+                     device: str | None) -> tuple[_CheckPlan, Result | None]:
+    """The check the entry's arithmetic allows (:func:`_plan_check`) and its replay (None when no
+    check can run here), computed with the entry's thread count on a CPU (this process's setting
+    restored after)."""
     stored = stored_arithmetic(entry)
     threads = stored.get("torch_threads")
     old_threads = torch.get_num_threads()
@@ -186,12 +204,10 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
     try:
         plan = _plan_check(entry, stored, rounds, rtol, atol, device or "cpu")
         if plan.check == "none":
-            return VerifyReport(entry.path.name, 0, [], pd.DataFrame(columns=_MISMATCH_COLUMNS), rtol, atol,
-                                check="none", reason=plan.reason + sealed)
-        replay = _replay(entry, plan.rounds, device)
+            return plan, None
+        return plan, _replay(entry, plan.rounds, device)
     finally:
         torch.set_num_threads(old_threads)
-    return _judge(entry, plan, replay, sealed)
 
 
 def _open_entry(entry: Entry | str | os.PathLike) -> Entry:

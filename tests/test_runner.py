@@ -323,3 +323,22 @@ def _stop_at(n):
         if t + 1 > n:
             raise _Stop
     return cb
+
+
+def test_run_goes_through_one_checked_frozen_plan(quad):
+    import dataclasses
+
+    from fedlib.runner import RunPlan, _run_plan
+    algo = fedlib.algorithms.get("fedavg")(quad, None, aggregation="all")
+    plan = RunPlan.checked(algo, quad, {"kind": "bernoulli", "p": 0.5}, options={"momentum": 0.5},
+                           rounds=np.int64(4), lr_local=1, local_steps=2, round_offset=np.int64(0))
+    assert plan.algorithm is type(algo) and plan.options == {"aggregation": "all", "momentum": 0.5}
+    assert (plan.rounds, plan.lr_local, plan.round_offset) == (4, 1.0, 0)
+    assert type(plan.rounds) is int and type(plan.lr_local) is float
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.rounds = 5
+    res = fedlib.run(algo, quad, {"kind": "bernoulli", "p": 0.5}, rounds=4, lr_local=1.0, local_steps=2,
+                     momentum=0.5, progress=False)
+    pd.testing.assert_frame_equal(_no_timing(_run_plan(plan).history), _no_timing(res.history))
+    with pytest.raises(ValueError, match="^lr_global: must be a positive finite number"):
+        RunPlan.checked("fedavg", quad, "full", rounds=2, lr_global=0.0)

@@ -430,3 +430,59 @@ def test_a_kind_or_dataset_defined_in_main_is_refused_before_anything_is_stored(
     finally:
         participation._KINDS.pop("notebook_kind_test", None)
         data._DATASETS.pop("notebook_data_test", None)
+
+
+def _count_keys_and_checks(monkeypatch) -> dict:
+    """Count ExperimentConfig.key calls and validate calls (the latter by their ``where``)."""
+    counts = {"key": 0, "validate": []}
+    key, validate = ExperimentConfig.key, ExperimentConfig.validate
+
+    def counted_key(self):
+        counts["key"] += 1
+        return key(self)
+
+    def counted_validate(self, where="config", inputs=True):
+        counts["validate"].append(where)
+        return validate(self, where=where, inputs=inputs)
+
+    monkeypatch.setattr(ExperimentConfig, "key", counted_key)
+    monkeypatch.setattr(ExperimentConfig, "validate", counted_validate)
+    return counts
+
+
+def test_a_sweep_validates_and_keys_each_config_once(tmp_path, monkeypatch):
+    # before issue 53 these sweeps called validate 11 times and key 63 times when computing (with
+    # the duplicate), 3 and 42 when loading, and 19 and 104 with a shared warm-up (validate counts
+    # the warm-up's check inside its run's)
+    cs = [_base(rounds=4, seed=s) for s in range(3)]
+    counts = _count_keys_and_checks(monkeypatch)
+    computed = fedlib.sweep(cs + cs[:1], tmp_path / "a", progress=False)        # a duplicate too
+    assert counts == {"key": 3, "validate": ["configs[0]", "configs[1]", "configs[2]"]}
+    counts.update(key=0, validate=[])
+    loaded = fedlib.sweep(cs, tmp_path / "a", progress=False)
+    assert counts == {"key": 3, "validate": ["configs[0]", "configs[1]", "configs[2]"]}
+    pd.testing.assert_frame_equal(_no_timing(loaded), _no_timing(computed.iloc[:len(loaded)]))
+    warm = _base(rounds=3)
+    phases = [_base(rounds=4, seed=s, init_from=warm) for s in range(3)]
+    counts.update(key=0, validate=[])
+    df = fedlib.sweep(phases, tmp_path / "b", progress=False)
+    assert counts["key"] == 4                                     # three runs and their shared warm-up
+    assert sorted(counts["validate"]) == sorted([f"configs[{i}]" for i in range(3)]
+                                                + [f"configs[{i}].init_from" for i in range(3)])
+    assert (df["status"] == "ok").all() and set(Store(tmp_path / "b").keys()) == {
+        warm.key(), *(p.key() for p in phases)}
+
+
+def test_a_planned_config_is_what_store_and_runner_take_as_checked(tmp_path, monkeypatch):
+    c = _base(rounds=3)
+    planned = config.Planned.of(c)
+    assert planned.key == c.key() and planned.warmup is None
+    counts = _count_keys_and_checks(monkeypatch)
+    st = Store(tmp_path)
+    entry = st.compute(planned)
+    assert st.get(planned).history.equals(entry.history) and entry.path.name == planned.key
+    assert counts == {"key": 0, "validate": []}                 # taken as planned
+    st.get(c)
+    assert counts == {"key": 1, "validate": []}                 # a plain config is keyed there
+    fedlib.run_config(c, progress=False)
+    assert counts["validate"] == ["config"]                     # and validated before it runs
