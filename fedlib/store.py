@@ -34,6 +34,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -301,9 +302,11 @@ class Store:
         return self.read(key)
 
     def compute(self, config: ExperimentConfig, device: str | None = None, progress: bool = False,
-                checkpoint_every: int | None = 50, save_params: bool = False) -> Entry:
+                checkpoint_every: int | None = 50, save_params: bool = False,
+                engine: str | Any = "vectorized") -> Entry:
         """Run ``config`` and store it: a run that raises is stored with status ``error`` and its
-        traceback, a diverged one with status ``diverged`` and its round."""
+        traceback, a diverged one with status ``diverged`` and its round. ``engine``: as
+        :func:`fedlib.run_config`'s (CUDA-graph steps: ``VectorizedEngine(graphs=True)``)."""
         x0 = self.warmup_model(config)
         ckpt = self.checkpoint_path(config) if checkpoint_every else None
         t0 = time.perf_counter()
@@ -313,7 +316,7 @@ class Store:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
                 result = run_config(config, device=device, progress=progress, checkpoint=ckpt,
-                                    checkpoint_every=checkpoint_every or 1, x0=x0)
+                                    checkpoint_every=checkpoint_every or 1, x0=x0, engine=engine)
         except DataNotFoundError:
             raise               # the machine lacks the data: not a property of the run, store nothing
         except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
@@ -333,6 +336,7 @@ class Store:
             "anchor": result.info.get("anchor") if result is not None else None,
             "code": config_fingerprint(config),
             "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+            "engine": engine if isinstance(engine, str) else repr(engine),
             "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
             "eval_fraction": round(eval_s / run_s, 4) if run_s > 0 else None,
         }
