@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--graphs", action="store_true",
                    help="replay CUDA-graph local steps (keyed draws on CUDA; after benchmarks/gpu_check.py "
                         "showed them bit-equal to plain steps on this GPU)")
+    c.add_argument("--list", action="store_true",
+                   help="compute nothing: list what the stores lack (as --budget-min 0)")
     c.add_argument("--stand-in-rounds", type=int, default=0, help=argparse.SUPPRESS)
     n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
@@ -121,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         from .campaign import run_campaign
         notebooks = "all" if args.notebook == ["all"] else args.notebook
         try:
-            run_campaign(notebooks, args.profile, args.device, args.budget_min, args.store, args.seeds,
+            run_campaign(notebooks, args.profile, args.device, 0.0 if args.list else args.budget_min,
+                         args.store, args.seeds,
                          args.datasets, args.stand_in_rounds, graphs=args.graphs, root=args.root)
         except ValueError as e:
             parser.error(str(e))

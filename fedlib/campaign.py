@@ -26,7 +26,7 @@ from pathlib import Path
 from .config import ExperimentConfig
 from .store import Store
 
-__all__ = ["CAMPAIGNS", "CampaignReport", "Incomplete", "NotebookReport", "run_campaign"]
+__all__ = ["CAMPAIGNS", "CampaignReport", "Incomplete", "NotebookReport", "run_campaign", "stored_scope_02"]
 
 #: margin on each run's estimated time (the pace of a run varies by a few percent; evaluations
 #: and the problem's first build are in the measured pace)
@@ -354,6 +354,43 @@ def _plan_03(ctx: _Context) -> None:
         ctx.compute(list(resnet))
     except Incomplete:
         pass
+
+
+def stored_scope_02(setup, store: str | Path, seeds: list[int], patterns: list[str] | None = None
+                    ) -> tuple[object, list[int], list[str]]:
+    """What notebook 02 can render from its store without computing (``make figures
+    PROFILE=paper``): the setup cut to the datasets whose App. H grid is stored whole, the seeds
+    whose main runs on those datasets are all stored, and one line per dataset or seed left out
+    naming what it lacks (``make campaign`` computes them; SVHN and CIFAR-10 cannot be had here)."""
+    import dataclasses
+
+    from .sweeps import sweep
+    st = Store(store)
+    lines, have = [], []
+    for ds in setup.datasets:
+        grid = setup.grid_configs(ds)
+        n = sum(st.get(c) is not None for c in grid)
+        if n == len(grid):
+            have.append(ds)
+        else:
+            there = "" if _present(ds, setup.stand_in) else " (its data is not on this machine)"
+            lines.append(f"missing: {setup.dataset_name(ds)}: {n} of {len(grid)} grid runs stored{there}; "
+                         "its main runs are left out")
+    setup = dataclasses.replace(setup, datasets=tuple(have))
+    if not have:
+        return setup, [], lines + ["missing: every dataset's grid: nothing to render"]
+    rates, _ = setup.choose_rates(lambda cs: sweep(cs, st, progress=False, compute=False))
+    patterns = list(setup.patterns) if patterns is None else patterns
+    full = []
+    for k in seeds:
+        labels = setup.main_configs(rates, patterns, [k])
+        n = sum(st.get(c) is not None for c in labels)
+        if n == len(labels):
+            full.append(k)
+        else:
+            lines.append(f"missing: seed {k}: {n} of {len(labels)} main runs stored "
+                         f"({', '.join(map(setup.dataset_name, have))}); the seed is left out")
+    return setup, full, lines
 
 
 #: notebooks with a campaign, in the order a campaign of several takes them (issue 48: 02's grid

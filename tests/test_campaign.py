@@ -24,12 +24,23 @@ def test_a_campaign_stops_inside_its_budget_and_resumes_without_recomputing(tmp_
     first = campaign.run_campaign("02_fedsum_main", budget_min=2, **kw)
     assert len(first.computed) == 2 and first.stopped == "budget" and first.seconds <= 120
     assert len(first.left) == n_main and first.left_minutes == pytest.approx(n_main * 69 / 60)
+    # what `make figures PROFILE=paper` renders of such a store: the grid's dataset, no whole seed
+    from fedlib import studies
+    setup = studies.fedsum_setup("smoke")
+    scoped, seeds, lines = campaign.stored_scope_02(setup, path, [0, 1], ["P1"])
+    assert scoped.datasets == ("digits",) and seeds == []
+    assert lines == [f"missing: seed {k}: 0 of {n_main} main runs stored ({setup.dataset_name('digits')}); "
+                     "the seed is left out" for k in (0, 1)]
     st = Store(path)
     stamps = {k: (path / k / "history.csv").stat().st_mtime_ns for k in st.keys()}
     assert all("digests" in st.read(k).meta for k in st.keys())               # sealed: committable
     rest = campaign.run_campaign("02_fedsum_main", budget_min=10, **kw)
     assert rest.loaded == 2 and len(rest.computed) == n_main and rest.left == [] and rest.stopped == "done"
     assert {k: (path / k / "history.csv").stat().st_mtime_ns for k in stamps} == stamps   # not recomputed
+    scoped, seeds, lines = campaign.stored_scope_02(setup, path, [0, 1], ["P1"])
+    assert seeds == [0] and len(lines) == 1 and lines[0].startswith("missing: seed 1: 0 of 9 main runs")
+    empty, none_seeds, why = campaign.stored_scope_02(setup, tmp_path / "empty", [0], ["P1"])
+    assert empty.datasets == () and none_seeds == [] and "0 of 2 grid runs stored" in why[0]
     again = campaign.run_campaign("02_fedsum_main", budget_min=10, **kw)
     assert again.computed == [] and again.loaded == n_grid + n_main
 
