@@ -50,7 +50,7 @@ figures: $(STAMP) fashion-mnist
 	    $(BIN)/papermill "$$nb" "$$nb" -k python3 --cwd notebooks --no-progress-bar || exit 1; \
 	    $(BIN)/python -m fedlib strip "$$nb" || exit 1; \
 	  elif [ -z "$$(ls results/$$name/$(PROFILE) 2>/dev/null)" ]; then \
-	    echo "$$name: no run stored at the $(PROFILE) profile: nothing to render (make campaign NB=$$name PROFILE=$(PROFILE), or make results NB=$$name PROFILE=$(PROFILE))"; \
+	    echo "$$name: no run stored at the $(PROFILE) profile: nothing to render (make results NB=$$name PROFILE=$(PROFILE) computes it$$(case $$name in 02_*|03_*|05_*|08_*) echo "; on a GPU: make campaign NB=$$name";; esac))"; \
 	  else \
 	    mkdir -p results/notebooks; \
 	    FEDLIB_NO_COMPUTE=1 $(BIN)/papermill "$$nb" "results/notebooks/$$name-$(PROFILE).ipynb" \
