@@ -103,7 +103,7 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # %%
 METHODS = studies.fedsum.METHODS
 PATTERNS = list(setup.patterns) if not stand_in_rounds else ["P1"]   # stand-ins: the datasets' path
-if profile == "paper" and notebook.computing_off():     # render what the store holds, name the rest
+if profile == "paper" and notebook.computing_off() and not stand_in_rounds:   # render the store, name the rest
     setup, seeds, missing = campaign.stored_scope_02(setup, store, seeds, PATTERNS)
     print("\n".join(missing) or "the paper store holds every run")
 print(f"profile {profile}: N={setup.num_clients}, S={setup.per_round}, K={setup.local_steps}, "
