@@ -21,12 +21,15 @@ import argparse
 import cProfile
 import platform
 import pstats
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from fedlib import algorithms, engine, models, participation, partition, problems
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # this checkout's fedlib
+from fedlib import algorithms, engine, models, participation, partition, problems  # noqa: E402
 
 
 def tiny_problem(clients: int, batch: int, per_client: int = 20) -> problems.Neural:
