@@ -52,6 +52,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # this checkout's fedlib
 from engine import mnist_like, round_inputs, seconds_per_round  # noqa: E402
 
 from fedlib import ExperimentConfig, arithmetic, engine, models, participation, partition, problems  # noqa: E402
