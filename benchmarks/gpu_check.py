@@ -20,14 +20,16 @@ Sections, each skipped (and said so) once ``--minutes`` is spent:
    With ``torch.compile`` on CUDA (unless ``--no-compile``) also keyed draws whose Threefry calls
    are compiled (one fused kernel each instead of ~150 elementwise ones), their bits checked
    against the CPU's first: a measurement, not yet a library setting.
-3. several runs: ``--runs`` processes at once on the device (keyed, graphs), each timing rounds
-   in the same window: run-rounds/s in all; and ``--stack`` R: one vmap over R runs' clients
-   (N = 100 R, S = 20 R), a proxy of R runs stacked in one process (``stacked_proxy``).
-4. bits: under ``torch.use_deterministic_algorithms(True)`` with TF32 off, a 3-round App. H run
+3. bits (before 4 and 5, which ``--minutes`` cuts first): under
+   ``torch.use_deterministic_algorithms(True)`` with TF32 off, a 3-round App. H run
    (FedSUM, keyed draws, evaluated each round) twice on the device: history and final model
    bit-equal; the same run on the CPU: its replay anchor (``fedlib.arithmetic``) within
    :data:`fedlib.arithmetic.CROSS_RTOL` of the device's. The same with TF32 on (torch's default
    for cuDNN's convolutions) is measured and printed, not required.
+4. stacked runs (proxy): ``--stack`` R: one vmap over R runs' clients (N = 100 R, S = 20 R),
+   run-rounds/s = R / its s/round (``stacked_proxy``).
+5. several runs: ``--runs`` processes at once on the device (keyed, graphs), each timing rounds
+   in the same window: run-rounds/s in all.
 
 Why TF32 off for runs that go into a store: TF32 keeps 10 bits of mantissa (unit roundoff 2^-11
 = 4.9e-4 instead of fp32's 2^-24 = 6.0e-8), so one convolution's products err by up to ~5e-4
@@ -302,6 +304,7 @@ def main() -> None:
         args.runs, args.window, args.setup_s, args.repeat, args.real = [2], 1.0, 12.0, 1, False
         args.stack, args.compile = [2], False
     args.compile = args.compile and args.device.startswith("cuda")
+    tf32_default = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
     t0 = time.perf_counter()
 
     def left() -> bool:
@@ -344,6 +347,32 @@ def main() -> None:
             table.append(("speed-up, best keyed / reference", f"{ref / min(keyed_times):.1f}x"))
     else:
         table.append(("speeds", "skipped: out of minutes"))
+    if left():
+        try:
+            checks = bit_checks(args, warn_only=False)
+        except Exception as e:  # noqa: BLE001 - an op without a deterministic kernel: say which
+            table.append(("deterministic algorithms (strict)", f"failed: {type(e).__name__}: "
+                                                               f"{str(e).splitlines()[0][:200]}"))
+            checks = bit_checks(args, warn_only=True)
+        for k, v in checks.items():
+            table.append((k, v))
+            print(table[-1], flush=True)
+    else:
+        table.append(("bit checks", "skipped: out of minutes"))
+    torch.use_deterministic_algorithms(False)      # the speeds below under the same settings as above
+    if args.device.startswith("cuda"):
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32_default
+    for runs in args.stack:
+        if not left():
+            table.append((f"{runs} runs' clients in one vmap", "skipped: out of minutes"))
+            continue
+        try:
+            result = stacked_proxy(args, runs)
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            result = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
+        label = f"run-rounds/s, {runs} runs' clients in one vmap (proxy of stacked runs; keyed, graphs)"
+        table.append((label, result))
+        print(table[-1], flush=True)
     for runs in args.runs:
         if not left():
             table.append((f"{runs} runs at once", "skipped: out of minutes"))
@@ -357,29 +386,6 @@ def main() -> None:
             result = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
         table.append((f"run-rounds/s, {runs} processes at once (keyed, graphs)", result))
         print(table[-1], flush=True)
-    for runs in args.stack:
-        if not left():
-            table.append((f"{runs} runs' clients in one vmap", "skipped: out of minutes"))
-            continue
-        try:
-            result = stacked_proxy(args, runs)
-        except Exception as e:  # noqa: BLE001 - reported in the table
-            result = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
-        label = f"run-rounds/s, {runs} runs' clients in one vmap (proxy of stacked runs; keyed, graphs)"
-        table.append((label, result))
-        print(table[-1], flush=True)
-    if left():
-        try:
-            checks = bit_checks(args, warn_only=False)
-        except Exception as e:  # noqa: BLE001 - an op without a deterministic kernel: say which
-            table.append(("deterministic algorithms (strict)", f"failed: {type(e).__name__}: "
-                                                               f"{str(e).splitlines()[0][:200]}"))
-            checks = bit_checks(args, warn_only=True)
-        for k, v in checks.items():
-            table.append((k, v))
-            print(table[-1], flush=True)
-    else:
-        table.append(("bit checks", "skipped: out of minutes"))
     print(f"\n| check ({'smoke' if small else 'App. H'}, {args.device}, {gpu}, {time.strftime('%Y-%m-%d')}) "
           "| result |\n|---|---|")
     for k, v in table:

@@ -25,7 +25,7 @@ PY=${PY:-python3}
 [ -d .gpu-data ] && $PY benchmarks/gpu_window.py unpack
 [ -d data ] && export FEDLIB_DATA=$PWD/data
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUBLAS_WORKSPACE_CONFIG=:4096:8
-check=(--device "$DEVICE" --minutes "$CHECK_MIN")
+check=(--device "$DEVICE" --minutes "$CHECK_MIN" --runs 8)
 [ "$DEVICE" = cpu ] && check+=(--rounds 1)
 if [ "$CHECK_MIN" != 0 ]; then               # CHECK_MIN=0: the campaign alone (a second call)
   timeout "$($PY -c "print(int($CHECK_MIN * 60 + 120))")" $PY benchmarks/gpu_check.py "${check[@]}" 2>&1 \
