@@ -163,6 +163,38 @@ def speeds(args) -> tuple[dict[str, float], dict[str, str]]:
     return {k: float(np.median(v)) for k, v in out.items()}, failed
 
 
+def gpu_profile(args) -> str:
+    """One FedSUM round of the keyed path without graphs under ``torch.profiler``: how many device
+    kernels it launches, how long the device is busy with them, and the kernels that take most of
+    that time (names cut to 40 characters): where the rest of a round goes."""
+    from collections import Counter
+
+    from fedlib import algorithms
+    prob, _ = build(args, "keyed", args.device)
+    rows = schedule_rows(args, 3, args.device)
+    algo = algorithms.get("fedsum")(prob, engine.VectorizedEngine())
+    x = prob.initial_params().to(args.device)
+    algo.init(x, args.local_steps)
+    x = algo.round(x, rows[0])
+    sync(args.device)
+    acts = [torch.profiler.ProfilerActivity.CPU]
+    if args.device.startswith("cuda"):
+        acts.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=acts) as prof:
+        x = algo.round(x, rows[1])
+        sync(args.device)
+    dev = [e for e in prof.events() if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+    if not dev:
+        top = [e for e in prof.events() if e.name.startswith("aten::") and e.cpu_parent is None]
+        return f"no device events (host: {len(top)} tensor operations per round)"
+    times = Counter()
+    for e in dev:
+        times[e.name[:40]] += float(e.time_range.elapsed_us())           # a device event's own span
+    busy = sum(times.values())
+    head = "; ".join(f"{k} {100 * v / busy:.0f}%" for k, v in times.most_common(4)) if busy else ""
+    return f"{len(dev)} kernels and copies, {busy / 1e3:.1f} ms busy; {head}"
+
+
 def stacked_proxy(args, runs: int) -> str:
     """Run-rounds/s of ``runs`` runs' clients in one vmap: FedSUM's round with N = 100 R clients,
     S = 20 R per round (K, batch as App. H), keyed draws, CUDA graphs: the work of R stacked runs
@@ -341,6 +373,12 @@ def main() -> None:
             print(table[-1], flush=True)
         for label, why in failed.items():
             table.append((f"s/round, one run: {label}", f"failed: {why}"))
+        try:
+            table.append(("device work of one round (keyed, no graphs; torch.profiler)", gpu_profile(args)))
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            why = f"{type(e).__name__}: {str(e).splitlines()[0][:150]}"
+            table.append(("device work of one round", f"failed: {why}"))
+        print(table[-1], flush=True)
         keyed_times = [v for k, v in med.items() if "keyed" in k]
         ref = med.get("reference (client by client), legacy draws")
         if keyed_times and ref:
