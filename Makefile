@@ -39,19 +39,30 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 # quick profile: execute in place, so the committed notebooks carry the outputs nbval checks.
-# other profiles: pass the profile, keep the executed copies under results/notebooks/.
+# other profiles: pass the profile, keep the executed copies under results/notebooks/, compute
+# nothing (FEDLIB_NO_COMPUTE=1: paper runs need a GPU): a notebook renders what its store holds and
+# says what is missing; a notebook with no stored run is skipped; last, what the stores lack.
 figures: $(STAMP) fashion-mnist
-	@for nb in $(NOTEBOOKS); do \
-	  echo "== $$nb ($(PROFILE))"; \
+	@left=""; for nb in $(NOTEBOOKS); do \
+	  name=$$(basename $$nb .ipynb); \
+	  echo "== $$name ($(PROFILE))"; \
 	  if [ "$(PROFILE)" = "quick" ]; then \
 	    $(BIN)/papermill "$$nb" "$$nb" -k python3 --cwd notebooks --no-progress-bar || exit 1; \
 	    $(BIN)/python -m fedlib strip "$$nb" || exit 1; \
+	  elif [ -z "$$(ls results/$$name/$(PROFILE) 2>/dev/null)" ]; then \
+	    echo "$$name: no run stored at the $(PROFILE) profile: nothing to render (make results NB=$$name PROFILE=$(PROFILE) computes it$$(case $$name in 02_*|03_*|05_*|08_*) echo "; on a GPU: make campaign NB=$$name";; esac))"; \
 	  else \
 	    mkdir -p results/notebooks; \
-	    $(BIN)/papermill "$$nb" "results/notebooks/$$(basename $$nb .ipynb)-$(PROFILE).ipynb" \
-	      -k python3 --cwd notebooks -p profile $(PROFILE) --no-progress-bar || exit 1; \
+	    FEDLIB_NO_COMPUTE=1 $(BIN)/papermill "$$nb" "results/notebooks/$$name-$(PROFILE).ipynb" \
+	      -k python3 --cwd notebooks -p profile $(PROFILE) --no-progress-bar --log-output >results/notebooks/$$name-$(PROFILE).log 2>&1 \
+	      && echo "$$name: rendered whole into results/notebooks/$$name-$(PROFILE).ipynb" \
+	      || { echo "$$name: rendered up to its first missing run (results/notebooks/$$name-$(PROFILE).ipynb; log beside it):"; \
+	           grep -E "^missing:|^ValueError" results/notebooks/$$name-$(PROFILE).log | sed 's/^/  /' | tail -8; left="$$left $$name"; }; \
 	  fi; \
-	done
+	done; \
+	campaigns=$$(for n in $$left; do case $$n in 02_*|03_*|05_*|08_*) echo $$n;; esac; done); \
+	if [ -n "$$campaigns" ]; then echo "== what the $(PROFILE) stores lack (make campaign computes it in order):"; \
+	  $(BIN)/python -m fedlib campaign $$campaigns --profile $(PROFILE) --list; fi
 
 # compute (or complete) the results store of one notebook: results/$(NB)/$(PROFILE)/. Sweeps resume
 # from the store, so an interrupted run continues where it stopped. The executed notebook is kept
@@ -66,10 +77,12 @@ results: $(STAMP) $(if $(filter $(FASHION_NOTEBOOKS),$(NB)),fashion-mnist)
 # a notebook's runs at a profile (default paper) into its store in the order that matters, inside
 # BUDGET_MIN minutes of DEVICE (one GPU window): never starts a run it cannot finish, seals what
 # finished (commit results/$(NB)/$(PROFILE)/), resumes on the next call, prints what is left
-campaign: $(STAMP)
-	@test -n "$(NB)" || { echo "usage: make campaign NB=02_fedsum_main [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12]"; exit 2; }
+# NB: one notebook, several ("02_fedsum_main 08_amplified_fedavg", taken in the order 02, 08, 05, 03)
+# or all; GRAPHS=1: CUDA-graph local steps (after benchmarks/gpu_check.py showed them bit-equal)
+campaign: $(STAMP) $(if $(filter all 08_amplified_fedavg,$(NB)),fashion-mnist)
+	@test -n "$(NB)" || { echo "usage: make campaign NB=02_fedsum_main|\"02_fedsum_main 08_amplified_fedavg\"|all [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12] [GRAPHS=1]"; exit 2; }
 	$(BIN)/python -m fedlib campaign $(NB) --profile $(if $(filter command line environment,$(origin PROFILE)),$(PROFILE),paper) $(if $(DEVICE),--device $(DEVICE)) \
-	  --budget-min $(or $(BUDGET_MIN),12)
+	  --budget-min $(or $(BUDGET_MIN),12) $(if $(filter 1,$(GRAPHS)),--graphs)
 
 # replay the first rounds of the runs of a notebook's store (all, or SAMPLE of them with every
 # algorithm at least once); exits non-zero if any no longer reproduces

@@ -17,13 +17,19 @@ Sections, each skipped (and said so) once ``--minutes`` is spent:
 2. one run: s/round of FedSUM's round (``benchmarks/engine.py``'s loop, no evaluation) for the
    vmap engine with legacy draws (today's GPU default), keyed draws, keyed draws with CUDA-graph
    steps (``VectorizedEngine(graphs=True)``), and the reference engine.
-3. several runs: ``--runs`` processes at once on the device (keyed, graphs), each timing rounds
-   in the same window: run-rounds/s in all.
-4. bits: under ``torch.use_deterministic_algorithms(True)`` with TF32 off, a 3-round App. H run
+   With ``torch.compile`` on CUDA (unless ``--no-compile``) also keyed draws whose Threefry calls
+   are compiled (one fused kernel each instead of ~150 elementwise ones), their bits checked
+   against the CPU's first: a measurement, not yet a library setting.
+3. bits (before 4 and 5, which ``--minutes`` cuts first): under
+   ``torch.use_deterministic_algorithms(True)`` with TF32 off, a 3-round App. H run
    (FedSUM, keyed draws, evaluated each round) twice on the device: history and final model
    bit-equal; the same run on the CPU: its replay anchor (``fedlib.arithmetic``) within
    :data:`fedlib.arithmetic.CROSS_RTOL` of the device's. The same with TF32 on (torch's default
    for cuDNN's convolutions) is measured and printed, not required.
+4. stacked runs (proxy): ``--stack`` R: one vmap over R runs' clients (N = 100 R, S = 20 R),
+   run-rounds/s = R / its s/round (``stacked_proxy``).
+5. several runs: ``--runs`` processes at once on the device (keyed, graphs), each timing rounds
+   in the same window: run-rounds/s in all.
 
 Why TF32 off for runs that go into a store: TF32 keeps 10 bits of mantissa (unit roundoff 2^-11
 = 4.9e-4 instead of fp32's 2^-24 = 6.0e-8), so one convolution's products err by up to ~5e-4
@@ -37,6 +43,7 @@ GPU-computed entry is judged by the same derived tolerance as a replay on anothe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -47,6 +54,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # this checkout's fedlib
 from engine import mnist_like, round_inputs, seconds_per_round  # noqa: E402
 
 from fedlib import ExperimentConfig, arithmetic, engine, models, participation, partition, problems  # noqa: E402
@@ -101,29 +109,106 @@ def check_graphs(args) -> str:
     return f"{same} ({'captured' if captured else 'no graph on this device: the plain path'}, 3 steps)"
 
 
+@contextlib.contextmanager
+def compiled_threefry(on: bool):
+    """Within the block, :mod:`fedlib.keyed`'s torch Threefry is ``torch.compile``'d (one fused
+    kernel per call instead of ~150 elementwise ones; integer arithmetic, so the same bits: the
+    draws check below compares them). A measurement of what compiling would give, not a
+    setting of the library yet."""
+    from fedlib import keyed
+    plain = keyed._threefry_torch
+    if on:
+        keyed._threefry_torch = torch.compile(plain, dynamic=False)
+    try:
+        yield
+    finally:
+        keyed._threefry_torch = plain
+
+
+def check_compiled_draws(args) -> str:
+    """Keyed draws of 3 steps with the compiled Threefry vs the CPU's numpy path, bit for bit."""
+    with compiled_threefry(True):
+        ok, what = check_draws(args)
+    return f"{ok} ({what})"
+
+
 def speeds(args) -> tuple[dict[str, float], dict[str, str]]:
     rows = schedule_rows(args, args.rounds + 1, args.device)
     out: dict[str, list[float]] = {}
     legacy, _ = build(args, "legacy", args.device)
     keyed_prob, _ = build(args, "keyed", args.device)
-    variants = [("vmap, legacy draws (today's GPU default)", legacy, engine.VectorizedEngine()),
-                ("vmap, keyed draws", keyed_prob, engine.VectorizedEngine()),
-                ("vmap, keyed draws, CUDA graphs", keyed_prob, engine.VectorizedEngine(graphs=True)),
-                ("reference (client by client), legacy draws", legacy, engine.ReferenceEngine())]
+    compiled_prob, _ = build(args, "keyed", args.device)      # its own graphs, captured compiled
+    variants = [("vmap, legacy draws (today's GPU default)", legacy, engine.VectorizedEngine(), False),
+                ("vmap, keyed draws", keyed_prob, engine.VectorizedEngine(), False),
+                ("vmap, keyed draws, CUDA graphs", keyed_prob, engine.VectorizedEngine(graphs=True), False),
+                ("vmap, keyed draws, CUDA graphs, compiled Threefry (measured only)", compiled_prob,
+                 engine.VectorizedEngine(graphs=True), True),
+                ("reference (client by client), legacy draws", legacy, engine.ReferenceEngine(), False)]
     if not args.device.startswith("cuda"):
         variants = [v for v in variants if "graphs" not in v[0]]
+    if not args.compile:
+        variants = [v for v in variants if not v[3]]
     failed: dict[str, str] = {}
     for _ in range(args.repeat):
-        for label, prob, eng in variants:
+        for label, prob, eng, comp in variants:
             if label in failed:
                 continue
             try:
-                t = seconds_per_round(prob, eng, rows, args.local_steps, args.device)
+                with compiled_threefry(comp):
+                    t = seconds_per_round(prob, eng, rows, args.local_steps, args.device)
             except Exception as e:  # noqa: BLE001 - one variant failing must not lose the others
                 failed[label] = f"{type(e).__name__}: {str(e).splitlines()[0][:150]}"
                 continue
             out.setdefault(label, []).append(t)
     return {k: float(np.median(v)) for k, v in out.items()}, failed
+
+
+def gpu_profile(args) -> str:
+    """One FedSUM round of the keyed path without graphs under ``torch.profiler``: how many device
+    kernels it launches, how long the device is busy with them, and the kernels that take most of
+    that time (names cut to 40 characters): where the rest of a round goes."""
+    from collections import Counter
+
+    from fedlib import algorithms
+    prob, _ = build(args, "keyed", args.device)
+    rows = schedule_rows(args, 3, args.device)
+    algo = algorithms.get("fedsum")(prob, engine.VectorizedEngine())
+    x = prob.initial_params().to(args.device)
+    algo.init(x, args.local_steps)
+    x = algo.round(x, rows[0])
+    sync(args.device)
+    acts = [torch.profiler.ProfilerActivity.CPU]
+    if args.device.startswith("cuda"):
+        acts.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=acts) as prof:
+        x = algo.round(x, rows[1])
+        sync(args.device)
+    dev = [e for e in prof.events() if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+    if not dev:
+        top = [e for e in prof.events() if e.name.startswith("aten::") and e.cpu_parent is None]
+        return f"no device events (host: {len(top)} tensor operations per round)"
+    times = Counter()
+    for e in dev:
+        times[e.name[:40]] += float(e.time_range.elapsed_us())           # a device event's own span
+    busy = sum(times.values())
+    head = "; ".join(f"{k} {100 * v / busy:.0f}%" for k, v in times.most_common(4)) if busy else ""
+    return f"{len(dev)} kernels and copies, {busy / 1e3:.1f} ms busy; {head}"
+
+
+def stacked_proxy(args, runs: int) -> str:
+    """Run-rounds/s of ``runs`` runs' clients in one vmap: FedSUM's round with N = 100 R clients,
+    S = 20 R per round (K, batch as App. H), keyed draws, CUDA graphs: the work of R stacked runs
+    in one step (one model per client row, as stacked runs would have), without their separate
+    server states (a few [p] vectors each: negligible). A proxy that says whether stacking pays
+    before it is built; s/round / R is what one run would cost inside such a stack."""
+    import argparse as _ap
+    big = _ap.Namespace(**{**vars(args), "clients": args.clients * runs, "per_round": args.per_round * runs})
+    prob, _ = build(big, "keyed", args.device)
+    rows = schedule_rows(big, args.rounds + 1, args.device)
+    eng = engine.VectorizedEngine(graphs=args.device.startswith("cuda"))
+    with compiled_threefry(args.compile and args.device.startswith("cuda")):
+        t = seconds_per_round(prob, eng, rows, args.local_steps, args.device)
+    return f"{runs / t:.1f} ({t:.4f} s per round of {runs} x {args.per_round} clients)"
 
 
 def worker(args) -> None:
@@ -227,6 +312,10 @@ def main() -> None:
     ap.add_argument("--window", type=float, default=20.0, help="seconds each process counts rounds")
     ap.add_argument("--setup-s", type=float, default=45.0, help="seconds allowed to start the processes")
     ap.add_argument("--app-h", action="store_true", help="App. H's setting on a CPU too")
+    ap.add_argument("--stack", type=int, nargs="*", default=[8],
+                    help="runs' clients in one vmap (a proxy of stacked runs; none: skip)")
+    ap.add_argument("--no-compile", dest="compile", action="store_false",
+                    help="skip the compiled-Threefry variant (torch.compile; CUDA only)")
     ap.add_argument("--synthetic", dest="real", action="store_false",
                     help="section 4 on random stand-in data (default: real MNIST when present)")
     ap.add_argument("--clients", type=int)
@@ -245,6 +334,9 @@ def main() -> None:
         return worker(args)
     if small:
         args.runs, args.window, args.setup_s, args.repeat, args.real = [2], 1.0, 12.0, 1, False
+        args.stack, args.compile = [2], False
+    args.compile = args.compile and args.device.startswith("cuda")
+    tf32_default = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
     t0 = time.perf_counter()
 
     def left() -> bool:
@@ -266,6 +358,14 @@ def main() -> None:
         table.append(("CUDA-graph step vs plain step", f"failed: {type(e).__name__}: "
                                                          f"{str(e).splitlines()[0][:200]}"))
     print(table[-1], flush=True)
+    if args.compile:
+        try:
+            table.append(("keyed draws, compiled Threefry on the device vs CPU: bit-equal",
+                          check_compiled_draws(args)))
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            table.append(("keyed draws, compiled Threefry", f"failed: {type(e).__name__}: "
+                                                            f"{str(e).splitlines()[0][:200]}"))
+        print(table[-1], flush=True)
     if left():
         med, failed = speeds(args)
         for label, v in med.items():
@@ -273,12 +373,44 @@ def main() -> None:
             print(table[-1], flush=True)
         for label, why in failed.items():
             table.append((f"s/round, one run: {label}", f"failed: {why}"))
+        try:
+            table.append(("device work of one round (keyed, no graphs; torch.profiler)", gpu_profile(args)))
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            why = f"{type(e).__name__}: {str(e).splitlines()[0][:150]}"
+            table.append(("device work of one round", f"failed: {why}"))
+        print(table[-1], flush=True)
         keyed_times = [v for k, v in med.items() if "keyed" in k]
         ref = med.get("reference (client by client), legacy draws")
         if keyed_times and ref:
             table.append(("speed-up, best keyed / reference", f"{ref / min(keyed_times):.1f}x"))
     else:
         table.append(("speeds", "skipped: out of minutes"))
+    if left():
+        try:
+            checks = bit_checks(args, warn_only=False)
+        except Exception as e:  # noqa: BLE001 - an op without a deterministic kernel: say which
+            table.append(("deterministic algorithms (strict)", f"failed: {type(e).__name__}: "
+                                                               f"{str(e).splitlines()[0][:200]}"))
+            checks = bit_checks(args, warn_only=True)
+        for k, v in checks.items():
+            table.append((k, v))
+            print(table[-1], flush=True)
+    else:
+        table.append(("bit checks", "skipped: out of minutes"))
+    torch.use_deterministic_algorithms(False)      # the speeds below under the same settings as above
+    if args.device.startswith("cuda"):
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32_default
+    for runs in args.stack:
+        if not left():
+            table.append((f"{runs} runs' clients in one vmap", "skipped: out of minutes"))
+            continue
+        try:
+            result = stacked_proxy(args, runs)
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            result = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
+        label = f"run-rounds/s, {runs} runs' clients in one vmap (proxy of stacked runs; keyed, graphs)"
+        table.append((label, result))
+        print(table[-1], flush=True)
     for runs in args.runs:
         if not left():
             table.append((f"{runs} runs at once", "skipped: out of minutes"))
@@ -292,19 +424,6 @@ def main() -> None:
             result = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
         table.append((f"run-rounds/s, {runs} processes at once (keyed, graphs)", result))
         print(table[-1], flush=True)
-    table.append(("several runs stacked in one vmap", "not built (processes instead)"))
-    if left():
-        try:
-            checks = bit_checks(args, warn_only=False)
-        except Exception as e:  # noqa: BLE001 - an op without a deterministic kernel: say which
-            table.append(("deterministic algorithms (strict)", f"failed: {type(e).__name__}: "
-                                                               f"{str(e).splitlines()[0][:200]}"))
-            checks = bit_checks(args, warn_only=True)
-        for k, v in checks.items():
-            table.append((k, v))
-            print(table[-1], flush=True)
-    else:
-        table.append(("bit checks", "skipped: out of minutes"))
     print(f"\n| check ({'smoke' if small else 'App. H'}, {args.device}, {gpu}, {time.strftime('%Y-%m-%d')}) "
           "| result |\n|---|---|")
     for k, v in table:

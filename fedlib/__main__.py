@@ -101,11 +101,15 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--rounds", default="auto", help="rounds to replay (as verify: a number, 'all' or 'auto')")
     c = sub.add_parser("campaign", help="compute a notebook's runs at a profile into its store, in the order "
                                         "that matters, inside a time budget; resumes where it stopped")
-    c.add_argument("notebook", help="e.g. 02_fedsum_main")
+    c.add_argument("notebook", nargs="+",
+                   help="e.g. 02_fedsum_main; several (taken in the campaign order 02, 08, 05, 03) or all")
     c.add_argument("--profile", default="paper", help="paper (default), quick or smoke")
     c.add_argument("--device", default=None, help="e.g. cuda (default: cpu)")
     c.add_argument("--budget-min", type=float, default=12.0, help="minutes this call may use (default 12)")
-    c.add_argument("--store", default=None, help="default: results/<notebook>/<profile>")
+    c.add_argument("--store", default=None,
+                   help="one notebook's store (default: results/<notebook>/<profile>)")
+    c.add_argument("--root", default=None, help="folder holding results/<notebook>/<profile> (default: the "
+                                                "project's)")
     c.add_argument("--seeds", type=int, nargs="+", default=None,
                    help="main runs' seeds, in order (default 0-4)")
     c.add_argument("--datasets", nargs="+", default=None,
@@ -113,6 +117,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--graphs", action="store_true",
                    help="replay CUDA-graph local steps (keyed draws on CUDA; after benchmarks/gpu_check.py "
                         "showed them bit-equal to plain steps on this GPU)")
+    c.add_argument("--list", action="store_true",
+                   help="compute nothing: list what the stores lack (as --budget-min 0)")
     c.add_argument("--stand-in-rounds", type=int, default=0, help=argparse.SUPPRESS)
     n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
@@ -140,14 +146,11 @@ def _strip(parser: argparse.ArgumentParser, notebooks: list[str]) -> int:
 def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``campaign``: a notebook's runs into its store within the budget (:mod:`fedlib.campaign`)."""
     from .campaign import run_campaign
-    if args.graphs:
-        import os
-
-        from .engine import GRAPHS_ENV
-        os.environ[GRAPHS_ENV] = "1"
+    notebooks = "all" if args.notebook == ["all"] else args.notebook
     try:
-        run_campaign(args.notebook, args.profile, args.device, args.budget_min, args.store, args.seeds,
-                     args.datasets, args.stand_in_rounds)
+        run_campaign(notebooks, args.profile, args.device, 0.0 if args.list else args.budget_min,
+                     args.store, args.seeds, args.datasets, args.stand_in_rounds, graphs=args.graphs,
+                     root=args.root)
     except ValueError as e:
         parser.error(str(e))
     return 0

@@ -19,14 +19,14 @@ prints what is left in device-minutes at the measured pace.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import ExperimentConfig
 from .store import Store
 
-__all__ = ["CAMPAIGNS", "CampaignReport", "run_campaign"]
+__all__ = ["CAMPAIGNS", "CampaignReport", "Incomplete", "NotebookReport", "run_campaign", "stored_scope_02"]
 
 #: margin on each run's estimated time (the pace of a run varies by a few percent; evaluations
 #: and the problem's first build are in the measured pace)
@@ -56,6 +56,7 @@ class CampaignReport:
     seconds: float = 0.0
     budget_s: float = 0.0
     stopped: str = "done"
+    notebooks: list[NotebookReport] = field(default_factory=list)
 
     @property
     def left_minutes(self) -> float:
@@ -70,11 +71,14 @@ class CampaignReport:
     def __str__(self) -> str:
         head = (f"campaign: {len(self.computed)} run(s) computed in {self.seconds / 60:.1f} of "
                 f"{self.budget_s / 60:.1f} min, {self.loaded} already stored; ")
-        if not self.left:
-            return head + "nothing left"
+        if not self.left and not any(p.unlisted for p in self.notebooks):
+            return "\n".join([head + "nothing left", *map(str, self.notebooks)])
         more = f", and {self.unmeasured} of a setting not measured yet" if self.unmeasured else ""
-        return head + (f"{len(self.left)} left: about {self.left_minutes:.1f} device-minutes at the measured "
-                       f"pace{more} (stopped: {self.stopped})")
+        head += (f"{len(self.left)} left: about {self.left_minutes:.1f} device-minutes at the measured "
+                 f"pace{more} (stopped: {self.stopped})")
+        if any(p.unlisted for p in self.notebooks):
+            head += "; more runs after them, not listed until they finish"
+        return "\n".join([head, *map(str, self.notebooks)]) if self.notebooks else head
 
 
 def _setting(config: ExperimentConfig) -> str:
@@ -115,128 +119,362 @@ class _Pace:
         return None if rate is None else MARGIN * rate * config.rounds
 
 
-def _plan_02(profile: str, stand_in_rounds: int, seeds: list[int], datasets: list[str] | None,
-             store: Store, patterns: list[str] | None = None) -> Iterator[list[ExperimentConfig]]:
-    """Notebook 02's runs in the order that matters: each dataset's grid, then the main runs seed
-    by seed (yielded as batches; the main runs need the grids' choice of rates first)."""
+class Incomplete(ValueError):
+    """Raised by a campaign's ``compute`` once the budget is spent (or its data is missing): the
+    configs asked for were listed as left, not computed. A ValueError, so a study's fallback for
+    an incomplete grid (notebook 02's rates) carries on listing what comes after it."""
+
+
+@dataclass
+class NotebookReport:
+    """One notebook's part of a campaign call.
+
+    Attributes:
+        notebook: the notebook's name.
+        computed: keys of the runs computed in this call, in order.
+        loaded: runs of the plan that were stored already.
+        left: the runs listed but not computed, each with its estimated seconds (NaN: the pace of
+            its setting is not measured yet).
+        unlisted: runs after ``left`` exist that cannot be listed before those finish (a stage
+            whose configs depend on earlier results, e.g. notebook 08's rate search).
+        missing: datasets of the profile not on this machine (their runs are left out), or the
+            error that stopped the notebook's plan.
+    """
+
+    notebook: str
+    computed: list[str] = field(default_factory=list)
+    loaded: int = 0
+    left: list[tuple[ExperimentConfig, float]] = field(default_factory=list)
+    unlisted: bool = False
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def left_minutes(self) -> float:
+        """Estimated device-minutes of the runs left whose pace is measured."""
+        return sum(s for _, s in self.left if s == s) / 60.0
+
+    @property
+    def unmeasured(self) -> int:
+        """Runs left whose setting no run has measured yet (no estimate)."""
+        return sum(1 for _, s in self.left if s != s)
+
+    def __str__(self) -> str:
+        if not self.left and not self.unlisted:
+            done = "nothing left"
+        else:
+            done = f"{len(self.left)} left: about {self.left_minutes:.1f} device-minutes at the measured pace"
+            done += f", {self.unmeasured} unmeasured" if self.unmeasured else ""
+            done += "; later stages not listed until these finish" if self.unlisted else ""
+        miss = f"; not on this machine / not run: {', '.join(self.missing)}" if self.missing else ""
+        return f"  {self.notebook}: {len(self.computed)} computed, {self.loaded} stored; {done}{miss}"
+
+
+class _Compute:
+    """A study's ``compute`` (configs -> their :func:`fedlib.sweep` frame) that computes each
+    missing run into the store only if its estimate fits the budget; once one does not, every
+    later call lists its missing runs as left and raises :class:`Incomplete`."""
+
+    def __init__(self, st: Store, pace: _Pace, deadline: float, report: CampaignReport, part: NotebookReport,
+                 device: str | None, engine, clock: Callable[[], float], echo: Callable[[str], None]):
+        self.st, self.pace, self.deadline, self.report, self.part = st, pace, deadline, report, part
+        self.device, self.engine, self.clock, self.echo = device, engine, clock, echo
+        self.seen: set[str] = set()
+
+    def _missing(self, c: ExperimentConfig, keep_params: bool) -> bool:
+        e = self.st.get(c)
+        return e is None or (keep_params and not (e.path / "params.npy").exists())
+
+    def _fits(self, c: ExperimentConfig) -> float | None:
+        """The run's estimate if it fits the budget (probing its setting first if needed), else None."""
+        est = self.pace.estimate(c)
+        if est is None:                      # a probe of its first rounds (two evaluations in them)
+            probe = c.replace(rounds=min(max(PROBE_ROUNDS, c.eval_every), c.rounds))
+            if self.clock() + 60.0 > self.deadline:                 # not even a probe fits
+                return None
+            from .runner import run_config
+            start = self.clock()
+            res = run_config(probe, device=self.device, x0=self.st.warmup_model(c), engine=self.engine)
+            took = self.clock() - start
+            # the rounds alone (the history's clock starts after the problem is built): the
+            # build is paid once per run, not per round
+            ran = float(res.history["seconds"].iloc[-1]) if "seconds" in res.history else took
+            self.pace.note(probe, min(took, ran), probe=True)
+            est = self.pace.estimate(c)
+        return est if self.clock() + est <= self.deadline else None
+
+    def __call__(self, configs, keep_params: bool = False):
+        from .sweeps import sweep
+        configs = list(configs)
+        short = []
+        for c in configs:
+            first = c.key() not in self.seen
+            self.seen.add(c.key())
+            if not self._missing(c, keep_params):
+                self.part.loaded += first
+                continue
+            est = None if self.report.stopped == "budget" else self._fits(c)
+            if est is None:
+                self.report.stopped = "budget"
+                if first:
+                    self.part.left.append((c, self.pace.estimate(c) or float("nan")))
+                short.append(c)
+                continue
+            start = self.clock()
+            entry = self.st.compute(c, device=self.device, checkpoint_every=CHECKPOINT_EVERY,
+                                    save_params=keep_params, engine=self.engine)
+            took = self.clock() - start
+            self.pace.note(c, took)
+            self.st.seal([entry.path.name])
+            self.part.computed.append(entry.path.name)
+            self.report.computed.append(entry.path.name)
+            self.echo(f"campaign: {self.part.notebook} {entry.path.name} {entry.status} in {took:.0f} s "
+                      f"(estimated {est:.0f} s); {(self.deadline - self.clock()) / 60:.1f} min left")
+        if short:
+            raise Incomplete(f"{len(short)} run(s) not computed inside the budget")
+        return sweep(configs, self.st, progress=False, compute=False, keep_params=keep_params)
+
+
+def _present(dataset: str, stand_in: bool) -> bool:
+    """Whether ``dataset``'s files are on this machine (digits ship with scikit-learn; stand-in
+    runs need none)."""
+    from . import data
+    if stand_in or dataset == "digits":
+        return True
+    try:
+        data.load(dataset)
+    except data.DataNotFoundError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What a notebook's plan gets: the profile, the budgeted ``compute`` and the call's choices."""
+
+    profile: str
+    compute: Callable
+    seeds: list[int]
+    datasets: list[str] | None
+    stand_in_rounds: int
+    patterns: list[str] | None
+    part: NotebookReport
+    root: Path | None = None
+
+
+def _plan_02(ctx: _Context) -> None:
+    """Notebook 02: each dataset's App. H grid, then the main runs seed by seed (every method under
+    P1, P2, P3 for seed 0, then seed 1, ...); the main runs need the grids' choice of rates: with
+    the grid incomplete they are listed at stand-in rates (their count and pace, for what is left)."""
     import dataclasses
 
-    from . import data, studies
-    setup = studies.fedsum_setup(profile, stand_in_rounds)
+    from . import studies
+    setup = studies.fedsum_setup(ctx.profile, ctx.stand_in_rounds)
+    datasets = ctx.datasets
     if datasets is None:
-        present = []
-        for ds in setup.datasets:
-            try:
-                if not setup.stand_in and ds != "digits":
-                    data.load(ds)
-                present.append(ds)
-            except data.DataNotFoundError:
-                print(f"campaign: dataset {ds} is not on this machine; its runs are left out")
-        datasets = present
+        datasets = [ds for ds in setup.datasets if _present(ds, setup.stand_in)]
+        ctx.part.missing += [ds for ds in setup.datasets if ds not in datasets]
     setup = dataclasses.replace(setup, datasets=tuple(datasets))
-    grids = [c for ds in datasets for c in setup.grid_configs(ds)]
-    yield grids
-    from .sweeps import sweep
     try:
-        rates, _ = setup.choose_rates(lambda cs: sweep(cs, store, progress=False, compute=False))
-    except ValueError:           # the grid is not complete: the main runs at stand-in rates (their
-        rates = {ds: setup.grid[0] for ds in datasets}    # count and pace, for what is left)
-    patterns = list(setup.patterns) if patterns is None else patterns
-    for seed in seeds:
+        ctx.compute([c for ds in datasets for c in setup.grid_configs(ds)])
+        rates, _ = setup.choose_rates(ctx.compute)
+    except ValueError:           # Incomplete, or a grid that picks nothing yet: stand-in rates
+        rates = {ds: setup.grid[0] for ds in datasets}
+    patterns = list(setup.patterns) if ctx.patterns is None else ctx.patterns
+    for seed in ctx.seeds:
         labels = setup.main_configs(rates, patterns, [seed])
-        yield sorted(labels, key=lambda c: (labels[c][0], patterns.index(labels[c][1])))
+        try:
+            ctx.compute(sorted(labels, key=lambda c: (labels[c][0], patterns.index(labels[c][1]))))
+        except Incomplete:
+            pass
 
 
-#: notebooks with a campaign, and the function listing their runs in order
-CAMPAIGNS: dict[str, Callable[..., Iterator[list[ExperimentConfig]]]] = {"02_fedsum_main": _plan_02}
+def _plan_08(ctx: _Context) -> None:
+    """Notebook 08 on Fashion-MNIST where the profile has it (Wang & Ji's own dataset), else the
+    profile's first: :meth:`~fedlib.studies.amplified.AmplifiedSetup.compute_in_order` (the tuning
+    seeds' warm-ups and rate search, then each seed whole); the stages after the rate search are
+    listed only once it has finished."""
+    from .studies import amplified
+    names = amplified.DATASETS[ctx.profile]
+    want = ctx.datasets or ["fashion_mnist" if "fashion_mnist" in names else names[0]]
+    for ds in want:
+        setup = amplified.amplified_setup(ctx.profile, ctx.seeds[0], ctx.stand_in_rounds, ds)
+        if not _present(ds, bool(ctx.stand_in_rounds)):
+            ctx.part.missing.append(ds)
+            continue
+        try:
+            setup.compute_in_order(ctx.compute, ctx.seeds)
+        except Incomplete:
+            ctx.part.unlisted = True
 
 
-def run_campaign(notebook: str, profile: str = "paper", device: str | None = None, budget_min: float = 12.0,
-                 store: str | Path | None = None, seeds: list[int] | None = None,
+def _plan_05(ctx: _Context) -> None:
+    """Notebook 05: every method x pattern x seed (FOCUS App. F), then the rate-sensitivity runs."""
+    from .studies import focus
+    setup = focus.focus_setup(ctx.profile, ctx.seeds[0], ctx.stand_in_rounds)
+    if not _present(setup.dataset, setup.stand_in):
+        ctx.part.missing.append(setup.dataset)
+        return
+    for configs in (setup.configs(ctx.seeds), setup.sensitivity_configs(ctx.seeds)):
+        try:
+            ctx.compute(list(configs))
+        except Incomplete:
+            pass
+
+
+def _plan_03(ctx: _Context) -> None:
+    """Notebook 03: the ablations at notebook 02's grid rates (its store: computed by 02's plan,
+    which comes first), then Fig. 12's ResNet-18 runs (CIFAR-10 / CIFAR-100)."""
+    from . import studies
+    from .notebook import store_path
+    from .studies import fedsum
+    setup = studies.fedsum_setup(ctx.profile, ctx.stand_in_rounds)
+    datasets = [ds for ds in (ctx.datasets or setup.datasets) if _present(ds, setup.stand_in)]
+    ctx.part.missing += [ds for ds in (ctx.datasets or setup.datasets) if ds not in datasets]
+    from .sweeps import sweep
+    grid_store = Store(store_path("02_fedsum_main", ctx.profile, ctx.root))
+    try:
+        rates, _ = setup.choose_rates(lambda cs: sweep(cs, grid_store, progress=False, compute=False),
+                                      datasets)
+    except ValueError:
+        ctx.part.missing.append("notebook 02's grid (its rates choose these runs' rates)")
+        ctx.part.unlisted = True
+        return
+    for group in setup.ablation_configs(rates, ctx.seeds, datasets).values():
+        try:
+            ctx.compute(list(group))
+        except Incomplete:
+            pass
+    resnet = fedsum.resnet_configs(ctx.profile, ctx.stand_in_rounds, ctx.seeds[0])
+    need = sorted({c.arguments("problem_args").get("dataset") for c in resnet} - {None})
+    absent = [ds for ds in need if not _present(ds, setup.stand_in or ctx.profile == "smoke")]
+    if absent:
+        ctx.part.missing.append(f"Fig. 12 ({', '.join(absent)})")
+        return
+    try:
+        ctx.compute(list(resnet))
+    except Incomplete:
+        pass
+
+
+def stored_scope_02(setup, store: str | Path, seeds: list[int], patterns: list[str] | None = None
+                    ) -> tuple[object, list[int], list[str]]:
+    """What notebook 02 can render from its store without computing (``make figures
+    PROFILE=paper``): the setup cut to the datasets whose App. H grid is stored whole, the seeds
+    whose main runs on those datasets are all stored, and one line per dataset or seed left out
+    naming what it lacks (``make campaign`` computes them; SVHN and CIFAR-10 cannot be had here)."""
+    import dataclasses
+
+    from .sweeps import sweep
+    st = Store(store)
+    lines, have = [], []
+    for ds in setup.datasets:
+        grid = setup.grid_configs(ds)
+        n = sum(st.get(c) is not None for c in grid)
+        if n == len(grid):
+            have.append(ds)
+        else:
+            there = "" if _present(ds, setup.stand_in) else " (its data is not on this machine)"
+            lines.append(f"missing: {setup.dataset_name(ds)}: {n} of {len(grid)} grid runs stored{there}; "
+                         "its main runs are left out")
+    setup = dataclasses.replace(setup, datasets=tuple(have))
+    if not have:
+        return setup, [], lines + ["missing: every dataset's grid: nothing to render"]
+    rates, _ = setup.choose_rates(lambda cs: sweep(cs, st, progress=False, compute=False))
+    patterns = list(setup.patterns) if patterns is None else patterns
+    full = []
+    for k in seeds:
+        labels = setup.main_configs(rates, patterns, [k])
+        n = sum(st.get(c) is not None for c in labels)
+        if n == len(labels):
+            full.append(k)
+        else:
+            lines.append(f"missing: seed {k}: {n} of {len(labels)} main runs stored "
+                         f"({', '.join(map(setup.dataset_name, have))}); the seed is left out")
+    return setup, full, lines
+
+
+#: notebooks with a campaign, in the order a campaign of several takes them (issue 48: 02's grid
+#: and main runs, 08 on Fashion-MNIST, 05, 03), and the function that computes each one's runs in order
+CAMPAIGNS: dict[str, Callable[[_Context], None]] = {
+    "02_fedsum_main": _plan_02, "08_amplified_fedavg": _plan_08, "05_focus_cifar": _plan_05,
+    "03_fedsum_ablations": _plan_03}
+
+
+def run_campaign(notebook: str | list[str], profile: str = "paper", device: str | None = None,
+                 budget_min: float = 12.0, store: str | Path | None = None, seeds: list[int] | None = None,
                  datasets: list[str] | None = None, stand_in_rounds: int = 0,
                  patterns: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
-                 echo: Callable[[str], None] = print) -> CampaignReport:
-    """Compute ``notebook``'s runs at ``profile`` into its store, in order, within ``budget_min``
-    minutes (see the module docstring).
+                 echo: Callable[[str], None] = print, graphs: bool = False,
+                 root: str | Path | None = None) -> CampaignReport:
+    """Compute the runs of ``notebook`` (a name of :data:`CAMPAIGNS`, a list of them, or ``"all"``:
+    every one in :data:`CAMPAIGNS`' order) at ``profile`` into their stores, in order, within
+    ``budget_min`` minutes in all (see the module docstring).
 
     Args:
-        notebook: a notebook of :data:`CAMPAIGNS`.
+        notebook: a notebook of :data:`CAMPAIGNS`, several (taken in :data:`CAMPAIGNS`' order), or "all".
         profile: ``paper`` (the point), ``quick`` or ``smoke``.
         device: where runs compute (e.g. ``"cuda"``).
         budget_min: minutes this call may use; a run is started only if its estimate fits.
-        store: the store folder (default ``results/<notebook>/<profile>``).
+        store: the store folder (default ``results/<notebook>/<profile>``); one notebook only.
         seeds: the main runs' seeds, in order (default 0..4).
         datasets: the datasets (default: every dataset of the profile present here).
         stand_in_rounds: random stand-in data, runs cut to this many rounds (tests).
-        patterns: participation patterns of the main runs (default: all, in order).
+        patterns: participation patterns of notebook 02's main runs (default: all, in order).
         clock: seconds, monotonic (tests pass their own).
         echo: where progress lines go.
+        graphs: local steps replay CUDA graphs (``VectorizedEngine(graphs=True)``; CUDA problems
+            with keyed draws capture them, others run plain steps): the same bits as plain steps
+            where ``benchmarks/gpu_check.py`` has shown them equal on that GPU model.
+        root: the folder whose ``results/<notebook>/<profile>`` hold the stores (default: the project's).
     """
+    from .engine import VectorizedEngine
     from .notebook import store_path
-    _check_campaign(notebook, profile, device, budget_min)
-    st = Store(store if store is not None else store_path(notebook, profile))
+    names = _check_campaign(notebook, profile, device, budget_min, store, graphs)
+    engine = VectorizedEngine(graphs=graphs)
     t0 = clock()
     deadline = t0 + 60.0 * budget_min
-    pace = _Pace(st)
     report = CampaignReport(budget_s=60.0 * budget_min)
-    plan = CAMPAIGNS[notebook](profile, stand_in_rounds, list(range(5)) if seeds is None else list(seeds),
-                               datasets, st, patterns)
-    for batch in plan:
-        for c in batch:
-            if st.get(c) is not None:
-                report.loaded += 1
-                continue
-            if report.stopped == "budget":
-                report.left.append((c, pace.estimate(c) or float("nan")))
-                continue
-            est = pace.estimate(c)
-            if est is None:                  # a probe of its first rounds (two evaluations in them)
-                if clock() + 60.0 > deadline:                  # not even a probe fits
-                    report.stopped = "budget"
-                    report.left.append((c, float("nan")))
-                    continue
-                est = _probe(c, pace, device, clock)
-            if clock() + est > deadline:
-                report.stopped = "budget"
-                report.left.append((c, est))
-                continue
-            start = clock()
-            entry = st.compute(c, device=device, checkpoint_every=CHECKPOINT_EVERY)
-            took = clock() - start
-            pace.note(c, took)
-            st.seal([entry.path.name])
-            report.computed.append(entry.path.name)
-            echo(f"campaign: {entry.path.name} {entry.status} in {took:.0f} s (estimated {est:.0f} s); "
-                 f"{(deadline - clock()) / 60:.1f} min left")
+    for nb in names:
+        st = Store(store if store is not None else store_path(nb, profile, root))
+        part = NotebookReport(nb)
+        report.notebooks.append(part)
+        compute = _Compute(st, _Pace(st), deadline, report, part, device, engine, clock, echo)
+        ctx = _Context(profile, compute, list(range(5)) if seeds is None else list(seeds), datasets,
+                       stand_in_rounds, patterns, part, None if root is None else Path(root))
+        try:
+            CAMPAIGNS[nb](ctx)
+        except Incomplete:
+            part.unlisted = True
+        except ValueError as e:          # e.g. seeds or datasets the notebook's profile does not have
+            part.missing.append(f"plan stopped: {e}")
+        report.loaded += part.loaded
+        report.left += part.left
     report.seconds = clock() - t0
     echo(str(report))
     return report
 
 
-def _check_campaign(notebook: str, profile: str, device: str | None, budget_min: float) -> None:
-    """:func:`run_campaign`'s arguments: a ValueError naming the first bad one (a CUDA device
-    must compute verifiably: :func:`fedlib.arithmetic.verifiable_cuda`)."""
+def _check_campaign(notebook: str | list[str], profile: str, device: str | None, budget_min: float,
+                    store: str | Path | None, graphs: bool) -> list[str]:
+    """:func:`run_campaign`'s arguments checked (a ValueError naming the first bad one; a CUDA
+    device must compute verifiably: :func:`fedlib.arithmetic.verifiable_cuda`); returns the
+    notebooks named, in the campaign order."""
     from .notebook import check_profile
-    if notebook not in CAMPAIGNS:
-        raise ValueError(f"notebook: no campaign for {notebook!r}; campaigns: {', '.join(CAMPAIGNS)}")
+    names = (list(CAMPAIGNS) if notebook == "all" else [notebook] if isinstance(notebook, str)
+             else list(notebook))
+    for nb in names:
+        if nb not in CAMPAIGNS:
+            raise ValueError(f"notebook: no campaign for {nb!r}; campaigns: {', '.join(CAMPAIGNS)} or all")
+    names = [nb for nb in CAMPAIGNS if nb in names]
+    if store is not None and len(names) > 1:
+        raise ValueError("store: one store folder is for one notebook; leave it out for several "
+                         "(each goes to results/<notebook>/<profile>)")
     check_profile(profile)
     if isinstance(budget_min, bool) or not isinstance(budget_min, (int, float)) or not budget_min >= 0:
         raise ValueError(f"budget_min: must be a number >= 0, got {budget_min!r}")
+    if not isinstance(graphs, bool):
+        raise ValueError(f"graphs: must be True or False, got {graphs!r}")
     if device is not None and str(device).startswith("cuda"):
         from .arithmetic import verifiable_cuda
         verifiable_cuda()
-
-
-def _probe(c: ExperimentConfig, pace: _Pace, device: str | None, clock: Callable[[], float]) -> float:
-    """Run ``c``'s first rounds (at least two evaluations' worth, :data:`PROBE_ROUNDS`), note their
-    pace, and return the estimate of the whole run it gives."""
-    from .runner import run_config
-    probe = c.replace(rounds=min(max(PROBE_ROUNDS, c.eval_every), c.rounds))
-    start = clock()
-    res = run_config(probe, device=device)
-    took = clock() - start
-    # the rounds alone (the history's clock starts after the problem is built): the build is paid
-    # once per run, not per round
-    ran = float(res.history["seconds"].iloc[-1]) if "seconds" in res.history else took
-    pace.note(probe, min(took, ran), probe=True)
-    return pace.estimate(c)
+    return names

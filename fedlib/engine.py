@@ -84,9 +84,15 @@ class VectorizedEngine:
     name = "vectorized"
 
     def __init__(self, graphs: bool = False):
+        if not isinstance(graphs, bool):
+            raise ValueError(f"graphs: must be True or False, got {graphs!r}")
         #: take minibatch gradients through the problem's ``graphed_grads`` (a CUDA graph per
-        #: step shape where the problem can capture one, its plain ``grads`` elsewhere)
-        self.graphs = bool(graphs)
+        #: step shape where the problem can capture one, its plain ``grads`` elsewhere): the
+        #: same bits as plain steps (``benchmarks/gpu_check.py`` checks it on each GPU model)
+        self.graphs = graphs
+
+    def __repr__(self) -> str:
+        return f"VectorizedEngine(graphs={self.graphs})"
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor,
                   steps: torch.Tensor, lr, round: int, correction: torch.Tensor | None = None,
@@ -220,17 +226,30 @@ class ReferenceEngine:
 _ENGINES = {"vectorized": VectorizedEngine, "reference": ReferenceEngine}
 
 
-#: environment variable: ``1`` makes :func:`get_engine`'s vectorized engine replay CUDA graphs
-#: (``VectorizedEngine(graphs=True)``; only CUDA problems with keyed draws capture any), as
-#: ``python -m fedlib campaign --graphs`` sets once ``benchmarks/gpu_check.py`` has shown the
-#: replayed gradients equal to the plain ones bit for bit on that GPU
+#: environment variable, the fallback default of ``graphs`` where no caller names it: ``1`` makes
+#: :func:`get_engine`'s vectorized engine replay CUDA graphs (only CUDA problems with keyed draws
+#: capture any). Callers choose explicitly: ``VectorizedEngine(graphs=True)``,
+#: ``get_engine("vectorized", graphs=True)``, ``fedlib.run_config(..., engine=...)``,
+#: ``run_campaign(..., graphs=True)`` / ``python -m fedlib campaign --graphs``; an explicit
+#: ``graphs=False`` wins over the variable
 GRAPHS_ENV = "FEDLIB_CUDA_GRAPHS"
 
 
-def get_engine(name: str):
-    """Engine by name: ``vectorized`` (default) or ``reference`` (see :data:`GRAPHS_ENV`)."""
+def get_engine(name: str, graphs: bool | None = None):
+    """Engine by name: ``vectorized`` (default) or ``reference``.
+
+    Args:
+        name: the engine's name.
+        graphs: for ``vectorized``, replay each local step's gradients from a CUDA graph
+            (:class:`VectorizedEngine`); None (default) reads :data:`GRAPHS_ENV` (``1``: on).
+            The reference engine has no graphs: True is refused for it.
+    """
     if name not in _ENGINES:
         raise ValueError(f"engine: unknown engine {name!r}; known engines: {', '.join(_ENGINES)}")
+    if graphs is not None and not isinstance(graphs, bool):
+        raise ValueError(f"graphs: must be True, False or None, got {graphs!r}")
     if name == "vectorized":
-        return VectorizedEngine(graphs=os.environ.get(GRAPHS_ENV, "") == "1")
+        return VectorizedEngine(graphs=os.environ.get(GRAPHS_ENV, "") == "1" if graphs is None else graphs)
+    if graphs:
+        raise ValueError(f"graphs: only the vectorized engine replays CUDA graphs, not {name!r}")
     return _ENGINES[name]()

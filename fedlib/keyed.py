@@ -51,7 +51,7 @@ import numpy as np
 import torch
 
 __all__ = ["DRAWS", "MINIBATCH", "drop_threshold", "dropout_bits", "dropout_keep", "minibatch_positions",
-           "stream_keys", "threefry2x32", "words"]
+           "step_draws", "stream_keys", "threefry2x32", "words"]
 
 #: the draw schemes a neural problem knows: "legacy" (a ``torch.Generator`` per client and step,
 #: seeded through ``numpy.random.SeedSequence``: every store computed before keyed draws existed)
@@ -103,15 +103,18 @@ def _threefry_int(k0: int, k1: int, c0: int, c1: int) -> tuple[int, int]:
 
 
 def _threefry_torch(k0, k1, c0, c1) -> tuple[torch.Tensor, torch.Tensor]:
+    # six tensor operations per rotation (each a kernel on a GPU, where their count, not their
+    # arithmetic, sets the cost): x0 is masked once per group of four rotations (it stays below
+    # 5 * 2^32, and only its low 32 bits, the sum mod 2^32, ever reach x1); x1 is masked after
+    # each rotation, so the shifts see its exact 32-bit value (x1 << r < 2^61)
     ks = (k0, k1, k0 ^ k1 ^ _PARITY)
     x0, x1 = torch.broadcast_tensors((c0 + ks[0]) & _M, (c1 + ks[1]) & _M)
     x0, x1 = x0.clone(), x1.clone()
     for i in range(5):
         for r in _ROTATIONS[i % 2]:
-            x0.add_(x1).bitwise_and_(_M)
+            x0.add_(x1)
             t = x1 >> (32 - r)
-            x1.bitwise_left_shift_(r).bitwise_or_(t).bitwise_and_(_M)
-            x1.bitwise_xor_(x0)
+            x1.bitwise_left_shift_(r).bitwise_or_(t).bitwise_xor_(x0).bitwise_and_(_M)
         x0.add_(ks[(i + 1) % 3]).bitwise_and_(_M)
         x1.add_(ks[(i + 2) % 3]).add_(i + 1).bitwise_and_(_M)
     return x0, x1
@@ -174,12 +177,7 @@ def minibatch_positions(seed: int, clients, sizes, round: int, step: int, batch:
     if torch_path:
         sizes = sizes.to(torch.int64)
         W = max(int(batch), int(width) if width is not None else int(sizes.max()))
-        u = words(keys, W)
-        pos = torch.arange(W, dtype=torch.int64, device=u.device)[None, :]
-        u = torch.where(pos < sizes[:, None], u, torch.full_like(u, _SENTINEL))
-        order = torch.sort(u, dim=1, stable=True).indices[:, :batch]
-        m = sizes.clamp(max=batch)
-        return torch.where(pos[:, :batch] < m[:, None], order, order[:, :1]), m
+        return _positions_torch(words(keys, W), sizes, batch)
     sizes = np.asarray(sizes, dtype=np.int64)
     W = max(int(batch), int(width) if width is not None else int(sizes.max()))
     u = words(keys, W).astype(np.int64)
@@ -188,6 +186,55 @@ def minibatch_positions(seed: int, clients, sizes, round: int, step: int, batch:
     order = np.argsort(u, axis=1, kind="stable")[:, :batch]
     m = np.minimum(sizes, batch)
     return np.where(pos[:, :batch] < m[:, None], order, order[:, :1]), m
+
+
+def _positions_torch(u: torch.Tensor, sizes: torch.Tensor, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The minibatch [S, B] and m [S] from a stream's words u [S, W] (torch path)."""
+    pos = torch.arange(u.shape[1], dtype=torch.int64, device=u.device)[None, :]
+    u = torch.where(pos < sizes[:, None], u, torch.full_like(u, _SENTINEL))
+    order = torch.sort(u, dim=1, stable=True).indices[:, :batch]
+    m = sizes.clamp(max=batch)
+    return torch.where(pos[:, :batch] < m[:, None], order, order[:, :1]), m
+
+
+def _keep_torch(x0: torch.Tensor, x1: torch.Tensor, t: int, elements: int) -> torch.Tensor:
+    """Keep flags [S, elements] from a dropout stream's output words (counters 0..q-1)."""
+    keep = torch.stack([(x0 & 0xFFFF) >= t, (x0 >> 16) >= t, (x1 & 0xFFFF) >= t, (x1 >> 16) >= t], dim=2)
+    return keep.reshape(x0.shape[0], -1)[:, :elements]
+
+
+def step_draws(seed: int, clients: torch.Tensor, sizes: torch.Tensor, round, step, batch: int, width: int,
+               layers: Sequence[tuple[int, float]]) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    """One step's draws of ``clients`` [S] (int64 tensor) at once, on their device: the minibatch
+    positions [S, B] and m [S] of :func:`minibatch_positions` (``width`` as there) and the keep
+    flags [S, elements] of :func:`dropout_keep` for each dropout call ``layers[l] = (elements, p)``.
+
+    The same bits as those functions (``tests/test_keyed.py``), in three calls of the generator
+    instead of 3 x (1 + L): the (client, round) key once, the stream keys of all 1 + L streams in one
+    call, and the words of every stream in one call over the streams' counters laid side by side
+    (each counter with its stream's key). On a GPU each call is ~150 elementwise kernels, so the
+    step launches (or a captured graph replays) about a third as many (``benchmarks/host.py``).
+    ``round`` and ``step``: ints or 0-d int64 tensors on the clients' device."""
+    seed = int(seed)
+    base = (seed & _M, (seed >> 32) & _M)
+    dev = clients.device
+    c = clients.to(torch.int64) & _M
+    zero = torch.zeros_like(c)
+    k0, k1 = _threefry_torch(*base, c, zero + (round & _M))
+    L = 1 + len(layers)
+    streams = torch.arange(L, dtype=torch.int64, device=dev)[:, None]
+    s0, s1 = _threefry_torch(k0[None, :], k1[None, :], zero[None, :] + (step & _M), streams)   # [L, S]
+    W = max(int(batch), int(width))
+    q = [(W + 1) // 2] + [(int(e) + 3) // 4 for e, _ in layers]
+    seg = torch.cat([torch.full((n,), j, dtype=torch.int64, device=dev) for j, n in enumerate(q)])
+    ctr = torch.cat([torch.arange(n, dtype=torch.int64, device=dev) for n in q])[None, :]
+    x0, x1 = _threefry_torch(s0.t().index_select(1, seg), s1.t().index_select(1, seg), 0, ctr)   # [S, Q]
+    ends = np.cumsum([0, *q]).tolist()
+    u = torch.stack([x0[:, :q[0]], x1[:, :q[0]]], dim=2).reshape(len(c), 2 * q[0])[:, :W]
+    pos, m = _positions_torch(u, sizes.to(torch.int64), batch)
+    keeps = [_keep_torch(x0[:, a:b], x1[:, a:b], drop_threshold(p), int(e))
+             for (e, p), a, b in zip(layers, ends[1:-1], ends[2:], strict=True)]
+    return pos, m, keeps
 
 
 def drop_threshold(p: float) -> int:
@@ -220,8 +267,7 @@ def dropout_keep(seed: int, clients, round: int, step: int, layer: int, elements
     if isinstance(k0, torch.Tensor):
         c1 = torch.arange(q, dtype=torch.int64, device=k0.device)[None, :]
         x0, x1 = threefry2x32((k0[:, None], k1[:, None]), (torch.zeros_like(c1), c1))
-        keep = torch.stack([(x0 & 0xFFFF) >= t, (x0 >> 16) >= t, (x1 & 0xFFFF) >= t, (x1 >> 16) >= t], dim=2)
-        return keep.reshape(len(k0), 4 * q)[:, :elements]
+        return _keep_torch(x0, x1, t, elements)
     keep = np.empty((len(k0), q, 4), dtype=bool)
     low, keys2 = np.uint32(0xFFFF), (k0[:, None], k1[:, None])
     for a in range(0, q, _CHUNK):                 # chunks whose words stay in a core's cache

@@ -19,7 +19,7 @@ from .paths import project_root
 from .sweeps import sweep
 
 __all__ = ["NotebookRuns", "PROFILES", "RUN_METADATA", "check_parameters", "check_profile", "check_seeds",
-           "notebook_defaults",
+           "computing_off", "notebook_defaults",
            "notebook_output_dir", "notebook_runs", "notebook_store", "store_path", "strip_run_metadata"]
 
 
@@ -49,6 +49,12 @@ def check_seeds(seeds) -> list[int]:
         raise ValueError(f"seeds: each seed once (a seed twice would count one run twice in every "
                          f"interval); {', '.join(map(str, twice))} repeated in {seeds!r}")
     return [int(k) for k in seeds]
+
+
+def computing_off() -> bool:
+    """Whether ``$FEDLIB_NO_COMPUTE`` forbids computing missing runs (``make test``'s nbval, ``make
+    figures PROFILE=paper``): a notebook then renders what its store holds."""
+    return os.environ.get("FEDLIB_NO_COMPUTE", "") in ("1", "true", "yes")
 
 
 def store_path(notebook: str, profile: str, root: str | os.PathLike | None = None) -> Path:

@@ -733,11 +733,13 @@ def _jsonable(v: Any) -> Any:
 
 def run_config(config: ExperimentConfig | Planned, device: str | None = None, progress: bool = False,
                rounds: int | None = None, checkpoint: str | os.PathLike | None = None,
-               checkpoint_every: int = 50, x0: torch.Tensor | None = None) -> Result:
+               checkpoint_every: int = 50, x0: torch.Tensor | None = None,
+               engine: str | Any = "vectorized") -> Result:
     """Run one :class:`ExperimentConfig` (no store). ``rounds`` truncates the run to its first
     rounds on the config's full schedule (what :func:`fedlib.verify` replays). A config
-    with ``init_from`` needs ``x0``, the warm-up's final model (a store supplies it). The config
-    is validated first, unless it is :class:`~fedlib.config.Planned` (a sweep validated it)."""
+    with ``init_from`` needs ``x0``, the warm-up's final model (a store supplies it). ``engine``
+    is :func:`run`'s (e.g. ``fedlib.engine.VectorizedEngine(graphs=True)``: CUDA-graph steps). The
+    config is validated first, unless it is :class:`~fedlib.config.Planned` (a sweep validated it)."""
     if isinstance(config, Planned):
         config = config.config
     else:
@@ -760,5 +762,5 @@ def run_config(config: ExperimentConfig | Planned, device: str | None = None, pr
                            lr_local=config.lr_local, lr_global=config.lr_global,
                            lr_schedule=config.lr_schedule, eval_every=config.eval_every, seed=config.seed,
                            checkpoint=checkpoint, checkpoint_every=checkpoint_every, device=device, x0=x0,
-                           round_offset=offset)
+                           round_offset=offset, engine=engine)
     return _run_plan(plan, progress)

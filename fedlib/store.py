@@ -34,6 +34,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -311,10 +312,12 @@ class Store:
         return self.read(key, expected=config)
 
     def compute(self, config: ExperimentConfig | Planned, device: str | None = None, progress: bool = False,
-                checkpoint_every: int | None = 50, save_params: bool = False) -> Entry:
+                checkpoint_every: int | None = 50, save_params: bool = False,
+                engine: str | Any = "vectorized") -> Entry:
         """Run ``config`` and store it: a run that raises is stored with status ``error`` and its
         traceback, a diverged one with status ``diverged`` and its round. A :class:`Planned`
-        config (a sweep's) is not validated or keyed again; a plain one is, here."""
+        config (a sweep's) is not validated or keyed again; a plain one is, here. ``engine``: as
+        :func:`fedlib.run_config`'s (CUDA-graph steps: ``VectorizedEngine(graphs=True)``)."""
         plain = config.config if isinstance(config, Planned) else config
         x0 = self.warmup_model(config)
         ckpt = self.checkpoint_path(config) if checkpoint_every else None
@@ -325,7 +328,7 @@ class Store:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
                 result = run_config(config, device=device, progress=progress, checkpoint=ckpt,
-                                    checkpoint_every=checkpoint_every or 1, x0=x0)
+                                    checkpoint_every=checkpoint_every or 1, x0=x0, engine=engine)
         except DataNotFoundError:
             raise               # the machine lacks the data: not a property of the run, store nothing
         except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
@@ -345,6 +348,7 @@ class Store:
             "anchor": result.info.get("anchor") if result is not None else None,
             "code": config_fingerprint(plain),
             "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+            "engine": engine if isinstance(engine, str) else repr(engine),
             "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
             "eval_fraction": round(eval_s / run_s, 4) if run_s > 0 else None,
         }

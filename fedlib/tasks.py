@@ -273,32 +273,38 @@ class Neural(Problem):
         defaults to B)."""
         B = self.batch_size
         rows = B if rows is None else int(rows)
+        shapes = self._dropout_shapes(B) if rows else []
         if self._keyed_numpy:
             c = (clients.numpy() if isinstance(clients, torch.Tensor) else np.asarray(clients)
                  ).astype(np.int64).reshape(-1)
             pos, m = keyed.minibatch_positions(self.seed, c, self._sizes_np[c], round, step, B)
             c_t, pos, m = torch.from_numpy(c), torch.from_numpy(pos), torch.from_numpy(m)
-        else:
+            c_t, pos, m = c_t.to(self.device), pos.to(self.device), m.to(self.device)
+            keeps = None
+        else:                        # one fused call for the step (keyed.step_draws), no host read
             c_t = torch.as_tensor(clients, dtype=torch.long, device=self.device).reshape(-1)
-            pos, m = keyed.minibatch_positions(self.seed, c_t, self._sizes_dev[c_t], round, step, B,
-                                               width=self._width)
-            c = c_t
-        c_t, pos, m = c_t.to(self.device), pos.to(self.device), m.to(self.device)
+            layers = [(rows * int(np.prod(tuple(shape[1:]), dtype=np.int64)), p) for shape, p in shapes]
+            pos, m, keeps = keyed.step_draws(self.seed, c_t, self._sizes_dev[c_t], round, step, B,
+                                             self._width, layers)
         idx = self._part_pad[c_t[:, None], pos]
         live = torch.arange(B, device=self.device)[None, :] < m[:, None]
         w = live.to(self.dtype)
         masks = []
         # rows past a client's m are zero; on the numpy path only when some client has m < rows
         short = not self._keyed_numpy or bool((m < rows).any())
-        for layer, (shape, p) in enumerate(self._dropout_shapes(B) if rows else ()):
+        if short and shapes:
+            row_live = (torch.arange(rows, device=self.device)[None, :] < m[:, None]).to(self.dtype)
+        for layer, (shape, p) in enumerate(shapes):
             rest = tuple(shape[1:])
-            n = rows * int(np.prod(rest, dtype=np.int64))
-            keep = keyed.dropout_keep(self.seed, c, round, step, layer, n, p)
-            keep = torch.from_numpy(keep).to(self.device) if isinstance(keep, np.ndarray) else keep
+            if keeps is None:
+                n = rows * int(np.prod(rest, dtype=np.int64))
+                keep = torch.from_numpy(keyed.dropout_keep(self.seed, c, round, step, layer, n, p))
+                keep = keep.to(self.device)
+            else:
+                keep = keeps[layer]
             scale = torch.ones((), dtype=self.dtype, device=self.device) / (1.0 - p)   # 1 / (1 - p)
             mk = keep.to(self.dtype).mul_(scale).reshape(len(c_t), rows, *rest)
             if short:
-                row_live = (torch.arange(rows, device=self.device)[None, :] < m[:, None]).to(self.dtype)
                 mk = mk * row_live.reshape(len(c_t), rows, *([1] * len(rest)))
             masks.append(mk)
         return idx, w, tuple(masks)

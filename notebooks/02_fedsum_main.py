@@ -51,7 +51,7 @@ progress: bool = False  # progress bars of the sweeps
 # %%
 from IPython.display import Markdown, display
 
-from fedlib import claims, notebook, plotting, studies
+from fedlib import campaign, claims, notebook, plotting, studies
 
 runs = notebook.notebook_runs("02_fedsum_main", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
@@ -103,6 +103,9 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # %%
 METHODS = studies.fedsum.METHODS
 PATTERNS = list(setup.patterns) if not stand_in_rounds else ["P1"]   # stand-ins: the datasets' path
+if profile == "paper" and notebook.computing_off() and not stand_in_rounds:   # render the store, name the rest
+    setup, seeds, missing = campaign.stored_scope_02(setup, store, seeds, PATTERNS)
+    print("\n".join(missing) or "the paper store holds every run")
 print(f"profile {profile}: N={setup.num_clients}, S={setup.per_round}, K={setup.local_steps}, "
       f"batch {setup.batch_size}, T={setup.rounds}, datasets {', '.join(setup.datasets)}, seeds {seeds}")
 
@@ -130,6 +133,9 @@ runs.table(grid_table, "lr_grid")
 # reported, never averaged.
 
 # %%
+if not seeds:                                # a paper store without one whole seed (listed above)
+    raise RuntimeError("no seed has all its main runs stored: the sections below need one; "
+                       "make campaign NB=02_fedsum_main computes them")
 labels = setup.main_configs(rates, PATTERNS, seeds)           # config -> (dataset, pattern, seed, method)
 tidy, summary, curves = setup.tidy(compute(list(labels)), labels)
 print("runs by outcome:", claims.outcome_counts(summary))

@@ -24,20 +24,31 @@ def test_a_campaign_stops_inside_its_budget_and_resumes_without_recomputing(tmp_
     first = campaign.run_campaign("02_fedsum_main", budget_min=2, **kw)
     assert len(first.computed) == 2 and first.stopped == "budget" and first.seconds <= 120
     assert len(first.left) == n_main and first.left_minutes == pytest.approx(n_main * 69 / 60)
+    # what `make figures PROFILE=paper` renders of such a store: the grid's dataset, no whole seed
+    from fedlib import studies
+    setup = studies.fedsum_setup("smoke")
+    scoped, seeds, lines = campaign.stored_scope_02(setup, path, [0, 1], ["P1"])
+    assert scoped.datasets == ("digits",) and seeds == []
+    assert lines == [f"missing: seed {k}: 0 of {n_main} main runs stored ({setup.dataset_name('digits')}); "
+                     "the seed is left out" for k in (0, 1)]
     st = Store(path)
     stamps = {k: (path / k / "history.csv").stat().st_mtime_ns for k in st.keys()}
     assert all("digests" in st.read(k).meta for k in st.keys())               # sealed: committable
     rest = campaign.run_campaign("02_fedsum_main", budget_min=10, **kw)
     assert rest.loaded == 2 and len(rest.computed) == n_main and rest.left == [] and rest.stopped == "done"
     assert {k: (path / k / "history.csv").stat().st_mtime_ns for k in stamps} == stamps   # not recomputed
+    scoped, seeds, lines = campaign.stored_scope_02(setup, path, [0, 1], ["P1"])
+    assert seeds == [0] and len(lines) == 1 and lines[0].startswith("missing: seed 1: 0 of 9 main runs")
+    empty, none_seeds, why = campaign.stored_scope_02(setup, tmp_path / "empty", [0], ["P1"])
+    assert empty.datasets == () and none_seeds == [] and "0 of 2 grid runs stored" in why[0]
     again = campaign.run_campaign("02_fedsum_main", budget_min=10, **kw)
     assert again.computed == [] and again.loaded == n_grid + n_main
 
 
 def test_campaign_arguments_are_checked(tmp_path, capsys):
     from fedlib.__main__ import main
-    with pytest.raises(ValueError, match="notebook: no campaign for '05_focus_cifar'"):
-        campaign.run_campaign("05_focus_cifar", store=tmp_path)
+    with pytest.raises(ValueError, match="notebook: no campaign for '01_participation_delays'"):
+        campaign.run_campaign("01_participation_delays", store=tmp_path)
     with pytest.raises(ValueError, match="budget_min: must be a number >= 0"):
         campaign.run_campaign("02_fedsum_main", profile="smoke", budget_min=-1, store=tmp_path)
     assert main(["campaign", "02_fedsum_main", "--profile", "smoke", "--budget-min", "0",
@@ -58,3 +69,31 @@ def test_a_whole_runs_pace_replaces_a_probes(tmp_path):
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 47.0)
     pace.note(c.replace(rounds=10), 5.0, probe=True)                  # a later, slower probe
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 47.0)
+
+
+def test_a_campaign_of_several_notebooks_lists_what_is_left_of_each(tmp_path):
+    """NB=all in one budget: the notebooks in the campaign order (02, 08, 05, 03), each store under
+    the root, and per notebook what is left: runs listed with estimates (none measured here),
+    stages that wait for earlier results (08's rate search, 03's rates from 02's grid) said so."""
+    lines = []
+    rep = campaign.run_campaign("all", profile="smoke", budget_min=0, seeds=[0],
+                                root=tmp_path, echo=lines.append)
+    assert [p.notebook for p in rep.notebooks] == list(campaign.CAMPAIGNS) == [
+        "02_fedsum_main", "08_amplified_fedavg", "05_focus_cifar", "03_fedsum_ablations"]
+    p02, p08, p05, p03 = rep.notebooks
+    assert rep.computed == [] and rep.stopped == "budget"
+    assert len(p02.left) == 29 and not p02.unlisted and p02.unmeasured == 29          # grid + 27 main runs
+    assert p08.left and p08.unlisted                  # the tuning warm-ups; the rate search waits for them
+    assert len(p05.left) > 0 and not p05.unlisted
+    assert p03.unlisted and "notebook 02's grid" in p03.missing[0]
+    assert len(rep.left) == sum(len(p.left) for p in rep.notebooks)
+    text = lines[-1]
+    assert all(nb in text for nb in campaign.CAMPAIGNS) and "not listed until" in text
+    assert (tmp_path / "results" / "02_fedsum_main" / "smoke").is_dir()
+    order = campaign.run_campaign(["03_fedsum_ablations", "02_fedsum_main"], profile="smoke", budget_min=0,
+                                  seeds=[0], root=tmp_path, echo=lambda s: None)
+    assert [p.notebook for p in order.notebooks] == ["02_fedsum_main", "03_fedsum_ablations"]
+    with pytest.raises(ValueError, match="store: one store folder is for one notebook"):
+        campaign.run_campaign("all", profile="smoke", store=tmp_path / "x", budget_min=0)
+    with pytest.raises(ValueError, match="graphs: must be True or False"):
+        campaign.run_campaign("02_fedsum_main", profile="smoke", root=tmp_path, budget_min=0, graphs="yes")

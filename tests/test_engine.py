@@ -1,5 +1,6 @@
 """Vectorized engine == plain per-client reference loop, on closed-form and neural problems."""
 
+import pytest
 import torch
 
 from fedlib import engine, problems
@@ -250,3 +251,34 @@ def test_graphs_are_asked_for_by_the_environment(monkeypatch):
     monkeypatch.setenv(engine.GRAPHS_ENV, "1")
     assert engine.get_engine("vectorized").graphs is True
     assert isinstance(engine.get_engine("reference"), engine.ReferenceEngine)
+
+
+def test_graphs_are_an_explicit_engine_option_with_the_variable_as_fallback(monkeypatch):
+    from fedlib.engine import GRAPHS_ENV, ReferenceEngine, VectorizedEngine, get_engine
+    monkeypatch.delenv(GRAPHS_ENV, raising=False)
+    assert get_engine("vectorized").graphs is False and get_engine("vectorized", graphs=True).graphs is True
+    monkeypatch.setenv(GRAPHS_ENV, "1")
+    assert get_engine("vectorized").graphs is True                   # the fallback default
+    assert get_engine("vectorized", graphs=False).graphs is False     # an explicit choice wins
+    assert isinstance(get_engine("reference"), ReferenceEngine)
+    with pytest.raises(ValueError, match="graphs: only the vectorized engine"):
+        get_engine("reference", graphs=True)
+    with pytest.raises(ValueError, match="graphs: must be True or False"):
+        VectorizedEngine(graphs="yes")
+    assert repr(VectorizedEngine(graphs=True)) == "VectorizedEngine(graphs=True)"
+
+
+def test_run_config_takes_an_engine_object(tmp_path):
+    """A graphed engine on the CPU runs plain steps: the same history as the default engine, and
+    the store records which engine computed the entry."""
+    from fedlib import ExperimentConfig, run_config
+    from fedlib.engine import VectorizedEngine
+    from fedlib.store import Store
+    cfg = ExperimentConfig(algorithm="fedsum", problem="quadratic", participation="bernoulli", rounds=5,
+                           participation_args={"p": 0.5}, local_steps=3, lr_local=0.05)
+    a = run_config(cfg)
+    b = run_config(cfg, engine=VectorizedEngine(graphs=True))
+    cols = ["round", "loss"]
+    assert a.history[cols].equals(b.history[cols]) and torch.equal(a.params, b.params)
+    e = Store(tmp_path).compute(cfg, engine=VectorizedEngine(graphs=True))
+    assert e.meta["engine"] == "VectorizedEngine(graphs=True)"

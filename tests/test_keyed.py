@@ -255,3 +255,27 @@ def test_stream_keys_of_a_few_clients_equal_the_vectorized_ones():
         assert few[0].dtype == np.uint32
     tk = keyed.stream_keys(3, torch.arange(20), 5, 2, 1)
     assert np.array_equal(tk[0].numpy(), many[0]) and np.array_equal(tk[1].numpy(), many[1])
+
+
+def test_one_steps_fused_draws_equal_the_separate_functions():
+    """keyed.step_draws (three generator calls for the whole step, the device path) gives the bits
+    of minibatch_positions and dropout_keep, with round and step as ints or device scalars, at the
+    default width and a wider one, for clients with fewer samples than the batch too."""
+    seed, B = 2 ** 33 + 7, 16
+    clients = np.array([4, 0, 3, 1, 2])
+    sizes = SIZES[clients]
+    layers = [(37, 0.2), (4000, 0.5), (1, 0.2)]
+    for rnd, step in ((0, 0), (3, 7), (2 ** 31 + 1, 2)):
+        for width in (int(sizes.max()), 300):
+            for scalars in (False, True):
+                r, k = (torch.tensor(rnd), torch.tensor(step)) if scalars else (rnd, step)
+                pos, m, keeps = keyed.step_draws(seed, torch.from_numpy(clients), torch.from_numpy(sizes),
+                                                 r, k, B, width, layers)
+                ref_pos, ref_m = keyed.minibatch_positions(seed, clients, sizes, rnd, step, B)
+                assert np.array_equal(pos.numpy(), ref_pos) and np.array_equal(m.numpy(), ref_m)
+                assert len(keeps) == len(layers)
+                for layer, ((n, p), keep) in enumerate(zip(layers, keeps, strict=True)):
+                    ref = keyed.dropout_keep(seed, clients, rnd, step, layer, n, p)
+                    assert np.array_equal(keep.numpy(), ref)
+    pos, m, keeps = keyed.step_draws(1, torch.tensor([2]), torch.tensor([3]), 0, 0, 4, 3, [])
+    assert keeps == [] and pos.shape == (1, 4) and int(m[0]) == 3

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One GPU window of issue 48, in one device call: the data unpacked, the prepared check
+# (benchmarks/gpu_check.py: draws and graphs bit-equal, s/round, several runs, the bit checks),
+# then the paper-profile campaign in the seconds left, the stores tarred into $OUT (8 files come
+# back, 2 folders deep at most). See benchmarks/GPU_WINDOW.md.
+#
+#   bash benchmarks/gpu_window.sh                       # on the device machine: cuda, paper
+#   DEVICE=cpu PROFILE=smoke TOTAL_S=400 CHECK_MIN=1 ROOT=/tmp/w bash benchmarks/gpu_window.sh   # CPU test
+#
+# TOTAL_S: seconds the whole script may take (default 560: a 600 s call with a margin);
+# CHECK_MIN: minutes of the check (default 4.5); NB: the campaign's notebooks (default 02 then 08);
+# ROOT: the folder whose results/<notebook>/<profile> hold the stores (default: the repository);
+# GRAPHS: 1 / 0 forces CUDA-graph steps on / off (default: on when the check's graph row is True).
+set -u
+start=$(date +%s)
+DEVICE=${DEVICE:-cuda}
+PROFILE=${PROFILE:-paper}
+TOTAL_S=${TOTAL_S:-560}
+CHECK_MIN=${CHECK_MIN:-4.5}
+NB=${NB:-"02_fedsum_main 08_amplified_fedavg"}
+ROOT=${ROOT:-$PWD}
+out=${OUT:-$ROOT/gpu-window-out}
+mkdir -p "$out" "$ROOT"
+PY=${PY:-python3}
+[ -d .gpu-data ] && $PY benchmarks/gpu_window.py unpack
+[ -d data ] && export FEDLIB_DATA=$PWD/data
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUBLAS_WORKSPACE_CONFIG=:4096:8
+check=(--device "$DEVICE" --minutes "$CHECK_MIN" --runs 8)
+[ "$DEVICE" = cpu ] && check+=(--rounds 1)
+if [ "$CHECK_MIN" != 0 ]; then               # CHECK_MIN=0: the campaign alone (a second call)
+  timeout "$($PY -c "print(int($CHECK_MIN * 60 + 120))")" $PY benchmarks/gpu_check.py "${check[@]}" 2>&1 \
+    | tee "$out/gpu_check.log"
+else
+  : > "$out/gpu_check.log"
+fi
+graphs=()                                   # GRAPHS=1 / 0 decide; by default the check's graph row does
+if [ "${GRAPHS:-auto}" = 1 ] || { [ "${GRAPHS:-auto}" = auto ] &&
+     grep -q "CUDA-graph step vs plain step: bit-equal | True (captured" "$out/gpu_check.log"; }; then
+  graphs=(--graphs)
+fi
+left=$($PY -c "import time; print(round(max(0.0, ($TOTAL_S - (time.time() - $start)) / 60 - 0.5), 2))")
+echo "== campaign: $NB, $PROFILE profile, $DEVICE ${graphs[*]:-}, budget $left min"
+# shellcheck disable=SC2086
+$PY -m fedlib campaign $NB --profile "$PROFILE" --device "$DEVICE" --budget-min "$left" --root "$ROOT" \
+  "${graphs[@]}" 2>&1 | tee "$out/campaign.log"
+(cd "$ROOT" && tar czf "$out/stores.tgz" results/*/"$PROFILE" 2>/dev/null)
+ls -la "$out"
+echo "window script: $(( $(date +%s) - start )) s"
