@@ -83,7 +83,69 @@ def legacy_algorithm_fingerprint(cls: type) -> str | None:
 #: fingerprint of the classes after the refactor -> those of the classes before it. An entry
 #: stored before behavioural fingerprints with a source listed here is migrated without a replay
 #: (:func:`same_legacy_code`); any later edit of the classes changes their source and ends it.
-LEGACY_REFACTORS: dict[str, frozenset[str]] = {}
+#: Issue 53's refactor (options and state declared in the class bodies, ``self.settings`` the one
+#: way to read options, ``fixed_point`` and ``declare`` gone): every built-in's behavioural digest,
+#: with its default options and with the options of every committed store's entries, is the same
+#: before and after it, and every committed store verifies after it.
+LEGACY_REFACTORS: dict[str, frozenset[str]] = {
+    # amplified_fedavg
+    "sha256:7eb245c124c3ac8ba8744e2f972d0b72d9e0d77026f309486d9000cdc2caea1e":
+        frozenset({"sha256:f3f9bd55c182a107ffd8014e51947aedc9c94292ca7a2c20ee46754d6c8f6296"}),
+    # ca_fedavg
+    "sha256:d070769297de66cb98a968025244e272bfcae610285b8b2d7b1f19e65edbb4a5":
+        frozenset({"sha256:77a263b568490e268726b0daceb2ec7ec97e84121646db3f7d9c3308de4b17a9"}),
+    # fedacs
+    "sha256:8aec610a0ce93cf157606d422776d23b3a2fbea36c154a826dc6ec203b197774":
+        frozenset({"sha256:e03d2075b0256077fd00eda5f5b0512957a40535a8d2105e27839c9d80f7bb59"}),
+    # fedau
+    "sha256:5f98c56bdd3def076718c3eb4c4c8f051ee1aa3c3a16dc9cc9a6c826a8e44651":
+        frozenset({"sha256:2d57428339b5c1d47652ed20946a583f6dc5d96694b75c398b46710b1c4ff707"}),
+    # fedavg
+    "sha256:52a1d62be5d9afec6a6f48fe28a352724183e647af5512a6d12ee5b642a252d1":
+        frozenset({"sha256:b9033feb559b082dce611309f0c65e7d4d6ab6925551316f8e27c4fdaf093017"}),
+    # fedavg_known_p
+    "sha256:83fad23bbdf272c54af7c029aed9a717e011be1fffdfc055ca19ad83c4c4c32d":
+        frozenset({"sha256:f47dd1ab6cb38409a3f45eb19d7a1f4d2ecc5fdae520361d8d425d105f3ce9e0"}),
+    # fedawe
+    "sha256:a764156afb0299e4f81b18476d01ee67ffe22dfa23fd6c26dbc74040d35c86b7":
+        frozenset({"sha256:8a3857b4e12ea2507f19bf7af121b447fcfc0d2943afbeaeecd6b4d076f95464"}),
+    # fednova
+    "sha256:a54ac5077b51a4bc08beede8d9e1bc6c4ff1440c20452d224cd7baaf8b75a9b3":
+        frozenset({"sha256:7ca0b1283ac8c6384bad8028c3a9531d4033733e7613b4ac7e70759d20fda0b6"}),
+    # fedsum
+    "sha256:f616ddfcfcae0801e6360bcbbaf2e0fb6955587a3b9b13344302c775495cab7a":
+        frozenset({"sha256:300a28c4588a4708ffa28d25a67d6189eb161c6f46cf8f70959465a5c1fe80fe"}),
+    # fedsum_b
+    "sha256:4380f1e8583da1161607a0417f1bbe3f0378a15192a19ed4df40cd2bf8113f28":
+        frozenset({"sha256:bd2e7d123b14ab8cbf4c270172d54a0fda592bf57d67b793491e3673cc962fa6"}),
+    # fedsum_cr
+    "sha256:1074279c143a6a84c0ab16df0c00b304f1daf556e9b9440bd637e79e39f2de49":
+        frozenset({"sha256:2eb433bb8aef006407a085131c51d6fb3491a160a20ce353276b9e2588cc187f"}),
+    # fedvarp
+    "sha256:1c8bf2d63b32454156fac5d683014338ac75f024b35268803058f94be32a1489":
+        frozenset({"sha256:68e75f7f9a02f3f350dfd3af678ef6f43a1f4d8223e206ea3a95d3c96372b315"}),
+    # focus
+    "sha256:03783c82508cb088be868cf00624142c06e46b72bb2d5196fae98e47c83e5100":
+        frozenset({"sha256:a9e9aef4f02da6deaa25fce9ba1f7eabadcde10513f8abad822fd70647bb2f7d"}),
+    # mifa
+    "sha256:2fcad01d2c35f816ca947b56b99688c38ae855b8a4d104d18ea3a8c225fa0452":
+        frozenset({"sha256:c444b918eba7766a5e044022f21034b73c327b6c8a142bb25bf8fb6a86110642"}),
+    # os_sampling
+    "sha256:58ee32e6e8ff2066ae3a6a183f44cc61b76156cc759d068aa9ab87f9b71b7461":
+        frozenset({"sha256:8a1cc38bf69528c174ed3eb72a617c4bf3dbc539f14f40ca5983f9a8b42f02bc"}),
+    # scaffold
+    "sha256:8477b2cd79436bdd1013c1581507f067a42f968fae24c5f11f69210f3ad5eb5a":
+        frozenset({"sha256:f72065795defa524fe97bd3f5f87e88570129f86acd04736c26c4914ab7ec5b1"}),
+    # sg_focus
+    "sha256:9d69cdcc58cd50a06918821372fb4a972b0a4c0c4496feceaaf51af00191bc04":
+        frozenset({"sha256:3ae3e94597470fac78710b72778f17055b4b9422df0e571c0bd61dc878755578"}),
+    # wait_full
+    "sha256:217d48f86752c4750f4e2ead893edca2e431a5c4fa3a5c8668063e0107462242":
+        frozenset({"sha256:31237b4b05afa00f1353d9b9f91bec4dcdc9d7202d7eb0d8015db64f5e0f3840"}),
+    # wait_minibatch
+    "sha256:08e941a9586896d7361a64b47442e162a9ee1262fba79f05e44ad3e54e741645":
+        frozenset({"sha256:6a5aea78594fae3d6ac0aefc207f772c590b2c126c821ffdde4f8d2935783a7b"}),
+}
 
 
 def same_legacy_code(stored: str | None, cls: type) -> bool:

@@ -447,3 +447,37 @@ def test_renew_from_the_command_line_prints_the_counts(tmp_path, monkeypatch, ca
     assert "1 stale entries of 1: 1 migrated" in capsys.readouterr().out
     assert main(["renew", str(store)]) == 0
     assert "0 stale entries of 1: 0 migrated" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ issue 53's "done when"
+def test_a_renamed_variable_in_fedavg_round_leaves_every_committed_entry_current_and_a_changed_rule_does_not(
+        monkeypatch):
+    """FedAvg rebuilt from its own source with every local variable renamed, registered in its
+    place: no committed fedavg entry is stale. Its 'participants' rule changed (a term added to the
+    divisor): exactly the entries that aggregate that way are stale; those that divide by the clients
+    asked ('contacted') computed nothing the change touches and stay current."""
+    from fedlib.algorithms.fedavg import FedAvg
+    stores = sorted(p for pat in ("*/quick", "*/paper") for p in (ROOT / "results").glob(pat) if p.is_dir())
+    entries = [e for p in stores for st in [Store(p)] for k in st.keys() if k.startswith("fedavg-")
+               for e in [st.read(k)] if e.meta.get("code")]
+    assert len(entries) >= 20
+
+    def stale_keys(cls):
+        monkeypatch.setitem(_REGISTRY, "fedavg", cls)
+        monkeypatch.setattr(fingerprint, "_CACHE", {})
+        found = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for e in entries:
+                st = Store(e.path.parent)
+                assert st.get(e.config) is not None
+                found.update(st.stale)
+        return set(found)
+
+    assert stale_keys(refactored_copy(FedAvg)) == set()
+    changed = refactored_copy(FedAvg, lambda src: src.replace("coef = m / m.sum()",
+                                                              "coef = m / (m.sum() + 0.01)"))
+    participants = {e.path.name for e in entries if e.config.arguments("algorithm_args").get(
+        "aggregation", "participants") == "participants"}
+    assert participants and participants != {e.path.name for e in entries}
+    assert stale_keys(changed) == participants

@@ -17,6 +17,9 @@ Declaring options::
     class MyAlgorithm(Algorithm):
         Options = MyOptions          # the names (``options``) follow from its fields
 
+        def round(self, x, r):
+            beta = self.settings.beta    # typed, with its default: the one way to read an option
+
 A field whose default is None means "not given": the algorithm then uses what its docstring
 says (the problem's data weights, the schedule's own probabilities, N, ...).
 """
@@ -123,6 +126,11 @@ class Options:
         except ValueError as e:
             name, _, rest = str(e).partition(": ")
             raise ValueError(f"{name}: {rest.replace(', got', where + ', got', 1)}") from None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every option's value, by name (defaults included): what builds these options again
+        (``type(algo)(problem, engine, **algo.settings.as_dict())``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def describe(cls) -> list[dict[str, Any]]:
