@@ -320,7 +320,7 @@ def _prepare(algorithm, problem, participation_spec, rounds, local_steps, lr_loc
              algorithm_options) -> RunState:
     """Check :func:`run`'s arguments and build the algorithm, the schedule and the start."""
     if isinstance(algorithm, algorithms.Algorithm):
-        algorithm_options = {**algorithm.settings.as_dict(), **algorithm_options}
+        algorithm_options = {**algorithm.settings.changed(), **algorithm_options}
         algorithm = type(algorithm)
     cls = algorithms.get(algorithm)
     if isinstance(problem, str):

@@ -115,9 +115,9 @@ RULE_EDITS = {
     "fednova": ("tau_eff = (p * a).sum()", "tau_eff = (p * a).sum() * 1.01"),
     "fedavg_known_p": ("/ p) @ delta", "/ p.sqrt()) @ delta"),
     "ca_fedavg": ("(m / p) @ delta", "(m / p ** 2) @ delta"),
-    "fedacs": ("m @ delta / self.draws", "m @ delta / (self.draws + 1)"),
+    "fedacs": ("m @ delta / int(self.settings.draws)", "m @ delta / (int(self.settings.draws) + 1)"),
     "os_sampling": ("(d[pick] / p[pick])", "(d[pick] / p[pick] ** 2)"),
-    "amplified_fedavg": ("self.gamma * (x - self.x_prev)", "self.gamma ** 2 * (x - self.x_prev)"),
+    "amplified_fedavg": ("float(self.settings.gamma) * (x", "float(self.settings.gamma) ** 2 * (x"),
     "fedsum_cr": ("(state[\"z\"] - x) / gap", "(state[\"z\"] - 1.01 * x) / gap"),
     "wait_minibatch": ("self.rounds_done += 1", "self.rounds_done += 2"),
 }
@@ -265,8 +265,8 @@ def test_docstrings_comments_and_refactors_do_not_count_but_the_rule_does(tmp_pa
 
 HELPER = '''
 from dataclasses import dataclass
-from fedlib.algorithms import Options, option, register
-from fedlib.algorithms.fedavg import FedAvg
+from fedlib.algorithms import option, register
+from fedlib.algorithms.fedavg import FedAvg, FedAvgOptions
 from fedlib.algorithms.options import positive
 
 
@@ -275,7 +275,7 @@ def damping():
 
 
 @dataclass(frozen=True)
-class MineOptions(Options):
+class MineOptions(FedAvgOptions):
     scale: float = option({default}, *positive(), doc="the server step's scale")
 
 

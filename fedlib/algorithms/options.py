@@ -127,10 +127,17 @@ class Options:
             name, _, rest = str(e).partition(": ")
             raise ValueError(f"{name}: {rest.replace(', got', where + ', got', 1)}") from None
 
-    def as_dict(self) -> dict[str, Any]:
-        """Every option's value, by name (defaults included): what builds these options again
-        (``type(algo)(problem, engine, **algo.settings.as_dict())``)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def changed(self) -> dict[str, Any]:
+        """The options whose value is not their default, by name: what builds these options again
+        (``type(algo)(problem, engine, **algo.settings.changed())``), as short as it can be (an
+        explicit default of a number, text or None is left out; an array is kept)."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            plain = isinstance(v, (str, int, float, type(None))) and type(v) is type(f.default)
+            if v is not f.default and not (plain and v == f.default):
+                out[f.name] = v
+        return out
 
     @classmethod
     def describe(cls) -> list[dict[str, Any]]:

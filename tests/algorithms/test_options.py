@@ -221,3 +221,13 @@ def test_the_options_module_is_a_leaf():
     from fedlib.algorithms import options as mod
     tree = ast.parse(inspect.getsource(mod))
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.level or 0) > 0]
+
+
+def test_changed_options_rebuild_the_same_settings(quad):
+    """``Options.changed()``: the values that differ from their defaults, what a run given an
+    algorithm object and a Flower node rebuild the options from."""
+    cls = algorithms.get("fedavg")
+    algo = cls(quad, None, aggregation="weights", weights=[0.5] * quad.num_clients, momentum=0.0)
+    assert algo.settings.changed() == {"aggregation": "weights", "weights": [0.5] * quad.num_clients}
+    assert cls(quad, None, **algo.settings.changed()).settings == algo.settings
+    assert cls(quad, None).settings.changed() == {}
