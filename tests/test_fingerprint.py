@@ -436,6 +436,22 @@ def test_renew_migrates_the_same_code_and_replays_the_rest(tmp_path, monkeypatch
     assert fingerprint.stale_parts(Store(store).read(cfgs[0].key()).meta["code"], cfgs[0]) == ["algorithm"]
 
 
+def test_renew_migrates_a_source_recorded_as_refactored_into_the_current_one(tmp_path, monkeypatch):
+    """LEGACY_REFACTORS: an entry stored with the source of the classes before a refactor that was
+    shown to keep what they compute is migrated without a replay; an unlisted source is replayed."""
+    from fedlib.verification import renew_fingerprints
+    v1 = _module(tmp_path, monkeypatch, RENEW.format(extra=""), "fp_renew_table")
+    cfg = BASE.replace(algorithm="mine_renew", rounds=3)
+    store = tmp_path / "store"
+    fedlib.sweep([cfg], store, progress=False)
+    before = "sha256:" + "1" * 64
+    _rewrite_code(Store(store).read(cfg.key()), before)
+    now = fingerprint.legacy_algorithm_fingerprint(v1.Mine)
+    monkeypatch.setitem(fingerprint.LEGACY_REFACTORS, now, frozenset({before}))
+    assert fingerprint.same_legacy_code(before, v1.Mine) and not fingerprint.same_legacy_code("b1:0", v1.Mine)
+    assert renew_fingerprints(store) == {cfg.key(): "migrated"}
+
+
 def test_renew_from_the_command_line_prints_the_counts(tmp_path, monkeypatch, capsys):
     from fedlib.__main__ import main
     v1 = _module(tmp_path, monkeypatch, RENEW.format(extra=""), "fp_renew_cli")
