@@ -9,9 +9,11 @@ Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one l
 exits with status 1 if any entry does not reproduce. An entry whose files differ from the digests
 sealed in its meta.json fails without a replay. ``seal`` records those digests in entries that lack
 them (stored before fedlib sealed entries, or rewritten by fedlib itself: ``--force``). ``renew``
-gives stale entries (their algorithm's or problem's code changed since) the current code's
-fingerprint where a replay with zero tolerance shows the change moved no bit
-(:func:`fedlib.verification.renew_fingerprints`); exits 1 if any differs or cannot be checked.
+gives stale entries (what their algorithm or problem code computes may have changed since) the
+current code's fingerprint where their code is the same (an entry fingerprinted by its algorithm's
+source before behavioural fingerprints: migrated, no replay) or a replay with zero tolerance shows
+the change moved no bit (:func:`fedlib.verification.renew_fingerprints`); it prints the counts,
+changes nothing on a second run, and exits 1 if any differs or cannot be checked.
 ``campaign`` computes a notebook's runs into its store in the order that matters within a time
 budget, never starting a run it cannot finish, and prints what is left (:mod:`fedlib.campaign`).
 ``strip`` removes what an execution writes that differs from run to run (papermill's timings,
@@ -95,8 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("path", help="a store folder")
     s.add_argument("--force", action="store_true",
                    help="also re-seal entries whose files differ from their digests (files fedlib rewrote)")
-    w = sub.add_parser("renew", help="give stale entries the current code's fingerprint where a replay with "
-                                     "zero tolerance shows the code change moved no bit")
+    w = sub.add_parser("renew", help="give stale entries the current code's fingerprint where their code is "
+                                     "the same (migrated) or a replay with zero tolerance shows the code "
+                                     "change moved no bit (renewed)")
     w.add_argument("path", help="a store folder")
     w.add_argument("--rounds", default="auto", help="rounds to replay (as verify: a number, 'all' or 'auto')")
     c = sub.add_parser("campaign", help="compute a notebook's runs at a profile into its store, in the order "
@@ -262,9 +265,11 @@ def _renew(parser: argparse.ArgumentParser, path: Path, rounds) -> int:
         why = f": {outcome.split(': ', 1)[1]}" if ": " in outcome else ""
         print(f"{outcome.split(':')[0]:<13} {key}{why}")
     counts = {k: sum(1 for v in out.values() if v.split(":")[0] == k)
-              for k in ("renewed", "differs", "not checkable")}
-    print(f"{path}: {len(out)} stale entries: {counts['renewed']} renewed (bitwise replay), "
-          f"{counts['differs']} differ (recompute them), {counts['not checkable']} not checkable here")
+              for k in ("migrated", "renewed", "differs", "not checkable")}
+    print(f"{path}: {len(out)} stale entries of {len(Store(path).keys())}: {counts['migrated']} migrated "
+          f"(the same code: behavioural fingerprint, no replay), {counts['renewed']} renewed "
+          f"(bitwise replay), {counts['differs']} differ (recompute them), {counts['not checkable']} not "
+          "checkable here")
     return 1 if counts["differs"] or counts["not checkable"] else 0
 
 

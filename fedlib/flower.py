@@ -326,7 +326,7 @@ class FlowerEngine:
 
     @staticmethod
     def _task(algo: Algorithm) -> dict:
-        return {"algorithm": algo.name, "options": json.dumps(algo.opts, sort_keys=True),
+        return {"algorithm": algo.name, "options": json.dumps(algo.settings.changed(), sort_keys=True),
                 "nominal_steps": float(algo.K)}
 
     def start_clients(self, algo: Algorithm, x0: torch.Tensor) -> None:

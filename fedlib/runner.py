@@ -200,7 +200,7 @@ class RunPlan:
         ``rounds``; a ValueError naming the first argument that fails, as :func:`run` raises."""
         options = dict(options or {})
         if isinstance(algorithm, algorithms.Algorithm):
-            options = {**algorithm.opts, **options}
+            options = {**algorithm.settings.changed(), **options}
             algorithm = type(algorithm)
         algorithm_class = algorithms.get(algorithm)
         if isinstance(problem, str):

@@ -314,18 +314,28 @@ _MISMATCH_COLUMNS = ["round", "metric", "stored", "replayed", "rel_diff"]
 
 def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int | str | None = "auto",
                        progress: bool = False) -> dict[str, str]:
-    """Bring the code fingerprints of stale entries up to date where a replay proves the stored
-    run unchanged by the code change (a refactor: the same arithmetic in another shape).
+    """Bring the code fingerprints of stale entries up to date where the stored run is shown
+    unchanged by the code change: the same code under another fingerprint scheme, or a replay that
+    moves no bit (a refactor: the same arithmetic in another shape).
 
-    An entry is stale when the source of its algorithm or problem builder differs from the one
-    its ``meta.json`` records (:func:`fedlib.fingerprint.stale_parts`); :class:`Store` then
-    recomputes it. When the change cannot have moved a single bit (code moved between methods,
-    a client / server split of the same operations), recomputing costs hours for nothing. Here
-    each stale entry is replayed with the current code on its own arithmetic and compared with
-    **zero tolerance**: every stored metric of every evaluated round replayed, and the float64
-    anchor. Only an entry that matches bit for bit gets the current fingerprint; its
-    ``meta.json`` keeps the old one and the evidence under ``"renewed"`` (date, commit, the old
-    and new fingerprints, the rounds replayed). Its results and digests are not touched.
+    An entry is stale when its algorithm's behaviour or its problem builder's source differs from
+    what its ``meta.json`` records (:func:`fedlib.fingerprint.stale_parts`); :class:`Store` then
+    recomputes it. Two ways out of that without recomputing:
+
+    * **migrated** (no replay): the entry records an algorithm fingerprint of the scheme before
+      behavioural ones (``"sha256:..."``, the source of its algorithm's classes) that equals the
+      source fingerprint of those classes now (:func:`fedlib.fingerprint.legacy_algorithm_fingerprint`,
+      or a source recorded as a refactor of it, :func:`fedlib.fingerprint.same_legacy_code`), and
+      its problem part is current: the code is the same, so it gets the behavioural fingerprint.
+    * **renewed** (bitwise replay): every other stale entry is replayed with the current code on
+      its own arithmetic and compared with **zero tolerance**: every stored metric of every
+      evaluated round replayed, and the float64 anchor. Only an entry that matches bit for bit
+      gets the current fingerprint.
+
+    Either way ``meta.json`` keeps the old fingerprint and the evidence under ``"renewed"`` (date,
+    commit, the old and new fingerprints, the check, the rounds replayed); results and digests
+    are not touched. Current entries are left byte for byte as they are, so running it again
+    changes nothing.
 
     Args:
         store: a store or its folder.
@@ -334,13 +344,14 @@ def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int 
         progress: show a progress bar.
 
     Returns:
-        A dict from key to outcome for the stale entries, one of ``renewed``, ``differs: ...`` (left stale: it
-        must be recomputed) or ``not checkable: ...`` (another arithmetic: the exact replay needs
-        the machine kind that computed it).
+        A dict from key to outcome for the stale entries, one of ``migrated``, ``renewed``,
+        ``differs: ...`` (left stale: it must be recomputed) or ``not checkable: ...`` (another
+        arithmetic: the exact replay needs the machine kind that computed it).
     """
     from tqdm.auto import tqdm
 
-    from .fingerprint import config_fingerprint, stale_parts
+    from . import algorithms
+    from .fingerprint import config_fingerprint, same_legacy_code, stale_parts
     from .store import _git_commit
 
     store = store if isinstance(store, Store) else Store(store)
@@ -349,24 +360,34 @@ def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int 
                     disable=not progress):
         entry = store.read(key)
         old = entry.meta.get("code")
-        if not stale_parts(old, entry.config):
-            continue
-        rep = verify(entry, rounds=rounds, rtol=0.0, atol=0.0)
-        if rep.check != "exact":
-            out[key] = f"not checkable: {rep.reason}"
-            continue
-        if not rep.ok:
-            out[key] = "differs: " + str(rep).split("\n", 1)[-1].strip().splitlines()[0]
+        parts = stale_parts(old, entry.config)
+        if not parts:
             continue
         new = config_fingerprint(entry.config)
+        cls = algorithms.get(entry.config.algorithm)
+        if parts == ["algorithm"] and same_legacy_code(old.get("algorithm"), cls):
+            record = {"rounds_replayed": 0, "evaluations_compared": [],
+                      "check": "migrated: the stored fingerprint is the source fingerprint of the "
+                               "algorithm's "
+                               "classes as they are now (the same code), replaced by its behavioural one"}
+            out[key] = "migrated"
+        else:
+            rep = verify(entry, rounds=rounds, rtol=0.0, atol=0.0)
+            if rep.check != "exact":
+                out[key] = f"not checkable: {rep.reason}"
+                continue
+            if not rep.ok:
+                out[key] = "differs: " + str(rep).split("\n", 1)[-1].strip().splitlines()[0]
+                continue
+            record = {"rounds_replayed": rep.rounds, "evaluations_compared": rep.compared,
+                      "check": "replay on the entry's arithmetic, every metric and the anchor bit for bit"}
+            out[key] = "renewed"
         meta = dict(entry.meta)
         meta["renewed"] = [*meta.get("renewed", []), {
             "date": pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"), "git_commit": _git_commit(),
-            "from": old, "to": new, "rounds_replayed": rep.rounds, "evaluations_compared": rep.compared,
-            "check": "replay on the entry's arithmetic, every metric and the anchor bit for bit"}]
+            "from": old, "to": new, **record}]
         meta["code"] = new
         tmp = entry.path / f".meta-{os.getpid()}.json"
         tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
         os.replace(tmp, entry.path / "meta.json")
-        out[key] = "renewed"
     return out

@@ -5,8 +5,8 @@
 """
 
 from . import amplified, fedavg, fedsum, reweighting, sampling, variance_reduced  # noqa: F401
-from .base import Algorithm, RoundInput, available, declare, get, lr_schedules, register
+from .base import Algorithm, RoundInput, available, get, lr_schedules, register
 from .options import Options, SolverOptions, option
 
-__all__ = ["Algorithm", "Options", "RoundInput", "SolverOptions", "available", "declare", "get",
-           "lr_schedules", "option", "register"]
+__all__ = ["Algorithm", "Options", "RoundInput", "SolverOptions", "available", "get", "lr_schedules",
+           "option", "register"]

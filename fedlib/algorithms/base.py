@@ -13,8 +13,7 @@ from ..engine import LocalResult
 from ..problems import Problem
 from .options import Options, untyped
 
-__all__ = ["SOLVER_OPTIONS", "Algorithm", "RoundInput", "available", "declare", "get", "lr_schedules",
-           "register"]
+__all__ = ["SOLVER_OPTIONS", "Algorithm", "RoundInput", "available", "get", "lr_schedules", "register"]
 
 #: local-solver options (engine arguments) an algorithm may list in ``options``
 SOLVER_OPTIONS = ("momentum", "prox_mu")
@@ -84,12 +83,19 @@ class Algorithm:
     def __init_subclass__(cls, **kwargs) -> None:
         """A subclass that does not set its own ``name`` is named after its class (lower case),
         so results never say ``'?'`` and a subclass never runs under its parent's name; one that
-        declares ``Options`` but no ``options`` gets the names of its fields."""
+        declares ``Options`` but no ``options`` gets the names of its fields (one that declares
+        both must list exactly those names)."""
         super().__init_subclass__(**kwargs)
         if not isinstance(cls.__dict__.get("name"), str) or not cls.__dict__.get("name"):
             cls.name = cls.__name__.lower()
-        if "Options" in cls.__dict__ and "options" not in cls.__dict__:
-            cls.options = cls.Options.names()
+        if "Options" in cls.__dict__:
+            if "options" not in cls.__dict__:
+                cls.options = cls.Options.names()
+            elif set(cls.options) != set(cls.Options.names()):
+                raise ValueError(f"Options: the fields of {cls.Options.__name__} "
+                                 f"({', '.join(cls.Options.names()) or 'none'}) must be the options of "
+                                 f"{cls.__name__} ({', '.join(cls.options) or 'none'}); leave out options, "
+                                 "which then follow from the fields")
 
     @classmethod
     def options_type(cls) -> type[Options]:
@@ -114,12 +120,10 @@ class Algorithm:
         return cls.options_type().build(options, cls.name)
 
     def __init__(self, problem: Problem, engine, **options):
-        self.settings = self.check_options(options)     # typed, with defaults: read this
+        #: the options, typed and with their defaults (:attr:`Options`): the one way to read them
+        self.settings = self.check_options(options)
         self.problem, self.engine = problem, engine
         self.N = problem.num_clients
-        #: the values given, as given (the built-in classes read these: their code fingerprints
-        #: cover their sources, see fedlib.fingerprint; new code reads :attr:`settings`)
-        self.opts = options
 
     def prepare_schedule(self, schedule, seed: int, lr_local: float):
         """The schedule this algorithm runs on, given the environment's ``schedule``, the run's
@@ -219,8 +223,8 @@ class Algorithm:
     def state_dict(self) -> dict:
         """The algorithm's whole state after :meth:`init` (tensors, numbers, arrays, options),
         as a dict that :meth:`load_state_dict` restores: what a checkpoint saves. By default
-        every instance attribute except the problem, the engine and the typed options (rebuilt from
-        ``opts`` when the algorithm is built); an algorithm with state
+        every instance attribute except the problem, the engine and the typed options (built again
+        when the algorithm is built); an algorithm with state
         that is not plain data overrides both methods."""
         return {k: v for k, v in vars(self).items() if k not in self._NOT_STATE}
 
@@ -236,21 +240,20 @@ class Algorithm:
 
     def local(self, x_start: torch.Tensor, clients: torch.Tensor, r: RoundInput, lr,
               correction: torch.Tensor | None = None, grads_at_start: bool = False,
-              steps: torch.Tensor | None = None, *, fixed_point: bool | None = None,
-              **solver) -> LocalResult:
+              steps: torch.Tensor | None = None, **solver) -> LocalResult:
         """Local training of ``clients`` from ``x_start`` ([p] broadcast, or [S, p]) for
         ``steps`` (default: the schedule's local steps); ``grads_at_start``: every minibatch
-        gradient at the start point (FedSUM-B's no local moves; ``fixed_point`` is its older name,
-        which the built-in classes still pass: their sources are fingerprinted); ``solver``
-        passes ``momentum``, ``prox_mu`` or ``full_batch`` to the engine."""
+        gradient at the start point (FedSUM-B's no local moves); ``solver`` passes ``momentum``,
+        ``prox_mu`` or ``full_batch`` to the engine. An algorithm whose options include
+        ``momentum`` / ``prox_mu`` (:data:`SOLVER_OPTIONS`) passes its settings' values on."""
         X0 = x_start.expand(len(clients), -1) if x_start.ndim == 1 else x_start
         steps = r.local_steps[clients] if steps is None else steps
-        for key in SOLVER_OPTIONS:   # algorithms that accept a local solver option pass it on
-            if key in self.options and key in self.opts:
-                solver.setdefault(key, float(self.opts[key]))
-        at_start = bool(grads_at_start or fixed_point)
+        for key in SOLVER_OPTIONS:
+            value = getattr(self.settings, key, None) if key in self.options else None
+            if value is not None:
+                solver.setdefault(key, float(value))
         return self.engine.local_sgd(self.problem, X0, clients, steps, lr, r.t, correction,
-                                     at_start, **solver)
+                                     bool(grads_at_start), **solver)
 
     def messages(self, r: RoundInput) -> tuple[int, int]:
         """(uplink, downlink) model units of round r, asked after the round ran: per active
@@ -283,26 +286,6 @@ def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
         _REGISTRY[c.name] = c
         return c
     return add if cls is None else add(cls)
-
-
-def declare(cls: type[Algorithm], options: type[Options] | None = None,
-            server_state: tuple[str, ...] = ()) -> type[Algorithm]:
-    """Declare a built-in algorithm's typed ``Options`` and its ``server_state`` from outside its
-    class body.
-
-    The built-in classes get their declarations this way, below each class, because a stored
-    run's code fingerprint (:mod:`fedlib.fingerprint`) covers each algorithm class's source: a
-    declaration added to the class body would mark every stored run of it as computed by other
-    code although no value it computes changed. An algorithm of yours sets ``Options`` and
-    ``server_state`` in its class body. The ``Options`` fields must be exactly the class's
-    ``options`` names."""
-    if options is not None:
-        if set(options.names()) != set(cls.options):
-            raise ValueError(f"Options: the fields of {options.__name__} ({', '.join(options.names())}) must "
-                             f"be the options of {cls.__name__} ({', '.join(cls.options) or 'none'})")
-        cls.Options = options
-    cls.server_state = tuple(server_state)
-    return cls
 
 
 def _defaults(cls: type[Algorithm]) -> str:

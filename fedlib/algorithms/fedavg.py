@@ -14,9 +14,28 @@ from typing import Any
 
 import torch
 
-from .base import Algorithm, RoundInput, declare, register
+from .base import Algorithm, RoundInput, register
 from .options import Options, SolverOptions, any_value, one_of, option
 from .reweighting import arrival_share_factor
+
+
+@dataclass(frozen=True)
+class AggregationOptions(Options):
+    """How FedAvg aggregates the arriving updates (see :class:`FedAvg`)."""
+
+    aggregation: str = option("participants", *one_of("participants", "contacted", "all", "weights"),
+                              doc="divide by the arrivals, the clients asked, N, or use given weights")
+    weights: Any = option(None, *any_value("client weights [N] (given exactly when aggregation='weights')"),
+                          doc="client weights w_i [N] for aggregation='weights'; None: not given")
+
+    def _check_together(self) -> None:
+        if (self.aggregation == "weights") != (self.weights is not None):
+            raise ValueError("weights: give client weights [N] exactly when aggregation='weights'")
+
+
+@dataclass(frozen=True)
+class FedAvgOptions(AggregationOptions, SolverOptions):
+    """FedAvg's options: its aggregation and its local solver."""
 
 
 @register
@@ -41,7 +60,7 @@ class FedAvg(Algorithm):
 
     name = "fedavg"
     description = "FedAvg, two-sided learning rates, K local SGD steps"
-    options = ("aggregation", "weights", "momentum", "prox_mu")
+    Options = FedAvgOptions
 
     # fedlib.theory's model (FedACS's FedAvg): W_i^t = ok_i m_i / N, anonymous over the N contacted
     @staticmethod
@@ -65,15 +84,8 @@ class FedAvg(Algorithm):
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
-        agg = self.opts.get("aggregation", "participants")
-        if agg not in ("participants", "contacted", "all", "weights"):
-            raise ValueError("aggregation: must be one of participants, contacted, all, weights; "
-                             f"got {agg!r}")
-        if (agg == "weights") != ("weights" in self.opts):
-            raise ValueError("weights: give client weights [N] exactly when aggregation='weights'")
-        self.agg = agg
-        if agg == "weights":
-            w = torch.as_tensor(self.opts["weights"], dtype=x0.dtype, device=x0.device)
+        if self.settings.aggregation == "weights":      # its value was checked with the options
+            w = torch.as_tensor(self.settings.weights, dtype=x0.dtype, device=x0.device)
             if w.shape != (self.N,):
                 raise ValueError(f"weights: expected shape ({self.N},), got {tuple(w.shape)}")
             self.w = w
@@ -84,38 +96,13 @@ class FedAvg(Algorithm):
             return x
         delta = self.local(x, clients, r, r.lr_local).X - x
         m = r.active[clients].to(x.dtype)
-        if self.agg == "participants":
+        aggregation = self.settings.aggregation
+        if aggregation == "participants":
             coef = m / m.sum()
-        elif self.agg == "contacted":
+        elif aggregation == "contacted":
             coef = m / r.active[r.contacted].sum().to(x.dtype)
-        elif self.agg == "all":
+        elif aggregation == "all":
             coef = m / self.N
         else:
             coef = m * self.w[clients]
         return x + r.lr_global * coef @ delta
-
-
-# ------------------------------------------------------------------ options and server state
-# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
-# fedlib.algorithms.base.declare): declaring them changes no update rule.
-
-@dataclass(frozen=True)
-class AggregationOptions(Options):
-    """How FedAvg aggregates the arriving updates (see :class:`FedAvg`)."""
-
-    aggregation: str = option("participants", *one_of("participants", "contacted", "all", "weights"),
-                              doc="divide by the arrivals, the clients asked, N, or use given weights")
-    weights: Any = option(None, *any_value("client weights [N] (given exactly when aggregation='weights')"),
-                          doc="client weights w_i [N] for aggregation='weights'; None: not given")
-
-    def _check_together(self) -> None:
-        if (self.aggregation == "weights") != (self.weights is not None):
-            raise ValueError("weights: give client weights [N] exactly when aggregation='weights'")
-
-
-@dataclass(frozen=True)
-class FedAvgOptions(AggregationOptions, SolverOptions):
-    """FedAvg's options: its aggregation and its local solver."""
-
-
-declare(FedAvg, FedAvgOptions)

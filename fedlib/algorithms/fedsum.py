@@ -26,8 +26,16 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import Algorithm, RoundInput, declare, register
+from .base import Algorithm, RoundInput, register
 from .options import Options, one_of, option
+
+
+@dataclass(frozen=True)
+class FedSUMCROptions(Options):
+    """FedSUM-CR's options (see :class:`FedSUMCR`)."""
+
+    rebuild: str = option("eq11", *one_of("eq11", "rate_sum"),
+                          doc="the paper's eq. 11, or divide by the summed rates (exact for decaying eta_l)")
 
 
 class _FedSUMBase(Algorithm):
@@ -38,6 +46,7 @@ class _FedSUMBase(Algorithm):
     delta_i = h_i^new - h_i; the server adds the deltas to y and steps."""
 
     client_state = ("h",)
+    server_state = ("y",)
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
@@ -86,7 +95,7 @@ class FedSUMB(_FedSUMBase):
     def _new_h(self, down, state, S, r):
         x = down["x"]
         K_i = r.local_steps[S].to(x.dtype)[:, None]
-        res = self.local(x, S, r, r.lr_local, fixed_point=True)
+        res = self.local(x, S, r, r.lr_local, grads_at_start=True)
         return (x - res.X) / (r.lr_local * K_i)
 
 
@@ -128,16 +137,12 @@ class FedSUMCR(_FedSUMBase):
 
     name = "fedsum_cr"
     description = "FedSUM-CR (FedSUM Alg. 3): FedSUM with single-vector downlink"
-    options = ("rebuild",)
-
+    Options = FedSUMCROptions
     client_state = ("h", "a", "z", "lr_sum_at")
+    server_state = ("y", "lr_sum", "lr0")
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
-        self.rebuild = self.opts.get("rebuild", "eq11")
-        if self.rebuild not in ("eq11", "rate_sum"):
-            raise ValueError(f"rebuild: must be 'eq11' (the paper) or 'rate_sum' (exact for a decaying "
-                             f"eta_l), got {self.rebuild!r}")
         self.lr_sum = 0.0                       # sum of eta_l(s) over the rounds s < t
         self.lr0 = None
 
@@ -158,7 +163,7 @@ class FedSUMCR(_FedSUMBase):
 
     def _new_h(self, down, state, S, r):
         x = down["x"]
-        if self.opts.get("rebuild", "eq11") == "eq11":
+        if self.settings.rebuild == "eq11":
             gap = (r.t - state["a"]).to(x.dtype)[:, None]
             y_i = self.N / (r.lr_global * r.lr_local * self.K) * (state["z"] - x) / gap - state["h"]
         else:
@@ -171,20 +176,3 @@ class FedSUMCR(_FedSUMBase):
         n = len(S)
         return {"a": torch.full_like(state["a"], r.t), "z": down["x"].expand(n, -1).clone(),
                 "lr_sum_at": torch.full_like(state["lr_sum_at"], down["lr_sum"])}
-
-
-# ------------------------------------------------------------------ options and server state
-# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
-# fedlib.algorithms.base.declare): declaring them changes no update rule.
-
-@dataclass(frozen=True)
-class FedSUMCROptions(Options):
-    """FedSUM-CR's options (see :class:`FedSUMCR`)."""
-
-    rebuild: str = option("eq11", *one_of("eq11", "rate_sum"),
-                          doc="the paper's eq. 11, or divide by the summed rates (exact for decaying eta_l)")
-
-
-declare(FedSUMB, server_state=("y",))
-declare(FedSUM, server_state=("y",))
-declare(FedSUMCR, FedSUMCROptions, server_state=("y", "lr_sum", "lr0"))

@@ -17,6 +17,9 @@ Declaring options::
     class MyAlgorithm(Algorithm):
         Options = MyOptions          # the names (``options``) follow from its fields
 
+        def round(self, x, r):
+            beta = self.settings.beta    # typed, with its default: the one way to read an option
+
 A field whose default is None means "not given": the algorithm then uses what its docstring
 says (the problem's data weights, the schedule's own probabilities, N, ...).
 """
@@ -123,6 +126,18 @@ class Options:
         except ValueError as e:
             name, _, rest = str(e).partition(": ")
             raise ValueError(f"{name}: {rest.replace(', got', where + ', got', 1)}") from None
+
+    def changed(self) -> dict[str, Any]:
+        """The options whose value is not their default, by name: what builds these options again
+        (``type(algo)(problem, engine, **algo.settings.changed())``), as short as it can be (an
+        explicit default of a number, text or None is left out; an array is kept)."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            plain = isinstance(v, (str, int, float, type(None))) and type(v) is type(f.default)
+            if v is not f.default and not (plain and v == f.default):
+                out[f.name] = v
+        return out
 
     @classmethod
     def describe(cls) -> list[dict[str, Any]]:

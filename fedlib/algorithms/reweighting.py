@@ -18,18 +18,55 @@ import numpy as np
 import torch
 
 from .._validate import prob_matrix
-from .base import Algorithm, declare, register
+from .base import Algorithm, register
 from .options import Options, SolverOptions, any_value, int_at_least, one_of, option, positive
 
 
-def known_probs(opts: dict, key: str, schedule) -> np.ndarray:
+@dataclass(frozen=True)
+class FedAUOptions(SolverOptions):
+    """FedAU's options: the interval cutoff and the local solver."""
+
+    cutoff: int = option(50, *int_at_least(1),
+                         doc="K of the paper: an absence this long is recorded as an interval")
+
+
+@dataclass(frozen=True)
+class FedAWEOptions(Options):
+    """FedAWE's options (see :class:`FedAWE`)."""
+
+    clip: float | None = option(None, *positive(none=True),
+                                doc="clip the averaged echo's norm (the authors' code: 0.5); None: no clip")
+    evaluate: str = option("server", *one_of("server", "mean_of_copies"),
+                           doc="evaluate the server's x, or the mean of the clients' copies (authors' code)")
+
+
+#: a probability table the server is assumed to know (checked against the schedule when it runs)
+_PROBS = any_value("a probability: scalar, [N], [rounds, N] or a callable (checked against the schedule)")
+
+
+@dataclass(frozen=True)
+class KnownPOptions(Options):
+    """FedAvg-known-p's option."""
+
+    p: Any = option(None, *_PROBS, doc="the participation probabilities; None: the schedule's (or observed)")
+
+
+@dataclass(frozen=True)
+class UplinkPOptions(SolverOptions):
+    """c-a-FedAvg's options: the upload success probabilities and the local solver."""
+
+    uplink_p: Any = option(None, *_PROBS,
+                           doc="the upload success probabilities; None: the schedule's (or observed)")
+
+
+def known_probs(settings, key: str, schedule) -> np.ndarray:
     """Probabilities [T, N] the server is assumed to know, for ``key`` = ``"p"`` (participation)
-    or ``"uplink_p"`` (upload success): the option ``key`` (scalar, [N], [T, N] or callable)
-    when given; else the schedule's own true probabilities (``Schedule.probs`` /
-    ``Schedule.uplink_probs``; uploads without an uplink model always succeed); else -- for
-    kinds that define no probability (cyclic, periodic, traces, ...) -- the frequencies observed
-    in the schedule, with a warning that says so (an oracle estimate)."""
-    val = opts.get(key)
+    or ``"uplink_p"`` (upload success): the option ``key`` of ``settings`` (an algorithm's typed
+    options; scalar, [N], [T, N] or callable) when given (not None); else the schedule's own true
+    probabilities (``Schedule.probs`` / ``Schedule.uplink_probs``; uploads without an uplink model
+    always succeed); else -- for kinds that define no probability (cyclic, periodic, traces, ...)
+    -- the frequencies observed in the schedule, with a warning that says so (an oracle estimate)."""
+    val = getattr(settings, key)
     if val is None:
         true = schedule.probs if key == "p" else schedule.uplink_probs
         if true is not None:
@@ -90,13 +127,11 @@ class FedAU(Algorithm):
         return m / (uplink_p * m.shape[1])
 
     theory_expected_weights = staticmethod(uniform_expected_weights)
-    options = ("cutoff", "momentum", "prox_mu")
+    Options = FedAUOptions
+    server_state = ("since", "isum", "icnt")
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
-        self.cutoff = int(self.opts.get("cutoff", 50))
-        if self.cutoff < 1:
-            raise ValueError(f"cutoff: must be >= 1, got {self.cutoff}")
         dev = x0.device
         self.since = torch.zeros(self.N, dtype=torch.long, device=dev)
         self.isum = torch.zeros(self.N, dtype=torch.float64, device=dev)
@@ -119,7 +154,7 @@ class FedAU(Algorithm):
         self.icnt[on] += 1
         self.since[on] = 0
         self.since[~on] += 1
-        cut = (~on) & (self.since >= self.cutoff)
+        cut = (~on) & (self.since >= self.settings.cutoff)
         self.isum[cut] += self.since[cut].to(torch.float64)
         self.icnt[cut] += 1
         self.since[cut] = 0
@@ -147,23 +182,16 @@ class FedAWE(Algorithm):
 
     name = "fedawe"
     description = "FedAWE: adaptive innovation echoing from stale client copies"
-    options = ("clip", "evaluate")
+    Options = FedAWEOptions
+    server_state = ("xi", "tau")            # the clients' copies, kept in tables
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
         self.xi = self.client_table(x0, copies=True)
         self.tau = torch.full((self.N,), -1, dtype=torch.long, device=x0.device)
-        self.clip = self.opts.get("clip")
-        if self.clip is not None and (isinstance(self.clip, bool) or not isinstance(self.clip, (int, float))
-                                      or not self.clip > 0):
-            raise ValueError(f"clip: must be a positive number or None, got {self.clip!r}")
-        self.evaluate = self.opts.get("evaluate", "server")
-        if self.evaluate not in ("server", "mean_of_copies"):
-            raise ValueError(f"evaluate: must be 'server' or 'mean_of_copies' (the authors' code), "
-                             f"got {self.evaluate!r}")
 
     def eval_params(self, x):
-        return self.xi.mean(0) if self.evaluate == "mean_of_copies" else x
+        return self.xi.mean(0) if self.settings.evaluate == "mean_of_copies" else x
 
     def round(self, x, r):
         A = r.delivered
@@ -172,10 +200,11 @@ class FedAWE(Algorithm):
         start = self.xi[A]
         G = start - self.local(start, A, r, r.lr_local).X
         echo = ((r.t - self.tau[A]).to(x.dtype)[:, None] * G).mean(0)
-        if self.clip is not None:
+        clip = self.settings.clip
+        if clip is not None:
             norm = float(torch.linalg.vector_norm(echo))
-            if norm > self.clip:
-                echo = echo * (self.clip / norm)
+            if norm > clip:
+                echo = echo * (clip / norm)
         new_x = start.mean(0) - r.lr_global * echo
         self.tau[A] = r.t
         self.xi[A] = new_x
@@ -236,13 +265,13 @@ class FedNova(Algorithm):
     def theory_step_factor(m, pt, at, d, asked, rng, mc_samples, **_):
         return arrival_share_factor(m, pt, at, d, rng, mc_samples)
     description = "FedNova: normalised averaging for heterogeneous local steps"
-    options = ("momentum", "prox_mu")
+    Options = SolverOptions
 
     def round(self, x, r):
         S = r.delivered
         if len(S) == 0:
             return x
-        rho, mu = float(self.opts.get("momentum", 0.0)), float(self.opts.get("prox_mu", 0.0))
+        rho, mu = float(self.settings.momentum), float(self.settings.prox_mu)
         a = nova_normaliser(r.local_steps[S], r.lr_local, rho, mu).to(x.dtype)
         delta = x - self.local(x, S, r, r.lr_local).X
         w = self.problem.weights[S] * r.active[S].to(x.dtype)
@@ -264,10 +293,10 @@ class FedAvgKnownP(Algorithm):
 
     name = "fedavg_known_p"
     description = "FedAvg with updates divided by known participation probabilities"
-    options = ("p",)
+    Options = KnownPOptions
 
     def prepare_schedule(self, schedule, seed, lr_local):
-        self.p = torch.as_tensor(known_probs(self.opts, "p", schedule))
+        self.p = torch.as_tensor(known_probs(self.settings, "p", schedule))
         return schedule
 
     def round(self, x, r):
@@ -293,7 +322,7 @@ class CAFedAvg(Algorithm):
 
     name = "ca_fedavg"
     description = "communication-aware FedAvg: divides by the uplink success probability"
-    options = ("uplink_p", "momentum", "prox_mu")
+    Options = UplinkPOptions
 
     # fedlib.theory's model: W_i^t = ok_i m_i / (p_i N); E[W_i] = 1/N; step factor over the asked
     @staticmethod
@@ -304,7 +333,7 @@ class CAFedAvg(Algorithm):
     theory_step_factor = staticmethod(contacted_average_factor)
 
     def prepare_schedule(self, schedule, seed, lr_local):
-        self.p = torch.as_tensor(known_probs(self.opts, "uplink_p", schedule))
+        self.p = torch.as_tensor(known_probs(self.settings, "uplink_p", schedule))
         return schedule
 
     def round(self, x, r):
@@ -316,51 +345,3 @@ class CAFedAvg(Algorithm):
         p = self.p[r.t, S.cpu()].to(x.device, x.dtype)
         m = r.active[S].to(x.dtype)
         return x + r.lr_global * (m / p) @ delta / r.active[contacted].sum().to(x.dtype)
-
-
-# ------------------------------------------------------------------ options and server state
-# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
-# fedlib.algorithms.base.declare): declaring them changes no update rule.
-
-@dataclass(frozen=True)
-class FedAUOptions(SolverOptions):
-    """FedAU's options: the interval cutoff and the local solver."""
-
-    cutoff: int = option(50, *int_at_least(1),
-                         doc="K of the paper: an absence this long is recorded as an interval")
-
-
-@dataclass(frozen=True)
-class FedAWEOptions(Options):
-    """FedAWE's options (see :class:`FedAWE`)."""
-
-    clip: float | None = option(None, *positive(none=True),
-                                doc="clip the averaged echo's norm (the authors' code: 0.5); None: no clip")
-    evaluate: str = option("server", *one_of("server", "mean_of_copies"),
-                           doc="evaluate the server's x, or the mean of the clients' copies (authors' code)")
-
-
-#: a probability table the server is assumed to know (checked against the schedule when it runs)
-_PROBS = any_value("a probability: scalar, [N], [rounds, N] or a callable (checked against the schedule)")
-
-
-@dataclass(frozen=True)
-class KnownPOptions(Options):
-    """FedAvg-known-p's option."""
-
-    p: Any = option(None, *_PROBS, doc="the participation probabilities; None: the schedule's (or observed)")
-
-
-@dataclass(frozen=True)
-class UplinkPOptions(SolverOptions):
-    """c-a-FedAvg's options: the upload success probabilities and the local solver."""
-
-    uplink_p: Any = option(None, *_PROBS,
-                           doc="the upload success probabilities; None: the schedule's (or observed)")
-
-
-declare(FedAU, FedAUOptions, server_state=("since", "isum", "icnt"))
-declare(FedAWE, FedAWEOptions, server_state=("xi", "tau"))      # the clients' copies, kept in tables
-declare(FedNova, SolverOptions)
-declare(FedAvgKnownP, KnownPOptions)
-declare(CAFedAvg, UplinkPOptions)

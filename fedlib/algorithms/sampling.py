@@ -26,9 +26,27 @@ import numpy as np
 import torch
 
 from ..participation import Schedule
-from .base import Algorithm, declare, register
+from .base import Algorithm, register
 from .options import Options, SolverOptions, any_value, int_at_least, option
 from .reweighting import known_probs, nova_normaliser
+
+
+@dataclass(frozen=True)
+class FedACSOptions(SolverOptions):
+    """FedACS's options (see :class:`FedACS`)."""
+
+    draws: int = option(10, *int_at_least(1), doc="K: clients drawn with replacement per round")
+    uplink_p: Any = option(None, *any_value("a probability: scalar, [N], [rounds, N] or a callable"),
+                           doc="the server's knowledge of p_i^t; None: the schedule's (or observed)")
+    weights: Any = option(None, *any_value("N non-negative client weights"),
+                          doc="the data weights d_i [N]; None: the problem's")
+
+
+@dataclass(frozen=True)
+class OSOptions(Options):
+    """OS's option (see :class:`OSSampling`)."""
+
+    budget: int = option(10, *int_at_least(1), doc="expected number of uploads per round")
 
 
 @register
@@ -66,7 +84,7 @@ class FedACS(Algorithm):
 
     name = "fedacs"
     description = "FedACS: sampling with replacement by q_i ~ d_i/(p_i ||a_i||_1), anonymous aggregation"
-    options = ("draws", "uplink_p", "weights", "momentum", "prox_mu")
+    Options = FedACSOptions
 
     # fedlib.theory's model: W_i^t = ok_i m_i / K on its own sampled schedule; E[W_i] = q_i p_i
     @staticmethod
@@ -88,22 +106,19 @@ class FedACS(Algorithm):
         """q [rounds, N] of inferred eq. (15) over the available clients of each round (a row
         of zeros where no client is available: nobody is drawn then)."""
         T, N = schedule.active.shape
-        p = known_probs(self.opts, "uplink_p", schedule)
-        d = np.asarray(self.opts.get("weights", self.problem.weights.cpu().numpy()), dtype=float)
+        p = known_probs(self.settings, "uplink_p", schedule)
+        given = self.settings.weights
+        d = np.asarray(self.problem.weights.cpu().numpy() if given is None else given, dtype=float)
         if d.shape != (N,) or (d < 0).any():
             raise ValueError(f"weights: expected {N} non-negative client weights")
         a = nova_normaliser(torch.tensor(np.array(schedule.local_steps)), lr,
-                            float(self.opts.get("momentum", 0.0)),
-                            float(self.opts.get("prox_mu", 0.0))).numpy()
+                            float(self.settings.momentum), float(self.settings.prox_mu)).numpy()
         score = np.where(schedule.active > 0, d / (p * a), 0.0)
         total = score.sum(1, keepdims=True)
         return np.divide(score, total, out=np.zeros_like(score), where=total > 0)
 
     def prepare_schedule(self, schedule, seed, lr_local):
-        k = int(self.opts.get("draws", 10))
-        if k < 1:
-            raise ValueError(f"draws: must be >= 1, got {k}")
-        self.draws = k
+        k = int(self.settings.draws)
         # the prox normaliser depends on eta_l: the draws use the run's base rate eta_0
         q = self.sampling_probs(schedule, lr=lr_local)
         rng = np.random.default_rng(np.random.SeedSequence([seed, 0xFEDAC5]))
@@ -119,7 +134,7 @@ class FedACS(Algorithm):
             return x
         delta = self.local(x, S, r, r.lr_local).X - x
         m = r.active[S].to(x.dtype)
-        return x + r.lr_global * m @ delta / self.draws
+        return x + r.lr_global * m @ delta / int(self.settings.draws)
 
 
 def os_probabilities(norms: torch.Tensor, budget: int) -> torch.Tensor:
@@ -163,12 +178,11 @@ class OSSampling(Algorithm):
 
     name = "os_sampling"
     description = "optimal client sampling by update norms (Chen et al. 2020)"
-    options = ("budget",)
+    Options = OSOptions
+    server_state = ("_picked",)             # the round's picks, read by messages()
 
     def prepare_schedule(self, schedule, seed, lr_local):
-        self.seed, self.budget = seed, int(self.opts.get("budget", 10))
-        if self.budget < 1:
-            raise ValueError(f"budget: must be >= 1, got {self.budget}")
+        self.seed = seed
         self._picked = 0
         return schedule
 
@@ -180,7 +194,7 @@ class OSSampling(Algorithm):
         delta = self.local(x, A, r, r.lr_local).X - x
         d = self.problem.weights[A].to(x.dtype)
         d = d / d.sum()
-        p = os_probabilities(d * torch.linalg.vector_norm(delta, dim=1), self.budget)
+        p = os_probabilities(d * torch.linalg.vector_norm(delta, dim=1), int(self.settings.budget))
         u = torch.as_tensor(np.random.default_rng([self.seed, r.t]).random(len(A)), dtype=x.dtype,
                             device=x.device)
         pick = (u < p) & r.uplink_ok[A]
@@ -191,29 +205,3 @@ class OSSampling(Algorithm):
 
     def messages(self, r):
         return self._picked, int((r.active > 0).sum())
-
-
-# ------------------------------------------------------------------ options and server state
-# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
-# fedlib.algorithms.base.declare): declaring them changes no update rule.
-
-@dataclass(frozen=True)
-class FedACSOptions(SolverOptions):
-    """FedACS's options (see :class:`FedACS`)."""
-
-    draws: int = option(10, *int_at_least(1), doc="K: clients drawn with replacement per round")
-    uplink_p: Any = option(None, *any_value("a probability: scalar, [N], [rounds, N] or a callable"),
-                           doc="the server's knowledge of p_i^t; None: the schedule's (or observed)")
-    weights: Any = option(None, *any_value("N non-negative client weights"),
-                          doc="the data weights d_i [N]; None: the problem's")
-
-
-@dataclass(frozen=True)
-class OSOptions(Options):
-    """OS's option (see :class:`OSSampling`)."""
-
-    budget: int = option(10, *int_at_least(1), doc="expected number of uploads per round")
-
-
-declare(FedACS, FedACSOptions)
-declare(OSSampling, OSOptions, server_state=("_picked",))          # the round's picks, read by messages()

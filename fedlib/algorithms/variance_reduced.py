@@ -19,9 +19,19 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .base import Algorithm, declare, register
+from .base import Algorithm, register
 from .options import Options, SolverOptions, one_of, option, positive
 from .reweighting import contacted_average_factor, uniform_expected_weights
+
+
+@dataclass(frozen=True)
+class ScaffoldOptions(Options):
+    """SCAFFOLD's options (see :class:`Scaffold`)."""
+
+    uplink_vectors: int = option(2, *one_of(1, 2),
+                                 doc="model units per upload: 2 (SCAFFOLD's, FOCUS's) or 1 (FedSUM's)")
+    c_divisor: float | None = option(None, *positive(none=True),
+                                     doc="divide the server's control update by this; None: N (the paper)")
 
 
 @register
@@ -44,19 +54,13 @@ class Scaffold(Algorithm):
     name = "scaffold"
     description = "SCAFFOLD (option II): control variates against client drift"
     uplink = downlink = 2
-    options = ("uplink_vectors", "c_divisor")
+    Options = ScaffoldOptions
     client_state = ("ci",)
+    server_state = ("c",)
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
-        up = self.opts.get("uplink_vectors", 2)
-        if up not in (1, 2) or isinstance(up, bool):
-            raise ValueError(f"uplink_vectors: must be 1 (FedSUM's count) or 2 (SCAFFOLD's), got {up!r}")
-        self.uplink = int(up)
-        div = self.opts.get("c_divisor")
-        if div is not None and (isinstance(div, bool) or not isinstance(div, (int, float)) or not div > 0):
-            raise ValueError(f"c_divisor: must be a positive number or None (N), got {div!r}")
-        self.c_divisor = float(self.N if div is None else div)
+        self.uplink = int(self.settings.uplink_vectors)         # the model units messages() counts
         self.c = torch.zeros_like(x0)
 
     def client_init(self, x0):
@@ -86,7 +90,8 @@ class Scaffold(Algorithm):
     def server_step(self, x, up, S, r):
         if up is None:
             return x
-        self.c = self.c + up["dc"].sum(0) / self.c_divisor
+        divisor = self.settings.c_divisor
+        self.c = self.c + up["dc"].sum(0) / float(self.N if divisor is None else divisor)
         return x + r.lr_global * up["dy"].mean(0)
 
 
@@ -103,6 +108,7 @@ class MIFA(Algorithm):
 
     name = "mifa"
     description = "MIFA: average of every client's latest update (memory table)"
+    server_state = ("U",)
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
@@ -127,7 +133,8 @@ class FedVARP(Algorithm):
 
     name = "fedvarp"
     description = "FedVARP: SAGA-style variance reduction over stale updates"
-    options = ("momentum", "prox_mu")
+    Options = SolverOptions
+    server_state = ("y",)
 
     # fedlib.theory's model: at a fixed point the server table holds every client's update at x_bar
     # and the fresh-minus-stored correction has mean zero, so W_i^t = 1/N for every client (App. I.2
@@ -175,6 +182,7 @@ class Focus(Algorithm):
     name = "focus"
     description = "FOCUS: push-pull gradient tracking, exact under arbitrary participation"
     client_state = ("gprev",)
+    server_state = ("ys",)
 
     def init(self, x0, nominal_steps):
         super().init(x0, nominal_steps)
@@ -211,24 +219,3 @@ class SGFocus(Focus):
 
     name = "sg_focus"
     description = "SG-FOCUS: FOCUS with stochastic (minibatch) gradients"
-
-
-# ------------------------------------------------------------------ options and server state
-# Declared outside the class bodies, which the stored runs' code fingerprints cover (see
-# fedlib.algorithms.base.declare): declaring them changes no update rule.
-
-@dataclass(frozen=True)
-class ScaffoldOptions(Options):
-    """SCAFFOLD's options (see :class:`Scaffold`)."""
-
-    uplink_vectors: int = option(2, *one_of(1, 2),
-                                 doc="model units per upload: 2 (SCAFFOLD's, FOCUS's) or 1 (FedSUM's)")
-    c_divisor: float | None = option(None, *positive(none=True),
-                                     doc="divide the server's control update by this; None: N (the paper)")
-
-
-declare(Scaffold, ScaffoldOptions, server_state=("c",))
-declare(MIFA, server_state=("U",))
-declare(FedVARP, SolverOptions, server_state=("y",))
-declare(Focus, server_state=("ys",))
-declare(SGFocus, server_state=("ys",))

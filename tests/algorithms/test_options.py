@@ -1,8 +1,9 @@
-"""Typed options and declared state (fedlib.algorithms.options, Algorithm.declare): every
-algorithm's options are one frozen dataclass whose defaults are the ones its rule uses, checked
-once with one message naming the option and what it must be; every piece of state a round
-changes is declared."""
+"""Typed options and declared state (fedlib.algorithms.options; ``Options`` and ``server_state`` in
+each class body): every algorithm's options are one frozen dataclass whose defaults are the ones
+its rule uses, checked once with one message naming the option and what it must be, and read one
+way (``self.settings``); every piece of state a round changes is declared."""
 
+import inspect
 from dataclasses import FrozenInstanceError, dataclass, fields
 
 import numpy as np
@@ -35,9 +36,8 @@ def _defaults_run(name, quad, **opts):
 
 @pytest.mark.parametrize("name", ALL)
 def test_the_dataclass_defaults_are_the_defaults_the_rule_uses(name, quad):
-    """The built-in classes read the options given with their own fallbacks (their sources are
-    fingerprinted); giving every option its declared default explicitly must compute the same
-    run, bit for bit. (None means "not given", so those fields are left out.)"""
+    """Giving every option its declared default explicitly computes the same run, bit for bit, as
+    giving none. (None means "not given", so those fields are left out.)"""
     cls = algorithms.get(name)
     explicit = {f.name: f.default for f in fields(cls.Options) if f.default is not None}
     if not explicit:
@@ -127,7 +127,7 @@ def test_names_without_a_dataclass_still_work_untyped(quad):
             super().init(x0, nominal_steps)
 
         def round(self, x, r):
-            return x * float(self.opts.get("scale", 1.0))
+            return x * (1.0 if self.settings.scale is None else float(self.settings.scale))
 
     typed = Named.options_type()
     assert typed.names() == ("scale",) and typed is Named.options_type()      # built once per class
@@ -137,23 +137,38 @@ def test_names_without_a_dataclass_still_work_untyped(quad):
         Named(quad, None, other=1)
 
 
-def test_declare_refuses_fields_that_are_not_the_options():
+def test_options_in_the_class_body_must_have_the_names_the_class_lists():
     @dataclass(frozen=True)
     class Wrong(Options):
         rebuild: str = option("eq11", *one_of("eq11"), doc="x")
         extra: int = option(1, *int_at_least(0), doc="y")
 
-    class Mine(Algorithm):
-        name = "test_declare_mismatch"
-        options = ("rebuild",)
-
     with pytest.raises(ValueError, match=r"^Options: the fields of Wrong \(rebuild, extra\) must be the "
-                                         r"options of Mine \(rebuild\)"):
-        algorithms.declare(Mine, Wrong)
+                                         r"options of Mine \(rebuild\); leave out options"):
+        class Mine(Algorithm):
+            name = "test_options_mismatch"
+            options = ("rebuild",)
+            Options = Wrong
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_built_in_declares_in_its_class_body_and_reads_options_one_way(name, quad):
+    """Issue 53: no declarations from outside the class bodies (``declare``), no untyped copy of the
+    options (``self.opts``), no legacy name (``fixed_point``)."""
+    cls = algorithms.get(name)
+    assert not hasattr(algorithms, "declare") and not hasattr(algorithms.base, "declare")
+    if cls.Options.names():                                   # declared in its class or a parent's body
+        assert any("Options" in vars(k) for k in cls.__mro__ if k is not Algorithm), name
+    assert not hasattr(cls(quad, None), "opts"), name
+    for k in cls.__mro__:
+        if k.__module__.startswith("fedlib.algorithms") and k is not object:
+            src = inspect.getsource(k)
+            assert "self.opts" not in src and "fixed_point" not in src, (name, k.__name__)
+    assert "fixed_point" not in inspect.signature(Algorithm.local).parameters
 
 
 # ---------------------------------------------------------------------------------- declared state
-_WIRING = {"problem", "engine", "settings", "opts", "N", "K"}
+_WIRING = {"problem", "engine", "settings", "N", "K"}
 
 
 def _snapshot(algo) -> dict:
@@ -206,3 +221,13 @@ def test_the_options_module_is_a_leaf():
     from fedlib.algorithms import options as mod
     tree = ast.parse(inspect.getsource(mod))
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and (n.level or 0) > 0]
+
+
+def test_changed_options_rebuild_the_same_settings(quad):
+    """``Options.changed()``: the values that differ from their defaults, what a run given an
+    algorithm object and a Flower node rebuild the options from."""
+    cls = algorithms.get("fedavg")
+    algo = cls(quad, None, aggregation="weights", weights=[0.5] * quad.num_clients, momentum=0.0)
+    assert algo.settings.changed() == {"aggregation": "weights", "weights": [0.5] * quad.num_clients}
+    assert cls(quad, None, **algo.settings.changed()).settings == algo.settings
+    assert cls(quad, None).settings.changed() == {}
