@@ -104,16 +104,15 @@ def specs(names: Sequence[str], extra: Mapping[str, Mapping[str, Any]] | None = 
     """Label -> (algorithm, options) of the methods ``names``, in that order; ``extra`` maps a name
     to options its study adds (``specs(["FedACS"], {"FedACS": {"draws": 4}})``)."""
     extra = dict(extra or {})
-    unknown = sorted(set(extra) - set(names))
-    if unknown:
-        raise ValueError(f"extra: {', '.join(map(repr, unknown))} is not among the names")
-    out = {}
-    for n in names:
-        m = method(n)
-        if m.label in out:
-            raise ValueError(f"names: two methods labelled {m.label!r}")
-        out[m.label] = m.spec(**extra.get(n, {}))
-    return out
+    for n in extra:
+        if n not in names:
+            raise ValueError(f"extra: {n!r} is not among the names ({', '.join(names)})")
+    found = {n: method(n) for n in names}
+    labels = [m.label for m in found.values()]
+    twice = sorted({lab for lab in labels if labels.count(lab) > 1})
+    if twice:
+        raise ValueError(f"names: two methods labelled {twice[0]!r}")
+    return {m.label: m.spec(**extra.get(n, {})) for n, m in found.items()}
 
 
 def algorithms(names: Sequence[str], star: bool = False) -> dict[str, str]:

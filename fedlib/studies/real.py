@@ -522,10 +522,11 @@ def session_quantiles(files: dict[str, Path], points: int = 201) -> pd.DataFrame
     return pd.concat(parts, ignore_index=True)
 
 
-def real_setup(profile: str, trace: str | Path, stand_in_rounds: int = 0) -> RealSetup:
+def real_setup(profile: str, trace: str | Path = "traces/sessions_100.txt",
+               stand_in_rounds: int = 0) -> RealSetup:
     """Notebook 09's settings at ``profile`` replaying the Stunner-layout file ``trace`` (a path
-    relative to the data folder, e.g. ``traces/sessions_100.txt``, keeps the runs' configs the
-    same on every machine; the file is read when a schedule is built); ``stand_in_rounds > 0``
+    relative to the data folder, e.g. ``traces/sessions_100.txt``, the default, keeps the runs'
+    configs the same on every machine; the file is read when a schedule is built); ``stand_in_rounds > 0``
     keeps the profile's N, K, batch and model on random data and cuts the runs (and the grid's)
     to that many rounds."""
     check_profile(profile)
