@@ -3,10 +3,10 @@
 :class:`~fedlib.ExperimentConfig` objects (config -> the labels its figure needs), and checks the
 paper's claims on the runs as typed :class:`~fedlib.claims.ClaimRow` rows.
 
-Every study has one shape (:class:`Study`, :mod:`.base`): its paper, its notebooks, its setup per
-profile, its methods from the one catalogue (:mod:`.methods`) and its headline claims on any
-runs of those methods (:class:`Frames`). The registry (:func:`register_study`, :func:`get`,
-:func:`names`) holds the built-in studies and a user's:
+Every study has one shape (:class:`Study`, :mod:`fedlib.studies.base`): its paper, its notebooks,
+its setup per profile, its methods from the one catalogue (:mod:`fedlib.studies.methods`) and its
+headline claims on any runs of those methods (:class:`Frames`). The registry
+(:func:`register_study`, :func:`get`, :func:`names`) holds the built-in studies and a user's:
 
 - :mod:`.fedsum`: FedSUM App. H (notebooks 02, 03);
 - :mod:`.focus`: FOCUS App. F (notebook 05);

@@ -525,7 +525,7 @@ def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
     return s
 
 
-#: Wang & Ji's methods (catalogue names, :mod:`.methods`): Alg. 1, wait-minibatch, wait-full
+#: Wang & Ji's methods (catalogue names, :mod:`fedlib.studies.methods`): Alg. 1, wait-minibatch, wait-full
 METHOD_NAMES = ("amplified FedAvg", "wait-minibatch", "wait-full")
 #: Wang & Ji's study (notebook 08) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="amplified", paper="Wang & Ji 2022", notebooks=("08_amplified_fedavg",),

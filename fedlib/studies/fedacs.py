@@ -66,8 +66,8 @@ PAIRINGS = {"same": "the weak half computes little and uploads rarely",
 REGIME_RATES, REGIME_SETTING = (0.02, 0.05), "dynamic"
 
 
-#: the methods of Sec. 6 (catalogue names, :mod:`.methods`) -> the environment kind they run under:
-#: FedACS chooses among all available clients, the others sample uniformly
+#: the methods of Sec. 6 (catalogue names, :mod:`fedlib.studies.methods`) -> the environment kind they
+#: run under: FedACS chooses among all available clients, the others sample uniformly
 _KINDS_OF = {"FedACS": "full", "FedAvg (FedACS)": "uniform", "c-a-FedAvg": "uniform", "FedVARP": "uniform",
              "FedNova": "uniform", "FedAU (FedACS)": "uniform", "OS": "uniform"}
 METHOD_NAMES = tuple(_KINDS_OF)

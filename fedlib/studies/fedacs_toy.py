@@ -17,7 +17,7 @@ __all__ = ["TOY_METHODS", "TOY_SOLVERS", "Toy"]
 #: local solvers of the toy: label -> options
 TOY_SOLVERS = {"SGD": {}, "momentum 0.5": {"momentum": 0.5}, "prox mu=0.1": {"prox_mu": 0.1},
                "prox mu=1": {"prox_mu": 1.0}}
-#: methods of the toy: label -> algorithm
+#: the toy's methods, label -> algorithm (from the catalogue, :mod:`fedlib.studies.methods`)
 TOY_METHODS = methods.algorithms(["FedAvg", "c-a-FedAvg", "FedVARP", "FedAU", "FedNova", "FedACS"])
 
 

@@ -24,7 +24,7 @@ __all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHOD
            "delay_patterns", "delay_profile", "fedsum_setup", "headline_claims", "matched_product",
            "off_rule", "pick_rates", "resnet_configs", "summed_step"]
 
-#: Fig. 1 / Figs. 5-8: label -> (algorithm, options), from the catalogue (:mod:`.methods`)
+#: Fig. 1 / Figs. 5-8: label -> (algorithm, options), from the catalogue (:mod:`fedlib.studies.methods`)
 METHOD_NAMES = ("FedSUM", "FedSUM-CR", "FedSUM-CR (exact rate sum)", "FedAvg", "FedAU", "FedAWE", "FedVARP",
                 "MIFA", "SCAFFOLD")
 METHODS = methods.specs(METHOD_NAMES)

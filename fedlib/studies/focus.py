@@ -31,7 +31,7 @@ SETTINGS = {
     "paper": dict(dataset="cifar10", model="focus_cifar10_cnn", num_clients=32, per_round=4, batch=128,
                   rounds=10_000, eval_every=25, train_eval=100),
 }
-#: the faithful methods and the authors' variants (catalogue names, :mod:`.methods`), and each
+#: the faithful methods and the authors' variants (catalogue names, :mod:`fedlib.studies.methods`), and each
 #: label with its (algorithm, options)
 METHOD_NAMES = ("SG-FOCUS", "FedAU", "SCAFFOLD (FOCUS)", "FedAU as in the authors' code (= FedAvg)",
                 "SCAFFOLD as in the authors' code (divisor 10)")

@@ -80,13 +80,13 @@ GAMMA, WARMUP_CYCLES = 10.0, 4
 #: Wang & Ji's Fig. 1 after the warm-up: label -> gamma (amplification every P = one day of rounds,
 #: and the same algorithm without it), both at the same rate, as in their runs
 AMPLIFIED = {"amplification (gamma=10, P=1 day)": GAMMA, "no amplification (gamma=1)": 1.0}
-#: the methods run from scratch over the whole horizon (catalogue names, :mod:`.methods`: FedSUM
+#: the methods run from scratch over the whole horizon (catalogue names, :mod:`fedlib.studies.methods`: FedSUM
 #: App. H's and its baselines as App. H runs them, FOCUS's SG-FOCUS, FedACS with 10 draws), and
 #: each label with its (algorithm, options)
 METHOD_NAMES = ("FedSUM", "FedSUM-CR", "FedAvg", "FedAU", "FedAWE", "MIFA", "FedVARP", "SCAFFOLD", "SG-FOCUS",
                 "FedACS")
 METHODS = methods.specs(METHOD_NAMES)
-#: the studies whose headline claims notebook 09 asks again under the trace (:func:`.base.get`)
+#: the studies whose headline claims notebook 09 asks again under the trace (:func:`fedlib.studies.get`)
 ASKED = ("fedsum", "focus", "fedacs", "amplified")
 #: the labels of the runs; test accuracy at chance; the late window
 NAMES, CHANCE, WINDOW = ["seed", "method"], 0.1, 0.1
