@@ -57,15 +57,16 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["DIRECTIONS", "EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS", "NOT_HOLDS",
-           "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table", "collapse", "combine",
-           "decide", "direction", "event_seeds", "COUNT_COLUMNS",
+__all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS",
+           "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
+           "collapse", "combine", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
            "event_count", "interval", "late_mean", "margin_for", "mean_drop", "ok_curves", "outcome_counts",
            "paired", "paired_reach", "per_group", "rounds_to", "scale_cause", "seeds_needed", "summarize",
            "tidy",
@@ -364,6 +365,56 @@ class Verdict:
     margin: float = 0.0
     reason: str = ""
     direction: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    """One checked claim of a paper, as a study hands it to :func:`claims_table`.
+
+    Attributes:
+        where: the claim's place in the paper (section, figure or table).
+        quote: the paper's words behind it.
+        claim: the claim as checked here, in words.
+        check: its :class:`Verdict`.
+        cause: what the row adds to a verdict other than "holds" (e.g. a departure from the paper).
+        setting: the scale the claim was checked at (None: the table has no ``setting`` column).
+        paper: the paper the claim is from, where a notebook asks several papers' (notebook 09);
+            None: the notebook's own paper.
+        context: the context columns that place the row (dataset, pattern, environment, ...), in
+            the order the table shows them.
+        short: a short name of the claim, the same in every environment (a study's verdict grid).
+    """
+
+    where: str
+    quote: str
+    claim: str
+    check: Verdict
+    cause: str = ""
+    setting: str | None = None
+    paper: str | None = None
+    context: dict[str, Any] = field(default_factory=dict)
+    short: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.check, Verdict):
+            raise ValueError(f"check: must be a fedlib.claims.Verdict; got {type(self.check).__name__} "
+                             f"(claim {self.claim!r})")
+        for name in ("claim", "where", "quote"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ValueError(f"{name}: every claim names its {name} as text (claim {self.claim!r})")
+        clash = sorted(set(self.context) & {"where", "quote", "claim", "check", "cause", "setting", "paper",
+                                            "short"})
+        if clash:
+            raise ValueError(f"context: {', '.join(clash)} is a field of the row, not a context column")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as a mapping: its context columns, where, quote, claim, check, then short,
+        cause, setting and paper where given (the columns :func:`claims_table` reads)."""
+        out = {**self.context, "where": self.where, "quote": self.quote, "claim": self.claim,
+               "check": self.check}
+        optional = {"short": self.short or None, "cause": self.cause or None, "setting": self.setting,
+                    "paper": self.paper}
+        return {**out, **{k: v for k, v in optional.items() if v is not None}}
 
 
 def _fmt(v: float, digits: int, missing: str = "failed") -> str:
@@ -714,19 +765,20 @@ def event_count(events: Mapping, what: str = "the event", level: float = 0.5) ->
                    reason, lean)
 
 
-def claims_table(rows: Sequence[Mapping]) -> pd.DataFrame:
+def claims_table(rows: Sequence[ClaimRow | Mapping]) -> pd.DataFrame:
     """The claims table: one row per checked claim, its context columns (dataset, pattern,
     setting, ...) first, then where (section / figure / table of the paper), quote (the paper's
     words), claim, verdict, effect, ci_low, ci_high, threshold, margin, seeds, numbers and cause.
 
-    Each row gives ``claim``, ``where``, ``quote`` and a :class:`Verdict` under ``"check"``; the
+    Each row is a :class:`ClaimRow` (or a mapping of its :meth:`ClaimRow.to_dict` columns): it gives
+    ``claim``, ``where``, ``quote`` and a :class:`Verdict` under ``"check"``; the
     cause is the verdict's computed reason (for "holds" only the failed runs it left out, if
     any), then for other verdicts any ``cause`` the row adds (e.g. a departure from the paper).
     A row without ``where`` or ``quote``, a verdict other than "holds" without a reason, or an
     unknown verdict is a ValueError naming the row."""
     out = []
     for i, r in enumerate(rows):
-        r = dict(r)
+        r = r.to_dict() if isinstance(r, ClaimRow) else dict(r)
         check = r.pop("check", None)
         if not isinstance(check, Verdict):
             raise ValueError(f"rows[{i}].check: must be a fedlib.claims.Verdict; got {type(check).__name__}")

@@ -165,9 +165,9 @@ sens = setup.sensitivity_configs(seeds)                        # config -> (eta,
 sens_tidy, sens_summary, sens_curves = claims.tidy(compute(list(sens)), sens, ["eta", "seed"], focus.CHANCE,
                                                    focus.WINDOW)
 panel_rows = setup.claims(summary, curves, bern, seeds, ours=(sens_summary, sens_curves, lambda k: (E0, k)))
-at_e0 = {r["claim"]: f"with SG-FOCUS at eta {E0:g} (its rivals not re-run) on the same seeds: {r['check'].verdict}, "
-                     f"effect {r['check'].effect:.4g} [{r['check'].ci_low:.4g}, {r['check'].ci_high:.4g}] "
-                     "(regime section)" for r in panel_rows}
+at_e0 = {r.claim: f"with SG-FOCUS at eta {E0:g} (its rivals not re-run) on the same seeds: {r.check.verdict}, "
+                   f"effect {r.check.effect:.4g} [{r.check.ci_low:.4g}, {r.check.ci_high:.4g}] "
+                   "(regime section)" for r in panel_rows}
 claim_rows = [r for p in PATTERNS for r in setup.claims(summary, curves, p, seeds, then=at_e0 if p == bern else None)]
 claim_table = runs.claims(claim_rows, "FOCUS", setting=["pattern"])
 
@@ -230,9 +230,9 @@ for what, x, y in (("the horizon", pl.index[0], pl.index[1]), ("the smaller rate
 # how much of the verdict is the rate.
 
 # %%
-paper_rows = {r["claim"]: r["check"].verdict for r in claim_rows if r["pattern"] == bern}
-runs.table(pd.DataFrame([{"claim": r["claim"], f"SG-FOCUS at eta {ETA:g}": paper_rows[r["claim"]],
-                          f"SG-FOCUS at eta {E0:g}": r["check"].verdict, "numbers": r["check"].numbers}
+paper_rows = {r.claim: r.check.verdict for r in claim_rows if r.context["pattern"] == bern}
+runs.table(pd.DataFrame([{"claim": r.claim, f"SG-FOCUS at eta {ETA:g}": paper_rows[r.claim],
+                          f"SG-FOCUS at eta {E0:g}": r.check.verdict, "numbers": r.check.numbers}
                          for r in panel_rows]), "regime_rate")
 
 # %%

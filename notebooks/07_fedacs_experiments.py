@@ -196,7 +196,7 @@ runs.figure(fig, "regime_grid", f"Regime grid — {DATASETS[setup.datasets[0]].l
 PRIORITY = setup.priority_rows({c: r for c, r in CELLS.items() if c[1] == "same"}, GRID_KEY, st)
 CELL_CLAIMS = {cell: fedacs.cell_claims(df, runs_, TARGET, chance=CHANCE, window=WINDOW)
                + ([PRIORITY[cell]] if cell in PRIORITY else []) for cell, runs_ in CELLS.items()}
-verdict_grid = pd.DataFrame({fedacs.cell_name(c): {r["short"]: r["check"].verdict for r in rows}
+verdict_grid = pd.DataFrame({fedacs.cell_name(c): {r.short: r.check.verdict for r in rows}
                              for c, rows in CELL_CLAIMS.items()}).fillna("not asked (the paper's proviso fails)")
 verdict_grid.index.name = "claim"
 runs.table(verdict_grid.reset_index(), "regime_verdicts")

@@ -199,6 +199,34 @@ def test_margins_are_fixed_per_metric():
         claims.margin_for("rounds to target")
 
 
+def test_claim_rows_are_typed_and_give_the_table_the_columns_of_the_mappings_they_replace():
+    win = claims.paired({0: 1, 1: 1.1, 2: 1}, {0: 0, 1: 0, 2: 0.1})
+    bad = claims.paired({0: 0, 1: 0, 2: 0.1}, {0: 1, 1: 1.1, 2: 1})
+    rows = [claims.ClaimRow("Sec. 5", "A is better", "A beats B", win, setting="quick", paper="FOCUS",
+                            context={"dataset": "MNIST", "pattern": "P1"}),
+            claims.ClaimRow("Sec. 5", "A is better", "A beats C", bad, "at a reduced scale", setting="quick",
+                            paper="FOCUS", context={"dataset": "MNIST", "pattern": "P2"})]
+    assert rows[0].to_dict() == {"dataset": "MNIST", "pattern": "P1", "where": "Sec. 5",
+                                 "quote": "A is better", "claim": "A beats B", "check": win,
+                                 "setting": "quick", "paper": "FOCUS"}
+    assert list(rows[1].to_dict()) == ["dataset", "pattern", "where", "quote", "claim", "check", "cause",
+                                       "setting", "paper"]
+    table = claims.claims_table(rows)
+    assert table.equals(claims.claims_table([r.to_dict() for r in rows]))
+    assert list(table.columns) == ["dataset", "pattern", "setting", "paper", *claims.CLAIM_COLUMNS]
+    assert "reduced scale" in table.loc[1, "cause"] and table.loc[0, "cause"] == ""
+    # a row without a setting or paper adds no such column; a short name is kept where given
+    plain = claims.ClaimRow("Sec. 5", "A is better", "A beats B", win, short="A vs B")
+    assert plain.to_dict() == {"where": "Sec. 5", "quote": "A is better", "claim": "A beats B", "check": win,
+                               "short": "A vs B"}
+    with pytest.raises(ValueError, match="^check: must be a fedlib.claims.Verdict; got str"):
+        claims.ClaimRow("Sec. 5", "A is better", "A beats B", "holds")
+    with pytest.raises(ValueError, match="^quote: every claim names its quote"):
+        claims.ClaimRow("Sec. 5", " ", "A beats B", win)
+    with pytest.raises(ValueError, match="^context: setting is a field of the row"):
+        claims.ClaimRow("Sec. 5", "A is better", "A beats B", win, context={"setting": "x"})
+
+
 def test_claims_table_names_where_and_quote_and_computes_every_cause(tmp_path):
     win = claims.paired({0: 1, 1: 1.1, 2: 1}, {0: 0, 1: 0, 2: 0.1})
     bad = claims.paired({0: 0, 1: 0, 2: 0.1}, {0: 1, 1: 1.1, 2: 1})

@@ -11,10 +11,14 @@ import pandas as pd
 
 from .. import claims
 from ..analysis import GridSearch, mean_std, search_log_grid
+from ..claims import ClaimRow
 from ..config import ExperimentConfig
 from ..notebook import check_profile
+from . import methods
+from .base import Frames, Study, register_study
 
-__all__ = ["DATASETS", "FASHION", "MEASURED_SECONDS", "QUOTES", "AmplifiedSetup", "amplified_setup"]
+__all__ = ["AUTHORS_RATES", "DATASETS", "FASHION", "MEASURED_SECONDS", "METHOD_NAMES", "QUOTES", "STUDY",
+           "AmplifiedSetup", "amplified_setup", "headline_claims"]
 
 #: per profile: data, model, N, availability window, warm-up, horizon and grid horizon (rounds),
 #: evaluation interval, the P of Fig. 2, the grid's multiples of the warm-up rate, training-loss
@@ -140,10 +144,10 @@ class AmplifiedSetup:
     def methods(self) -> dict[str, tuple[str, dict]]:
         """Label -> (algorithm, options) of Fig. 1."""
         c = self.cycle
-        return {f"amplification (eta=10, P={c})": ("amplified_fedavg", {"P": c, "gamma": 10.0}),
-                "no amplification (eta=1)": ("amplified_fedavg", {"P": c, "gamma": 1.0}),
-                "wait-minibatch": ("wait_minibatch", {"cycle": c}),
-                "wait-full": ("wait_full", {"cycle": c})}
+        amp, mb, full = (methods.method(n) for n in METHOD_NAMES)
+        return {f"amplification (eta=10, P={c})": amp.spec(P=c, gamma=10.0),
+                "no amplification (eta=1)": amp.spec(P=c, gamma=1.0),
+                "wait-minibatch": mb.spec(cycle=c), "wait-full": full.spec(cycle=c)}
 
     def base(self) -> ExperimentConfig:
         """This seed's warm-up: FedAvg (eta = 1) at the initial rate for ``warmup`` rounds."""
@@ -275,7 +279,7 @@ class AmplifiedSetup:
                                              if x["outcome"] != "ok") or "-"})
         return pd.DataFrame(rows)
 
-    def claims(self, vals1: dict, vals2: dict, seeds: list, rate_sets: dict) -> list[dict]:
+    def claims(self, vals1: dict, vals2: dict, seeds: list, rate_sets: dict) -> list[ClaimRow]:
         """Sec. 6's claims: about Fig. 2 from ``vals2`` ((seed, P) -> :meth:`outcome`) at the best
         grid rate (the first of ``rate_sets``), about Fig. 1 from ``vals1`` ((rate set, seed,
         method) -> :meth:`outcome`) under each rate set; a row at another rate set says which
@@ -296,29 +300,25 @@ class AmplifiedSetup:
                 ("larger", f"a larger P ({', '.join(map(str, larger))}) is worse than P = {c}",
                  {f"P={P}": vs_p(c, P) for P in larger})]
         best = next(iter(rate_sets))
-        rows = [{"rates": best, "where": "Sec. 6, Fig. 2", "quote": QUOTES[q], "claim": claim,
-                 "check": claims.combine(checks)}
+        rows = [ClaimRow("Sec. 6, Fig. 2", QUOTES[q], claim, claims.combine(checks), context={"rates": best})
                 for q, claim, checks in fig2 if checks]      # a profile without P values on one side: no row
         for rname in rate_sets:
             def vs(m, other, rname=rname, **kw):
                 return claims.paired({k: vals1[(rname, k, m)]["acc"] for k in seeds},
                                      {k: vals1[(rname, k, other)]["acc"] for k in seeds}, margin=margin,
                                      names=(m, other), **kw)
-            rows += [{"rates": rname, "where": "Sec. 6, Fig. 1", "quote": QUOTES["wait"],
-                      "claim": "wait-minibatch and wait-full are worse than amplification",
-                      "check": claims.combine({m: vs(amp, m) for m in (wait_mb, wait_full)})},
-                     {"rates": rname, "where": "Sec. 6, Fig. 1", "quote": QUOTES["full"],
-                      "claim": f"wait-full gives no substantial gain over wait-minibatch (margin {margin:g})",
-                      "check": vs(wait_mb, wait_full, kind="no worse")},
-                     {"rates": rname, "where": "Sec. 6, Fig. 1", "quote": QUOTES["lowest"],
-                      "claim": "FedAvg without amplification is the lowest",
-                      "check": claims.combine({m: vs(m, no_amp) for m in self.methods if m != no_amp})}]
-        for r in rows:
-            r["setting"] = self.setting
-            if r["rates"] != best:
-                rates = ", ".join(f"{m} {v:g}" for m, v in rate_sets[r["rates"]].items())
-                r["cause"] = f"at {r['rates']} ({rates})"
-        return rows
+            cause = ("" if rname == best else
+                     f"at {rname} ({', '.join(f'{m} {v:g}' for m, v in rate_sets[rname].items())})")
+            fig1 = [(QUOTES["wait"], "wait-minibatch and wait-full are worse than amplification",
+                     claims.combine({m: vs(amp, m) for m in (wait_mb, wait_full)})),
+                    (QUOTES["full"],
+                     f"wait-full gives no substantial gain over wait-minibatch (margin {margin:g})",
+                     vs(wait_mb, wait_full, kind="no worse")),
+                    (QUOTES["lowest"], "FedAvg without amplification is the lowest",
+                     claims.combine({m: vs(m, no_amp) for m in self.methods if m != no_amp}))]
+            rows += [ClaimRow("Sec. 6, Fig. 1", q, claim, check, cause, context={"rates": rname})
+                     for q, claim, check in fig1]
+        return [replace(r, setting=self.setting) for r in rows]
 
     def earlier_picks(self, df_grid: pd.DataFrame, grid: dict, best: dict) -> pd.DataFrame:
         """Per method: the rate picked here (``best``) beside the rate the earlier one-cycle rule
@@ -492,6 +492,19 @@ class AmplifiedSetup:
         return out
 
 
+def headline_claims(frames: Frames, amplified: str, plain: str, warmup: str = "") -> list[ClaimRow]:
+    """Sec. 6's "standard FedAvg (i.e., Algorithm 1 without amplification) gives the lowest
+    performance" on ``frames`` (runs by seed and method): the run with amplification (label
+    ``amplified``) ends above the same algorithm without it (``plain``), late-window test accuracy
+    with its margin; ``warmup`` names the warm-up both continue. A comparison where a method of
+    ``frames.off_rule`` failed is "not tested"."""
+    claim = f"{amplified} ends above {plain}"
+    return [ClaimRow("Sec. 6, Fig. 1", QUOTES["lowest"], f"after {warmup}, {claim}" if warmup else claim,
+                     claims.paired(frames.values(amplified), frames.values(plain),
+                                   margin=claims.MARGINS["test accuracy"], names=(amplified, plain),
+                                   off_rule=frames.off_rule))]
+
+
 def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
                     dataset: str | None = None) -> AmplifiedSetup:
     """Wang & Ji's settings at ``profile`` on ``dataset`` (one of :data:`DATASETS` of the profile;
@@ -510,6 +523,14 @@ def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
                     eval_every=stand_in_rounds, train_eval=2, grid=s.grid[:1], P_values=(1, s.cycle),
                     stand_in=stand_in_rounds)
     return s
+
+
+#: Wang & Ji's methods (catalogue names, :mod:`fedlib.studies.methods`): Alg. 1, wait-minibatch, wait-full
+METHOD_NAMES = ("amplified FedAvg", "wait-minibatch", "wait-full")
+#: Wang & Ji's study (notebook 08) in the registry of :mod:`fedlib.studies`
+STUDY = register_study(Study(name="amplified", paper="Wang & Ji 2022", notebooks=("08_amplified_fedavg",),
+                             setup=amplified_setup, methods=METHOD_NAMES, quotes=QUOTES,
+                             headline=headline_claims), replace=True)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,11 +11,15 @@ import pandas as pd
 
 from .. import algorithms, claims, theory
 from ..analysis import finals, first_reach
+from ..claims import ClaimRow
 from ..config import ExperimentConfig
 from ..notebook import check_profile, check_seeds
 from ..store import Store
+from . import methods
+from .base import Frames, Study, register_study
 
-__all__ = ["DATASETS", "METHODS", "Dataset", "FedAcsSetup", "fedacs_setup", "PAIRINGS", "PAPER_MNIST",
+__all__ = ["CellRuns", "DATASETS", "METHODS", "METHOD_NAMES", "STUDY", "Dataset", "headline_claims",
+           "FedAcsSetup", "fedacs_setup", "PAIRINGS", "PAPER_MNIST",
            "PaperResult", "Quote", "QUOTES", "RIVALS", "SHORT_CLAIMS", "beside_paper", "cell_claims",
            "cell_name", "KINDS", "mechanism", "UNSTABLE_RATE",
            "paper_table", "seed_summary", "summary"]
@@ -62,15 +66,19 @@ PAIRINGS = {"same": "the weak half computes little and uploads rarely",
 REGIME_RATES, REGIME_SETTING = (0.02, 0.05), "dynamic"
 
 
+#: the methods of Sec. 6 (catalogue names, :mod:`fedlib.studies.methods`) -> the environment kind they
+#: run under: FedACS chooses among all available clients, the others sample uniformly
+_KINDS_OF = {"FedACS": "full", "FedAvg (FedACS)": "uniform", "c-a-FedAvg": "uniform", "FedVARP": "uniform",
+             "FedNova": "uniform", "FedAU (FedACS)": "uniform", "OS": "uniform"}
+METHOD_NAMES = tuple(_KINDS_OF)
+
+
 def _methods(per_round: int) -> dict[str, tuple[str, dict, str]]:
-    """Label -> (algorithm, options, environment kind): FedACS chooses among all available clients."""
-    return {"FedACS": ("fedacs", {"draws": per_round}, "full"),
-            "FedAvg": ("fedavg", {"aggregation": "contacted"}, "uniform"),
-            "c-a-FedAvg": ("ca_fedavg", {}, "uniform"),
-            "FedVARP": ("fedvarp", {}, "uniform"),
-            "FedNova": ("fednova", {}, "uniform"),
-            "FedAU": ("fedau", {}, "uniform"),
-            "OS": ("os_sampling", {"budget": per_round // 2}, "uniform")}
+    """Label -> (algorithm, options, environment kind) with ``per_round`` clients asked per round
+    (FedACS's draws, OS's budget of half of them)."""
+    found = methods.specs(METHOD_NAMES, {"FedACS": {"draws": per_round}, "OS": {"budget": per_round // 2}})
+    kinds = _KINDS_OF.values()
+    return {label: (*spec, kind) for (label, spec), kind in zip(found.items(), kinds, strict=True)}
 
 
 METHODS = tuple(_methods(10))
@@ -292,14 +300,15 @@ class FedAcsSetup:
             share = {k: mechanism(cs["FedACS"], cs["FedAvg"], weak,
                                   replace(self, seed=k).client_sizes(key[0], split, store))
                      ["FedACS: share of draws to the weak-computation half"] for k, cs in runs.items()}
-            out[name] = {"claim": "FedACS prioritizes clients with fewer local epochs: its share of draws to "
-                                  "the weak-computation half exceeds that half's share of the clients",
-                         "short": "prioritizes fewer local epochs", "where": q.where, "quote": q.quote,
-                         "check": claims.paired(share, dict.fromkeys(runs, float(weak.mean())),
-                                                names=("FedACS's share", "uniform share"))}
+            claim = ("FedACS prioritizes clients with fewer local epochs: its share of draws to the "
+                     "weak-computation half exceeds that half's share of the clients")
+            out[name] = ClaimRow(q.where, q.quote, claim,
+                                 claims.paired(share, dict.fromkeys(runs, float(weak.mean())),
+                                               names=("FedACS's share", "uniform share")),
+                                 short="prioritizes fewer local epochs")
         return out
 
-    def ledger_rows(self, cell_rows: dict, key: tuple, others: dict) -> list[dict]:
+    def ledger_rows(self, cell_rows: dict, key: tuple, others: dict) -> list[ClaimRow]:
         """Every claim row of notebook 07: the regime cells' rows (``cell_rows``: cell -> rows of
         :func:`cell_claims` in environment ``key``) and the rows of the other environments
         (``others``: environment key -> rows, at the profile's rate and pairing), each with its
@@ -307,24 +316,22 @@ class FedAcsSetup:
         holds_in = {}
         for cell, rows in cell_rows.items():
             for r in rows:
-                holds_in.setdefault(r["short"], [])
-                if r["check"].verdict == claims.HOLDS:
-                    holds_in[r["short"]].append(cell_name(cell))
+                holds_in.setdefault(r.short, [])
+                if r.check.verdict == claims.HOLDS:
+                    holds_in[r.short].append(cell_name(cell))
 
         def cause(short: str) -> str:
             if short not in holds_in:
                 return ""
             cells = holds_in[short]
             return f"holds in {', '.join(cells)} of the grid" if cells else "holds in no cell of the grid"
-        out = [{"environment": f"{DATASETS[key[0]].label}, dynamic, {cell_name(cell)}",
-                "setting": self.claim_setting(key), **{k: v for k, v in r.items() if k != "short"},
-                "cause": cause(r["short"])}
+        def placed(r: ClaimRow, environment: str, k: tuple) -> ClaimRow:
+            return replace(r, context={"environment": environment}, setting=self.claim_setting(k),
+                           cause=cause(r.short), short="")
+        out = [placed(r, f"{DATASETS[key[0]].label}, dynamic, {cell_name(cell)}", key)
                for cell, rows in cell_rows.items() for r in rows]
-        out += [{"environment": f"{self.env_name(k)}, eta {self.lr:g}, {self.pairing}",
-                 "setting": self.claim_setting(k), **{k2: v for k2, v in r.items() if k2 != "short"},
-                 "cause": cause(r["short"])}
-                for k, rows in others.items() for r in rows]
-        return out
+        return out + [placed(r, f"{self.env_name(k)}, eta {self.lr:g}, {self.pairing}", k)
+                      for k, rows in others.items() for r in rows]
 
     def target(self, key: tuple) -> float:
         """The target accuracy of an environment (Tables 1 and 4)."""
@@ -496,7 +503,7 @@ UNSTABLE_RATE = 0.1
 
 
 def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1,
-                window: float = 0.1, kind: str = "dynamic") -> list[dict]:
+                window: float = 0.1, kind: str = "dynamic") -> list[ClaimRow]:
     """The paper's claims in one environment, seed by seed, by the rule of :mod:`fedlib.claims`,
     as the paper states them for that kind of environment (``kind``, one of :data:`KINDS`).
 
@@ -509,11 +516,10 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
         kind: ``"dynamic"`` (Sec. 6), ``"static"`` (App. I.5.1) or ``"alpha"`` (App. I.5.2).
 
     Returns:
-        Rows {"claim", "where", "quote", "short", "check"}, the check a
-        :class:`fedlib.claims.Verdict` and ``short`` naming the claim in :data:`SHORT_CLAIMS`, one
-        per claim. FedACS reaches the target in fewer rounds than each rival the paper names there
-        (Sec. 6 FedAvg, c-a-FedAvg, FedVarp, FedNova and FedAU; App. I.5 the first four; margin one
-        evaluation interval; a run that never reaches it is left out and named), with less
+        One :class:`fedlib.claims.ClaimRow` per claim, its ``short`` naming the claim in
+        :data:`SHORT_CLAIMS`. FedACS reaches the target in fewer rounds than each rival the paper
+        names there (Sec. 6 FedAvg, c-a-FedAvg, FedVarp, FedNova and FedAU; App. I.5 the first four;
+        margin one evaluation interval; a run that never reaches it is left out and named), with less
         computation (local steps of the asked clients; margin FedAvg's computation of one
         evaluation interval), higher late-window test accuracy (Sec. 6 than all benchmark methods;
         App. I.5 than all but FedAU, which App. I.5 leaves out); FedAU never reaches the target
@@ -525,95 +531,173 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
     """
     if kind not in KINDS:
         raise ValueError(f"kind: must be one of {', '.join(KINDS)}; got {kind!r}")
-    seeds = sorted(cell)
-    labels = {c: (k, m) for k in seeds for m, c in cell[k].items()}
-    keys = {c.key() for c in labels}
-    sel = df[df["key"].isin(keys)]
-    summ = claims.summarize(sel, labels, ["seed", "method"], chance=chance, window=window)
-    summ = summ.set_index(["seed", "method"])
-    hit = first_reach(sel, target, columns=("round", "client_steps"))
-    methods = list(cell[seeds[0]])
+    runs = CellRuns.of(df, cell, target, chance, window)
+    return [*_speed_rows(runs, target, kind), _accuracy_row(runs, kind), *_fedau_rows(runs, target, kind),
+            *_os_rows(runs, target, kind), *_rival_rows(runs, kind)]
 
-    def per_seed(m: str, col: str) -> dict:
+
+@dataclass(frozen=True)
+class CellRuns:
+    """One environment's runs over seeds as :func:`cell_claims` reads them: the per-run summary
+    (indexed by seed and method), the first rounds and local steps at the target, and the margins
+    of the speed claims (one evaluation interval; FedAvg's local steps over one)."""
+
+    cell: dict
+    summary: pd.DataFrame
+    hit: pd.DataFrame
+    margins: dict
+
+    @classmethod
+    def of(cls, df: pd.DataFrame, cell: dict, target: float, chance: float, window: float) -> CellRuns:
+        """The runs of ``cell`` (seed -> {method: config}) in the sweep frame ``df``."""
+        seeds = sorted(cell)
+        labels = {c: (k, m) for k in seeds for m, c in cell[k].items()}
+        sel = df[df["key"].isin({c.key() for c in labels})]
+        summ = claims.summarize(sel, labels, ["seed", "method"], chance=chance, window=window)
+        gaps = [np.diff(np.sort(r.unique())) for _, r in sel.groupby("key")["round"]]
+        every = float(min((g.min() for g in gaps if len(g)), default=1.0))        # the evaluation interval
+        avg = sel[sel["key"].isin({cell[k]["FedAvg"].key() for k in seeds})]
+        steps = avg.groupby("key")["client_steps"].max() / avg.groupby("key")["round"].max()
+        per_round = float(steps.mean())
+        margins = {"round": claims.margin_for("rounds to target", every),
+                   "client_steps": claims.margin_for("computation to target", every, per_round)}
+        return cls({k: cell[k] for k in seeds}, summ.set_index(["seed", "method"]),
+                   first_reach(sel, target, columns=("round", "client_steps")), margins)
+
+    @property
+    def seeds(self) -> list:
+        return list(self.cell)
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.cell[self.seeds[0]])
+
+    def values(self, m: str, column: str) -> dict:
+        """seed -> ``column`` of ``m``'s run in the summary."""
+        return {k: self.summary.loc[(k, m), column] for k in self.seeds}
+
+    def at_target(self, m: str, column: str) -> dict:
+        """seed -> ``column`` (round or client_steps) where ``m``'s run first reaches the target
+        (NaN where it never does or is not ok)."""
         out = {}
-        for k in seeds:
-            key = cell[k][m].key()
-            ok = key in hit.index and summ.loc[(k, m), "outcome"] == "ok"
-            out[k] = float(hit.loc[key, col]) if ok else np.nan
+        for k in self.seeds:
+            key = self.cell[k][m].key()
+            ok = key in self.hit.index and self.summary.loc[(k, m), "outcome"] == "ok"
+            out[k] = float(self.hit.loc[key, column]) if ok else np.nan
         return out
 
-    def never(m: str) -> dict:
+    def never(self, m: str) -> dict:
         """seed -> whether ``m`` never reaches the target (the paper's dash; a diverged run never does)."""
-        return {k: (cell[k][m].key() not in hit.index or not np.isfinite(hit.loc[cell[k][m].key(), "round"]))
-                for k in seeds}
+        keys = {k: self.cell[k][m].key() for k in self.seeds}
+        return {k: key not in self.hit.index or not np.isfinite(self.hit.loc[key, "round"])
+                for k, key in keys.items()}
 
-    gaps = [np.diff(np.sort(r.unique())) for _, r in sel.groupby("key")["round"]]
-    every = float(min((g.min() for g in gaps if len(g)), default=1.0))        # the evaluation interval
-    avg = sel[sel["key"].isin({cell[k]["FedAvg"].key() for k in seeds})]
-    per_round = float((avg.groupby("key")["client_steps"].max() / avg.groupby("key")["round"].max()).mean())
-    margins = {"round": claims.margin_for("rounds to target", every),
-               "client_steps": claims.margin_for("computation to target", every, per_round)}
+
+def _row(quote: str, claim: str, short: str, check: claims.Verdict) -> ClaimRow:
+    """A claim row with the words of :data:`QUOTES` ``quote``."""
+    return ClaimRow(QUOTES[quote].where, QUOTES[quote].quote, claim, check, short=short)
+
+
+def _speed_rows(runs: CellRuns, target: float, kind: str) -> list[ClaimRow]:
+    """Fewer rounds and less computation to the target than each rival the paper names there."""
     prefix = "" if kind == "dynamic" else f"{kind} "
-    rivals = [r for r in (RIVALS + ("FedAU",) if kind == "dynamic" else RIVALS) if r in methods]
+    rivals = [r for r in (RIVALS + ("FedAU",) if kind == "dynamic" else RIVALS) if r in runs.methods]
     named = ", ".join(rivals)
-    rows = []
     speed = (("rounds", "round", f"fewer rounds to the target ({target:.0%}) than {named}"),
              ("computation", "client_steps", f"less computation to the target than {named}"))
-    for what, col, claim in speed:
-        v = claims.against_all(per_seed("FedACS", col), {r: per_seed(r, col) for r in rivals}, "FedACS",
-                               higher=False, margin=round(margins[col], 1), digits=0, missing="never")
-        q = QUOTES[prefix + what]
-        rows.append({"claim": claim, "short": f"{what} to the target", "where": q.where, "quote": q.quote,
-                     "check": v})
-    acc = {m: {k: summ.loc[(k, m), "final_acc"] for k in seeds} for m in methods}
-    beaten = [m for m in methods if m != "FedACS" and (kind == "dynamic" or m != "FedAU")]
-    q = QUOTES[prefix + "accuracy"]
-    rows.append({"claim": "FedACS has the highest late-window test accuracy"
-                          + ("" if kind == "dynamic" else f" (against {', '.join(beaten)})"),
-                 "short": "highest late-window accuracy", "where": q.where, "quote": q.quote,
-                 "check": claims.against_all(acc["FedACS"], {m: acc[m] for m in beaten}, "FedACS",
-                                             margin=claims.MARGINS["test accuracy"])})
-    if "FedAU" in methods:
-        q = QUOTES[{"dynamic": "FedAU", "static": "static never", "alpha": "alpha FedAU"}[kind]]
-        table = "Table 1's" if kind == "dynamic" else "Table 4's"
-        rows.append({"claim": f"FedAU never reaches the target ({target:.0%}): {table} dash",
-                     "short": "FedAU never reaches the target", "where": q.where, "quote": q.quote,
-                     "check": claims.event_count(never("FedAU"), "FedAU never reaches it")})
-        if kind != "alpha":
-            q = QUOTES["FedAU unstable" if kind == "dynamic" else "static FedAU unstable"]
-            failed = {k: summ.loc[(k, "FedAU"), "outcome"] != "ok" for k in seeds}
-            rows.append({"claim": "FedAU is unstable: its run diverges or collapses",
-                         "short": "FedAU diverges or collapses", "where": q.where, "quote": q.quote,
-                         "check": claims.event_count(failed, "FedAU diverges or collapses")})
-    if "OS" in methods and kind == "dynamic":
-        q = QUOTES["OS never"]
-        rows.append({"claim": f"OS is not stable in achieving the target ({target:.0%}): it misses it in at "
-                              f"least {UNSTABLE_RATE:.0%} of the runs (our reading)",
-                     "short": "OS is not stable in reaching the target", "where": q.where, "quote": q.quote,
-                     "check": claims.event_count(never("OS"), "OS misses it", level=UNSTABLE_RATE)})
-        q = QUOTES["OS suboptimal"]
-        rows.append({"claim": "OS is sub-optimal: FedACS ends above it", "short": "OS is sub-optimal",
-                     "where": q.where, "quote": q.quote,
-                     "check": claims.paired(acc["FedACS"], acc["OS"], margin=claims.MARGINS["test accuracy"],
-                                            names=("FedACS", "OS"))})
-    if "OS" in methods and kind == "static":
-        q = QUOTES["static never"]
-        rows.append({"claim": f"OS never reaches the target ({target:.0%}): Table 4's dash on MNIST",
-                     "short": "OS never reaches the target", "where": q.where, "quote": q.quote,
-                     "check": claims.event_count(never("OS"), "OS never reaches it")})
-    if kind == "dynamic" and {"c-a-FedAvg", "FedVARP", "FedAvg"} <= set(methods):
-        q = QUOTES["c-a-FedAvg"]
-        rows.append({"claim": "c-a-FedAvg yields slight performance gains: it ends above FedAvg",
-                     "short": "c-a-FedAvg ends above FedAvg", "where": q.where, "quote": q.quote,
-                     "check": claims.paired(acc["c-a-FedAvg"], acc["FedAvg"], names=("c-a-FedAvg", "FedAvg"),
-                                            margin=claims.MARGINS["test accuracy"])})
-        drop = {m: {k: summ.loc[(k, m), "drop"] for k in seeds} for m in ("FedVARP", "FedAvg")}
-        q = QUOTES["FedVARP"]
-        rows.append({"claim": "FedVARP destabilizes training: it drops more test accuracy than FedAvg",
-                     "short": "FedVARP less stable than FedAvg", "where": q.where, "quote": q.quote,
-                     "check": claims.paired(drop["FedVARP"], drop["FedAvg"], names=("FedVARP", "FedAvg"),
-                                            margin=claims.MARGINS["accuracy drop"])})
+    return [_row(prefix + what, claim, f"{what} to the target",
+                 claims.against_all(runs.at_target("FedACS", col),
+                                    {r: runs.at_target(r, col) for r in rivals}, "FedACS", higher=False,
+                                    margin=round(runs.margins[col], 1), digits=0, missing="never"))
+            for what, col, claim in speed]
+
+
+def _accuracy_row(runs: CellRuns, kind: str) -> ClaimRow:
+    """The highest late-window test accuracy (App. I.5: against all but FedAU)."""
+    beaten = [m for m in runs.methods if m != "FedACS" and (kind == "dynamic" or m != "FedAU")]
+    return _row(("" if kind == "dynamic" else f"{kind} ") + "accuracy",
+                "FedACS has the highest late-window test accuracy"
+                + ("" if kind == "dynamic" else f" (against {', '.join(beaten)})"),
+                "highest late-window accuracy",
+                claims.against_all(runs.values("FedACS", "final_acc"),
+                                   {m: runs.values(m, "final_acc") for m in beaten}, "FedACS",
+                                   margin=claims.MARGINS["test accuracy"]))
+
+
+def _fedau_rows(runs: CellRuns, target: float, kind: str) -> list[ClaimRow]:
+    """FedAU never reaches the target (the tables' dash) and, but for the alphas, is unstable."""
+    if "FedAU" not in runs.methods:
+        return []
+    table = "Table 1's" if kind == "dynamic" else "Table 4's"
+    rows = [_row({"dynamic": "FedAU", "static": "static never", "alpha": "alpha FedAU"}[kind],
+                 f"FedAU never reaches the target ({target:.0%}): {table} dash",
+                 "FedAU never reaches the target",
+                 claims.event_count(runs.never("FedAU"), "FedAU never reaches it"))]
+    if kind != "alpha":
+        failed = {k: v != "ok" for k, v in runs.values("FedAU", "outcome").items()}
+        rows.append(_row("FedAU unstable" if kind == "dynamic" else "static FedAU unstable",
+                         "FedAU is unstable: its run diverges or collapses", "FedAU diverges or collapses",
+                         claims.event_count(failed, "FedAU diverges or collapses")))
     return rows
+
+
+def _os_rows(runs: CellRuns, target: float, kind: str) -> list[ClaimRow]:
+    """OS not stable in reaching the target and below FedACS (Sec. 6), or never there (Table 4)."""
+    if "OS" not in runs.methods or kind == "alpha":
+        return []
+    if kind == "static":
+        return [_row("static never", f"OS never reaches the target ({target:.0%}): Table 4's dash on MNIST",
+                     "OS never reaches the target",
+                     claims.event_count(runs.never("OS"), "OS never reaches it"))]
+    return [_row("OS never", f"OS is not stable in achieving the target ({target:.0%}): it misses it in at "
+                             f"least {UNSTABLE_RATE:.0%} of the runs (our reading)",
+                 "OS is not stable in reaching the target",
+                 claims.event_count(runs.never("OS"), "OS misses it", level=UNSTABLE_RATE)),
+            _row("OS suboptimal", "OS is sub-optimal: FedACS ends above it", "OS is sub-optimal",
+                 claims.paired(runs.values("FedACS", "final_acc"), runs.values("OS", "final_acc"),
+                               margin=claims.MARGINS["test accuracy"], names=("FedACS", "OS")))]
+
+
+def _rival_rows(runs: CellRuns, kind: str) -> list[ClaimRow]:
+    """Sec. 6 on the rivals: c-a-FedAvg ends above FedAvg, FedVARP drops more accuracy than FedAvg."""
+    if kind != "dynamic" or not {"c-a-FedAvg", "FedVARP", "FedAvg"} <= set(runs.methods):
+        return []
+    return [_row("c-a-FedAvg", "c-a-FedAvg yields slight performance gains: it ends above FedAvg",
+                 "c-a-FedAvg ends above FedAvg",
+                 claims.paired(runs.values("c-a-FedAvg", "final_acc"),
+                               runs.values("FedAvg", "final_acc"), names=("c-a-FedAvg", "FedAvg"),
+                               margin=claims.MARGINS["test accuracy"])),
+            _row("FedVARP", "FedVARP destabilizes training: it drops more test accuracy than FedAvg",
+                 "FedVARP less stable than FedAvg",
+                 claims.paired(runs.values("FedVARP", "drop"), runs.values("FedAvg", "drop"),
+                               names=("FedVARP", "FedAvg"), margin=claims.MARGINS["accuracy drop"]))]
+
+
+def headline_claims(frames: Frames, target: float = DATASETS["mnist"].target) -> list[ClaimRow]:
+    """Sec. 6's headline claims on ``frames`` (runs of :attr:`Frames.methods` by seed and method,
+    FedACS among them, read from their curves): FedACS needs fewer rounds to ``target`` test
+    accuracy (:func:`fedlib.claims.rounds_to`; default the MNIST target of Tables 1 and 4; margin one
+    evaluation interval) than each rival of its claim that ran (:data:`RIVALS` and FedAU), and has
+    the highest late-window test accuracy of all; a comparison where a method of
+    ``frames.off_rule`` failed is "not tested"."""
+    rivals = [r for r in RIVALS + ("FedAU",) if r in frames.methods]
+
+    def to_target(m: str) -> dict:
+        return {k: claims.rounds_to(h, target) if h is not None else np.nan
+                for k, h in frames.hist(m).items()}
+    others = [m for m in frames.methods if m != "FedACS"]
+    rounds_margin = claims.margin_for("rounds to target", frames.eval_every)
+    return [ClaimRow(QUOTES["rounds"].where, QUOTES["rounds"].quote,
+                     f"FedACS needs fewer rounds to {target:.0%} test accuracy than {', '.join(rivals)} (the "
+                     "rivals that run here)",
+                     claims.against_all(to_target("FedACS"), {r: to_target(r) for r in rivals}, "FedACS",
+                                        higher=False, margin=rounds_margin,
+                                        digits=0, missing="never", off_rule=frames.off_rule)),
+            ClaimRow(QUOTES["accuracy"].where, QUOTES["accuracy"].quote,
+                     "FedACS has the highest late-window test accuracy",
+                     claims.against_all(frames.values("FedACS"),
+                                        {m: frames.values(m) for m in others}, "FedACS",
+                                        margin=claims.MARGINS["test accuracy"], off_rule=frames.off_rule))]
 
 
 def beside_paper(ours: pd.DataFrame, table: str) -> tuple[pd.DataFrame, dict]:
@@ -732,3 +816,9 @@ def fedacs_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FedAc
         s = replace(s, rounds=stand_in_rounds, alpha_rounds=stand_in_rounds, train_eval=2,
                     datasets=s.datasets[:1], stand_in=stand_in_rounds)
     return s
+
+
+#: FedACS's study (notebooks 06 and 07) in the registry of :mod:`fedlib.studies`
+STUDY = register_study(Study(name="fedacs", paper="FedACS",
+                             notebooks=("06_fedacs_toy", "07_fedacs_experiments"), setup=fedacs_setup,
+                             methods=METHOD_NAMES, quotes=QUOTES, headline=headline_claims), replace=True)

@@ -10,15 +10,15 @@ from .. import theory
 from ..participation import build
 from ..problems import Quadratic
 from ..runner import run
+from . import methods
 
 __all__ = ["TOY_METHODS", "TOY_SOLVERS", "Toy"]
 
 #: local solvers of the toy: label -> options
 TOY_SOLVERS = {"SGD": {}, "momentum 0.5": {"momentum": 0.5}, "prox mu=0.1": {"prox_mu": 0.1},
                "prox mu=1": {"prox_mu": 1.0}}
-#: methods of the toy: label -> algorithm
-TOY_METHODS = {"FedAvg": "fedavg", "c-a-FedAvg": "ca_fedavg", "FedVARP": "fedvarp", "FedAU": "fedau",
-               "FedNova": "fednova", "FedACS": "fedacs"}
+#: the toy's methods, label -> algorithm (from the catalogue, :mod:`fedlib.studies.methods`)
+TOY_METHODS = methods.algorithms(["FedAvg", "c-a-FedAvg", "FedVARP", "FedAU", "FedNova", "FedACS"])
 
 
 class Toy:

@@ -12,27 +12,22 @@ import pandas as pd
 
 from .. import claims, delays
 from ..analysis import best_rows
-from ..claims import late_mean
+from ..claims import ClaimRow, late_mean
 from ..config import ExperimentConfig
 from ..notebook import check_profile
 from ..participation import biased_probs, sine_probs
+from . import methods
+from .base import Frames, Study, register_study
 
-__all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHODS", "OURS", "QUOTES",
-           "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "SMALL_BATCH", "FedSumSetup", "delay_patterns",
-           "delay_profile", "fedsum_setup", "matched_product", "pick_rates", "resnet_configs", "summed_step"]
+__all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHODS", "METHOD_NAMES", "OURS",
+           "QUOTES", "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "SMALL_BATCH", "STUDY", "FedSumSetup",
+           "delay_patterns", "delay_profile", "fedsum_setup", "headline_claims", "matched_product",
+           "off_rule", "pick_rates", "resnet_configs", "summed_step"]
 
-#: Fig. 1 / Figs. 5-8: label -> (algorithm, options)
-METHODS = {
-    "FedSUM": ("fedsum", {}),
-    "FedSUM-CR": ("fedsum_cr", {"rebuild": "eq11"}),
-    "FedSUM-CR (exact rate sum)": ("fedsum_cr", {"rebuild": "rate_sum"}),
-    "FedAvg": ("fedavg", {}),
-    "FedAU": ("fedau", {"cutoff": 50}),
-    "FedAWE": ("fedawe", {"clip": 0.5, "evaluate": "mean_of_copies"}),
-    "FedVARP": ("fedvarp", {}),
-    "MIFA": ("mifa", {}),
-    "SCAFFOLD": ("scaffold", {"uplink_vectors": 1}),
-}
+#: Fig. 1 / Figs. 5-8: label -> (algorithm, options), from the catalogue (:mod:`fedlib.studies.methods`)
+METHOD_NAMES = ("FedSUM", "FedSUM-CR", "FedSUM-CR (exact rate sum)", "FedAvg", "FedAU", "FedAWE", "FedVARP",
+                "MIFA", "SCAFFOLD")
+METHODS = methods.specs(METHOD_NAMES)
 OURS = ["FedSUM", "FedSUM-CR"]
 BASELINES = ["FedAvg", "FedAU", "FedAWE", "FedVARP", "MIFA", "SCAFFOLD"]
 
@@ -41,7 +36,8 @@ BASELINES = ["FedAvg", "FedAU", "FedAWE", "FedVARP", "MIFA", "SCAFFOLD"]
 FIG10_RATE, FIG10_P = 0.01, (0.05, 0.1, 0.2, 0.4)
 #: Fig. 11 (App. H.5): the FedSUM family at a constant eta_l = 0.1; the remark's smaller batch (8)
 FIG11_RATE, SMALL_BATCH = 0.1, 8
-FAMILY = {"FedSUM-B": "fedsum_b", "FedSUM": "fedsum", "FedSUM-CR": "fedsum_cr"}
+#: (App. H.5's runs of the family use each algorithm's default options)
+FAMILY = methods.algorithms(["FedSUM-B", "FedSUM", "FedSUM-CR"])
 
 #: the paper's words behind each claim the notebooks check (Sec. 5 for notebook 02, App. H for 03)
 QUOTES = {
@@ -174,18 +170,8 @@ class FedSumSetup:
         return summed_step(eta_0, eta_g, self.local_steps, self.rounds)
 
     def off_rule(self, eta_0: float, eta_g: float) -> dict[str, str]:
-        """Every method of the main runs -> why its runs at (``eta_0``, ``eta_g``) are outside App. H's
-        rule (FedSUM's paper runs every method at one shared rate, eta_0 eta_g = 0.01 at batch 128, K =
-        10, T = 2000), or {} where the local step is App. H's. A method marked here that fails (diverges,
-        collapses, never reaches the target) makes its comparisons "not tested"
-        (:func:`fedlib.claims.paired`): the failure is the rate's, not the paper's."""
-        step, paper = eta_0 * eta_g, PAPER_RUN["product"]
-        if math.isclose(step, paper, rel_tol=1e-9):
-            return {}
-        why = (f"local step eta_0 eta_g = {step:g}, {step / paper:.1f}x App. H's {paper:g} (batch "
-               f"{self.batch_size} instead of 128, K = {self.local_steps}, T = {self.rounds} instead of "
-               f"{PAPER_RUN['rounds']}: the summed step matched, not the step)")
-        return dict.fromkeys([*OURS, *BASELINES], why)
+        """:func:`off_rule` of this profile's runs at (``eta_0``, ``eta_g``)."""
+        return off_rule(eta_0, eta_g, self.batch_size, self.local_steps, self.rounds)
 
     def choose_rates(self, compute: Callable[[list], pd.DataFrame],
                      datasets: list | None = None) -> tuple[dict, pd.DataFrame]:
@@ -214,61 +200,16 @@ class FedSumSetup:
                            derived={"model units": lambda t: t["uplink"] + t["downlink"]})
 
     def main_claims(self, summary: pd.DataFrame, curves: dict, dataset: str, pattern: str, seeds: list,
-                    setting: str, off_rule: dict | None = None) -> list[dict]:
-        """Sec. 5's claims about Fig. 1 under one dataset (by name) and pattern, from the summary
-        and the curves of :meth:`tidy`: FedSUM and FedSUM-CR reach the plateau of test accuracy, and
-        of the training loss (Fig. 1(a) shows both), in fewer rounds and fewer model units than every
-        baseline and drop less test accuracy along the way; FedSUM-CR keeps FedSUM's final accuracy,
-        needs fewer model units than FedSUM and, "the most effective algorithm in this comparison",
-        fewer model units than every other method. Margins: one evaluation interval, two rounds'
-        worth of model units, :data:`fedlib.claims.MARGINS`. ``off_rule`` (:meth:`off_rule`): the
-        methods run outside App. H's rule; a comparison where one of them failed is "not tested"."""
-        rounds_margin = claims.margin_for("rounds to target", self.eval_every)
-        units_margin = claims.margin_for("model units to target", self.eval_every, 2 * self.per_round)
-        acc_margin, drop_margin = claims.MARGINS["test accuracy"], claims.MARGINS["accuracy drop"]
-
-        def values(m: str, col: str) -> dict:
-            return {k: summary.loc[(dataset, pattern, k, m), col] for k in seeds}
-
-        def hist(m: str) -> dict:
-            return {k: curves[(dataset, pattern, k, m)] for k in seeds}
-
-        def reach(ours: str, x: str, margin: float, rivals=BASELINES, **kw):
-            return claims.against_all(hist(ours), {b: hist(b) for b in rivals}, ours,
-                                      compare=claims.paired_reach, level=LEVEL, x=x, margin=margin,
-                                      off_rule=off_rule, **kw)
-        rows = [{"where": "Sec. 5, Fig. 1(a)", "quote": QUOTES["fig1a"],
-                 "claim": f"{ours} converges faster than every baseline (rounds)",
-                 "check": reach(ours, "round", rounds_margin)} for ours in OURS]
-        rows += [{"where": "Sec. 5, Fig. 1(a)", "quote": QUOTES["fig1a loss"],
-                  "claim": f"{ours} converges faster than every baseline (rounds, training loss)",
-                  "check": reach(ours, "round", rounds_margin, metric="loss", higher_metric=False)}
-                 for ours in OURS]
-        rows += [{"where": "Sec. 5, Fig. 1(a)", "quote": QUOTES["fig1a"],
-                  "claim": f"{ours} is more stable than every baseline (mean drop of test accuracy)",
-                  "check": claims.against_all(values(ours, "drop"), {b: values(b, "drop") for b in BASELINES},
-                                              ours, higher=False, margin=drop_margin, off_rule=off_rule)}
-                 for ours in OURS]
-        rows += [{"where": "Sec. 5, Fig. 1(b)", "quote": QUOTES["fig1b"],
-                  "claim": f"{ours} needs fewer model units than every baseline",
-                  "check": reach(ours, "model units", units_margin)} for ours in OURS]
-        rows.append({"where": "Sec. 5, Fig. 1(b)", "quote": QUOTES["cr"],
-                     "claim": f"FedSUM-CR keeps FedSUM's final test accuracy (margin {acc_margin:g})",
-                     "check": claims.paired(values("FedSUM-CR", "final_acc"), values("FedSUM", "final_acc"),
-                                            margin=acc_margin, kind="no worse",
-                                            names=("FedSUM-CR", "FedSUM"), off_rule=off_rule)})
-        rows.append({"where": "Sec. 5, Fig. 1(b)", "quote": QUOTES["cr"],
-                     "claim": "FedSUM-CR needs fewer model units than FedSUM",
-                     "check": claims.paired_reach(hist("FedSUM-CR"), hist("FedSUM"), LEVEL, x="model units",
-                                                  margin=units_margin, names=("FedSUM-CR", "FedSUM"),
-                                                  off_rule=off_rule)})
-        rows.append({"where": "Sec. 5, Fig. 1(b)", "quote": QUOTES["most effective"],
-                     "claim": "FedSUM-CR is the most effective: fewer model units than every other method "
-                              "(FedSUM and every baseline)",
-                     "check": reach("FedSUM-CR", "model units", units_margin, rivals=["FedSUM", *BASELINES])})
-        for r in rows:
-            r.update(dataset=dataset, pattern=pattern, setting=setting)
-        return rows
+                    setting: str, off_rule: dict | None = None) -> list[ClaimRow]:
+        """:func:`headline_claims` under one dataset (by name) and pattern, from the summary and
+        the curves of :meth:`tidy`, margins from this profile's evaluation interval and clients per
+        round; each row names its dataset, pattern and ``setting``. ``off_rule`` (:meth:`off_rule`):
+        the methods run outside App. H's rule; a comparison where one of them failed is "not
+        tested"."""
+        frames = Frames(summary, curves, seeds, self.eval_every, self.per_round, prefix=(dataset, pattern),
+                        off_rule=off_rule)
+        return [replace(r, context={"dataset": dataset, "pattern": pattern}, setting=setting)
+                for r in headline_claims(frames)]
 
     def departure_check(self, compute: Callable[[list], pd.DataFrame], rates: dict, seeds: list,
                         tidy: pd.DataFrame, summary: pd.DataFrame, curves: dict) -> dict:
@@ -307,9 +248,9 @@ class FedSumSetup:
                                       f"{g['collapsed_from'].notna().sum()} collapsed (at some point)"
                               for (d, m), g in p1.groupby(["dataset", "method"])}
         verdicts = pd.DataFrame([{
-            "dataset": r["dataset"], "claim": r["claim"], "seeds": len(seeds),
-            "under App. H's rule": r["check"].verdict, "at the earlier rates": o["check"].verdict,
-            "numbers at the earlier rates": o["check"].numbers}
+            "dataset": r.context["dataset"], "claim": r.claim, "seeds": len(seeds),
+            "under App. H's rule": r.check.verdict, "at the earlier rates": o.check.verdict,
+            "numbers at the earlier rates": o.check.numbers}
             for r, o in zip(rows["App. H's rule"], rows["earlier rates"], strict=True)])
         runs = pd.DataFrame([{"dataset": d, "method": m, **{n: outcomes[n][(d, m)] for n in outcomes}}
                              for d, m in outcomes["App. H's rule"]])
@@ -344,77 +285,89 @@ class FedSumSetup:
         return t
 
     def ablation_claims(self, case_s: pd.DataFrame, p_s: pd.DataFrame, fam_s: pd.DataFrame, seeds: list,
-                        datasets: list, setting: str) -> list[dict]:
+                        datasets: list, setting: str) -> list[ClaimRow]:
         """App. H's claims about Figs. 9-11 and 14 from the summaries of :meth:`ablation_group`
         (cases, p, family), per dataset id in ``datasets``: FedSUM robust under Cases 1-4 (a spread
-        below :data:`ROBUST_SPREAD`, ours), a larger p better, FedSUM-B and FedSUM-CR no worse
-        than FedSUM, FedSUM-B degrading at the small batch where FedSUM leads, FedSUM unaffected
-        by biased sampling."""
-        margin, B = claims.MARGINS["test accuracy"], self.batch_size
+        below :data:`ROBUST_SPREAD`, ours), a larger p better (:meth:`delay_claims`), FedSUM-B and
+        FedSUM-CR no worse than FedSUM, FedSUM-B degrading at the small batch where FedSUM leads
+        (:meth:`family_claims`), FedSUM unaffected by biased sampling (:meth:`bias_claims`); each
+        row names its dataset and ``setting``."""
+        rows = []
+        for d in map(self.dataset_name, datasets):
+            found = [*self.delay_claims(case_s, p_s, d, seeds), *self.family_claims(fam_s, d, seeds),
+                     *self.bias_claims(case_s, d, seeds)]
+            rows += [replace(r, context={"dataset": d}, setting=setting) for r in found]
+        return rows
+
+    def delay_claims(self, case_s: pd.DataFrame, p_s: pd.DataFrame, dataset: str,
+                     seeds: list) -> list[ClaimRow]:
+        """App. H.4 on ``dataset`` (by name): FedSUM robust under Cases 1-4 (Fig. 9), and a larger p
+        better (Fig. 10)."""
+        per_case = {c: _final_acc(case_s, seeds, dataset, c, "FedSUM") for c in self.cases()}
+        spread = {k: max(v[k] for v in per_case.values()) - min(v[k] for v in per_case.values())
+                  for k in seeds}
         p_values = sorted(set(p_s.index.get_level_values("p")))
+        per_p = {p: _final_acc(p_s, seeds, dataset, p) for p in p_values}
+        # "generally": the trend over the p values, not every step -- per seed, the least-squares
+        # slope of final accuracy on p times the range of p (the fitted change from the smallest p to
+        # the largest), against 0 with the accuracy margin
+        trend = {k: float(np.polyfit(p_values, [per_p[p][k] for p in p_values], 1)[0])
+                 * (p_values[-1] - p_values[0]) for k in seeds}
+        lo, hi = f"{p_values[0]:g}", f"{p_values[-1]:g}"
+        return [ClaimRow("App. H.4, Fig. 9", QUOTES["fig9"],
+                         "FedSUM is robust under Cases 1-4: spread of final accuracy below "
+                         f"{ROBUST_SPREAD:g} (ours)",
+                         _acc_paired(spread, dict.fromkeys(seeds, ROBUST_SPREAD), higher=False,
+                                     names=("spread", "bound"))),
+                ClaimRow("App. H.4, Fig. 10", QUOTES["fig10"],
+                         "a larger p (smaller delays) generally gives a higher final accuracy: the fitted "
+                         f"trend of final accuracy over p = {lo} to {hi}",
+                         _acc_paired(trend, dict.fromkeys(seeds, 0.0),
+                                     names=(f"trend p={lo}..{hi}", "no trend")))]
+
+    def family_claims(self, fam_s: pd.DataFrame, dataset: str, seeds: list) -> list[ClaimRow]:
+        """App. H.5 on ``dataset`` (by name): FedSUM-B and FedSUM-CR no worse than FedSUM under each
+        pattern (Fig. 11), FedSUM-B degrading at the small batch where FedSUM leads."""
+        B = self.batch_size
         cause = (f"departure: batch {B} instead of 128 -- App. H.5 credits FedSUM-B's showing to the large "
                  "batch relative to a client's ~600 samples" if self.profile == "quick" else "")
 
-        def acc(s: pd.DataFrame, *where) -> dict:
-            sel = s.reset_index().set_index([x for x in s.index.names if x != "seed"] + ["seed"])
-            return {k: sel.loc[(*where, k), "final_acc"] for k in seeds}
+        def acc(*where) -> dict:
+            return _final_acc(fam_s, seeds, dataset, *where)
+        rows = [ClaimRow("App. H.5, Fig. 11", QUOTES["fig11"],
+                         f"{m} comparable to or better than FedSUM at constant eta_l = {FIG11_RATE:g}, "
+                         f"batch {B}, {p}",
+                         _acc_paired(acc(p, m, B), acc(p, "FedSUM", B), kind="no worse", names=(m, "FedSUM")),
+                         cause=cause)
+                for p in self.patterns for m in ("FedSUM-B", "FedSUM-CR")]
+        return rows + [
+            ClaimRow("App. H.5", QUOTES["batch"],
+                     f"at batch {SMALL_BATCH} FedSUM-B degrades (vs batch {B}), P1",
+                     _acc_paired(acc("P1", "FedSUM-B", B), acc("P1", "FedSUM-B", SMALL_BATCH),
+                                 names=(f"batch {B}", f"batch {SMALL_BATCH}"))),
+            ClaimRow("App. H.5", QUOTES["batch"],
+                     f"at batch {SMALL_BATCH} FedSUM takes the lead over FedSUM-B, P1",
+                     _acc_paired(acc("P1", "FedSUM", SMALL_BATCH), acc("P1", "FedSUM-B", SMALL_BATCH),
+                                 names=("FedSUM", "FedSUM-B")))]
 
-        def paired(a, b, **kw):
-            return claims.paired(a, b, margin=margin, **kw)
-        rows = []
-        for d in map(self.dataset_name, datasets):
-            per_case = {c: acc(case_s, d, c, "FedSUM") for c in self.cases()}
-            spread = {k: max(v[k] for v in per_case.values()) - min(v[k] for v in per_case.values())
-                      for k in seeds}
-            lowest = {k: min(v[k] for v in per_case.values()) for k in seeds}
-            biased = acc(case_s, d, "biased (H.8)", "FedSUM")
-            per_p = {p: acc(p_s, d, p) for p in p_values}
-            # "generally": the trend over the p values, not every step -- per seed, the least-squares
-            # slope of final accuracy on p times the range of p (the fitted change from the smallest p to
-            # the largest), against 0 with the accuracy margin
-            trend = {k: float(np.polyfit(p_values, [per_p[p][k] for p in p_values], 1)[0])
-                     * (p_values[-1] - p_values[0]) for k in seeds}
-            rows += [{"dataset": d, "where": "App. H.4, Fig. 9", "quote": QUOTES["fig9"],
-                      "claim": "FedSUM is robust under Cases 1-4: spread of final accuracy below "
-                               f"{ROBUST_SPREAD:g} (ours)",
-                      "check": paired(spread, dict.fromkeys(seeds, ROBUST_SPREAD), higher=False,
-                                      names=("spread", "bound"))},
-                     {"dataset": d, "where": "App. H.4, Fig. 10", "quote": QUOTES["fig10"],
-                      "claim": f"a larger p (smaller delays) generally gives a higher final accuracy: the "
-                               f"fitted trend of final accuracy over p = {p_values[0]:g} to {p_values[-1]:g}",
-                      "check": paired(trend, dict.fromkeys(seeds, 0.0),
-                                      names=(f"trend p={p_values[0]:g}..{p_values[-1]:g}", "no trend"))}]
-            rows += [{"dataset": d, "where": "App. H.5, Fig. 11", "quote": QUOTES["fig11"], "cause": cause,
-                      "claim": f"{m} comparable to or better than FedSUM at constant eta_l = {FIG11_RATE:g}, "
-                               f"batch {B}, {p}",
-                      "check": paired(acc(fam_s, d, p, m, B), acc(fam_s, d, p, "FedSUM", B), kind="no worse",
-                                      names=(m, "FedSUM"))}
-                     for p in self.patterns for m in ("FedSUM-B", "FedSUM-CR")]
-            rows += [{"dataset": d, "where": "App. H.5", "quote": QUOTES["batch"],
-                      "claim": f"at batch {SMALL_BATCH} FedSUM-B degrades (vs batch {B}), P1",
-                      "check": paired(acc(fam_s, d, "P1", "FedSUM-B", B),
-                                      acc(fam_s, d, "P1", "FedSUM-B", SMALL_BATCH),
-                                      names=(f"batch {B}", f"batch {SMALL_BATCH}"))},
-                     {"dataset": d, "where": "App. H.5", "quote": QUOTES["batch"],
-                      "claim": f"at batch {SMALL_BATCH} FedSUM takes the lead over FedSUM-B, P1",
-                      "check": paired(acc(fam_s, d, "P1", "FedSUM", SMALL_BATCH),
-                                      acc(fam_s, d, "P1", "FedSUM-B", SMALL_BATCH),
-                                      names=("FedSUM", "FedSUM-B"))},
-                     {"dataset": d, "where": "App. H.8, Fig. 14(b)", "quote": QUOTES["fig14"],
-                      "claim": "the bias issue does not affect FedSUM, read from Fig. 14(b) (FedSUM against "
-                               "FedAvg under biased sampling): FedSUM beats FedAvg there",
-                      "check": paired(biased, acc(case_s, d, "biased (H.8)", "FedAvg"),
-                                      names=("FedSUM", "FedAvg"))},
-                     {"dataset": d, "where": "App. H.8, Fig. 14(a)", "quote": QUOTES["fig14"],
-                      "claim": "biased sampling keeps FedSUM within its Cases 1-4 accuracies",
-                      "check": paired(biased, lowest, kind="no worse",
-                                      names=("biased", "lowest of Cases 1-4"))}]
-        for r in rows:
-            r["setting"] = setting
-        return rows
+    def bias_claims(self, case_s: pd.DataFrame, dataset: str, seeds: list) -> list[ClaimRow]:
+        """App. H.8 on ``dataset`` (by name): FedSUM beats FedAvg under biased sampling (Fig. 14(b))
+        and keeps within its Cases 1-4 accuracies there (Fig. 14(a))."""
+        per_case = [_final_acc(case_s, seeds, dataset, c, "FedSUM") for c in self.cases()]
+        lowest = {k: min(v[k] for v in per_case) for k in seeds}
+        biased = _final_acc(case_s, seeds, dataset, "biased (H.8)", "FedSUM")
+        return [ClaimRow("App. H.8, Fig. 14(b)", QUOTES["fig14"],
+                         "the bias issue does not affect FedSUM, read from Fig. 14(b) (FedSUM against "
+                         "FedAvg under biased sampling): FedSUM beats FedAvg there",
+                         _acc_paired(biased, _final_acc(case_s, seeds, dataset, "biased (H.8)", "FedAvg"),
+                                     names=("FedSUM", "FedAvg"))),
+                ClaimRow("App. H.8, Fig. 14(a)", QUOTES["fig14"],
+                         "biased sampling keeps FedSUM within its Cases 1-4 accuracies",
+                         _acc_paired(biased, lowest, kind="no worse",
+                                     names=("biased", "lowest of Cases 1-4")))]
 
     def earlier_ablations(self, compute: Callable[[list], pd.DataFrame], datasets: list, seeds: list,
-                          rows: list[dict]) -> tuple[pd.DataFrame, str]:
+                          rows: list[ClaimRow]) -> tuple[pd.DataFrame, str]:
         """Notebook 03's regime section (quick profile): the claims of ``rows`` (:meth:`ablation_claims`
         of this regime over ``seeds``) beside the same claims from the earlier quick profile's single seed
         (T = 120, rates (0.1, 2)). Returns the table and a line saying in how many claims the
@@ -428,14 +381,13 @@ class FedSumSetup:
         old_rows = self.ablation_claims(old["cases"], old["p"], old["family"], [0], datasets, "")
         here = f"here ({len(seeds)} seeds, T = {self.rounds})"
         table = pd.DataFrame([{
-            "dataset": r["dataset"], "claim": r["claim"], f"{here}: verdict": r["check"].verdict,
-            f"{here}: effect [95% CI]":
-                f"{r['check'].effect:.4f} [{r['check'].ci_low:.4f}, {r['check'].ci_high:.4f}]",
-            "earlier (1 seed, T = 120, (0.1, 2)): effect": round(o["check"].effect, 4),
-            "numbers, earlier": o["check"].numbers} for r, o in zip(rows, old_rows, strict=True)])
-        flips = sum(np.sign(r["check"].effect) != np.sign(o["check"].effect)
+            "dataset": r.context["dataset"], "claim": r.claim, f"{here}: verdict": r.check.verdict,
+            f"{here}: effect [95% CI]": f"{r.check.effect:.4f} [{r.check.ci_low:.4f}, {r.check.ci_high:.4f}]",
+            "earlier (1 seed, T = 120, (0.1, 2)): effect": round(o.check.effect, 4),
+            "numbers, earlier": o.check.numbers} for r, o in zip(rows, old_rows, strict=True)])
+        flips = sum(np.sign(r.check.effect) != np.sign(o.check.effect)
                     for r, o in zip(rows, old_rows, strict=True)
-                    if np.isfinite(r["check"].effect) and np.isfinite(o["check"].effect))
+                    if np.isfinite(r.check.effect) and np.isfinite(o.check.effect))
         line = (f"the earlier single seed's effect has the other sign than this regime's mean effect in "
                 f"{flips} of {len(table)} claims (one seed gives no interval: the earlier runs cannot decide "
                 "a verdict).")
@@ -555,6 +507,79 @@ class FedSumSetup:
         config to its (eta_0, eta_g)."""
         b = self.base(dataset).replace(rounds=self.grid_rounds)
         return {b.replace(lr_local=e0, lr_global=eg): (e0, eg) for e0, eg in self.grid}
+
+
+def _final_acc(summary: pd.DataFrame, seeds: list, *where) -> dict:
+    """seed -> final accuracy of the run at ``where`` (the summary's index without its seed level)."""
+    sel = summary.reset_index().set_index([x for x in summary.index.names if x != "seed"] + ["seed"])
+    return {k: sel.loc[(*where, k), "final_acc"] for k in seeds}
+
+
+def _acc_paired(a: dict, b: dict, **kw) -> claims.Verdict:
+    """:func:`fedlib.claims.paired` with the margin of test accuracy."""
+    return claims.paired(a, b, margin=claims.MARGINS["test accuracy"], **kw)
+
+
+def headline_claims(frames: Frames) -> list[ClaimRow]:
+    """Sec. 5's claims about Fig. 1 on ``frames`` (runs of :data:`OURS` and :data:`BASELINES` by seed
+    and method): FedSUM and FedSUM-CR reach the plateau of test accuracy, and of the training loss
+    (Fig. 1(a) shows both), in fewer rounds and fewer model units than every baseline and drop less
+    test accuracy along the way; FedSUM-CR keeps FedSUM's final accuracy, needs fewer model units
+    than FedSUM and, "the most effective algorithm in this comparison", fewer model units than
+    every other method. Margins: one evaluation interval, two rounds' worth of model units,
+    :data:`fedlib.claims.MARGINS`; a comparison where a method of ``frames.off_rule`` failed is "not
+    tested"."""
+    rounds_margin = claims.margin_for("rounds to target", frames.eval_every)
+    units_margin = claims.margin_for("model units to target", frames.eval_every, 2 * frames.per_round)
+    acc_margin, drop_margin = claims.MARGINS["test accuracy"], claims.MARGINS["accuracy drop"]
+    hist, off_rule = frames.hist, frames.off_rule
+
+    def reach(ours: str, x: str, margin: float, rivals=BASELINES, **kw):
+        return claims.against_all(hist(ours), {b: hist(b) for b in rivals}, ours, compare=claims.paired_reach,
+                                  level=LEVEL, x=x, margin=margin, off_rule=off_rule, **kw)
+    fig1a, fig1b = "Sec. 5, Fig. 1(a)", "Sec. 5, Fig. 1(b)"
+    rows = [ClaimRow(fig1a, QUOTES["fig1a"], f"{ours} converges faster than every baseline (rounds)",
+                     reach(ours, "round", rounds_margin)) for ours in OURS]
+    rows += [ClaimRow(fig1a, QUOTES["fig1a loss"],
+                      f"{ours} converges faster than every baseline (rounds, training loss)",
+                      reach(ours, "round", rounds_margin, metric="loss", higher_metric=False))
+             for ours in OURS]
+    rows += [ClaimRow(fig1a, QUOTES["fig1a"],
+                      f"{ours} is more stable than every baseline (mean drop of test accuracy)",
+                      claims.against_all(frames.values(ours, "drop"),
+                                         {b: frames.values(b, "drop") for b in BASELINES},
+                                         ours, higher=False, margin=drop_margin, off_rule=off_rule))
+             for ours in OURS]
+    rows += [ClaimRow(fig1b, QUOTES["fig1b"], f"{ours} needs fewer model units than every baseline",
+                      reach(ours, "model units", units_margin)) for ours in OURS]
+    pair = ("FedSUM-CR", "FedSUM")
+    return rows + [
+        ClaimRow(fig1b, QUOTES["cr"], f"FedSUM-CR keeps FedSUM's final test accuracy (margin {acc_margin:g})",
+                 claims.paired(*(frames.values(m, "final_acc") for m in pair), margin=acc_margin,
+                               kind="no worse", names=pair, off_rule=off_rule)),
+        ClaimRow(fig1b, QUOTES["cr"], "FedSUM-CR needs fewer model units than FedSUM",
+                 claims.paired_reach(*(hist(m) for m in pair), LEVEL, x="model units", margin=units_margin,
+                                     names=pair, off_rule=off_rule)),
+        ClaimRow(fig1b, QUOTES["most effective"],
+                 "FedSUM-CR is the most effective: fewer model units than every other method (FedSUM and "
+                 "every baseline)",
+                 reach("FedSUM-CR", "model units", units_margin, rivals=["FedSUM", *BASELINES]))]
+
+
+def off_rule(eta_0: float, eta_g: float, batch_size: int, local_steps: int, rounds: int) -> dict[str, str]:
+    """Every method of the main runs -> why its runs at (``eta_0``, ``eta_g``), batch ``batch_size``,
+    K = ``local_steps`` and T = ``rounds`` are outside App. H's rule (FedSUM's paper runs every
+    method at one shared rate, eta_0 eta_g = 0.01 at batch 128, K = 10, T = 2000), or {} where the
+    local step is App. H's. A method marked here that fails (diverges, collapses, never reaches the
+    target) makes its comparisons "not tested" (:func:`fedlib.claims.paired`): the failure is the
+    rate's, not the paper's."""
+    step, paper = eta_0 * eta_g, PAPER_RUN["product"]
+    if math.isclose(step, paper, rel_tol=1e-9):
+        return {}
+    why = (f"local step eta_0 eta_g = {step:g}, {step / paper:.1f}x App. H's {paper:g} (batch "
+           f"{batch_size} instead of 128, K = {local_steps}, T = {rounds} instead of "
+           f"{PAPER_RUN['rounds']}: the summed step matched, not the step)")
+    return dict.fromkeys([*OURS, *BASELINES], why)
 
 
 def fedsum_setup(profile: str, stand_in_rounds: int = 0, regime: str = "app_h") -> FedSumSetup:
@@ -679,11 +704,16 @@ def resnet_configs(profile: str, stand_in_rounds: int = 0, seed: int = 0) -> dic
                           "train_eval_per_client": 2 if small else 100, "seed": seed, **synthetic},
             participation_args={"per_round": 2 if small else 10}, local_steps=1 if small else 10,
             lr_local=lr, lr_global=1.0, eval_every=1 if small else (stand_in_rounds or 10), seed=seed)
-        methods = (("FedSUM", "fedsum"), ("FedAvg", "fedavg"), ("SCAFFOLD", "scaffold"))
-        for label, algo in methods[:1] if (small and classes == 100) or stand_in_rounds else methods:
+        runs = tuple(methods.algorithms(["FedSUM", "FedAvg", "SCAFFOLD"]).items())
+        for label, algo in runs[:1] if (small and classes == 100) or stand_in_rounds else runs:
             out[base.replace(algorithm=algo)] = (name, label)
     return out
 
+
+#: FedSUM's study (notebooks 02 and 03) in the registry of :mod:`fedlib.studies`
+STUDY = register_study(Study(name="fedsum", paper="FedSUM",
+                             notebooks=("02_fedsum_main", "03_fedsum_ablations"), setup=fedsum_setup,
+                             methods=METHOD_NAMES, quotes=QUOTES, headline=headline_claims), replace=True)
 
 #: notebook 01 per profile: the horizons T of the delay estimates and the Monte Carlo seeds
 DELAY_PROFILES = {"quick": ([10, 20, 50, 100, 200, 500], 20),

@@ -10,13 +10,16 @@ import numpy as np
 import pandas as pd
 
 from .. import analysis, claims
+from ..claims import ClaimRow
 from ..config import ExperimentConfig
 from ..notebook import check_profile, check_seeds
 from ..participation import build
 from ..problems import LeastSquares, focus_arbitrary_weights, focus_toy_data
+from . import methods
+from .base import Frames, Study, register_study
 
-__all__ = ["METHODS", "QUOTE", "RIVALS", "TOY_METHODS", "FocusSetup", "focus_setup", "late_swing",
-           "toy_panels"]
+__all__ = ["ETA", "METHODS", "METHOD_NAMES", "QUOTE", "RIVALS", "STUDY", "TOY_METHODS", "FocusSetup",
+           "focus_setup", "headline_claims", "late_swing", "toy_panels"]
 
 #: per profile: data, model, N, S of "uniform", batch, rounds, evaluation interval, training-loss
 #: samples per client (App. F and the authors' run script; quick: MNIST standing in for CIFAR-10)
@@ -28,14 +31,13 @@ SETTINGS = {
     "paper": dict(dataset="cifar10", model="focus_cifar10_cnn", num_clients=32, per_round=4, batch=128,
                   rounds=10_000, eval_every=25, train_eval=100),
 }
-#: the faithful methods and the authors' variants, each label with its (algorithm, options)
-METHODS = {
-    "SG-FOCUS": ("sg_focus", {}),
-    "FedAU": ("fedau", {"cutoff": 50}),
-    "SCAFFOLD": ("scaffold", {}),
-    "FedAU as in the authors' code (= FedAvg)": ("fedavg", {}),
-    "SCAFFOLD as in the authors' code (divisor 10)": ("scaffold", {"c_divisor": 10}),
-}
+#: the faithful methods and the authors' variants (catalogue names, :mod:`fedlib.studies.methods`), and each
+#: label with its (algorithm, options)
+METHOD_NAMES = ("SG-FOCUS", "FedAU", "SCAFFOLD (FOCUS)", "FedAU as in the authors' code (= FedAvg)",
+                "SCAFFOLD as in the authors' code (divisor 10)")
+METHODS = methods.specs(METHOD_NAMES)
+#: App. F's rate eta of every method
+ETA = 2e-3
 #: the smaller rates of the sensitivity panel (SG-FOCUS under "bern"; the paper's rate is 2e-3)
 SENSITIVITY_ETAS = (1e-3,)
 _NAMES = {"mnist": "MNIST, standing in for CIFAR-10", "digits": "digits (smoke test)", "cifar10": "CIFAR-10"}
@@ -75,7 +77,7 @@ class FocusSetup:
     train_eval: int
     seed: int = 0
     stand_in: int = 0
-    eta: float = 2e-3
+    eta: float = ETA
     local_steps: int = 3
     alpha: float = 0.05
 
@@ -149,41 +151,30 @@ class FocusSetup:
                 "rounds)")
 
     def claims(self, summary: pd.DataFrame, curves: dict, pattern: str, seeds: list,
-               ours: tuple | None = None, then: dict | None = None) -> list[dict]:
-        """App. F.2's claims under ``pattern`` from a :func:`fedlib.claims.tidy` summary and its
-        curves (labels :data:`NAMES`): SG-FOCUS has a higher final test accuracy and converges
-        faster than each group of :data:`RIVALS`. ``ours`` = (summary, curves, seed -> label)
-        takes SG-FOCUS's values from other runs (the same seeds); a row gets ``then[claim]`` as
-        its cause when given."""
-        o_sum, o_cur, key = ours or (summary, curves, lambda k: (pattern, k, "SG-FOCUS"))
-        rounds_margin = claims.margin_for("rounds to target", self.eval_every)
-        rows = []
-        for group, rivals in RIVALS.items():
-            checks = {
-                f"SG-FOCUS has higher test accuracy than {group}": claims.against_all(
-                    {k: o_sum.loc[key(k), "final_acc"] for k in seeds},
-                    {r: {k: summary.loc[(pattern, k, r), "final_acc"] for k in seeds} for r in rivals},
-                    "SG-FOCUS", margin=claims.MARGINS["test accuracy"]),
-                f"SG-FOCUS converges faster than {group}": claims.against_all(
-                    {k: o_cur[key(k)] for k in seeds},
-                    {r: {k: curves[(pattern, k, r)] for k in seeds} for r in rivals},
-                    "SG-FOCUS", compare=claims.paired_reach, level=LEVEL, margin=rounds_margin)}
-            rows += [{"pattern": pattern, "where": "App. F.2, Fig. 9", "quote": QUOTE, "claim": claim,
-                      "check": v, "setting": self.setting, "cause": (then or {}).get(claim, "")}
-                     for claim, v in checks.items()]
-        return rows
+               ours: tuple | None = None, then: dict | None = None) -> list[ClaimRow]:
+        """:func:`headline_claims` under ``pattern`` against each group of :data:`RIVALS`, from a
+        :func:`fedlib.claims.tidy` summary and its curves (labels :data:`NAMES`). ``ours`` =
+        (summary, curves, seed -> label) takes SG-FOCUS's values from other runs (the same seeds);
+        a row gets ``then[claim]`` as its cause when given; each row names its pattern and the
+        setting."""
+        frames = Frames(summary, curves, seeds, self.eval_every, prefix=(pattern,))
+        own = None if ours is None else Frames(ours[0], ours[1], seeds, key=lambda k, _m: ours[2](k))
+        then = then or {}
+        return [replace(r, context={"pattern": pattern}, setting=self.setting, cause=then.get(r.claim, ""))
+                for r in headline_claims(frames, tuple(RIVALS), own)]
 
-    def horizon_check(self, df: pd.DataFrame, labels: dict, rows: list[dict], seeds: list,
+    def horizon_check(self, df: pd.DataFrame, labels: dict, rows: list[ClaimRow], seeds: list,
                       cut: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The claims of ``rows`` (at the full horizon) beside the same claims on the runs of
         ``labels`` cut at round ``cut``. Returns the verdict table and the cut runs' summary."""
         cut_labels = {c.key(): v for c, v in labels.items()}         # keyed by run: the horizon is the cut
         _, cut_summary, cut_curves = claims.tidy(df[df["round"] <= cut], cut_labels, NAMES, CHANCE, WINDOW)
-        cut_rows = {(r["pattern"], r["claim"]): r["check"] for p in self.patterns
+        cut_rows = {(r.context["pattern"], r.claim): r.check for p in self.patterns
                     for r in self.claims(cut_summary, cut_curves, p, seeds)}
-        table = pd.DataFrame([{"pattern": r["pattern"], "claim": r["claim"],
-                               f"at T = {self.rounds}": r["check"].verdict,
-                               f"cut at {cut}": cut_rows[(r["pattern"], r["claim"])].verdict} for r in rows])
+        table = pd.DataFrame([{"pattern": r.context["pattern"], "claim": r.claim,
+                               f"at T = {self.rounds}": r.check.verdict,
+                               f"cut at {cut}": cut_rows[(r.context["pattern"], r.claim)].verdict}
+                              for r in rows])
         return table, cut_summary
 
     @staticmethod
@@ -205,6 +196,29 @@ class FocusSetup:
         return check_seeds([self.seed] if seeds is None else seeds)
 
 
+def headline_claims(frames: Frames, groups: tuple[str, ...] = ("FedAU and SCAFFOLD",),
+                    ours: Frames | None = None) -> list[ClaimRow]:
+    """App. F.2's claims on ``frames`` (runs by seed and method): SG-FOCUS has a higher final test
+    accuracy and converges faster (rounds to the plateau, margin one evaluation interval) than each
+    group of :data:`RIVALS` named in ``groups`` (default: the rivals as the paper names them);
+    ``ours`` takes SG-FOCUS's values from other runs of the same seeds; a comparison where a method
+    of ``frames.off_rule`` failed is "not tested"."""
+    ours = ours or frames
+    rounds_margin = claims.margin_for("rounds to target", frames.eval_every)
+    rows = []
+    for group in groups:
+        rivals = RIVALS[group]
+        rows += [ClaimRow("App. F.2, Fig. 9", QUOTE, f"SG-FOCUS has higher test accuracy than {group}",
+                          claims.against_all(ours.values("SG-FOCUS"), {r: frames.values(r) for r in rivals},
+                                             "SG-FOCUS", margin=claims.MARGINS["test accuracy"],
+                                             off_rule=frames.off_rule)),
+                 ClaimRow("App. F.2, Fig. 9", QUOTE, f"SG-FOCUS converges faster than {group}",
+                          claims.against_all(ours.hist("SG-FOCUS"), {r: frames.hist(r) for r in rivals},
+                                             "SG-FOCUS", compare=claims.paired_reach, level=LEVEL,
+                                             margin=rounds_margin, off_rule=frames.off_rule))]
+    return rows
+
+
 def focus_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FocusSetup:
     """FOCUS App. F settings at ``profile``; ``stand_in_rounds > 0`` keeps the profile's structure
     on random data and cuts every run to that many rounds."""
@@ -219,8 +233,8 @@ def focus_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FocusS
 # FOCUS Fig. 4 (notebook 04): least squares, full / uniform / arbitrary participation
 # --------------------------------------------------------------------------------------------
 #: Fig. 4's methods (* = not in the paper's figure): label -> algorithm
-TOY_METHODS = {"FedAvg": "fedavg", "SCAFFOLD": "scaffold", "FOCUS": "focus", "FedSUM*": "fedsum",
-               "FedSUM-CR*": "fedsum_cr", "MIFA*": "mifa", "FedAU*": "fedau"}
+TOY_METHODS = {**methods.algorithms(["FedAvg", "SCAFFOLD", "FOCUS"]),
+               **methods.algorithms(["FedSUM", "FedSUM-CR", "MIFA", "FedAU"], star=True)}
 
 
 def toy_panels(rounds: int, local_steps: int, seed: int = 0):
@@ -237,3 +251,9 @@ def toy_panels(rounds: int, local_steps: int, seed: int = 0):
         "arbitrary (4 of 16, weighted by q)": (build("weighted", n, rounds, seed=seed, per_round=4, q=q,
                                                      local_steps=local_steps), 1e-4),
     }
+
+
+#: FOCUS's study (notebooks 04 and 05) in the registry of :mod:`fedlib.studies`
+STUDY = register_study(Study(name="focus", paper="FOCUS", notebooks=("04_focus_toy", "05_focus_cifar"),
+                             setup=focus_setup, methods=METHOD_NAMES, quotes={"App. F.2": QUOTE},
+                             headline=headline_claims), replace=True)

@@ -17,14 +17,22 @@ import numpy as np
 import pandas as pd
 
 from .. import claims, delays, traces
+from ..claims import ClaimRow
 from ..config import ExperimentConfig
 from ..notebook import check_profile
-from . import amplified, fedacs, focus
-from .fedsum import PAPER_GRID_ETA_G, fedsum_setup, matched_product, pick_rates, summed_step
+from . import methods
+from .amplified import AUTHORS_RATES
+from .base import Frames, Study, get, register_study
+from .fedsum import PAPER_GRID_ETA_G, matched_product, pick_rates, summed_step
+from .fedsum import off_rule as fedsum_off_rule
+from .focus import ETA as FOCUS_ETA
 
 __all__ = [
+    "ASKED",
     "CITATION",
     "METHODS",
+    "METHOD_NAMES",
+    "STUDY",
     "SETTINGS",
     "TRACE_FILES",
     "RealSetup",
@@ -58,45 +66,13 @@ TRACE_SHA256 = {
 #: notebook 02's quick profile; paper: App. H's K = 10, batch 128 and T = 2000 hour-long rounds
 #: (12 weeks: the records wrap around)
 SETTINGS = {
-    "smoke": dict(
-        dataset="digits",
-        num_clients=10,
-        local_steps=2,
-        batch=16,
-        round_minutes=60,
-        rounds=14,
-        eval_every=7,
-        train_eval=10,
-        grid_eta_g=(1.0, 2.0),
-        grid_rounds=4,
-        amplify_every=2,
-    ),
-    "quick": dict(
-        dataset="mnist",
-        num_clients=100,
-        local_steps=5,
-        batch=32,
-        round_minutes=120,
-        rounds=84,
-        eval_every=4,
-        train_eval=20,
-        grid_eta_g=PAPER_GRID_ETA_G,
-        grid_rounds=21,
-        amplify_every=12,
-    ),
-    "paper": dict(
-        dataset="mnist",
-        num_clients=100,
-        local_steps=10,
-        batch=128,
-        round_minutes=60,
-        rounds=2000,
-        eval_every=10,
-        train_eval=100,
-        grid_eta_g=PAPER_GRID_ETA_G,
-        grid_rounds=500,
-        amplify_every=24,
-    ),
+    "smoke": dict(dataset="digits", num_clients=10, local_steps=2, batch=16, round_minutes=60, rounds=14,
+                  eval_every=7, train_eval=10, grid_eta_g=(1.0, 2.0), grid_rounds=4, amplify_every=2),
+    "quick": dict(dataset="mnist", num_clients=100, local_steps=5, batch=32, round_minutes=120, rounds=84,
+                  eval_every=4, train_eval=20, grid_eta_g=PAPER_GRID_ETA_G, grid_rounds=21, amplify_every=12),
+    "paper": dict(dataset="mnist", num_clients=100, local_steps=10, batch=128, round_minutes=60,
+                  rounds=2000, eval_every=10, train_eval=100, grid_eta_g=PAPER_GRID_ETA_G, grid_rounds=500,
+                  amplify_every=24),
 }
 #: Wang & Ji's amplification factor (their runs: gamma = 10) and their warm-up in cycles (FedAvg
 #: for 2,000 rounds of a 500-round cycle before the phases of their Fig. 1)
@@ -104,24 +80,16 @@ GAMMA, WARMUP_CYCLES = 10.0, 4
 #: Wang & Ji's Fig. 1 after the warm-up: label -> gamma (amplification every P = one day of rounds,
 #: and the same algorithm without it), both at the same rate, as in their runs
 AMPLIFIED = {"amplification (gamma=10, P=1 day)": GAMMA, "no amplification (gamma=1)": 1.0}
-#: the methods run from scratch over the whole horizon: label -> (algorithm, options)
-METHODS = {
-    "FedSUM": ("fedsum", {}),
-    "FedSUM-CR": ("fedsum_cr", {"rebuild": "eq11"}),
-    "FedAvg": ("fedavg", {}),
-    "FedAU": ("fedau", {"cutoff": 50}),
-    "FedAWE": ("fedawe", {"clip": 0.5, "evaluate": "mean_of_copies"}),
-    "MIFA": ("mifa", {}),
-    "FedVARP": ("fedvarp", {}),
-    "SCAFFOLD": ("scaffold", {"uplink_vectors": 1}),
-    "SG-FOCUS": ("sg_focus", {}),
-    "FedACS": ("fedacs", {"draws": 10}),
-}
-#: the paper of each claim group, as the ledger names it
-PAPERS = {"fedsum": "FedSUM", "focus": "FOCUS", "fedacs": "FedACS", "amplified": "Wang & Ji 2022"}
-#: the labels of the runs; test accuracy at chance; the late window; "faster" compares rounds to
-#: this fraction of the plateau both runs reach; FedACS's MNIST target (its Tables 1 and 4)
-NAMES, CHANCE, WINDOW, LEVEL, TARGET = ["seed", "method"], 0.1, 0.1, 0.98, 0.7
+#: the methods run from scratch over the whole horizon (catalogue names, :mod:`fedlib.studies.methods`: FedSUM
+#: App. H's and its baselines as App. H runs them, FOCUS's SG-FOCUS, FedACS with 10 draws), and
+#: each label with its (algorithm, options)
+METHOD_NAMES = ("FedSUM", "FedSUM-CR", "FedAvg", "FedAU", "FedAWE", "MIFA", "FedVARP", "SCAFFOLD", "SG-FOCUS",
+                "FedACS")
+METHODS = methods.specs(METHOD_NAMES)
+#: the studies whose headline claims notebook 09 asks again under the trace (:func:`fedlib.studies.get`)
+ASKED = ("fedsum", "focus", "fedacs", "amplified")
+#: the labels of the runs; test accuracy at chance; the late window
+NAMES, CHANCE, WINDOW = ["seed", "method"], 0.1, 0.1
 #: the setting every claim row of notebook 09 names (not the papers' own experiments)
 SETTING = "real availability (Stunner 2014)"
 
@@ -355,38 +323,37 @@ class RealSetup:
         return pd.DataFrame(rows)
 
     # ------------------------------------------------------------------ the claims
-    def off_rule(self, fs, rates: tuple) -> dict[str, str]:
+    def off_rule(self, rates: tuple) -> dict[str, str]:
         """Every method of this notebook -> why its runs are outside its own paper's rule: all run at
         the rates App. H's rule picked for FedAvg under the trace (``rates``: eta_0, eta_g); FedSUM's
-        methods and baselines at that local step (``fs.off_rule``, :class:`FedSumSetup`), SG-FOCUS at
+        methods and baselines at that local step (:func:`fedlib.studies.fedsum.off_rule`), SG-FOCUS at
         that rate against FOCUS App. F's, FedACS without App. I.2's calibration, amplification at
         eta_0 / gamma against Wang & Ji's rate. A marked method that fails makes its comparisons "not
         tested" (:func:`fedlib.claims.paired`)."""
         eta0, eta_g = rates
         out = dict.fromkeys(METHODS, f"the shared rates (eta_0, eta_g) = ({eta0:g}, {eta_g:g}) App. H's rule "
                                      "picked for FedAvg under the trace")
-        out.update(fs.off_rule(eta0, eta_g))
-        f_eta = focus.FocusSetup.eta
-        out["SG-FOCUS"] = (f"eta = {eta0 * eta_g:g}, {eta0 * eta_g / f_eta:.1f}x FOCUS App. F's eta = "
-                           f"{f_eta:g} for SG-FOCUS")
+        out.update(fedsum_off_rule(eta0, eta_g, self.batch, self.local_steps, self.rounds))
+        out["SG-FOCUS"] = (f"eta = {eta0 * eta_g:g}, {eta0 * eta_g / FOCUS_ETA:.1f}x FOCUS App. F's eta = "
+                           f"{FOCUS_ETA:g} for SG-FOCUS")
         out["FedACS"] = (f"the shared rates ({eta0:g}, {eta_g:g}), not FedACS App. I.2's calibrated step "
                          "lengths")
-        authors = amplified.AUTHORS_RATES[("amplified_fedavg", GAMMA)]
+        authors = AUTHORS_RATES[("amplified_fedavg", GAMMA)]
         for label in AMPLIFIED:
             out[label] = (f"eta_0 / gamma = {eta0 / GAMMA:g}, {eta0 / GAMMA / authors:,.0f}x the rate Wang & "
                           f"Ji pick by a grid after the warm-up ({authors:g} in their FashionMNIST runs)")
         return out
 
-    def claims(
-        self, summary: pd.DataFrame, curves: dict, seeds: list, per_round: float, rates: tuple
-    ) -> list[dict]:
-        """Each paper's headline claim under the trace, seed by seed, by the rule of
-        :mod:`fedlib.claims`; every row names its paper (the ledger's ``paper`` column):
+    def claims(self, summary: pd.DataFrame, curves: dict, seeds: list, per_round: float,
+               rates: tuple) -> list[ClaimRow]:
+        """Each paper's headline claims under the trace, seed by seed, asked through its registered
+        study (:data:`ASKED`, :meth:`fedlib.studies.Study.claims`) on the same runs; every row
+        names its paper (the ledger's ``paper`` column) and this profile's setting:
 
-        * FedSUM (Sec. 5): FedSUM and FedSUM-CR faster (rounds) and more stable than every baseline,
-          fewer model units, FedSUM-CR keeps FedSUM's accuracy with fewer units
-          (:meth:`FedSumSetup.main_claims`, margins from this profile's evaluation interval and its
-          mean clients per round);
+        * FedSUM (Sec. 5, :func:`fedlib.studies.fedsum.headline_claims`): FedSUM and FedSUM-CR faster
+          (rounds) and more stable than every baseline, fewer model units, FedSUM-CR keeps FedSUM's
+          accuracy with fewer units (margins from this profile's evaluation interval and its mean
+          clients per round);
         * FOCUS (App. F.2): SG-FOCUS has a higher test accuracy and converges faster than FedAU and
           SCAFFOLD;
         * FedACS (Sec. 6): fewer rounds to the 70% target than FedAvg, FedVARP and FedAU (the
@@ -399,122 +366,23 @@ class RealSetup:
         margin is two rounds' worth of them, as notebook 02's is 2 S); ``rates``: the shared
         (eta_0, eta_g), named in the causes of the rows whose methods another paper tunes.
         """
-        fs = replace(
-            fedsum_setup("quick" if self.profile != "smoke" else "smoke"),
-            eval_every=self.eval_every,
-            per_round=max(1, int(round(per_round))),
-            rounds=self.rounds,
-        )
-        summary3 = pd.concat({"MNIST": pd.concat({"trace": summary}, names=["pattern"])}, names=["dataset"])
-        curves3 = {("MNIST", "trace", *k): v for k, v in curves.items()}
         eta0, eta_g = rates
-        off_rule = self.off_rule(fs, rates)
-        rows = [
-            {**r, "paper": PAPERS["fedsum"]}
-            for r in fs.main_claims(summary3, curves3, "MNIST", "trace", seeds, self.setting, off_rule)
-        ]
-        for r in rows:
-            r.pop("dataset"), r.pop("pattern")
-
-        def acc(m: str) -> dict:
-            return {k: summary.loc[(k, m), "final_acc"] for k in seeds}
-
-        def hist(m: str) -> dict:
-            return {k: curves[(k, m)] for k in seeds}
-
-        rounds_margin = claims.margin_for("rounds to target", self.eval_every)
-        acc_margin = claims.MARGINS["test accuracy"]
-        rivals = ["FedAU", "SCAFFOLD"]
-        shared = (
-            f"every method runs at the rates App. H's rule picked for FedAvg under the trace "
-            f"(eta_0 = {eta0:g}, eta_g = {eta_g:g}); FOCUS App. F runs SG-FOCUS at eta = "
-            f"{focus.FocusSetup.eta:g}"
-        )
-        rows += [
-            {
-                "paper": PAPERS["focus"],
-                "where": "App. F.2, Fig. 9",
-                "quote": focus.QUOTE,
-                "claim": "SG-FOCUS has higher test accuracy than FedAU and SCAFFOLD",
-                "cause": shared,
-                "check": claims.against_all(
-                    acc("SG-FOCUS"), {r: acc(r) for r in rivals}, "SG-FOCUS", margin=acc_margin,
-                    off_rule=off_rule,
-                ),
-            },
-            {
-                "paper": PAPERS["focus"],
-                "where": "App. F.2, Fig. 9",
-                "quote": focus.QUOTE,
-                "claim": "SG-FOCUS converges faster than FedAU and SCAFFOLD",
-                "cause": shared,
-                "check": claims.against_all(
-                    hist("SG-FOCUS"),
-                    {r: hist(r) for r in rivals},
-                    "SG-FOCUS",
-                    compare=claims.paired_reach,
-                    level=LEVEL,
-                    margin=rounds_margin,
-                    off_rule=off_rule,
-                ),
-            },
-        ]
-
-        def to_target(m: str) -> dict:
-            return {
-                k: (claims.rounds_to(curves[(k, m)], TARGET) if curves[(k, m)] is not None else np.nan)
-                for k in seeds
-            }
-
-        acs_rivals = [r for r in fedacs.RIVALS + ("FedAU",) if r in METHODS]
-        others = [m for m in METHODS if m != "FedACS"]
-        rows += [
-            {
-                "paper": PAPERS["fedacs"],
-                "where": fedacs.QUOTES["rounds"].where,
-                "quote": fedacs.QUOTES["rounds"].quote,
-                "claim": f"FedACS needs fewer rounds to {TARGET:.0%} test accuracy than "
-                f"{', '.join(acs_rivals)} (the rivals that run here)",
-                "check": claims.against_all(
-                    to_target("FedACS"),
-                    {r: to_target(r) for r in acs_rivals},
-                    "FedACS",
-                    higher=False,
-                    margin=rounds_margin,
-                    digits=0,
-                    missing="never",
-                    off_rule=off_rule,
-                ),
-            },
-            {
-                "paper": PAPERS["fedacs"],
-                "where": fedacs.QUOTES["accuracy"].where,
-                "quote": fedacs.QUOTES["accuracy"].quote,
-                "claim": "FedACS has the highest late-window test accuracy",
-                "check": claims.against_all(
-                    acc("FedACS"), {m: acc(m) for m in others}, "FedACS", margin=acc_margin,
-                    off_rule=off_rule,
-                ),
-            },
-        ]
+        frames = Frames(summary, curves, seeds, self.eval_every, max(1, int(round(per_round))),
+                        off_rule=self.off_rule(rates), methods=tuple(METHODS))
+        shared = (f"every method runs at the rates App. H's rule picked for FedAvg under the trace (eta_0 = "
+                  f"{eta0:g}, eta_g = {eta_g:g}); FOCUS App. F runs SG-FOCUS at eta = {FOCUS_ETA:g}")
+        phases = (f"both phases run at eta_0 / gamma = {eta0 / GAMMA:g} (our inference from App. H's fixed "
+                  "product); Wang & Ji pick the rate after the warm-up by a grid ("
+                  f"{AUTHORS_RATES[('amplified_fedavg', GAMMA)]:g} in their FashionMNIST runs)")
         amp, plain = AMPLIFIED
-        rows.append(
-            {
-                "paper": PAPERS["amplified"],
-                "where": "Sec. 6, Fig. 1",
-                "quote": amplified.QUOTES["lowest"],
-                "claim": f"after a {WARMUP_CYCLES}-day FedAvg warm-up, {amp} ends above {plain}",
-                "cause": (
-                    f"both phases run at eta_0 / gamma = {eta0 / GAMMA:g} (our inference from App. H's fixed "
-                    f"product); Wang & Ji pick the rate after the warm-up by a grid ("
-                    f"{amplified.AUTHORS_RATES[('amplified_fedavg', GAMMA)]:g} in their FashionMNIST runs)"
-                ),
-                "check": claims.paired(acc(amp), acc(plain), margin=acc_margin, names=(amp, plain),
-                                       off_rule=off_rule),
-            }
-        )
-        for r in rows:
-            r["setting"] = self.setting
+        asked = {"fedsum": ({}, ""), "focus": ({}, shared), "fedacs": ({}, ""),
+                 "amplified": ({"amplified": amp, "plain": plain,
+                                "warmup": f"a {WARMUP_CYCLES}-day FedAvg warm-up"}, phases)}
+        rows = []
+        for name in ASKED:
+            kwargs, cause = asked[name]
+            rows += [replace(r, setting=self.setting, cause=cause or r.cause)
+                     for r in get(name).claims(frames, **kwargs)]
         return rows
 
 
@@ -654,10 +522,11 @@ def session_quantiles(files: dict[str, Path], points: int = 201) -> pd.DataFrame
     return pd.concat(parts, ignore_index=True)
 
 
-def real_setup(profile: str, trace: str | Path, stand_in_rounds: int = 0) -> RealSetup:
+def real_setup(profile: str, trace: str | Path = "traces/sessions_100.txt",
+               stand_in_rounds: int = 0) -> RealSetup:
     """Notebook 09's settings at ``profile`` replaying the Stunner-layout file ``trace`` (a path
-    relative to the data folder, e.g. ``traces/sessions_100.txt``, keeps the runs' configs the
-    same on every machine; the file is read when a schedule is built); ``stand_in_rounds > 0``
+    relative to the data folder, e.g. ``traces/sessions_100.txt``, the default, keeps the runs'
+    configs the same on every machine; the file is read when a schedule is built); ``stand_in_rounds > 0``
     keeps the profile's N, K, batch and model on random data and cuts the runs (and the grid's)
     to that many rounds."""
     check_profile(profile)
@@ -675,3 +544,10 @@ def real_setup(profile: str, trace: str | Path, stand_in_rounds: int = 0) -> Rea
             stand_in=stand_in_rounds,
         )
     return s
+
+
+#: the study of notebook 09 in the registry of :mod:`fedlib.studies` (its claims are the other
+#: papers', each row naming its own)
+STUDY = register_study(Study(name="real", paper="FedSUM, FOCUS, FedACS, Wang & Ji 2022",
+                             notebooks=("09_real_availability",), setup=real_setup, methods=METHOD_NAMES),
+                       replace=True)

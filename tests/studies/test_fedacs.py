@@ -73,8 +73,8 @@ def test_fedacs_cell_claims_are_seed_by_seed(tmp_path):
     curves["FedACS"] = (ramp(10) + 0.05, down)
     curves["FedAU"] = (ramp(30), bumpy)
     found = studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7)
-    assert all(r["where"] and r["quote"] for r in found)
-    rows = {r["short"]: r["check"] for r in found}
+    assert all(r.where and r.quote for r in found)
+    rows = {r.short: r.check for r in found}
     assert list(rows) == [c for c in studies.fedacs.SHORT_CLAIMS if c != "prioritizes fewer local epochs"]
     for claim in ("rounds to the target", "computation to the target", "highest late-window accuracy",
                   "OS is sub-optimal"):
@@ -90,18 +90,18 @@ def test_fedacs_cell_claims_are_seed_by_seed(tmp_path):
     v = rows["OS is not stable in reaching the target"]
     assert v.threshold == 0.1 and v.reason.startswith("undecidable at 3 seeds: needs >= 36")
     # App. I.5 leaves FedAU out of the accuracy claim and names four rivals of the speed claims
-    static = {r["short"]: r for r in studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7,
+    static = {r.short: r for r in studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7,
                                                                  kind="static")}
-    assert "FedAU" not in static["highest late-window accuracy"]["check"].reason
-    assert "FedAU" not in static["rounds to the target"]["check"].reason
-    assert static["rounds to the target"]["where"] == "App. I.5.1, Table 4"
+    assert "FedAU" not in static["highest late-window accuracy"].check.reason
+    assert "FedAU" not in static["rounds to the target"].check.reason
+    assert static["rounds to the target"].where == "App. I.5.1, Table 4"
     assert "OS never reaches the target" in static and "OS is sub-optimal" not in static
     with pytest.raises(ValueError, match="^kind"):
         studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7, kind="windy")
     curves["FedACS"] = (np.full(T, 0.5), down)                              # never reaches the target
     curves["FedAU"] = (np.full(T, 0.5), bumpy)
     found = studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7)
-    rows = {r["short"]: r["check"] for r in found}
+    rows = {r.short: r.check for r in found}
     v = rows["rounds to the target"]
     assert v.verdict == "inconclusive" and "the claimed method failed on seed 0 (FedACS never)" in v.reason
     assert rows["highest late-window accuracy"].verdict == "does not hold"
@@ -131,8 +131,8 @@ def test_fedacs_mechanism_is_eq_15_over_the_schedule(tmp_path):
     cells = {"c": {k: s.regime(s.lr, "same", k).experiment("digits", split, "static", 3, Store(tmp_path))[0]
                    for k in (0, 1)}}
     row = s.priority_rows(cells, ("digits", "static", None), Store(tmp_path))["c"]
-    assert row["short"] == "prioritizes fewer local epochs" and row["where"] == "App. I.5.1"
-    assert row["check"].seeds == 2 and "uniform share" in row["check"].numbers
+    assert row.short == "prioritizes fewer local epochs" and row.where == "App. I.5.1"
+    assert row.check.seeds == 2 and "uniform share" in row.check.numbers
 
 
 

@@ -1,0 +1,132 @@
+"""The one shape of a paper's study, and the registry of studies.
+
+A :class:`Study` names its paper and notebooks, turns a profile into its typed setup
+(``study.setup(profile, ...)``: the paper's settings and the configs of its runs), picks its
+methods from the one catalogue (:mod:`fedlib.studies.methods`) and checks the paper's headline
+claims on any runs of those methods: ``study.headline(frames)`` reads a :class:`Frames` (the
+per-run summary and curves of :func:`fedlib.claims.tidy`, the seeds, the evaluation interval)
+and returns typed :class:`fedlib.claims.ClaimRow` rows. A study of several papers (notebook 09)
+asks each paper's claims through its registered study, never through its internals.
+
+A user adds a study with :func:`register_study` and finds one with :func:`get`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..claims import ClaimRow
+
+__all__ = ["Frames", "Study", "get", "names", "register_study"]
+
+
+@dataclass(frozen=True)
+class Frames:
+    """The runs of one comparison as claims read them: seed by seed, method by method.
+
+    Attributes:
+        summary: the per-run summary (:func:`fedlib.claims.tidy`), indexed by :meth:`at`.
+        curves: the per-run curves, keyed by :meth:`at` (None for a run that failed).
+        seeds: the seeds compared.
+        eval_every: the runs' evaluation interval (the margin of "rounds to target").
+        per_round: clients per round (two rounds' worth of model units is that claim's margin).
+        prefix: the index levels before (seed, method) that select these runs (dataset, pattern).
+        off_rule: method -> why its runs are outside its own paper's rule (:func:`fedlib.claims.paired`).
+        methods: the methods that ran, where a claim compares against "every other" one.
+        key: (seed, method) -> index of a run, where the runs are labelled otherwise (default:
+            ``(*prefix, seed, method)``).
+    """
+
+    summary: pd.DataFrame
+    curves: Mapping
+    seeds: tuple
+    eval_every: int = 1
+    per_round: int = 1
+    prefix: tuple = ()
+    off_rule: Mapping[str, str] | None = None
+    methods: tuple = ()
+    key: Callable[[int, str], tuple] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "seeds", tuple(self.seeds))
+        if not self.seeds:
+            raise ValueError("seeds: no seed to compare")
+        object.__setattr__(self, "methods", tuple(self.methods))
+
+    def at(self, seed: int, method: str) -> tuple:
+        """The index of ``method``'s run at ``seed`` in :attr:`summary` and :attr:`curves`."""
+        return self.key(seed, method) if self.key else (*self.prefix, seed, method)
+
+    def values(self, method: str, column: str = "final_acc") -> dict:
+        """seed -> ``column`` of ``method``'s run in the summary."""
+        return {k: self.summary.loc[self.at(k, method), column] for k in self.seeds}
+
+    def hist(self, method: str) -> dict:
+        """seed -> ``method``'s curve."""
+        return {k: self.curves[self.at(k, method)] for k in self.seeds}
+
+
+@dataclass(frozen=True)
+class Study:
+    """One paper's study.
+
+    Attributes:
+        name: the registry name (``"fedsum"``).
+        paper: the paper as the claims ledger names it.
+        notebooks: the notebooks that run it.
+        setup: profile (and keywords) -> the study's typed setup at that profile.
+        methods: the catalogue names of the methods it compares (:mod:`fedlib.studies.methods`).
+        quotes: the paper's words behind its claims.
+        headline: :class:`Frames` (runs labelled by seed and method) -> the paper's headline
+            claims on them (None: the study has none to ask of other runs).
+    """
+
+    name: str
+    paper: str
+    notebooks: tuple[str, ...]
+    setup: Callable[..., Any]
+    methods: tuple[str, ...] = ()
+    quotes: Mapping[str, Any] = field(default_factory=dict)
+    headline: Callable[..., list[ClaimRow]] | None = None
+
+    def claims(self, frames: Frames, **kwargs) -> list[ClaimRow]:
+        """The paper's headline claims on ``frames`` (``kwargs`` to :attr:`headline`), each row naming
+        the paper."""
+        if self.headline is None:
+            raise ValueError(f"study {self.name!r}: has no headline claims to check on other runs")
+        return [_with_paper(r, self.paper) for r in self.headline(frames, **kwargs)]
+
+
+def _with_paper(row: ClaimRow, paper: str) -> ClaimRow:
+    from dataclasses import replace
+    return replace(row, paper=paper)
+
+
+_STUDIES: dict[str, Study] = {}
+
+
+def register_study(study: Study, replace: bool = False) -> Study:
+    """Add ``study`` to the registry under its name (a taken name only with ``replace=True``)."""
+    if not isinstance(study, Study):
+        raise ValueError(f"study: must be a fedlib.studies.Study, got {type(study).__name__}")
+    if not study.name or not isinstance(study.name, str):
+        raise ValueError(f"study.name: must be a non-empty string, got {study.name!r}")
+    if study.name in _STUDIES and not replace:
+        raise ValueError(f"study.name: {study.name!r} is already registered (pass replace=True to change it)")
+    _STUDIES[study.name] = study
+    return study
+
+
+def get(name: str) -> Study:
+    """The registered study ``name``."""
+    if name not in _STUDIES:
+        raise ValueError(f"name: must be one of {', '.join(map(repr, _STUDIES))}; got {name!r}")
+    return _STUDIES[name]
+
+
+def names() -> tuple[str, ...]:
+    """The registered studies' names, in the order they were registered."""
+    return tuple(_STUDIES)

@@ -1,0 +1,132 @@
+"""fedlib.studies.base: the one shape of a paper's study, its registry and the runs its claims read."""
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fedlib import claims, studies
+from fedlib.claims import ClaimRow
+from fedlib.studies import base, real
+
+WIN = claims.paired({0: 1.0, 1: 1.1, 2: 1.0}, {0: 0.0, 1: 0.0, 2: 0.1})
+
+
+def _curve(reach: int, rounds: int = 40) -> pd.DataFrame:
+    """A test-accuracy curve that climbs from 0.1 to 0.9 by round ``reach`` and stays there."""
+    r = np.arange(0, rounds + 1, 2)
+    return pd.DataFrame({"round": r, "test_acc": np.clip(r / reach, 0, 1) * 0.8 + 0.1, "loss": 1.0 / (1 + r)})
+
+
+def _frames(acc: dict, reach: dict, seeds=(0, 1, 2), **kw) -> studies.Frames:
+    """Frames of runs by seed and method: ``acc[m]`` the final accuracy of every seed (a little
+    noise per seed), ``reach[m]`` the round its curve reaches its plateau."""
+    idx = pd.MultiIndex.from_tuples([(k, m) for k in seeds for m in acc], names=["seed", "method"])
+    summary = pd.DataFrame({"final_acc": [acc[m] + 0.001 * k for k, m in idx]}, index=idx)
+    curves = {(k, m): _curve(reach[m]) for k, m in idx}
+    return studies.Frames(summary, curves, seeds, **kw)
+
+
+def test_the_built_in_studies_are_registered_with_one_shape():
+    assert studies.names()[:5] == ("amplified", "fedacs", "fedsum", "focus", "real")
+    papers = {n: studies.get(n).paper for n in real.ASKED}
+    assert papers == {"fedsum": "FedSUM", "focus": "FOCUS", "fedacs": "FedACS", "amplified": "Wang & Ji 2022"}
+    for name in studies.names():
+        s = studies.get(name)
+        setup = s.setup("smoke")
+        assert setup.profile == "smoke" and s.notebooks, name
+    assert studies.get("fedsum").headline is studies.fedsum.headline_claims
+    with pytest.raises(ValueError, match="^name: must be one of 'amplified', .*; got 'fedsun'"):
+        studies.get("fedsun")
+
+
+def test_frames_read_runs_by_seed_and_method_under_a_prefix_or_a_key():
+    idx = pd.MultiIndex.from_tuples([("P1", k, m) for k in (0, 1) for m in ("A", "B")],
+                                    names=["pattern", "seed", "method"])
+    summary = pd.DataFrame({"final_acc": [0.5, 0.4, 0.6, 0.3], "drop": [1, 2, 3, 4]}, index=idx)
+    curves = {i: f"curve {i}" for i in idx}
+    f = studies.Frames(summary, curves, [0, 1], prefix=("P1",))
+    assert f.values("A") == {0: 0.5, 1: 0.6} and f.values("B", "drop") == {0: 2, 1: 4}
+    assert f.hist("B") == {0: "curve ('P1', 0, 'B')", 1: "curve ('P1', 1, 'B')"}
+    other = studies.Frames(summary, curves, (1,), key=lambda k, _m: ("P1", k, "A"))  # labelled otherwise
+    assert other.values("anything") == {1: 0.6}
+    with pytest.raises(ValueError, match="^seeds: no seed"):
+        studies.Frames(summary, curves, [])
+
+
+def test_a_papers_headline_claims_read_any_runs_of_its_methods():
+    """FedACS's Sec. 6 on runs labelled by seed and method (notebook 09's shape): FedACS ahead of
+    every rival that ran, each row naming the paper."""
+    f = _frames({"FedACS": 0.9, "FedAvg": 0.8, "FedVARP": 0.8, "MIFA": 0.85},
+                {"FedACS": 10, "FedAvg": 30, "FedVARP": 30, "MIFA": 20}, eval_every=2,
+                methods=("FedACS", "FedAvg", "FedVARP", "MIFA"))
+    rows = studies.get("fedacs").claims(f)
+    assert [r.paper for r in rows] == ["FedACS", "FedACS"] and all(isinstance(r, ClaimRow) for r in rows)
+    speed, acc = rows
+    assert speed.claim.startswith("FedACS needs fewer rounds to 70% test accuracy than FedAvg, FedVARP (")
+    assert speed.check.verdict == claims.HOLDS and speed.where == studies.fedacs.QUOTES["rounds"].where
+    assert acc.claim == "FedACS has the highest late-window test accuracy"
+    assert acc.check.verdict == claims.HOLDS
+    ahead = _frames({"FedACS": 0.9, "FedAvg": 0.8, "MIFA": 0.95}, {"FedACS": 10, "FedAvg": 30, "MIFA": 10},
+                    methods=("FedACS", "FedAvg", "MIFA"))
+    assert studies.get("fedacs").claims(ahead)[1].check.verdict == claims.NOT_HOLDS
+    # a rival marked as run outside its paper's rule that failed makes the comparison "not tested"
+    broken = replace(f, curves={**f.curves, (1, "FedAvg"): None},
+                     off_rule={"FedAvg": "a rate its paper would not use"})
+    assert studies.get("fedacs").claims(broken)[0].check.verdict == claims.NOT_TESTED
+    # Wang & Ji's pair: amplification against the same algorithm without it
+    pair = _frames({"amp": 0.7, "plain": 0.6}, {"amp": 10, "plain": 10})
+    (row,) = studies.get("amplified").claims(pair, amplified="amp", plain="plain", warmup="a warm-up")
+    assert row.claim == "after a warm-up, amp ends above plain" and row.check.verdict == claims.HOLDS
+
+
+def test_a_user_registers_a_study(monkeypatch):
+    monkeypatch.setattr(base, "_STUDIES", dict(base._STUDIES))
+
+    def headline(frames, **_):
+        return [ClaimRow("Sec. 4", "ours is better", "A beats B",
+                         claims.paired(frames.values("A"), frames.values("B")))]
+    mine = studies.Study("mine", "Me et al. 2026", ("10_mine",), setup=lambda profile: profile,
+                         methods=("FedAvg",), headline=headline)
+    assert studies.register_study(mine) is mine and studies.get("mine") is mine and "mine" in studies.names()
+    (row,) = studies.get("mine").claims(_frames({"A": 0.9, "B": 0.5}, {"A": 5, "B": 5}))
+    assert row.paper == "Me et al. 2026" and row.check.verdict == claims.HOLDS
+    with pytest.raises(ValueError, match="^study.name: 'mine' is already registered"):
+        studies.register_study(mine)
+    studies.register_study(replace(mine, paper="Me 2027"), replace=True)
+    assert studies.get("mine").paper == "Me 2027"
+    with pytest.raises(ValueError, match="^study: must be a fedlib.studies.Study"):
+        studies.register_study("mine")
+    with pytest.raises(ValueError, match="^study 'real': has no headline claims"):
+        studies.get("real").claims(_frames({"A": 0.9}, {"A": 5}))
+
+
+def test_notebook_09_asks_each_paper_through_its_registered_study(monkeypatch):
+    """real.claims reads no study's internals: replace each registered study's headline and its
+    rows are what notebook 09 reports, with this profile's setting, the paper, and the causes of
+    the rows whose methods another paper tunes."""
+    seen = {}
+
+    def stub(name):
+        def headline(frames, **kw):
+            seen[name] = (frames, kw)
+            return [ClaimRow("Sec. 1", "it is better", f"{name}'s claim", WIN)]
+        return headline
+    for name in real.ASKED:
+        monkeypatch.setitem(base._STUDIES, name, replace(studies.get(name), headline=stub(name)))
+    s = real.real_setup("quick", "traces/sessions_100.txt")
+    rows = s.claims(pd.DataFrame(), {}, [0, 1, 2], per_round=11.6, rates=(0.1, 1.0))
+    assert [r.claim for r in rows] == [f"{n}'s claim" for n in real.ASKED]
+    assert [r.paper for r in rows] == ["FedSUM", "FOCUS", "FedACS", "Wang & Ji 2022"]
+    assert {r.setting for r in rows} == {s.setting}
+    assert rows[0].cause == rows[2].cause == ""
+    assert rows[1].cause.endswith(f"FOCUS App. F runs SG-FOCUS at eta = {studies.focus.ETA:g}")
+    assert rows[3].cause.startswith("both phases run at eta_0 / gamma = 0.01")
+    frames, kw = seen["amplified"]
+    assert kw == {"amplified": "amplification (gamma=10, P=1 day)", "plain": "no amplification (gamma=1)",
+                  "warmup": "a 4-day FedAvg warm-up"}
+    assert (frames.per_round, frames.eval_every, frames.seeds) == (12, s.eval_every, (0, 1, 2))
+    assert frames.methods == tuple(real.METHODS) and set(frames.off_rule) == {*real.METHODS, *real.AMPLIFIED}
+    # FedSUM's methods are marked with App. H's rule at this profile's batch and K
+    assert "batch 32 instead of 128, K = 5, T = 84" in frames.off_rule["FedSUM"]
