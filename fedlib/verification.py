@@ -350,44 +350,55 @@ def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int 
     """
     from tqdm.auto import tqdm
 
-    from . import algorithms
-    from .fingerprint import config_fingerprint, same_legacy_code, stale_parts
-    from .store import _git_commit
+    from .fingerprint import stale_parts
 
     store = store if isinstance(store, Store) else Store(store)
     out: dict[str, str] = {}
     for key in tqdm(store.keys() if keys is None else list(keys), desc="renew", unit="entry",
                     disable=not progress):
         entry = store.read(key)
-        old = entry.meta.get("code")
-        parts = stale_parts(old, entry.config)
+        parts = stale_parts(entry.meta.get("code"), entry.config)
         if not parts:
             continue
-        new = config_fingerprint(entry.config)
-        cls = algorithms.get(entry.config.algorithm)
-        if parts == ["algorithm"] and same_legacy_code(old.get("algorithm"), cls):
-            record = {"rounds_replayed": 0, "evaluations_compared": [],
-                      "check": "migrated: the stored fingerprint is the source fingerprint of the "
-                               "algorithm's "
-                               "classes as they are now (the same code), replaced by its behavioural one"}
-            out[key] = "migrated"
-        else:
-            rep = verify(entry, rounds=rounds, rtol=0.0, atol=0.0)
-            if rep.check != "exact":
-                out[key] = f"not checkable: {rep.reason}"
-                continue
-            if not rep.ok:
-                out[key] = "differs: " + str(rep).split("\n", 1)[-1].strip().splitlines()[0]
-                continue
-            record = {"rounds_replayed": rep.rounds, "evaluations_compared": rep.compared,
-                      "check": "replay on the entry's arithmetic, every metric and the anchor bit for bit"}
-            out[key] = "renewed"
-        meta = dict(entry.meta)
-        meta["renewed"] = [*meta.get("renewed", []), {
-            "date": pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"), "git_commit": _git_commit(),
-            "from": old, "to": new, **record}]
-        meta["code"] = new
-        tmp = entry.path / f".meta-{os.getpid()}.json"
-        tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
-        os.replace(tmp, entry.path / "meta.json")
+        out[key], record = _renewal(entry, parts, rounds)
+        if record is not None:
+            _write_renewal(entry, record)
     return out
+
+
+def _renewal(entry: Entry, parts: list[str], rounds: int | str | None) -> tuple[str, dict | None]:
+    """How a stale ``entry`` (its stale ``parts``) is renewed: ``("migrated", record)`` when its
+    stored algorithm fingerprint is the old scheme's of the same code, ``("renewed", record)``
+    when a zero-tolerance replay matches, else the outcome and None (left stale)."""
+    from . import algorithms
+    from .fingerprint import same_legacy_code
+    old = entry.meta.get("code")
+    cls = algorithms.get(entry.config.algorithm)
+    if parts == ["algorithm"] and same_legacy_code(old.get("algorithm"), cls):
+        return "migrated", {"rounds_replayed": 0, "evaluations_compared": [],
+                            "check": "migrated: the stored fingerprint is the source fingerprint of the "
+                                     "algorithm's classes as they are now (the same code), replaced by "
+                                     "its behavioural one"}
+    rep = verify(entry, rounds=rounds, rtol=0.0, atol=0.0)
+    if rep.check != "exact":
+        return f"not checkable: {rep.reason}", None
+    if not rep.ok:
+        return "differs: " + str(rep).split("\n", 1)[-1].strip().splitlines()[0], None
+    return "renewed", {"rounds_replayed": rep.rounds, "evaluations_compared": rep.compared,
+                       "check": "replay on the entry's arithmetic, every metric and the anchor bit for bit"}
+
+
+def _write_renewal(entry: Entry, record: dict) -> None:
+    """Give ``entry`` the current code's fingerprint, keeping the old one and ``record`` (the
+    evidence) under ``meta["renewed"]``; written atomically."""
+    from .fingerprint import config_fingerprint
+    from .store import _git_commit
+    old, new = entry.meta.get("code"), config_fingerprint(entry.config)
+    meta = dict(entry.meta)
+    meta["renewed"] = [*meta.get("renewed", []), {
+        "date": pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"), "git_commit": _git_commit(),
+        "from": old, "to": new, **record}]
+    meta["code"] = new
+    tmp = entry.path / f".meta-{os.getpid()}.json"
+    tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, entry.path / "meta.json")
