@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from . import algorithms, participation
+from ._validate import check_run_inputs
 from .participation import Schedule
 from .partition import builder as partition_builder
 from .problems import Problem
@@ -375,6 +376,8 @@ class ExperimentConfig:
                     raise bad("problem_args.num_clients", f"{rest} (participation kind "
                                                           f"{self.participation!r})") from None
                 raise bad("participation_args", f"participation kind {self.participation!r}: {e}") from None
+        if inputs:                                 # what the run depends on: memory, the dataset's files
+            check_run_inputs(self, where)
 
     @staticmethod
     def _trace_here(path: Any) -> bool:

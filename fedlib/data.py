@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-__all__ = ["SYSTEM_FOLDERS", "DataNotFoundError", "Dataset", "available", "data_roots", "load",
+__all__ = ["SYSTEM_FOLDERS", "DataNotFoundError", "Dataset", "available", "check_files", "data_roots", "load",
            "synthetic_like"]
 
 
@@ -271,6 +271,97 @@ def _download(name: str, root: Path) -> None:
             cls(str(root), train=train, download=True)
 
 
+def _check_parts(name: str, parts: dict, where: str) -> dict[str, int]:
+    """Refuse arrays a dataset's files hold that :func:`load` would misread: images not of the
+    dataset's shape (a flat ``(n, 784)`` array), a label count that is not the image count,
+    labels outside ``0..classes-1``, pixels that are not 0..255 (floats already scaled to [0, 1]
+    would be divided by 255 again: every pixel near 0, training on noise). One ValueError naming
+    the dataset, the files' folder, the split and what is allowed; the sizes of the splits else."""
+    info = INFO[name]
+    c, h, w = info.shape
+    sizes = {}
+    for split in ("train", "test"):
+        x, y = (np.asarray(a) for a in parts[split])
+        what = f"{name}: {where}: the {split} split's"
+        shapes = [(c, h, w)] + ([(h, w)] if c == 1 else [])
+        if x.ndim < 1 or tuple(x.shape[1:]) not in shapes:
+            want = " or ".join(f"(n, {', '.join(map(str, s))})" for s in shapes)
+            raise ValueError(f"{what} images have shape {tuple(x.shape)}; expected {want} (a flat array of "
+                             f"{c * h * w} values a row must be reshaped to the image shape)")
+        if y.ndim != 1 or len(y) != len(x):
+            raise ValueError(f"{what} labels have shape {tuple(y.shape)} for {len(x)} images; expected one "
+                             f"label per image, shape ({len(x)},)")
+        if y.dtype.kind not in "iu" and not (y.dtype.kind == "f" and np.all(np.isfinite(y))
+                                               and np.all(y == np.round(y))):
+            raise ValueError(f"{what} labels must be integers 0..{info.classes - 1}, got dtype {y.dtype}")
+        if len(y) and (y.min() < 0 or y.max() > info.classes - 1):
+            raise ValueError(f"{what} labels must lie in 0..{info.classes - 1} ({info.classes} classes), got "
+                             f"values in {y.min():g}..{y.max():g}")
+        if x.dtype.kind not in "iuf":
+            raise ValueError(f"{what} images must be numbers (pixels 0..255), got dtype {x.dtype}")
+        lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
+        if not (np.isfinite(lo) and np.isfinite(hi)) or lo < 0 or hi > 255:
+            raise ValueError(f"{what} pixels must lie in 0..255, got values in {lo:g}..{hi:g}")
+        if x.dtype.kind == "f" and x.size and hi <= 1.0:
+            raise ValueError(f"{what} pixels are floats in {lo:g}..{hi:g}, already scaled to [0, 1]; fedlib "
+                             "scales 0..255 pixels by 1/255 itself (they would all be near 0): store the "
+                             "images as their 0..255 values (uint8)")
+        sizes[split] = len(x)
+    return sizes
+
+
+def _read(name: str, data_root, download: bool) -> tuple[dict, str]:
+    """The raw arrays of ``name`` and the folder they came from (or DataNotFoundError)."""
+    roots = data_roots(data_root)
+    for r in roots:
+        parts = _READERS[name](r)
+        if parts is not None:
+            return parts, str(r)
+    if name in SYSTEM_FOLDERS:                                    # after the roots, which take precedence
+        parts = _read_idx_set(SYSTEM_FOLDERS[name][0])
+        if parts is not None:
+            return parts, str(SYSTEM_FOLDERS[name][0])
+    if download and name in _TV_NAMES:
+        _download(name, roots[0])
+        parts = _READERS[name](roots[0])
+        if parts is not None:
+            return parts, str(roots[0])
+    raise _missing(name, roots)
+
+
+_CHECKED: dict[tuple, dict[str, int]] = {}
+
+
+def check_files(name: str, data_root: str | os.PathLike | None = None) -> dict[str, int]:
+    """Check the files of dataset ``name`` as :func:`load` reads them (image shape, one label per
+    image, labels in range, pixels 0..255 and not already scaled) without normalising them, and
+    return the sizes of its splits (``{"train": n, "test": m}``): for a config's validation, so
+    that a run is refused before it starts rather than stored as an error. Cached per folder
+    (its modification time), so a sweep checks the files once.
+
+    Raises:
+        ValueError: unknown name, a bad ``data_root``, or files :func:`load` would misread.
+        DataNotFoundError: the files are missing.
+    """
+    _check_name(name, data_root)
+    if name == "digits":
+        return {"train": INFO[name].n_train, "test": INFO[name].n_test}
+    roots = data_roots(data_root) + ([SYSTEM_FOLDERS[name][0]] if name in SYSTEM_FOLDERS else [])
+    key = (name, *((str(r), r.stat().st_mtime_ns if r.is_dir() else None) for r in roots))
+    if key not in _CHECKED:
+        parts, where = _read(name, data_root, download=False)
+        _CHECKED[key] = _check_parts(name, parts, where)
+    return dict(_CHECKED[key])
+
+
+def _check_name(name: str, data_root) -> None:
+    if not isinstance(name, str) or name not in INFO:
+        raise ValueError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(INFO)}")
+    if data_root is not None and not isinstance(data_root, (str, os.PathLike)):
+        raise ValueError(f"data_root: must be a folder path (str or os.PathLike) or None, "
+                         f"got {type(data_root).__name__} {data_root!r}")
+
+
 def _normalise(x: np.ndarray, info: Info) -> torch.Tensor:
     t = torch.tensor(np.array(x), dtype=torch.float32)
     if t.ndim == 3:
@@ -305,26 +396,15 @@ def load(name: str, data_root: str | os.PathLike | None = None, device: str | to
     (:data:`SYSTEM_FOLDERS`).
 
     Raises:
-        ValueError: unknown name.
+        ValueError: unknown name, or files it would misread (see :func:`check_files`).
         DataNotFoundError: the files are missing (and ``download`` is False or impossible).
     """
-    if name not in INFO:
-        raise ValueError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(INFO)}")
-    if data_root is not None and not isinstance(data_root, (str, os.PathLike)):
-        raise ValueError(f"data_root: must be a folder path (str or os.PathLike) or None, "
-                         f"got {type(data_root).__name__} {data_root!r}")
+    _check_name(name, data_root)
     if name == "digits":
         ds = _digits()
     else:
-        roots = data_roots(data_root)
-        parts = next((p for p in (_READERS[name](r) for r in roots) if p is not None), None)
-        if parts is None and name in SYSTEM_FOLDERS:             # after the roots, which take precedence
-            parts = _read_idx_set(SYSTEM_FOLDERS[name][0])
-        if parts is None and download and name in _TV_NAMES:
-            _download(name, roots[0])
-            parts = _READERS[name](roots[0])
-        if parts is None:
-            raise _missing(name, roots)
+        parts, where = _read(name, data_root, download)
+        _check_parts(name, parts, where)
         info = INFO[name]
         train, test = ((_normalise(parts[s][0], info), torch.tensor(np.array(parts[s][1]), dtype=torch.long))
                        for s in ("train", "test"))

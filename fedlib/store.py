@@ -48,7 +48,7 @@ from .paths import project_root
 from .runner import Result, run_config
 
 __all__ = ["CorruptEntry", "EditedEntry", "Entry", "SEALED_FILES", "Store", "TIMING_COLUMNS",
-           "digest_problems", "entry_digests", "run_cached"]
+           "META_SEAL", "digest_problems", "entry_digests", "meta_seal", "reseal", "run_cached", "write_meta"]
 
 
 #: history columns that measure time (they differ between two runs of the same config)
@@ -104,15 +104,52 @@ def entry_digests(folder: str | os.PathLike) -> dict[str, str]:
     return {name: _digest(d / name) for name in SEALED_FILES if (d / name).is_file()}
 
 
+#: the field of ``meta.json`` that seals meta.json itself: the digest of every other field
+META_SEAL = "meta_digest"
+
+
+def meta_seal(meta: dict) -> str:
+    """The content digest of an entry's ``meta`` (every field but :data:`META_SEAL` itself, as
+    canonical JSON: sorted keys, values as ``meta.json`` writes them), so that status, timings,
+    the code fingerprint and the file digests are sealed like the files they describe."""
+    body = {k: v for k, v in meta.items() if k != META_SEAL}
+    text = json.dumps(body, sort_keys=True, default=str, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _meta_text(meta: dict) -> str:
+    return json.dumps({**meta, META_SEAL: meta_seal(meta)}, indent=1, sort_keys=True, default=str) + "\n"
+
+
+def write_meta(folder: str | os.PathLike, meta: dict) -> None:
+    """Write ``meta`` as the ``meta.json`` of the entry ``folder``, sealed (:func:`meta_seal`),
+    atomically (a temporary file renamed into place). For code that changes an entry's meta after
+    it was stored (renewing its code fingerprint, sealing): the new fields are sealed in turn."""
+    d = Path(folder)
+    tmp = d / f".meta-{uuid.uuid4().hex[:8]}.json"
+    tmp.write_text(_meta_text(meta))
+    os.replace(tmp, d / "meta.json")
+
+
+def reseal(folder: str | os.PathLike) -> None:
+    """Re-seal the ``meta.json`` of the entry ``folder`` as it is now (its digest of itself; the
+    files' digests are left as they are, so an edited file is still caught)."""
+    d = Path(folder)
+    write_meta(d, json.loads((d / "meta.json").read_text()))
+
+
 def digest_problems(folder: str | os.PathLike, meta: dict) -> list[str]:
     """What differs between an entry's files and the digests sealed in its ``meta``: one line
-    per file edited, added or removed since it was stored; empty when they match (or when the
-    entry was never sealed: see :meth:`Store.seal`)."""
+    per file edited, added or removed since it was stored, and one if ``meta.json`` itself was
+    edited (:data:`META_SEAL`); empty when they match (or when the entry was never sealed, or
+    sealed before meta.json was: see :meth:`Store.seal`)."""
+    out = []
+    if META_SEAL in meta and meta[META_SEAL] != meta_seal(meta):
+        out.append("meta.json was edited (its content digest differs from the one sealed in it)")
     sealed = meta.get("digests")
     if not sealed:
-        return []
+        return out
     now = entry_digests(folder)
-    out = []
     for name in SEALED_FILES:
         if name in sealed and name not in now:
             out.append(f"{name} was removed")
@@ -286,7 +323,7 @@ class Store:
                 np.save(tmp / "params.npy", result.params.detach().cpu().numpy(), allow_pickle=False)
             meta = {**meta, "rows": len(hist), "columns": [str(c) for c in hist.columns],
                     "digests": entry_digests(tmp)}
-            (tmp / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
+            (tmp / "meta.json").write_text(_meta_text(meta))
             final = self.path / key
             if final.exists():                      # a corrupt or stale entry being replaced
                 shutil.rmtree(final, ignore_errors=True)
@@ -389,7 +426,11 @@ class Store:
 
     def seal(self, keys: Iterable[str] | None = None, force: bool = False) -> dict[str, str]:
         """Record in each entry's meta.json the content digests of its files (and its history's
-        columns), so that later edits are caught when it is read (:class:`EditedEntry`).
+        columns) and of meta.json itself (:data:`META_SEAL`: status, timings, fingerprints), so
+        that later edits are caught when it is read (:class:`EditedEntry`).
+
+        Entries sealed before meta.json was (files' digests only) still read and verify; sealing
+        them again upgrades them (outcome ``sealed``).
 
         For entries stored before fedlib sealed them, and for entries that fedlib itself
         rewrote (a migration): nobody needs to hand-edit a digest. Idempotent: an entry already
@@ -419,13 +460,12 @@ class Store:
                 continue
             meta = {**entry.meta, "columns": [str(c) for c in entry.history.columns],
                     "digests": entry_digests(d)}
+            meta[META_SEAL] = meta_seal(meta)
             if meta == entry.meta:
                 out[key] = "unchanged"
                 continue
             self.require_writable(f"sealing entry {key}")
-            tmp = d / f".meta-{uuid.uuid4().hex[:8]}.json"
-            tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
-            os.replace(tmp, d / "meta.json")
+            write_meta(d, meta)
             out[key] = "sealed"
         return out
 

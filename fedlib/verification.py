@@ -4,7 +4,6 @@ arithmetic allows (exact on the same kernels, the replay anchor across CPUs).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import warnings
@@ -16,7 +15,7 @@ import torch
 
 from . import arithmetic
 from .runner import run_config
-from .store import TIMING_COLUMNS, CorruptEntry, Entry, Store, digest_problems
+from .store import TIMING_COLUMNS, CorruptEntry, Entry, Store, digest_problems, write_meta
 
 __all__ = ['VerifyReport', 'renew_fingerprints', 'stored_arithmetic', 'verify']
 
@@ -349,8 +348,6 @@ def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int 
             "from": old, "to": new, "rounds_replayed": rep.rounds, "evaluations_compared": rep.compared,
             "check": "replay on the entry's arithmetic, every metric and the anchor bit for bit"}]
         meta["code"] = new
-        tmp = entry.path / f".meta-{os.getpid()}.json"
-        tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
-        os.replace(tmp, entry.path / "meta.json")
+        write_meta(entry.path, meta)                # sealed again, the renewal with it
         out[key] = "renewed"
     return out
