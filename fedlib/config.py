@@ -293,9 +293,12 @@ class ExperimentConfig:
         store is read without the trace file."""
         def bad(field_name: str, msg: str) -> ValueError:
             return ValueError(f"{where}.{field_name}: {msg}")
-        if self.algorithm not in algorithms.available():
+        known_algorithm = self.algorithm in algorithms.available()
+        if not known_algorithm and inputs:         # reading a stored run needs no class: its results are data
             raise bad("algorithm", f"unknown algorithm {self.algorithm!r}; known: "
-                                   f"{', '.join(algorithms.available())}")
+                                   f"{', '.join(algorithms.available())} (a user's Algorithm class must be "
+                                   "imported and registered (fedlib.algorithms.register) before its runs "
+                                   "are computed; its stored runs read without it)")
         from .problems import available as problems_available
         if self.problem not in problems_available():
             raise bad("problem", f"unknown problem {self.problem!r}; known: "
@@ -323,7 +326,8 @@ class ExperimentConfig:
                                            f"starts (the schedule continues); got {getattr(warm, name)!r} "
                                            f"and {getattr(self, name)!r}")
         try:                                       # its options, typed (the algorithm's Options)
-            algorithms.get(self.algorithm).check_options(self.arguments("algorithm_args"))
+            if known_algorithm:
+                algorithms.get(self.algorithm).check_options(self.arguments("algorithm_args"))
         except ValueError as e:
             name, _, rest = str(e).partition(": ")
             raise bad(f"algorithm_args.{name}", rest) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["output_dir", "project_root"]
+__all__ = ["fedlib_project", "output_dir", "project_root"]
 
 
 def project_root(start: str | os.PathLike | None = None) -> Path:
@@ -17,6 +17,16 @@ def project_root(start: str | os.PathLike | None = None) -> Path:
         if (d / "pyproject.toml").is_file() and (d / "fedlib").is_dir():
             return d
     return here
+
+
+def fedlib_project() -> Path | None:
+    """The project checkout this fedlib package was imported from (the folder holding its
+    ``pyproject.toml`` and ``notebooks/``), or None for an installed package: where its notebooks'
+    stores and the run cache are, whatever the working directory."""
+    here = Path(__file__).resolve().parent.parent
+    if (here / "pyproject.toml").is_file() and (here / "notebooks").is_dir():
+        return here
+    return None
 
 
 def output_dir(out_dir: str | os.PathLike) -> Path:

@@ -39,12 +39,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from . import arithmetic
+from . import algorithms, arithmetic
 from ._version import __version__
 from .config import ExperimentConfig
 from .data import DataNotFoundError
 from .fingerprint import config_fingerprint, stale_parts
-from .paths import project_root
+from .paths import fedlib_project, project_root
 from .runner import Result, run_config
 
 __all__ = ["CorruptEntry", "EditedEntry", "Entry", "SEALED_FILES", "Store", "TIMING_COLUMNS",
@@ -158,6 +158,19 @@ def digest_problems(folder: str | os.PathLike, meta: dict) -> list[str]:
         elif name in now and now[name] != sealed[name]:
             out.append(f"{name} was edited (its content digest differs from the one sealed in meta.json)")
     return out
+
+
+def _portable(config: ExperimentConfig) -> ExperimentConfig:
+    """``config`` as its entry stores it: a recorded trace named by a path gets the file's
+    SHA-256 beside it (its key is the same: the key holds that digest, never the path), so that
+    the entry reads, and its key is checked, from any working directory and on machines without
+    the file; only computing the run again needs the file."""
+    args = dict(config.participation_args)
+    if config.participation == "recorded" and "path" in args and not args.get("sha256"):
+        from .traces import file_sha256
+        args["sha256"] = file_sha256(args["path"])
+        return config.replace(participation_args=args)
+    return config
 
 
 def _read_history(d: Path, meta: dict) -> pd.DataFrame:
@@ -297,7 +310,8 @@ class Store:
             warnings.warn(f"store: {kind} entry {e}; it is not loaded, and it is recomputed where "
                           "computing is allowed", RuntimeWarning, stacklevel=2)
             return None
-        parts = stale_parts(entry.meta.get("code"), config)
+        known = config.algorithm in algorithms.available()     # a user's class not imported: read as stored
+        parts = stale_parts(entry.meta.get("code"), config) if known else []
         if parts:
             names = {"algorithm": f"algorithm {config.algorithm!r}", "problem": f"problem {config.problem!r}"}
             what = " and ".join(names[p] for p in parts)
@@ -317,7 +331,8 @@ class Store:
         tmp.mkdir()
         try:
             hist = result.history if result is not None else pd.DataFrame({"round": []})
-            (tmp / "config.json").write_text(json.dumps(config.to_dict(), indent=1, sort_keys=True) + "\n")
+            (tmp / "config.json").write_text(json.dumps(_portable(config).to_dict(), indent=1, sort_keys=True)
+                                             + "\n")
             hist.to_csv(tmp / "history.csv", index=False)
             if save_params and result is not None:
                 np.save(tmp / "params.npy", result.params.detach().cpu().numpy(), allow_pickle=False)
@@ -472,7 +487,16 @@ class Store:
 
 def run_cached(config: ExperimentConfig, cache_dir: str | os.PathLike | None = None,
                progress: bool = False, device: str | None = None) -> Result:
-    """Run ``config`` or load it from a results store (default ``results/cache`` of the
-    project), keeping the final model: a thin layer over :class:`Store`."""
-    store = Store(cache_dir if cache_dir is not None else project_root() / "results" / "cache")
+    """Run ``config`` or load it from a results store (default ``results/cache`` of the project
+    this fedlib was imported from, whatever the working directory; for an installed package,
+    ``~/.cache/fedlib/runs``), keeping the final model: a thin layer over :class:`Store`."""
+    if not isinstance(config, ExperimentConfig):
+        raise ValueError(f"config: must be an ExperimentConfig, got {type(config).__name__} {config!r}")
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise ValueError(f"cache_dir: must be a folder path or None, got {type(cache_dir).__name__} "
+                         f"{cache_dir!r}")
+    config.validate()                                   # before the cache folder is made
+    project = fedlib_project()
+    default = project / "results" / "cache" if project is not None else Path("~/.cache/fedlib/runs")
+    store = Store(cache_dir if cache_dir is not None else default)
     return store.get_or_run(config, device=device, progress=progress, save_params=True)
