@@ -3,6 +3,7 @@ naming the argument and what it allows."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import os
@@ -10,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["InputError", "available_memory", "broadcast_rows", "check_int", "check_probs", "check_real",
-           "check_run_inputs", "jsonable", "problem_bytes", "prob_matrix"]
+__all__ = ["InputError", "available_memory", "broadcast_rows", "check_device", "check_int", "check_probs",
+           "check_problem_memory", "check_real", "guard", "guard_module", "jsonable", "own_error",
+           "problem_bytes", "prob_matrix"]
 
 
 class InputError(ValueError):
@@ -105,7 +107,8 @@ def problem_bytes(problem: str, args: dict) -> int | None:
     """Peak bytes that building the built-in ``problem`` with ``args`` allocates, estimated from
     its arrays (None: a problem whose size is not known here). ``quadratic``: N x d x d float64
     matrices, four alive at once while they are built (the Gaussian draw, its QR factor, the
-    product and its symmetrised copy); ``focus_toy``: an n x d float64 design, twice."""
+    product and its symmetrised copy); ``focus_toy``: the n x n diagonal scaling it multiplies
+    the n x d design by, and that design, twice (float64)."""
     def arg(name: str, default: int) -> Any:
         return args.get(name, default)
     if problem == "quadratic":
@@ -115,45 +118,269 @@ def problem_bytes(problem: str, args: dict) -> int | None:
     if problem == "focus_toy":
         n, d = arg("n", 8000), arg("d", 50)
         if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (n, d)):
-            return 2 * 8 * n * d
+            return 8 * n * n + 2 * 8 * n * d
     return None
 
 
-def check_run_inputs(config: Any, where: str = "config") -> None:
-    """What a run of ``config`` depends on beyond its fields' own ranges, checked before it runs
-    (from :meth:`ExperimentConfig.validate`), so that a sweep stores no error entry for an input it
-    could have refused: a problem whose arrays cannot fit in this machine's memory, and for a
-    neural problem its dataset's files (:func:`fedlib.data.check_files`: image shape, one label per
-    image, labels in range, pixels 0..255) and a client count the training split can serve (one
-    sample each at least). Raises one :class:`InputError` naming ``where`` and the field."""
-    from . import data as data_mod
-
-    args = config.arguments("problem_args")
-    need = problem_bytes(config.problem, args)
+def check_problem_memory(problem: str, args: dict, where: str = "problem_args") -> None:
+    """One InputError naming ``where`` if building ``problem`` with ``args`` needs more memory
+    than this machine has available (:func:`problem_bytes`)."""
+    need = problem_bytes(problem, {k: v for k, v in args.items() if v is not None})
     if need is not None and need > (have := available_memory()):
-        raise InputError(f"{where}.problem_args: problem {config.problem!r} with {args} needs about "
-                         f"{need / 2**30:,.1f} GiB of memory to build; this machine has "
-                         f"{have / 2**30:,.1f} GiB available")
-    if config.problem == "digits_cnn":
-        dataset, synthetic, sizes, n = "digits", False, None, args.get("num_clients", 20)
-    elif config.problem == "neural":
-        dataset, synthetic = args.get("dataset", "mnist"), bool(args.get("synthetic", False))
-        sizes, n = args.get("synthetic_sizes"), args.get("num_clients", 100)
-    else:
-        return
-    if not isinstance(dataset, str) or dataset not in data_mod.INFO:
-        return                                              # named by the problem's own check
-    if synthetic:
-        first = sizes[0] if isinstance(sizes, (tuple, list)) and sizes else None
-        n_train = first if isinstance(first, int) and first > 0 else data_mod.INFO[dataset].n_train
-    else:
+        shown = {k: v for k, v in args.items() if k in ("num_clients", "dim", "n", "d")}
+        raise InputError(f"{where}: problem {problem!r} with {shown} needs about {need / 2**30:,.1f} GiB of "
+                         f"memory to build; this machine has {have / 2**30:,.1f} GiB available")
+
+
+# ------------------------------------------------------------------------------------ the boundary
+# fedlib's one contract mechanism: every public function (a module's ``__all__``) is wrapped by
+# :func:`guard_module`, which checks each argument against the function's type hints before the
+# function runs and raises one :class:`InputError` naming the argument, its value and what the
+# hint allows. Ranges and values (a probability in (0, 1], a known name) stay with the function's
+# own checks (:func:`check_int`, :func:`check_real`, ...), which raise InputError as well.
+# Own code rather than a library (beartype, pydantic): fedlib's hints are documentation-grade
+# (``np.ndarray`` where a list is accepted, ``str`` where a path is), so the checks must be
+# lenient in the same way, and no new dependency is needed.
+
+_ARRAY_TYPES = (list, tuple, range)
+
+
+def _is_array_like(value: Any) -> bool:
+    import pandas as pd
+    import torch
+    return (isinstance(value, (np.ndarray, np.generic, torch.Tensor, pd.Series, pd.DataFrame, pd.Index,
+                               *_ARRAY_TYPES))
+            or (isinstance(value, numbers.Number) and not isinstance(value, bool)))
+
+
+def _accepts(value: Any, hint: Any) -> bool:
+    """Whether ``value`` fits ``hint`` as fedlib's functions read their hints (True for a hint
+    it cannot judge)."""
+    import collections.abc as cabc
+    import types
+    import typing
+    if hint is Any or hint is object or isinstance(hint, (str, typing.TypeVar)):
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_accepts(value, h) for h in typing.get_args(hint))
+    if origin is typing.Literal:
+        return value in typing.get_args(hint)
+    if origin is typing.Annotated:
+        return _accepts(value, typing.get_args(hint)[0])
+    args = typing.get_args(hint)
+    if origin is not None:
+        if not _accepts(value, origin):
+            return False
+        if origin in (list, tuple, cabc.Sequence, cabc.Iterable, cabc.Collection, set, frozenset) \
+                and isinstance(value, (list, tuple, set, frozenset)) and args and len(value) <= 10_000:
+            if origin is tuple and args[-1] is not Ellipsis:               # tuple[int, float]: each its own
+                return len(value) == len(args) and all(_accepts(v, a) for v, a in zip(value, args,
+                                                                                      strict=True))
+            return all(_accepts(v, args[0]) for v in value)
+        if origin in (dict, cabc.Mapping, cabc.MutableMapping) and len(args) == 2 and len(value) <= 10_000:
+            return all(_accepts(k, args[0]) and _accepts(v, args[1]) for k, v in value.items())
+        return True
+    if not isinstance(hint, type):
+        return True
+    if hint is bool:
+        return isinstance(value, (bool, np.bool_))
+    if hint in (int, float) and getattr(value, "ndim", None) == 0 and hasattr(value, "dtype"):
+        return True                                   # a 0-d tensor or array (a captured graph's round)
+    if hint is int:
+        return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    if hint is float:
+        return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if hint is complex:
+        return isinstance(value, numbers.Number) and not isinstance(value, (bool, np.bool_))
+    if hint is str:
+        return isinstance(value, (str, os.PathLike))
+    if hint is os.PathLike or (isinstance(hint, type) and issubclass(hint, os.PathLike)):
+        return isinstance(value, (str, os.PathLike))
+    if hint in (list, tuple, cabc.Sequence, cabc.MutableSequence):
+        return _is_array_like(value) and not isinstance(value, (numbers.Number, np.generic))
+    if hint in (cabc.Iterable, cabc.Collection, cabc.Iterator):
+        return hasattr(value, "__iter__") and not isinstance(value, (str, bytes, cabc.Mapping, os.PathLike))
+    if hint in (dict, cabc.Mapping, cabc.MutableMapping):
+        return isinstance(value, cabc.Mapping)
+    if hint in (cabc.Callable, type):
+        return callable(value)
+    try:
+        import torch
+        if hint in (np.ndarray, torch.Tensor):              # an array, or a list of numbers; not a scalar
+            return _is_array_like(value) and not isinstance(value, numbers.Number)
+    except ImportError:  # pragma: no cover
+        pass
+    if getattr(hint, "_is_protocol", False) or hint.__module__ == "builtins" and hint not in (set, frozenset):
+        return True
+    if isinstance(value, hint):
+        return True
+    if hint.__module__.split(".")[0] == "fedlib":            # fedlib's own classes: duck types welcome,
+        return value is not None and not isinstance(           # plain values are not one
+            value, (str, bytes, numbers.Number, np.generic, list, tuple, cabc.Mapping, os.PathLike))
+    return False
+
+
+def _describe(hint: Any) -> str:
+    import typing
+    if hint is None or hint is type(None):
+        return "None"
+    args = typing.get_args(hint)
+    origin = typing.get_origin(hint)
+    import types
+    if origin is typing.Union or origin is types.UnionType:
+        return " or ".join(dict.fromkeys(_describe(a) for a in args))
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    name = getattr(origin or hint, "__name__", None) or str(hint)
+    words = {"int": "an integer", "float": "a real number", "bool": "True or False", "str": "a string",
+             "ndarray": "an array (or list) of numbers", "Tensor": "an array (or list) of numbers",
+             "PathLike": "a path", "Path": "a path", "dict": "a mapping", "Mapping": "a mapping",
+             "list": "a list", "tuple": "a sequence", "Sequence": "a sequence", "Iterable": "an iterable",
+             "Callable": "a callable", "DataFrame": "a pandas DataFrame"}
+    return words.get(name, f"{'an' if name[:1] in 'AEIOU' else 'a'} {name}")
+
+
+def _hints(fn: Any, globalns: dict) -> dict:
+    import typing
+    try:
+        return typing.get_type_hints(fn, globalns=globalns)
+    except Exception:  # noqa: BLE001 - a hint that names something not importable: judge the others
+        out = {}
+        for name, ann in getattr(fn, "__annotations__", {}).items():
+            try:
+                out[name] = eval(ann, globalns) if isinstance(ann, str) else ann  # noqa: S307
+            except Exception:  # noqa: BLE001
+                out[name] = Any
+        return out
+
+
+def check_device(name: str, value: Any) -> Any:
+    """``value`` if torch names a device by it (``"cpu"``, ``"cuda"``, ``"cuda:1"``, a
+    ``torch.device``), else one InputError naming ``name``."""
+    import torch
+    try:
+        torch.device(value)
+    except (RuntimeError, TypeError, ValueError):
+        raise InputError(f"{name}: must be a torch device such as 'cpu' or 'cuda', got {value!r}") from None
+    return value
+
+
+def own_error(e: BaseException) -> bool:
+    """Whether fedlib raised ``e`` on purpose: an exception class of fedlib's (:class:`InputError`,
+    ``DataNotFoundError``, ``CorruptEntry``, ...) or a ValueError whose ``raise`` is in fedlib's
+    code and whose message names what it refuses (``name: ...``), not a ValueError from inside
+    numpy or torch, nor Python's own (``int('x')``)."""
+    if type(e).__module__.split(".")[0] == "fedlib":
+        return True
+    if not isinstance(e, ValueError) or ": " not in str(e):
+        return False
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    here = os.path.dirname(os.path.abspath(__file__))
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(here + os.sep)
+
+
+def guard(fn: Any, globalns: dict | None = None, what: str | None = None,
+          before: Any = None) -> Any:
+    """``fn`` wrapped as fedlib's public boundary: a ``device`` argument (and ``before(arguments)``
+    if given: a check of values, e.g. a size that cannot fit in memory, kept outside a function
+    whose source is part of stored runs' fingerprints) is checked before ``fn`` runs; if ``fn``
+    then fails with an error that is not fedlib's own (:func:`own_error`: a TypeError,
+    AttributeError, IndexError, an error from inside numpy or torch, ...), its arguments are
+    checked against its type hints and the first that does not fit is one :class:`InputError`
+    naming the argument, the value and what the hint allows (the original error chained to it).
+
+    The hints are judged only when the function fails, so that its own checks (more specific
+    messages) speak first and a valid call is never refused by a hint written loosely
+    (documentation-grade hints: ``np.ndarray`` where a list is accepted)."""
+    import functools
+    import inspect
+    if getattr(fn, "__fedlib_guarded__", False):
+        return fn
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn
+    state: dict = {}
+    label = what or f"{fn.__module__.removeprefix('fedlib.')}.{fn.__qualname__}"
+    device = sig.parameters.get("device")
+
+    def misfit(args: tuple, kwargs: dict) -> str | None:
+        if "hints" not in state:
+            hints = _hints(fn, globalns if globalns is not None else getattr(fn, "__globals__", {}))
+            state["hints"] = {k: v for k, v in hints.items() if k in sig.parameters and k != "return"}
         try:
-            n_train = data_mod.check_files(dataset, args.get("data_root"))["train"]
-        except data_mod.DataNotFoundError:
-            return                                          # the machine lacks the data: load() says so
-        except ValueError as e:
-            field = "" if str(e).startswith("data_root:") else "dataset: "
-            raise InputError(f"{where}.problem_args.{field}{e}") from None
-    if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and not 1 <= n <= n_train:
-        raise InputError(f"{where}.problem_args.num_clients: must be an integer in 1..{n_train} (dataset "
-                         f"{dataset!r} has {n_train} training samples; a client needs one at least), got {n}")
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            return f"{label}: {e}"
+        for name, value in bound.arguments.items():
+            hint = state["hints"].get(name)
+            if hint is None:
+                continue
+            kind = sig.parameters[name].kind
+            values = value if kind is inspect.Parameter.VAR_POSITIONAL else \
+                value.values() if kind is inspect.Parameter.VAR_KEYWORD else (value,)
+            for v in values:
+                if not _accepts(v, hint):
+                    text = repr(v)
+                    text = text if len(text) <= 80 else text[:77] + "..."
+                    return (f"{name}: must be {_describe(hint)} (argument of {label}), got "
+                            f"{type(v).__name__} {text}")
+        return None
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if device is not None or before is not None:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as e:
+                raise InputError(f"{label}: {e}") from None
+            value = bound.arguments.get("device", device.default if device is not None else None)
+            if device is not None and (value is not None or device.default is not None):
+                check_device("device", value)
+            if before is not None:
+                before(dict(bound.arguments))
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            if own_error(e):
+                raise
+            problem = misfit(args, kwargs)
+            if problem is None:
+                raise
+            raise InputError(problem) from e
+
+    checked.__fedlib_guarded__ = True
+    return checked
+
+
+_WRAPPED: dict[int, Any] = {}
+
+
+def guard_module(namespace: dict, before: dict[str, Any] | None = None) -> None:
+    """Wrap every function that a module lists in its ``__all__`` (and the ``__init__`` of its
+    public classes; not a dataclass's, whose hints are the stored types that its own
+    ``__post_init__`` converts to and checks) with :func:`guard`, in place: fedlib's public
+    boundary. Called on the last line of each public module (``guard_module(globals())``);
+    ``before``: function name -> a check of its bound arguments, run after the type checks (see
+    :func:`guard`)."""
+    import inspect
+    module = namespace.get("__name__", "")
+    for name in namespace.get("__all__", ()):
+        obj = namespace.get(name)
+        if obj is None or inspect.ismodule(obj):
+            continue
+        if inspect.isfunction(obj) and obj.__module__ == module:
+            if id(obj) not in _WRAPPED:
+                _WRAPPED[id(obj)] = guard(obj, namespace, before=(before or {}).get(obj.__name__))
+            namespace[name] = _WRAPPED[id(obj)]
+        elif inspect.isclass(obj) and obj.__module__ == module and not issubclass(obj, BaseException) \
+                and not any(c.__name__ == "Algorithm" for c in obj.__mro__) \
+                and not dataclasses.is_dataclass(obj) \
+                and "__init__" in vars(obj) and not getattr(obj.__init__, "__fedlib_guarded__", False) \
+                and not getattr(obj, "_is_protocol", False):
+            obj.__init__ = guard(obj.__init__, namespace, what=f"{module.removeprefix('fedlib.')}.{name}")

@@ -227,3 +227,8 @@ def run_campaign(notebook: str, profile: str = "paper", device: str | None = Non
     report.seconds = clock() - t0
     echo(str(report))
     return report
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

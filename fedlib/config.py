@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from . import algorithms, participation
-from ._validate import check_run_inputs
+from .data import check_run_inputs
 from .participation import Schedule
 from .partition import builder as partition_builder
 from .problems import Problem
@@ -459,3 +459,8 @@ def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
                 d[axis] = v
         out.append(ExperimentConfig.from_dict(d))
     return out
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -38,9 +38,12 @@ import pickle
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+
+from ._validate import InputError, check_problem_memory
 
 __all__ = ["SYSTEM_FOLDERS", "DataNotFoundError", "Dataset", "available", "check_files", "data_roots", "load",
            "synthetic_like"]
@@ -362,6 +365,40 @@ def _check_name(name: str, data_root) -> None:
                          f"got {type(data_root).__name__} {data_root!r}")
 
 
+def check_run_inputs(config: Any, where: str = "config") -> None:
+    """What a run of ``config`` depends on beyond its fields' own ranges, checked before it runs
+    (from :meth:`ExperimentConfig.validate`), so that a sweep stores no error entry for an input it
+    could have refused: a problem whose arrays cannot fit in this machine's memory, and for a
+    neural problem its dataset's files (:func:`fedlib.data.check_files`: image shape, one label per
+    image, labels in range, pixels 0..255) and a client count the training split can serve (one
+    sample each at least). Raises one :class:`InputError` naming ``where`` and the field."""
+    args = config.arguments("problem_args")
+    check_problem_memory(config.problem, args, f"{where}.problem_args")
+    if config.problem == "digits_cnn":
+        dataset, synthetic, sizes, n = "digits", False, None, args.get("num_clients", 20)
+    elif config.problem == "neural":
+        dataset, synthetic = args.get("dataset", "mnist"), bool(args.get("synthetic", False))
+        sizes, n = args.get("synthetic_sizes"), args.get("num_clients", 100)
+    else:
+        return
+    if not isinstance(dataset, str) or dataset not in INFO:
+        return                                              # named by the problem's own check
+    if synthetic:
+        first = sizes[0] if isinstance(sizes, (tuple, list)) and sizes else None
+        n_train = first if isinstance(first, int) and first > 0 else INFO[dataset].n_train
+    else:
+        try:
+            n_train = check_files(dataset, args.get("data_root"))["train"]
+        except DataNotFoundError:
+            return                                          # the machine lacks the data: load() says so
+        except ValueError as e:
+            field = "" if str(e).startswith("data_root:") else "dataset: "
+            raise InputError(f"{where}.problem_args.{field}{e}") from None
+    if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and not 1 <= n <= n_train:
+        raise InputError(f"{where}.problem_args.num_clients: must be an integer in 1..{n_train} (dataset "
+                         f"{dataset!r} has {n_train} training samples; a client needs one at least), got {n}")
+
+
 def _normalise(x: np.ndarray, info: Info) -> torch.Tensor:
     t = torch.tensor(np.array(x), dtype=torch.float32)
     if t.ndim == 3:
@@ -428,3 +465,8 @@ def synthetic_like(name: str, n_train: int | None = None, n_test: int | None = N
         y = rng.permutation(np.arange(n) % info.classes)
         out.append((_normalise(x, info).to(device), torch.as_tensor(y, dtype=torch.long, device=device)))
     return Dataset(f"synthetic_like({name})", out[0], out[1], info.classes)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

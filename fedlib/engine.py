@@ -234,3 +234,8 @@ def get_engine(name: str):
     if name == "vectorized":
         return VectorizedEngine(graphs=os.environ.get(GRAPHS_ENV, "") == "1")
     return _ENGINES[name]()
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -43,3 +43,8 @@ def stale_parts(stored: dict | None, config) -> list[str]:
         return []
     now = config_fingerprint(config)
     return [part for part, fp in stored.items() if fp and now.get(part) and now[part] != fp]
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -90,6 +90,10 @@ def notebook_defaults(notebook: str) -> dict:
     ``notebooks/<notebook>.ipynb`` (or its ``.py`` pair) of the project."""
     root = project_root(Path(__file__).parent)
     ipynb = root / "notebooks" / f"{notebook}.ipynb"
+    if not ipynb.exists() and not (root / "notebooks" / f"{notebook}.py").exists():
+        known = sorted(p.stem for p in (root / "notebooks").glob("[0-9]*.py"))
+        raise ValueError(f"notebook: no notebook {notebook!r} in {root / 'notebooks'}; its notebooks: "
+                         f"{', '.join(known) or '(none)'}")
     if ipynb.exists():
         cells = json.loads(ipynb.read_text())["cells"]
         src = next(("".join(c["source"]) for c in cells
@@ -188,6 +192,8 @@ def strip_run_metadata(path: str | os.PathLike) -> bool:
     a notebook twice, or on another machine, leaves the same bytes when its outputs are the same.
     Returns whether the file changed."""
     path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path: no such notebook file {path}")
     text, nb = _read_notebook(path)
     for key in RUN_METADATA:
         nb.get("metadata", {}).pop(key, None)
@@ -285,3 +291,8 @@ def notebook_runs(notebook: str, params: dict, out_dir: str = "") -> NotebookRun
     return NotebookRuns(notebook_output_dir(notebook, params, out_dir),
                         notebook_store(notebook, profile, committed=params.get("stand_in_rounds", 0) == 0),
                         int(params.get("workers", 1)), bool(params.get("progress", False)), notebook)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

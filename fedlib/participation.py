@@ -794,3 +794,8 @@ def _document_kinds() -> None:
 
 
 _document_kinds()
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

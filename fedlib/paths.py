@@ -38,3 +38,8 @@ def output_dir(out_dir: str | os.PathLike) -> Path:
         p = Path(os.environ.get("FEDLIB_OUT_ROOT") or project_root()) / p
     p.mkdir(parents=True, exist_ok=True)
     return p
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -684,3 +684,8 @@ def run_config(config: ExperimentConfig, device: str | None = None, progress: bo
                progress=progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                device=device, x0=x0, round_offset=offset,
                **config.arguments("algorithm_args"))
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

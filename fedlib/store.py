@@ -135,6 +135,8 @@ def reseal(folder: str | os.PathLike) -> None:
     """Re-seal the ``meta.json`` of the entry ``folder`` as it is now (its digest of itself; the
     files' digests are left as they are, so an edited file is still caught)."""
     d = Path(folder)
+    if not (d / "meta.json").is_file():
+        raise ValueError(f"folder: {d} is not a stored entry (no meta.json there)")
     write_meta(d, json.loads((d / "meta.json").read_text()))
 
 
@@ -144,7 +146,11 @@ def digest_problems(folder: str | os.PathLike, meta: dict) -> list[str]:
     edited (:data:`META_SEAL`); empty when they match (or when the entry was never sealed, or
     sealed before meta.json was: see :meth:`Store.seal`)."""
     out = []
-    if META_SEAL in meta and meta[META_SEAL] != meta_seal(meta):
+    try:                                     # the file as it is on disk (``meta`` may be a copy in memory)
+        disk = json.loads((Path(folder) / "meta.json").read_text())
+    except (OSError, ValueError):
+        disk = meta
+    if isinstance(disk, dict) and META_SEAL in disk and disk[META_SEAL] != meta_seal(disk):
         out.append("meta.json was edited (its content digest differs from the one sealed in it)")
     sealed = meta.get("digests")
     if not sealed:
@@ -500,3 +506,8 @@ def run_cached(config: ExperimentConfig, cache_dir: str | os.PathLike | None = N
     default = project / "results" / "cache" if project is not None else Path("~/.cache/fedlib/runs")
     store = Store(cache_dir if cache_dir is not None else default)
     return store.get_or_run(config, device=device, progress=progress, save_params=True)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

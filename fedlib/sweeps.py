@@ -511,3 +511,8 @@ def load(store: str | os.PathLike | Store,
         configs = stored_configs(store.path if isinstance(store, Store) else store)
     return sweep(configs, store, progress=False, compute=False)
 
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -351,3 +351,8 @@ def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int 
         write_meta(entry.path, meta)                # sealed again, the renewal with it
         out[key] = "renewed"
     return out
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

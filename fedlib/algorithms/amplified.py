@@ -134,3 +134,8 @@ declare(WaitFull, WaitOptions, server_state=("rounds_done",))
 
 
 __all__ = ["AmplifiedFedAvg", "AmplifiedOptions", "WaitFull", "WaitMinibatch", "WaitOptions"]
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -732,3 +732,8 @@ def fedacs_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FedAc
         s = replace(s, rounds=stand_in_rounds, alpha_rounds=stand_in_rounds, train_eval=2,
                     datasets=s.datasets[:1], stand_in=stand_in_rounds)
     return s
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -237,3 +237,8 @@ def toy_panels(rounds: int, local_steps: int, seed: int = 0):
         "arbitrary (4 of 16, weighted by q)": (build("weighted", n, rounds, seed=seed, per_round=4, q=q,
                                                      local_steps=local_steps), 1e-4),
     }
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

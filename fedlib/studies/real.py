@@ -675,3 +675,8 @@ def real_setup(profile: str, trace: str | Path, stand_in_rounds: int = 0) -> Rea
             stand_in=stand_in_rounds,
         )
     return s
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())
