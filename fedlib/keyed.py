@@ -124,6 +124,8 @@ def threefry2x32(key: Sequence, counter: Sequence) -> tuple:
     broadcastable uint32 values, numpy ``uint32`` arrays or torch ``int64`` tensors (holding
     values in [0, 2^32); Python ints are allowed as keys). Returns the pair of output words, of
     the counter's kind."""
+    if len(key) != 2 or len(counter) != 2:
+        raise ValueError(f"key, counter: each must be a pair of words, got {len(key)} and {len(counter)}")
     if isinstance(counter[0], torch.Tensor) or isinstance(counter[1], torch.Tensor):
         return _threefry_torch(*key, *counter)
     return _threefry_np(*key, *counter)

@@ -365,7 +365,8 @@ def plan_sweep(configs: list[ExperimentConfig], store: str | os.PathLike | Store
         refused = [store.rejected[c.key()] for c in todo if c.key() in store.rejected]
         raise ValueError(f"store: {store.path} lacks {len(todo)} of {len(known)} runs (first: "
                          f"{todo[0].key()}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
-                         "compute them with the notebook's `make results` target"
+                         "compute them with fedlib.sweep(configs, store) where computing is on (a "
+                         "notebook's store: its `make results` target)"
                          + (f"; {len(refused)} of them are stored but were refused: {refused[0]}" if refused
                             else ""))
     levels = [[c for c in todo if depth[c.key()] == d] for d in sorted({depth[c.key()] for c in todo})]
