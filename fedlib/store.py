@@ -8,7 +8,8 @@ sub-folder named by :meth:`ExperimentConfig.key`::
     <key>/history.csv    every evaluated round (round, metrics, uplink, downlink, seconds, ...)
     <key>/meta.json      status (ok / diverged / error), error text or divergence round, versions,
                          git commit, arithmetic and replay anchor, wall time, date, rows, the
-                         history's columns and the content digests of the other files
+                         history's columns, the content digests of the other files and
+                         (``meta_digest``) the digest of its own other fields: every byte sealed
     <key>/params.npy     the final model, only when asked for (``save_params=True``)
 
 Entries are written into a temporary folder and renamed into place, so a worker killed mid-way
