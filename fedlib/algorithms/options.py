@@ -151,5 +151,3 @@ def untyped(names: tuple[str, ...], base: type[Options] = Options) -> type[Optio
     extra = [(n, Any, field(default=None, metadata={"doc": "(untyped: declare an Options dataclass)"}))
              for n in names if n not in base.names()]
     return make_dataclass("UntypedOptions", extra, bases=(base,), frozen=True)
-
-
