@@ -21,6 +21,7 @@ flows through its modules in this order (each imports only modules before it):
 
 from . import algorithms, data, delays, engine, models, participation, partition, problems, theory  # noqa: I001
 from . import analysis, claims  # noqa: I001  (reading runs into frames and verdicts, after `import fedlib`)
+from ._validate import InputError
 from ._version import __version__
 from .config import ExperimentConfig, grid
 from .runner import Result, RunCallback, RunState, run, run_config
@@ -28,6 +29,6 @@ from .store import run_cached
 from .sweeps import load, sweep
 from .verification import verify
 
-__all__ = ["ExperimentConfig", "Result", "RunCallback", "RunState", "__version__", "algorithms", "analysis",
-           "claims", "data", "delays", "engine", "grid", "load", "models", "participation", "partition",
-           "problems", "run", "run_cached", "run_config", "sweep", "theory", "verify"]
+__all__ = ["ExperimentConfig", "InputError", "Result", "RunCallback", "RunState", "__version__", "algorithms",
+           "analysis", "claims", "data", "delays", "engine", "grid", "load", "models", "participation",
+           "partition", "problems", "run", "run_cached", "run_config", "sweep", "theory", "verify"]

@@ -207,6 +207,10 @@ def _verify_entry(t: Path, rounds: int | str | None) -> str:
     try:
         rep = verify(t, rounds=rounds)
     except ValueError as e:
+        if "no such trace file" in str(e):         # an input not on this machine: nothing to judge here
+            tqdm.write(f"skip {t.name}: not checkable here: {str(e).splitlines()[0]} (verify it where "
+                       "the file is: from the folder the run was computed in, or with it in FEDLIB_DATA)")
+            return "unchecked"
         unknown = "unknown algorithm" in str(e) or "unknown problem" in str(e)
         hint = "; if it is your own, pass --import <the module that registers it>" if unknown else ""
         tqdm.write(f"{'skip' if unknown else 'FAIL'} {t.name}: cannot replay: "

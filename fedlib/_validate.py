@@ -3,6 +3,7 @@ naming the argument and what it allows."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import os
@@ -10,15 +11,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["broadcast_rows", "check_int", "check_probs", "check_real", "jsonable", "prob_matrix"]
+__all__ = ["InputError", "available_memory", "broadcast_rows", "check_device", "check_int", "check_probs",
+           "check_problem_memory", "check_real", "guard", "guard_module", "jsonable", "own_error",
+           "problem_bytes", "prob_matrix"]
+
+
+class InputError(ValueError):
+    """A value fedlib refuses at its public boundary: the message starts with the argument's name
+    (``name: ...``), says the value it got and what is allowed. A ValueError, so code that
+    catches ValueError keeps working; ``fedlib.InputError`` catches fedlib's refusals alone."""
 
 
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name}: must be an integer, got {value!r}")
+        raise InputError(f"{name}: must be an integer, got {value!r}")
     rng = f"{low}..{high}" if high is not None else f">= {low}"
     if value < low or (high is not None and value > high):
-        raise ValueError(f"{name}: must be an integer in {rng}, got {value}")
+        raise InputError(f"{name}: must be an integer in {rng}, got {value}")
     return int(value)
 
 
@@ -30,11 +39,11 @@ def check_real(name: str, value: Any, low: float | None = None, high: float | No
     hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
     allowed = " and ".join(x for x in (lo, hi) if x)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}: must be a real number{' ' + allowed if allowed else ''}, got {value!r}")
+        raise InputError(f"{name}: must be a real number{' ' + allowed if allowed else ''}, got {value!r}")
     v = float(value)
     if not math.isfinite(v) or (low is not None and (v <= low if low_open else v < low)) \
             or (high is not None and (v >= high if high_open else v > high)):
-        raise ValueError(f"{name}: must be a finite number {allowed or ''}, got {value!r}".replace("  ", " "))
+        raise InputError(f"{name}: must be a finite number {allowed or ''}, got {value!r}".replace("  ", " "))
     return v
 
 
@@ -42,7 +51,7 @@ def check_probs(name: str, p: np.ndarray) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     if not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1):
         bad = p[~(np.isfinite(p) & (p > 0) & (p <= 1))].ravel()[:3]
-        raise ValueError(f"{name}: probabilities must lie in (0, 1], got values such as {bad.tolist()}")
+        raise InputError(f"{name}: probabilities must lie in (0, 1], got values such as {bad.tolist()}")
     return p
 
 
@@ -62,7 +71,7 @@ def broadcast_rows(name: str, arr: np.ndarray, rounds: int, n: int, also: str = 
         return np.broadcast_to(arr, (rounds, n))
     if arr.shape == (rounds, n):
         return arr
-    raise ValueError(f"{name}: expected {also}shape ({n},) or ({rounds}, {n}); got shape {arr.shape}")
+    raise InputError(f"{name}: expected {also}shape ({n},) or ({rounds}, {n}); got shape {arr.shape}")
 
 
 def jsonable(value: Any) -> Any:
@@ -76,3 +85,322 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     return value
+
+
+def available_memory() -> int:
+    """Bytes of memory this machine can give a new allocation now (``MemAvailable`` of
+    /proc/meminfo; the free physical pages elsewhere)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2**62                                          # unknown: refuse nothing
+
+
+def problem_bytes(problem: str, args: dict) -> int | None:
+    """Peak bytes that building the built-in ``problem`` with ``args`` allocates, estimated from
+    its arrays (None: a problem whose size is not known here). ``quadratic``: N x d x d float64
+    matrices, four alive at once while they are built (the Gaussian draw, its QR factor, the
+    product and its symmetrised copy); ``focus_toy``: the n x n diagonal scaling it multiplies
+    the n x d design by, and that design, twice (float64)."""
+    def arg(name: str, default: int) -> Any:
+        return args.get(name, default)
+    if problem == "quadratic":
+        n, d = arg("num_clients", 10), arg("dim", 5)
+        if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (n, d)):
+            return 4 * 8 * n * d * d
+    if problem == "focus_toy":
+        n, d = arg("n", 8000), arg("d", 50)
+        if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (n, d)):
+            return 8 * n * n + 2 * 8 * n * d
+    return None
+
+
+def check_problem_memory(problem: str, args: dict, where: str = "problem_args") -> None:
+    """One InputError naming ``where`` if building ``problem`` with ``args`` needs more memory
+    than this machine has available (:func:`problem_bytes`)."""
+    need = problem_bytes(problem, {k: v for k, v in args.items() if v is not None})
+    if need is not None and need > (have := available_memory()):
+        shown = {k: v for k, v in args.items() if k in ("num_clients", "dim", "n", "d")}
+        raise InputError(f"{where}: problem {problem!r} with {shown} needs about {need / 2**30:,.1f} GiB of "
+                         f"memory to build; this machine has {have / 2**30:,.1f} GiB available")
+
+
+# ------------------------------------------------------------------------------------ the boundary
+# fedlib's one contract mechanism: every public function (a module's ``__all__``) is wrapped by
+# :func:`guard_module`, which checks each argument against the function's type hints before the
+# function runs and raises one :class:`InputError` naming the argument, its value and what the
+# hint allows. Ranges and values (a probability in (0, 1], a known name) stay with the function's
+# own checks (:func:`check_int`, :func:`check_real`, ...), which raise InputError as well.
+# Own code rather than a library (beartype, pydantic): fedlib's hints are documentation-grade
+# (``np.ndarray`` where a list is accepted, ``str`` where a path is), so the checks must be
+# lenient in the same way, and no new dependency is needed.
+
+_ARRAY_TYPES = (list, tuple, range)
+
+
+def _is_array_like(value: Any) -> bool:
+    import pandas as pd
+    import torch
+    return (isinstance(value, (np.ndarray, np.generic, torch.Tensor, pd.Series, pd.DataFrame, pd.Index,
+                               *_ARRAY_TYPES))
+            or (isinstance(value, numbers.Number) and not isinstance(value, bool)))
+
+
+def _accepts(value: Any, hint: Any) -> bool:
+    """Whether ``value`` fits ``hint`` as fedlib's functions read their hints (True for a hint
+    it cannot judge)."""
+    import types
+    import typing
+    if hint is Any or hint is object or isinstance(hint, (str, typing.TypeVar)):
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_accepts(value, h) for h in typing.get_args(hint))
+    if origin is typing.Literal:
+        return value in typing.get_args(hint)
+    if origin is typing.Annotated:
+        return _accepts(value, typing.get_args(hint)[0])
+    if origin is not None:
+        return _accepts_generic(value, origin, typing.get_args(hint))
+    return _accepts_type(value, hint)
+
+
+def _accepts_generic(value: Any, origin: Any, args: tuple) -> bool:
+    """:func:`_accepts` for a parametrised hint (``list[int]``, ``dict[str, float]``...)."""
+    import collections.abc as cabc
+    if not _accepts(value, origin):
+        return False
+    if origin in (list, tuple, cabc.Sequence, cabc.Iterable, cabc.Collection, set, frozenset) \
+            and isinstance(value, (list, tuple, set, frozenset)) and args and len(value) <= 10_000:
+        if origin is tuple and args[-1] is not Ellipsis:               # tuple[int, float]: each its own
+            return len(value) == len(args) and all(_accepts(v, a) for v, a in zip(value, args,
+                                                                                  strict=True))
+        return all(_accepts(v, args[0]) for v in value)
+    if origin in (dict, cabc.Mapping, cabc.MutableMapping) and len(args) == 2 and len(value) <= 10_000:
+        return all(_accepts(k, args[0]) and _accepts(v, args[1]) for k, v in value.items())
+    return True
+
+
+def _accepts_type(value: Any, hint: Any) -> bool:
+    """:func:`_accepts` for a plain hint (a class, or something it cannot judge: True)."""
+    import collections.abc as cabc
+    if not isinstance(hint, type):
+        return True
+    if hint is bool:
+        return isinstance(value, (bool, np.bool_))
+    if hint in (int, float) and getattr(value, "ndim", None) == 0 and hasattr(value, "dtype"):
+        return True                                   # a 0-d tensor or array (a captured graph's round)
+    if hint is int:
+        return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    if hint is float:
+        return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if hint is complex:
+        return isinstance(value, numbers.Number) and not isinstance(value, (bool, np.bool_))
+    if hint is str:
+        return isinstance(value, (str, os.PathLike))
+    if hint is os.PathLike or (isinstance(hint, type) and issubclass(hint, os.PathLike)):
+        return isinstance(value, (str, os.PathLike))
+    if hint in (list, tuple, cabc.Sequence, cabc.MutableSequence):
+        return _is_array_like(value) and not isinstance(value, (numbers.Number, np.generic))
+    if hint in (cabc.Iterable, cabc.Collection, cabc.Iterator):
+        return hasattr(value, "__iter__") and not isinstance(value, (str, bytes, cabc.Mapping, os.PathLike))
+    if hint in (dict, cabc.Mapping, cabc.MutableMapping):
+        return isinstance(value, cabc.Mapping)
+    if hint in (cabc.Callable, type):
+        return callable(value)
+    try:
+        import torch
+        if hint in (np.ndarray, torch.Tensor):              # an array, or a list of numbers; not a scalar
+            return _is_array_like(value) and not isinstance(value, numbers.Number)
+    except ImportError:  # pragma: no cover
+        pass
+    if getattr(hint, "_is_protocol", False) or hint.__module__ == "builtins" and hint not in (set, frozenset):
+        return True
+    if isinstance(value, hint):
+        return True
+    if hint.__module__.split(".")[0] == "fedlib":            # fedlib's own classes: duck types welcome,
+        return value is not None and not isinstance(           # plain values are not one
+            value, (str, bytes, numbers.Number, np.generic, list, tuple, cabc.Mapping, os.PathLike))
+    return False
+
+
+def _describe(hint: Any) -> str:
+    import typing
+    if hint is None or hint is type(None):
+        return "None"
+    args = typing.get_args(hint)
+    origin = typing.get_origin(hint)
+    import types
+    if origin is typing.Union or origin is types.UnionType:
+        return " or ".join(dict.fromkeys(_describe(a) for a in args))
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    name = getattr(origin or hint, "__name__", None) or str(hint)
+    words = {"int": "an integer", "float": "a real number", "bool": "True or False", "str": "a string",
+             "ndarray": "an array (or list) of numbers", "Tensor": "an array (or list) of numbers",
+             "PathLike": "a path", "Path": "a path", "dict": "a mapping", "Mapping": "a mapping",
+             "list": "a list", "tuple": "a sequence", "Sequence": "a sequence", "Iterable": "an iterable",
+             "Callable": "a callable", "DataFrame": "a pandas DataFrame"}
+    return words.get(name, f"{'an' if name[:1] in 'AEIOU' else 'a'} {name}")
+
+
+def _hints(fn: Any, globalns: dict) -> dict:
+    import typing
+    try:
+        return typing.get_type_hints(fn, globalns=globalns)
+    except Exception:  # noqa: BLE001 - a hint that names something not importable: judge the others
+        out = {}
+        for name, ann in getattr(fn, "__annotations__", {}).items():
+            try:
+                out[name] = eval(ann, globalns) if isinstance(ann, str) else ann  # noqa: S307
+            except Exception:  # noqa: BLE001
+                out[name] = Any
+        return out
+
+
+def check_device(name: str, value: Any) -> Any:
+    """``value`` if torch names a device by it (``"cpu"``, ``"cuda"``, ``"cuda:1"``, a
+    ``torch.device``), else one InputError naming ``name``."""
+    import torch
+    try:
+        torch.device(value)
+    except (RuntimeError, TypeError, ValueError):
+        raise InputError(f"{name}: must be a torch device such as 'cpu' or 'cuda', got {value!r}") from None
+    return value
+
+
+def own_error(e: BaseException) -> bool:
+    """Whether fedlib raised ``e`` on purpose: an exception class of fedlib's (:class:`InputError`,
+    ``DataNotFoundError``, ``CorruptEntry``, ...) or a ValueError whose ``raise`` is in fedlib's
+    code and whose message names what it refuses (``name: ...``), not a ValueError from inside
+    numpy or torch, nor Python's own (``int('x')``)."""
+    if type(e).__module__.split(".")[0] == "fedlib":
+        return True
+    if not isinstance(e, ValueError) or ": " not in str(e):
+        return False
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    here = os.path.dirname(os.path.abspath(__file__))
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(here + os.sep)
+
+
+def guard(fn: Any, globalns: dict | None = None, what: str | None = None,
+          before: Any = None) -> Any:
+    """``fn`` wrapped as fedlib's public boundary: a ``device`` argument (and ``before(arguments)``
+    if given: a check of values, e.g. a size that cannot fit in memory, kept outside a function
+    whose source is part of stored runs' fingerprints) is checked before ``fn`` runs; if ``fn``
+    then fails with an error that is not fedlib's own (:func:`own_error`: a TypeError,
+    AttributeError, IndexError, an error from inside numpy or torch, ...), its arguments are
+    checked against its type hints and the first that does not fit is one :class:`InputError`
+    naming the argument, the value and what the hint allows (the original error chained to it).
+
+    The hints are judged only when the function fails, so that its own checks (more specific
+    messages) speak first and a valid call is never refused by a hint written loosely
+    (documentation-grade hints: ``np.ndarray`` where a list is accepted)."""
+    import functools
+    import inspect
+    if getattr(fn, "__fedlib_guarded__", False):
+        return fn
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn
+    state: dict = {}
+    label = what or f"{fn.__module__.removeprefix('fedlib.')}.{fn.__qualname__}"
+    device = sig.parameters.get("device")
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if device is not None or before is not None:
+            _check_first(sig, device, before, label, args, kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            if own_error(e):
+                raise
+            problem = _misfit(fn, sig, globalns, label, state, args, kwargs)
+            if problem is None:
+                raise
+            raise InputError(problem) from e
+
+    checked.__fedlib_guarded__ = True
+    return checked
+
+
+def _check_first(sig: Any, device: Any, before: Any, label: str, args: tuple, kwargs: dict) -> None:
+    """:func:`guard`'s checks before the call: the ``device`` argument, and ``before``."""
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise InputError(f"{label}: {e}") from None
+    value = bound.arguments.get("device", device.default if device is not None else None)
+    if device is not None and (value is not None or device.default is not None):
+        check_device("device", value)
+    if before is not None:
+        before(dict(bound.arguments))
+
+
+def _misfit(fn: Any, sig: Any, globalns: dict | None, label: str, state: dict, args: tuple,
+            kwargs: dict) -> str | None:
+    """The first argument of a failed call of ``fn`` that does not fit its hint, as a message;
+    None if all fit (the hints read once into ``state``)."""
+    import inspect
+    if "hints" not in state:
+        hints = _hints(fn, globalns if globalns is not None else getattr(fn, "__globals__", {}))
+        state["hints"] = {k: v for k, v in hints.items() if k in sig.parameters and k != "return"}
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        return f"{label}: {e}"
+    for name, value in bound.arguments.items():
+        hint = state["hints"].get(name)
+        if hint is None:
+            continue
+        kind = sig.parameters[name].kind
+        values = value if kind is inspect.Parameter.VAR_POSITIONAL else \
+            value.values() if kind is inspect.Parameter.VAR_KEYWORD else (value,)
+        for v in values:
+            if not _accepts(v, hint):
+                text = repr(v)
+                text = text if len(text) <= 80 else text[:77] + "..."
+                return (f"{name}: must be {_describe(hint)} (argument of {label}), got "
+                        f"{type(v).__name__} {text}")
+    return None
+
+
+_WRAPPED: dict[int, Any] = {}
+
+
+def guard_module(namespace: dict, before: dict[str, Any] | None = None) -> None:
+    """Wrap every function that a module lists in its ``__all__`` (and the ``__init__`` of its
+    public classes; not a dataclass's, whose hints are the stored types that its own
+    ``__post_init__`` converts to and checks) with :func:`guard`, in place: fedlib's public
+    boundary. Called on the last line of each public module (``guard_module(globals())``);
+    ``before``: function name -> a check of its bound arguments, run after the type checks (see
+    :func:`guard`)."""
+    import inspect
+    module = namespace.get("__name__", "")
+    for name in namespace.get("__all__", ()):
+        obj = namespace.get(name)
+        if obj is None or inspect.ismodule(obj):
+            continue
+        if inspect.isfunction(obj) and obj.__module__ == module:
+            if id(obj) not in _WRAPPED:
+                _WRAPPED[id(obj)] = guard(obj, namespace, before=(before or {}).get(obj.__name__))
+            namespace[name] = _WRAPPED[id(obj)]
+        elif inspect.isclass(obj) and obj.__module__ == module and not issubclass(obj, BaseException) \
+                and not any(c.__name__ == "Algorithm" for c in obj.__mro__) \
+                and not dataclasses.is_dataclass(obj) \
+                and "__init__" in vars(obj) and not getattr(obj.__init__, "__fedlib_guarded__", False) \
+                and not getattr(obj, "_is_protocol", False):
+            obj.__init__ = guard(obj.__init__, namespace, what=f"{module.removeprefix('fedlib.')}.{name}")

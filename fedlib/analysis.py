@@ -225,3 +225,8 @@ def search_log_grid(evaluate: Callable[[list[float]], Mapping[float, float]], ra
             raise ValueError(f"evaluate: returned no score for rate {nxt!r}")
         scores[nxt] = float(got[nxt])
         extended.append(nxt)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -366,6 +366,8 @@ class AnchorRecorder:
     SEED = 20_260_101
 
     def __init__(self, x0: torch.Tensor, rounds: int = ANCHOR_ROUNDS, recorded: dict | None = None):
+        if not isinstance(x0, torch.Tensor):
+            raise ValueError(f"x0: must be the starting model, a tensor, got {type(x0).__name__}")
         self.x0 = x0.detach().to("cpu", torch.float64).clone()
         self.rounds = rounds
         self.data = {"rounds": [], "step_norm": [], "step_proj": []} if recorded is None else \
@@ -390,3 +392,8 @@ class AnchorRecorder:
 
     def anchor(self) -> Anchor:
         return Anchor.from_dict(self.data)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -478,3 +478,8 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
         from .arithmetic import verifiable_cuda
         verifiable_cuda()
     return names
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

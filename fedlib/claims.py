@@ -700,8 +700,11 @@ def event_seeds(level: float = 0.5) -> tuple[int, int]:
     > level``; seeds none showing it that put the interval below: ``1 - 0.025^(1/n) < level``)."""
     if not 0 < level < 1:
         raise ValueError(f"level: must be in (0, 1), got {level!r}")
-    up = next(n for n in range(1, 10**6) if 0.025 ** (1 / n) > level)
-    down = next(n for n in range(1, 10**6) if 1 - 0.025 ** (1 / n) < level)
+    up = next((n for n in range(1, 10**6) if 0.025 ** (1 / n) > level), None)
+    down = next((n for n in range(1, 10**6) if 1 - 0.025 ** (1 / n) < level), None)
+    if up is None or down is None:
+        raise ValueError(f"level: {level!r} needs a million seeds or more to decide; use a level in "
+                         "(1e-5, 1 - 1e-5)")
     return up, down
 
 
@@ -903,6 +906,8 @@ def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | N
     from .paths import project_root
     if ledger is None:
         ledger = project_root() / "figures" / "claims_ledger.csv"
+    if not isinstance(ledger, pd.DataFrame) and Path(ledger).is_dir():
+        raise ValueError(f"ledger: {ledger} is a folder; expected the ledger's CSV file or its frame")
     if not isinstance(ledger, pd.DataFrame) and not Path(ledger).exists():
         return f"No claims of `{notebook}` in the ledger yet (run the notebook at its defaults)."
     df = pd.read_csv(ledger, keep_default_na=False) if not isinstance(ledger, pd.DataFrame) else ledger
@@ -936,3 +941,8 @@ def _scale(setting: str) -> str:
     import re
     m = re.search(r"(?:smoke|quick|paper) profile.*", str(setting))
     return m.group(0) if m else str(setting)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from . import algorithms, participation
+from .data import check_run_inputs
 from .participation import Schedule
 from .partition import builder as partition_builder
 from .problems import Problem
@@ -270,7 +271,7 @@ class ExperimentConfig:
         ``inputs=False`` (reading stored runs): a file a participation argument names that is not
         here (a recorded trace named by its ``sha256``) is not read -- its values were checked when
         the run was computed, and a store is read without it."""
-        self._check_names(where)
+        known_algorithm = self._check_names(where, inputs)
         self._check_scalars(where)
         warm = self.warmup()
         if warm is not None:
@@ -281,22 +282,33 @@ class ExperimentConfig:
                                                    "starts (the schedule continues); got "
                                                    f"{getattr(warm, name)!r} and {getattr(self, name)!r}")
         try:                                       # its options, typed (the algorithm's Options)
-            algorithms.get(self.algorithm).check_options(self.arguments("algorithm_args"))
+            if known_algorithm:
+                algorithms.get(self.algorithm).check_options(self.arguments("algorithm_args"))
         except ValueError as e:
             name, _, rest = str(e).partition(": ")
             raise _bad(where, f"algorithm_args.{name}", rest) from None
         n = self._check_problem_args(where)
         self._check_participation(where, n, inputs)
+        if inputs:                                 # what the run depends on: memory, the dataset's files
+            check_run_inputs(self, where)
 
-    def _check_names(self, where: str) -> None:
-        """The algorithm, problem, participation kind and learning-rate schedule are known."""
+    def _check_names(self, where: str, inputs: bool = True) -> bool:
+        """The algorithm, problem, participation kind and learning-rate schedule are known;
+        returns whether the algorithm is (reading stored runs, ``inputs=False``, needs no class:
+        their results are data)."""
         from .problems import available as problems_available
-        for name, known, what in (("algorithm", algorithms.available(), "algorithm"),
-                                  ("problem", problems_available(), "problem"),
+        known_algorithm = self.algorithm in algorithms.available()
+        if not known_algorithm and inputs:
+            raise _bad(where, "algorithm", f"unknown algorithm {self.algorithm!r}; known: "
+                                           f"{', '.join(algorithms.available())} (a user's Algorithm class "
+                                           "must be imported and registered (fedlib.algorithms.register) "
+                                           "before its runs are computed; its stored runs read without it)")
+        for name, known, what in (("problem", problems_available(), "problem"),
                                   ("participation", participation.available(), "participation kind"),
                                   ("lr_schedule", algorithms.lr_schedules, "schedule")):
             if getattr(self, name) not in known:
                 raise _bad(where, name, f"unknown {what} {getattr(self, name)!r}; known: {', '.join(known)}")
+        return known_algorithm
 
     def _check_scalars(self, where: str) -> None:
         for name, low in (("rounds", 1), ("local_steps", 1), ("eval_every", 1), ("seed", 0)):
@@ -505,3 +517,8 @@ def _known(known: dict, config: ExperimentConfig) -> Planned | None:
         return known.get(config)
     except TypeError:
         return None
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

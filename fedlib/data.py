@@ -45,12 +45,15 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
+from ._validate import InputError, check_problem_memory
+
 __all__ = ["SYSTEM_FOLDERS", "DataNotFoundError", "Dataset", "DatasetInfo", "DatasetSpec", "available",
-           "data_roots", "get_dataset", "info", "load", "register_dataset", "synthetic_like"]
+           "check_files", "data_roots", "get_dataset", "info", "load", "register_dataset", "synthetic_like"]
 
 
 @dataclass(frozen=True)
@@ -322,6 +325,72 @@ def _torchvision(name: str, cls_name: str, splits: bool = False) -> Callable[[Pa
     return download
 
 
+def check_files(name: str, data_root: str | os.PathLike | None = None) -> dict[str, int]:
+    """Check the files of dataset ``name`` as :func:`load` reads them (image shape, one label per
+    image, labels in range, pixels in the declared range and not already scaled to [0, 1]) without
+    normalising them, and return the sizes of its splits (``{"train": n, "test": m}``): for a
+    config's validation, so that a run is refused before it starts rather than stored as an
+    error. Cached per folder (its modification time), so a sweep checks the files once. The
+    embedded digits and CINIC-10's 180,000 PNG files are not read: their declared split sizes
+    come back.
+
+    Raises:
+        ValueError: unknown name, a bad ``data_root``, or files :func:`load` would misread.
+        DataNotFoundError: the files are missing.
+    """
+    spec = get_dataset(name)
+    if data_root is not None and not isinstance(data_root, (str, os.PathLike)):
+        raise ValueError(f"data_root: must be a folder path (str or os.PathLike) or None, "
+                         f"got {type(data_root).__name__} {data_root!r}")
+    if name in ("digits", "cinic10") and spec.info.n_train:     # embedded; PNG files (labels by folder)
+        return {"train": spec.info.n_train, "test": spec.info.n_test}
+    roots = data_roots(data_root) + ([SYSTEM_FOLDERS[name][0]] if name in SYSTEM_FOLDERS else [])
+    key = (name, *((str(r), r.stat().st_mtime_ns if r.is_dir() else None) for r in roots))
+    if key not in _CHECKED:
+        parts = _find(spec, data_roots(data_root), download=False)
+        if parts is None:
+            raise _missing(spec, data_roots(data_root))
+        _CHECKED[key] = {split: len(x) for split, (x, _) in _checked_parts(spec, parts).items()}
+    return dict(_CHECKED[key])
+
+
+_CHECKED: dict[tuple, dict[str, int]] = {}
+
+
+def check_run_inputs(config: Any, where: str = "config") -> None:
+    """What a run of ``config`` depends on beyond its fields' own ranges, checked before it runs
+    (from :meth:`ExperimentConfig.validate`), so that a sweep stores no error entry for an input it
+    could have refused: a problem whose arrays cannot fit in this machine's memory, and for a
+    neural problem its dataset's files (:func:`check_files`) and a client count the training
+    split can serve (one sample each at least). Raises one :class:`InputError` naming ``where``
+    and the field."""
+    args = config.arguments("problem_args")
+    check_problem_memory(config.problem, args, f"{where}.problem_args")
+    if config.problem == "digits_cnn":
+        dataset, synthetic, sizes, n = "digits", False, None, args.get("num_clients", 20)
+    elif config.problem == "neural":
+        dataset, synthetic = args.get("dataset", "mnist"), bool(args.get("synthetic", False))
+        sizes, n = args.get("synthetic_sizes"), args.get("num_clients", 100)
+    else:
+        return
+    if not isinstance(dataset, str) or dataset not in available():
+        return                                              # named by the problem's own check
+    if synthetic:
+        first = sizes[0] if isinstance(sizes, (tuple, list)) and sizes else None
+        n_train = first if isinstance(first, int) and first > 0 else info(dataset).n_train
+    else:
+        try:
+            n_train = check_files(dataset, args.get("data_root"))["train"]
+        except DataNotFoundError:
+            return                                          # the machine lacks the data: load() says so
+        except ValueError as e:
+            field = "" if str(e).startswith("data_root:") else "dataset: "
+            raise InputError(f"{where}.problem_args.{field}{e}") from None
+    if n_train and isinstance(n, (int, np.integer)) and not isinstance(n, bool) and not 1 <= n <= n_train:
+        raise InputError(f"{where}.problem_args.num_clients: must be an integer in 1..{n_train} (dataset "
+                         f"{dataset!r} has {n_train} training samples; a client needs one at least), got {n}")
+
+
 def _normalise(x: np.ndarray, info: DatasetInfo) -> torch.Tensor:
     t = torch.tensor(np.array(x), dtype=torch.float32)
     if t.ndim == 3:
@@ -463,6 +532,11 @@ def _check_split(name: str, split: str, x: np.ndarray, y: np.ndarray, info: Data
         raise ValueError(f"{where}: images must be numbers, got dtype {x.dtype}")
     if x.dtype == np.uint8 and info.pixels is not None and tuple(info.pixels) == (0, 255):
         return                                                     # always in range
+    if info.pixels is not None and tuple(info.pixels) == (0, 255) and x.dtype.kind == "f" and x.size \
+            and np.isfinite(x).all() and 0 <= x.min() and x.max() <= 1.0:
+        raise ValueError(f"{where}: pixels are floats in {x.min():g}..{x.max():g}, already scaled to [0, 1]; "
+                         "fedlib scales 0..255 pixels by 1/255 itself (they would all be near 0): store the "
+                         "images as their 0..255 values (uint8)")
     lo, hi = info.pixels if info.pixels is not None else (-np.inf, np.inf)
     ok = np.isfinite(x) & (x >= lo) & (x <= hi)
     if not ok.all():
@@ -473,8 +547,8 @@ def _check_split(name: str, split: str, x: np.ndarray, y: np.ndarray, info: Data
         raise ValueError(f"{where}: pixel values must be {allowed}; found {first!r} (values {span})")
 
 
-def _tensors(spec: DatasetSpec, parts: object) -> Dataset:
-    """The loader's arrays, checked, as normalised tensors (on the CPU)."""
+def _checked_parts(spec: DatasetSpec, parts: object) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The loader's arrays per split, checked (:func:`_check_split`)."""
     if not isinstance(parts, dict) or set(parts) != {"train", "test"}:
         raise ValueError(f"dataset {spec.name!r}: its loader must return {{'train': (x, y), 'test': (x, y)}} "
                          f"or None, got {type(parts).__name__}"
@@ -487,6 +561,14 @@ def _tensors(spec: DatasetSpec, parts: object) -> Dataset:
                              f"{type(pair).__name__}")
         x, y = (np.asarray(v.detach().cpu() if hasattr(v, "detach") else v) for v in pair)
         _check_split(spec.name, split, x, y, spec.info)
+        out[split] = (x, y)
+    return out
+
+
+def _tensors(spec: DatasetSpec, parts: object) -> Dataset:
+    """The loader's arrays, checked, as normalised tensors (on the CPU)."""
+    out = {}
+    for split, (x, y) in _checked_parts(spec, parts).items():
         if spec.info.pixels is None:
             xt = torch.tensor(np.array(x), dtype=torch.float32)
             xt = xt.unsqueeze(1) if xt.ndim == 3 else xt
@@ -554,3 +636,8 @@ def _normalise_uint8(x: np.ndarray, info: DatasetInfo) -> torch.Tensor:
     """uint8 noise normalised as the real pixels are: / 255, then the dataset's mean / std."""
     t = torch.tensor(np.array(x), dtype=torch.float32) / 255.0
     return (t - torch.tensor(info.mean).view(1, -1, 1, 1)) / torch.tensor(info.std).view(1, -1, 1, 1)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._validate import check_int, check_real
+
 __all__ = [
     "DelayMetrics",
     "bound_bernoulli",
@@ -104,28 +106,38 @@ def delay_metrics(active: np.ndarray) -> DelayMetrics:
 # --------------------------------------------------------------------------------------------
 # Bounds of FedSUM App. F
 # --------------------------------------------------------------------------------------------
+def _clients(num_clients: int, per_round: int) -> tuple[int, int]:
+    n = check_int("num_clients", num_clients, 1)
+    return n, check_int("per_round", per_round, 1, n)
+
+
 def bound_uniform(num_clients: int, per_round: int, rounds: int) -> float:
     """Lemma F.1 (Case 1, uniform S of N): E[tau_max] <= (4N/S) ln(NT)."""
+    num_clients, per_round = _clients(num_clients, per_round)
+    check_int("rounds", rounds, 1)
     return 4.0 * num_clients / per_round * math.log(num_clients * rounds)
 
 
 def bound_bernoulli(num_clients: int, rounds: int, delta: float) -> float:
     """Lemma F.2 (Case 2, independent participation with p_i^t >= delta):
     E[tau_max] <= (4/delta) max{ln(NT), ln(1/delta)}."""
-    if not 0 < delta <= 1:
-        raise ValueError(f"delta: must lie in (0, 1], got {delta}")
+    check_int("num_clients", num_clients, 1)
+    check_int("rounds", rounds, 1)
+    delta = check_real("delta", delta, 0.0, 1.0, low_open=True)
     return 4.0 / delta * max(math.log(num_clients * rounds), math.log(1.0 / delta))
 
 
 def bound_cyclic(num_clients: int, per_round: int) -> float:
     """Lemma F.4 (deterministic cyclic; Case 3 in Sec. 2.1, called "Case 4" in App. F):
     tau_max <= 2N/S."""
+    num_clients, per_round = _clients(num_clients, per_round)
     return 2.0 * num_clients / per_round
 
 
 def bound_reshuffled_cyclic(num_clients: int, per_round: int) -> float:
     """Lemma F.3 (reshuffled cyclic; Case 4 in Sec. 2.1, called "Case 3" in App. F):
     E[tau_max] <= 4N/S."""
+    num_clients, per_round = _clients(num_clients, per_round)
     return 4.0 * num_clients / per_round
 
 
@@ -178,3 +190,8 @@ def monte_carlo(kind: str, num_clients: int, rounds: int | Sequence[int],
         "tau_avg_mean": avgs.mean(0), "tau_avg_std": avgs.std(0, ddof=ddof),
         "seeds": len(seed_list),
     })
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

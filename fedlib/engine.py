@@ -253,3 +253,8 @@ def get_engine(name: str, graphs: bool | None = None):
     if graphs:
         raise ValueError(f"graphs: only the vectorized engine replays CUDA graphs, not {name!r}")
     return _ENGINES[name]()
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

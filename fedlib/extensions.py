@@ -52,3 +52,8 @@ def worker_modules(configs: Iterable) -> tuple[str, ...]:
             if mod not in out:
                 out.append(mod)
     return tuple(out)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -277,7 +277,11 @@ def probe_rounds(settings) -> int:
     """Rounds of the probes for an algorithm's typed options: at least :data:`MIN_PROBE_ROUNDS`,
     and long enough that every integer option (a period, a cutoff, a budget) passes twice
     (2 v + 2 rounds), up to :data:`MAX_PROBE_ROUNDS`."""
-    from dataclasses import fields
+    from dataclasses import fields, is_dataclass
+    if not is_dataclass(settings) or isinstance(settings, type):
+        from ._validate import InputError
+        raise InputError(f"settings: must be an algorithm's Options instance (a dataclass), got "
+                         f"{type(settings).__name__} {settings!r}")
     ints = [int(v) for f in fields(settings) for v in [getattr(settings, f.name)]
             if isinstance(v, (int, np.integer)) and not isinstance(v, bool)]
     return int(min(MAX_PROBE_ROUNDS, max([MIN_PROBE_ROUNDS, *(2 * v + 2 for v in ints)])))
@@ -367,6 +371,7 @@ def config_fingerprint(config) -> dict[str, str | None]:
     config's algorithm with its options (:func:`algorithm_fingerprint`) and the source fingerprint
     of its problem builder (:func:`source_fingerprint`; None for a lambda)."""
     from . import algorithms, problems
+    _check_config(config)
     builder = problems.builder(config.problem)
     return {"algorithm": algorithm_fingerprint(algorithms.get(config.algorithm),
                                                config.arguments("algorithm_args")),
@@ -377,7 +382,24 @@ def stale_parts(stored: dict | None, config) -> list[str]:
     """Which parts of a stored fingerprint (an entry's ``meta["code"]``) differ from the code as
     it is now: ``[]`` when they agree, when the entry has none (stored before fingerprints) or
     when either side could not be computed."""
+    _check_config(config)
+    if stored is not None and not isinstance(stored, dict):
+        from ._validate import InputError
+        raise InputError(f"stored: must be an entry's meta['code'] (a dict) or None, got "
+                         f"{type(stored).__name__} {stored!r}")
     if not stored:
         return []
     now = config_fingerprint(config)
     return [part for part, fp in stored.items() if fp and now.get(part) and now[part] != fp]
+
+
+def _check_config(config) -> None:
+    from ._validate import InputError
+    from .config import ExperimentConfig
+    if not isinstance(config, ExperimentConfig):
+        raise InputError(f"config: must be a fedlib.ExperimentConfig, got {type(config).__name__} {config!r}")
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

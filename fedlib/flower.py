@@ -417,6 +417,9 @@ def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int
     """Ask every node which fedlib client it is: client index -> node id. Waits up to ``wait``
     seconds for ``num_clients`` nodes to connect; a federation of another size, a client index
     out of range or twice, or a node of another problem size is a ValueError before round 0."""
+    if not hasattr(grid, "get_node_ids"):
+        raise ValueError(f"grid: must be Flower's Grid of a ServerApp (with get_node_ids), got "
+                         f"{type(grid).__name__}")
     app, _, _ = _flwr()
     deadline = time.monotonic() + wait
     while len(list(grid.get_node_ids())) < num_clients and time.monotonic() < deadline:
@@ -596,3 +599,8 @@ def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads:
     if "results" not in results:
         raise RuntimeError("the Flower simulation ended without results (see Flower's log above)")
     return results["results"][0] if single else results["results"]
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -50,6 +50,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from ._validate import check_real
+
 __all__ = ["DRAWS", "MINIBATCH", "drop_threshold", "dropout_bits", "dropout_keep", "minibatch_positions",
            "step_draws", "stream_keys", "threefry2x32", "words"]
 
@@ -125,12 +127,14 @@ def threefry2x32(key: Sequence, counter: Sequence) -> tuple:
     broadcastable uint32 values, numpy ``uint32`` arrays or torch ``int64`` tensors (holding
     values in [0, 2^32); Python ints are allowed as keys). Returns the pair of output words, of
     the counter's kind."""
+    if len(key) != 2 or len(counter) != 2:
+        raise ValueError(f"key, counter: each must be a pair of words, got {len(key)} and {len(counter)}")
     if isinstance(counter[0], torch.Tensor) or isinstance(counter[1], torch.Tensor):
         return _threefry_torch(*key, *counter)
     return _threefry_np(*key, *counter)
 
 
-def stream_keys(seed: int, clients, round: int, step: int, stream: int) -> tuple:
+def stream_keys(seed: int, clients: np.ndarray | torch.Tensor, round: int, step: int, stream: int) -> tuple:
     """The keys (pair of [S] words) of stream ``stream`` of ``clients`` [S] (a numpy array, or an
     int64 tensor on the device the words are wanted on) at (round, step) under ``seed``. With a
     tensor ``clients``, ``round`` and ``step`` may be 0-d int64 tensors on its device (a captured
@@ -165,7 +169,8 @@ def words(keys: tuple, n: int) -> np.ndarray | torch.Tensor:
     return np.stack([x0, x1], axis=2).reshape(len(k0), 2 * q)[:, :n]
 
 
-def minibatch_positions(seed: int, clients, sizes, round: int, step: int, batch: int,
+def minibatch_positions(seed: int, clients: np.ndarray | torch.Tensor, sizes: np.ndarray | torch.Tensor,
+                        round: int, step: int, batch: int,
                         width: int | None = None):
     """Positions [S, B] into each client's own data of its minibatch at (round, step), and the
     number m = min(B, n_i) [S] of real samples (see the module docstring). ``clients`` and
@@ -239,10 +244,11 @@ def step_draws(seed: int, clients: torch.Tensor, sizes: torch.Tensor, round, ste
 
 def drop_threshold(p: float) -> int:
     """The 16-bit threshold of dropout probability ``p``: elements whose bits are below it drop."""
-    return int(round(float(p) * 65536))
+    return int(round(check_real("p", p, 0.0, 1.0) * 65536))
 
 
-def dropout_bits(seed: int, clients, round: int, step: int, layer: int, elements: int):
+def dropout_bits(seed: int, clients: np.ndarray | torch.Tensor, round: int, step: int, layer: int,
+                 elements: int):
     """The 16-bit values [S, elements] (int64 tensors, or int32 arrays for numpy ``clients``) of
     dropout call ``layer`` of ``clients`` at (round, step): an element is kept when its value is
     >= :func:`drop_threshold` of the layer's p (see the module docstring)."""
@@ -255,7 +261,8 @@ def dropout_bits(seed: int, clients, round: int, step: int, layer: int, elements
     return halves.reshape(w.shape[0], -1)[:, :elements]
 
 
-def dropout_keep(seed: int, clients, round: int, step: int, layer: int, elements: int, p: float):
+def dropout_keep(seed: int, clients: np.ndarray | torch.Tensor, round: int, step: int, layer: int,
+                 elements: int, p: float):
     """Keep flags [S, elements] (bool; numpy for numpy ``clients``, else torch on their device) of
     dropout call ``layer`` with probability ``p``: ``dropout_bits(...) >= drop_threshold(p)``,
     computed from the generator's two output words without building the 16-bit values (element
@@ -277,3 +284,8 @@ def dropout_keep(seed: int, clients, round: int, step: int, layer: int, elements
         for j, (x, high) in enumerate(((x0, False), (x0, True), (x1, False), (x1, True))):
             np.greater_equal((x >> np.uint32(16)) if high else (x & low), t, out=part[:, :, j])
     return keep.reshape(len(k0), 4 * q)[:, :elements]
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

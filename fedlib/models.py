@@ -330,3 +330,8 @@ def spec_param_count(name: str, num_classes: int = 10) -> int:
     side = spec["image"] // 2 ** len(spec["convs"])
     dims = [chans[-1] * side * side, *spec["fcs"], num_classes]
     return total + sum(a * b + b for a, b in zip(dims[:-1], dims[1:], strict=True))
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

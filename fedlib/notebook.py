@@ -15,7 +15,7 @@ import pandas as pd
 
 from .analysis import require_ok
 from .config import ExperimentConfig
-from .paths import project_root
+from .paths import fedlib_project, project_root
 from .sweeps import sweep
 
 __all__ = ["NotebookRuns", "PROFILES", "RUN_METADATA", "check_parameters", "check_profile", "check_seeds",
@@ -58,9 +58,27 @@ def computing_off() -> bool:
 
 
 def store_path(notebook: str, profile: str, root: str | os.PathLike | None = None) -> Path:
-    """``<root>/results/<notebook>/<profile>`` (root: the project folder). The stores of the
-    ``quick`` profile are committed in git; the others are ignored caches."""
-    return Path(root or project_root()) / "results" / notebook / check_profile(profile)
+    """``<root>/results/<notebook>/<profile>`` (root: the project this fedlib was imported from,
+    whatever the working directory; for an installed package, the project above the working
+    directory). The stores of the ``quick`` profile are committed in git; the others are ignored
+    caches.
+
+    Raises:
+        ValueError: a profile that is not one of :data:`PROFILES`; a notebook name the project has
+            no notebook of (a misspelled name would otherwise be a new, empty store).
+    """
+    check_profile(profile)
+    if not isinstance(notebook, str) or not notebook or "/" in notebook or notebook.startswith("."):
+        raise ValueError(f"notebook: must be a notebook's name such as '02_fedsum_main', got {notebook!r}")
+    if root is not None and not isinstance(root, (str, os.PathLike)):
+        raise ValueError(f"root: must be a folder path or None, got {type(root).__name__} {root!r}")
+    project = fedlib_project()
+    if root is None and project is not None:
+        known = sorted(p.stem for p in (project / "notebooks").glob("[0-9]*.py"))
+        if known and notebook not in known:
+            raise ValueError(f"notebook: no notebook {notebook!r} in {project / 'notebooks'}; its notebooks: "
+                             f"{', '.join(known)}")
+    return Path(root or project or project_root()) / "results" / notebook / profile
 
 
 def notebook_store(notebook: str, profile: str, committed: bool = True) -> Path:
@@ -78,6 +96,10 @@ def notebook_defaults(notebook: str) -> dict:
     ``notebooks/<notebook>.ipynb`` (or its ``.py`` pair) of the project."""
     root = project_root(Path(__file__).parent)
     ipynb = root / "notebooks" / f"{notebook}.ipynb"
+    if not ipynb.exists() and not (root / "notebooks" / f"{notebook}.py").exists():
+        known = sorted(p.stem for p in (root / "notebooks").glob("[0-9]*.py"))
+        raise ValueError(f"notebook: no notebook {notebook!r} in {root / 'notebooks'}; its notebooks: "
+                         f"{', '.join(known) or '(none)'}")
     if ipynb.exists():
         cells = json.loads(ipynb.read_text())["cells"]
         src = next(("".join(c["source"]) for c in cells
@@ -176,6 +198,8 @@ def strip_run_metadata(path: str | os.PathLike) -> bool:
     a notebook twice, or on another machine, leaves the same bytes when its outputs are the same.
     Returns whether the file changed."""
     path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path: no such notebook file {path}")
     text, nb = _read_notebook(path)
     for key in RUN_METADATA:
         nb.get("metadata", {}).pop(key, None)
@@ -273,3 +297,8 @@ def notebook_runs(notebook: str, params: dict, out_dir: str = "") -> NotebookRun
     return NotebookRuns(notebook_output_dir(notebook, params, out_dir),
                         notebook_store(notebook, profile, committed=params.get("stand_in_rounds", 0) == 0),
                         int(params.get("workers", 1)), bool(params.get("progress", False)), notebook)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import torch
 
-from ._validate import check_int, check_real
+from ._validate import InputError, available_memory, check_int, check_real, problem_bytes
 
 __all__ = ["LeastSquares", "Problem", "Quadratic", "QuadraticForm", "focus_arbitrary_weights",
            "focus_toy_data", "stream_seed"]
@@ -107,7 +107,7 @@ class QuadraticForm(Problem):
     """
 
     def __init__(self, H: torch.Tensor, r: torch.Tensor, k: torch.Tensor, weights=None,
-                 sigma: float = 0.0, seed: int = 0, dtype=torch.float64, device="cpu"):
+                 sigma: float = 0.0, seed: int = 0, dtype: torch.dtype = torch.float64, device="cpu"):
         self.dtype, self.device = dtype, torch.device(device)
         self.H = torch.as_tensor(H, dtype=dtype, device=self.device)
         self.r = torch.as_tensor(r, dtype=dtype, device=self.device)
@@ -186,8 +186,8 @@ class Quadratic(QuadraticForm):
         seed: seed of the noise streams.
     """
 
-    def __init__(self, A, c, weights=None, sigma: float = 0.0, seed: int = 0,
-                 dtype=torch.float64, device="cpu"):
+    def __init__(self, A: np.ndarray | torch.Tensor, c: np.ndarray | torch.Tensor, weights=None,
+                 sigma: float = 0.0, seed: int = 0, dtype: torch.dtype = torch.float64, device="cpu"):
         A = torch.as_tensor(A, dtype=dtype)
         c = torch.as_tensor(c, dtype=dtype)
         if A.ndim != 3 or c.shape != A.shape[:2]:
@@ -215,8 +215,9 @@ class LeastSquares(QuadraticForm):
         sigma, seed: optional gradient noise as in :class:`QuadraticForm`.
     """
 
-    def __init__(self, A_rows, b_rows, client_of_row, normalized: bool = False, sigma: float = 0.0,
-                 seed: int = 0, dtype=torch.float64, device="cpu"):
+    def __init__(self, A_rows: np.ndarray | torch.Tensor, b_rows: np.ndarray | torch.Tensor,
+                 client_of_row: np.ndarray | torch.Tensor, normalized: bool = False, sigma: float = 0.0,
+                 seed: int = 0, dtype: torch.dtype = torch.float64, device="cpu"):
         A = torch.as_tensor(A_rows, dtype=dtype)
         b = torch.as_tensor(b_rows, dtype=dtype)
         owner = torch.as_tensor(np.asarray(client_of_row), dtype=torch.long)
@@ -261,7 +262,10 @@ def focus_toy_data(n: int = 8000, d: int = 50, num_clients: int = 16, seed: int 
     """
     n, d = check_int("n", n, 1), check_int("d", d, 1)
     check_int("num_clients", num_clients, 1, n)
-    rs = np.random.RandomState(check_int("seed", seed, 0))
+    if (need := problem_bytes("focus_toy", {"n": n, "d": d})) > (have := available_memory()):
+        raise InputError(f"n, d: the {n:,} x {d:,} toy needs about {need / 2**30:,.1f} GiB to build; this "
+                         f"machine has {have / 2**30:,.1f} GiB available")
+    rs = np.random.RandomState(check_int("seed", seed, 0, 2**32 - 1))
     u = rs.rand(n)
     A = np.diag((u + 1) / 2) @ rs.randn(n, d)
     x_o = rs.randn(d)
@@ -272,6 +276,15 @@ def focus_toy_data(n: int = 8000, d: int = 50, num_clients: int = 16, seed: int 
 def focus_arbitrary_weights(num_clients: int = 16, seed: int = 5) -> np.ndarray:
     """Sampling weights of the FOCUS toy's "arbitrary" participation:
     q = (u' + 0.01) / sum, u' ~ U(0, 1)^N from ``numpy.random.RandomState(5)``."""
-    u = np.random.RandomState(seed).rand(num_clients)
+    num_clients = check_int("num_clients", num_clients, 1)
+    if 24 * num_clients > (have := available_memory()):
+        raise InputError(f"num_clients: {num_clients:,} weights need more than the {have / 2**30:,.1f} GiB "
+                         "this machine has available")
+    u = np.random.RandomState(check_int("seed", seed, 0, 2**32 - 1)).rand(num_clients)
     return (u + 0.01) / (u + 0.01).sum()
 
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -1237,3 +1237,8 @@ def _epoch_steps(rng: np.random.Generator, local_epochs: Any, local_epochs_range
 
 _BUILTIN = frozenset(_KINDS)
 _document_kinds()
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_real
+from ._validate import check_int, check_real
 
 __all__ = ["Partition", "available", "build", "builder", "dirichlet", "dirichlet_prior", "iid",
            "majority_label", "one_class"]
@@ -73,7 +73,7 @@ def dirichlet(labels, num_clients: int, alpha: float, seed: int = 0, min_size: i
     until every client holds at least ``min_size`` samples, at most 1000 times. Smaller alpha
     gives more skewed clients."""
     labels, C = _check(labels, num_clients)
-    check_real("alpha", alpha, 0.0, low_open=True)
+    alpha = check_real("alpha", alpha, 0.0, low_open=True)
     if num_clients * min_size > len(labels):
         raise ValueError(f"min_size: {num_clients} clients x {min_size} exceeds {len(labels)} samples")
     rng = np.random.default_rng(seed)
@@ -98,7 +98,7 @@ def dirichlet_prior(labels, num_clients: int, alpha: float, seed: int = 0) -> Pa
     class from p_i restricted to the classes that still have unassigned samples (renormalised),
     then a random unassigned sample of that class."""
     labels, C = _check(labels, num_clients)
-    check_real("alpha", alpha, 0.0, low_open=True)
+    alpha = check_real("alpha", alpha, 0.0, low_open=True)
     rng = np.random.default_rng(seed)
     prior = np.bincount(labels, minlength=C) / len(labels)
     pools = [list(rng.permutation(np.flatnonzero(labels == c))) for c in range(C)]
@@ -190,9 +190,19 @@ def build(name: str, labels, num_clients: int, seed: int = 0, **kwargs) -> Parti
     if name not in _PARTITIONS:
         raise ValueError(f"partition: unknown partition {name!r}; known partitions: {', '.join(_PARTITIONS)}")
     fn = _PARTITIONS[name][0]
-    params = [p for p in inspect.signature(fn).parameters if p not in ("labels", "num_clients", "seed")]
+    sig = inspect.signature(fn).parameters
+    params = [p for p in sig if p not in ("labels", "num_clients", "seed")]
     unknown = sorted(set(kwargs) - set(params))
     if unknown:
         raise ValueError(f"{unknown[0]}: not an argument of partition {name!r}; its arguments: "
                          f"{', '.join(params) or '(none)'}")
+    missing = [p for p in params if sig[p].default is inspect.Parameter.empty and p not in kwargs]
+    if missing:
+        raise ValueError(f"{missing[0]}: partition {name!r} needs it (its arguments: {', '.join(params)})")
+    check_int("seed", seed, 0)
     return fn(labels, num_clients, seed=seed, **kwargs)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["output_dir", "project_root"]
+__all__ = ["fedlib_project", "output_dir", "project_root"]
 
 
 def project_root(start: str | os.PathLike | None = None) -> Path:
@@ -19,6 +19,16 @@ def project_root(start: str | os.PathLike | None = None) -> Path:
     return here
 
 
+def fedlib_project() -> Path | None:
+    """The project checkout this fedlib package was imported from (the folder holding its
+    ``pyproject.toml`` and ``notebooks/``), or None for an installed package: where its notebooks'
+    stores and the run cache are, whatever the working directory."""
+    here = Path(__file__).resolve().parent.parent
+    if (here / "pyproject.toml").is_file() and (here / "notebooks").is_dir():
+        return here
+    return None
+
+
 def output_dir(out_dir: str | os.PathLike) -> Path:
     """Resolve ``out_dir`` and create it. Relative paths are taken against ``$FEDLIB_OUT_ROOT``
     when set (``make test`` points it at a temporary folder, so re-running the notebooks under
@@ -28,3 +38,8 @@ def output_dir(out_dir: str | os.PathLike) -> Path:
         p = Path(os.environ.get("FEDLIB_OUT_ROOT") or project_root()) / p
     p.mkdir(parents=True, exist_ok=True)
     return p
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

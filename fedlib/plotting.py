@@ -4,6 +4,7 @@ saving figures (PNG + PDF) and tables (CSV + Markdown) into an output folder."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -48,7 +49,7 @@ METHOD_COLORS = {
 }
 
 
-def method_palette(labels) -> dict[str, tuple]:
+def method_palette(labels: Iterable[str]) -> dict[str, tuple]:
     """Label -> colour for ``labels``: a method of :data:`METHOD_COLORS` keeps its colour
     everywhere; a variant labelled after one (``"FedSUM-CR (exact rate sum)"``, ``"FedAU as in the
     authors' code"``) gets a lighter shade of it (the longest matching name); other labels get
@@ -233,3 +234,8 @@ def label_distribution_bubbles(ax: plt.Axes, counts: np.ndarray, title: str | No
     if title:
         ax.set_title(title)
     return ax
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -197,3 +197,8 @@ def _build(name: str, **kwargs) -> Problem:
             raise ValueError(f"{unknown[0]}: not an argument of problem {name!r}; its arguments: "
                              f"{', '.join(params)}")
     return fn(**kwargs)
+
+
+from ._validate import check_problem_memory, guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals(), before={"random_quadratic": lambda a: check_problem_memory("quadratic", a)})

@@ -764,3 +764,8 @@ def run_config(config: ExperimentConfig | Planned, device: str | None = None, pr
                            checkpoint=checkpoint, checkpoint_every=checkpoint_every, device=device, x0=x0,
                            round_offset=offset, engine=engine)
     return _run_plan(plan, progress)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -8,7 +8,8 @@ sub-folder named by :meth:`ExperimentConfig.key`::
     <key>/history.csv    every evaluated round (round, metrics, uplink, downlink, seconds, ...)
     <key>/meta.json      status (ok / diverged / error), error text or divergence round, versions,
                          git commit, arithmetic and replay anchor, wall time, date, rows, the
-                         history's columns and the content digests of the other files
+                         history's columns, the content digests of the other files and
+                         (``meta_digest``) the digest of its own other fields: every byte sealed
     <key>/params.npy     the final model, only when asked for (``save_params=True``)
 
 Entries are written into a temporary folder and renamed into place, so a worker killed mid-way
@@ -40,16 +41,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from . import arithmetic
+from . import algorithms, arithmetic
 from ._version import __version__
 from .config import ExperimentConfig, Planned
 from .data import DataNotFoundError
 from .fingerprint import config_fingerprint, stale_parts
-from .paths import project_root
+from .paths import fedlib_project, project_root
 from .runner import Result, run_config
 
 __all__ = ["CorruptEntry", "EditedEntry", "Entry", "SEALED_FILES", "Store", "TIMING_COLUMNS",
-           "digest_problems", "entry_digests", "run_cached"]
+           "META_SEAL", "digest_problems", "entry_digests", "meta_seal", "reseal", "run_cached", "write_meta"]
 
 
 #: history columns that measure time (they differ between two runs of the same config)
@@ -105,15 +106,58 @@ def entry_digests(folder: str | os.PathLike) -> dict[str, str]:
     return {name: _digest(d / name) for name in SEALED_FILES if (d / name).is_file()}
 
 
+#: the field of ``meta.json`` that seals meta.json itself: the digest of every other field
+META_SEAL = "meta_digest"
+
+
+def meta_seal(meta: dict) -> str:
+    """The content digest of an entry's ``meta`` (every field but :data:`META_SEAL` itself, as
+    canonical JSON: sorted keys, values as ``meta.json`` writes them), so that status, timings,
+    the code fingerprint and the file digests are sealed like the files they describe."""
+    body = {k: v for k, v in meta.items() if k != META_SEAL}
+    text = json.dumps(body, sort_keys=True, default=str, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _meta_text(meta: dict) -> str:
+    return json.dumps({**meta, META_SEAL: meta_seal(meta)}, indent=1, sort_keys=True, default=str) + "\n"
+
+
+def write_meta(folder: str | os.PathLike, meta: dict) -> None:
+    """Write ``meta`` as the ``meta.json`` of the entry ``folder``, sealed (:func:`meta_seal`),
+    atomically (a temporary file renamed into place). For code that changes an entry's meta after
+    it was stored (renewing its code fingerprint, sealing): the new fields are sealed in turn."""
+    d = Path(folder)
+    tmp = d / f".meta-{uuid.uuid4().hex[:8]}.json"
+    tmp.write_text(_meta_text(meta))
+    os.replace(tmp, d / "meta.json")
+
+
+def reseal(folder: str | os.PathLike) -> None:
+    """Re-seal the ``meta.json`` of the entry ``folder`` as it is now (its digest of itself; the
+    files' digests are left as they are, so an edited file is still caught)."""
+    d = Path(folder)
+    if not (d / "meta.json").is_file():
+        raise ValueError(f"folder: {d} is not a stored entry (no meta.json there)")
+    write_meta(d, json.loads((d / "meta.json").read_text()))
+
+
 def digest_problems(folder: str | os.PathLike, meta: dict) -> list[str]:
     """What differs between an entry's files and the digests sealed in its ``meta``: one line
-    per file edited, added or removed since it was stored; empty when they match (or when the
-    entry was never sealed: see :meth:`Store.seal`)."""
+    per file edited, added or removed since it was stored, and one if ``meta.json`` itself was
+    edited (:data:`META_SEAL`); empty when they match (or when the entry was never sealed, or
+    sealed before meta.json was: see :meth:`Store.seal`)."""
+    out = []
+    try:                                     # the file as it is on disk (``meta`` may be a copy in memory)
+        disk = json.loads((Path(folder) / "meta.json").read_text())
+    except (OSError, ValueError):
+        disk = meta
+    if isinstance(disk, dict) and META_SEAL in disk and disk[META_SEAL] != meta_seal(disk):
+        out.append("meta.json was edited (its content digest differs from the one sealed in it)")
     sealed = meta.get("digests")
     if not sealed:
-        return []
+        return out
     now = entry_digests(folder)
-    out = []
     for name in SEALED_FILES:
         if name in sealed and name not in now:
             out.append(f"{name} was removed")
@@ -122,6 +166,19 @@ def digest_problems(folder: str | os.PathLike, meta: dict) -> list[str]:
         elif name in now and now[name] != sealed[name]:
             out.append(f"{name} was edited (its content digest differs from the one sealed in meta.json)")
     return out
+
+
+def _portable(config: ExperimentConfig) -> ExperimentConfig:
+    """``config`` as its entry stores it: a recorded trace named by a path gets the file's
+    SHA-256 beside it (its key is the same: the key holds that digest, never the path), so that
+    the entry reads, and its key is checked, from any working directory and on machines without
+    the file; only computing the run again needs the file."""
+    args = dict(config.participation_args)
+    if config.participation == "recorded" and "path" in args and not args.get("sha256"):
+        from .traces import file_sha256
+        args["sha256"] = file_sha256(args["path"])
+        return config.replace(participation_args=args)
+    return config
 
 
 def _read_history(d: Path, meta: dict) -> pd.DataFrame:
@@ -271,7 +328,8 @@ class Store:
             warnings.warn(f"store: {kind} entry {e}; it is not loaded, and it is recomputed where "
                           "computing is allowed", RuntimeWarning, stacklevel=2)
             return None
-        parts = stale_parts(entry.meta.get("code"), config)
+        known = config.algorithm in algorithms.available()     # a user's class not imported: read as stored
+        parts = stale_parts(entry.meta.get("code"), config) if known else []
         if parts:
             names = {"algorithm": f"algorithm {config.algorithm!r}", "problem": f"problem {config.problem!r}"}
             what = " and ".join(names[p] for p in parts)
@@ -291,13 +349,14 @@ class Store:
         tmp.mkdir()
         try:
             hist = result.history if result is not None else pd.DataFrame({"round": []})
-            (tmp / "config.json").write_text(json.dumps(config.to_dict(), indent=1, sort_keys=True) + "\n")
+            (tmp / "config.json").write_text(json.dumps(_portable(config).to_dict(), indent=1, sort_keys=True)
+                                             + "\n")
             hist.to_csv(tmp / "history.csv", index=False)
             if save_params and result is not None:
                 np.save(tmp / "params.npy", result.params.detach().cpu().numpy(), allow_pickle=False)
             meta = {**meta, "rows": len(hist), "columns": [str(c) for c in hist.columns],
                     "digests": entry_digests(tmp)}
-            (tmp / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
+            (tmp / "meta.json").write_text(_meta_text(meta))
             final = self.path / key
             if final.exists():                      # a corrupt or stale entry being replaced
                 shutil.rmtree(final, ignore_errors=True)
@@ -405,7 +464,11 @@ class Store:
 
     def seal(self, keys: Iterable[str] | None = None, force: bool = False) -> dict[str, str]:
         """Record in each entry's meta.json the content digests of its files (and its history's
-        columns), so that later edits are caught when it is read (:class:`EditedEntry`).
+        columns) and of meta.json itself (:data:`META_SEAL`: status, timings, fingerprints), so
+        that later edits are caught when it is read (:class:`EditedEntry`).
+
+        Entries sealed before meta.json was (files' digests only) still read and verify; sealing
+        them again upgrades them (outcome ``sealed``).
 
         For entries stored before fedlib sealed them, and for entries that fedlib itself
         rewrote (a migration): nobody needs to hand-edit a digest. Idempotent: an entry already
@@ -435,20 +498,33 @@ class Store:
                 continue
             meta = {**entry.meta, "columns": [str(c) for c in entry.history.columns],
                     "digests": entry_digests(d)}
+            meta[META_SEAL] = meta_seal(meta)
             if meta == entry.meta:
                 out[key] = "unchanged"
                 continue
             self.require_writable(f"sealing entry {key}")
-            tmp = d / f".meta-{uuid.uuid4().hex[:8]}.json"
-            tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
-            os.replace(tmp, d / "meta.json")
+            write_meta(d, meta)
             out[key] = "sealed"
         return out
 
 
 def run_cached(config: ExperimentConfig, cache_dir: str | os.PathLike | None = None,
                progress: bool = False, device: str | None = None) -> Result:
-    """Run ``config`` or load it from a results store (default ``results/cache`` of the
-    project), keeping the final model: a thin layer over :class:`Store`."""
-    store = Store(cache_dir if cache_dir is not None else project_root() / "results" / "cache")
+    """Run ``config`` or load it from a results store (default ``results/cache`` of the project
+    this fedlib was imported from, whatever the working directory; for an installed package,
+    ``~/.cache/fedlib/runs``), keeping the final model: a thin layer over :class:`Store`."""
+    if not isinstance(config, ExperimentConfig):
+        raise ValueError(f"config: must be an ExperimentConfig, got {type(config).__name__} {config!r}")
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise ValueError(f"cache_dir: must be a folder path or None, got {type(cache_dir).__name__} "
+                         f"{cache_dir!r}")
+    config.validate()                                   # before the cache folder is made
+    project = fedlib_project()
+    default = project / "results" / "cache" if project is not None else Path("~/.cache/fedlib/runs")
+    store = Store(cache_dir if cache_dir is not None else default)
     return store.get_or_run(config, device=device, progress=progress, save_params=True)
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -430,7 +430,8 @@ def _check_missing(store: Store, todo: list[Planned], total: int, compute: bool)
         refused = [store.rejected[p.key] for p in todo if p.key in store.rejected]
         raise ValueError(f"store: {store.path} lacks {len(todo)} of {total} runs (first: "
                          f"{todo[0].key}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
-                         "compute them with the notebook's `make results` target"
+                         "compute them with fedlib.sweep(configs, store) where computing is on (a "
+                         "notebook's store: its `make results` target)"
                          + (f"; {len(refused)} of them are stored but were refused: {refused[0]}" if refused
                             else ""))
 
@@ -571,3 +572,8 @@ def load(store: str | os.PathLike | Store,
         configs = stored_configs(store.path if isinstance(store, Store) else store)
     return sweep(configs, store, progress=False, compute=False)
 
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -512,3 +512,8 @@ class Neural(Problem):
                 **({"test_eval_size": self.test_eval_size} if self.test_eval_size is not None else {}),
                 **getattr(self, "names_spec", {})}
 
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -215,3 +215,8 @@ def calibrated_rates(lr: float, schedule: Schedule, methods: tuple[str, ...] = C
         own = schedules.get(m, schedule)
         out[m] = float(lr) if same else float(lr * ref / step_factors(m, own, **kwargs).mean())
     return out
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -313,6 +313,8 @@ def write_synthetic_stunner(path: str | os.PathLike, records: int = 40, seed: in
     :func:`read_stunner` skips), each a walk of sessions and gaps of 10 minutes to 6 hours whose
     chance of being online follows the device's local hour (about 45% by day, 15% at night), time
     zones of UTC-5 to UTC+8, starts on UTC midnights of 2014. Seeded by ``seed``; returns the path."""
+    if Path(path).is_dir():
+        raise ValueError(f"path: {path} is a folder; expected the file to write")
     for name, value, low in (("records", records, 1), ("partial", partial, 0), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"{name}: must be an integer >= {low}, got {value!r}")
@@ -338,3 +340,8 @@ def write_synthetic_stunner(path: str | os.PathLike, records: int = 40, seed: in
         lines.append(f"synthetic/{i:04d} {int(states[0])} {start} {tz} " + " ".join(map(str, durations)))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -4,7 +4,6 @@ arithmetic allows (exact on the same kernels, the replay anchor across CPUs).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import warnings
@@ -16,7 +15,7 @@ import torch
 
 from . import arithmetic
 from .runner import Result, run_config
-from .store import TIMING_COLUMNS, CorruptEntry, Entry, Store, digest_problems
+from .store import TIMING_COLUMNS, CorruptEntry, Entry, Store, digest_problems, write_meta
 
 __all__ = ['VerifyReport', 'renew_fingerprints', 'stored_arithmetic', 'verify']
 
@@ -399,6 +398,9 @@ def _write_renewal(entry: Entry, record: dict) -> None:
         "date": pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"), "git_commit": _git_commit(),
         "from": old, "to": new, **record}]
     meta["code"] = new
-    tmp = entry.path / f".meta-{os.getpid()}.json"
-    tmp.write_text(json.dumps(meta, indent=1, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, entry.path / "meta.json")
+    write_meta(entry.path, meta)                # sealed again, the renewal with it
+
+
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -327,6 +327,71 @@ CASES = [
      r"path: .*trace\.csv is not an executed notebook"),
 ]
 
+# Issue 51's third trial, its remaining cases by class. Late: values that passed validate, then
+# stored an error entry; now refused before any run of the sweep (the harness checks that the
+# store holds no entry). Silent: accepted and computed wrong. Crash: a raw TypeError /
+# AttributeError / MemoryError / numpy error. Confusing: an error (or a new empty store) that
+# points elsewhere.
+LATE = [
+    ("late: more clients than digits", lambda t: _sweep(problem="digits_cnn", problem_args={"num_clients": 5000}),
+     ValueError, r"configs\[1\]\.problem_args\.num_clients: must be an integer in 1\.\.1437 \(dataset 'digits' "
+     r"has 1437 training samples"),
+    ("late: problem beyond memory", lambda t: _sweep(problem_args={"num_clients": 4, "dim": 10**5}), ValueError,
+     r"configs\[1\]\.problem_args: problem 'quadratic' with .*'dim': 100000.* needs about 1,192\.1 GiB of memory "
+     r"to build; this machine has .* GiB available"),
+    ("late: flat x_train", lambda t: _sweep(**_mnist_run(t, x_train=np.zeros((200, 784), np.uint8))), ValueError,
+     r"configs\[1\]\.problem_args\.dataset: dataset 'mnist', train split: images of shape \(200, 784\); "
+     r"expected \[n, 1, 28, 28\] or \[n, 28, 28\]"),
+    ("late: labels 10..19", lambda t: _sweep(**_mnist_run(t, y_train=np.arange(200) % 10 + 10)), ValueError,
+     r"configs\[1\]\.problem_args\.dataset: dataset 'mnist', train split: labels must lie in 0\.\.9 "
+     r"\(info\.classes 10\); label 10 at index 0"),
+    ("late: labels -1..8", lambda t: _sweep(**_mnist_run(t, y_train=np.arange(200) % 10 - 1)), ValueError,
+     r"configs\[1\]\.problem_args\.dataset: dataset 'mnist', train split: .*label -1 at index 0"),
+    ("late: more clients than a file's samples", lambda t: _sweep(**_mnist_run(t, num_clients=201)), ValueError,
+     r"configs\[1\]\.problem_args\.num_clients: must be an integer in 1\.\.200 \(dataset 'mnist'"),
+]
+SILENT = [
+    ("silent: pixels already in [0, 1]", lambda t: _sweep(**_mnist_run(
+        t, x_train=np.random.default_rng(0).random((200, 28, 28)).astype(np.float32))), ValueError,
+     r"configs\[1\]\.problem_args\.dataset: dataset 'mnist', train split: pixels are floats in .*already "
+     r"scaled to \[0, 1\]; fedlib scales 0\.\.255 pixels by 1/255 itself"),
+    ("silent: 100 labels for 200 images", lambda t: data.load("mnist", data_root=_mnist_root(
+        t, y_train=np.arange(100) % 10)), ValueError,
+     r"dataset 'mnist', train split: labels of shape \(100,\); expected one per image, \[200\]"),
+    ("silent: misspelled notebook", lambda t: notebook.store_path("02_fedsum_mian", "quick"), ValueError,
+     r"notebook: no notebook '02_fedsum_mian' in .*notebooks; its notebooks: 01_participation_delays, "),
+]
+CRASH = [
+    ("crash: device gpu", lambda t: fedlib.sweep([BASE], Path("s"), progress=False, device="gpu"), ValueError,
+     r"device: must be a torch device such as 'cpu' or 'cuda', got 'gpu'"),
+    ("crash: run_config None", lambda t: fedlib.run_config(None), ValueError,
+     r"config: must be an ExperimentConfig or a Planned \(argument of runner\.run_config\), got NoneType None"),
+    ("crash: load a number", lambda t: fedlib.load(5), ValueError, r"store: must be a string or a path or a Store"),
+    ("crash: verify None", lambda t: fedlib.verify(None), ValueError, r"entry: must be "),
+    ("crash: Dirichlet without alpha", lambda t: problems.neural(dataset="digits", num_clients=5), ValueError,
+     r"alpha: partition 'dirichlet' needs it"),
+    ("crash: dropout p NaN", lambda t: __import__("fedlib.keyed").keyed.drop_threshold(float("nan")), ValueError,
+     r"p: must be a finite number >= 0 and <= 1, got nan"),
+    ("crash: focus toy beyond memory", lambda t: __import__("fedlib.objectives").objectives.focus_toy_data(n=10**7),
+     ValueError, r"n, d: the 10,000,000 x 50 toy needs about 7.*GiB to build"),
+    ("crash: Quadratic of None", lambda t: __import__("fedlib.objectives").objectives.Quadratic(None, None),
+     ValueError, r"A: must be an array \(or list\) of numbers \(argument of objectives\.Quadratic\), got NoneType None"),
+    ("crash: palette of None", lambda t: __import__("fedlib.plotting").plotting.method_palette(None), ValueError,
+     r"labels: must be an iterable"),
+    ("crash: grid of None", lambda t: fedlib.grid(None), ValueError, r"base: must be an ExperimentConfig"),
+    ("crash: notebook defaults of a typo", lambda t: notebook.notebook_defaults("01_participation"), ValueError,
+     r"notebook: no notebook '01_participation' in "),
+    ("crash: reseal a folder without meta", lambda t: __import__("fedlib.store").store.reseal(t), ValueError,
+     r"folder: .* is not a stored entry \(no meta\.json there\)"),
+]
+CONFUSING = [
+    ("confusing: unknown algorithm when computing", lambda t: _sweep(algorithm="my_fedadam"), ValueError,
+     r"configs\[1\]\.algorithm: unknown algorithm 'my_fedadam'; known: .*\(a user's Algorithm class must be "
+     r"imported and registered \(fedlib\.algorithms\.register\) before its runs are computed; its stored runs "
+     r"read without it\)"),
+]
+CASES += LATE + SILENT + CRASH + CONFUSING
+
 
 def _npz(tmp: Path) -> Path:
     f = tmp / "store" / "x.npz"                      # under an input folder the catalogue allows
@@ -388,6 +453,23 @@ def _csv(tmp: Path, text: str) -> Path:
     f.parent.mkdir(exist_ok=True)
     f.write_text(text)
     return f
+
+
+def _mnist_root(tmp: Path, **arrays) -> Path:
+    """A user's mnist.npz (Keras layout, 200 + 50 images) with ``arrays`` replaced, in an input
+    folder the catalogue allows."""
+    d = tmp / "store"
+    d.mkdir(exist_ok=True)
+    z = {"x_train": np.random.default_rng(0).integers(0, 256, (200, 28, 28)).astype(np.uint8),
+         "y_train": np.arange(200) % 10, "x_test": np.zeros((50, 28, 28), np.uint8), "y_test": np.arange(50) % 10}
+    np.savez(d / "mnist.npz", **{**z, **arrays})
+    return d
+
+
+def _mnist_run(tmp: Path, num_clients: int = 5, **arrays) -> dict:
+    """The changes to ``BASE`` that train on :func:`_mnist_root`'s file."""
+    return {"problem": "neural", "problem_args": {"dataset": "mnist", "num_clients": num_clients, "alpha": 1.0,
+                                                  "data_root": str(_mnist_root(tmp, **arrays))}}
 
 
 def _sweep(**changes):
@@ -568,3 +650,61 @@ def test_strip_refuses_a_py_source_and_a_broken_notebook_before_rewriting_any(tm
         assert re.search(rf"error: notebooks: .*{says}", capsys.readouterr().err)
         assert {p: p.read_bytes() for p in before} == before               # refused before any rewrite
     assert main(["strip", str(good)]) == 0 and good.read_bytes() != before[good]   # the good one alone strips
+
+
+# ------------------------------------------------------------------------------ stores read anywhere
+def test_a_store_with_a_relative_trace_reads_from_another_directory(tmp_path, monkeypatch, capsys):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    traces.write_synthetic_stunner(tmp_path / "a" / "trace.txt", records=6)
+    monkeypatch.chdir(tmp_path / "a")
+    c = BASE.replace(participation="recorded", participation_args={"path": "trace.txt"})
+    with pytest.warns(RuntimeWarning):                       # (the synthetic week may leave rounds idle)
+        fedlib.sweep([c], "store", progress=False)
+    key = c.key()
+    monkeypatch.chdir(tmp_path / "b")                        # elsewhere: the path means nothing here
+    got = fedlib.load(tmp_path / "a" / "store")
+    assert got["key"].unique().tolist() == [key] and got["status"].eq("ok").all()
+    entry = next((tmp_path / "a" / "store").glob("fedavg-*"))
+    stored = __import__("json").loads((entry / "config.json").read_text())["participation_args"]
+    assert stored["path"] == "trace.txt" and len(stored["sha256"]) == 64   # named by its content too
+    from fedlib.__main__ import main  # replaying needs the file: not checkable here
+    assert main(["verify", str(tmp_path / "a" / "store")]) == 0
+    assert "1 not checkable here; 0 differ" in capsys.readouterr().out
+
+
+def test_a_user_algorithms_store_reads_without_its_class_and_computes_only_with_it(tmp_path):
+    class MyAveraging(Algorithm):
+        name = "my_averaging_for_the_catalogue"
+
+        def round(self, x, r):
+            return x
+    register(MyAveraging)
+    c = BASE.replace(algorithm="my_averaging_for_the_catalogue")
+    try:
+        fedlib.sweep([c], tmp_path / "s", progress=False)
+    finally:
+        algorithms.base._REGISTRY.pop("my_averaging_for_the_catalogue", None)   # a new session: not imported
+    got = fedlib.load(tmp_path / "s")                                           # its frame, without the class
+    assert got["key"].unique().tolist() == [c.key()] and got["status"].eq("ok").all()
+    with pytest.raises(ValueError, match=r"^configs\[0\]\.algorithm: unknown algorithm "
+                                         r"'my_averaging_for_the_catalogue'.*fedlib\.algorithms\.register"):
+        fedlib.sweep([c.replace(seed=1)], tmp_path / "s", progress=False)       # computing needs it
+    assert len(list((tmp_path / "s").glob("my_averaging*"))) == 1
+
+
+def test_notebook_stores_are_the_projects_whatever_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert notebook.store_path("02_fedsum_main", "quick") == ROOT / "results" / "02_fedsum_main" / "quick"
+    assert notebook.store_path("anything", "quick", root=tmp_path) == tmp_path / "results" / "anything" / "quick"
+    assert not (tmp_path / "results").exists()
+
+
+def test_late_inputs_of_a_user_file_also_stop_data_load(tmp_path):
+    floats = np.random.default_rng(0).random((200, 28, 28)).astype(np.float32)
+    with pytest.raises(ValueError, match=r"already scaled to \[0, 1\]"):
+        data.load("mnist", data_root=_mnist_root(tmp_path, x_train=floats))
+    good = data.load("mnist", data_root=_mnist_root(tmp_path))                 # uint8 0..255: as before
+    assert good.train[0].shape == (200, 1, 28, 28) and float(good.train[0].std()) > 0.5
+    as_255 = data.load("mnist", data_root=_mnist_root(tmp_path, x_train=floats * 255))   # floats 0..255 too
+    assert float(as_255.train[0].std()) > 0.5

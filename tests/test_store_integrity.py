@@ -12,7 +12,7 @@ import pytest
 import fedlib
 from fedlib import ExperimentConfig, config, participation
 from fedlib.__main__ import main
-from fedlib.store import CorruptEntry, EditedEntry, Store
+from fedlib.store import META_SEAL, CorruptEntry, EditedEntry, Store, meta_seal, write_meta
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,6 +30,7 @@ def _stored(tmp_path, n=2):
 def _unseal(entry_path: Path, keep_columns: bool = True):
     meta = json.loads((entry_path / "meta.json").read_text())
     meta.pop("digests")
+    meta.pop(META_SEAL, None)                                     # an older fedlib sealed no meta.json
     if not keep_columns:
         meta.pop("columns")
     (entry_path / "meta.json").write_text(json.dumps(meta))
@@ -132,6 +133,35 @@ def test_sealing_is_idempotent_and_refuses_edited_entries_without_force(tmp_path
     assert main(["seal", str(tmp_path), "--force"]) == 0
     assert "1 sealed, 1 already sealed, 0 edited" in capsys.readouterr().out
     assert st.read(cs[1].key()).history["loss"].iloc[0] == pytest.approx(e.history["loss"].iloc[0] + 1)
+
+
+def test_meta_json_is_sealed_and_entries_of_the_older_seal_still_read_until_resealed(tmp_path, capsys):
+    st, cs = _stored(tmp_path, 2)
+    e = st.get(cs[0])
+    assert e.meta[META_SEAL] == meta_seal(e.meta)                 # status, timings, code: all sealed
+    meta = json.loads((e.path / "meta.json").read_text())
+    meta["wall_seconds"] = 0.001                                  # a faster run, typed in
+    (e.path / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    with pytest.raises(EditedEntry, match=r"meta.json was edited"):
+        st.read(e.path.name)
+    rep = fedlib.verify(e.path)
+    assert rep.failed and rep.check == "digest" and "meta.json was edited" in str(rep)
+    assert st.seal()[cs[0].key()].startswith("edited: meta.json was edited")   # refused without --force
+    # an entry sealed by the older scheme (files' digests, no digest of meta.json) reads and verifies
+    old = st.get(cs[1]).path
+    meta = json.loads((old / "meta.json").read_text())
+    meta.pop(META_SEAL)
+    (old / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    assert st.read(cs[1].key()).status == "ok" and fedlib.verify(old).ok
+    assert st.seal([cs[1].key()]) == {cs[1].key(): "sealed"}    # ... and sealing upgrades it
+    assert json.loads((old / "meta.json").read_text())[META_SEAL] == meta_seal(meta)
+    assert st.seal([cs[1].key()]) == {cs[1].key(): "unchanged"}
+    # code that changes a meta after it was stored re-seals it (as renew_fingerprints does)
+    meta = json.loads((old / "meta.json").read_text())
+    write_meta(old, {**meta, "renewed": [{"from": "a", "to": "b"}]})
+    assert st.read(cs[1].key()).meta["renewed"] == [{"from": "a", "to": "b"}]
+    assert main(["seal", str(tmp_path), "--force"]) == 0
+    assert st.read(cs[0].key()).meta["wall_seconds"] == 0.001              # resealed as it is, by request
 
 
 def test_verify_replays_a_whole_run(tmp_path, capsys):

@@ -117,3 +117,8 @@ class WaitFull(WaitMinibatch):
 
 
 __all__ = ["AmplifiedFedAvg", "AmplifiedOptions", "WaitFull", "WaitMinibatch", "WaitOptions"]
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

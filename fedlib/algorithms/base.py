@@ -329,3 +329,8 @@ lr_schedules: dict[str, Callable[[float, int], float]] = {
     "constant": _constant,
     "fedsum_sqrt": _fedsum_sqrt,
 }
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

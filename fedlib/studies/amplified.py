@@ -562,3 +562,8 @@ def main(argv: list[str] | None = None) -> None:
                                 keep_params=keep_params))
     best = setup.compute_in_order(compute, args.seeds)
     print("rates picked: " + "; ".join(f"{m}: {r:g}" for m, r in best.items()), flush=True)
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -12,10 +12,11 @@ A user adds a study with :func:`register_study` and finds one with :func:`get`."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..claims import ClaimRow
@@ -51,6 +52,21 @@ class Frames:
     key: Callable[[int, str], tuple] | None = None
 
     def __post_init__(self):
+        from .._validate import InputError
+        if not isinstance(self.summary, pd.DataFrame):
+            raise InputError(f"summary: must be a pandas DataFrame (fedlib.claims.tidy), got "
+                             f"{type(self.summary).__name__}")
+        if not isinstance(self.curves, Mapping):
+            raise InputError(f"curves: must be a mapping of run index to curve, got "
+                             f"{type(self.curves).__name__}")
+        for name in ("seeds", "methods", "prefix"):
+            v = getattr(self, name)
+            if isinstance(v, (str, bytes)) or not isinstance(v, Iterable):
+                raise InputError(f"{name}: must be a sequence, got {type(v).__name__} {v!r}")
+        for name in ("eval_every", "per_round"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise InputError(f"{name}: must be an integer >= 1, got {v!r}")
         object.__setattr__(self, "seeds", tuple(self.seeds))
         if not self.seeds:
             raise ValueError("seeds: no seed to compare")
@@ -130,3 +146,8 @@ def get(name: str) -> Study:
 def names() -> tuple[str, ...]:
     """The registered studies' names, in the order they were registered."""
     return tuple(_STUDIES)
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -88,3 +88,8 @@ class Toy:
         p, steps = (self.p_up, np.full(n, 5)) if source == "communication" else (np.ones(n), self.tau)
         w = theory.expected_weights(method, p, steps, eta, self.d, seed=self.seed)
         return float(np.linalg.norm(theory.fixed_point_static(self.A, self.c, w, steps, eta) - self.x_star))
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

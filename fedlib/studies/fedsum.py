@@ -752,3 +752,8 @@ def delay_patterns(num_clients: int, per_round: int) -> dict[str, dict]:
         "Markov (FedAU)": dict(kind="markov", args={"p": delta, "on_rate": 0.05}, formula="none in the paper",
                                bound=lambda T: float("nan")),
     }
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())

@@ -119,3 +119,8 @@ def algorithms(names: Sequence[str], star: bool = False) -> dict[str, str]:
     """Label -> algorithm of the methods ``names`` run with their algorithm's default options (a
     toy problem, an ablation); ``star`` marks each label with ``*`` (not in the paper's figure)."""
     return {method(n).label + ("*" if star else ""): method(n).algorithm for n in names}
+
+
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())
