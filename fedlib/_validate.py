@@ -278,6 +278,19 @@ def check_device(name: str, value: Any) -> Any:
     return value
 
 
+
+def check_new_name(what: str, name: object, builtin, registered: dict, replace: bool) -> None:
+    """A name a user registers (a dataset, a participation kind: ``what``): an identifier, not a
+    built-in's, and not registered already unless ``replace`` (``registered`` maps names to
+    entries with a ``module``). One ValueError naming ``name`` else."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name: a {what}'s name must be an identifier, got {name!r}")
+    if name in builtin:
+        raise ValueError(f"name: {what} {name!r} is a built-in {what}; choose another name")
+    if name in registered and not replace:
+        raise ValueError(f"name: {what} {name!r} is already registered (by {registered[name].module}); pass "
+                         "replace=True to replace it")
+
 def own_error(e: BaseException) -> bool:
     """Whether fedlib raised ``e`` on purpose: an exception class of fedlib's (:class:`InputError`,
     ``DataNotFoundError``, ``CorruptEntry``, ...) or a ValueError whose ``raise`` is in fedlib's

@@ -37,8 +37,24 @@ CHECKPOINT_EVERY = 200
 PROBE_ROUNDS = 3
 
 
+class _RunsLeft:
+    """What a report of runs left (:attr:`left`: config and estimated seconds, NaN unmeasured) sums."""
+
+    left: list
+
+    @property
+    def left_minutes(self) -> float:
+        """Estimated device-minutes of the runs left whose pace is measured (see :attr:`unmeasured`)."""
+        return sum(s for _, s in self.left if s == s) / 60.0
+
+    @property
+    def unmeasured(self) -> int:
+        """Runs left whose setting no run has measured yet (no estimate)."""
+        return sum(1 for _, s in self.left if s != s)
+
+
 @dataclass
-class CampaignReport:
+class CampaignReport(_RunsLeft):
     """What a campaign call did.
 
     Attributes:
@@ -57,16 +73,6 @@ class CampaignReport:
     budget_s: float = 0.0
     stopped: str = "done"
     notebooks: list[NotebookReport] = field(default_factory=list)
-
-    @property
-    def left_minutes(self) -> float:
-        """Estimated device-minutes of the runs left whose pace is measured (see :attr:`unmeasured`)."""
-        return sum(s for _, s in self.left if s == s) / 60.0
-
-    @property
-    def unmeasured(self) -> int:
-        """Runs left whose setting no run has measured yet (no estimate)."""
-        return sum(1 for _, s in self.left if s != s)
 
     def __str__(self) -> str:
         head = (f"campaign: {len(self.computed)} run(s) computed in {self.seconds / 60:.1f} of "
@@ -126,7 +132,7 @@ class Incomplete(ValueError):
 
 
 @dataclass
-class NotebookReport:
+class NotebookReport(_RunsLeft):
     """One notebook's part of a campaign call.
 
     Attributes:
@@ -147,16 +153,6 @@ class NotebookReport:
     left: list[tuple[ExperimentConfig, float]] = field(default_factory=list)
     unlisted: bool = False
     missing: list[str] = field(default_factory=list)
-
-    @property
-    def left_minutes(self) -> float:
-        """Estimated device-minutes of the runs left whose pace is measured."""
-        return sum(s for _, s in self.left if s == s) / 60.0
-
-    @property
-    def unmeasured(self) -> int:
-        """Runs left whose setting no run has measured yet (no estimate)."""
-        return sum(1 for _, s in self.left if s != s)
 
     def __str__(self) -> str:
         if not self.left and not self.unlisted:

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validate import InputError, check_problem_memory
+from ._validate import InputError, check_new_name, check_problem_memory
 
 __all__ = ["SYSTEM_FOLDERS", "DataNotFoundError", "Dataset", "DatasetInfo", "DatasetSpec", "available",
            "check_files", "data_roots", "get_dataset", "info", "load", "register_dataset", "synthetic_like"]
@@ -450,13 +450,7 @@ def register_dataset(name: str, loader: Callable[[Path], dict | None], *, info: 
         ValueError: a bad name, a clash, a loader that is not callable, an info that is not a
             :class:`DatasetInfo`.
     """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"name: a dataset's name must be an identifier, got {name!r}")
-    if name in _BUILTIN:
-        raise ValueError(f"name: dataset {name!r} is a built-in dataset; choose another name")
-    if name in _DATASETS and not replace:
-        raise ValueError(f"name: dataset {name!r} is already registered (by {_DATASETS[name].module}); pass "
-                         "replace=True to replace it")
+    check_new_name("dataset", name, _BUILTIN, _DATASETS, replace)
     if not callable(loader):
         raise ValueError(f"loader: dataset {name!r} needs a function root -> {{'train': (x, y), "
                          f"'test': (x, y)}}, got {loader!r}")

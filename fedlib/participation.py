@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import broadcast_rows, check_int, check_probs, jsonable, prob_matrix
+from ._validate import broadcast_rows, check_int, check_new_name, check_probs, jsonable, prob_matrix
 from .traces import FORMATS, RULES, file_sha256
 
 __all__ = ["COMMON_ARGS", "REQUIRED", "TYPES", "Arg", "Draw", "Kind", "Schedule", "arguments", "available",
@@ -484,13 +484,7 @@ def register_kind(name: str, builder: Callable[..., Draw | np.ndarray], *, descr
     Raises:
         ValueError: a bad name, a clash, or arguments that do not match the builder.
     """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"name: a participation kind's name must be an identifier, got {name!r}")
-    if name in _BUILTIN:
-        raise ValueError(f"name: participation kind {name!r} is a built-in kind; choose another name")
-    if name in _KINDS and not replace:
-        raise ValueError(f"name: participation kind {name!r} is already registered (by "
-                         f"{_KINDS[name].module}); pass replace=True to replace it")
+    check_new_name("participation kind", name, _BUILTIN, _KINDS, replace)
     if not isinstance(description, str) or not description.strip():
         raise ValueError(f"description: kind {name!r} needs a one-line description, got {description!r}")
     spec = Kind(name, builder, description, _declared(name, builder, args), bool(draws), key)

@@ -11,6 +11,7 @@ file runs in about a minute); the catalogue of named cases is tests/test_bad_inp
 import importlib
 import inspect
 import os
+import traceback
 import warnings
 from pathlib import Path
 
@@ -86,12 +87,9 @@ def fedlibs_own(e: BaseException) -> bool:
     in fedlib's code (not a ValueError from inside numpy or torch that fedlib let through)."""
     if isinstance(e, (fedlib.InputError, DataNotFoundError, CorruptEntry)):
         return True
-    if not isinstance(e, ValueError) or ": " not in str(e):
-        return False
-    tb = e.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb is not None and tb.tb_frame.f_code.co_filename.startswith(FEDLIB_DIR)
+    frames = traceback.extract_tb(e.__traceback__)       # where it was raised: the last frame
+    return (isinstance(e, ValueError) and ": " in str(e) and bool(frames)
+            and frames[-1].filename.startswith(FEDLIB_DIR))
 
 
 @pytest.fixture(scope="module")

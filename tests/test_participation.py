@@ -434,7 +434,7 @@ def test_registering_a_kind_refuses_clashes_and_mismatched_arguments(own_kind):
     with pytest.raises(ValueError, match=r"^name: participation kind 'alternating_test' is already "
                                          r"registered \(by tests\.test_participation\); pass replace=True"):
         participation.register_kind(own_kind, fn, description="again", args=args)
-    with pytest.raises(ValueError, match=r"^name: participation kind 'uniform' is a built-in kind"):
+    with pytest.raises(ValueError, match=r"^name: participation kind 'uniform' is a built-in participation"):
         participation.register_kind("uniform", fn, description="mine", args=args, replace=True)
     replaced = participation.register_kind(own_kind, fn, description="all of them", args=args, replace=True)
     assert participation.build(own_kind, 3, 2).active.sum() == 6 and replaced.description == "all of them"
