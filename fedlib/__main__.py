@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from pathlib import Path
 
@@ -172,7 +173,7 @@ def _verify(parser: argparse.ArgumentParser, path: Path, sample: int | None, see
             importlib.import_module(module)
         except ImportError as e:
             parser.error(f"--import: cannot import {module!r} ({e})")
-    counts = {"exact": 0, "cross-cpu": 0, "unchecked": 0, "failed": 0, "unknown": 0, "stale": 0}
+    counts = {"exact": 0, "cross-cpu": 0, "unchecked": 0, "failed": 0, "unknown": 0, "stale": 0, "error": 0}
     for t in tqdm(targets, desc="verify", unit="entry", disable=len(targets) < 2):
         counts[_verify_entry(t, rounds)] += 1
     ok = counts["exact"] + counts["cross-cpu"]
@@ -180,7 +181,9 @@ def _verify(parser: argparse.ArgumentParser, path: Path, sample: int | None, see
           f"{counts['cross-cpu']} by the cross-CPU check); {counts['unchecked']} not checkable here; "
           f"{counts['failed']} differ; {counts['stale']} differ after a change of their code; "
           f"{counts['unknown']} cannot be replayed without --import (their algorithm or problem is not "
-          "registered here)")
+          "registered here)"
+          + (f"; {counts['error']} are failed runs (stored with status error): nothing to verify"
+             if counts["error"] else ""))
     return 1 if counts["failed"] or counts["stale"] or counts["unknown"] else 0     # 0: all verified
 
 
@@ -203,7 +206,14 @@ def _targets(parser: argparse.ArgumentParser, path: Path, sample: int | None, se
 
 def _verify_entry(t: Path, rounds: int | str | None) -> str:
     """Replay one entry and write its line; returns what it counts as (``exact``, ``cross-cpu``,
-    ``unchecked``, ``failed``, ``stale`` or ``unknown``)."""
+    ``unchecked``, ``failed``, ``stale``, ``unknown``, or ``error``: a failed run, nothing to replay)."""
+    try:
+        status = json.loads((t / "meta.json").read_text()).get("status")
+    except (OSError, ValueError, AttributeError):
+        status = None                              # verify() names what is wrong with the entry
+    if status == "error":
+        tqdm.write(f"skip {t.name}: a failed run (stored with status error): nothing to verify")
+        return "error"
     try:
         rep = verify(t, rounds=rounds)
     except ValueError as e:

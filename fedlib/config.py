@@ -78,6 +78,16 @@ def _parameters(fn, skip: tuple = ()) -> dict[str, inspect.Parameter]:
             if k not in skip and v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
 
 
+def _focus_toy_data():
+    from .objectives import focus_toy_data
+    return focus_toy_data
+
+
+# built-in problems whose builder passes its other keywords on (``**kw``), and the function that
+# receives them: their names are checked against that function's parameters
+_FORWARDS = {"focus_toy": _focus_toy_data}
+
+
 def _takes_any_keyword(fn) -> bool:
     return any(v.kind is v.VAR_KEYWORD for v in inspect.signature(fn).parameters.values())
 
@@ -176,7 +186,13 @@ class ExperimentConfig:
         if warm is None or (isinstance(warm, (tuple, list, dict)) and len(warm) == 0):
             object.__setattr__(self, "init_from", ())
         elif isinstance(warm, dict):
-            ExperimentConfig.from_dict(warm)                   # must itself be a valid config
+            try:                                               # must itself be a valid config
+                ExperimentConfig.from_dict(warm)
+            except TypeError:                                  # a required field missing
+                raise ValueError(f"init_from: must be an ExperimentConfig or its dict (with algorithm, "
+                                 f"problem, participation and rounds), got {warm!r}") from None
+            except ValueError as e:                            # a field of the warm-up's, named under it
+                raise ValueError(f"init_from.{e}") from None
             object.__setattr__(self, "init_from", _freeze(warm))
         elif isinstance(warm, (tuple, list)) and _is_pairs(tuple(warm)):
             object.__setattr__(self, "init_from", tuple(warm))
@@ -273,7 +289,10 @@ class ExperimentConfig:
         the run was computed, and a store is read without it."""
         known_algorithm = self._check_names(where, inputs)
         self._check_scalars(where)
-        warm = self.warmup()
+        try:
+            warm = self.warmup()
+        except ValueError as e:                    # a field of the warm-up's dict: named under init_from
+            raise ValueError(f"{where}.init_from.{e}") from None
         if warm is not None:
             warm.validate(where=f"{where}.init_from", inputs=inputs)
             for name in ("problem", "problem_args", "participation", "participation_args", "local_steps"):
@@ -291,6 +310,38 @@ class ExperimentConfig:
         self._check_participation(where, n, inputs)
         if inputs:                                 # what the run depends on: memory, the dataset's files
             check_run_inputs(self, where)
+            self._check_builds(where)
+
+    def _check_builds(self, where: str) -> None:
+        """An analytic problem small enough to build at once (:func:`fedlib._validate.problem_bytes`
+        at most ``_BUILD_CHECK_BYTES``) is built here, so that a value only its builder checks (a
+        negative ``sigma``, an unknown ``dtype``) is refused before a sweep stores an error entry;
+        each distinct problem is built once per process."""
+        from ._validate import InputError, problem_bytes
+        args = _thaw(self.problem_args) if self.problem_args else {}
+        size = problem_bytes(self.problem, {k: v for k, v in args.items() if v is not None})
+        known = self.problem in ("quadratic", "focus_toy")      # sizes problem_bytes knows
+        if not known or (size is not None and size > _BUILD_CHECK_BYTES):
+            return                                 # (None for a known one: a bad size, refused quickly)
+        cache_key = json.dumps([self.problem, args], sort_keys=True, default=str)
+        if cache_key in _BUILT_OK:
+            return
+        curvature = args.get("curvature")
+        if (self.problem == "quadratic" and isinstance(curvature, (tuple, list)) and len(curvature) == 2
+                and all(isinstance(v, (int, float)) for v in curvature) and curvature[0] > curvature[1]):
+            raise InputError(f"{where}.problem_args.curvature: must be (lo, hi) with 0 < lo <= hi, "
+                             f"got {tuple(curvature)!r}")
+        try:
+            build_problem(self.problem, **args)
+        except Exception as e:                     # noqa: BLE001 (any failure to build is the input's)
+            name, sep, rest = str(e).partition(": ")
+            if sep and name in args:
+                raise InputError(f"{where}.problem_args.{name}: {rest}") from None
+            raise InputError(f"{where}.problem_args: problem {self.problem!r} cannot be built with "
+                             f"{args}: {type(e).__name__}: {e}") from None
+        if len(_BUILT_OK) > 4096:
+            _BUILT_OK.clear()
+        _BUILT_OK.add(cache_key)
 
     def _check_names(self, where: str, inputs: bool = True) -> bool:
         """The algorithm, problem, participation kind and learning-rate schedule are known;
@@ -329,6 +380,8 @@ class ExperimentConfig:
         if "partition" in allowed:                              # neural: its partition's arguments too
             split = partition_builder(problem_args.get("partition", "dirichlet"))
             allowed = {**allowed, **_parameters(split, skip=("labels", "num_clients", "seed"))}
+        elif self.problem in _FORWARDS:                         # a built-in passing **kw on: its target's
+            allowed = {**allowed, **_parameters(_FORWARDS[self.problem]())}
         elif _takes_any_keyword(builder):                       # a builder that takes anything
             allowed = None
         if "draws" in problem_args:                             # applied by problems.build
@@ -349,9 +402,30 @@ class ExperimentConfig:
                 raise _bad(where, "problem_args.dataset", f"unknown dataset {dataset!r}; known: "
                                                           f"{', '.join(data.available())} (or register one: "
                                                           "fedlib.data.register_dataset)")
+        if allowed is not None and "model" in allowed:
+            self._check_model(where, problem_args, allowed)
         n = problem_args.get("num_clients", getattr(allowed.get("num_clients") if allowed else None,
                                                     "default", None))
         return int(n) if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else None
+
+    @staticmethod
+    def _check_model(where: str, problem_args: dict, allowed: dict) -> None:
+        """A neural problem's model is one of :func:`fedlib.models.available` and takes the
+        dataset's input shape (:func:`fedlib.data.info`, no data loaded)."""
+        from . import data, models
+        from ._validate import InputError
+        model = problem_args.get("model", getattr(allowed["model"], "default", None))
+        if not isinstance(model, str):
+            return                                          # typed by _check_values / the builder
+        if model not in models.available():
+            raise InputError(f"{where}.problem_args.model: must be one of {', '.join(models.available())}; "
+                             f"got {model!r}")
+        dataset = problem_args.get("dataset", getattr(allowed.get("dataset"), "default", None))
+        if isinstance(dataset, str) and dataset in data.available():
+            want, have = tuple(models.input_shape(model)), tuple(data.info(dataset).shape)
+            if want != have:
+                raise InputError(f"{where}.problem_args.model: must take dataset {dataset!r}'s inputs "
+                                 f"{have}; got {model!r}, which expects {want}")
 
     def _check_participation(self, where: str, n: int | None, inputs: bool) -> None:
         """The participation arguments against their kind's declarations, then their values: the
@@ -420,6 +494,8 @@ class ExperimentConfig:
         return participation.build(self.participation, n, self.rounds, **spec)
 
 
+_BUILD_CHECK_BYTES = 32 * 2**20
+_BUILT_OK: set = set()
 _PROBLEM_CACHE: dict[str, Any] = {}
 
 

@@ -225,6 +225,8 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
             unwritable store; missing runs with ``compute=False``.
     """
     devices = _check_placement(executor, workers, devices, device)
+    _check_switches(checkpoint_every, torch_threads, retry_errors=retry_errors, progress=progress,
+                    keep_params=keep_params, compute=compute)
     configs = _as_configs(configs)
     if not configs:
         return pd.DataFrame(columns=["key", "status", "error", "diverged_at", "round"])
@@ -421,6 +423,18 @@ def _reusable(store: Store, known: dict[str, Planned], warm_keys: set[str], comp
     return entries
 
 
+def _check_switches(checkpoint_every: object, torch_threads: object, **flags: object) -> None:
+    """The sweep's counts and switches, as :func:`fedlib.run` checks its own: ``checkpoint_every``
+    and ``torch_threads`` integers >= 1 (or None), the flags True or False (``compute`` also None)."""
+    from ._validate import InputError, check_int
+    for name, value in (("checkpoint_every", checkpoint_every), ("torch_threads", torch_threads)):
+        if value is not None:
+            check_int(name, value, 1)
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)) and not (name == "compute" and value is None):
+            raise InputError(f"{name}: must be True or False, got {type(value).__name__} {value!r}")
+
+
 def _check_missing(store: Store, todo: list[Planned], total: int, compute: bool) -> None:
     """With runs to compute: a ValueError when the store is read-only, or when computing is off
     (naming how many are missing, the first, and any stored entry that was refused)."""
@@ -565,12 +579,36 @@ def load(store: str | os.PathLike | Store,
         ValueError: a store folder that does not exist; a run of ``configs`` that is not stored
             (naming how many and the store).
     """
-    folder = Path(store.path if isinstance(store, Store) else store).expanduser()
-    if not folder.is_dir():
-        raise ValueError(f"store: no such folder {folder} (nothing stored there yet?)")
+    _check_readable(Path(store.path if isinstance(store, Store) else store).expanduser())
     if configs is None:
         configs = stored_configs(store.path if isinstance(store, Store) else store)
-    return sweep(configs, store, progress=False, compute=False)
+    try:
+        return sweep(configs, store, progress=False, compute=False)
+    except ValueError as e:                        # load never computes: say so, not "computing is off"
+        from ._validate import InputError
+        off = " and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
+        if off not in str(e):
+            raise
+        head, _, rest = str(e).partition(off)
+        tail = rest.partition("; ")[2] if "stored but were refused" in rest else ""
+        raise InputError(f"{head}; fedlib.load only reads stored runs: compute them with "
+                      f"fedlib.sweep(configs, store)" + (f"; {tail}" if tail else "")) from None
+
+
+def _check_readable(folder: Path) -> None:
+    """``folder`` is a store: a folder (not a file), not one entry of a store, and holding
+    stored entries (or the marks of one); else one InputError saying which it is."""
+    from ._validate import InputError
+    if folder.is_file():
+        raise InputError(f"store: {folder} is a file, not a store folder (give the folder of stored runs)")
+    if not folder.is_dir():
+        raise InputError(f"store: no such folder {folder} (nothing stored there yet?)")
+    if (folder / "meta.json").is_file():
+        raise InputError(f"store: {folder} is one stored entry, not a store; its store is {folder.parent}")
+    own = [p for p in folder.iterdir() if not p.name.startswith(".")]   # a store's own files: dotted
+    if own and not any((p / "meta.json").is_file() for p in own):
+        raise InputError(f"store: {folder} is not a store (no stored entry, no entry folder with a "
+                         "meta.json, in it)")
 
 
 

@@ -24,6 +24,8 @@ from fedlib import (
 from fedlib.algorithms import Algorithm, register
 from fedlib.studies import real as real_study
 
+from .run_helpers import failing_algorithm
+
 ROOT = Path(__file__).resolve().parents[1]
 QUAD = problems.random_quadratic(num_clients=4, dim=3, seed=0)
 LABELS = np.repeat(np.arange(10), 20)
@@ -59,9 +61,16 @@ def _garbage(tmp: Path) -> Path:
 
 def _error_entry(tmp: Path) -> Path:
     st = tmp / "store"
-    # a value only the problem's builder checks: the run fails, and is stored as an error
-    fedlib.sweep([BASE.replace(problem_args={"num_clients": 4, "dim": 3, "sigma": -1.0})], st, progress=False)
+    with failing_algorithm() as name:                # the run fails, and is stored as an error
+        fedlib.sweep([BASE.replace(algorithm=name, problem_args={"num_clients": 4, "dim": 3})], st, progress=False)
     return next(p for p in st.iterdir() if not p.name.startswith("."))
+
+
+def _not_a_store(tmp: Path) -> Path:
+    d = tmp / "store" / "notes"
+    d.mkdir(parents=True)
+    (d / "todo.txt").write_text("not a stored run")
+    return d
 
 
 class _Mine(Algorithm):
@@ -349,6 +358,26 @@ LATE = [
      r"configs\[1\]\.problem_args\.dataset: dataset 'mnist', train split: .*label -1 at index 0"),
     ("late: more clients than a file's samples", lambda t: _sweep(**_mnist_run(t, num_clients=201)), ValueError,
      r"configs\[1\]\.problem_args\.num_clients: must be an integer in 1\.\.200 \(dataset 'mnist'"),
+    # values only the problem's builder checked: now built (small) in validate, or checked without data
+    *[(f"late: quadratic {k}={v!r}", lambda t, k=k, v=v: _sweep(problem_args={"num_clients": 4, "dim": 3, k: v}),
+       ValueError, rf"configs\[1\]\.problem_args\.{k}: {m}") for k, v, m in [
+        ("dim", 0, r"must be an integer in >= 1, got 0"),
+        ("sigma", -1.0, r"must be a finite number >= 0, got -1\.0"),
+        ("curvature", (2.0, 0.5), r"must be \(lo, hi\) with 0 < lo <= hi, got \(2\.0, 0\.5\)"),
+        ("curvature", (-2.0, -0.5), r"must be a finite number > 0, got -2\.0"),
+        ("spread", -1.0, r"must be a finite number >= 0, got -1\.0"),
+        ("dtype", "float46", r"must be a dtype .*got str 'float46'"),
+        ("device", "gpu", r"must be a torch device such as 'cpu' or 'cuda', got 'gpu'")]],
+    ("late: unknown model", lambda t: _sweep(problem="neural", problem_args={
+        "dataset": "mnist", "num_clients": 4, "model": "fedsum_mnist_cn", "alpha": 0.5, "synthetic": True}),
+     ValueError, r"configs\[1\]\.problem_args\.model: must be one of fedsum_mnist_cnn, .*got 'fedsum_mnist_cn'"),
+    ("late: a CIFAR model on MNIST", lambda t: _sweep(problem="neural", problem_args={
+        "dataset": "mnist", "num_clients": 4, "model": "focus_cifar10_cnn", "alpha": 0.5, "synthetic": True}),
+     ValueError, r"configs\[1\]\.problem_args\.model: must take dataset 'mnist''s inputs \(1, 28, 28\); got "
+     r"'focus_cifar10_cnn', which expects \(3, 32, 32\)"),
+    ("late: focus_toy given a dataset", lambda t: _sweep(problem="focus_toy", problem_args={"dataset": "mnist"}),
+     ValueError, r"configs\[1\]\.problem_args\.dataset: not an argument of problem 'focus_toy'; its arguments: "
+     r"normalized, device, n, d, num_clients, seed"),
 ]
 SILENT = [
     ("silent: pixels already in [0, 1]", lambda t: _sweep(**_mnist_run(
@@ -360,6 +389,18 @@ SILENT = [
      r"dataset 'mnist', train split: labels of shape \(100,\); expected one per image, \[200\]"),
     ("silent: misspelled notebook", lambda t: notebook.store_path("02_fedsum_mian", "quick"), ValueError,
      r"notebook: no notebook '02_fedsum_mian' in .*notebooks; its notebooks: 01_participation_delays, "),
+    ("silent: load a folder that is not a store", lambda t: fedlib.load(_not_a_store(t)), ValueError,
+     r"store: .*store[/\\]notes is not a store \(no stored entry, no entry folder with a meta\.json, in it\)"),
+    ("silent: load an entry folder", lambda t: fedlib.load(_error_entry(t)), ValueError,
+     r"store: .*store[/\\]fails_in_a_run-[0-9a-f]{16} is one stored entry, not a store; its store is .*store$"),
+    ("silent: sweep retry_errors 'yes'", lambda t: fedlib.sweep([BASE], Path("s"), progress=False,
+                                                               retry_errors="yes"), ValueError,
+     r"retry_errors: must be True or False, got str 'yes'"),
+    ("silent: sweep checkpoint_every 0", lambda t: fedlib.sweep([BASE], Path("s"), progress=False,
+                                                               checkpoint_every=0), ValueError,
+     r"checkpoint_every: must be an integer in >= 1, got 0"),
+    ("silent: sweep torch_threads 0", lambda t: fedlib.sweep([BASE], Path("s"), progress=False, torch_threads=0),
+     ValueError, r"torch_threads: must be an integer in >= 1, got 0"),
 ]
 CRASH = [
     ("crash: device gpu", lambda t: fedlib.sweep([BASE], Path("s"), progress=False, device="gpu"), ValueError,
@@ -389,6 +430,13 @@ CONFUSING = [
      r"configs\[1\]\.algorithm: unknown algorithm 'my_fedadam'; known: .*\(a user's Algorithm class must be "
      r"imported and registered \(fedlib\.algorithms\.register\) before its runs are computed; its stored runs "
      r"read without it\)"),
+    ("confusing: init_from with an unknown field", lambda t: BASE.replace(init_from={"foo": 1}).validate(),
+     ValueError, r"init_from\.foo: not a field of ExperimentConfig; fields: algorithm, "),
+    ("confusing: load of runs not stored", lambda t: fedlib.load(_error_entry(t).parent, configs=[BASE]),
+     ValueError, r"store: .* lacks 1 of 1 runs \(first: fedavg-[0-9a-f]{16}\); fedlib\.load only reads stored "
+     r"runs: compute them with fedlib\.sweep\(configs, store\)$"),
+    ("confusing: load a file", lambda t: fedlib.load(_garbage(t)), ValueError,
+     r"store: .*schedule\.npz is a file, not a store folder"),
 ]
 CASES += LATE + SILENT + CRASH + CONFUSING
 
@@ -560,10 +608,11 @@ def test_an_algorithm_without_a_name_is_named_after_its_class():
 
 
 def test_stored_errors_count_as_failed_and_say_how_to_retry(tmp_path):
-    bad = BASE.replace(problem_args={"num_clients": 4, "dim": 3, "sigma": -1.0})   # fails inside the run
-    fedlib.sweep([bad], tmp_path, progress=False)
-    with pytest.warns(RuntimeWarning, match=r"^sweep: 1 stored run\(s\) failed .* retry_errors=True"):
-        df = fedlib.sweep([bad], tmp_path, progress=False)
+    with failing_algorithm() as name:
+        bad = BASE.replace(algorithm=name)                                           # fails inside the run
+        fedlib.sweep([bad], tmp_path, progress=False)
+        with pytest.warns(RuntimeWarning, match=r"^sweep: 1 stored run\(s\) failed .* retry_errors=True"):
+            df = fedlib.sweep([bad], tmp_path, progress=False)
     assert df["status"].tolist() == ["error"]
 
 
@@ -708,3 +757,11 @@ def test_late_inputs_of_a_user_file_also_stop_data_load(tmp_path):
     assert good.train[0].shape == (200, 1, 28, 28) and float(good.train[0].std()) > 0.5
     as_255 = data.load("mnist", data_root=_mnist_root(tmp_path, x_train=floats * 255))   # floats 0..255 too
     assert float(as_255.train[0].std()) > 0.5
+
+
+def test_verify_counts_failed_runs_as_such_not_as_differ(tmp_path, capsys):
+    from fedlib.__main__ import main
+    store = _error_entry(tmp_path).parent
+    assert main(["verify", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "0 differ" in out and "1 are failed runs (stored with status error): nothing to verify" in out, out

@@ -20,7 +20,7 @@ import fedlib
 from fedlib import ExperimentConfig, config, store, sweeps
 from fedlib.store import Store
 
-from .run_helpers import QUAD, ROOT
+from .run_helpers import QUAD, ROOT, failing_algorithm
 from .run_helpers import base_config as _base
 from .run_helpers import no_timing as _no_timing
 
@@ -49,21 +49,24 @@ def test_sweep_stores_each_run_once_and_loads_it_back(tmp_path):
 
 def test_failures_are_stored_and_marked_and_the_sweep_goes_on(tmp_path):
     ok = _base(rounds=5)
-    boom = _base(problem_args={**QUAD, "sigma": -1.0})            # only the problem's builder refuses it
     div = _base(algorithm="fedavg", lr_local=50.0, rounds=200)
-    df = fedlib.sweep([boom, div, ok], tmp_path, progress=False)
+    with failing_algorithm() as name:                             # raises inside its run
+        boom = _base(algorithm=name, problem_args={**QUAD, "num_clients": 4}, participation="full",
+                     participation_args={})
+        df = fedlib.sweep([boom, div, ok], tmp_path, progress=False)
     status = df.drop_duplicates("key").set_index("key")["status"]
     assert status[boom.key()] == "error" and status[div.key()] == "diverged" and status[ok.key()] == "ok"
     err = df[df["key"] == boom.key()]
-    assert len(err) == 1 and np.isnan(err["round"].iloc[0]) and "sigma" in err["error"].iloc[0]
+    assert len(err) == 1 and np.isnan(err["round"].iloc[0]) and "fails on purpose" in err["error"].iloc[0]
     d = df[df["key"] == div.key()]
     assert d["diverged_at"].iloc[0] == d["round"].iloc[-1] < 200
     st = Store(tmp_path)
     assert st.get(boom).status == "error"                     # stored as such: not retried by default
     written = (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns
-    fedlib.sweep([boom], tmp_path, progress=False)
-    assert (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns == written
-    fedlib.sweep([boom], tmp_path, progress=False, retry_errors=True)
+    with failing_algorithm():
+        fedlib.sweep([boom], tmp_path, progress=False)
+        assert (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns == written
+        fedlib.sweep([boom], tmp_path, progress=False, retry_errors=True)
     assert (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns != written
 
 
