@@ -270,7 +270,8 @@ _REGISTRY: dict[str, type[Algorithm]] = {}
 def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
     """Class decorator adding an algorithm to the registry under ``cls.name``.
 
-    ``@register`` refuses a name that is already taken (a built-in or an earlier registration);
+    ``@register`` refuses a class without its own ``name`` (the name configs give) and a name that is
+    already taken (a built-in or an earlier registration);
     ``@register(replace=True)`` replaces it on purpose.
     """
     def add(c: type[Algorithm]) -> type[Algorithm]:

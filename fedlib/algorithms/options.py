@@ -15,6 +15,7 @@ Declaring options::
 
     @register
     class MyAlgorithm(Algorithm):
+        name = "my_algorithm"        # its name in configs (register refuses a class without one)
         Options = MyOptions          # the names (``options``) follow from its fields
 
         def round(self, x, r):
