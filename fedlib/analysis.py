@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._validate import InputError
 from .store import TIMING_COLUMNS
 
 __all__ = ["FINAL_COLUMNS", "GridSearch", "best_rows", "final_table", "finals", "first_reach", "label",
@@ -64,7 +65,10 @@ def finals(df: pd.DataFrame, last: int = 1) -> pd.DataFrame:
 def mean_std(values: Sequence[float], digits: int = 4) -> str:
     """``"mean ± std"`` (sample standard deviation) of the values that exist -- NaN marks a run with
     no value (failed, collapsed) and is left out --, the mean alone for one value, ``"-"`` for none."""
-    v = pd.Series(values, dtype=float).dropna()
+    try:
+        v = pd.Series(values, dtype=float).dropna()
+    except (TypeError, ValueError):
+        raise InputError(f"values: must be numbers, got {values!r}") from None
     if v.empty:
         return "-"
     return f"{v.mean():.{digits}f}" if len(v) == 1 else f"{v.mean():.{digits}f} ± {v.std():.{digits}f}"
@@ -197,7 +201,10 @@ def search_log_grid(evaluate: Callable[[list[float]], Mapping[float, float]], ra
         raise ValueError(f"rates: must be positive numbers, got {rates!r}")
     if not factor > 1:
         raise ValueError(f"factor: must be > 1, got {factor!r}")
-    scores = {float(k): float(v) for k, v in evaluate(rates).items()}
+    got = evaluate(rates)
+    if not isinstance(got, Mapping):
+        raise InputError(f"evaluate: must return a mapping rate -> score, got {type(got).__name__} {got!r}")
+    scores = {float(k): float(v) for k, v in got.items()}
     missing = sorted(set(rates) - set(scores))
     if missing:
         raise ValueError(f"evaluate: returned no score for rate {missing[0]!r}")
@@ -221,6 +228,9 @@ def search_log_grid(evaluate: Callable[[list[float]], Mapping[float, float]], ra
         if nxt in scores:                           # a one-rate grid extends downwards next
             nxt = best / factor
         got = evaluate([nxt])
+        if not isinstance(got, Mapping):
+            raise InputError(f"evaluate: must return a mapping rate -> score, got "
+                             f"{type(got).__name__} {got!r}")
         if nxt not in got:
             raise ValueError(f"evaluate: returned no score for rate {nxt!r}")
         scores[nxt] = float(got[nxt])

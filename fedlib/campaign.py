@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._validate import InputError
 from .config import ExperimentConfig
 from .store import Store
 
@@ -243,6 +244,18 @@ def _present(dataset: str, stand_in: bool) -> bool:
     return True
 
 
+class _UnknownDataset(InputError):
+    """A dataset a notebook's profile does not have (refused, not reported, for one notebook)."""
+
+
+def _check_datasets(ctx: _Context, known: tuple[str, ...] | list[str]) -> None:
+    """Refuse a ``datasets`` entry the notebook's profile does not have, naming the profile's."""
+    bad = [ds for ds in (ctx.datasets or ()) if ds not in known]
+    if bad:
+        raise _UnknownDataset(f"datasets: must be datasets of profile {ctx.profile!r} ({', '.join(known)}), "
+                              f"got unknown dataset {bad[0]!r}")
+
+
 @dataclass(frozen=True)
 class _Context:
     """What a notebook's plan gets: the profile, the budgeted ``compute`` and the call's choices."""
@@ -265,6 +278,7 @@ def _plan_02(ctx: _Context) -> None:
 
     from . import studies
     setup = studies.fedsum_setup(ctx.profile, ctx.stand_in_rounds)
+    _check_datasets(ctx, setup.datasets)
     datasets = ctx.datasets
     if datasets is None:
         datasets = [ds for ds in setup.datasets if _present(ds, setup.stand_in)]
@@ -291,6 +305,7 @@ def _plan_08(ctx: _Context) -> None:
     listed only once it has finished."""
     from .studies import amplified
     names = amplified.DATASETS[ctx.profile]
+    _check_datasets(ctx, names)
     want = ctx.datasets or ["fashion_mnist" if "fashion_mnist" in names else names[0]]
     for ds in want:
         setup = amplified.amplified_setup(ctx.profile, ctx.seeds[0], ctx.stand_in_rounds, ds)
@@ -324,6 +339,7 @@ def _plan_03(ctx: _Context) -> None:
     from .notebook import store_path
     from .studies import fedsum
     setup = studies.fedsum_setup(ctx.profile, ctx.stand_in_rounds)
+    _check_datasets(ctx, setup.datasets)
     datasets = [ds for ds in (ctx.datasets or setup.datasets) if _present(ds, setup.stand_in)]
     ctx.part.missing += [ds for ds in (ctx.datasets or setup.datasets) if ds not in datasets]
     from .sweeps import sweep
@@ -426,6 +442,11 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
     from .engine import VectorizedEngine
     from .notebook import store_path
     names = _check_campaign(notebook, profile, device, budget_min, store, graphs)
+    for i, k in enumerate(seeds or ()):
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise InputError(f"seeds[{i}]: must be an integer >= 0, got {k!r}")
+    if datasets is not None and (isinstance(datasets, str) or not all(isinstance(d, str) for d in datasets)):
+        raise InputError(f"datasets: must be a list of dataset names, got {datasets!r}")
     engine = VectorizedEngine(graphs=graphs)
     t0 = clock()
     deadline = t0 + 60.0 * budget_min
@@ -441,6 +462,10 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
             CAMPAIGNS[nb](ctx)
         except Incomplete:
             part.unlisted = True
+        except _UnknownDataset as e:
+            if len(names) == 1:
+                raise
+            part.missing.append(f"plan stopped: {e}")
         except ValueError as e:          # e.g. seeds or datasets the notebook's profile does not have
             part.missing.append(f"plan stopped: {e}")
         report.loaded += part.loaded

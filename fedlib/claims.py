@@ -64,6 +64,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._validate import InputError
+
 __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS",
            "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
            "collapse", "combine", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
@@ -427,9 +429,20 @@ def _t(n: int) -> float:
     return float(stats.t.ppf(0.975, n - 1))
 
 
+def _numbers(name: str, d: Any) -> np.ndarray:
+    """``d`` as a float array, or one InputError naming ``name`` when its entries are not numbers."""
+    try:
+        arr = np.asarray(d, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: must be numbers, got {d!r}") from None
+    if arr.ndim != 1:
+        raise InputError(f"{name}: must be a 1-d sequence of numbers, got shape {arr.shape}")
+    return arr
+
+
 def interval(d: Sequence[float]) -> tuple[float, float, float]:
     """(mean, low, high): the mean of ``d`` and its 95% t-interval (NaN bounds for fewer than two)."""
-    d = np.asarray(d, dtype=float)
+    d = _numbers("d", d)
     if len(d) == 0:
         return math.nan, math.nan, math.nan
     mean = float(d.mean())
@@ -442,10 +455,14 @@ def interval(d: Sequence[float]) -> tuple[float, float, float]:
 def seeds_needed(d: Sequence[float], threshold: float = 0.0, most: int = 1000) -> int | None:
     """How many seeds an interval with the spread of ``d`` would need to lie on one side of
     ``threshold`` (the smallest n with t_{0.975, n-1} s / sqrt(n) < ``|mean - threshold|``); None if
-    the mean sits on the threshold or more than ``most`` would be needed."""
-    d = np.asarray(d, dtype=float)
+    the mean sits on the threshold or more than ``most`` would be needed.
+
+    Raises:
+        InputError: ``d`` has fewer than two values (one value has no spread to extrapolate).
+    """
+    d = _numbers("d", d)
     if len(d) < 2:
-        return None
+        raise InputError(f"d: must hold at least two values (one value has no spread), got {len(d)}")
     gap, sd = abs(float(d.mean()) - threshold), float(d.std(ddof=1))
     if gap == 0:
         return None
@@ -489,7 +506,9 @@ def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = 
     """
     if kind not in ("better", "no worse"):
         raise ValueError(f"kind: must be one of better, no worse; got {kind!r}")
-    d = np.asarray(diffs, dtype=float)
+    if not np.isfinite(threshold):
+        raise InputError(f"threshold: must be a finite number, got {threshold!r}")
+    d = _numbers("diffs", diffs)
     effect, lo, hi = interval(d)
     notes = []
     if failed_own:
@@ -559,7 +578,17 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
     """
     if not margin >= 0:
         raise ValueError(f"margin: must be >= 0, got {margin!r}")
+    for nm, side in (("a", a), ("b", b)):
+        if not isinstance(side, Mapping):
+            raise InputError(f"{nm}: must be a mapping seed -> value (e.g. {{0: 0.91, 1: 0.90}}), got "
+                             f"{type(side).__name__} {side!r}")
+    if isinstance(names, str) or len(names) != 2:
+        raise InputError(f"names: must be two names (for a and b), got {names!r}")
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
+        raise InputError(f"digits: must be an integer >= 0, got {digits!r}")
     seeds = [s for s in a if s in b]
+    unmatched = [f"{nm}: {sorted(set(x) - set(y), key=str)}" for nm, x, y in (("a", a, b), ("b", b, a))
+                 if set(x) - set(y)]
     if not seeds and (a or b):
         raise ValueError(f"a, b: no seed in common (a: {sorted(a)}, b: {sorted(b)}); a paired comparison "
                          "compares the two methods' runs of the same seeds")
@@ -576,6 +605,9 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
                             f"{why}")
     verdict, reason, (effect, lo, hi) = decide(diffs, threshold, margin, kind, own, other,
                                                "; ".join(untested))
+    if unmatched:
+        left = f"seeds in one method only, left out ({'; '.join(unmatched)})"
+        reason = f"{reason}; {left}" if reason else left
     per = "; ".join(f"seed {s}: {_fmt(float(a[s]), digits, missing)} vs {_fmt(float(b[s]), digits, missing)}"
                     for s in seeds)
     better = "higher" if higher else "lower"

@@ -65,8 +65,10 @@ class DatasetInfo:
         classes: number of classes; labels are 0 .. classes - 1.
         mean, std: per-channel (or one for all channels) statistics the pixels, scaled to [0, 1],
             are normalised with: (x / high - mean) / std.
-        n_train, n_test: the split sizes (the default sizes of :func:`synthetic_like`; None:
-            unknown).
+        n_train, n_test: the published split sizes, used only as the default sizes of
+            :func:`synthetic_like` (None: unknown). Files are not checked against them: a
+            loader's files of any size load (a user's own subset of MNIST, say), and the checks
+            before a run (:func:`check_run_inputs`) count the samples the files hold.
         files: the files the loader reads (a missing dataset's message lists them).
         description: one line on the dataset.
         label: its name in figures and tables (``"CIFAR-10"``; default: the registered name).
@@ -617,6 +619,8 @@ def synthetic_like(name: str, n_train: int | None = None, n_test: int | None = N
     rng = np.random.default_rng(seed)
     out = []
     for what, n, default in (("n_train", n_train, info.n_train), ("n_test", n_test, info.n_test)):
+        if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+            raise InputError(f"{what}: must be a positive integer (or None: info.{what}), got {n!r}")
         if (n or default) is None:
             raise ValueError(f"{what}: dataset {name!r} declares no split size (info.{what}); give {what}")
         x = rng.integers(0, 256, (n or default, *info.shape), dtype=np.uint8)

@@ -36,7 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import broadcast_rows, check_int, check_new_name, check_probs, jsonable, prob_matrix
+from ._validate import (
+    InputError,
+    broadcast_rows,
+    check_int,
+    check_new_name,
+    check_probs,
+    jsonable,
+    prob_matrix,
+)
 from .traces import FORMATS, RULES, file_sha256
 
 __all__ = ["COMMON_ARGS", "REQUIRED", "TYPES", "Arg", "Draw", "Kind", "Schedule", "arguments", "available",
@@ -161,6 +169,10 @@ class Schedule:
 
     def save(self, path: str | os.PathLike) -> None:
         """Save to a ``.npz`` file; :func:`load` restores it exactly."""
+        folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+        if not os.path.isdir(folder):
+            raise InputError(f"path: must be in an existing folder; {folder} does not exist, got "
+                             f"{os.fspath(path)!r}")
         extra = {k: getattr(self, k) for k in ("probs", "uplink_probs") if getattr(self, k) is not None}
         np.savez_compressed(path, active=self.active, uplink_ok=self.uplink_ok,
                             local_steps=self.local_steps,
@@ -177,8 +189,12 @@ def load(path: str | os.PathLike) -> Schedule:
     Raises:
         ValueError: the file is missing or is not a schedule file (naming the file).
     """
+    not_schedule = (f"schedule: {os.fspath(path)} is not a schedule file (.npz written by Schedule.save)")
     try:
-        with np.load(path, allow_pickle=False) as z:
+        z = np.load(path, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise InputError(not_schedule)
+        with z:
             missing = [k for k in ("active", "uplink_ok", "local_steps", "spec") if k not in z.files]
             if missing:
                 raise ValueError(f"schedule: {os.fspath(path)} is not a schedule file (it lacks "
@@ -188,6 +204,8 @@ def load(path: str | os.PathLike) -> Schedule:
     except (OSError, EOFError, zipfile.BadZipFile, json.JSONDecodeError, ValueError) as e:
         if str(e).startswith("schedule: "):
             raise
+        if isinstance(e, ValueError) and "pickled" in str(e):      # neither .npz nor .npy: e.g. text
+            raise InputError(not_schedule) from None
         why = str(e).split(".")[0] if str(e) else type(e).__name__
         raise ValueError(f"schedule: cannot read {os.fspath(path)} as a schedule file written by "
                          f"Schedule.save ({why})") from None
@@ -321,6 +339,14 @@ class Arg:
         if self.high is not None and not _is_number(self.high) and self.high != "n":
             raise ValueError(f"{self.name}: high must be a number, 'n' (the number of clients) or None; got "
                              f"{self.high!r}")
+        if self.low is not None and _is_number(self.high) and self.low > self.high:
+            raise InputError(f"{self.name}: low must be <= high, got low {self.low!r} > high {self.high!r}")
+        if self.default is not REQUIRED and self.default is not None:
+            try:
+                self.check(self.default)
+            except ValueError as e:
+                raise InputError(f"{self.name}: default must be allowed by its own check, got "
+                                 f"{self.default!r} ({e})") from None
 
     @property
     def required(self) -> bool:
@@ -927,6 +953,18 @@ def _periodic(rng: np.random.Generator, rounds: int, n: int, per_round: int, gro
     return Draw(out)
 
 
+def _binary(path: str) -> bool:
+    """Whether the file at ``path`` is not UTF-8 text (its first 8 KiB: a NUL byte or bytes
+    that do not decode)."""
+    with open(path, "rb") as f:
+        head = f.read(8192)
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start < len(head) - 4           # not a multi-byte character cut by the 8 KiB
+    return b"\0" in head
+
+
 def read_trace(trace: Any) -> np.ndarray:
     """A 0/1 availability matrix [rounds, N] from an array, or from a file: ``.npy`` (numpy's own
     format, no pickles) or CSV. A CSV may have a header row (any non-numeric first row) and an
@@ -938,13 +976,25 @@ def read_trace(trace: Any) -> np.ndarray:
         ValueError: naming the file (or ``trace``) and what is wrong.
     """
     if not isinstance(trace, (str, os.PathLike)):
-        arr = np.asarray(trace)
+        try:
+            arr = np.asarray(trace)
+        except ValueError:
+            arr = np.asarray(trace, dtype=object)
+        if arr.dtype == object and arr.ndim == 1 and all(np.ndim(r) == 1 for r in arr):
+            lens = [len(r) for r in arr]
+            bad = next((i for i, k in enumerate(lens) if k != lens[0]), None)
+            if bad is not None:
+                raise InputError(f"trace: rows of unequal length (row {bad} has {lens[bad]}, expected "
+                                 f"{lens[0]}, as row 0)")
         if arr.dtype == object or arr.dtype.kind in "USb":
             raise ValueError(f"trace: entries must be the numbers 0 or 1, got dtype {arr.dtype}")
         return arr.astype(float)
     path = os.path.expanduser(os.fspath(trace))
     if not os.path.isfile(path):
         raise ValueError(f"trace: no such file {path}")
+    if not path.endswith(".npy") and _binary(path):
+        ext = os.path.splitext(path)[1] or "a binary file"
+        raise InputError(f"trace: {path} is not a CSV or .npy file ({ext} not supported; CSV or .npy)")
     if path.endswith(".npy"):
         try:
             return np.asarray(np.load(path, allow_pickle=False), dtype=float)
@@ -1077,6 +1127,9 @@ def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds:
         arr = np.asarray(steps_range)
         if arr.shape == (2,):
             arr = np.broadcast_to(arr, (n, 2))
+        if arr.shape in ((n, 2), (2,)) and not np.issubdtype(arr.dtype, np.integer):
+            raise InputError(f"{name}_range: must be integers (lo, hi) or an [N, 2] array of integers, "
+                             f"got {steps_range!r}")
         if arr.shape != (n, 2) or not np.issubdtype(arr.dtype, np.integer):
             raise ValueError(f"{name}_range: expected integers (lo, hi) or shape ({n}, 2), "
                              f"got shape {arr.shape}")

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ._validate import check_int, check_real
+from ._validate import InputError, check_int, check_real
 from .paths import output_dir
 
 __all__ = ["CURVE_METRICS", "METHOD_COLORS", "curves", "method_palette", "label_distribution_bars",
@@ -157,6 +157,8 @@ def save_figure(fig: plt.Figure, out_dir: str | os.PathLike, name: str) -> list[
     if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or os.sep in name:
         raise ValueError(f"name: must be a file name without a folder (e.g. 'loss_curves'; the folder is "
                          f"out_dir), got {name!r}")
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise InputError(f"out_dir: must be a folder, got {os.fspath(out_dir)!r}, which is a file")
     d = output_dir(out_dir)
     paths = [d / f"{name}.png", d / f"{name}.pdf"]
     fig.savefig(paths[0], dpi=150, bbox_inches="tight", metadata={"Software": None})
@@ -168,6 +170,8 @@ def save_figure(fig: plt.Figure, out_dir: str | os.PathLike, name: str) -> list[
 def save_table(df: pd.DataFrame, out_dir: str | os.PathLike, name: str,
                float_format: str = "%.4g") -> list[Path]:
     """Write ``df`` as ``name.csv`` and ``name.md`` (GitHub Markdown) under ``out_dir``."""
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise InputError(f"out_dir: must be a folder, got {os.fspath(out_dir)!r}, which is a file")
     d = output_dir(out_dir)
     paths = [d / f"{name}.csv", d / f"{name}.md"]
     df.to_csv(paths[0], index=False, float_format=float_format)
@@ -192,7 +196,10 @@ def participation_heatmap(ax: plt.Axes, active: np.ndarray, rounds: int | None =
     ``rounds`` rounds; None: all)."""
     if rounds is not None:
         rounds = check_int("rounds", rounds, 1)
-    a = np.asarray(active)[: rounds or len(active)].T
+    a = np.asarray(active)
+    if a.ndim != 2:
+        raise InputError(f"active: must be a participation matrix, expected [T, N], got shape {a.shape}")
+    a = a[: rounds or len(a)].T
     ax.imshow(a > 0, aspect="auto", interpolation="nearest", cmap="Greys", vmin=0, vmax=1)
     ax.set_xlabel("round t")
     ax.set_ylabel("client i")
@@ -202,13 +209,28 @@ def participation_heatmap(ax: plt.Axes, active: np.ndarray, rounds: int | None =
     return ax
 
 
+def _counts(counts: np.ndarray) -> np.ndarray:
+    """A label-count matrix [clients, classes] as floats, or one InputError naming ``counts``."""
+    try:
+        arr = np.asarray(counts, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"counts: must be numbers, expected [clients, classes], got {counts!r}") from None
+    if arr.ndim != 2:
+        raise InputError(f"counts: must be a label-count matrix, expected [clients, classes], got shape "
+                         f"{arr.shape}")
+    if not np.isfinite(arr).all() or (arr < 0).any():
+        bad = arr[~(np.isfinite(arr) & (arr >= 0))].ravel()[:3]
+        raise InputError(f"counts: must be finite counts >= 0, got values such as {bad.tolist()}")
+    return arr
+
+
 def label_distribution_bars(ax: plt.Axes, counts: np.ndarray, title: str | None = None) -> plt.Axes:
     """FedSUM Fig. 4: one stacked bar per client (height = its samples), coloured by label.
 
     Args:
         counts: label-count matrix [N, classes] (``Partition.counts``).
     """
-    counts = np.asarray(counts)
+    counts = _counts(counts)
     colors = sns.color_palette("tab10" if counts.shape[1] <= 10 else "husl", counts.shape[1])
     bottom = np.zeros(counts.shape[0])
     x = np.arange(counts.shape[0])
@@ -225,7 +247,10 @@ def label_distribution_bars(ax: plt.Axes, counts: np.ndarray, title: str | None 
 def label_distribution_bubbles(ax: plt.Axes, counts: np.ndarray, title: str | None = None,
                                max_size: float = 300.0) -> plt.Axes:
     """FOCUS Fig. 8: a bubble per (client, label), area proportional to the sample count."""
-    counts = np.asarray(counts, dtype=float)
+    counts = _counts(counts)
+    max_size = check_real("max_size", max_size, 0, low_open=True)
+    if not counts.any():
+        raise InputError("counts: must hold at least one positive count, got all zeros")
     ii, cc = np.nonzero(counts)
     ax.scatter(ii, cc, s=max_size * counts[ii, cc] / counts.max(), alpha=0.6, color="tab:red")
     ax.set_xlabel("client index")

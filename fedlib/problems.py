@@ -199,6 +199,21 @@ def _build(name: str, **kwargs) -> Problem:
     return fn(**kwargs)
 
 
-from ._validate import check_problem_memory, guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+from ._validate import InputError, check_problem_memory, guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals(), before={"random_quadratic": lambda a: check_problem_memory("quadratic", a)})
+
+def _check_synthetic_sizes(args: dict) -> None:
+    """:func:`neural`'s ``synthetic_sizes``: None or two integers >= 1 (kept outside ``neural``,
+    whose source is part of its runs' fingerprints)."""
+    sizes = args.get("synthetic_sizes")
+    if sizes is None:
+        return
+    ok = isinstance(sizes, (tuple, list)) and len(sizes) == 2 and all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in sizes)
+    if not ok:
+        raise InputError(f"synthetic_sizes: must be None or two positive integers (n_train, n_test), "
+                         f"got {sizes!r}")
+
+
+guard_module(globals(), before={"random_quadratic": lambda a: check_problem_memory("quadratic", a),
+                                "neural": _check_synthetic_sizes})

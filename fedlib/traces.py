@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validate import InputError
+
 __all__ = ["FORMATS", "RULES", "WEEK_MS", "availability", "read_fedscale", "read_stunner", "safe_load",
            "file_sha256", "resolve", "sessions", "stunner_records", "write_synthetic_stunner"]
 
@@ -152,9 +154,12 @@ def safe_load(path: str | os.PathLike):
     try:
         return _ContainersOnly(io.BytesIO(path.read_bytes())).load()
     except pickle.UnpicklingError as e:
-        raise ValueError(f"{path}: {e}") from None
+        if str(e).startswith("refuses "):
+            raise ValueError(f"{path}: {e}") from None
+        raise InputError(f"path: {path} is not a FedScale trace (a pickle expected; {e})") from None
     except (EOFError, ValueError, TypeError, IndexError, KeyError) as e:
-        raise ValueError(f"{path}: not a readable pickle ({type(e).__name__}: {e})") from None
+        raise InputError(f"path: {path} is not a FedScale trace (a pickle expected; {type(e).__name__}: "
+                         f"{e})") from None
 
 
 def read_fedscale(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, int]]]]:

@@ -12,6 +12,7 @@ import fedlib
 from fedlib import (
     ExperimentConfig,
     algorithms,
+    claims,
     data,
     delays,
     models,
@@ -76,6 +77,10 @@ def _not_a_store(tmp: Path) -> Path:
 class _Mine(Algorithm):
     name = "fedavg"
     description = "a user's algorithm that clashes with a built-in name"
+
+
+class _Nameless(Algorithm):
+    description = "a user's algorithm that sets no name"
 
 
 def _run(**kw):
@@ -401,6 +406,30 @@ SILENT = [
      r"checkpoint_every: must be an integer in >= 1, got 0"),
     ("silent: sweep torch_threads 0", lambda t: fedlib.sweep([BASE], Path("s"), progress=False, torch_threads=0),
      ValueError, r"torch_threads: must be an integer in >= 1, got 0"),
+    ("silent: Arg default outside its range", lambda t: participation.Arg("q", "number", 5, low=0, high=1),
+     ValueError, r"q: default must be allowed by its own check, got 5 \(q: must lie in \[0, 1\]"),
+    ("silent: Arg default outside its choices", lambda t: participation.Arg("m", "text", "z", choices=("x", "y")),
+     ValueError, r"m: default must be allowed by its own check, got 'z'"),
+    ("silent: Arg low above high", lambda t: participation.Arg("q", "number", 0.5, low=2, high=1), ValueError,
+     r"q: low must be <= high, got low 2 > high 1"),
+    ("silent: campaign seeds -1", lambda t: _campaign(t, seeds=[-1]), ValueError,
+     r"seeds\[0\]: must be an integer >= 0, got -1"),
+    ("silent: paired int lists", lambda t: claims.paired([5, 2, 3], [4, 1, 2]), ValueError,
+     r"a: must be a mapping seed -> value .*got list \[5, 2, 3\]"),
+    ("silent: decide NaN threshold", lambda t: claims.decide([0.1, 0.2, 0.3], float("nan"), 0.005), ValueError,
+     r"threshold: must be a finite number, got nan"),
+    ("silent: seeds_needed of one value", lambda t: claims.seeds_needed([0.3]), ValueError,
+     r"d: must hold at least two values \(one value has no spread\), got 1"),
+    ("silent: negative label counts", lambda t: _plot("label_distribution_bars", -np.ones((3, 2))), ValueError,
+     r"counts: must be finite counts >= 0, got values such as \[-1\.0"),
+    ("silent: NaN bubble counts", lambda t: _plot("label_distribution_bubbles", np.full((3, 2), np.nan)),
+     ValueError, r"counts: must be finite counts >= 0, got values such as \[nan"),
+    ("silent: bubbles max_size 0", lambda t: _plot("label_distribution_bubbles", np.ones((3, 2)), max_size=0),
+     ValueError, r"max_size: must be a finite number > 0, got 0"),
+    ("silent: register a class without a name", lambda t: register(_Nameless), ValueError,
+     r"name: must be set on _Nameless \(a non-empty class attribute 'name'.*it would run as '_nameless'"),
+    ("silent: Options default failing its check", lambda t: _bad_options(), ValueError,
+     r"lr: default must be a positive number \(its own check\), got -1\.0 \(in _BadOptions\)"),
 ]
 CRASH = [
     ("crash: device gpu", lambda t: fedlib.sweep([BASE], Path("s"), progress=False, device="gpu"), ValueError,
@@ -424,6 +453,28 @@ CRASH = [
      r"notebook: no notebook '01_participation' in "),
     ("crash: reseal a folder without meta", lambda t: __import__("fedlib.store").store.reseal(t), ValueError,
      r"folder: .* is not a stored entry \(no meta\.json there\)"),
+    ("crash: load an .npy as a schedule", lambda t: participation.load(_npy(t)), ValueError,
+     r"schedule: .*x\.npy is not a schedule file \(\.npz written by Schedule\.save\)"),
+    ("crash: save a schedule in a missing folder", lambda t: participation.build("full", 3, 4).save(t / "no" / "s.npz"),
+     ValueError, r"path: must be in an existing folder; .*no does not exist"),
+    ("crash: campaign of an unknown dataset", lambda t: _campaign(t, datasets=["mnst"]), ValueError,
+     r"datasets: must be datasets of profile 'paper' \(mnist, svhn, cifar10\), got unknown dataset 'mnst'"),
+    ("crash: interval of strings", lambda t: claims.interval(["a", "b"]), ValueError,
+     r"d: must be numbers, got \['a', 'b'\]"),
+    ("crash: evaluate returning a list", lambda t: __import__("fedlib.analysis").analysis.search_log_grid(
+        lambda rs: [1.0 for r in rs], [0.1, 0.2]), ValueError,
+     r"evaluate: must return a mapping rate -> score, got list"),
+    ("crash: heatmap of a vector", lambda t: _plot("participation_heatmap", np.ones(5)), ValueError,
+     r"active: must be a participation matrix, expected \[T, N\], got shape \(5,\)"),
+    ("crash: label bars of a vector", lambda t: _plot("label_distribution_bars", np.ones(3)), ValueError,
+     r"counts: must be a label-count matrix, expected \[clients, classes\], got shape \(3,\)"),
+    ("crash: save_figure into a file", lambda t: _save_figure(_csv(t, "x"), "x"), ValueError,
+     r"out_dir: must be a folder, got .*trace\.csv', which is a file"),
+    ("crash: paired digits -1", lambda t: claims.paired({0: 1.0, 1: 2.0}, {0: 0.5, 1: 1.0}, digits=-1), ValueError,
+     r"digits: must be an integer >= 0, got -1"),
+    ("crash: negative synthetic sizes", lambda t: problems.neural(
+        dataset="mnist", synthetic=True, synthetic_sizes=(-5, 10), num_clients=4, batch_size=8), ValueError,
+     r"synthetic_sizes: must be None or two positive integers \(n_train, n_test\), got \(-5, 10\)"),
 ]
 CONFUSING = [
     ("confusing: unknown algorithm when computing", lambda t: _sweep(algorithm="my_fedadam"), ValueError,
@@ -437,8 +488,46 @@ CONFUSING = [
      r"runs: compute them with fedlib\.sweep\(configs, store\)$"),
     ("confusing: load a file", lambda t: fedlib.load(_garbage(t)), ValueError,
      r"store: .*schedule\.npz is a file, not a store folder"),
+    ("confusing: a text file as a FedScale trace", lambda t: traces.availability(_csv(t, "1 2 3\nabc\n"),
+                                                                                 format="fedscale"),
+     ValueError, r"path: .*trace\.csv is not a FedScale trace \(a pickle expected"),
+    ("confusing: an .npz trace", lambda t: participation.build("trace", 3, 4, trace=_npz(t)), ValueError,
+     r"trace: .*x\.npz is not a CSV or \.npy file \(\.npz not supported; CSV or \.npy\)"),
+    ("confusing: ragged trace rows", lambda t: participation.build("trace", 3, 4, trace=[[1, 0, 1, 1], [1, 0]]),
+     ValueError, r"trace: rows of unequal length \(row 1 has 2, expected 4, as row 0\)"),
+    ("confusing: float local_steps_range", lambda t: participation.build("full", 3, 4, local_steps_range=(1.5, 3)),
+     ValueError, r"local_steps_range: must be integers \(lo, hi\) or an \[N, 2\] array of integers, got \(1\.5, 3\)"),
+    ("confusing: mean_std of strings", lambda t: __import__("fedlib.analysis").analysis.mean_std(["a", "b"]),
+     ValueError, r"values: must be numbers, got \['a', 'b'\]"),
+    ("confusing: paired with one name", lambda t: claims.paired({0: 1.0, 1: 2.0}, {0: 0.5, 1: 1.0}, names=("A",)),
+     ValueError, r"names: must be two names \(for a and b\), got \('A',\)"),
+    ("confusing: a text file as a schedule", lambda t: participation.load(_csv(t, "1,0\n")), ValueError,
+     r"schedule: .*trace\.csv is not a schedule file \(\.npz written by Schedule\.save\)"),
 ]
 CASES += LATE + SILENT + CRASH + CONFUSING
+
+
+def _npy(tmp: Path) -> Path:
+    f = tmp / "store" / "x.npy"                      # under an input folder the catalogue allows
+    f.parent.mkdir(exist_ok=True)
+    np.save(f, np.ones(3))
+    return f
+
+
+def _campaign(tmp: Path, **kw):
+    from fedlib.campaign import run_campaign
+    return run_campaign("02_fedsum_main", budget_min=0, root=tmp / "store", echo=lambda s: None, **kw)
+
+
+def _bad_options():
+    from dataclasses import dataclass
+
+    from fedlib.algorithms.options import Options, option, positive
+
+    @dataclass(frozen=True)
+    class _BadOptions(Options):
+        lr: float = option(-1.0, *positive(), doc="a default its own check refuses")
+    return _BadOptions
 
 
 def _npz(tmp: Path) -> Path:
@@ -765,3 +854,16 @@ def test_verify_counts_failed_runs_as_such_not_as_differ(tmp_path, capsys):
     assert main(["verify", str(store)]) == 0
     out = capsys.readouterr().out
     assert "0 differ" in out and "1 are failed runs (stored with status error): nothing to verify" in out, out
+
+
+def test_paired_names_the_seeds_one_method_lacks():
+    v = claims.paired({0: 1.0, 1: 2.0, 2: 3.0}, {0: 0.5, 5: 1.0})
+    assert "seeds in one method only, left out (a: [1, 2]; b: [5])" in v.reason
+
+
+def test_dataset_sizes_are_synthetic_defaults_not_a_check_of_the_files(tmp_path):
+    """``DatasetInfo.n_train`` is documented as the synthetic stand-in's default size: a user's
+    file of another size loads (the checks before a run count the file's own samples)."""
+    assert "Files are not checked against them" in data.DatasetInfo.__doc__
+    ds = data.load("mnist", data_root=_mnist_root(tmp_path))
+    assert len(ds.train[0]) == 200 != data.info("mnist").n_train

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from .._source import capture
+from .._validate import InputError
 from ..engine import LocalResult
 from ..problems import Problem
 from .options import Options, untyped
@@ -86,7 +87,8 @@ class Algorithm:
         declares ``Options`` but no ``options`` gets the names of its fields (one that declares
         both must list exactly those names)."""
         super().__init_subclass__(**kwargs)
-        if not isinstance(cls.__dict__.get("name"), str) or not cls.__dict__.get("name"):
+        cls._named_after_class = not isinstance(cls.__dict__.get("name"), str) or not cls.__dict__.get("name")
+        if cls._named_after_class:
             cls.name = cls.__name__.lower()
         if "Options" in cls.__dict__:
             if "options" not in cls.__dict__:
@@ -268,14 +270,17 @@ _REGISTRY: dict[str, type[Algorithm]] = {}
 def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
     """Class decorator adding an algorithm to the registry under ``cls.name``.
 
-    ``@register`` refuses a name that is already taken (a built-in or an earlier registration);
+    ``@register`` refuses a class without its own ``name`` (the name configs give) and a name that is
+    already taken (a built-in or an earlier registration);
     ``@register(replace=True)`` replaces it on purpose.
     """
     def add(c: type[Algorithm]) -> type[Algorithm]:
         if not (isinstance(c, type) and issubclass(c, Algorithm)):
             raise ValueError(f"register: expected an Algorithm subclass, got {c!r}")
-        if not isinstance(c.name, str) or not c.name:
-            raise ValueError(f"name: {c.__name__} needs a non-empty class attribute 'name'")
+        if not isinstance(c.name, str) or not c.name or c.__dict__.get("_named_after_class", False):
+            raise InputError(f"name: must be set on {c.__name__} (a non-empty class attribute 'name', its "
+                             f"name in configs) to register it, got none (it would run as {c.name!r}, after "
+                             "its class)")
         if c.name in _REGISTRY and _REGISTRY[c.name] is not c and not replace:
             raise ValueError(f"name: algorithm {c.name!r} is already registered "
                              f"({_REGISTRY[c.name].__module__}.{_REGISTRY[c.name].__name__}); "

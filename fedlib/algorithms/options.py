@@ -15,6 +15,7 @@ Declaring options::
 
     @register
     class MyAlgorithm(Algorithm):
+        name = "my_algorithm"        # its name in configs (register refuses a class without one)
         Options = MyOptions          # the names (``options``) follow from its fields
 
         def round(self, x, r):
@@ -29,7 +30,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any
 
 __all__ = ["Options", "SolverOptions", "any_value", "in_unit_interval", "int_at_least", "non_negative",
@@ -95,6 +96,17 @@ class Options:
 
     Subclasses are frozen dataclasses whose fields come from :func:`option`; every field is checked
     when the object is built."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """A field whose default fails its own check is refused where the class is defined (else
+        every build of the algorithm without that option would fail; a ValueError: this module imports
+        nothing of fedlib, and fedlib's boundary counts its ``name: ...`` errors as its own)."""
+        super().__init_subclass__(**kwargs)
+        for name, f in vars(cls).items():
+            if isinstance(f, Field) and "check" in f.metadata and f.default is not MISSING \
+                    and not _passes(f.metadata["check"], f.default):
+                raise ValueError(f"{name}: default must be {f.metadata['must']} (its own check), got "
+                                 f"{f.default!r} (in {cls.__name__})")
 
     def __post_init__(self) -> None:
         for f in fields(self):
