@@ -397,7 +397,8 @@ class Mine(FedAvg):
 def _rewrite_code(entry, algorithm_fp):
     meta = json.loads((entry.path / "meta.json").read_text())
     meta["code"]["algorithm"] = algorithm_fp
-    (entry.path / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    from fedlib.store import write_meta
+    write_meta(entry.path, meta)        # sealed again, as an entry stored under the old scheme was
 
 
 def test_renew_migrates_the_same_code_and_replays_the_rest(tmp_path, monkeypatch):

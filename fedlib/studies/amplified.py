@@ -527,10 +527,6 @@ def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
 
 #: Wang & Ji's methods (catalogue names, :mod:`fedlib.studies.methods`): Alg. 1, wait-minibatch, wait-full
 METHOD_NAMES = ("amplified FedAvg", "wait-minibatch", "wait-full")
-#: Wang & Ji's study (notebook 08) in the registry of :mod:`fedlib.studies`
-STUDY = register_study(Study(name="amplified", paper="Wang & Ji 2022", notebooks=("08_amplified_fedavg",),
-                             setup=amplified_setup, methods=METHOD_NAMES, quotes=QUOTES,
-                             headline=headline_claims), replace=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -567,3 +563,8 @@ def main(argv: list[str] | None = None) -> None:
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
 guard_module(globals())
+
+#: Wang & Ji's study (notebook 08) in the registry of :mod:`fedlib.studies`
+STUDY = register_study(Study(name="amplified", paper="Wang & Ji 2022", notebooks=("08_amplified_fedavg",),
+                             setup=amplified_setup, methods=METHOD_NAMES, quotes=QUOTES,
+                             headline=headline_claims), replace=True)

@@ -818,12 +818,11 @@ def fedacs_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FedAc
     return s
 
 
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())
+
 #: FedACS's study (notebooks 06 and 07) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="fedacs", paper="FedACS",
                              notebooks=("06_fedacs_toy", "07_fedacs_experiments"), setup=fedacs_setup,
                              methods=METHOD_NAMES, quotes=QUOTES, headline=headline_claims), replace=True)
-
-
-from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
-
-guard_module(globals())

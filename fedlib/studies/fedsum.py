@@ -710,11 +710,6 @@ def resnet_configs(profile: str, stand_in_rounds: int = 0, seed: int = 0) -> dic
     return out
 
 
-#: FedSUM's study (notebooks 02 and 03) in the registry of :mod:`fedlib.studies`
-STUDY = register_study(Study(name="fedsum", paper="FedSUM",
-                             notebooks=("02_fedsum_main", "03_fedsum_ablations"), setup=fedsum_setup,
-                             methods=METHOD_NAMES, quotes=QUOTES, headline=headline_claims), replace=True)
-
 #: notebook 01 per profile: the horizons T of the delay estimates and the Monte Carlo seeds
 DELAY_PROFILES = {"quick": ([10, 20, 50, 100, 200, 500], 20),
                   "paper": ([10, 20, 50, 100, 200, 500, 1000, 2000], 100)}
@@ -757,3 +752,8 @@ def delay_patterns(num_clients: int, per_round: int) -> dict[str, dict]:
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
 guard_module(globals())
+
+#: FedSUM's study (notebooks 02 and 03) in the registry of :mod:`fedlib.studies`
+STUDY = register_study(Study(name="fedsum", paper="FedSUM",
+                             notebooks=("02_fedsum_main", "03_fedsum_ablations"), setup=fedsum_setup,
+                             methods=METHOD_NAMES, quotes=QUOTES, headline=headline_claims), replace=True)

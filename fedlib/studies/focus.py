@@ -253,12 +253,11 @@ def toy_panels(rounds: int, local_steps: int, seed: int = 0):
     }
 
 
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())
+
 #: FOCUS's study (notebooks 04 and 05) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="focus", paper="FOCUS", notebooks=("04_focus_toy", "05_focus_cifar"),
                              setup=focus_setup, methods=METHOD_NAMES, quotes={"App. F.2": QUOTE},
                              headline=headline_claims), replace=True)
-
-
-from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
-
-guard_module(globals())

@@ -546,13 +546,12 @@ def real_setup(profile: str, trace: str | Path = "traces/sessions_100.txt",
     return s
 
 
+from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+
+guard_module(globals())
+
 #: the study of notebook 09 in the registry of :mod:`fedlib.studies` (its claims are the other
 #: papers', each row naming its own)
 STUDY = register_study(Study(name="real", paper="FedSUM, FOCUS, FedACS, Wang & Ji 2022",
                              notebooks=("09_real_availability",), setup=real_setup, methods=METHOD_NAMES),
                        replace=True)
-
-
-from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
-
-guard_module(globals())
