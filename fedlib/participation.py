@@ -299,12 +299,14 @@ def _either(words: Any) -> str:
 class Arg:
     """One argument of a participation kind, declared with the kind (:func:`register_kind`).
 
+    Its ``default`` is its value when not given; :data:`REQUIRED` (the default) makes it required,
+    and None makes None allowed. (Documented here rather than under Attributes: the sentinel's
+    own docstring makes autodoc list ``default`` by itself.)
+
     Attributes:
         name: the argument's name (a key of a config's ``participation_args``).
         type: one of :data:`TYPES` or a tuple of them (e.g. ``("number", "array")`` for a
             probability given as a scalar or one per client).
-        default: its value when not given; :data:`REQUIRED` (the default) makes it required, and
-            None makes None allowed.
         low, high: the allowed range of a number, an integer or each entry of an array (None: no
             bound); ``high="n"`` is the number of clients.
         low_open, high_open: whether the bound itself is excluded.
