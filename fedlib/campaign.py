@@ -442,11 +442,7 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
     from .engine import VectorizedEngine
     from .notebook import store_path
     names = _check_campaign(notebook, profile, device, budget_min, store, graphs)
-    for i, k in enumerate(seeds or ()):
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise InputError(f"seeds[{i}]: must be an integer >= 0, got {k!r}")
-    if datasets is not None and (isinstance(datasets, str) or not all(isinstance(d, str) for d in datasets)):
-        raise InputError(f"datasets: must be a list of dataset names, got {datasets!r}")
+    _check_seeds_and_datasets(seeds, datasets)
     engine = VectorizedEngine(graphs=graphs)
     t0 = clock()
     deadline = t0 + 60.0 * budget_min
@@ -473,6 +469,15 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
     report.seconds = clock() - t0
     echo(str(report))
     return report
+
+
+def _check_seeds_and_datasets(seeds, datasets) -> None:
+    """:func:`run_campaign`'s ``seeds`` (integers >= 0) and ``datasets`` (names), or an InputError."""
+    for i, k in enumerate(seeds or ()):
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise InputError(f"seeds[{i}]: must be an integer >= 0, got {k!r}")
+    if datasets is not None and (isinstance(datasets, str) or not all(isinstance(d, str) for d in datasets)):
+        raise InputError(f"datasets: must be a list of dataset names, got {datasets!r}")
 
 
 def _check_campaign(notebook: str | list[str], profile: str, device: str | None, budget_min: float,

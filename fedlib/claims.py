@@ -429,6 +429,13 @@ def _t(n: int) -> float:
     return float(stats.t.ppf(0.975, n - 1))
 
 
+def _finite(name: str, x: Any) -> float:
+    """``x`` as a finite float, or one InputError naming ``name``."""
+    if not np.isfinite(x):
+        raise InputError(f"{name}: must be a finite number, got {x!r}")
+    return x
+
+
 def _numbers(name: str, d: Any) -> np.ndarray:
     """``d`` as a float array, or one InputError naming ``name`` when its entries are not numbers."""
     try:
@@ -506,9 +513,7 @@ def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = 
     """
     if kind not in ("better", "no worse"):
         raise ValueError(f"kind: must be one of better, no worse; got {kind!r}")
-    if not np.isfinite(threshold):
-        raise InputError(f"threshold: must be a finite number, got {threshold!r}")
-    d = _numbers("diffs", diffs)
+    d, threshold = _numbers("diffs", diffs), _finite("threshold", threshold)
     effect, lo, hi = interval(d)
     notes = []
     if failed_own:
@@ -576,16 +581,7 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
             comparison (no value where the other one has one, or both failed), the verdict is "not
             tested", its cause naming the method, its failed seeds and the reason.
     """
-    if not margin >= 0:
-        raise ValueError(f"margin: must be >= 0, got {margin!r}")
-    for nm, side in (("a", a), ("b", b)):
-        if not isinstance(side, Mapping):
-            raise InputError(f"{nm}: must be a mapping seed -> value (e.g. {{0: 0.91, 1: 0.90}}), got "
-                             f"{type(side).__name__} {side!r}")
-    if isinstance(names, str) or len(names) != 2:
-        raise InputError(f"names: must be two names (for a and b), got {names!r}")
-    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
-        raise InputError(f"digits: must be an integer >= 0, got {digits!r}")
+    _check_paired(a, b, margin, names, digits)
     seeds = [s for s in a if s in b]
     unmatched = [f"{nm}: {sorted(set(x) - set(y), key=str)}" for nm, x, y in (("a", a, b), ("b", b, a))
                  if set(x) - set(y)]
@@ -617,6 +613,20 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
     lean = direction(diffs, threshold) if verdict == INCONCLUSIVE else ""
     return Verdict(verdict, numbers, len(diffs), tuple(diffs), effect, lo, hi, threshold, margin, reason,
                    lean)
+
+
+def _check_paired(a: Any, b: Any, margin: Any, names: Any, digits: Any) -> None:
+    """:func:`paired`'s arguments that its computation does not check itself, or one error."""
+    if not margin >= 0:
+        raise ValueError(f"margin: must be >= 0, got {margin!r}")
+    for nm, side in (("a", a), ("b", b)):
+        if not isinstance(side, Mapping):
+            raise InputError(f"{nm}: must be a mapping seed -> value (e.g. {{0: 0.91, 1: 0.90}}), got "
+                             f"{type(side).__name__} {side!r}")
+    if isinstance(names, str) or len(names) != 2:
+        raise InputError(f"names: must be two names (for a and b), got {names!r}")
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
+        raise InputError(f"digits: must be an integer >= 0, got {digits!r}")
 
 
 def _paired_differences(a: Mapping, b: Mapping, seeds: list, higher: bool, names: tuple[str, str],

@@ -967,6 +967,23 @@ def _binary(path: str) -> bool:
     return b"\0" in head
 
 
+def _trace_array(trace: Any) -> np.ndarray:
+    """:func:`read_trace` of an array (or nested lists): its rows as long as the first, numbers."""
+    try:
+        arr = np.asarray(trace)
+    except ValueError:
+        arr = np.asarray(trace, dtype=object)
+    if arr.dtype == object and arr.ndim == 1 and all(np.ndim(r) == 1 for r in arr):
+        lens = [len(r) for r in arr]
+        bad = next((i for i, k in enumerate(lens) if k != lens[0]), None)
+        if bad is not None:
+            raise InputError(f"trace: rows of unequal length (row {bad} has {lens[bad]}, expected "
+                             f"{lens[0]}, as row 0)")
+    if arr.dtype == object or arr.dtype.kind in "USb":
+        raise ValueError(f"trace: entries must be the numbers 0 or 1, got dtype {arr.dtype}")
+    return arr.astype(float)
+
+
 def read_trace(trace: Any) -> np.ndarray:
     """A 0/1 availability matrix [rounds, N] from an array, or from a file: ``.npy`` (numpy's own
     format, no pickles) or CSV. A CSV may have a header row (any non-numeric first row) and an
@@ -978,19 +995,7 @@ def read_trace(trace: Any) -> np.ndarray:
         ValueError: naming the file (or ``trace``) and what is wrong.
     """
     if not isinstance(trace, (str, os.PathLike)):
-        try:
-            arr = np.asarray(trace)
-        except ValueError:
-            arr = np.asarray(trace, dtype=object)
-        if arr.dtype == object and arr.ndim == 1 and all(np.ndim(r) == 1 for r in arr):
-            lens = [len(r) for r in arr]
-            bad = next((i for i, k in enumerate(lens) if k != lens[0]), None)
-            if bad is not None:
-                raise InputError(f"trace: rows of unequal length (row {bad} has {lens[bad]}, expected "
-                                 f"{lens[0]}, as row 0)")
-        if arr.dtype == object or arr.dtype.kind in "USb":
-            raise ValueError(f"trace: entries must be the numbers 0 or 1, got dtype {arr.dtype}")
-        return arr.astype(float)
+        return _trace_array(trace)
     path = os.path.expanduser(os.fspath(trace))
     if not os.path.isfile(path):
         raise ValueError(f"trace: no such file {path}")
