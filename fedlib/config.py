@@ -21,9 +21,8 @@ from . import algorithms, participation
 from .data import check_run_inputs
 from .participation import Schedule
 from .partition import builder as partition_builder
-from .problems import Problem
+from .problems import Problem, get_problem
 from .problems import build as build_problem
-from .problems import builder as problems_builder
 
 __all__ = ['ExperimentConfig', 'Planned', 'grid']
 
@@ -76,16 +75,6 @@ def _parameters(fn, skip: tuple = ()) -> dict[str, inspect.Parameter]:
     """``fn``'s named parameters, without ``skip``."""
     return {k: v for k, v in inspect.signature(fn).parameters.items()
             if k not in skip and v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
-
-
-def _focus_toy_data():
-    from .objectives import focus_toy_data
-    return focus_toy_data
-
-
-# built-in problems whose builder passes its other keywords on (``**kw``), and the function that
-# receives them: their names are checked against that function's parameters
-_FORWARDS = {"focus_toy": _focus_toy_data}
 
 
 def _takes_any_keyword(fn) -> bool:
@@ -313,26 +302,21 @@ class ExperimentConfig:
             self._check_builds(where)
 
     def _check_builds(self, where: str) -> None:
-        """An analytic problem small enough to build at once (:func:`fedlib._validate.problem_bytes`
-        at most ``_BUILD_CHECK_BYTES``) is built here, so that a value only its builder checks (a
-        negative ``sigma``, an unknown ``dtype``) is refused before a sweep stores an error entry;
-        each distinct problem is built once per process."""
-        from ._validate import InputError, problem_bytes
+        """The problem's own declared check of its arguments (``check`` of
+        :func:`fedlib.problems.register_problem`: a rule between arguments, a build of a problem
+        small enough to build at once), so that a value only its builder checks (a negative
+        ``sigma``, an unknown ``dtype``) is refused before a sweep stores an error entry; each
+        distinct problem is checked once per process."""
+        from ._validate import InputError
+        check = get_problem(self.problem).check
+        if check is None:
+            return
         args = _thaw(self.problem_args) if self.problem_args else {}
-        size = problem_bytes(self.problem, {k: v for k, v in args.items() if v is not None})
-        known = self.problem in ("quadratic", "focus_toy")      # sizes problem_bytes knows
-        if not known or (size is not None and size > _BUILD_CHECK_BYTES):
-            return                                 # (None for a known one: a bad size, refused quickly)
-        cache_key = json.dumps([self.problem, args], sort_keys=True, default=str)
+        cache_key = json.dumps([self.problem, id(check), args], sort_keys=True, default=str)
         if cache_key in _BUILT_OK:
             return
-        curvature = args.get("curvature")
-        if (self.problem == "quadratic" and isinstance(curvature, (tuple, list)) and len(curvature) == 2
-                and all(isinstance(v, (int, float)) for v in curvature) and curvature[0] > curvature[1]):
-            raise InputError(f"{where}.problem_args.curvature: must be (lo, hi) with 0 < lo <= hi, "
-                             f"got {tuple(curvature)!r}")
         try:
-            build_problem(self.problem, **args)
+            check(dict(args))
         except Exception as e:                     # noqa: BLE001 (any failure to build is the input's)
             name, sep, rest = str(e).partition(": ")
             if sep and name in args:
@@ -375,13 +359,15 @@ class ExperimentConfig:
         """The problem's arguments (names, integer types, known values); returns the number of
         clients where it is known without building the problem."""
         problem_args = self.arguments("problem_args")
-        builder = problems_builder(self.problem)
+        spec = get_problem(self.problem)
+        builder = spec.builder
         allowed = _parameters(builder)
         if "partition" in allowed:                              # neural: its partition's arguments too
             split = partition_builder(problem_args.get("partition", "dirichlet"))
             allowed = {**allowed, **_parameters(split, skip=("labels", "num_clients", "seed"))}
-        elif self.problem in _FORWARDS:                         # a built-in passing **kw on: its target's
-            allowed = {**allowed, **_parameters(_FORWARDS[self.problem]())}
+        elif spec.forwards:                                     # passing **kw on: its targets' (declared)
+            for target in spec.forwards:
+                allowed = {**allowed, **_parameters(target)}
         elif _takes_any_keyword(builder):                       # a builder that takes anything
             allowed = None
         if "draws" in problem_args:                             # applied by problems.build
@@ -494,7 +480,6 @@ class ExperimentConfig:
         return participation.build(self.participation, n, self.rounds, **spec)
 
 
-_BUILD_CHECK_BYTES = 32 * 2**20
 _BUILT_OK: set = set()
 _PROBLEM_CACHE: dict[str, Any] = {}
 

@@ -1,6 +1,7 @@
-"""What a config needs from outside fedlib: the modules that define its algorithm, participation
-kind and dataset when a user registered them (:func:`fedlib.algorithms.register`,
-:func:`fedlib.participation.register_kind`, :func:`fedlib.data.register_dataset`).
+"""What a config needs from outside fedlib: the modules that define its algorithm, problem,
+participation kind and dataset when a user registered them (:func:`fedlib.algorithms.register`,
+:func:`fedlib.problems.register_problem`, :func:`fedlib.participation.register_kind`,
+:func:`fedlib.data.register_dataset`).
 
 A sweep's worker processes import these modules before computing, so that a user's extension is
 known there as it is in the sweep's own process; an extension defined in ``__main__`` (a notebook
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from . import algorithms, data, participation
+from . import algorithms, data, participation, problems
 
 __all__ = ["worker_modules"]
 
@@ -23,8 +24,10 @@ def _module(obj: object) -> str:
 
 
 def _definitions(config) -> Iterator[tuple[str, str, str]]:
-    """(what, name, defining module) of the config's algorithm, participation kind and dataset."""
+    """(what, name, defining module) of the config's algorithm, problem, participation kind and
+    dataset."""
     yield "algorithm", config.algorithm, _module(algorithms.get(config.algorithm))
+    yield "problem", config.problem, problems.get_problem(config.problem).module
     yield "participation kind", config.participation, participation.get_kind(config.participation).module
     dataset = dict(config.problem_args or ()).get("dataset")
     if isinstance(dataset, str) and dataset in data.available():
@@ -33,7 +36,7 @@ def _definitions(config) -> Iterator[tuple[str, str, str]]:
 
 def worker_modules(configs: Iterable) -> tuple[str, ...]:
     """The modules (not fedlib's) a worker process must import to know the configs' algorithms,
-    participation kinds and datasets, in first-use order.
+    problems, participation kinds and datasets, in first-use order.
 
     Raises:
         ValueError: one of them is defined in ``__main__`` (a notebook cell or a script), which

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
 from . import models
 from ._source import capture
-from ._validate import check_int, check_real
+from ._validate import InputError, check_int, check_new_name, check_real, problem_bytes
 from .objectives import (
     LeastSquares,
     Problem,
@@ -43,6 +45,7 @@ __all__ = [
     "LeastSquares",
     "Neural",
     "Problem",
+    "ProblemSpec",
     "Quadratic",
     "QuadraticForm",
     "Split",
@@ -52,9 +55,12 @@ __all__ = [
     "digits_cnn",
     "focus_arbitrary_weights",
     "focus_toy_data",
+    "get_problem",
     "neural",
+    "problem",
     "quadratic",
     "random_quadratic",
+    "register_problem",
     "stream_seed",
 ]
 
@@ -143,30 +149,158 @@ def neural(dataset: str = "mnist", partition: str = "dirichlet", model: str = "f
 # --------------------------------------------------------------------------------------------
 # Registry of problem builders (for configs and the cache)
 # --------------------------------------------------------------------------------------------
-_BUILDERS: dict[str, tuple[Callable[..., Problem], str]] = {
-    "quadratic": (random_quadratic, "heterogeneous random quadratics (exact gradients by default)"),
-    "focus_toy": (lambda normalized=False, device="cpu", **kw: LeastSquares(
+@dataclass(frozen=True)
+class ProblemSpec:
+    """A registered problem (:func:`register_problem`).
+
+    Attributes:
+        name: its name (a config's ``problem``).
+        builder: ``builder(**arguments) -> Problem``; its parameters are the problem's arguments (a
+            config's ``problem_args``), and its source the runs' problem fingerprint.
+        description: one line on what it is.
+        check: ``check(arguments)``, a cheap check of a config's ``problem_args`` (a dict, as
+            given) that :meth:`fedlib.ExperimentConfig.validate` runs before any run: a rule
+            between arguments, or a build of a problem small enough to build at once. It raises
+            a ValueError whose message starts with the argument's name (``"sigma: ..."``), which
+            ``validate`` names under ``<where>.problem_args``; None: no check beyond the
+            arguments' names and types.
+        forwards: the functions a builder that takes ``**kw`` passes those keywords on to: a
+            config's argument names are checked against their parameters too (none: a builder
+            with ``**kw`` takes any name).
+    """
+
+    name: str
+    builder: Callable[..., Problem]
+    description: str
+    check: Callable[[dict], None] | None = None
+    forwards: tuple[Callable[..., object], ...] = ()
+
+    @property
+    def module(self) -> str:
+        """The module that defines the builder (a worker process imports it)."""
+        fn = getattr(self.builder, "func", self.builder)                    # a functools.partial
+        return getattr(fn, "__module__", None) or ""
+
+
+_PROBLEMS: dict[str, ProblemSpec] = {}
+
+
+def register_problem(name: str, builder: Callable[..., Problem], *, description: str,
+                     check: Callable[[dict], None] | None = None, forwards: Any = (),
+                     replace: bool = False) -> ProblemSpec:
+    """Register a problem builder, so that :func:`build`, ``run`` and a config's ``problem`` know
+    it, and :meth:`ExperimentConfig.validate` checks a config's ``problem_args`` from its
+    declarations before anything runs (one message naming the argument): the names against the
+    builder's parameters (and those of ``forwards``), integer hints, then ``check``.
+
+    Args:
+        name: the problem's name; a built-in problem's name, or a name already registered (unless
+            ``replace``), is refused.
+        builder: ``builder(**arguments)`` returning a :class:`Problem`; its source is the
+            fingerprint of the runs it builds (:func:`fedlib.fingerprint.config_fingerprint`).
+        description: one line on what it is.
+        check: ``check(arguments)``: a cheap check of the arguments as a config gives them (a
+            dict), raising a ValueError ``"<argument>: <what is allowed>, got <value>"``; e.g. a
+            rule between two arguments, or ``builder(**arguments)`` itself where that is quick.
+            Run once per distinct arguments per process.
+        forwards: the function (or functions) a builder with ``**kw`` passes them on to; the
+            argument names a config gives are checked against their parameters.
+        replace: replace a problem registered before (not a built-in one).
+
+    A problem defined in ``__main__`` (a notebook cell) runs in this process; a sweep with worker
+    processes refuses it (define it in a module and import that).
+
+    Raises:
+        ValueError: a bad name, a clash, a builder, check or forwarded target that is not a
+            function, or ``forwards`` for a builder that takes no ``**kw``.
+    """
+    check_new_name("problem", name, _BUILTIN, _PROBLEMS, replace)
+    if not callable(builder):
+        raise ValueError(f"builder: problem {name!r} needs a function (**arguments) -> Problem, "
+                         f"got {builder!r}")
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError(f"description: problem {name!r} needs a one-line description, got {description!r}")
+    if check is not None and not callable(check):
+        raise ValueError(f"check: must be a function of the arguments (a dict) or None, got {check!r}")
+    targets = tuple(forwards) if isinstance(forwards, (tuple, list)) else (forwards,)
+    if not all(callable(f) for f in targets):
+        raise ValueError(f"forwards: must be the function(s) the builder passes its **kw on to, "
+                         f"got {forwards!r}")
+    if targets and not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(builder).parameters.values()):
+        raise ValueError(f"forwards: problem {name!r}'s builder takes no **kw to pass on; got {forwards!r}")
+    capture(builder)                        # its source as loaded, for the runs' fingerprints
+    spec = ProblemSpec(name, builder, description, check, targets)
+    _PROBLEMS[name] = spec
+    return spec
+
+
+def problem(name: str, *, description: str, check: Callable[[dict], None] | None = None,
+            forwards: Any = (), replace: bool = False):
+    """Decorator form of :func:`register_problem`: ``@problems.problem("mine", description=...,
+    check=..., forwards=make_data)`` over the builder."""
+    def register(builder):
+        register_problem(name, builder, description=description, check=check, forwards=forwards,
+                         replace=replace)
+        return builder
+    return register
+
+
+#: the largest analytic problem a built-in's check builds whole (:func:`problem_bytes`), so that a
+#: value only its builder checks (a negative ``sigma``, an unknown ``dtype``) is refused by
+#: ``validate`` before a sweep stores an error entry
+BUILD_CHECK_BYTES = 32 * 2**20
+
+
+def _build_if_small(name: str, args: dict) -> None:
+    """Build the built-in ``name`` with ``args`` if it is small (or its size cannot be told: a bad
+    size, refused quickly by the builder)."""
+    size = problem_bytes(name, {k: v for k, v in args.items() if v is not None})
+    if size is None or size <= BUILD_CHECK_BYTES:
+        build(name, **args)
+
+
+def _check_quadratic(args: dict) -> None:
+    """``quadratic``'s arguments: the curvature range ordered (lo <= hi), then a small one built."""
+    curvature = args.get("curvature")
+    if (isinstance(curvature, (tuple, list)) and len(curvature) == 2
+            and all(isinstance(v, (int, float)) for v in curvature) and curvature[0] > curvature[1]):
+        raise InputError(f"curvature: must be (lo, hi) with 0 < lo <= hi, got {tuple(curvature)!r}")
+    _build_if_small("quadratic", args)
+
+
+def _register_builtins() -> None:
+    """The built-in problems, through the same registration as a user's."""
+    register_problem("quadratic", random_quadratic, check=_check_quadratic,
+                     description="heterogeneous random quadratics (exact gradients by default)")
+    register_problem("focus_toy", lambda normalized=False, device="cpu", **kw: LeastSquares(
         *focus_toy_data(**kw), normalized=normalized, device=device),
-        "FOCUS least-squares toy: n=8000, d=50, N=16"),
-    "digits_cnn": (digits_cnn, "FedSUM MNIST CNN on scikit-learn digits (28x28), Dirichlet split"),
-    "neural": (neural, "any dataset x partition x model of fedlib.data / partition / models"),
-}
-
-
-for _fn, _ in _BUILDERS.values():           # their sources as loaded, for the runs' fingerprints
-    capture(_fn)
+        check=lambda args: _build_if_small("focus_toy", args), forwards=focus_toy_data,
+        description="FOCUS least-squares toy: n=8000, d=50, N=16")
+    register_problem("digits_cnn", digits_cnn,
+                     description="FedSUM MNIST CNN on scikit-learn digits (28x28), Dirichlet split")
+    register_problem("neural", neural,
+                     description="any dataset x partition x model of fedlib.data / partition / models")
 
 
 def available() -> dict[str, str]:
     """Problem builders by name, with a one-line description each."""
-    return {k: v[1] for k, v in _BUILDERS.items()}
+    return {k: v.description for k, v in _PROBLEMS.items()}
+
+
+def get_problem(name: str) -> ProblemSpec:
+    """The registered problem ``name`` (its builder, description and declared checks).
+
+    Raises:
+        ValueError: an unknown name, naming the known ones.
+    """
+    if not isinstance(name, str) or name not in _PROBLEMS:
+        raise ValueError(f"problem: unknown problem {name!r}; known problems: {', '.join(sorted(_PROBLEMS))}")
+    return _PROBLEMS[name]
 
 
 def builder(name: str) -> Callable[..., Problem]:
     """The builder function of a registered problem (its signature lists the problem's arguments)."""
-    if not isinstance(name, str) or name not in _BUILDERS:
-        raise ValueError(f"problem: unknown problem {name!r}; known problems: {', '.join(sorted(_BUILDERS))}")
-    return _BUILDERS[name][0]
+    return get_problem(name).builder
 
 
 def build(name: str, **kwargs) -> Problem:
@@ -177,8 +311,7 @@ def build(name: str, **kwargs) -> Problem:
     whose source fingerprints the stored runs, are unchanged): a config asks for keyed draws with
     ``problem_args={"draws": "keyed", ...}``, and a config without it keeps its store key and its
     legacy draws."""
-    if not isinstance(name, str) or name not in _BUILDERS:
-        raise ValueError(f"problem: unknown problem {name!r}; known problems: {', '.join(sorted(_BUILDERS))}")
+    get_problem(name)
     draws = kwargs.pop("draws", None)
     prob = _build(name, **kwargs)
     if draws is not None:
@@ -189,7 +322,7 @@ def build(name: str, **kwargs) -> Problem:
 
 
 def _build(name: str, **kwargs) -> Problem:
-    fn = _BUILDERS[name][0]
+    fn = _PROBLEMS[name].builder
     params = inspect.signature(fn).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         unknown = sorted(set(kwargs) - set(params))
@@ -199,7 +332,12 @@ def _build(name: str, **kwargs) -> Problem:
     return fn(**kwargs)
 
 
-from ._validate import InputError, check_problem_memory, guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+_BUILTIN: frozenset = frozenset()
+_register_builtins()
+_BUILTIN = frozenset(_PROBLEMS)
+
+
+from ._validate import check_problem_memory, guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
 
 def _check_synthetic_sizes(args: dict) -> None:

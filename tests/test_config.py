@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fedlib
-from fedlib import ExperimentConfig, config, participation
+from fedlib import ExperimentConfig, config, participation, problems
 
 from .run_helpers import base_config as _base
 
@@ -112,6 +112,16 @@ def test_config_validation_has_no_kind_names():
     source = inspect.getsource(config)
     assert "_TEXT_ARGS" not in source
     for name in participation.available():
+        assert f'"{name}"' not in source and f"'{name}'" not in source, name
+
+
+def test_config_validation_has_no_problem_names():
+    """Nothing in config.py names a problem: what validate checks beyond a builder's signature (a
+    rule between arguments, a small build, the target of ``**kw``) is declared with the problem
+    (fedlib.problems.register_problem)."""
+    source = inspect.getsource(config)
+    assert "_FORWARDS" not in source
+    for name in problems.available():
         assert f'"{name}"' not in source and f"'{name}'" not in source, name
 
 

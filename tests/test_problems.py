@@ -172,3 +172,83 @@ def test_neural_test_metrics_on_a_fixed_subset():
     assert everything.metrics(x)["test_acc"] == full.metrics(x)["test_acc"]
     with pytest.raises(ValueError, match="^test_eval_size"):
         problems.neural(dataset="digits", alpha=0.5, num_clients=4, test_eval_size=0)
+
+
+# -- a user's problem: registered with its declared check and forwarded target ----------------------
+def _bands_data(num_clients: int = 4, dim: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The target the test problem's builder passes its ``**kw`` on to: client centres."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((num_clients, dim)), np.ones(num_clients)
+
+
+def _check_bands(args: dict) -> None:
+    """The declared check: a rule between two arguments, stated as the builder's own would be."""
+    lo, hi = args.get("lo", 0.5), args.get("hi", 2.0)
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo > hi:
+        raise ValueError(f"lo: must be at most hi ({hi!r}), got {lo!r}")
+
+
+@pytest.fixture
+def bands_problem():
+    """A user's problem: quadratics with curvatures spread over [lo, hi]; the rest of its
+    arguments go to :func:`_bands_data`."""
+    @problems.problem("bands_test", description="quadratics with curvature in [lo, hi]", check=_check_bands,
+                      forwards=_bands_data)
+    def bands(lo: float = 0.5, hi: float = 2.0, **kw) -> problems.Quadratic:
+        c, _ = _bands_data(**kw)
+        n, d = c.shape
+        A = np.stack([np.diag(np.linspace(lo, hi, d))] * n)
+        return problems.Quadratic(A, c)
+    yield "bands_test"
+    problems._PROBLEMS.pop("bands_test", None)
+
+
+def test_a_users_problem_is_checked_by_validate_from_its_declarations(bands_problem):
+    from fedlib import ExperimentConfig, extensions
+
+    def config(**problem_args):
+        return ExperimentConfig(algorithm="fedavg", problem=bands_problem, participation="full", rounds=2,
+                                problem_args=problem_args)
+    good = config(lo=1.0, hi=3.0, num_clients=5, dim=2)
+    good.validate()
+    prob = good.build_problem()
+    assert prob.num_clients == 5 and prob.dim == 2
+    assert float(prob.A[0].diagonal().max()) == 3.0
+    # the declared check: refused by validate, before anything runs, naming the field
+    with pytest.raises(ValueError, match=r"^config\.problem_args\.lo: must be at most hi \(1\.0\), "
+                                         r"got 3\.0$"):
+        config(lo=3.0, hi=1.0).validate()
+    # the declared target of **kw: its parameters are the arguments the builder takes on
+    with pytest.raises(ValueError, match=r"^config\.problem_args\.num_clinets: not an argument of problem "
+                                         r"'bands_test'; its arguments: lo, hi, num_clients, dim, seed$"):
+        config(num_clinets=5).validate()
+    # defined in this test module: a sweep's worker processes import it
+    assert problems.get_problem(bands_problem).module in extensions.worker_modules([good])
+
+
+def test_registering_a_problem_refuses_what_it_cannot_use(bands_problem):
+    def plain(num_clients: int = 3) -> problems.Quadratic:
+        return problems.random_quadratic(num_clients=num_clients)
+    with pytest.raises(ValueError, match=r"^name: problem 'quadratic' is a built-in problem"):
+        problems.register_problem("quadratic", plain, description="mine")
+    with pytest.raises(ValueError, match=r"^name: problem 'bands_test' is already registered"):
+        problems.register_problem(bands_problem, plain, description="mine")
+    with pytest.raises(ValueError, match=r"^forwards: problem 'plain_test''s builder takes no \*\*kw"):
+        problems.register_problem("plain_test", plain, description="mine", forwards=_bands_data)
+    with pytest.raises(ValueError, match=r"^check: must be a function"):
+        problems.register_problem("plain_test", plain, description="mine", check="lo <= hi")
+    with pytest.raises(ValueError, match=r"^description: problem 'plain_test' needs a one-line description"):
+        problems.register_problem("plain_test", plain, description=" ")
+    assert "plain_test" not in problems.available()
+
+
+def test_the_built_in_problems_declare_their_checks_and_targets():
+    """What validate checks early for the built-ins is declared with them, not named in config.py."""
+    assert problems.get_problem("focus_toy").forwards == (problems.focus_toy_data,)
+    assert problems.get_problem("quadratic").check is not None
+    with pytest.raises(ValueError, match=r"^curvature: must be \(lo, hi\) with 0 < lo <= hi, "
+                                         r"got \(2\.0, 0\.5\)$"):
+        problems.get_problem("quadratic").check({"curvature": (2.0, 0.5)})
+    with pytest.raises(ValueError, match=r"^sigma: must be a finite number >= 0, got -1\.0$"):
+        problems.get_problem("quadratic").check({"num_clients": 3, "dim": 2, "sigma": -1.0})
+    problems.get_problem("quadratic").check({"num_clients": 3, "dim": 2})
