@@ -9,9 +9,11 @@ seed by seed (every method under P1, P2, P3 for seed 0, then seed 1, ...), so a 
 leaves whole grids and whole seeds first.
 
 Budget: before each run the campaign estimates its wall time from measured round times (the
-stored entries of the same problem setting, else a short probe of the run's first rounds, whose
-cost counts against the budget) and starts it only if it can finish inside the budget with a
-margin; it never starts a run it cannot finish. Finished runs are sealed entries (their digests in
+latest stored entries of the same problem setting computed on the same device kind with the same
+engine options, and this call's runs; else other stored entries of the setting; else a short
+probe of the run's first rounds, whose cost counts against the budget: :class:`_Pace`) and
+starts it only if it can finish inside the budget with a margin; it never starts a run it cannot
+finish. Finished runs are sealed entries (their digests in
 ``meta.json``) and can be committed at once; the next call loads them and goes on. At the end it
 prints what is left in device-minutes at the measured pace.
 """
