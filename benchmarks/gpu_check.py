@@ -17,9 +17,11 @@ Sections, each skipped (and said so) once ``--minutes`` is spent:
 2. one run: s/round of FedSUM's round (``benchmarks/engine.py``'s loop, no evaluation) for the
    vmap engine with legacy draws (today's GPU default), keyed draws, keyed draws with CUDA-graph
    steps (``VectorizedEngine(graphs=True)``), and the reference engine.
-   With ``torch.compile`` on CUDA (unless ``--no-compile``) also keyed draws whose Threefry calls
-   are compiled (one fused kernel each instead of ~150 elementwise ones), their bits checked
-   against the CPU's first: a measurement, not yet a library setting.
+   With ``torch.compile`` on CUDA (unless ``--no-compile``) also keyed draws computed compiled,
+   their bits checked against the CPU's first: the library's option
+   ``VectorizedEngine(compiled_draws=True)`` (``keyed.step_draws`` compiled whole; the campaign's
+   ``--compiled-draws``) and ``compiled_draws="threefry"`` (the generator's calls alone, one fused
+   kernel each instead of ~150 elementwise ones: the first window's measurement).
 3. bits (before 4 and 5, which ``--minutes`` cuts first): under
    ``torch.use_deterministic_algorithms(True)`` with TF32 off, a 3-round App. H run
    (FedSUM, keyed draws, evaluated each round) twice on the device: history and final model
@@ -30,6 +32,9 @@ Sections, each skipped (and said so) once ``--minutes`` is spent:
    run-rounds/s = R / its s/round (``stacked_proxy``).
 5. several runs: ``--runs`` processes at once on the device (keyed, graphs), each timing rounds
    in the same window: run-rounds/s in all.
+
+4 and 5 use compiled draws where the check of section 1 found them bit-equal (the draws' kernels
+kept the GPU busy in the second window: 78% of its time).
 
 Why TF32 off for runs that go into a store: TF32 keeps 10 bits of mantissa (unit roundoff 2^-11
 = 4.9e-4 instead of fp32's 2^-24 = 6.0e-8), so one convolution's products err by up to ~5e-4
@@ -43,7 +48,6 @@ GPU-computed entry is judged by the same derived tolerance as a replay on anothe
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import subprocess
 import sys
@@ -59,6 +63,12 @@ from engine import mnist_like, round_inputs, seconds_per_round  # noqa: E402
 
 from fedlib import ExperimentConfig, arithmetic, engine, models, participation, partition, problems  # noqa: E402
 from fedlib.store import TIMING_COLUMNS  # noqa: E402
+
+#: the bit row of the library's compiled draws (``benchmarks/gpu_window.sh`` turns the campaign's
+#: ``--compiled-draws`` on when it reads "<this> on the device vs CPU: bit-equal | True")
+COMPILED_ROW = "compiled draws (library, compiled_draws=True)"
+#: what sections 4 and 5 label their draws (compiled once the bit row said True)
+DRAWN = {False: "", True: ", compiled draws"}
 
 
 def build(args, draws: str, device: str):
@@ -80,14 +90,16 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def check_draws(args) -> tuple[bool, str]:
+def check_draws(args, compiled: bool | str = False) -> tuple[bool, str]:
+    """Keyed draws of 3 steps on the device (``compiled``: as ``keyed.step_draws``') vs the CPU's
+    numpy path, bit for bit."""
     here, _ = build(args, "keyed", args.device)
     cpu, _ = build(args, "keyed", "cpu")
     rng = np.random.default_rng(0)
     n = 0
     for rnd, step in ((0, 0), (7, 3), (1999, args.local_steps - 1)):
         clients = sorted(rng.choice(args.clients, args.per_round, replace=False).tolist())
-        a = here._keyed_draws(torch.tensor(clients, device=args.device), rnd, step)
+        a = here._keyed_draws(torch.tensor(clients, device=args.device), rnd, step, compiled=compiled)
         b = cpu._keyed_draws(clients, rnd, step)
         for x, y in zip((a[0], a[1], *a[2]), (b[0], b[1], *b[2]), strict=True):
             if not torch.equal(x.cpu(), y):
@@ -109,26 +121,10 @@ def check_graphs(args) -> str:
     return f"{same} ({'captured' if captured else 'no graph on this device: the plain path'}, 3 steps)"
 
 
-@contextlib.contextmanager
-def compiled_threefry(on: bool):
-    """Within the block, :mod:`fedlib.keyed`'s torch Threefry is ``torch.compile``'d (one fused
-    kernel per call instead of ~150 elementwise ones; integer arithmetic, so the same bits: the
-    draws check below compares them). A measurement of what compiling would give, not a
-    setting of the library yet."""
-    from fedlib import keyed
-    plain = keyed._threefry_torch
-    if on:
-        keyed._threefry_torch = torch.compile(plain, dynamic=False)
-    try:
-        yield
-    finally:
-        keyed._threefry_torch = plain
-
-
-def check_compiled_draws(args) -> str:
-    """Keyed draws of 3 steps with the compiled Threefry vs the CPU's numpy path, bit for bit."""
-    with compiled_threefry(True):
-        ok, what = check_draws(args)
+def check_compiled_draws(args, compiled: bool | str) -> str:
+    """Keyed draws of 3 steps computed compiled (``keyed.step_draws``' ``compiled``) vs the CPU's
+    numpy path, bit for bit."""
+    ok, what = check_draws(args, compiled)
     return f"{ok} ({what})"
 
 
@@ -136,13 +132,15 @@ def speeds(args) -> tuple[dict[str, float], dict[str, str]]:
     rows = schedule_rows(args, args.rounds + 1, args.device)
     out: dict[str, list[float]] = {}
     legacy, _ = build(args, "legacy", args.device)
-    keyed_prob, _ = build(args, "keyed", args.device)
-    compiled_prob, _ = build(args, "keyed", args.device)      # its own graphs, captured compiled
+    keyed_prob, _ = build(args, "keyed", args.device)      # a graph per (S, compiled) on it
     variants = [("vmap, legacy draws (today's GPU default)", legacy, engine.VectorizedEngine(), False),
                 ("vmap, keyed draws", keyed_prob, engine.VectorizedEngine(), False),
                 ("vmap, keyed draws, CUDA graphs", keyed_prob, engine.VectorizedEngine(graphs=True), False),
-                ("vmap, keyed draws, CUDA graphs, compiled Threefry (measured only)", compiled_prob,
-                 engine.VectorizedEngine(graphs=True), True),
+                ("vmap, keyed draws, CUDA graphs, compiled Threefry (compiled_draws=\"threefry\")",
+                 keyed_prob, engine.VectorizedEngine(graphs=True, compiled_draws="threefry"), True),
+                ("vmap, keyed draws, CUDA graphs, compiled draws (compiled_draws=True, the campaign's "
+                 "--compiled-draws)", keyed_prob, engine.VectorizedEngine(graphs=True, compiled_draws=True),
+                 True),
                 ("reference (client by client), legacy draws", legacy, engine.ReferenceEngine(), False)]
     if not args.device.startswith("cuda"):
         variants = [v for v in variants if "graphs" not in v[0]]
@@ -150,12 +148,11 @@ def speeds(args) -> tuple[dict[str, float], dict[str, str]]:
         variants = [v for v in variants if not v[3]]
     failed: dict[str, str] = {}
     for _ in range(args.repeat):
-        for label, prob, eng, comp in variants:
+        for label, prob, eng, _comp in variants:
             if label in failed:
                 continue
             try:
-                with compiled_threefry(comp):
-                    t = seconds_per_round(prob, eng, rows, args.local_steps, args.device)
+                t = seconds_per_round(prob, eng, rows, args.local_steps, args.device)
             except Exception as e:  # noqa: BLE001 - one variant failing must not lose the others
                 failed[label] = f"{type(e).__name__}: {str(e).splitlines()[0][:150]}"
                 continue
@@ -205,9 +202,8 @@ def stacked_proxy(args, runs: int) -> str:
     big = _ap.Namespace(**{**vars(args), "clients": args.clients * runs, "per_round": args.per_round * runs})
     prob, _ = build(big, "keyed", args.device)
     rows = schedule_rows(big, args.rounds + 1, args.device)
-    eng = engine.VectorizedEngine(graphs=args.device.startswith("cuda"))
-    with compiled_threefry(args.compile and args.device.startswith("cuda")):
-        t = seconds_per_round(prob, eng, rows, args.local_steps, args.device)
+    eng = engine.VectorizedEngine(graphs=args.device.startswith("cuda"), compiled_draws=args.compiled)
+    t = seconds_per_round(prob, eng, rows, args.local_steps, args.device)
     return f"{runs / t:.1f} ({t:.4f} s per round of {runs} x {args.per_round} clients)"
 
 
@@ -218,7 +214,8 @@ def worker(args) -> None:
     prob, _ = build(args, "keyed", args.device)
     rows = schedule_rows(args, 1000, args.device)
     try:
-        algo = algorithms.get("fedsum")(prob, engine.VectorizedEngine(graphs=True))
+        eng = engine.VectorizedEngine(graphs=True, compiled_draws=args.compiled)
+        algo = algorithms.get("fedsum")(prob, eng)
         x = prob.initial_params().to(args.device)
         algo.init(x, args.local_steps)
         x = algo.round(x, rows[0])
@@ -244,10 +241,11 @@ def several_runs(args, runs: int) -> tuple[float, int, int]:
     """Run-rounds per second of ``runs`` processes at once on the device, how many of them were
     not ready when the timing window opened (their rate then undercounts), and how many could not
     capture CUDA graphs (they counted plain steps)."""
-    start = time.time() + args.setup_s
+    start = time.time() + args.setup_s + (30.0 if args.compiled else 0.0)    # compiling: from the disk cache
     cmd = [sys.executable, __file__, "--worker", "--device", args.device, "--start-at", str(start),
            "--window", str(args.window), "--clients", str(args.clients), "--per-round", str(args.per_round),
            "--local-steps", str(args.local_steps), "--batch", str(args.batch)]
+    cmd += ["--compiled"] if args.compiled else []
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(runs)]
     counts, late, plain = [], 0, 0
     for p in procs:
@@ -323,6 +321,7 @@ def main() -> None:
     ap.add_argument("--local-steps", type=int)
     ap.add_argument("--batch", type=int)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--compiled", action="store_true", help=argparse.SUPPRESS)   # a worker: compiled draws
     ap.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     small = args.device == "cpu" and not args.app_h
@@ -336,6 +335,7 @@ def main() -> None:
         args.runs, args.window, args.setup_s, args.repeat, args.real = [2], 1.0, 12.0, 1, False
         args.stack, args.compile = [2], False
     args.compile = args.compile and args.device.startswith("cuda")
+    args.compiled = False                     # compiled draws for sections 4 and 5, once shown bit-equal
     tf32_default = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
     t0 = time.perf_counter()
 
@@ -359,13 +359,15 @@ def main() -> None:
                                                          f"{str(e).splitlines()[0][:200]}"))
     print(table[-1], flush=True)
     if args.compile:
-        try:
-            table.append(("keyed draws, compiled Threefry on the device vs CPU: bit-equal",
-                          check_compiled_draws(args)))
-        except Exception as e:  # noqa: BLE001 - reported in the table
-            table.append(("keyed draws, compiled Threefry", f"failed: {type(e).__name__}: "
-                                                            f"{str(e).splitlines()[0][:200]}"))
-        print(table[-1], flush=True)
+        for what, compiled in (("compiled Threefry", "threefry"), (COMPILED_ROW, True)):
+            try:
+                row = check_compiled_draws(args, compiled)
+                table.append((f"keyed draws, {what} on the device vs CPU: bit-equal", row))
+                args.compiled = args.compiled or (compiled is True and row.startswith("True"))
+            except Exception as e:  # noqa: BLE001 - reported in the table
+                table.append((f"keyed draws, {what}", f"failed: {type(e).__name__}: "
+                                                      f"{str(e).splitlines()[0][:200]}"))
+            print(table[-1], flush=True)
     if left():
         med, failed = speeds(args)
         for label, v in med.items():
@@ -408,7 +410,8 @@ def main() -> None:
             result = stacked_proxy(args, runs)
         except Exception as e:  # noqa: BLE001 - reported in the table
             result = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
-        label = f"run-rounds/s, {runs} runs' clients in one vmap (proxy of stacked runs; keyed, graphs)"
+        label = (f"run-rounds/s, {runs} runs' clients in one vmap (proxy of stacked runs; keyed, "
+                 f"graphs{DRAWN[args.compiled]})")
         table.append((label, result))
         print(table[-1], flush=True)
     for runs in args.runs:
@@ -422,7 +425,8 @@ def main() -> None:
             result = f"{rate:.1f}" + (f" ({'; '.join(note)})" if note else "")
         except Exception as e:  # noqa: BLE001 - reported in the table
             result = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
-        table.append((f"run-rounds/s, {runs} processes at once (keyed, graphs)", result))
+        label = f"run-rounds/s, {runs} processes at once (keyed, graphs{DRAWN[args.compiled]})"
+        table.append((label, result))
         print(table[-1], flush=True)
     print(f"\n| check ({'smoke' if small else 'App. H'}, {args.device}, {gpu}, {time.strftime('%Y-%m-%d')}) "
           "| result |\n|---|---|")

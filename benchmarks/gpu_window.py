@@ -7,15 +7,18 @@ network. So the window's data travel as one ignored folder, ``.gpu-data/``:
     python benchmarks/gpu_window.py pack            # here: fills .gpu-data/, prints the sizes
     python3 benchmarks/gpu_window.py unpack         # there: .gpu-data/ -> data/ (FEDLIB_DATA=data)
 
-``pack`` copies ``mnist.npz`` from ``$FEDLIB_DATA`` (notebook 02, App. H's checks) and, unless
-``--mnist-only``, Fashion-MNIST's four IDX files (notebook 08's paper profile) from wherever
-:func:`fedlib.data.load` finds them (``$FEDLIB_DATA/FashionMNIST/raw`` or Debian's
-``/usr/share/datasets/fashion-mnist``), recompressed with xz (the gzip files take 29.5 MiB, xz
-25.3 MiB: with the tree's ~25 MiB and MNIST's 11 MiB the gzip files would not fit). It prints
-the tree's size plus the folder's against the 64 MiB limit; over it, carry MNIST in one call and
-Fashion-MNIST in the next (``--mnist-only`` / ``--fashion-only``: the warm machine keeps what an
-earlier call carried). ``unpack`` writes ``data/mnist.npz`` and
-``data/FashionMNIST/raw/*-ubyte``, which :func:`fedlib.data.load` reads with ``FEDLIB_DATA=data``.
+``pack`` writes two parts: ``.gpu-data/mnist/mnist.npz`` from ``$FEDLIB_DATA`` (notebook 02,
+App. H's checks) and ``.gpu-data/fashion/FashionMNIST/*.xz``, Fashion-MNIST's four IDX files
+(notebook 08's paper profile) from wherever :func:`fedlib.data.load` finds them
+(``$FEDLIB_DATA/FashionMNIST/raw`` or Debian's ``/usr/share/datasets/fashion-mnist``),
+recompressed with xz (the gzip files take 29.5 MiB, xz 25.3 MiB; xz -9 takes minutes, so an
+``.xz`` already there that decompresses to the same bytes is kept). ``--mnist-only`` /
+``--fashion-only`` (re)write one part. It prints the tree's size plus each part's against
+:data:`LIMIT_MIB` and the ``carry`` of each call: ``[".gpu-data"]`` in one call where the whole
+fits, else ``[".gpu-data/mnist"]`` for the call of notebook 02 and ``[".gpu-data/fashion"]`` for
+a second call of notebook 08 within 30 s (the warm machine keeps ``data/`` from the first).
+``unpack`` writes ``data/mnist.npz`` and ``data/FashionMNIST/raw/*-ubyte`` from whichever parts
+came, which :func:`fedlib.data.load` reads with ``FEDLIB_DATA=data``.
 """
 
 from __future__ import annotations
@@ -30,7 +33,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACK = ROOT / ".gpu-data"
-LIMIT_MIB = 64.0
+#: what pack lets the tree and a call's carried data measure together, in MiB (by its own count:
+#: the files' bytes). The device tool's limit is "64 MiB", but on 2026-11-26 it refused a call that
+#: pack counted at 27.2 + 36.2 = 63.4 MiB: the tool counts more than the files' bytes (an archive's
+#: headers and padding, ~1 KiB for each of the tree's ~2,400 files, are ~2 MiB; a limit of 64
+#: million bytes would be 61.0 MiB). 8 MiB below the stated limit covers both with room to spare.
+LIMIT_MIB = 56.0
 FASHION = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
            "t10k-labels-idx1-ubyte")
 
@@ -57,6 +65,21 @@ def _tree_mib() -> float:
     return sum(f.stat().st_size for f in files if f.is_file()) / 2 ** 20
 
 
+def _mib(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2 ** 20
+
+
+def _xz(raw: bytes, dst: Path) -> None:
+    """``raw`` as xz -9 into ``dst``, unless ``dst`` already holds exactly that (xz -9 takes minutes)."""
+    if dst.exists():
+        try:
+            if lzma.decompress(dst.read_bytes()) == raw:
+                return
+        except lzma.LZMAError:
+            pass
+    dst.write_bytes(lzma.compress(raw, preset=9))
+
+
 def pack(args) -> None:
     exclude = ROOT / subprocess.run(["git", "rev-parse", "--git-path", "info/exclude"], cwd=ROOT,
                                     capture_output=True, text=True, check=True).stdout.strip()
@@ -64,37 +87,50 @@ def pack(args) -> None:
         exclude.parent.mkdir(parents=True, exist_ok=True)
         with open(exclude, "a") as f:
             f.write("/.gpu-data/\n")
-    shutil.rmtree(PACK, ignore_errors=True)
-    PACK.mkdir()
+    (PACK / "mnist.npz").unlink(missing_ok=True)                    # the one-folder layout of before:
+    if (PACK / "FashionMNIST").is_dir() and not (PACK / "fashion").exists():   # its xz files kept
+        (PACK / "fashion").mkdir(parents=True)
+        (PACK / "FashionMNIST").rename(PACK / "fashion" / "FashionMNIST")
+    shutil.rmtree(PACK / "FashionMNIST", ignore_errors=True)
     if not args.fashion_only:
         src = Path(os.environ.get("FEDLIB_DATA", "")) / "mnist.npz"
         if not src.is_file():
             raise SystemExit(f"MNIST: no {src} (set FEDLIB_DATA to the folder holding mnist.npz)")
-        shutil.copyfile(src, PACK / "mnist.npz")
+        (PACK / "mnist").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, PACK / "mnist" / "mnist.npz")
     if not args.mnist_only:
         folder = _fashion_folder()
-        (PACK / "FashionMNIST").mkdir()
+        dst = PACK / "fashion" / "FashionMNIST"
+        dst.mkdir(parents=True, exist_ok=True)
         for f in FASHION:
             plain = folder / f
             raw = plain.read_bytes() if plain.exists() else __import__("gzip").decompress(
                 (folder / f"{f}.gz").read_bytes())
-            (PACK / "FashionMNIST" / f"{f}.xz").write_bytes(lzma.compress(raw, preset=9))
-    size = sum(p.stat().st_size for p in PACK.rglob("*") if p.is_file()) / 2 ** 20
+            _xz(raw, dst / f"{f}.xz")
     tree = _tree_mib()
-    verdict = "fits" if tree + size <= LIMIT_MIB else \
-        "does NOT fit: pack --mnist-only for one call and --fashion-only for the next"
-    print(f".gpu-data: {size:.1f} MiB; the tree: {tree:.1f} MiB; together {tree + size:.1f} of "
-          f"{LIMIT_MIB:.0f} MiB: {verdict}")
+    parts = {name: _mib(PACK / name) for name in ("mnist", "fashion") if (PACK / name).is_dir()}
+    whole = tree + sum(parts.values())
+    print(f"the tree: {tree:.1f} MiB; " + "; ".join(f".gpu-data/{k}: {v:.1f} MiB" for k, v in parts.items())
+          + f" (pack's limit {LIMIT_MIB:.0f} MiB, the tool's 64 counted differently: see LIMIT_MIB)")
+    if whole <= LIMIT_MIB:
+        print(f"one call: {whole:.1f} MiB fits: carry=[\".gpu-data\"]")
+        return
+    for name, nb in (("mnist", "02_fedsum_main"), ("fashion", "08_amplified_fedavg")):
+        if name in parts:
+            size = tree + parts[name]
+            verdict = "fits" if size <= LIMIT_MIB else "does NOT fit: make the tree smaller"
+            print(f"{whole:.1f} MiB together does not fit; the call of {nb}: {size:.1f} MiB {verdict}: "
+                  f"carry=[\".gpu-data/{name}\"]")
 
 
 def unpack(args) -> None:
     data = ROOT / "data"
     data.mkdir(exist_ok=True)
-    if (PACK / "mnist.npz").exists():
-        shutil.copyfile(PACK / "mnist.npz", data / "mnist.npz")
+    if (PACK / "mnist" / "mnist.npz").exists():
+        shutil.copyfile(PACK / "mnist" / "mnist.npz", data / "mnist.npz")
     raw = data / "FashionMNIST" / "raw"
     for f in FASHION:
-        src = PACK / "FashionMNIST" / f"{f}.xz"
+        src = PACK / "fashion" / "FashionMNIST" / f"{f}.xz"
         if src.exists():
             raw.mkdir(parents=True, exist_ok=True)
             (raw / f).write_bytes(lzma.decompress(src.read_bytes()))

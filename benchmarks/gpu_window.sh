@@ -10,7 +10,10 @@
 # TOTAL_S: seconds the whole script may take (default 560: a 600 s call with a margin);
 # CHECK_MIN: minutes of the check (default 4.5); NB: the campaign's notebooks (default 02 then 08);
 # ROOT: the folder whose results/<notebook>/<profile> hold the stores (default: the repository);
-# GRAPHS: 1 / 0 forces CUDA-graph steps on / off (default: on when the check's graph row is True).
+# GRAPHS: 1 / 0 forces CUDA-graph steps on / off (default: on when the check's graph row is True);
+# COMPILED_DRAWS: 1 / 0 forces the campaign's --compiled-draws on / off (default: on when the check's
+# compiled-draws bit row is True). A second call (CHECK_MIN=0) decides from the first call's check,
+# kept in data/gpu_check.log (data/ is ignored: the warm machine keeps it between calls).
 set -u
 start=$(date +%s)
 DEVICE=${DEVICE:-cuda}
@@ -30,13 +33,20 @@ check=(--device "$DEVICE" --minutes "$CHECK_MIN" --runs 8)
 if [ "$CHECK_MIN" != 0 ]; then               # CHECK_MIN=0: the campaign alone (a second call)
   timeout "$($PY -c "print(int($CHECK_MIN * 60 + 120))")" $PY benchmarks/gpu_check.py "${check[@]}" 2>&1 \
     | tee "$out/gpu_check.log"
+  [ -d data ] && cp "$out/gpu_check.log" data/gpu_check.log   # for a second call (unpacked data only)
+  log=$out/gpu_check.log
 else
-  : > "$out/gpu_check.log"
+  log=data/gpu_check.log                     # the first call's check, where this machine ran it
+  [ -f "$log" ] || log=/dev/null
 fi
 graphs=()                                   # GRAPHS=1 / 0 decide; by default the check's graph row does
 if [ "${GRAPHS:-auto}" = 1 ] || { [ "${GRAPHS:-auto}" = auto ] &&
-     grep -q "CUDA-graph step vs plain step: bit-equal | True (captured" "$out/gpu_check.log"; }; then
+     grep -q "CUDA-graph step vs plain step: bit-equal | True (captured" "$log"; }; then
   graphs=(--graphs)
+fi
+if [ "${COMPILED_DRAWS:-auto}" = 1 ] || { [ "${COMPILED_DRAWS:-auto}" = auto ] &&   # the library's row
+     grep -q "compiled draws (library, compiled_draws=True) on the device vs CPU: bit-equal | True (" "$log"; }; then
+  graphs+=(--compiled-draws)
 fi
 left=$($PY -c "import time; print(round(max(0.0, ($TOTAL_S - (time.time() - $start)) / 60 - 0.5), 2))")
 echo "== campaign: $NB, $PROFILE profile, $DEVICE ${graphs[*]:-}, budget $left min"

@@ -121,6 +121,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--graphs", action="store_true",
                    help="replay CUDA-graph local steps (keyed draws on CUDA; after benchmarks/gpu_check.py "
                         "showed them bit-equal to plain steps on this GPU)")
+    c.add_argument("--compiled-draws", action="store_true",
+                   help="keyed draws by a torch.compile'd fedlib.keyed.step_draws (the same bits; after "
+                        "benchmarks/gpu_check.py showed them equal to the CPU's on this GPU)")
     c.add_argument("--list", action="store_true",
                    help="compute nothing: list what the stores lack (as --budget-min 0)")
     c.add_argument("--stand-in-rounds", type=int, default=0, help=argparse.SUPPRESS)
@@ -154,7 +157,7 @@ def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         run_campaign(notebooks, args.profile, args.device, 0.0 if args.list else args.budget_min,
                      args.store, args.seeds, args.datasets, args.stand_in_rounds, graphs=args.graphs,
-                     root=args.root)
+                     root=args.root, compiled_draws=args.compiled_draws)
     except ValueError as e:
         parser.error(str(e))
     return 0

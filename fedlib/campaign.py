@@ -9,9 +9,11 @@ seed by seed (every method under P1, P2, P3 for seed 0, then seed 1, ...), so a 
 leaves whole grids and whole seeds first.
 
 Budget: before each run the campaign estimates its wall time from measured round times (the
-stored entries of the same problem setting, else a short probe of the run's first rounds, whose
-cost counts against the budget) and starts it only if it can finish inside the budget with a
-margin; it never starts a run it cannot finish. Finished runs are sealed entries (their digests in
+latest stored entries of the same problem setting computed on the same device kind with the same
+engine options, and this call's runs; else other stored entries of the setting; else a short
+probe of the run's first rounds, whose cost counts against the budget: :class:`_Pace`) and
+starts it only if it can finish inside the budget with a margin; it never starts a run it cannot
+finish. Finished runs are sealed entries (their digests in
 ``meta.json``) and can be committed at once; the next call loads them and goes on. At the end it
 prints what is left in device-minutes at the measured pace.
 """
@@ -96,15 +98,54 @@ def _setting(config: ExperimentConfig) -> str:
                  config.arguments("participation_args"), config.eval_every))
 
 
-class _Pace:
-    """Seconds per round of each setting, from stored entries and runs computed here; a probe's
-    pace stands in only until a whole run of the setting has measured it (a probe of a few rounds
-    pays warm-ups a whole run amortises: on an H100, 2026-11-26, a 10-round probe put a 500-round
-    grid run at 129 s, which took 47 s)."""
+#: how many of the latest runs on the same device kind and engine set a setting's pace (the
+#: slowest of them): recent enough to follow the code's speed-ups, several against one slow run
+RECENT = 3
 
-    def __init__(self, st: Store):
+
+def _device_kind(device: str | None) -> tuple[str, str]:
+    """What a run's pace depends on besides its setting and engine: the device type and the GPU's
+    model (for a CPU, the CPU's model), as :func:`fedlib.arithmetic.current` records them."""
+    import torch
+
+    from .arithmetic import cpu_model
+    dev = torch.device(device if device is not None else "cpu")
+    if dev.type == "cuda":
+        index = dev.index if dev.index is not None else torch.cuda.current_device()
+        return "cuda", torch.cuda.get_device_name(index)
+    return dev.type, cpu_model()
+
+
+def _entry_kind(meta: dict) -> tuple[str, str | None]:
+    """:func:`_device_kind` of a stored entry, from its ``meta.json``."""
+    arith = meta.get("arithmetic") if isinstance(meta.get("arithmetic"), dict) else {}
+    dev = str(arith.get("device") or meta.get("device") or "cpu").split(":")[0]
+    return dev, arith.get("gpu") if dev == "cuda" else meta.get("cpu")
+
+
+class _Pace:
+    """Seconds per round of each setting, from stored entries and runs computed here.
+
+    Entries computed on the same device kind (:func:`_device_kind`: the GPU's model) with the same
+    engine options (``meta.json``'s ``engine``, e.g. ``VectorizedEngine(graphs=True)``) and the
+    runs of this call set the pace: the slowest of the :data:`RECENT` latest of them (by date).
+    Where no such run of the setting exists, the same of the entries on the same device kind
+    with other engine options (a new option, e.g. compiled draws, is meant to be faster: its
+    first run is estimated at the pace of the options before it); then the rule before these:
+    the slowest run of the setting stored, whatever computed it; then a probe's pace, which
+    stands in only until a whole run of the setting has measured it (a probe of a few rounds pays
+    warm-ups a whole run amortises: on an H100, 2026-11-26, a 10-round probe put a 500-round grid
+    run at 129 s, which took 47 s). Why the latest runs on the same device: the slowest of all
+    stored runs put the second window's 2,000-round runs at 216 s (a first window's run of older
+    code) where they took 158-159 s, and each of three calls lost a run to it."""
+
+    def __init__(self, st: Store, device: str | None = None, engine: object = "vectorized"):
         self.per_round: dict[str, float] = {}
         self.probed: dict[str, float] = {}
+        self.same: dict[str, list[tuple[str, float]]] = {}          # setting -> [(date, s/round)]
+        self.kin: dict[str, list[tuple[str, float]]] = {}           # the same device kind, any engine
+        self.kind = _device_kind(device)
+        self.engine = engine if isinstance(engine, str) else repr(engine)
         for key in st.keys():
             try:
                 e = st.read(key)
@@ -112,17 +153,32 @@ class _Pace:
                 continue
             secs = e.meta.get("run_seconds")
             if secs and e.config.rounds:
-                self.note(e.config, float(secs))
+                kind = _entry_kind(e.meta) == self.kind
+                date = str(e.meta.get("date", ""))
+                same = kind and e.meta.get("engine") == self.engine
+                self.note(e.config, float(secs), date=date if same else None)
+                if kind and not same:
+                    self.kin.setdefault(_setting(e.config), []).append((date, float(secs) / e.config.rounds))
 
-    def note(self, config: ExperimentConfig, seconds: float, probe: bool = False) -> None:
+    def note(self, config: ExperimentConfig, seconds: float, probe: bool = False,
+             date: str | None = None) -> None:
+        """A run of ``config`` took ``seconds``: a probe, or a whole run; ``date`` (ISO) marks a run
+        on this call's device kind and engine (a run computed here: now)."""
         s = _setting(config)
         rate = seconds / config.rounds
         table = self.probed if probe else self.per_round
         table[s] = max(rate, table.get(s, 0.0))                         # the slowest seen: a safe pace
+        if date is not None and not probe:
+            self.same.setdefault(s, []).append((date, rate))
+            self.kin.setdefault(s, []).append((date, rate))
 
     def estimate(self, config: ExperimentConfig) -> float | None:
         s = _setting(config)
-        rate = self.per_round.get(s, self.probed.get(s))
+        recent = self.same.get(s) or self.kin.get(s)
+        if recent:
+            rate = max(r for _, r in sorted(recent)[-RECENT:])
+        else:
+            rate = self.per_round.get(s, self.probed.get(s))
         return None if rate is None else MARGIN * rate * config.rounds
 
 
@@ -220,7 +276,7 @@ class _Compute:
             entry = self.st.compute(c, device=self.device, checkpoint_every=CHECKPOINT_EVERY,
                                     save_params=keep_params, engine=self.engine)
             took = self.clock() - start
-            self.pace.note(c, took)
+            self.pace.note(c, took, date=_now())
             self.st.seal([entry.path.name])
             self.part.computed.append(entry.path.name)
             self.report.computed.append(entry.path.name)
@@ -229,6 +285,12 @@ class _Compute:
         if short:
             raise Incomplete(f"{len(short)} run(s) not computed inside the budget")
         return sweep(configs, self.st, progress=False, compute=False, keep_params=keep_params)
+
+
+def _now() -> str:
+    """The time now as ``meta.json``'s dates are written (ISO 8601, UTC): sorts after them."""
+    from datetime import UTC, datetime
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _present(dataset: str, stand_in: bool) -> bool:
@@ -417,7 +479,7 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
                  datasets: list[str] | None = None, stand_in_rounds: int = 0,
                  patterns: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
                  echo: Callable[[str], None] = print, graphs: bool = False,
-                 root: str | Path | None = None) -> CampaignReport:
+                 root: str | Path | None = None, compiled_draws: bool = False) -> CampaignReport:
     """Compute the runs of ``notebook`` (a name of :data:`CAMPAIGNS`, a list of them, or ``"all"``:
     every one in :data:`CAMPAIGNS`' order) at ``profile`` into their stores, in order, within
     ``budget_min`` minutes in all (see the module docstring).
@@ -438,12 +500,19 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
             with keyed draws capture them, others run plain steps): the same bits as plain steps
             where ``benchmarks/gpu_check.py`` has shown them equal on that GPU model.
         root: the folder whose ``results/<notebook>/<profile>`` hold the stores (default: the project's).
+        compiled_draws: keyed draws by a ``torch.compile``'d :func:`fedlib.keyed.step_draws`
+            (``VectorizedEngine(compiled_draws=True)``; device problems with keyed draws): the
+            same bits, where ``benchmarks/gpu_check.py`` has shown them equal to the CPU's on
+            that GPU model. Like ``graphs``, recorded in each entry's ``meta.json`` (``engine``),
+            not in its config.
     """
     from .engine import VectorizedEngine
     from .notebook import store_path
     names = _check_campaign(notebook, profile, device, budget_min, store, graphs)
     _check_seeds_and_datasets(seeds, datasets)
-    engine = VectorizedEngine(graphs=graphs)
+    if not isinstance(compiled_draws, bool):
+        raise ValueError(f"compiled_draws: must be True or False, got {compiled_draws!r}")
+    engine = VectorizedEngine(graphs=graphs, compiled_draws=compiled_draws)
     t0 = clock()
     deadline = t0 + 60.0 * budget_min
     report = CampaignReport(budget_s=60.0 * budget_min)
@@ -451,7 +520,7 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
         st = Store(store if store is not None else store_path(nb, profile, root))
         part = NotebookReport(nb)
         report.notebooks.append(part)
-        compute = _Compute(st, _Pace(st), deadline, report, part, device, engine, clock, echo)
+        compute = _Compute(st, _Pace(st, device, engine), deadline, report, part, device, engine, clock, echo)
         ctx = _Context(profile, compute, list(range(5)) if seeds is None else list(seeds), datasets,
                        stand_in_rounds, patterns, part, None if root is None else Path(root))
         try:

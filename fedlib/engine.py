@@ -23,11 +23,13 @@ per-client step count (a client with fewer steps stops moving: its later rows ar
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
 import torch
 
+from . import keyed
 from ._threads import cpu_threads, map_single_threaded
 from .models import dropout_masks
 from .problems import Problem
@@ -83,16 +85,26 @@ class VectorizedEngine:
 
     name = "vectorized"
 
-    def __init__(self, graphs: bool = False):
+    def __init__(self, graphs: bool = False, compiled_draws: bool | str = False):
         if not isinstance(graphs, bool):
             raise ValueError(f"graphs: must be True or False, got {graphs!r}")
+        if not isinstance(compiled_draws, (bool, str)) or compiled_draws not in keyed.COMPILED:
+            raise ValueError(f"compiled_draws: must be one of {', '.join(map(repr, keyed.COMPILED))}, "
+                             f"got {compiled_draws!r}")
         #: take minibatch gradients through the problem's ``graphed_grads`` (a CUDA graph per
         #: step shape where the problem can capture one, its plain ``grads`` elsewhere): the
         #: same bits as plain steps (``benchmarks/gpu_check.py`` checks it on each GPU model)
         self.graphs = graphs
+        #: compute each step's keyed draws with ``torch.compile`` where the problem can
+        #: (``problem.compiles_draws``: keyed draws of the vmap strategy off the CPU): True compiles
+        #: :func:`fedlib.keyed.step_draws` whole, "threefry" its generator only. The same bits as
+        #: plain draws (``tests/test_keyed.py``; ``benchmarks/gpu_check.py`` on each GPU model);
+        #: like ``graphs``, how the same numbers are computed: no config key changes
+        self.compiled_draws = compiled_draws
 
     def __repr__(self) -> str:
-        return f"VectorizedEngine(graphs={self.graphs})"
+        more = f", compiled_draws={self.compiled_draws!r}" if self.compiled_draws else ""
+        return f"VectorizedEngine(graphs={self.graphs}{more})"
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor,
                   steps: torch.Tensor, lr, round: int, correction: torch.Tensor | None = None,
@@ -101,11 +113,13 @@ class VectorizedEngine:
         args = (round, correction, grads_at_start, momentum, prox_mu, full_batch)
         if problem.threaded_clients(X0.device):
             return self._threaded(problem, X0, clients, steps, lr, *args)
-        return self._lockstep(problem, X0, clients, steps, lr, *args, graphs=self.graphs)
+        compiled = self.compiled_draws if getattr(problem, "compiles_draws", False) else False
+        return self._lockstep(problem, X0, clients, steps, lr, *args, graphs=self.graphs,
+                              compiled_draws=compiled)
 
     @staticmethod
     def _lockstep(problem, X0, clients, steps, lr, round, correction, grads_at_start, momentum, prox_mu,
-                  full_batch, graphs: bool = False) -> LocalResult:
+                  full_batch, graphs: bool = False, compiled_draws: bool | str = False) -> LocalResult:
         """The rows of X0 step together: k-th step of every live client at once. The step counts
         are read to the host once per round (not once per step), so a step on a GPU waits for
         nothing on the host."""
@@ -116,9 +130,12 @@ class VectorizedEngine:
         gsum = torch.zeros_like(X0)
         buf = torch.zeros_like(X0)
         grads = problem.grads
+        if compiled_draws:           # only problems whose compiles_draws is True get the keyword
+            grads = functools.partial(problem.grads, compiled_draws=compiled_draws)
         if graphs and not full_batch and hasattr(problem, "graphed_grads"):
             def grads(X, clients, round, step, stochastic):     # noqa: ARG001 - stochastic only
-                return problem.graphed_grads(X, clients, round, step)
+                return problem.graphed_grads(X, clients, round, step, **(
+                    {"compiled_draws": compiled_draws} if compiled_draws else {}))
         for k in range(max(steps_h) if S else 0):
             live = [i for i, n in enumerate(steps_h) if k < n]  # clients with fewer steps stop
             rows = slice(None) if len(live) == S else torch.tensor(live, device=X0.device)
@@ -235,7 +252,7 @@ _ENGINES = {"vectorized": VectorizedEngine, "reference": ReferenceEngine}
 GRAPHS_ENV = "FEDLIB_CUDA_GRAPHS"
 
 
-def get_engine(name: str, graphs: bool | None = None):
+def get_engine(name: str, graphs: bool | None = None, compiled_draws: bool | str = False):
     """Engine by name: ``vectorized`` (default) or ``reference``.
 
     Args:
@@ -243,15 +260,20 @@ def get_engine(name: str, graphs: bool | None = None):
         graphs: for ``vectorized``, replay each local step's gradients from a CUDA graph
             (:class:`VectorizedEngine`); None (default) reads :data:`GRAPHS_ENV` (``1``: on).
             The reference engine has no graphs: True is refused for it.
+        compiled_draws: for ``vectorized``, keyed draws by a ``torch.compile``'d
+            :func:`fedlib.keyed.step_draws` (:class:`VectorizedEngine`); refused for the reference engine.
     """
     if name not in _ENGINES:
         raise ValueError(f"engine: unknown engine {name!r}; known engines: {', '.join(_ENGINES)}")
     if graphs is not None and not isinstance(graphs, bool):
         raise ValueError(f"graphs: must be True, False or None, got {graphs!r}")
     if name == "vectorized":
-        return VectorizedEngine(graphs=os.environ.get(GRAPHS_ENV, "") == "1" if graphs is None else graphs)
+        return VectorizedEngine(graphs=os.environ.get(GRAPHS_ENV, "") == "1" if graphs is None else graphs,
+                                compiled_draws=compiled_draws)
     if graphs:
         raise ValueError(f"graphs: only the vectorized engine replays CUDA graphs, not {name!r}")
+    if compiled_draws is not False:
+        raise ValueError(f"compiled_draws: only the vectorized engine compiles draws, not {name!r}")
     return _ENGINES[name]()
 
 

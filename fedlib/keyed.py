@@ -45,15 +45,16 @@ far below the sampling noise of any mask.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 
 from ._validate import check_real
 
-__all__ = ["DRAWS", "MINIBATCH", "drop_threshold", "dropout_bits", "dropout_keep", "minibatch_positions",
-           "step_draws", "stream_keys", "threefry2x32", "words"]
+__all__ = ["COMPILED", "DRAWS", "MINIBATCH", "drop_threshold", "dropout_bits", "dropout_keep",
+           "minibatch_positions", "step_draws", "stream_keys", "threefry2x32", "words"]
 
 #: the draw schemes a neural problem knows: "legacy" (a ``torch.Generator`` per client and step,
 #: seeded through ``numpy.random.SeedSequence``: every store computed before keyed draws existed)
@@ -120,6 +121,18 @@ def _threefry_torch(k0, k1, c0, c1) -> tuple[torch.Tensor, torch.Tensor]:
         x0.add_(ks[(i + 1) % 3]).bitwise_and_(_M)
         x1.add_(ks[(i + 2) % 3]).add_(i + 1).bitwise_and_(_M)
     return x0, x1
+
+
+@functools.cache
+def _compiled_threefry() -> Callable:
+    """:func:`_threefry_torch` compiled by ``torch.compile`` (inductor: each call one fused kernel
+    instead of ~150 elementwise ones), built once per process and selected per call by
+    :func:`step_draws`' ``compiled``. Integer additions, shifts and masks of int64 values below
+    2^62 are exact in any kernel, fused or not, so the bits are the plain path's
+    (``tests/test_keyed.py``; on a GPU ``benchmarks/gpu_check.py`` compares them with the CPU's).
+    Its inputs are tensors only (keys too), so a new seed is not a new compilation; shapes may
+    change (participation with a varying S): dynamo's automatic dynamic shapes recompile once."""
+    return torch.compile(_threefry_torch, fullgraph=True)
 
 
 def threefry2x32(key: Sequence, counter: Sequence) -> tuple:
@@ -208,8 +221,15 @@ def _keep_torch(x0: torch.Tensor, x1: torch.Tensor, t: int, elements: int) -> to
     return keep.reshape(x0.shape[0], -1)[:, :elements]
 
 
+#: the ways :func:`step_draws` can run ``torch.compile``'d (its ``compiled``): False (plain
+#: tensor operations), True (the whole step: the generator's three calls, the sort keys, the keep
+#: flags) and "threefry" (the generator's calls alone)
+COMPILED = (False, True, "threefry")
+
+
 def step_draws(seed: int, clients: torch.Tensor, sizes: torch.Tensor, round, step, batch: int, width: int,
-               layers: Sequence[tuple[int, float]]) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+               layers: Sequence[tuple[int, float]], compiled: bool | str = False
+               ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
     """One step's draws of ``clients`` [S] (int64 tensor) at once, on their device: the minibatch
     positions [S, B] and m [S] of :func:`minibatch_positions` (``width`` as there) and the keep
     flags [S, elements] of :func:`dropout_keep` for each dropout call ``layers[l] = (elements, p)``.
@@ -219,27 +239,66 @@ def step_draws(seed: int, clients: torch.Tensor, sizes: torch.Tensor, round, ste
     call, and the words of every stream in one call over the streams' counters laid side by side
     (each counter with its stream's key). On a GPU each call is ~150 elementwise kernels, so the
     step launches (or a captured graph replays) about a third as many (``benchmarks/host.py``).
-    ``round`` and ``step``: ints or 0-d int64 tensors on the clients' device."""
+    ``round`` and ``step``: ints or 0-d int64 tensors on the clients' device.
+
+    ``compiled`` (one of :data:`COMPILED`): True runs the whole step as one ``torch.compile``'d
+    function (:func:`_compiled_step`), "threefry" only the generator's calls
+    (:func:`_compiled_threefry`). Integer additions, shifts, masks and comparisons of int64 values
+    below 2^62 are exact in any kernel, fused or not, and the sort is stable, so the bits are the
+    plain path's (``tests/test_keyed.py`` on the CPU; ``benchmarks/gpu_check.py`` against the CPU's
+    numpy draws on each GPU model). The first call of a process compiles (a minute or more)."""
+    if compiled not in COMPILED or not isinstance(compiled, (bool, str)):
+        raise ValueError(f"compiled: must be one of {', '.join(map(repr, COMPILED))}, got {compiled!r}")
     seed = int(seed)
     base = (seed & _M, (seed >> 32) & _M)
+    W = max(int(batch), int(width))
+    shape = (int(batch), W, tuple(int(e) for e, _ in layers), tuple(drop_threshold(p) for _, p in layers))
+    if compiled is False:
+        return _step(*base, clients, sizes, round, step, *shape, _threefry_torch)
+    dev = clients.device        # tensors, not ints, for what changes between calls: no compilation
+    k0, k1, r, s = (v if isinstance(v, torch.Tensor) else torch.full((), v, dtype=torch.int64, device=dev)
+                    for v in (*base, round, step))                  # per seed, round or step
+    if compiled is True:
+        return _compiled_step()(k0, k1, clients, sizes, r, s, *shape)
+    return _step(k0, k1, clients, sizes, r, s, *shape, _compiled_threefry())
+
+
+def _step(k0, k1, clients: torch.Tensor, sizes: torch.Tensor, round, step, batch: int, W: int,
+          elements: tuple[int, ...], thresholds: tuple[int, ...], threefry: Callable
+          ) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    """:func:`step_draws`' arithmetic: seed words ``k0``, ``k1``, ``round`` and ``step`` as ints or
+    0-d tensors, the sort width W, each dropout call's element count and 16-bit threshold, and the
+    generator to call (plain or compiled)."""
     dev = clients.device
     c = clients.to(torch.int64) & _M
     zero = torch.zeros_like(c)
-    k0, k1 = _threefry_torch(*base, c, zero + (round & _M))
-    L = 1 + len(layers)
+    k0, k1 = threefry(k0, k1, c, zero + (round & _M))
+    L = 1 + len(elements)
     streams = torch.arange(L, dtype=torch.int64, device=dev)[:, None]
-    s0, s1 = _threefry_torch(k0[None, :], k1[None, :], zero[None, :] + (step & _M), streams)   # [L, S]
-    W = max(int(batch), int(width))
-    q = [(W + 1) // 2] + [(int(e) + 3) // 4 for e, _ in layers]
+    s0, s1 = threefry(k0[None, :], k1[None, :], zero[None, :] + (step & _M), streams)   # [L, S]
+    q = [(W + 1) // 2] + [(e + 3) // 4 for e in elements]
     seg = torch.cat([torch.full((n,), j, dtype=torch.int64, device=dev) for j, n in enumerate(q)])
     ctr = torch.cat([torch.arange(n, dtype=torch.int64, device=dev) for n in q])[None, :]
-    x0, x1 = _threefry_torch(s0.t().index_select(1, seg), s1.t().index_select(1, seg), 0, ctr)   # [S, Q]
-    ends = np.cumsum([0, *q]).tolist()
+    x0, x1 = threefry(s0.t().index_select(1, seg), s1.t().index_select(1, seg), 0, ctr)   # [S, Q]
+    ends = [sum(q[:j]) for j in range(len(q) + 1)]
     u = torch.stack([x0[:, :q[0]], x1[:, :q[0]]], dim=2).reshape(len(c), 2 * q[0])[:, :W]
     pos, m = _positions_torch(u, sizes.to(torch.int64), batch)
-    keeps = [_keep_torch(x0[:, a:b], x1[:, a:b], drop_threshold(p), int(e))
-             for (e, p), a, b in zip(layers, ends[1:-1], ends[2:], strict=True)]
+    keeps = [_keep_torch(x0[:, a:b], x1[:, a:b], t, e)
+             for e, t, a, b in zip(elements, thresholds, ends[1:-1], ends[2:], strict=True)]
     return pos, m, keeps
+
+
+@functools.cache
+def _compiled_step() -> Callable:
+    """:func:`_step` with the plain generator, compiled whole by ``torch.compile`` (inductor fuses
+    the generator's ~450 elementwise operations, the index arithmetic and the keep flags; the
+    stable sort stays a library kernel): built once per process, selected per call by
+    :func:`step_draws`' ``compiled=True``. Seed, round and step enter as tensors, so only a new
+    shape (S, the sort width, the model's dropout sizes) compiles again; after the first change,
+    dynamo's automatic dynamic shapes compile one graph for all sizes."""
+    def step(k0, k1, clients, sizes, round, step, batch, W, elements, thresholds):
+        return _step(k0, k1, clients, sizes, round, step, batch, W, elements, thresholds, _threefry_torch)
+    return torch.compile(step)
 
 
 def drop_threshold(p: float) -> int:

@@ -266,11 +266,13 @@ class Neural(Problem):
                     copy.deepcopy(self.model), (m, *self.train.x.shape[1:]), self.dtype, self.device)
         return self._drop_shapes[m]
 
-    def _keyed_draws(self, clients, round: int, step: int, rows: int | None = None) -> tuple:
+    def _keyed_draws(self, clients, round: int, step: int, rows: int | None = None,
+                     compiled: bool | str = False) -> tuple:
         """Keyed draws (:mod:`fedlib.keyed`) of ``clients`` (a list of ints or an int64 tensor)
         at (round, step), all at once: (indices [S, B] into the training split, weights [S, B],
         dropout masks, each [S, rows, ...] with zero rows past each client's m; ``rows``
-        defaults to B)."""
+        defaults to B). ``compiled``: :func:`fedlib.keyed.step_draws`' (the device path's; the
+        CPU's numpy path has nothing to compile)."""
         B = self.batch_size
         rows = B if rows is None else int(rows)
         shapes = self._dropout_shapes(B) if rows else []
@@ -285,7 +287,7 @@ class Neural(Problem):
             c_t = torch.as_tensor(clients, dtype=torch.long, device=self.device).reshape(-1)
             layers = [(rows * int(np.prod(tuple(shape[1:]), dtype=np.int64)), p) for shape, p in shapes]
             pos, m, keeps = keyed.step_draws(self.seed, c_t, self._sizes_dev[c_t], round, step, B,
-                                             self._width, layers)
+                                             self._width, layers, compiled=compiled)
         idx = self._part_pad[c_t[:, None], pos]
         live = torch.arange(B, device=self.device)[None, :] < m[:, None]
         w = live.to(self.dtype)
@@ -350,12 +352,22 @@ class Neural(Problem):
             (g,) = torch.autograd.grad(loss, leaf)
         return g
 
-    def grads(self, X, clients, round=0, step=0, stochastic=True):
+    @property
+    def compiles_draws(self) -> bool:
+        """Whether :meth:`grads`' ``compiled_draws`` changes how its draws are computed: keyed
+        draws of the vmap strategy on a device other than the CPU (whose numpy draws have no
+        tensor operations to compile)."""
+        return self.draws == "keyed" and self.strategy == "vmap" and not self._keyed_numpy
+
+    def grads(self, X, clients, round=0, step=0, stochastic=True, *, compiled_draws: bool | str = False):
+        """Minibatch gradients [S, p] (see :class:`~fedlib.objectives.Problem`); ``compiled_draws``
+        (where :attr:`compiles_draws`): the step's keyed draws by a ``torch.compile``'d
+        :func:`fedlib.keyed.step_draws` (its ``compiled``: the same bits, fewer kernels)."""
         if not stochastic:
             return torch.stack([self._client_full_grad(x, int(c)) for x, c in zip(X, clients, strict=True)])
         self.model.train()
         if self.draws == "keyed" and self.strategy == "vmap":      # on the device, no host read
-            idx, w, stacked = self._keyed_draws(clients, round, step)
+            idx, w, stacked = self._keyed_draws(clients, round, step, compiled=compiled_draws)
             return self._vgrad(X, self.train.x[idx], self.train.y[idx], w, stacked)
         clients = [int(c) for c in clients]
         if self.strategy == "loop":
@@ -368,31 +380,35 @@ class Neural(Problem):
         stacked = tuple(torch.stack(m) for m in zip(*masks, strict=True)) if masks[0] else ()
         return self._vgrad(X, xb, yb, w, stacked)
 
-    def graphed_grads(self, X: torch.Tensor, clients: torch.Tensor, round: int, step: int) -> torch.Tensor:
+    def graphed_grads(self, X: torch.Tensor, clients: torch.Tensor, round: int, step: int, *,
+                      compiled_draws: bool | str = False) -> torch.Tensor:
         """:meth:`grads` (stochastic), replayed from a CUDA graph captured at the first call for
         each number of rows S (``torch.cuda.graphs``): on a CUDA device with keyed draws and the
         vmap strategy, where nothing in a step reads the host (``round`` and ``step`` enter as
         device scalars). Elsewhere it is :meth:`grads` itself (tested equal on the CPU); on a
-        GPU, ``benchmarks/gpu_check.py`` compares the replay with :meth:`grads` bit for bit."""
+        GPU, ``benchmarks/gpu_check.py`` compares the replay with :meth:`grads` bit for bit.
+        ``compiled_draws`` as :meth:`grads`' (a graph per S and choice: the compiled kernels are
+        captured)."""
         if self.device.type != "cuda" or self.draws != "keyed" or self.strategy != "vmap":
-            return self.grads(X, clients, round, step)
+            return self.grads(X, clients, round, step, compiled_draws=compiled_draws)
         graphs = self.__dict__.setdefault("_graphs", {})
         S = X.shape[0]
-        if S not in graphs:
+        key = (S, compiled_draws)
+        if key not in graphs:
             ins = (X.clone(), torch.as_tensor(clients, device=self.device).clone(),
                    torch.zeros((), dtype=torch.long, device=self.device),
                    torch.zeros((), dtype=torch.long, device=self.device))
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
-                for _ in range(2):                           # warm-up: caches, cuDNN's choices
-                    self.grads(*ins)
+                for _ in range(2):                           # warm-up: caches, cuDNN's choices, compilation
+                    self.grads(*ins, compiled_draws=compiled_draws)
             torch.cuda.current_stream().wait_stream(side)
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
-                out = self.grads(*ins)
-            graphs[S] = (graph, ins, out)
-        graph, ins, out = graphs[S]
+                out = self.grads(*ins, compiled_draws=compiled_draws)
+            graphs[key] = (graph, ins, out)
+        graph, ins, out = graphs[key]
         ins[0].copy_(X)
         ins[1].copy_(torch.as_tensor(clients, device=self.device))
         ins[2].fill_(int(round))

@@ -97,3 +97,53 @@ def test_a_campaign_of_several_notebooks_lists_what_is_left_of_each(tmp_path):
         campaign.run_campaign("all", profile="smoke", store=tmp_path / "x", budget_min=0)
     with pytest.raises(ValueError, match="graphs: must be True or False"):
         campaign.run_campaign("02_fedsum_main", profile="smoke", root=tmp_path, budget_min=0, graphs="yes")
+
+
+def test_the_pace_comes_from_runs_on_the_same_device_kind_and_engine(tmp_path, monkeypatch):
+    """A smoke store on this CPU: runs of one setting computed with two engine descriptions
+    (``meta.json``'s ``engine``). A campaign's estimate takes the pace of the entries computed on
+    its device kind with its engine options (the slowest of the RECENT latest of them, and runs of
+    this call), then those on its device kind, and the rule before -- the slowest run of the
+    setting, whatever computed it -- only where none match (the second GPU window's 2,000-round
+    runs took 158 s where the slowest stored run, of older code, put them at 216 s)."""
+    from fedlib import ExperimentConfig
+    from fedlib.engine import VectorizedEngine
+    st = Store(tmp_path / "smoke")
+    base = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=40,
+                            local_steps=2, lr_local=0.01)
+    graphed, plain = VectorizedEngine(graphs=True), VectorizedEngine()      # graphs: no-op on a CPU
+    rates = {}
+    for lr, eng in ((0.01, graphed), (0.02, plain), (0.03, plain)):
+        e = st.compute(base.replace(lr_local=lr), engine=eng)
+        assert e.meta["engine"] == repr(eng)
+        rates.setdefault(repr(eng), []).append(e.meta["run_seconds"] / base.rounds)
+    est = {repr(eng): campaign._Pace(st, None, eng).estimate(base)
+           for eng in (graphed, plain, VectorizedEngine(compiled_draws=True))}
+    assert est[repr(plain)] == pytest.approx(campaign.MARGIN * max(rates[repr(plain)]) * base.rounds)
+    assert est[repr(graphed)] == pytest.approx(campaign.MARGIN * rates[repr(graphed)][0] * base.rounds)
+    # no run with that engine: the latest RECENT (here all 3) on this device kind, whatever the engine
+    slowest = max(r for rs in rates.values() for r in rs)
+    assert est["VectorizedEngine(graphs=False, compiled_draws=True)"] == pytest.approx(
+        campaign.MARGIN * slowest * base.rounds)
+    assert campaign._device_kind(None) == campaign._entry_kind(st.read(st.keys()[0]).meta)
+    # a campaign on a GPU (its kind stands in here): these CPU entries do not match, today's rule
+    monkeypatch.setattr(campaign, "_device_kind", lambda device: ("cuda", "NVIDIA H100 80GB HBM3"))
+    on_gpu = campaign._Pace(st, "cuda", plain)
+    assert on_gpu.estimate(base) == pytest.approx(campaign.MARGIN * slowest * base.rounds)
+
+
+def test_the_latest_runs_set_the_pace_and_a_run_of_this_call_counts(tmp_path):
+    """Of the runs on the same device kind and engine, the RECENT latest decide (the slowest of
+    them): an old, slow run of earlier code stops counting; a run computed in this call (dated now)
+    is the latest."""
+    from fedlib import ExperimentConfig
+    c = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=2000)
+    pace = campaign._Pace(Store(tmp_path))
+    pace.note(c, 189.0, date="2026-11-26T10:00:00+00:00")                      # the first window's
+    for k, secs in enumerate((157.8, 157.4, 156.7)):
+        pace.note(c, secs, date=f"2026-11-26T13:0{3 + 3 * k}:00+00:00")
+    assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 157.8)           # not 1.15 x 189 = 217 s
+    pace.note(c, 150.0, date=campaign._now())
+    assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 157.4)           # 157.8 is 4th latest now
+    pace.note(c.replace(rounds=10), 30.0, probe=True)                           # a probe never decides
+    assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 157.4)

@@ -279,3 +279,84 @@ def test_one_steps_fused_draws_equal_the_separate_functions():
                     assert np.array_equal(keep.numpy(), ref)
     pos, m, keeps = keyed.step_draws(1, torch.tensor([2]), torch.tensor([3]), 0, 0, 4, 3, [])
     assert keeps == [] and pos.shape == (1, 4) and int(m[0]) == 3
+
+
+def _cxx() -> str | None:
+    """The C++ compiler inductor's CPU code needs (``$CXX``, else g++ / c++ on the PATH)."""
+    import os
+    import shutil
+    return next((c for c in (os.environ.get("CXX"), "g++", "c++") if c and shutil.which(c)), None)
+
+
+needs_inductor = pytest.mark.skipif(_cxx() is None, reason="torch.compile's CPU backend (inductor) "
+                                                           "needs a C++ compiler; none on the PATH")
+#: compiling with inductor took 2.5-3 minutes a function on this project's shared 2-core CPU
+#: (2026-11-26): the compiled-draws tests run in ``make test-slow``
+slow_compile = pytest.mark.slow
+
+
+@slow_compile
+@needs_inductor
+@pytest.mark.parametrize("compiled", [True, "threefry"])
+def test_compiled_step_draws_give_the_plain_and_the_numpy_bits(compiled):
+    """keyed.step_draws compiled (torch.compile, inductor on the CPU: fused C++ loops) gives the bits
+    of the plain torch path and of the numpy functions, round and step as ints or device scalars,
+    seeds above 2^32, a second width (a recompilation) and clients with fewer samples than the batch.
+    Integer arithmetic is exact in any kernel, so equality, not a tolerance, is the property."""
+    seed, B = 2 ** 33 + 7, 16
+    clients = np.array([4, 0, 3, 1, 2])
+    sizes = SIZES[clients]
+    layers = [(37, 0.2), (4000, 0.5)]
+    wide = int(sizes.max())
+    for rnd, step, width, scalars in ((0, 0, wide, False), (2 ** 31 + 1, 2, wide, True), (3, 7, 300, False)):
+        r, k = (torch.tensor(rnd), torch.tensor(step)) if scalars else (rnd, step)
+        args = (torch.from_numpy(clients), torch.from_numpy(sizes), r, k, B, width, layers)
+        pos, m, keeps = keyed.step_draws(seed, *args, compiled=compiled)
+        plain = keyed.step_draws(seed, *args)
+        assert all(torch.equal(a, b) for a, b in zip((pos, m, *keeps), (plain[0], plain[1], *plain[2]),
+                                                     strict=True))
+        ref_pos, ref_m = keyed.minibatch_positions(seed, clients, sizes, rnd, step, B)
+        assert np.array_equal(pos.numpy(), ref_pos) and np.array_equal(m.numpy(), ref_m)
+        for layer, ((n, p), keep) in enumerate(zip(layers, keeps, strict=True)):
+            assert np.array_equal(keep.numpy(), keyed.dropout_keep(seed, clients, rnd, step, layer, n, p))
+
+
+def test_compiled_draws_are_a_checked_engine_option_that_changes_nothing_on_the_cpu():
+    """VectorizedEngine(compiled_draws=...): refused unless one of keyed.COMPILED; named in the
+    engine's description only when on (entries computed before keep theirs); on the CPU's numpy
+    draws (compiles_draws False) the same local SGD as without it, nothing compiled."""
+    from fedlib import engine
+    p = _problem(batch=8)
+    clients, steps = torch.tensor([4, 0, 2]), torch.tensor([3, 2, 3])
+    X0 = p.initial_params().expand(3, -1) + 0.01
+    assert not p.compiles_draws
+    plain = engine.VectorizedEngine().local_sgd(p, X0, clients, steps, 0.05, round=1).X
+    same = engine.VectorizedEngine(compiled_draws=True).local_sgd(p, X0, clients, steps, 0.05, round=1).X
+    assert torch.equal(plain, same)
+    assert repr(engine.VectorizedEngine(graphs=True)) == "VectorizedEngine(graphs=True)"
+    assert repr(engine.get_engine("vectorized", graphs=True, compiled_draws=True)) == \
+        "VectorizedEngine(graphs=True, compiled_draws=True)"
+    with pytest.raises(ValueError, match="compiled_draws: must be one of False, True, 'threefry', got 1"):
+        engine.VectorizedEngine(compiled_draws=1)
+    with pytest.raises(ValueError, match="compiled_draws: only the vectorized engine compiles draws"):
+        engine.get_engine("reference", compiled_draws=True)
+    with pytest.raises(ValueError, match="compiled: must be one of False, True, 'threefry', got 'jit'"):
+        keyed.step_draws(1, torch.tensor([2]), torch.tensor([3]), 0, 0, 4, 3, [], compiled="jit")
+
+
+@slow_compile
+@needs_inductor
+def test_an_engine_with_compiled_draws_gives_the_same_local_steps():
+    """VectorizedEngine(compiled_draws=True) on the device path (torch int64 draws, here on the CPU,
+    inductor): the same local SGD, bit for bit, as plain draws, with graphs asked for too (no
+    graph on a CPU: the plain steps)."""
+    from fedlib import engine
+    p = _problem(batch=8)
+    p._keyed_numpy = False                                  # the device path (torch int64), on the CPU
+    assert p.compiles_draws
+    clients, steps = torch.tensor([4, 0, 2]), torch.tensor([3, 2, 3])
+    g = torch.Generator().manual_seed(1)
+    X0 = p.initial_params().expand(3, -1) + 0.01 * torch.randn(3, p.dim, generator=g)
+    plain = engine.VectorizedEngine().local_sgd(p, X0, clients, steps, 0.05, round=1).X
+    comp = engine.VectorizedEngine(graphs=True, compiled_draws=True)
+    assert torch.equal(comp.local_sgd(p, X0, clients, steps, 0.05, round=1).X, plain)
