@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["InputError", "available_memory", "broadcast_rows", "check_device", "check_int", "check_probs",
-           "check_problem_memory", "check_real", "guard", "guard_module", "jsonable", "own_error",
-           "problem_bytes", "prob_matrix"]
+           "check_real", "guard", "guard_module", "jsonable", "own_error", "prob_matrix"]
 
 
 class InputError(ValueError):
@@ -101,35 +100,6 @@ def available_memory() -> int:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return 2**62                                          # unknown: refuse nothing
-
-
-def problem_bytes(problem: str, args: dict) -> int | None:
-    """Peak bytes that building the built-in ``problem`` with ``args`` allocates, estimated from
-    its arrays (None: a problem whose size is not known here). ``quadratic``: N x d x d float64
-    matrices, four alive at once while they are built (the Gaussian draw, its QR factor, the
-    product and its symmetrised copy); ``focus_toy``: the n x n diagonal scaling it multiplies
-    the n x d design by, and that design, twice (float64)."""
-    def arg(name: str, default: int) -> Any:
-        return args.get(name, default)
-    if problem == "quadratic":
-        n, d = arg("num_clients", 10), arg("dim", 5)
-        if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (n, d)):
-            return 4 * 8 * n * d * d
-    if problem == "focus_toy":
-        n, d = arg("n", 8000), arg("d", 50)
-        if all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (n, d)):
-            return 8 * n * n + 2 * 8 * n * d
-    return None
-
-
-def check_problem_memory(problem: str, args: dict, where: str = "problem_args") -> None:
-    """One InputError naming ``where`` if building ``problem`` with ``args`` needs more memory
-    than this machine has available (:func:`problem_bytes`)."""
-    need = problem_bytes(problem, {k: v for k, v in args.items() if v is not None})
-    if need is not None and need > (have := available_memory()):
-        shown = {k: v for k, v in args.items() if k in ("num_clients", "dim", "n", "d")}
-        raise InputError(f"{where}: problem {problem!r} with {shown} needs about {need / 2**30:,.1f} GiB of "
-                         f"memory to build; this machine has {have / 2**30:,.1f} GiB available")
 
 
 # ------------------------------------------------------------------------------------ the boundary

@@ -18,10 +18,9 @@ import numpy as np
 import torch
 
 from . import algorithms, participation
-from .data import check_run_inputs
 from .participation import Schedule
 from .partition import builder as partition_builder
-from .problems import Problem, get_problem
+from .problems import Problem, check_run_inputs, get_problem
 from .problems import build as build_problem
 
 __all__ = ['ExperimentConfig', 'Planned', 'grid']
@@ -298,7 +297,7 @@ class ExperimentConfig:
         n = self._check_problem_args(where)
         self._check_participation(where, n, inputs)
         if inputs:                                 # what the run depends on: memory, the dataset's files
-            check_run_inputs(self, where)
+            check_run_inputs(self.problem, self.arguments("problem_args"), where)
             self._check_builds(where)
 
     def _check_builds(self, where: str) -> None:

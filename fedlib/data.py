@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validate import InputError, check_new_name, check_problem_memory
+from ._validate import InputError, check_new_name
 
 __all__ = ["SYSTEM_FOLDERS", "DataNotFoundError", "Dataset", "DatasetInfo", "DatasetSpec", "available",
            "check_files", "data_roots", "get_dataset", "info", "load", "register_dataset", "synthetic_like"]
@@ -68,7 +68,7 @@ class DatasetInfo:
         n_train, n_test: the published split sizes, used only as the default sizes of
             :func:`synthetic_like` (None: unknown). Files are not checked against them: a
             loader's files of any size load (a user's own subset of MNIST, say), and the checks
-            before a run (:func:`check_run_inputs`) count the samples the files hold.
+            before a run (:func:`check_run_data`) count the samples the files hold.
         files: the files the loader reads (a missing dataset's message lists them).
         description: one line on the dataset.
         label: its name in figures and tables (``"CIFAR-10"``; default: the registered name).
@@ -359,38 +359,37 @@ def check_files(name: str, data_root: str | os.PathLike | None = None) -> dict[s
 _CHECKED: dict[tuple, dict[str, int]] = {}
 
 
-def check_run_inputs(config: Any, where: str = "config") -> None:
-    """What a run of ``config`` depends on beyond its fields' own ranges, checked before it runs
-    (from :meth:`ExperimentConfig.validate`), so that a sweep stores no error entry for an input it
-    could have refused: a problem whose arrays cannot fit in this machine's memory, and for a
-    neural problem its dataset's files (:func:`check_files`) and a client count the training
-    split can serve (one sample each at least). Raises one :class:`InputError` naming ``where``
-    and the field."""
-    args = config.arguments("problem_args")
-    check_problem_memory(config.problem, args, f"{where}.problem_args")
-    if config.problem == "digits_cnn":
-        dataset, synthetic, sizes, n = "digits", False, None, args.get("num_clients", 20)
-    elif config.problem == "neural":
-        dataset, synthetic = args.get("dataset", "mnist"), bool(args.get("synthetic", False))
-        sizes, n = args.get("synthetic_sizes"), args.get("num_clients", 100)
-    else:
-        return
+def check_run_data(dataset: Any, num_clients: Any, *, synthetic: bool = False, synthetic_sizes: Any = None,
+                   data_root: Any = None) -> None:
+    """What a run on ``dataset`` split over ``num_clients`` clients needs of its data, checked
+    before it runs (a problem's ``inputs`` declaration, :func:`fedlib.problems.register_problem`,
+    which :meth:`ExperimentConfig.validate` runs), so that a sweep stores no error entry for an
+    input it could have refused: the dataset's files (:func:`check_files`; a synthetic stand-in
+    of ``synthetic_sizes`` reads none) and a client count the training split can serve (one
+    sample each at least). A dataset that is not a known name is left to the problem's own
+    check; files missing from this machine to :func:`load`.
+
+    Raises:
+        InputError: ``"<argument>: ..."``, naming the problem argument (``dataset``, ``data_root``
+            or ``num_clients``).
+    """
     if not isinstance(dataset, str) or dataset not in available():
         return                                              # named by the problem's own check
     if synthetic:
-        first = sizes[0] if isinstance(sizes, (tuple, list)) and sizes else None
+        first = synthetic_sizes[0] if isinstance(synthetic_sizes, (tuple, list)) and synthetic_sizes else None
         n_train = first if isinstance(first, int) and first > 0 else info(dataset).n_train
     else:
         try:
-            n_train = check_files(dataset, args.get("data_root"))["train"]
+            n_train = check_files(dataset, data_root)["train"]
         except DataNotFoundError:
             return                                          # the machine lacks the data: load() says so
         except ValueError as e:
             field = "" if str(e).startswith("data_root:") else "dataset: "
-            raise InputError(f"{where}.problem_args.{field}{e}") from None
+            raise InputError(f"{field}{e}") from None
+    n = num_clients
     if n_train and isinstance(n, (int, np.integer)) and not isinstance(n, bool) and not 1 <= n <= n_train:
-        raise InputError(f"{where}.problem_args.num_clients: must be an integer in 1..{n_train} (dataset "
-                         f"{dataset!r} has {n_train} training samples; a client needs one at least), got {n}")
+        raise InputError(f"num_clients: must be an integer in 1..{n_train} (dataset {dataset!r} has "
+                         f"{n_train} training samples; a client needs one at least), got {n}")
 
 
 def _normalise(x: np.ndarray, info: DatasetInfo) -> torch.Tensor:

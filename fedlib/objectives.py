@@ -11,10 +11,10 @@ import math
 import numpy as np
 import torch
 
-from ._validate import InputError, available_memory, check_int, check_real, problem_bytes
+from ._validate import InputError, available_memory, check_int, check_real
 
 __all__ = ["LeastSquares", "Problem", "Quadratic", "QuadraticForm", "focus_arbitrary_weights",
-           "focus_toy_data", "stream_seed"]
+           "focus_toy_bytes", "focus_toy_data", "stream_seed"]
 
 _MASK64 = (1 << 63) - 1
 
@@ -248,6 +248,12 @@ class LeastSquares(QuadraticForm):
         return {**super().spec(), "normalized": self.normalized}
 
 
+def focus_toy_bytes(n: int, d: int) -> int:
+    """Peak bytes that :func:`focus_toy_data` allocates for an n x d toy: the n x n diagonal
+    scaling it multiplies the n x d design by, and that design, twice (float64)."""
+    return 8 * n * n + 2 * 8 * n * d
+
+
 def focus_toy_data(n: int = 8000, d: int = 50, num_clients: int = 16, seed: int = 1234):
     """The FOCUS least-squares toy (Ying, Li & Yang 2025, FOCUS, arXiv:2503.20117, Sec. 5; the
     authors' public code, figures/focus.ipynb).
@@ -262,7 +268,7 @@ def focus_toy_data(n: int = 8000, d: int = 50, num_clients: int = 16, seed: int 
     """
     n, d = check_int("n", n, 1), check_int("d", d, 1)
     check_int("num_clients", num_clients, 1, n)
-    if (need := problem_bytes("focus_toy", {"n": n, "d": d})) > (have := available_memory()):
+    if (need := focus_toy_bytes(n, d)) > (have := available_memory()):
         raise InputError(f"n, d: the {n:,} x {d:,} toy needs about {need / 2**30:,.1f} GiB to build; this "
                          f"machine has {have / 2**30:,.1f} GiB available")
     rs = np.random.RandomState(check_int("seed", seed, 0, 2**32 - 1))

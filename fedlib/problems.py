@@ -28,13 +28,14 @@ import torch
 
 from . import models
 from ._source import capture
-from ._validate import InputError, check_int, check_new_name, check_real, problem_bytes
+from ._validate import InputError, available_memory, check_int, check_new_name, check_real
 from .objectives import (
     LeastSquares,
     Problem,
     Quadratic,
     QuadraticForm,
     focus_arbitrary_weights,
+    focus_toy_bytes,
     focus_toy_data,
     stream_seed,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "available",
     "builder",
     "build",
+    "check_run_inputs",
     "digits_cnn",
     "focus_arbitrary_weights",
     "focus_toy_data",
@@ -167,6 +169,17 @@ class ProblemSpec:
         forwards: the functions a builder that takes ``**kw`` passes those keywords on to: a
             config's argument names are checked against their parameters too (none: a builder
             with ``**kw`` takes any name).
+        memory: ``memory(arguments) -> bytes`` (or None where it cannot tell), the peak memory
+            that building the problem allocates; ``validate`` refuses a config that needs more
+            than this machine has available (:func:`check_run_inputs`), and a check builds a
+            problem only when it is small (:data:`BUILD_CHECK_BYTES`). None: not estimated.
+        inputs: ``inputs(arguments)``, a check of what a run reads beyond its arguments (a
+            dataset's files, a client count the data can serve), run by ``validate`` just before
+            a run (:func:`check_run_inputs`); it raises a ValueError ``"<argument>: ..."`` as
+            ``check`` does. None: nothing to check.
+        datasets: ``datasets(arguments)``, the datasets ``(name, data_root)`` whose files a run
+            reads from disk, so that a sweep stops before it runs anything when one is not on this
+            machine (:func:`fedlib.sweeps.sweep`). None: none.
     """
 
     name: str
@@ -174,6 +187,9 @@ class ProblemSpec:
     description: str
     check: Callable[[dict], None] | None = None
     forwards: tuple[Callable[..., object], ...] = ()
+    memory: Callable[[dict], int | None] | None = None
+    inputs: Callable[[dict], None] | None = None
+    datasets: Callable[[dict], list[tuple[str, Any]]] | None = None
 
     @property
     def module(self) -> str:
@@ -187,11 +203,15 @@ _PROBLEMS: dict[str, ProblemSpec] = {}
 
 def register_problem(name: str, builder: Callable[..., Problem], *, description: str,
                      check: Callable[[dict], None] | None = None, forwards: Any = (),
+                     memory: Callable[[dict], int | None] | None = None,
+                     inputs: Callable[[dict], None] | None = None,
+                     datasets: Callable[[dict], list[tuple[str, Any]]] | None = None,
                      replace: bool = False) -> ProblemSpec:
     """Register a problem builder, so that :func:`build`, ``run`` and a config's ``problem`` know
     it, and :meth:`ExperimentConfig.validate` checks a config's ``problem_args`` from its
     declarations before anything runs (one message naming the argument): the names against the
-    builder's parameters (and those of ``forwards``), integer hints, then ``check``.
+    builder's parameters (and those of ``forwards``), integer hints, ``memory``, ``inputs``, then
+    ``check``.
 
     Args:
         name: the problem's name; a built-in problem's name, or a name already registered (unless
@@ -205,14 +225,24 @@ def register_problem(name: str, builder: Callable[..., Problem], *, description:
             Run once per distinct arguments per process.
         forwards: the function (or functions) a builder with ``**kw`` passes them on to; the
             argument names a config gives are checked against their parameters.
+        memory: ``memory(arguments)``: the bytes that building the problem allocates at its peak
+            (None where the arguments do not tell, e.g. a bad size the builder refuses), from the
+            arguments a config gives (those set to None left out); ``validate`` refuses a problem
+            larger than this machine's available memory, naming the arguments ``memory`` read.
+        inputs: ``inputs(arguments)``: a check of what a run reads beyond its arguments (the
+            files of a dataset, a client count its data can serve), raising a ValueError
+            ``"<argument>: ..."`` as ``check`` does; run by ``validate`` before a run.
+        datasets: ``datasets(arguments)``: the ``(name, data_root)`` of each dataset whose files a
+            run reads (a ``data_root`` None: :func:`fedlib.data.data_roots`); a sweep needing one
+            this machine lacks stops before it creates or runs anything.
         replace: replace a problem registered before (not a built-in one).
 
     A problem defined in ``__main__`` (a notebook cell) runs in this process; a sweep with worker
     processes refuses it (define it in a module and import that).
 
     Raises:
-        ValueError: a bad name, a clash, a builder, check or forwarded target that is not a
-            function, or ``forwards`` for a builder that takes no ``**kw``.
+        ValueError: a bad name, a clash, a builder, check, memory, inputs, datasets or forwarded
+            target that is not a function, or ``forwards`` for a builder that takes no ``**kw``.
     """
     check_new_name("problem", name, _BUILTIN, _PROBLEMS, replace)
     if not callable(builder):
@@ -220,41 +250,128 @@ def register_problem(name: str, builder: Callable[..., Problem], *, description:
                          f"got {builder!r}")
     if not isinstance(description, str) or not description.strip():
         raise ValueError(f"description: problem {name!r} needs a one-line description, got {description!r}")
-    if check is not None and not callable(check):
-        raise ValueError(f"check: must be a function of the arguments (a dict) or None, got {check!r}")
+    for field, fn in (("check", check), ("memory", memory), ("inputs", inputs), ("datasets", datasets)):
+        if fn is not None and not callable(fn):
+            raise ValueError(f"{field}: must be a function of the arguments (a dict) or None, got {fn!r}")
+    targets = _forwarded(name, builder, forwards)
+    capture(builder)                        # its source as loaded, for the runs' fingerprints
+    spec = ProblemSpec(name, builder, description, check, targets, memory, inputs, datasets)
+    _PROBLEMS[name] = spec
+    return spec
+
+
+def _forwarded(name: str, builder: Callable[..., Problem], forwards: Any) -> tuple:
+    """``forwards`` of :func:`register_problem` as a tuple of functions, checked."""
     targets = tuple(forwards) if isinstance(forwards, (tuple, list)) else (forwards,)
     if not all(callable(f) for f in targets):
         raise ValueError(f"forwards: must be the function(s) the builder passes its **kw on to, "
                          f"got {forwards!r}")
     if targets and not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(builder).parameters.values()):
         raise ValueError(f"forwards: problem {name!r}'s builder takes no **kw to pass on; got {forwards!r}")
-    capture(builder)                        # its source as loaded, for the runs' fingerprints
-    spec = ProblemSpec(name, builder, description, check, targets)
-    _PROBLEMS[name] = spec
-    return spec
+    return targets
 
 
 def problem(name: str, *, description: str, check: Callable[[dict], None] | None = None,
-            forwards: Any = (), replace: bool = False):
+            forwards: Any = (), memory: Callable[[dict], int | None] | None = None,
+            inputs: Callable[[dict], None] | None = None,
+            datasets: Callable[[dict], list[tuple[str, Any]]] | None = None, replace: bool = False):
     """Decorator form of :func:`register_problem`: ``@problems.problem("mine", description=...,
-    check=..., forwards=make_data)`` over the builder."""
+    check=..., forwards=make_data, memory=..., inputs=..., datasets=...)`` over the builder."""
     def register(builder):
         register_problem(name, builder, description=description, check=check, forwards=forwards,
-                         replace=replace)
+                         memory=memory, inputs=inputs, datasets=datasets, replace=replace)
         return builder
     return register
 
 
-#: the largest analytic problem a built-in's check builds whole (:func:`problem_bytes`), so that a
+#: the largest analytic problem a built-in's check builds whole (its declared ``memory``), so that a
 #: value only its builder checks (a negative ``sigma``, an unknown ``dtype``) is refused by
 #: ``validate`` before a sweep stores an error entry
 BUILD_CHECK_BYTES = 32 * 2**20
 
 
+class _Reads(dict):
+    """A problem's arguments that remember which of them a ``memory`` declaration read (the
+    arguments a refusal shows)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.read: set = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+
+def _memory(spec: ProblemSpec, args: dict) -> tuple[int | None, set]:
+    """The bytes ``spec`` declares that building it with ``args`` needs (None: not declared, or
+    not told by these arguments), and the names of the arguments its declaration read."""
+    if spec.memory is None:
+        return None, set()
+    given = _Reads({k: v for k, v in args.items() if v is not None})
+    return spec.memory(given), given.read
+
+
+def _check_memory(spec: ProblemSpec, args: dict, where: str = "problem_args") -> None:
+    """One InputError naming ``where`` if building ``spec`` with ``args`` needs more memory than
+    this machine has available (its declared ``memory``)."""
+    need, read = _memory(spec, args)
+    if need is not None and need > (have := available_memory()):
+        shown = {k: v for k, v in args.items() if k in read}
+        raise InputError(f"{where}: problem {spec.name!r} with {shown} needs about {need / 2**30:,.1f} GiB "
+                         f"of memory to build; this machine has {have / 2**30:,.1f} GiB available")
+
+
+def check_run_inputs(name: str, arguments: dict, where: str = "config") -> None:
+    """What a run of problem ``name`` with ``arguments`` (a config's ``problem_args``) depends on
+    beyond their own ranges, from the problem's declarations (:func:`register_problem`), checked
+    by :meth:`fedlib.ExperimentConfig.validate` before it runs so that a sweep stores no error
+    entry for an input it could have refused: ``memory`` (arrays that cannot fit in this
+    machine's available memory), then ``inputs`` (e.g. a dataset's files and a client count its
+    training split can serve).
+
+    Raises:
+        InputError: one message naming ``<where>.problem_args`` and the argument.
+    """
+    spec = get_problem(name)
+    _check_memory(spec, arguments, f"{where}.problem_args")
+    if spec.inputs is not None:
+        try:
+            spec.inputs(dict(arguments))
+        except ValueError as e:
+            raise InputError(f"{where}.problem_args.{e}") from None
+
+
+def _positive_ints(args: dict, fn: Callable, *names: str) -> tuple[int, ...] | None:
+    """The arguments ``names`` of ``args`` (``fn``'s defaults where not given) if all are positive
+    integers, else None (a bad size: the builder refuses it)."""
+    params = inspect.signature(fn).parameters
+    values = tuple(args.get(n, params[n].default) for n in names)
+    ok = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values)
+    return values if ok else None
+
+
+def _quadratic_bytes(args: dict) -> int | None:
+    """Peak bytes of :func:`random_quadratic`: N x d x d float64 matrices, four alive at once while
+    they are built (the Gaussian draw, its QR factor, the product and its symmetrised copy)."""
+    sizes = _positive_ints(args, random_quadratic, "num_clients", "dim")
+    return None if sizes is None else 4 * 8 * sizes[0] * sizes[1] * sizes[1]
+
+
+def _focus_toy_bytes(args: dict) -> int | None:
+    """Peak bytes of the FOCUS toy (:func:`fedlib.objectives.focus_toy_bytes`)."""
+    sizes = _positive_ints(args, focus_toy_data, "n", "d")
+    return None if sizes is None else focus_toy_bytes(*sizes)
+
+
 def _build_if_small(name: str, args: dict) -> None:
-    """Build the built-in ``name`` with ``args`` if it is small (or its size cannot be told: a bad
+    """Build the problem ``name`` with ``args`` if it is small (or its size cannot be told: a bad
     size, refused quickly by the builder)."""
-    size = problem_bytes(name, {k: v for k, v in args.items() if v is not None})
+    size, _ = _memory(get_problem(name), args)
     if size is None or size <= BUILD_CHECK_BYTES:
         build(name, **args)
 
@@ -268,17 +385,46 @@ def _check_quadratic(args: dict) -> None:
     _build_if_small("quadratic", args)
 
 
+def _digits_cnn_inputs(args: dict) -> None:
+    """:func:`digits_cnn`'s client count against the embedded digits' training split."""
+    from . import data
+    data.check_run_data("digits", args.get("num_clients", _default(digits_cnn, "num_clients")))
+
+
+def _neural_inputs(args: dict) -> None:
+    """:func:`neural`'s dataset files (or its synthetic stand-in's size) and client count."""
+    from . import data
+    data.check_run_data(args.get("dataset", _default(neural, "dataset")),
+                        args.get("num_clients", _default(neural, "num_clients")),
+                        synthetic=bool(args.get("synthetic", False)),
+                        synthetic_sizes=args.get("synthetic_sizes"), data_root=args.get("data_root"))
+
+
+def _neural_datasets(args: dict) -> list[tuple[str, Any]]:
+    """The dataset a :func:`neural` run reads from disk when it names one (none for a synthetic
+    stand-in)."""
+    if args.get("synthetic") or not isinstance(args.get("dataset"), str):
+        return []
+    return [(args["dataset"], args.get("data_root"))]
+
+
+def _default(fn: Callable, name: str) -> Any:
+    """The default value of ``fn``'s parameter ``name``."""
+    return inspect.signature(fn).parameters[name].default
+
+
 def _register_builtins() -> None:
     """The built-in problems, through the same registration as a user's."""
-    register_problem("quadratic", random_quadratic, check=_check_quadratic,
+    register_problem("quadratic", random_quadratic, check=_check_quadratic, memory=_quadratic_bytes,
                      description="heterogeneous random quadratics (exact gradients by default)")
     register_problem("focus_toy", lambda normalized=False, device="cpu", **kw: LeastSquares(
         *focus_toy_data(**kw), normalized=normalized, device=device),
         check=lambda args: _build_if_small("focus_toy", args), forwards=focus_toy_data,
+        memory=_focus_toy_bytes,
         description="FOCUS least-squares toy: n=8000, d=50, N=16")
-    register_problem("digits_cnn", digits_cnn,
+    register_problem("digits_cnn", digits_cnn, inputs=_digits_cnn_inputs,
                      description="FedSUM MNIST CNN on scikit-learn digits (28x28), Dirichlet split")
-    register_problem("neural", neural,
+    register_problem("neural", neural, inputs=_neural_inputs, datasets=_neural_datasets,
                      description="any dataset x partition x model of fedlib.data / partition / models")
 
 
@@ -337,7 +483,7 @@ _register_builtins()
 _BUILTIN = frozenset(_PROBLEMS)
 
 
-from ._validate import check_problem_memory, guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
 
 def _check_synthetic_sizes(args: dict) -> None:
@@ -353,5 +499,5 @@ def _check_synthetic_sizes(args: dict) -> None:
                          f"got {sizes!r}")
 
 
-guard_module(globals(), before={"random_quadratic": lambda a: check_problem_memory("quadratic", a),
+guard_module(globals(), before={"random_quadratic": lambda a: _check_memory(get_problem("quadratic"), a),
                                 "neural": _check_synthetic_sizes})

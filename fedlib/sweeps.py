@@ -49,6 +49,7 @@ from tqdm import tqdm
 
 from . import extensions, participation
 from .config import ExperimentConfig, Planned
+from .problems import get_problem
 from .store import Entry, Store
 
 __all__ = ['DASK_WORKER_ENV', 'SweepPlan', 'load', 'plan_sweep', 'stored_configs', 'sweep']
@@ -164,15 +165,15 @@ def _frame(entry: Entry | None, planned: Planned, error: str | None = None) -> p
 
 def _require_data(planned: list[Planned]) -> None:
     """Stop before anything is created or run when a dataset the runs to compute need is not on
-    this machine: one line naming it and where it was looked for (the runs' ``neural`` problems on
-    real data; synthetic stand-ins need none)."""
+    this machine: one line naming it and where it was looked for (the datasets each run's problem
+    declares it reads, ``datasets`` of :func:`fedlib.problems.register_problem`; synthetic stand-ins
+    need none)."""
     from . import data
     needed = {}
     for p in planned:
-        args = p.config.arguments("problem_args")
-        if p.config.problem == "neural" and not args.get("synthetic") \
-                and isinstance(args.get("dataset"), str):
-            needed.setdefault((args["dataset"], args.get("data_root")), p)
+        declared = get_problem(p.config.problem).datasets
+        for name, root in declared(p.config.arguments("problem_args")) if declared else ():
+            needed.setdefault((name, root), p)
     for (name, root), p in needed.items():
         try:
             data.load(name, data_root=root)

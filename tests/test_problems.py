@@ -252,3 +252,95 @@ def test_the_built_in_problems_declare_their_checks_and_targets():
     with pytest.raises(ValueError, match=r"^sigma: must be a finite number >= 0, got -1\.0$"):
         problems.get_problem("quadratic").check({"num_clients": 3, "dim": 2, "sigma": -1.0})
     problems.get_problem("quadratic").check({"num_clients": 3, "dim": 2})
+    # the per-problem knowledge validate and sweep ask for, declared with each built-in
+    assert problems.get_problem("quadratic").memory({"num_clients": 10, "dim": 100}) == 4 * 8 * 10 * 100 * 100
+    assert problems.get_problem("quadratic").memory({"dim": 0}) is None            # the builder refuses it
+    assert problems.get_problem("focus_toy").memory({}) == problems.focus_toy_bytes(8000, 50)
+    assert problems.get_problem("neural").datasets({"dataset": "mnist"}) == [("mnist", None)]
+    assert problems.get_problem("neural").datasets({"dataset": "mnist", "synthetic": True}) == []
+    assert problems.get_problem("digits_cnn").inputs is not None
+    with pytest.raises(ValueError, match=r"^num_clients: must be an integer in 1\.\.\d+ \(dataset 'digits'"):
+        problems.get_problem("digits_cnn").inputs({"num_clients": 100000})
+
+
+# -- a user's problem declaring its memory, its inputs and the datasets it reads ---------------------
+@pytest.fixture
+def blocks_problem():
+    """A user's problem: random quadratics whose N x d x d matrices it declares as its memory, the
+    embedded digits' training split as the most clients it can serve, and MNIST under its
+    ``data_root`` as the files it reads."""
+    built = []
+
+    def blocks(num_clients: int = 4, dim: int = 3, seed: int = 0,
+               data_root: str | None = None) -> problems.Quadratic:
+        built.append((num_clients, dim))
+        return problems.random_quadratic(num_clients=num_clients, dim=dim, seed=seed)
+    from fedlib import data
+    problems.register_problem(
+        "blocks_test", blocks, description="random quadratics, sized by their declared memory",
+        memory=lambda a: 8 * a.get("num_clients", 4) * a.get("dim", 3) ** 2,
+        inputs=lambda a: data.check_run_data("digits", a.get("num_clients", 4)),
+        datasets=lambda a: [("mnist", a["data_root"])] if "data_root" in a else [])
+    yield "blocks_test", built
+    problems._PROBLEMS.pop("blocks_test", None)
+
+
+def _config(name: str, **problem_args):
+    from fedlib import ExperimentConfig
+    return ExperimentConfig(algorithm="fedavg", problem=name, participation="full", rounds=2,
+                            problem_args=problem_args)
+
+
+def test_a_users_problem_too_large_for_this_machine_is_refused_by_validate(blocks_problem):
+    name, built = blocks_problem
+    _config(name, num_clients=5, dim=2, seed=1).validate()
+    # 8 x 1,000 x 10^6 x 10^6 bytes: far beyond any machine; refused naming the field and the
+    # arguments the declaration read (not seed), before the builder runs
+    with pytest.raises(ValueError, match=r"^config\.problem_args: problem 'blocks_test' with "
+                                         r"\{'dim': 1000000, 'num_clients': 1000\} needs about "
+                                         r"[\d,]+\.\d GiB of memory to build; this machine has "
+                                         r"[\d,]+\.\d GiB available$") as e:
+        _config(name, dim=10**6, num_clients=1000, seed=1).validate(where="config")
+    assert type(e.value).__name__ == "InputError"
+    assert built == []
+
+
+def test_a_users_problem_declares_the_inputs_its_runs_need(blocks_problem, tmp_path):
+    import fedlib
+    from fedlib import data
+    name, _ = blocks_problem
+    n_train = data.check_files("digits")["train"]
+    _config(name, num_clients=n_train).validate()
+    with pytest.raises(ValueError, match=rf"^configs\[0\]\.problem_args\.num_clients: must be an integer "
+                                         rf"in 1\.\.{n_train} \(dataset 'digits' has {n_train} training "
+                                         rf"samples; a client needs one at least\), got {n_train + 1}$"):
+        fedlib.sweep([_config(name, num_clients=n_train + 1)], tmp_path / "s1", progress=False)
+    # the datasets it declares it reads: a sweep stops before it creates or runs anything
+    empty = tmp_path / "no_data"
+    empty.mkdir()
+    with pytest.raises(data.DataNotFoundError, match=r"^problem_args\.dataset: mnist: dataset files not "
+                                                     r"found\. .*nothing was computed\)$"):
+        fedlib.sweep([_config(name, data_root=str(empty))], tmp_path / "s2", progress=False)
+    assert not (tmp_path / "s1").exists() and not (tmp_path / "s2").exists()
+
+
+def test_registering_a_problem_refuses_declarations_that_are_not_functions():
+    def plain(num_clients: int = 3) -> problems.Quadratic:
+        return problems.random_quadratic(num_clients=num_clients)
+    for field in ("memory", "inputs", "datasets"):
+        with pytest.raises(ValueError, match=rf"^{field}: must be a function of the arguments"):
+            problems.register_problem("plain_test", plain, description="mine", **{field: 1024})
+    assert "plain_test" not in problems.available()
+
+
+def test_the_lower_layers_name_no_problem():
+    """The memory estimates and the data a run needs are declared with each problem
+    (:func:`fedlib.problems.register_problem`); the base layer and the sweep ask the registry."""
+    import inspect
+
+    from fedlib import _validate, data, sweeps
+    for source in (inspect.getsource(_validate), inspect.getsource(data),
+                   inspect.getsource(sweeps._require_data)):
+        for name in problems.available():
+            assert f'"{name}"' not in source and f"'{name}'" not in source, name
+    assert not hasattr(_validate, "problem_bytes") and not hasattr(data, "check_run_inputs")
