@@ -653,7 +653,7 @@ def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
     """Wang & Ji's settings at ``profile`` on ``dataset`` (one of :data:`DATASETS` of the profile;
     None: the profile's first); Fashion-MNIST runs the protocol of :data:`FASHION`.
     ``stand_in_rounds > 0`` keeps the profile's structure on random data, every phase cut to that
-    many rounds, one grid rate and P in {1, cycle}."""
+    many rounds, one grid rate and P in {1, cycle}, each run scored at its last evaluation."""
     check_profile(profile)
     dataset = DATASETS[profile][0] if dataset is None else dataset
     if dataset not in DATASETS[profile]:
@@ -664,7 +664,7 @@ def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
     if stand_in_rounds:
         s = replace(s, warmup=stand_in_rounds, horizon=stand_in_rounds, grid_horizon=stand_in_rounds,
                     eval_every=stand_in_rounds, train_eval=2, grid=s.grid[:1], P_values=(1, s.cycle),
-                    stand_in=stand_in_rounds)
+                    stand_in=stand_in_rounds, score_cycles=0)   # no whole cycle to score at: the last point
     return s
 
 

@@ -43,6 +43,10 @@ def test_amplified_study_is_wang_and_ji():
     assert t["time"].tolist() == [500, 1000, 5]
     stand = studies.amplified.amplified_setup("quick", stand_in_rounds=2)
     assert stand.P_values == (1, stand.cycle) and stand.grid == (1.0,)
+    paper = studies.amplified.amplified_setup("paper", stand_in_rounds=2)      # Fashion-MNIST's protocol
+    assert paper.score_cycles == 0 and paper.tuning_seeds == (100, 101)      # 2 rounds: no cycle's end
+    c = paper.phase("wait-full", 2, 0.1)
+    assert paper.late_window(_fake_runs([c], lambda lr: 1.0, paper), c) == pytest.approx(1.0 + 2 / 1000)
 
 
 
