@@ -98,9 +98,11 @@ AMP, NO_AMP, WAIT_MB, WAIT_FULL = METHODS
 STYLE = dict(hue_order=list(METHODS), palette=plotting.method_palette(METHODS))
 print(f"{profile} profile: warm-up {setup.warmup} rounds, then {setup.horizon} rounds of time "
       f"({setup.horizon / cycle:g} cycles of {cycle}); grid runs of {setup.grid_horizon}; seeds {seeds}")
-if setup.tuning_seeds:
+if setup.tuning_seeds:                                        # stand-in runs: too short to end a cycle
+    scored = (f"at times {setup.window_times()} (the ends of the last {setup.score_cycles} cycles)"
+              if setup.score_cycles else "at its last evaluation")
     print(f"{stand_in}: rates tuned on seeds {list(setup.tuning_seeds)} (never evaluated); every method scored "
-          f"at times {setup.window_times()} (the ends of the last {setup.score_cycles} cycles)")
+          + scored)
 
 # %% [markdown]
 # ## The protocol, and what its store costs
