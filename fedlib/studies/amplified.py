@@ -17,8 +17,9 @@ from ..notebook import check_profile
 from . import methods
 from .base import Frames, Study, register_study
 
-__all__ = ["AUTHORS_RATES", "DATASETS", "FASHION", "MEASURED_SECONDS", "METHOD_NAMES", "QUOTES", "STUDY",
-           "AmplifiedSetup", "amplified_setup", "headline_claims"]
+__all__ = ["AUTHORS_RATES", "DATASETS", "FASHION", "MEASURED_SECONDS", "METHOD_NAMES", "QUOTES", "RATE_SETS",
+           "STUDY", "AmplifiedSetup", "Evaluation", "amplified_setup", "compare_claims", "compare_datasets",
+           "headline_claims"]
 
 #: per profile: data, model, N, availability window, warm-up, horizon and grid horizon (rounds),
 #: evaluation interval, the P of Fig. 2, the grid's multiples of the warm-up rate, training-loss
@@ -69,15 +70,23 @@ MEASURED_SECONDS = {
     "fedau_fmnist_cnn": (0.376, 3.58, 15.7, 116.2),
     "wj_fmnist_cnn": (0.498, 2.29, 14.2, 426.7),
 }
-#: the datasets each profile runs on (the first: the profile's default)
-DATASETS = {"smoke": ("digits", "fashion_mnist"), "quick": ("mnist", "fashion_mnist"),
+#: the datasets each profile runs on (the first: the profile's default). The quick profile runs
+#: Wang & Ji's own Fashion-MNIST (issue 50); its MNIST runs, MNIST standing in for it under the
+#: earlier protocol, stay in the store and notebook 08 compares the two (:func:`compare_datasets`).
+#: The smoke profile mirrors it (random tensors of Fashion-MNIST's shapes under its protocol, then
+#: scikit-learn's digits under the earlier one), so that one smoke run takes every code path
+DATASETS = {"smoke": ("fashion_mnist", "digits"), "quick": ("fashion_mnist", "mnist"),
             "paper": ("fashion_mnist",)}
+#: the two rate sets of Fig. 1 in notebook 08: each method at its own best grid rate, and at the
+#: authors' rates (:data:`AUTHORS_RATES`); Fig. 2 runs at the first
+RATE_SETS = ("each method's best grid rate", "the authors' rates")
 #: the rates of the authors' FashionMNIST runs after the warm-up (their README and config):
 #: method label's algorithm and gamma -> rate; the wait-for-all baselines keep the warm-up's rate
 AUTHORS_RATES = {("amplified_fedavg", 10.0): 1e-5, ("amplified_fedavg", 1.0): 1e-5,
                  ("wait_minibatch", None): 0.1, ("wait_full", None): 0.1}
 _NAMES = {"mnist": "MNIST, standing in for FashionMNIST", "digits": "digits (smoke test)",
-          "fashion_mnist": "FashionMNIST"}
+          "fashion_mnist": "FashionMNIST, Wang & Ji's own dataset"}
+_SHORT = {"mnist": "MNIST", "digits": "digits", "fashion_mnist": "FashionMNIST"}
 _MODEL_NAMES = {"fedsum_mnist_cnn": "FedSUM's small CNN", "wj_fmnist_cnn": "Wang & Ji's CNN"}
 #: Sec. 6's words behind notebook 08's claims
 QUOTES = {
@@ -137,8 +146,13 @@ class AmplifiedSetup:
     @property
     def data_name(self) -> str:
         if self.synthetic_sizes:
-            return f"random tensors of {_NAMES[self.dataset]}'s shapes (smoke test)"
+            return f"random tensors of {_SHORT[self.dataset]}'s shapes (smoke test)"
         return _NAMES[self.dataset]
+
+    @property
+    def data_label(self) -> str:
+        """The dataset's short name (MNIST, FashionMNIST, digits; random tensors: said so)."""
+        return _SHORT[self.dataset] + (" (random tensors)" if self.synthetic_sizes or self.stand_in else "")
 
     @property
     def methods(self) -> dict[str, tuple[str, dict]]:
@@ -238,13 +252,16 @@ class AmplifiedSetup:
     def setting(self) -> str:
         """The setting of the claim rows (a stand-in or smoke run reproduces nothing)."""
         if self.stand_in or self.profile == "smoke":
-            return claims.scale_cause(self.profile, self.stand_in, self.horizon, "")
+            return f"{claims.scale_cause(self.profile, self.stand_in, self.horizon, '')} ({self.data_name})"
         scored = ""
         if self.score_cycles:
             ends = ", ".join(str(t // self.cycle) for t in self.window_times())
             scored = (f", every method scored at the ends of cycles {ends}, rates tuned on seeds "
                       f"{', '.join(map(str, self.tuning_seeds))}")
-        return (f"{self.profile} profile ({self.data_name}, {_MODEL_NAMES.get(self.model, self.model)}, "
+        model = _MODEL_NAMES.get(self.model, self.model)
+        if self.dataset == "fashion_mnist" and self.model != "wj_fmnist_cnn":
+            model += " standing in for Wang & Ji's CNN"
+        return (f"{self.profile} profile ({self.data_name}, {model}, "
                 f"cycle {self.cycle}, {self.horizon / self.cycle:g} cycles after the warm-up{scored})")
 
     def outcome(self, df: pd.DataFrame, config: ExperimentConfig) -> dict:
@@ -300,7 +317,9 @@ class AmplifiedSetup:
                 ("larger", f"a larger P ({', '.join(map(str, larger))}) is worse than P = {c}",
                  {f"P={P}": vs_p(c, P) for P in larger})]
         best = next(iter(rate_sets))
-        rows = [ClaimRow("Sec. 6, Fig. 2", QUOTES[q], claim, claims.combine(checks), context={"rates": best})
+        shown = {f"Sec. 6, Fig. {n}": f"Fig. {n}: curves only, no number printed" for n in (1, 2)}
+        rows = [ClaimRow("Sec. 6, Fig. 2", QUOTES[q], claim, claims.combine(checks),
+                         context={"rates": best, "in the paper": shown["Sec. 6, Fig. 2"]})
                 for q, claim, checks in fig2 if checks]      # a profile without P values on one side: no row
         for rname in rate_sets:
             def vs(m, other, rname=rname, **kw):
@@ -316,9 +335,53 @@ class AmplifiedSetup:
                      vs(wait_mb, wait_full, kind="no worse")),
                     (QUOTES["lowest"], "FedAvg without amplification is the lowest",
                      claims.combine({m: vs(m, no_amp) for m in self.methods if m != no_amp}))]
-            rows += [ClaimRow("Sec. 6, Fig. 1", q, claim, check, cause, context={"rates": rname})
+            rows += [ClaimRow("Sec. 6, Fig. 1", q, claim, check, cause,
+                              context={"rates": rname, "in the paper": shown["Sec. 6, Fig. 1"]})
                      for q, claim, check in fig1]
         return [replace(r, setting=self.setting) for r in rows]
+
+    @property
+    def test_size(self) -> int:
+        """Test images the accuracy is counted on (its resolution is one image of these)."""
+        if self.stand_in:
+            return 200
+        if self.synthetic_sizes:
+            return int(self.synthetic_sizes[1])
+        from ..data import info
+        return int(info(self.dataset).n_test)
+
+    def rate_sets(self, best: dict) -> dict[str, dict[str, float]]:
+        """Fig. 1's two rate sets (:data:`RATE_SETS`): ``best`` (method label -> the grid's pick)
+        and the authors' rates (:meth:`authors_rates`)."""
+        return {RATE_SETS[0]: dict(best), RATE_SETS[1]: self.authors_rates()}
+
+    def evaluate(self, compute: Callable[..., pd.DataFrame], seeds) -> Evaluation:
+        """Every number notebook 08 judges the claims by, at ``seeds``, without its figures: the
+        warm-ups (the tuning seeds' too), the rate search (:meth:`search_rates`), Fig. 1 at both
+        rate sets (:meth:`rate_sets`), Fig. 2 at the rate amplification picked, each run's
+        :meth:`outcome` and the claim rows (:meth:`claims`). ``compute`` maps a list of configs
+        (and ``keep_params``) to their :func:`fedlib.sweep` frame; ``keys`` of the result lists
+        every run read."""
+        self.check_seeds(seeds)
+        seeds = [int(k) for k in seeds]
+        warm = compute(self.warmups([*self.tuning_seeds, *seeds]), keep_params=True)
+        searches = self.search_rates(compute)
+        best = {m: g.best for m, g in searches.items()}
+        grid = {self.grid_config(m, r, k) for m, g in searches.items() for r in g.scores   # past an edge too
+                for k in self.grid_seeds}
+        rates = self.rate_sets(best)
+        labels1 = {}
+        for rname, r in rates.items():
+            for c, (k, m) in self.fig1_configs(r, seeds).items():
+                labels1.setdefault(c, []).append((rname, k, m))
+        df1 = compute(list(labels1))
+        vals1 = {lab: self.outcome(df1, c) for c, labs in labels1.items() for lab in labs}
+        labels2 = self.fig2_configs(best[next(iter(self.methods))], seeds)
+        df2 = compute(list(labels2))
+        vals2 = {lab: self.outcome(df2, c) for c, lab in labels2.items()}
+        keys = {*warm["key"], *(c.key() for c in grid), *df1["key"], *df2["key"]}
+        return Evaluation(self, tuple(seeds), best, rates, vals1, vals2,
+                          tuple(self.claims(vals1, vals2, seeds, rates)), frozenset(keys))
 
     def earlier_picks(self, df_grid: pd.DataFrame, grid: dict, best: dict) -> pd.DataFrame:
         """Per method: the rate picked here (``best``) beside the rate the earlier one-cycle rule
@@ -492,6 +555,86 @@ class AmplifiedSetup:
         return out
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """What :meth:`AmplifiedSetup.evaluate` computed for one setup (one dataset and its protocol).
+
+    Attributes:
+        setup: the setup evaluated.
+        seeds: the evaluated seeds.
+        best: method label -> the rate its grid picked.
+        rates: Fig. 1's rate sets (:data:`RATE_SETS` -> method label -> rate).
+        vals1: (rate set, seed, method) -> :meth:`AmplifiedSetup.outcome` of Fig. 1's run.
+        vals2: (seed, P) -> the outcome of Fig. 2's run.
+        rows: the claim rows (:meth:`AmplifiedSetup.claims`).
+        keys: the store keys of every run read (warm-ups, grid, Fig. 1, Fig. 2).
+    """
+
+    setup: AmplifiedSetup
+    seeds: tuple
+    best: dict
+    rates: dict
+    vals1: dict
+    vals2: dict
+    rows: tuple
+    keys: frozenset
+
+
+def compare_datasets(evaluations: dict) -> pd.DataFrame:
+    """Fig. 1's methods on several datasets side by side (``evaluations``: a name per dataset ->
+    its :class:`Evaluation`): per dataset, rate set and method, the late-window test accuracy
+    (mean and sample std over the seeds whose run is ok, scored by that dataset's protocol, given
+    in ``protocol``), the runs ok; then per dataset and rate set the spread between the best and
+    the worst method's mean, in accuracy, in test images and in multiples of the claims' accuracy
+    margin (:data:`fedlib.claims.MARGINS`)."""
+    margin = claims.MARGINS["test accuracy"]
+    rows = []
+    for name, ev in evaluations.items():
+        s = ev.setup
+        protocol = (f"scored at the ends of cycles {', '.join(str(t // s.cycle) for t in s.window_times())}; "
+                    f"rates tuned on seeds {', '.join(map(str, s.tuning_seeds))} (not evaluated)"
+                    if s.score_cycles else
+                    f"scored over every evaluation of the last cycle; rates tuned on seed {s.grid_seeds[0]} "
+                    f"(evaluated too)")
+        for rname in ev.rates:
+            means = {}
+            for m in s.methods:
+                acc = pd.Series([ev.vals1[(rname, k, m)]["acc"] for k in ev.seeds], dtype=float)
+                means[m] = acc.mean()
+                rows.append({"data": name, "protocol": protocol, "rates": rname, "method": m,
+                             "lr": ev.rates[rname][m], "late test acc": acc.mean(),
+                             "std over seeds": acc.std(),
+                             "runs ok": f"{int(acc.notna().sum())} of {len(acc)}"})
+            spread = max(means.values()) - min(means.values())
+            rows.append({"data": name, "protocol": protocol, "rates": rname,
+                         "method": "spread: best - worst method", "late test acc": spread,
+                         "test images": spread * s.test_size, "margins": spread / margin})
+    return pd.DataFrame(rows)
+
+
+def compare_claims(evaluations: dict) -> pd.DataFrame:
+    """The claim rows of several datasets side by side (``evaluations``: a name per dataset -> its
+    :class:`Evaluation`): per claim (where, rates, claim), each dataset's verdict (inconclusive
+    with its direction), mean effect and 95% interval, as :func:`fedlib.claims.claims_table`
+    computes them; a claim one dataset has no row for (a profile without a larger P) shows "-"."""
+    keys, parts = ["where", "rates", "claim"], []
+    for name, ev in evaluations.items():
+        t = claims.claims_table(list(ev.rows))
+        lean = t["direction"].fillna("")
+        verdict = t["verdict"].where(lean == "", t["verdict"] + " (" + lean + ")")
+        ci = [f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)]
+        parts.append(pd.DataFrame({"where": t["where"], "rates": t["rates"], "claim": t["claim"],
+                                   f"{name}: verdict": verdict, f"{name}: effect": t["effect"],
+                                   f"{name}: interval": ci}))
+    # every claim once, in the order the datasets first give it (a left merge keeps that order)
+    order = list(dict.fromkeys(k for p in parts for k in zip(*(p[c] for c in keys), strict=True)))
+    out = pd.DataFrame(order, columns=keys)
+    for p in parts:
+        out = out.merge(p, on=keys, how="left")
+    out = out.fillna({c: "-" for c in out.columns if not c.endswith(": effect")})
+    return out.reset_index(drop=True)
+
+
 def headline_claims(frames: Frames, amplified: str, plain: str, warmup: str = "") -> list[ClaimRow]:
     """Sec. 6's "standard FedAvg (i.e., Algorithm 1 without amplification) gives the lowest
     performance" on ``frames`` (runs by seed and method): the run with amplification (label
@@ -510,7 +653,7 @@ def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
     """Wang & Ji's settings at ``profile`` on ``dataset`` (one of :data:`DATASETS` of the profile;
     None: the profile's first); Fashion-MNIST runs the protocol of :data:`FASHION`.
     ``stand_in_rounds > 0`` keeps the profile's structure on random data, every phase cut to that
-    many rounds, one grid rate and P in {1, cycle}."""
+    many rounds, one grid rate and P in {1, cycle}, each run scored at its last evaluation."""
     check_profile(profile)
     dataset = DATASETS[profile][0] if dataset is None else dataset
     if dataset not in DATASETS[profile]:
@@ -521,7 +664,7 @@ def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
     if stand_in_rounds:
         s = replace(s, warmup=stand_in_rounds, horizon=stand_in_rounds, grid_horizon=stand_in_rounds,
                     eval_every=stand_in_rounds, train_eval=2, grid=s.grid[:1], P_values=(1, s.cycle),
-                    stand_in=stand_in_rounds)
+                    stand_in=stand_in_rounds, score_cycles=0)   # no whole cycle to score at: the last point
     return s
 
 

@@ -43,6 +43,10 @@ def test_amplified_study_is_wang_and_ji():
     assert t["time"].tolist() == [500, 1000, 5]
     stand = studies.amplified.amplified_setup("quick", stand_in_rounds=2)
     assert stand.P_values == (1, stand.cycle) and stand.grid == (1.0,)
+    paper = studies.amplified.amplified_setup("paper", stand_in_rounds=2)      # Fashion-MNIST's protocol
+    assert paper.score_cycles == 0 and paper.tuning_seeds == (100, 101)      # 2 rounds: no cycle's end
+    c = paper.phase("wait-full", 2, 0.1)
+    assert paper.late_window(_fake_runs([c], lambda lr: 1.0, paper), c) == pytest.approx(1.0 + 2 / 1000)
 
 
 
@@ -61,7 +65,7 @@ def _fake_runs(configs, loss_of_rate, setup):
 
 
 def test_amplified_grid_scores_the_last_cycle_and_leaves_no_pick_on_an_edge():
-    s = studies.amplified.amplified_setup("quick")
+    s = studies.amplified.amplified_setup("quick", dataset="mnist")
     assert s.grid_horizon == 2 * s.cycle                        # the score covers a cycle after the jump
     c = s.grid_config("no amplification (eta=1)", 0.01)
     df = _fake_runs([c], lambda lr: 1.0, s)
@@ -84,7 +88,7 @@ def test_amplified_grid_scores_the_last_cycle_and_leaves_no_pick_on_an_edge():
 
 
 def test_amplified_earlier_rule_scores_the_first_cycle_and_warmups_report_their_plateau():
-    s = studies.amplified.amplified_setup("quick")
+    s = studies.amplified.amplified_setup("quick", dataset="mnist")
     grid = {s.grid_config(m, r): (m, r) for m in s.methods for r in (0.1, 0.01)}
     # the loss after the first cycle favours 0.1, the last cycle 0.01: the two rules disagree
     df = _fake_runs(grid, lambda lr: 1.0, s)
@@ -110,7 +114,7 @@ def test_amplified_earlier_rule_scores_the_first_cycle_and_warmups_report_their_
 
 
 def test_amplified_outcomes_leave_failed_runs_out_and_name_them():
-    s = studies.amplified.amplified_setup("quick")
+    s = studies.amplified.amplified_setup("quick", dataset="mnist")
     c = s.phase("no amplification (eta=1)", s.horizon, 0.01)
     df = _fake_runs([c], lambda lr: 1.0, s).assign(test_acc=0.8)
     ok = s.outcome(df, c)
@@ -124,15 +128,19 @@ def test_amplified_outcomes_leave_failed_runs_out_and_name_them():
 
 
 def test_fashion_mnist_protocol_tunes_on_other_seeds_and_scores_every_method_on_the_same_points():
-    mnist = studies.amplified.amplified_setup("quick")
-    assert mnist == studies.amplified.amplified_setup("quick", dataset="mnist")     # MNIST's store unchanged
+    mnist = studies.amplified.amplified_setup("quick", dataset="mnist")             # the earlier stand-in
     assert (mnist.tuning_seeds, mnist.score_cycles, mnist.grid_seeds) == ((), 0, (0,))
+    assert (mnist.warmup, mnist.horizon, mnist.grid_horizon) == (1500, 200, 200)   # MNIST's store unchanged
     s = studies.amplified.amplified_setup("quick", dataset="fashion_mnist")
+    assert s == studies.amplified.amplified_setup("quick")      # Wang & Ji's own dataset: the quick default
     assert (s.dataset, s.model, s.num_clients, s.cycle, s.warmup, s.horizon) == (
         "fashion_mnist", "fedsum_mnist_cnn", 250, 100, 2000, 300)
     assert s.P_values == (1, 20, 60, 100, 140, 180)             # Fig. 2's P of a 500-round cycle, / 5
     assert s.grid_horizon == s.horizon and s.window_times() == [200, 300]
-    assert all(w in s.setting for w in ("FashionMNIST", "ends of cycles 2, 3", "seeds 100, 101"))
+    assert all(w in s.setting for w in ("FashionMNIST, Wang & Ji's own dataset", "ends of cycles 2, 3",
+                                        "standing in for Wang & Ji's CNN", "seeds 100, 101"))
+    assert "MNIST, standing in for FashionMNIST" in mnist.setting
+    assert (s.test_size, mnist.test_size) == (10000, 10000)
     # the grid runs on the tuning seeds' own warm-ups, never on an evaluated seed's
     grid = s.grid_configs()
     assert {c.warmup() for c in grid} == set(s.warmups([100, 101]))
@@ -140,7 +148,7 @@ def test_fashion_mnist_protocol_tunes_on_other_seeds_and_scores_every_method_on_
     s.check_seeds([0, 1, 2, 3, 4])
     with pytest.raises(ValueError, match="^seeds: 101 also tune the rates"):
         s.check_seeds([0, 101])
-    with pytest.raises(ValueError, match="^dataset: the quick profile runs on 'mnist' or 'fashion_mnist'"):
+    with pytest.raises(ValueError, match="^dataset: the quick profile runs on 'fashion_mnist' or 'mnist'"):
         studies.amplified.amplified_setup("quick", dataset="cifar10")
     # the symmetric window: a wait method (one evaluation per cycle) and Alg. 1 (every 20 rounds)
     # are both scored at times 200 and 300 only
@@ -213,3 +221,58 @@ def test_compute_in_order_runs_the_tuning_grid_first_then_whole_seeds():
     assert kept == [all(c.algorithm == "fedavg" for c in b) for b in batches] and sum(kept) == 3
     with pytest.raises(ValueError, match="^seeds: 100 also tune"):
         s.compute_in_order(compute, [100])
+
+
+def _fake_accuracy_runs(setup, gap):
+    """A ``compute`` of fake runs whose late test accuracy orders the methods as Sec. 6 says
+    (amplification at the cycle > wait > no amplification), ``gap`` apart, plus a small
+    per-run offset; the training loss picks 1e-2 in every grid. Returns (compute, keys asked)."""
+    asked = set()
+
+    def compute(configs, keep_params=False):
+        asked.update(c.key() for c in configs)
+        df = _fake_runs(configs, lambda lr: abs(math.log10(lr) + 2.2), setup)
+        rank = {}
+        for c in configs:
+            args = dict(c.algorithm_args)
+            rank[c.key()] = (2 if c.algorithm.startswith("wait") else 0 if args.get("gamma", 1.0) == 1.0
+                             else 3 if args["P"] == setup.cycle else 1) + int(c.key()[-3:], 16) % 5 / 50
+        return df.assign(test_acc=0.8 + gap * df["key"].map(rank))
+    return compute, asked
+
+
+def test_evaluate_reads_every_run_and_compare_puts_the_datasets_side_by_side_under_their_protocols():
+    fashion = studies.amplified.amplified_setup("quick")
+    mnist = studies.amplified.amplified_setup("quick", dataset="mnist")
+    evals = {}
+    for s, gap in ((mnist, 0.001), (fashion, 0.02)):
+        compute, asked = _fake_accuracy_runs(s, gap)
+        ev = s.evaluate(compute, [0, 1, 2])
+        assert ev.keys == asked and ev.best == {m: pytest.approx(1e-2) for m in s.methods}   # every run read
+        assert tuple(ev.rates) == studies.amplified.RATE_SETS and ev.seeds == (0, 1, 2)
+        assert all(r.setting == s.setting and r.context["in the paper"].endswith("no number printed")
+                   for r in ev.rows)
+        evals[s.data_label] = ev
+    assert {c.seed for c in evals["FashionMNIST"].setup.grid_configs()} == {100, 101}
+    with pytest.raises(ValueError, match="^seeds: 100 also tune"):
+        fashion.evaluate(_fake_accuracy_runs(fashion, 0.02)[0], [0, 100])
+    t = studies.amplified.compare_datasets(evals)
+    assert (t["protocol"].str.contains("ends of cycles 2, 3") == (t["data"] == "FashionMNIST")).all()
+    for _, g in t.groupby(["data", "rates"]):
+        methods, spread = g.iloc[:-1], g.iloc[-1]
+        assert len(methods) == 4 and methods["runs ok"].eq("3 of 3").all()
+        got = methods["late test acc"].max() - methods["late test acc"].min()
+        assert spread["late test acc"] == pytest.approx(got)
+        assert spread["test images"] == pytest.approx(got * 10000)
+        assert spread["margins"] == pytest.approx(got / studies.amplified.claims.MARGINS["test accuracy"])
+    spreads = t[t["method"].str.startswith("spread")].set_index(["data", "rates"])["margins"]
+    assert (spreads["FashionMNIST"] > 10 * spreads["MNIST"]).all()       # the gap here is 20x MNIST's
+    v = studies.amplified.compare_claims(evals)
+    assert len(v) == len(evals["MNIST"].rows) == 9
+    for name, ev in evals.items():                                        # the verdicts claims_table gives
+        want = studies.amplified.claims.claims_table(list(ev.rows))
+        lean = [f" ({d})" if d else "" for d in want["direction"].fillna("")]
+        assert v[f"{name}: verdict"].tolist() == [a + b for a, b in zip(want["verdict"], lean, strict=True)]
+        assert v[f"{name}: effect"].tolist() == pytest.approx(want["effect"].tolist())
+    lowest = v[v["claim"] == "FedAvg without amplification is the lowest"]
+    assert lowest["FashionMNIST: verdict"].eq("holds").all()
