@@ -154,6 +154,8 @@ def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``campaign``: a notebook's runs into its store within the budget (:mod:`fedlib.campaign`)."""
     from .campaign import run_campaign
     notebooks = "all" if args.notebook == ["all"] else args.notebook
+    if not args.budget_min >= 0:                   # checked even with --list (which computes nothing)
+        parser.error(f"--budget-min: must be a number of minutes >= 0, got {args.budget_min}")
     try:
         run_campaign(notebooks, args.profile, args.device, 0.0 if args.list else args.budget_min,
                      args.store, args.seeds, args.datasets, args.stand_in_rounds, graphs=args.graphs,

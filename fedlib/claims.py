@@ -178,6 +178,14 @@ def mean_drop(h: pd.DataFrame, metric: str = "test_acc", start: float = 0.0) -> 
     return float(np.clip(v[:-1] - v[1:], 0, None).mean())
 
 
+def _check_chance(chance: object) -> None:
+    """``chance``: an accuracy, a fraction in [0, 1); else one ValueError naming it."""
+    if isinstance(chance, bool) or not isinstance(chance, (int, float, np.integer, np.floating)) \
+            or not 0 <= chance < 1:
+        raise ValueError(f"chance: must be an accuracy in [0, 1) (0.1 for ten classes, not 10), "
+                         f"got {chance!r}")
+
+
 def collapse(h: pd.DataFrame, chance: float, margin: float = 0.1, sustain: int = 4,
              metric: str = "test_acc", loss: str = "loss") -> tuple[float, bool]:
     """Whether a run stopped learning: ``sustain`` consecutive evaluations after round 0 where
@@ -190,6 +198,8 @@ def collapse(h: pd.DataFrame, chance: float, margin: float = 0.1, sustain: int =
     """
     if sustain < 1:
         raise ValueError(f"sustain: must be >= 1, got {sustain!r}")
+    if metric == "test_acc":
+        _check_chance(chance)
     h = _history(h, metric)
     bad = (h[metric].to_numpy(dtype=float) <= chance + margin)
     if loss in h.columns and len(h):
@@ -222,6 +232,7 @@ def summarize(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: f
     * ``rounds``: the configured T.
     """
     from .analysis import label
+    _check_chance(chance)
     if "key" not in df.columns:
         raise ValueError("df: expected a frame of fedlib.sweep (it has no key column)")
     by_key = {(c if isinstance(c, str) else c.key()): c for c in labels}

@@ -63,6 +63,10 @@ def _args(field_name: str, value: Any) -> tuple:
     if value is None:
         return ()
     if isinstance(value, dict):
+        for name, v in value.items():
+            if type(v).__module__.split(".")[0] == "pandas":      # not plain data: no key, no config.json
+                raise ValueError(f"{field_name}.{name}: must be plain data (numbers, text, lists, arrays), "
+                                 f"got a pandas {type(v).__name__}; give its values (.to_numpy()) or a file")
         return _freeze(value)
     if isinstance(value, (tuple, list)) and all(isinstance(p, (tuple, list)) and len(p) == 2
                                                  and isinstance(p[0], str) for p in value):
@@ -426,6 +430,13 @@ class ExperimentConfig:
             self._schedule_error(where, e, spec, self.participation)
         needs_data = ({"local_epochs", "local_epochs_range"} & set(spec)
                       and not {"client_sizes", "batch_size"} <= set(spec))
+        if needs_data and str(inspect.signature(problems_builder(self.problem)).return_annotation) not in (
+                "Neural", "tasks.Neural"):                  # an analytic problem: no samples, no batches
+            name = min({"local_epochs", "local_epochs_range"} & set(spec))
+            raise _bad(where, f"participation_args.{name}",
+                       "local work in epochs needs the clients' sample counts and the batch size, which "
+                       f"problem {self.problem!r} does not have: give client_sizes and batch_size too, or "
+                       "use local_steps")
         if n is None or needs_data:
             return
         try:

@@ -184,12 +184,24 @@ def info(name: str) -> DatasetInfo:
 
 def data_roots(data_root: str | os.PathLike | None = None) -> list[Path]:
     """Folders searched, in order: ``data_root`` if given, else ``$FEDLIB_DATA`` if set, else
-    ``~/.cache/fedlib``."""
+    ``~/.cache/fedlib``.
+
+    Raises:
+        ValueError: the folder given (``data_root`` or ``$FEDLIB_DATA``) is a file, naming it and
+            its folder."""
     if data_root is not None:
-        return [Path(data_root).expanduser()]
+        return [_folder("data_root", Path(data_root).expanduser())]
     if os.environ.get("FEDLIB_DATA"):
-        return [Path(os.environ["FEDLIB_DATA"]).expanduser()]
+        return [_folder("FEDLIB_DATA", Path(os.environ["FEDLIB_DATA"]).expanduser())]
     return [Path("~/.cache/fedlib").expanduser()]
+
+
+def _folder(name: str, path: Path) -> Path:
+    """``path`` unless it is a file (a dataset's own file given instead of its folder)."""
+    if path.is_file():
+        raise ValueError(f"{name}: must be the folder that holds the datasets' files, got {path}, which is a "
+                         f"file (give its folder, {path.parent})")
+    return path
 
 
 def _missing(spec: DatasetSpec, roots: list[Path]) -> DataNotFoundError:
@@ -375,6 +387,10 @@ def check_run_data(dataset: Any, num_clients: Any, *, synthetic: bool = False, s
     """
     if not isinstance(dataset, str) or dataset not in available():
         return                                              # named by the problem's own check
+    classes = info(dataset).classes
+    if args.get("partition") == "one_class" and isinstance(n, (int, np.integer)) and 1 <= n < classes:
+        raise InputError(f"{where}.problem_args.num_clients: partition 'one_class' needs at least one client "
+                         f"per class (dataset {dataset!r} has {classes}), got {n}")
     if synthetic:
         first = synthetic_sizes[0] if isinstance(synthetic_sizes, (tuple, list)) and synthetic_sizes else None
         n_train = first if isinstance(first, int) and first > 0 else info(dataset).n_train

@@ -448,6 +448,17 @@ def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int
     return out
 
 
+def _check_waits(**seconds: float | None) -> None:
+    """``timeout`` (None: no limit) and ``wait``: a number of seconds > 0; else one ValueError
+    naming the argument (a timeout of 0 would count every client as unreachable)."""
+    for name, value in seconds.items():
+        if value is None and name == "timeout":
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            allowed = " or None (no limit)" if name == "timeout" else ""
+            raise ValueError(f"{name}: must be a number of seconds > 0{allowed}, got {value!r}")
+
+
 def _same_problem(configs: list[ExperimentConfig]) -> ExperimentConfig:
     """The first config, after checking that every config trains the same problem (one
     federation holds one problem's clients)."""
@@ -518,6 +529,7 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
     from .runner import run
 
     _, _, serverapp = _flwr()
+    _check_waits(timeout=timeout, wait=wait)
     configs = [configs] if isinstance(configs, ExperimentConfig) else list(configs)
     first = _same_problem(configs)
     schedule = _check_schedule(schedule, configs, first)
@@ -574,6 +586,7 @@ def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads:
         whatever stopped the runs on the server (a ValueError naming the field for a
         federation that does not match the schedule).
     """
+    _check_waits(timeout=timeout)
     from flwr.simulation import run_simulation
 
     single = isinstance(configs, ExperimentConfig)

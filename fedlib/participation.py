@@ -168,11 +168,15 @@ class Schedule:
     __hash__ = None  # type: ignore[assignment]
 
     def save(self, path: str | os.PathLike) -> None:
-        """Save to a ``.npz`` file; :func:`load` restores it exactly."""
+        """Save to a ``.npz`` file (numpy appends ``.npz`` to a name without it; :func:`load` of the
+        same name finds it); :func:`load` restores it exactly."""
         folder = os.path.dirname(os.path.abspath(os.fspath(path)))
         if not os.path.isdir(folder):
             raise InputError(f"path: must be in an existing folder; {folder} does not exist, got "
                              f"{os.fspath(path)!r}")
+        if os.path.isdir(os.fspath(path)):
+            raise InputError(f"path: must be a file name, got {os.fspath(path)!r}, which is a folder "
+                             "(e.g. add /schedule.npz)")
         extra = {k: getattr(self, k) for k in ("probs", "uplink_probs") if getattr(self, k) is not None}
         np.savez_compressed(path, active=self.active, uplink_ok=self.uplink_ok,
                             local_steps=self.local_steps,
@@ -184,12 +188,15 @@ class Schedule:
 
 
 def load(path: str | os.PathLike) -> Schedule:
-    """Load a schedule written by :meth:`Schedule.save`.
+    """Load a schedule written by :meth:`Schedule.save` (a name without ``.npz`` that is not a file
+    reads the ``.npz`` that save wrote for it).
 
     Raises:
         ValueError: the file is missing or is not a schedule file (naming the file).
     """
     not_schedule = (f"schedule: {os.fspath(path)} is not a schedule file (.npz written by Schedule.save)")
+    if not os.path.exists(path) and os.path.isfile(os.fspath(path) + ".npz"):
+        path = os.fspath(path) + ".npz"          # Schedule.save("name") wrote name.npz (numpy's suffix)
     try:
         z = np.load(path, allow_pickle=False)
         if not isinstance(z, np.lib.npyio.NpzFile):
@@ -561,7 +568,8 @@ def _declared(name: str, builder: Any, args: Any) -> tuple[Arg, ...]:
                                  f"its function {got.default!r}")
         return decl
     raise ValueError(f"args: kind {name!r} declares {', '.join(names) or 'no arguments'}; its function takes "
-                     f"{', '.join(rest) or 'none'} after (rng, rounds, n)")
+                     f"{', '.join(rest) or 'none'} after its first three parameters "
+                     f"({', '.join(p.name for p in params[:3])}), which must be (rng, rounds, n)")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -1030,11 +1038,26 @@ def read_trace(trace: Any) -> np.ndarray:
                              f"{len(out[0])}")
         for j, cell in enumerate(cells, start=skip_col + 1):
             if not number(cell):
-                raise ValueError(f"trace: {path} row {i}, column {j}: {cell!r} is not a number")
+                raise ValueError(f"trace: {path} row {i}, column {j}: {cell!r} is not a number"
+                                 f"{_cell_hint(cell, first_row)}")
         out.append([float(c) for c in cells])
     if not out:
         raise ValueError(f"trace: {path} has a header but no rows")
     return np.array(out, dtype=float)
+
+
+def _cell_hint(cell: str, header_rows: int) -> str:
+    """Why a trace file's cell is not a number, where a common layout explains it: another
+    separator than the comma, or booleans written as words."""
+    seps = ((";", "';'"), ("\t", "tabs"), (" ", "spaces"))
+    sep = next((name for c, name in seps if c in cell.strip()), None)
+    if sep is not None:
+        return (f" (this file separates its values by {sep}; a trace file is comma-separated, as "
+                "DataFrame.to_csv writes it)")
+    if cell.strip().lower() in ("true", "false", "yes", "no"):
+        head = "; row 1 was read as a header" if header_rows else ""
+        return f" (entries are 0 or 1: write booleans as integers, e.g. DataFrame.astype(int).to_csv{head})"
+    return ""
 
 
 def trace_digest(trace: Any) -> str:
@@ -1256,6 +1279,12 @@ def _draw(spec: Kind, rng: np.random.Generator, t: int, n: int, args: dict) -> t
     if shape != (t, n):
         raise ValueError(f"kind: participation kind {spec.name!r} ({spec.module}) drew activity of shape "
                          f"{shape}, expected (rounds, num_clients) = ({t}, {n})")
+    try:
+        _integral("active", draw.active)
+    except ValueError as e:                        # e.g. probabilities returned instead of 0/1 draws
+        raise ValueError(f"kind: participation kind {spec.name!r} ({spec.module}) drew activity that is not "
+                         f"counts (integers >= 0: 0/1 for who takes part; draw from rng for probabilities): "
+                         f"{str(e).partition(': expected integer counts, ')[2]}") from None
     return draw.active, draw.probs
 
 

@@ -282,6 +282,8 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
                            lr_schedule=lr_schedule, eval_every=eval_every, seed=seed, device=device,
                            engine=engine, x0=x0, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                            round_offset=round_offset)
+    if not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress: must be True or False, got {type(progress).__name__} {progress!r}")
     return _run_plan(plan, progress, callback, callbacks)
 
 
@@ -417,10 +419,18 @@ def _prepare(plan: RunPlan) -> RunState:
     x = (problem.initial_params(seed) if plan.x0 is None else torch.as_tensor(plan.x0)).to(dev, problem.dtype)
     if x.shape != (problem.dim,):
         raise ValueError(f"x0: expected shape ({problem.dim},), got {tuple(x.shape)}")
+    if plan.x0 is not None and not bool(torch.isfinite(x).all()):
+        bad = int(torch.nonzero(~torch.isfinite(x))[0, 0])
+        raise ValueError(f"x0: must be finite (a starting model); entry {bad} is {float(x[bad])}")
     algo = plan.algorithm(problem, eng, **plan.options)
     sched = algo.prepare_schedule(sched, seed, plan.lr_local)
     _warn_idle_clients(sched)       # the schedule the algorithm runs (a wait baseline asks everyone)
     algo.init(x, float(sched.local_steps.mean()))
+    unset = [name for name in algo.server_state if not hasattr(algo, name)]
+    if unset:
+        raise ValueError(f"server_state: algorithm {plan.algorithm.name!r} declares {unset[0]!r}, which its "
+                         f"init() did not set (server_state names the attributes init creates, "
+                         f"self.{unset[0]} = ..., and its rounds change)")
     lr_fn, lr_local = algorithms.lr_schedules[plan.lr_schedule], plan.lr_local
     info = {"algorithm": plan.algorithm.name,
             "options": {k: _jsonable(v) for k, v in plan.options.items()},

@@ -245,6 +245,9 @@ class Store:
         self.path = Path(path).expanduser()
         #: whether entries can be written here (False: a read-only store, e.g. a shared copy)
         self.writable = True
+        if self.path.is_file():
+            raise ValueError(f"store: {self.path} is a file, not a store folder (a store is a folder of "
+                             "stored runs; give a folder path, new or existing)")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as e:

@@ -254,6 +254,14 @@ def _check_placement(executor: cf.Executor | None, workers: int | None, devices:
         if device is not None or executor is not None or (workers is not None and workers > 1):
             raise ValueError("devices: give either devices (one local process each) or device / workers / "
                              "an executor, not both")
+    if executor is None:                       # computed on this machine: its devices must exist here
+        from .runner import _device  # (an executor's workers may have devices this one lacks)
+        for name, names in (("device", [] if device is None else [device]), ("devices", devices or [])):
+            for d in names:
+                try:
+                    _device(d)
+                except ValueError as e:
+                    raise ValueError(f"{name}: {str(e).partition(': ')[2]}") from None
     return devices
 
 
@@ -583,6 +591,7 @@ def load(store: str | os.PathLike | Store,
     _check_readable(Path(store.path if isinstance(store, Store) else store).expanduser())
     if configs is None:
         configs = stored_configs(store.path if isinstance(store, Store) else store)
+        _warn_incomplete(Path(store.path if isinstance(store, Store) else store).expanduser())
     try:
         return sweep(configs, store, progress=False, compute=False)
     except ValueError as e:                        # load never computes: say so, not "computing is off"
@@ -594,6 +603,17 @@ def load(store: str | os.PathLike | Store,
         tail = rest.partition("; ")[2] if "stored but were refused" in rest else ""
         raise InputError(f"{head}; fedlib.load only reads stored runs: compute them with "
                       f"fedlib.sweep(configs, store)" + (f"; {tail}" if tail else "")) from None
+
+
+def _warn_incomplete(folder: Path) -> None:
+    """One warning naming the entry folders of ``folder`` that lack a meta.json (a run that was
+    never finished, or a damaged entry): :func:`load` reads every complete entry and not these."""
+    bad = sorted(p.name for p in folder.iterdir()
+                 if p.is_dir() and not p.name.startswith(".") and not (p / "meta.json").exists())
+    if bad:
+        warnings.warn(f"store: {len(bad)} incomplete entr{'y' if len(bad) == 1 else 'ies'} in {folder} (no "
+                      f"meta.json: {', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}) not loaded; "
+                      "fedlib.sweep with their configs recomputes them", RuntimeWarning, stacklevel=3)
 
 
 def _check_readable(folder: Path) -> None:

@@ -121,6 +121,16 @@ def _compare_metrics(stored: pd.DataFrame, replayed: pd.DataFrame, rounds: int, 
     return compared, rows, max_rel
 
 
+def _check_verify_args(rounds: object, rtol: object, atol: object) -> None:
+    """:func:`verify`'s ``rounds`` and tolerances; else one ValueError naming the argument."""
+    if not (rounds is None or rounds == "auto" or (isinstance(rounds, int) and not isinstance(rounds, bool)
+                                                   and rounds >= 1)):
+        raise ValueError(f"rounds: must be 'auto', None (the whole run) or an int >= 1; got {rounds!r}")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol < 0:
+            raise ValueError(f"{name}: must be a finite number >= 0 (a tolerance), got {tol!r}")
+
+
 def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", rtol: float = 1e-6,
            atol: float = 1e-9, device: str | None = None, check_digests: bool = True) -> VerifyReport:
     """Check a stored run: its files against their sealed digests, then a replay of its rounds
@@ -165,9 +175,7 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
         ``reason``; ``str()`` says which rounds and metrics differ and by how much).
     """
     entry = _open_entry(entry)
-    if not (rounds is None or rounds == "auto" or (isinstance(rounds, int) and not isinstance(rounds, bool)
-                                                   and rounds >= 1)):
-        raise ValueError(f"rounds: must be 'auto', None (the whole run) or an int >= 1; got {rounds!r}")
+    _check_verify_args(rounds, rtol, atol)
     if check_digests and (edits := digest_problems(entry.path, entry.meta)):
         return _edited(entry, edits, rtol, atol)
     sealed = "" if entry.meta.get("digests") or not check_digests else \

@@ -1,6 +1,7 @@
 """A catalogue of bad inputs across the package: each raises the right exception with one message
 that names the field (or the file), and nothing is written or changed on the way."""
 
+import math
 import re
 from pathlib import Path
 
@@ -81,6 +82,35 @@ class _Mine(Algorithm):
 
 class _Nameless(Algorithm):
     description = "a user's algorithm that sets no name"
+
+
+class _StatelessMomentum(Algorithm):
+    """Declares server state that its init never creates (a user's mistake)."""
+    name = "stateless_momentum"
+    description = "declares v, sets nothing"
+    server_state = ("v",)
+
+    def round(self, x, r):
+        return x
+
+
+class _UndecoratedOptions(algorithms.Options):           # @dataclass(frozen=True) forgotten
+    beta: float = algorithms.option(0.9, "a real number in [0, 1)", lambda v: 0 <= v < 1, doc="momentum")
+
+
+class _Undecorated(Algorithm):
+    name = "undecorated"
+    description = "its Options class is not a dataclass"
+    Options = _UndecoratedOptions
+
+    def round(self, x, r):
+        return x
+
+
+def _folder(tmp: Path, name: str) -> Path:
+    d = tmp / "store" / name                          # under an input folder the catalogue allows
+    d.mkdir(parents=True)
+    return d
 
 
 def _run(**kw):
@@ -383,6 +413,17 @@ LATE = [
     ("late: focus_toy given a dataset", lambda t: _sweep(problem="focus_toy", problem_args={"dataset": "mnist"}),
      ValueError, r"configs\[1\]\.problem_args\.dataset: not an argument of problem 'focus_toy'; its arguments: "
      r"normalized, device, n, d, num_clients, seed"),
+    # a fourth trial (3b): values a run depends on, refused before the sweep stores an error entry
+    ("late: local epochs on a quadratic", lambda t: _sweep(participation_args={"local_epochs": 1}), ValueError,
+     r"configs\[1\]\.participation_args\.local_epochs: local work in epochs needs the clients' sample counts and "
+     r"the batch size, which problem 'quadratic' does not have: give client_sizes and batch_size too"),
+    ("late: one_class with fewer clients than classes", lambda t: _sweep(problem="neural", problem_args={
+        "dataset": "digits", "model": "fedsum_mnist_cnn", "num_clients": 4, "partition": "one_class"}), ValueError,
+     r"configs\[1\]\.problem_args\.num_clients: partition 'one_class' needs at least one client per class "
+     r"\(dataset 'digits' has 10\), got 4"),
+    ("late: devices this machine lacks", lambda t: fedlib.sweep([BASE], Path("s"), progress=False,
+                                                               devices=["cuda:99", "cuda:99"]), ValueError,
+     r"devices: 'cuda:99' (asked for, but this machine has no CUDA device|does not exist)"),
 ]
 SILENT = [
     ("silent: pixels already in [0, 1]", lambda t: _sweep(**_mnist_run(
@@ -430,6 +471,17 @@ SILENT = [
      r"name: must be set on _Nameless \(a non-empty class attribute 'name'.*it would run as '_nameless'"),
     ("silent: Options default failing its check", lambda t: _bad_options(), ValueError,
      r"lr: default must be a positive number \(its own check\), got -1\.0 \(in _BadOptions\)"),
+    # a fourth trial (3b)
+    ("silent: verify with a negative rtol", lambda t: fedlib.verify(_error_entry(t), rtol=-1), ValueError,
+     r"rtol: must be a finite number >= 0 \(a tolerance\), got -1$"),
+    ("silent: chance as a percent", lambda t: claims.summarize(_sweep_like(), {}, [], chance=10), ValueError,
+     r"chance: must be an accuracy in \[0, 1\) \(0\.1 for ten classes, not 10\), got 10$"),
+    ("silent: a Flower timeout of 0", lambda t: __import__("fedlib.flower").flower.simulate(BASE, timeout=0),
+     ValueError, r"timeout: must be a number of seconds > 0 or None \(no limit\), got 0$"),
+    ("silent: server_state init never sets", lambda t: _run(algorithm=_StatelessMomentum), ValueError,
+     r"server_state: algorithm 'stateless_momentum' declares 'v', which its init\(\) did not set"),
+    ("silent: progress as text", lambda t: _run(progress="no"), ValueError,
+     r"progress: must be True or False, got str 'no'$"),
 ]
 CRASH = [
     ("crash: device gpu", lambda t: fedlib.sweep([BASE], Path("s"), progress=False, device="gpu"), ValueError,
@@ -475,6 +527,16 @@ CRASH = [
     ("crash: negative synthetic sizes", lambda t: problems.neural(
         dataset="mnist", synthetic=True, synthetic_sizes=(-5, 10), num_clients=4, batch_size=8), ValueError,
      r"synthetic_sizes: must be None or two positive integers \(n_train, n_test\), got \(-5, 10\)"),
+    # a fourth trial (3b)
+    ("crash: a DataFrame as a trace", lambda t: _sweep(participation="trace", participation_args={
+        "trace": __import__("pandas").DataFrame(np.ones((3, 4), int))}), ValueError,
+     r"participation_args\.trace: must be plain data \(numbers, text, lists, arrays\), got a pandas DataFrame; "
+     r"give its values \(\.to_numpy\(\)\) or a file"),
+    ("crash: a device index this machine lacks", lambda t: fedlib.sweep([BASE], Path("s"), progress=False,
+                                                                        device="cuda:99"), ValueError,
+     r"device: 'cuda:99' (asked for, but this machine has no CUDA device|does not exist)"),
+    ("crash: Schedule.save onto a folder", lambda t: participation.build("full", 4, 5).save(_folder(t, "d.npz")),
+     ValueError, r"path: must be a file name, got .*d\.npz', which is a folder"),
 ]
 CONFUSING = [
     ("confusing: unknown algorithm when computing", lambda t: _sweep(algorithm="my_fedadam"), ValueError,
@@ -503,6 +565,30 @@ CONFUSING = [
      ValueError, r"names: must be two names \(for a and b\), got \('A',\)"),
     ("confusing: a text file as a schedule", lambda t: participation.load(_csv(t, "1,0\n")), ValueError,
      r"schedule: .*trace\.csv is not a schedule file \(\.npz written by Schedule\.save\)"),
+    # a fourth trial (3b)
+    ("confusing: a ';'-separated trace", lambda t: participation.build(
+        "trace", 3, 2, trace=_csv(t, "1;0;1\n0;1;1\n")), ValueError,
+     r"trace: .*trace\.csv row 2, column 1: '0;1;1' is not a number \(this file separates its values by ';'; a "
+     r"trace file is comma-separated"),
+    ("confusing: a True/False trace", lambda t: participation.build(
+        "trace", 2, 2, trace=_csv(t, "True,False\nFalse,True\n")), ValueError,
+     r"trace: .*row 2, column 1: 'False' is not a number \(entries are 0 or 1: write booleans as integers, e\.g\. "
+     r"DataFrame\.astype\(int\)\.to_csv; row 1 was read as a header\)"),
+    ("confusing: data_root a file", lambda t: data.load("mnist", data_root=_npz(t)), ValueError,
+     r"data_root: must be the folder that holds the datasets' files, got .*x\.npz, which is a file \(give its "
+     r"folder, .*store\)"),
+    ("confusing: Options without @dataclass", lambda t: _run(algorithm=_Undecorated, beta=0.5), ValueError,
+     r"Options: _UndecoratedOptions declares beta but is not a dataclass; decorate it with "
+     r"@dataclass\(frozen=True\) \(algorithm 'undecorated'\)"),
+    ("confusing: a store that is a file", lambda t: fedlib.sweep([BASE], _csv(t, "x"), progress=False), ValueError,
+     r"store: .*trace\.csv is a file, not a store folder"),
+    ("confusing: a kind's function without rng", lambda t: participation.register_kind(
+        "no_rng_test", lambda rounds, n, zones: np.ones((rounds, n), int), description="d",
+        args=[participation.Arg("zones", "integer", 3)]), ValueError,
+     r"args: kind 'no_rng_test' declares zones; its function takes none after its first three parameters "
+     r"\(rounds, n, zones\), which must be \(rng, rounds, n\)"),
+    ("confusing: a NaN starting model", lambda t: _run(x0=torch.tensor([math.nan, 0.0, 0.0], dtype=torch.float64)),
+     ValueError, r"x0: must be finite \(a starting model\); entry 0 is nan$"),
 ]
 CASES += LATE + SILENT + CRASH + CONFUSING
 
@@ -867,3 +953,46 @@ def test_dataset_sizes_are_synthetic_defaults_not_a_check_of_the_files(tmp_path)
     assert "Files are not checked against them" in data.DatasetInfo.__doc__
     ds = data.load("mnist", data_root=_mnist_root(tmp_path))
     assert len(ds.train[0]) == 200 != data.info("mnist").n_train
+
+
+# ------------------------------------------------------------------------------ a fourth trial (3b)
+def test_load_names_the_incomplete_entries_it_leaves_out(tmp_path):
+    """An entry folder without its meta.json (a damaged or unfinished run) is not read as data,
+    and fedlib.load says so by name instead of returning the other runs as if that were all."""
+    store = tmp_path / "s"
+    other = BASE.replace(problem_args={"num_clients": 4, "dim": 3, "seed": 1})
+    fedlib.sweep([BASE, other], store, progress=False)
+    (store / BASE.key() / "meta.json").unlink()
+    with pytest.warns(RuntimeWarning, match=rf"store: 1 incomplete entry in .*s \(no meta\.json: {BASE.key()}\) "
+                                            r"not loaded"):
+        df = fedlib.load(store)
+    assert df["key"].unique().tolist() == [other.key()]
+
+
+def test_a_schedule_saved_without_its_suffix_loads_by_the_same_name(tmp_path):
+    sched = participation.build("bernoulli", 4, 6, seed=3, p=0.5)
+    sched.save(tmp_path / "my_schedule")                    # numpy writes my_schedule.npz
+    again = participation.load(tmp_path / "my_schedule")
+    assert (tmp_path / "my_schedule.npz").is_file() and np.array_equal(again.active, sched.active)
+
+
+def test_a_kind_drawing_probabilities_is_named():
+    @participation.kind("probabilities_test", description="returns probabilities, not draws", args=[])
+    def probabilities(rng, rounds, n):
+        return rng.random((rounds, n))
+    try:
+        with pytest.raises(ValueError, match=r"^kind: participation kind 'probabilities_test' \(tests\.test_bad_inputs\) "
+                                             r"drew activity that is not counts \(integers >= 0: 0/1 for who takes "
+                                             r"part; draw from rng for probabilities\): got .* at index \(0, 0\)$"):
+            participation.build("probabilities_test", 4, 3)
+    finally:
+        participation._KINDS.pop("probabilities_test", None)
+        participation._document_kinds()
+
+
+def test_campaign_list_still_checks_its_budget(tmp_path, capsys):
+    from fedlib.__main__ import main
+    with pytest.raises(SystemExit):
+        main(["campaign", "02_fedsum_main", "--list", "--budget-min", "-5", "--root", str(tmp_path)])
+    assert "--budget-min: must be a number of minutes >= 0, got -5.0" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

@@ -129,6 +129,11 @@ class Options:
         """The options from the values ``given``: a ValueError ``"<name>: ..."`` for a name that
         is not an option or a value that its field refuses (naming the algorithm)."""
         where = f" (algorithm {algorithm!r})" if algorithm else ""
+        declared = list(vars(cls).get("__annotations__", {}))
+        if declared and "__dataclass_fields__" not in vars(cls):      # @dataclass(frozen=True) forgotten
+            raise ValueError(f"Options: {cls.__name__} declares {', '.join(declared)} but is not a "
+                             "dataclass; "
+                             f"decorate it with @dataclass(frozen=True) (algorithm {algorithm!r})")
         unknown = sorted(set(given) - set(cls.names()))
         if unknown:
             raise ValueError(f"{unknown[0]}: not an option of algorithm {algorithm!r}; its options: "
