@@ -523,21 +523,27 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
         compute = _Compute(st, _Pace(st, device, engine), deadline, report, part, device, engine, clock, echo)
         ctx = _Context(profile, compute, list(range(5)) if seeds is None else list(seeds), datasets,
                        stand_in_rounds, patterns, part, None if root is None else Path(root))
-        try:
-            CAMPAIGNS[nb](ctx)
-        except Incomplete:
-            part.unlisted = True
-        except _UnknownDataset as e:
-            if len(names) == 1:
-                raise
-            part.missing.append(f"plan stopped: {e}")
-        except ValueError as e:          # e.g. seeds or datasets the notebook's profile does not have
-            part.missing.append(f"plan stopped: {e}")
+        _plan_notebook(nb, ctx, part, alone=len(names) == 1)
         report.loaded += part.loaded
         report.left += part.left
     report.seconds = clock() - t0
     echo(str(report))
     return report
+
+
+def _plan_notebook(nb: str, ctx: _Context, part: NotebookReport, alone: bool) -> None:
+    """Run notebook ``nb``'s plan through ``ctx``; a plan stopped early says why in ``part``
+    (a dataset not on this machine is raised when ``nb`` is the campaign's only notebook)."""
+    try:
+        CAMPAIGNS[nb](ctx)
+    except Incomplete:
+        part.unlisted = True
+    except _UnknownDataset as e:
+        if alone:
+            raise
+        part.missing.append(f"plan stopped: {e}")
+    except ValueError as e:          # e.g. seeds or datasets the notebook's profile does not have
+        part.missing.append(f"plan stopped: {e}")
 
 
 def _check_seeds_and_datasets(seeds, datasets) -> None:

@@ -430,7 +430,7 @@ class ExperimentConfig:
             self._schedule_error(where, e, spec, self.participation)
         needs_data = ({"local_epochs", "local_epochs_range"} & set(spec)
                       and not {"client_sizes", "batch_size"} <= set(spec))
-        if needs_data and str(inspect.signature(problems_builder(self.problem)).return_annotation) not in (
+        if needs_data and str(inspect.signature(get_problem(self.problem).builder).return_annotation) not in (
                 "Neural", "tasks.Neural"):                  # an analytic problem: no samples, no batches
             name = min({"local_epochs", "local_epochs_range"} & set(spec))
             raise _bad(where, f"participation_args.{name}",

@@ -372,13 +372,14 @@ _CHECKED: dict[tuple, dict[str, int]] = {}
 
 
 def check_run_data(dataset: Any, num_clients: Any, *, synthetic: bool = False, synthetic_sizes: Any = None,
-                   data_root: Any = None) -> None:
+                   data_root: Any = None, partition: Any = None) -> None:
     """What a run on ``dataset`` split over ``num_clients`` clients needs of its data, checked
     before it runs (a problem's ``inputs`` declaration, :func:`fedlib.problems.register_problem`,
     which :meth:`ExperimentConfig.validate` runs), so that a sweep stores no error entry for an
     input it could have refused: the dataset's files (:func:`check_files`; a synthetic stand-in
     of ``synthetic_sizes`` reads none) and a client count the training split can serve (one
-    sample each at least). A dataset that is not a known name is left to the problem's own
+    sample each at least; ``partition="one_class"``: one client per class at least). A dataset that
+    is not a known name is left to the problem's own
     check; files missing from this machine to :func:`load`.
 
     Raises:
@@ -388,8 +389,9 @@ def check_run_data(dataset: Any, num_clients: Any, *, synthetic: bool = False, s
     if not isinstance(dataset, str) or dataset not in available():
         return                                              # named by the problem's own check
     classes = info(dataset).classes
-    if args.get("partition") == "one_class" and isinstance(n, (int, np.integer)) and 1 <= n < classes:
-        raise InputError(f"{where}.problem_args.num_clients: partition 'one_class' needs at least one client "
+    n = num_clients
+    if partition == "one_class" and isinstance(n, (int, np.integer)) and 1 <= n < classes:
+        raise InputError(f"num_clients: partition 'one_class' needs at least one client "
                          f"per class (dataset {dataset!r} has {classes}), got {n}")
     if synthetic:
         first = synthetic_sizes[0] if isinstance(synthetic_sizes, (tuple, list)) and synthetic_sizes else None
@@ -402,7 +404,6 @@ def check_run_data(dataset: Any, num_clients: Any, *, synthetic: bool = False, s
         except ValueError as e:
             field = "" if str(e).startswith("data_root:") else "dataset: "
             raise InputError(f"{field}{e}") from None
-    n = num_clients
     if n_train and isinstance(n, (int, np.integer)) and not isinstance(n, bool) and not 1 <= n <= n_train:
         raise InputError(f"num_clients: must be an integer in 1..{n_train} (dataset {dataset!r} has "
                          f"{n_train} training samples; a client needs one at least), got {n}")

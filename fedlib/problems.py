@@ -397,7 +397,8 @@ def _neural_inputs(args: dict) -> None:
     data.check_run_data(args.get("dataset", _default(neural, "dataset")),
                         args.get("num_clients", _default(neural, "num_clients")),
                         synthetic=bool(args.get("synthetic", False)),
-                        synthetic_sizes=args.get("synthetic_sizes"), data_root=args.get("data_root"))
+                        synthetic_sizes=args.get("synthetic_sizes"), data_root=args.get("data_root"),
+                        partition=args.get("partition"))
 
 
 def _neural_datasets(args: dict) -> list[tuple[str, Any]]:
