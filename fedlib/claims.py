@@ -119,6 +119,17 @@ MARGINS = {
     "rounds to target": "one evaluation interval",
     "model units to target": "the model units of one evaluation interval",
     "computation to target": "the local steps of one evaluation interval",
+    # the analytic toys (notebooks 04 and 06): exact arithmetic, so the margins are set by what the
+    # claims mean, not by noise
+    "log10 error": 0.301,            # FOCUS Fig. 4: a factor 2 in the relative error (errors below the
+                                     # floor 1e-10, LAPACK's rounding of x*, count as the floor)
+    "rate kept": 0.5,                # the late half's linear rate over the early half's: 1 for a linear
+                                     # rate; an O(1/t) rate over T rounds keeps log10 2 / log10(T/2)
+    "distance to the optimum": 0.01,  # FedACS App. C's toy: 0.5% of the radius (2) of the client optima
+    "delay": 1,                      # FedSUM App. F: one round, the resolution of a delay tau_max
+    "share kept at half the rate": 0.05,  # a fixed point's distance to x* at eta/2 over that at eta: 1/2
+                                     # where a source of inconsistency is removed (first order in eta),
+                                     # 1 where it is kept
 }
 
 #: the columns of :func:`claims_table` after the context columns

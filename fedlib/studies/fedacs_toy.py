@@ -4,19 +4,24 @@ Xiao & Skoglund 2025, arXiv:2505.11304, App. C)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-from .. import theory
+from .. import claims, theory
+from ..claims import ClaimRow, Verdict
 from ..participation import build
 from ..problems import Quadratic
 from ..runner import run
 from . import methods
 
-__all__ = ["TOY_METHODS", "TOY_SOLVERS", "Toy"]
+__all__ = ["SOURCES", "TOY_CLAIMS", "TOY_METHODS", "TOY_SOLVERS", "Toy", "toy_claims", "toy_values"]
 
 #: local solvers of the toy: label -> options
 TOY_SOLVERS = {"SGD": {}, "momentum 0.5": {"momentum": 0.5}, "prox mu=0.1": {"prox_mu": 0.1},
                "prox mu=1": {"prox_mu": 1.0}}
+#: the sources of objective inconsistency of :meth:`Toy.single_source` (one alone, or both)
+SOURCES = ("communication", "computation", "both")
 #: the toy's methods, label -> algorithm (from the catalogue, :mod:`fedlib.studies.methods`)
 TOY_METHODS = methods.algorithms(["FedAvg", "c-a-FedAvg", "FedVARP", "FedAU", "FedNova", "FedACS"])
 
@@ -81,13 +86,160 @@ class Toy:
         xbar = theory.fixed_point(self.A, self.c, W, res.schedule, self.lr, **TOY_SOLVERS[solver])
         return xbar, np.mean(acc, axis=0)
 
-    def single_source(self, source: str, method: str, eta: float) -> float:
-        """Distance to x* of the closed-form fixed point with exact expected weights when only one
-        source of inconsistency acts: ``communication`` (p_i, tau = 5) or ``computation`` (tau_i, p = 1)."""
+    def single_source(self, source: str, method: str, eta: float, solver: str = "SGD") -> float:
+        """Distance to x* of the closed-form fixed point with exact expected weights in the static
+        environment when only one source of inconsistency acts: ``communication`` (p_i, tau = 5) or
+        ``computation`` (tau_i, p = 1); or ``both`` (p_i and tau_i), under the local ``solver``."""
+        if source not in SOURCES:
+            raise ValueError(f"source: must be one of {', '.join(SOURCES)}; got {source!r}")
         n = self.N
-        p, steps = (self.p_up, np.full(n, 5)) if source == "communication" else (np.ones(n), self.tau)
-        w = theory.expected_weights(method, p, steps, eta, self.d, seed=self.seed)
-        return float(np.linalg.norm(theory.fixed_point_static(self.A, self.c, w, steps, eta) - self.x_star))
+        p, steps = {"communication": (self.p_up, np.full(n, 5)), "computation": (np.ones(n), self.tau),
+                    "both": (self.p_up, self.tau)}[source]
+        opts = TOY_SOLVERS[solver]
+        w = theory.expected_weights(method, p, steps, eta, self.d, seed=self.seed, **opts)
+        x = theory.fixed_point_static(self.A, self.c, w, steps, eta, **opts)
+        return float(np.linalg.norm(x - self.x_star))
+
+    def share_kept(self, source: str, method: str) -> float:
+        """The distance to x* (:meth:`single_source`, SGD) at half the toy's rate over that at its
+        rate: 1/2 where ``method`` removes ``source`` (what is left is first order in eta), 1 where
+        it keeps it."""
+        return self.single_source(source, method, self.lr / 2) / self.single_source(source, method, self.lr)
+
+
+# --------------------------------------------------------------------------------------------
+# FedACS's claims on the toy (notebook 06): each baseline's objective inconsistency
+# --------------------------------------------------------------------------------------------
+_I4 = "App. I.4, Fig. 7"
+_Q_AVG = ("As shown, FedAvg fails to resolve any form of objective inconsistency, resulting in the "
+          "largest deviation from the global optimum.")
+_Q_CA = ("In contrast, c-a-FedAvg and FedAU address statistical objective inconsistency by adapting to "
+         "heterogeneous communication conditions, allowing them to converge more closely to the optimal "
+         "global model.")
+_Q_NOVA = ("FedNova, by normalizing local updates, mitigates structural objective inconsistency, thereby "
+           "improving convergence under heterogeneous computation.")
+_Q_REL = ("The relative performance of c-a-FedAvg/FedAU versus FedNova depends on which type of "
+          "heterogeneity\u2014communication or computation\u2014dominates.")
+_Q_ACS = ("Our proposed method, FedACS, effectively addresses both types of objective inconsistency, "
+          "achieving the closest proximity to the true global optimum.")
+_Q_NOVA6 = ("The FedNova addresses computational heterogeneity, but its performance degrades under "
+            "heterogeneous communication due to the resulting increase in variance.")
+_NEITHER = "removes neither the communication nor the computation inconsistency"
+#: FedACS's statements about each method's objective inconsistency (Sec. 3, Sec. 6, App. I.4),
+#: checked on App. C's model: (where, quote, claim, check); a check is (kind, method, argument),
+#: read by :func:`toy_claims`: removes / keeps (a source: :meth:`Toy.share_kept` against 3/4,
+#: midway between removed (1/2) and kept (1)), closer / farther (than a method, or than every
+#: other method with "every": the distance to x* with both sources), closer_under (than a method,
+#: with one source alone), farther_all_solvers (than a method, under every local solver)
+TOY_CLAIMS = (
+    ("Sec. 3, Fig. 4",
+     "With this toy example, Figure 4 shows the distance between the pursued true global minimum and "
+     "the convergence point achieved by various local solvers and our proposed FedACS under "
+     "heterogeneous settings. The results imply that can deviate largely from if the system "
+     "heterogeneity is not properly handled.",
+     "FedAvg's fixed point lies farther from x* than FedACS's under every local solver (the quote's "
+     "symbols, the fixed point and x*, are lost from the text)",
+     ("farther_all_solvers", "FedAvg", "FedACS")),
+    ("Sec. 6", "The FedAvg fails to address any form of objective inconsistency.", f"FedAvg {_NEITHER}",
+     ("keeps", "FedAvg", "both")),
+    ("Sec. 6",
+     "The FedVarp reuses previously observed local updates; however, due to non-stationary statistics "
+     "across training rounds, it fails to resolve any form of objective inconsistency as well.",
+     f"FedVARP {_NEITHER}", ("keeps", "FedVARP", "both")),
+    ("Sec. 6", _Q_NOVA6, "FedNova removes the computation inconsistency",
+     ("removes", "FedNova", "computation")),
+    ("Sec. 6", _Q_NOVA6, "FedNova keeps the communication inconsistency",
+     ("keeps", "FedNova", "communication")),
+    (_I4, _Q_AVG, f"FedAvg {_NEITHER}", ("keeps", "FedAvg", "both")),
+    (_I4, _Q_AVG, "FedAvg's fixed point lies farther from x* than every other method's",
+     ("farther", "FedAvg", "every")),
+    (_I4, "Similarly, FedVarp is ineffective at mitigating inconsistency, as the reuse of local updates "
+          "does not correct the aggregation direction at PS.",
+     f"FedVARP {_NEITHER}", ("keeps", "FedVARP", "both")),
+    (_I4, _Q_CA, "c-a-FedAvg removes the communication inconsistency",
+     ("removes", "c-a-FedAvg", "communication")),
+    (_I4, _Q_CA, "FedAU removes the communication inconsistency", ("removes", "FedAU", "communication")),
+    (_I4, _Q_CA, "c-a-FedAvg's fixed point lies closer to x* than FedAvg's",
+     ("closer", "c-a-FedAvg", "FedAvg")),
+    (_I4, _Q_CA, "FedAU's fixed point lies closer to x* than FedAvg's", ("closer", "FedAU", "FedAvg")),
+    (_I4, _Q_NOVA, "FedNova removes the computation inconsistency", ("removes", "FedNova", "computation")),
+    (_I4, _Q_NOVA, "FedNova's fixed point lies closer to x* than FedAvg's with heterogeneous computation "
+                   "alone", ("closer_under", "FedNova", ("FedAvg", "computation"))),
+    (_I4, _Q_REL, "with heterogeneous communication alone, c-a-FedAvg's fixed point lies closer to x* "
+                  "than FedNova's", ("closer_under", "c-a-FedAvg", ("FedNova", "communication"))),
+    (_I4, _Q_REL, "with heterogeneous computation alone, FedNova's fixed point lies closer to x* than "
+                  "c-a-FedAvg's", ("closer_under", "FedNova", ("c-a-FedAvg", "computation"))),
+    (_I4, _Q_ACS, "FedACS removes both the communication and the computation inconsistency",
+     ("removes", "FedACS", "both")),
+    (_I4, _Q_ACS, "FedACS's fixed point lies closer to x* than every other method's",
+     ("closer", "FedACS", "every")),
+    (_I4, "Its remaining distance from the optimum is primarily bounded by the model\u2019s "
+          "dimensionality and the learning rate.",
+     "FedACS's remaining distance shrinks with the learning rate (halves with eta; the dimension is "
+     "not varied)", ("removes", "FedACS", "both together")),
+)
+#: what a row of a method adds to its cause where it does not hold
+_CAUSES = {"FedVARP": ("the model's statistics are stationary (its fixed points are exact), where Sec. 6 "
+                       "puts FedVARP's failure on non-stationary ones; at a fixed point FedVARP's aggregate "
+                       "is c-a-FedAvg's (App. I.2, eq. 115)")}
+
+
+def toy_values(seeds: Sequence[int], **toy_args) -> dict:
+    """Per instance seed (:class:`Toy` ``seed=k``: its own optima c_i and curvatures A_i), the
+    numbers :data:`TOY_CLAIMS` read, all closed forms with exact expected weights in the static
+    environment: ``("kept", method, source)`` -> seed -> :meth:`Toy.share_kept`;
+    ``("dist", method, source, solver)`` -> seed -> :meth:`Toy.single_source` at the toy's rate."""
+    out: dict = {}
+    for k in seeds:
+        toy = Toy(seed=int(k), **toy_args)
+        for label, m in TOY_METHODS.items():
+            for src in SOURCES:
+                out.setdefault(("kept", label, src), {})[k] = toy.share_kept(src, m)
+                for sv in (TOY_SOLVERS if src == "both" else ("SGD",)):
+                    out.setdefault(("dist", label, src, sv), {})[k] = toy.single_source(src, m, toy.lr, sv)
+    return out
+
+
+def toy_claims(values: dict, setting: str = "") -> list[ClaimRow]:
+    """:data:`TOY_CLAIMS` checked on :func:`toy_values` by the rule of :mod:`fedlib.claims`, seed by
+    seed (instances of the model): "removes" / "keeps" a source compares :meth:`Toy.share_kept` with
+    3/4 (margin ``MARGINS['share kept at half the rate']``; "both" combines the two sources, "both
+    together" takes them acting at once); "closer" / "farther" compare distances to x* (margin
+    ``MARGINS['distance to the optimum']``), against every other method where the claim says so;
+    each row gets ``setting``."""
+    return [ClaimRow(where, quote, claim, _toy_check(values, *check), setting=setting,
+                     cause=_CAUSES.get(check[1], "")) for where, quote, claim, check in TOY_CLAIMS]
+
+
+def _toy_check(values: dict, kind: str, method: str, arg) -> Verdict:
+    """One check of :data:`TOY_CLAIMS` (see :func:`toy_claims`)."""
+    kept_margin = claims.MARGINS["share kept at half the rate"]
+    dist_margin = claims.MARGINS["distance to the optimum"]
+
+    def dist(m, src="both", solver="SGD"):
+        return values[("dist", m, src, solver)]
+    if kind in ("removes", "keeps"):
+        sources = {"both": ("communication", "computation"), "both together": ("both",)}.get(arg, (arg,))
+        checks = {}
+        for src in sources:
+            q = values[("kept", method, src)]
+            checks[src] = claims.paired(q, dict.fromkeys(q, 0.75), higher=(kind == "keeps"),
+                                        margin=kept_margin, names=(f"{method}'s share kept ({src})", "3/4"))
+        return claims.combine(checks)
+    if kind in ("closer", "farther"):
+        rivals = [m for m in TOY_METHODS if m != method] if arg == "every" else [arg]
+        return claims.against_all(dist(method), {r: dist(r) for r in rivals}, method,
+                                  higher=(kind == "farther"), margin=dist_margin)
+    if kind == "closer_under":
+        rival, src = arg
+        return claims.paired(dist(method, src), dist(rival, src), higher=False, margin=dist_margin,
+                             names=(method, rival))
+    if kind == "farther_all_solvers":
+        return claims.combine({sv: claims.paired(dist(method, "both", sv), dist(arg, "both", sv),
+                                                 margin=dist_margin, names=(method, arg))
+                               for sv in TOY_SOLVERS})
+    raise ValueError(f"kind: must be one of removes, keeps, closer, farther, closer_under, "
+                     f"farther_all_solvers; got {kind!r}")
 
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)

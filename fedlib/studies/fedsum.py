@@ -15,14 +15,14 @@ from ..analysis import best_rows
 from ..claims import ClaimRow, late_mean
 from ..config import ExperimentConfig
 from ..notebook import check_profile
-from ..participation import biased_probs, sine_probs
+from ..participation import biased_probs, build, sine_probs
 from . import methods
 from .base import Frames, Study, register_study
 
 __all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHODS", "METHOD_NAMES", "OURS",
            "QUOTES", "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "SMALL_BATCH", "STUDY", "FedSumSetup",
-           "delay_patterns", "delay_profile", "fedsum_setup", "headline_claims", "matched_product",
-           "off_rule", "pick_rates", "resnet_configs", "summed_step"]
+           "DELAY_LEMMAS", "delay_claims", "delay_patterns", "delay_profile", "fedsum_setup",
+           "headline_claims", "matched_product", "off_rule", "pick_rates", "resnet_configs", "summed_step"]
 
 #: Fig. 1 / Figs. 5-8: label -> (algorithm, options), from the catalogue (:mod:`fedlib.studies.methods`)
 METHOD_NAMES = ("FedSUM", "FedSUM-CR", "FedSUM-CR (exact rate sum)", "FedAvg", "FedAU", "FedAWE", "FedVARP",
@@ -747,6 +747,47 @@ def delay_patterns(num_clients: int, per_round: int) -> dict[str, dict]:
         "Markov (FedAU)": dict(kind="markov", args={"p": delta, "on_rate": 0.05}, formula="none in the paper",
                                bound=lambda T: float("nan")),
     }
+
+
+#: FedSUM App. F's lemmas on the delays (notebook 01): pattern of :func:`delay_patterns` -> (where,
+#: the lemma's words; its formula, lost from the text we work from, transcribed from the paper).
+#: App. F names the cyclic cases the other way round from Sec. 2.1 (whose names the patterns keep)
+DELAY_LEMMAS = {
+    "Case 1 / P1 uniform": (
+        "App. F, Lemma F.1", "Suppose S_t are sampled uniformly at random from N with |S_t| = S < N for "
+        "t = 0, ..., T, as described in Case 1 of Section 2. Then, we have E[tau_max] <= 4N/S ln(NT)."),
+    "Case 2 / P2 Bernoulli": (
+        "App. F, Lemma F.2", "Suppose each client independently participates in each round with a fixed "
+        "probability p_i >= delta in (0, 1], as described in Case 2 of Section 2. Then, we have "
+        "E[tau_max] <= 4/delta max{ln(NT), ln(1/delta)}."),
+    "Case 4 reshuffled cyclic": (
+        "App. F, Lemma F.3", "Suppose clients are selected in reshuffled cyclic order, as described in "
+        "Case 3 of Section 2. Then, we have, E tau_max <= 4N/S."),
+    "Case 3 cyclic": (
+        "App. F, Lemma F.4", "Suppose clients are selected in deterministic cyclic order, as described in "
+        "Case 4 of Section 2. Then, we have, tau_max <= 2N/S."),
+}
+
+
+def delay_claims(patterns: dict, num_clients: int, rounds: int, seeds: list,
+                 setting: str = "") -> list[ClaimRow]:
+    """App. F's lemmas (:data:`DELAY_LEMMAS`) on the patterns of :func:`delay_patterns`: per seed,
+    the schedule's tau_max over ``rounds`` rounds (:func:`fedlib.delays.per_round_delay`), compared
+    with the lemma's bound at T = ``rounds`` by the rule of :mod:`fedlib.claims` (the bound is the
+    claimed side; margin one round, a delay's resolution): the lemma holds where the interval of
+    bound - tau_max lies above 0."""
+    rows = []
+    for name, (where, quote) in DELAY_LEMMAS.items():
+        p = patterns[name]
+        tau = {int(k): float(delays.per_round_delay(
+            build(p["kind"], num_clients, rounds, seed=int(k), **p["args"]).active)[:rounds].max())
+            for k in seeds}
+        bound = dict.fromkeys(tau, float(p["bound"](rounds)))
+        check = claims.paired(bound, tau, margin=claims.MARGINS["delay"],
+                              names=(f"bound {p['formula']}", "tau_max"), digits=2)
+        rows.append(ClaimRow(where, quote, f"{name}: the measured tau_max stays below the lemma's bound "
+                             f"{p['formula']}", check, setting=setting))
+    return rows
 
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)

@@ -3,6 +3,7 @@ ran them) under "bern" and "uniform 4 of 32", per profile, as labelled configs."
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -18,8 +19,9 @@ from ..problems import LeastSquares, focus_arbitrary_weights, focus_toy_data
 from . import methods
 from .base import Frames, Study, register_study
 
-__all__ = ["ETA", "METHODS", "METHOD_NAMES", "QUOTE", "RIVALS", "STUDY", "TOY_METHODS", "FocusSetup",
-           "focus_setup", "headline_claims", "late_swing", "toy_panels"]
+__all__ = ["ETA", "METHODS", "METHOD_NAMES", "QUOTE", "RIVALS", "STUDY", "TOY_FLOOR", "TOY_METHODS",
+           "TOY_QUOTE", "TOY_RIVALS", "FocusSetup", "focus_setup", "headline_claims", "late_swing",
+           "rate_kept", "toy_claims", "toy_curves", "toy_panels"]
 
 #: per profile: data, model, N, S of "uniform", batch, rounds, evaluation interval, training-loss
 #: samples per client (App. F and the authors' run script; quick: MNIST standing in for CIFAR-10)
@@ -253,11 +255,114 @@ def toy_panels(rounds: int, local_steps: int, seed: int = 0):
     }
 
 
+#: FOCUS Sec. 5's words on Fig. 4 (notebook 04)
+TOY_QUOTE = ("Three distinct sampling scenarios were examined: full client participation, uniform "
+             "participation, and arbitrary participation. Notably, our FOCUS exhibits linear convergence "
+             "and outperforms the other algorithms in all scenarios, particularly under arbitrary "
+             "participation.")
+TOY_WHERE = "Sec. 5, Fig. 4"
+#: FOCUS's rivals in Fig. 4: the other algorithms of the paper's figure, and the methods added here
+TOY_RIVALS = {"FedAvg and SCAFFOLD": ["FedAvg", "SCAFFOLD"],
+              "the methods added here": ["FedSUM*", "FedSUM-CR*", "MIFA*", "FedAU*"]}
+#: relative errors below this are the floating-point floor (x* comes from LAPACK): counted as it
+TOY_FLOOR = 1e-10
+
+
+def toy_curves(hist: pd.DataFrame, floor: float = TOY_FLOOR) -> dict:
+    """(panel, seed, method) -> the run's curve with ``error`` (the relative distance to x*,
+    errors below ``floor`` counted as ``floor``) and ``log10_error``, from a frame of Fig. 4's
+    runs (columns panel, seed, method, round, rel_dist_to_opt)."""
+    out = {}
+    for key, h in hist.groupby(["panel", "seed", "method"], sort=False):
+        e = h["rel_dist_to_opt"].clip(lower=floor)
+        out[key] = h.assign(error=e, log10_error=np.log10(e)).sort_values("round")
+    return out
+
+
+def rate_kept(h: pd.DataFrame, floor: float = TOY_FLOOR) -> float:
+    """The slope of log10 error per round over the late half of the rounds where the error lies
+    above ``floor`` (round > 0), over the slope of the early half: 1 for a linear rate, near 0
+    for a rate that slows down (sublinear) or a plateau. NaN with fewer than 4 such rounds, or where
+    the early half does not fall (its fitted fall over its rounds is under 1e-9 decades: rounding)."""
+    d = h[(h["rel_dist_to_opt"] > floor) & (h["round"] > 0)]
+    if len(d) < 4:
+        return math.nan
+    half = len(d) // 2
+    early, late = d.iloc[:half], d.iloc[half:]
+    slope = [np.polyfit(x["round"], np.log10(x["rel_dist_to_opt"]), 1)[0] for x in (early, late)]
+    span = float(early["round"].iloc[-1] - early["round"].iloc[0])
+    return float(slope[1] / slope[0]) if -slope[0] * span > 1e-9 else math.nan
+
+
+def toy_claims(hist: pd.DataFrame, seeds: Sequence[int], setting: str = "",
+               floor: float = TOY_FLOOR) -> list[ClaimRow]:
+    """FOCUS Sec. 5's claims on Fig. 4 from its runs (``hist``: panel, seed, method, round,
+    rel_dist_to_opt; one run per panel, seed and method), per scenario (panel): FOCUS converges
+    linearly (:func:`rate_kept`, a "no worse" claim against a rate kept whole, margin
+    ``MARGINS['rate kept']``); it ends with a lower error (late-window mean of log10 error, margin
+    a factor 2) and reaches the plateau both reach in fewer rounds (:func:`fedlib.claims.paired_reach`
+    on the error, lower is better, margin one round) than each group of :data:`TOY_RIVALS`; and its
+    lead over the figure's other algorithms (the least over them of the log10 error it gains) is
+    larger under arbitrary participation than under each other scenario."""
+    curves = toy_curves(hist, floor)
+    panels = list(dict.fromkeys(hist["panel"]))
+    rows = []
+    for p in panels:
+        rows += [replace(r, context={"panel": p}, setting=setting)
+                 for r in _toy_panel_claims(curves, p, seeds)]
+    arbitrary = next((p for p in panels if p.startswith("arbitrary")), None)
+    if arbitrary is not None:
+        short = {p: p.split(" (")[0] for p in panels}
+        lead = {p: _lead(curves, p, seeds, TOY_RIVALS["FedAvg and SCAFFOLD"]) for p in panels}
+        others = [p for p in panels if p != arbitrary]
+        margin = claims.MARGINS["log10 error"]
+        check = claims.combine({short[p]: claims.paired(lead[arbitrary], lead[p], margin=margin,
+                                                        names=(short[arbitrary], short[p])) for p in others})
+        rows.append(ClaimRow(TOY_WHERE, TOY_QUOTE, "FOCUS leads FedAvg and SCAFFOLD by more (log10 final "
+                             f"error) under {short[arbitrary]} participation than under "
+                             f"{' and '.join(short[p] for p in others)}", check,
+                             context={"panel": "all"}, setting=setting))
+    return rows
+
+
+def _toy_panel_claims(curves: dict, panel: str, seeds: Sequence[int]) -> list[ClaimRow]:
+    """:func:`toy_claims`' rows of one scenario."""
+    def hist(m):
+        return {k: curves[(panel, k, m)] for k in seeds}
+
+    def final(m):
+        return {k: claims.late_mean(h, "log10_error") for k, h in hist(m).items()}
+    kept = {k: rate_kept(h) for k, h in hist("FOCUS").items()}
+    rows = [ClaimRow(TOY_WHERE, TOY_QUOTE, "FOCUS converges linearly: its log10 error falls as fast in "
+                     "the late half of its descent to the floor as in the early half",
+                     claims.paired(kept, dict.fromkeys(kept, 1.0), kind="no worse",
+                                   margin=claims.MARGINS["rate kept"], names=("late / early rate", "1")))]
+    for group, rivals in TOY_RIVALS.items():
+        rows += [ClaimRow(TOY_WHERE, TOY_QUOTE, f"FOCUS ends with a lower error than {group}",
+                          claims.against_all(final("FOCUS"), {r: final(r) for r in rivals}, "FOCUS",
+                                             higher=False, margin=claims.MARGINS["log10 error"])),
+                 ClaimRow(TOY_WHERE, TOY_QUOTE, f"FOCUS converges faster than {group} (rounds)",
+                          claims.against_all(hist("FOCUS"), {r: hist(r) for r in rivals}, "FOCUS",
+                                             compare=claims.paired_reach, metric="error",
+                                             higher_metric=False,
+                                             margin=claims.margin_for("rounds to target", 1)))]
+    return rows
+
+
+def _lead(curves: dict, panel: str, seeds: Sequence[int], rivals: Sequence[str]) -> dict:
+    """seed -> the least, over ``rivals``, of the log10 final error FOCUS gains on a rival (0 when
+    one ties with it at the floor)."""
+    def final(m, k):
+        return claims.late_mean(curves[(panel, k, m)], "log10_error")
+    return {k: min(final(r, k) - final("FOCUS", k) for r in rivals) for k in seeds}
+
+
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
 guard_module(globals())
 
 #: FOCUS's study (notebooks 04 and 05) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="focus", paper="FOCUS", notebooks=("04_focus_toy", "05_focus_cifar"),
-                             setup=focus_setup, methods=METHOD_NAMES, quotes={"App. F.2": QUOTE},
+                             setup=focus_setup, methods=METHOD_NAMES,
+                             quotes={"App. F.2": QUOTE, TOY_WHERE: TOY_QUOTE},
                              headline=headline_claims), replace=True)

@@ -220,3 +220,13 @@ def test_fedsum_delay_rows_are_the_schedules_own_and_tables_average_seeds():
     q = studies.fedsum_setup("quick")
     assert q.setting == "quick profile (MNIST, K = 5, batch 32, T = 200 of the paper's 2000)"
     assert "MNIST stands in" in q.title and q.paper_step == pytest.approx(26.4, abs=0.05)
+
+
+def test_delay_claims_check_app_f_lemmas_seed_by_seed():
+    patterns = studies.fedsum.delay_patterns(20, 4)
+    rows = studies.fedsum.delay_claims(patterns, 20, 50, [0, 1, 2], "s")
+    assert [r.where for r in rows] == ["App. F, Lemma F.1", "App. F, Lemma F.2", "App. F, Lemma F.3",
+                                       "App. F, Lemma F.4"]
+    cyclic = rows[-1].check                                   # deterministic: tau_max = N/S - 1 every seed
+    assert cyclic.verdict == "holds" and cyclic.effect == pytest.approx(2 * 20 / 4 - (20 / 4 - 1))
+    assert all(r.check.verdict == "holds" and r.setting == "s" for r in rows)

@@ -51,3 +51,51 @@ def test_focus_swing_is_the_late_std_of_accuracy():
                        "test_acc": [0.0] * 8 + [0.5, 0.7, 0.9]})
     # the last fifth of 100 rounds: rounds 80, 90, 100
     assert studies.focus.late_swing(df, 100)["a"] == pytest.approx(np.std([0.5, 0.7, 0.9], ddof=1))
+
+
+PANELS = ("full participation", "arbitrary (4 of 16, weighted by q)")
+
+
+def _toy_frame(curves: dict, seeds=(0, 1), panels=PANELS):
+    """A frame of Fig. 4's runs: method -> error per round (the same for every panel and seed, but
+    FOCUS's rate, which varies a little by seed so that intervals have a spread)."""
+    rows = []
+    for p in panels:
+        for k in seeds:
+            for m, err in curves.items():
+                e = err(k) if callable(err) else err
+                rows.append(pd.DataFrame({"panel": p, "seed": k, "method": m, "round": np.arange(len(e)),
+                                          "rel_dist_to_opt": e}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_rate_kept_tells_a_linear_rate_from_a_slowing_one():
+    t = np.arange(200)
+    frame = pd.DataFrame({"round": t, "rel_dist_to_opt": 0.8 ** t})           # linear: the rate is kept
+    assert studies.focus.rate_kept(frame) == pytest.approx(1.0)
+    slow = pd.DataFrame({"round": t, "rel_dist_to_opt": 1 / (1 + t)})       # O(1/t): log10 2 / log10(T/2)-ish
+    assert studies.focus.rate_kept(slow) < 0.3
+    flat = pd.DataFrame({"round": t, "rel_dist_to_opt": np.full(200, 1e-3)})  # a plateau has no rate
+    assert np.isnan(studies.focus.rate_kept(flat))
+
+
+def test_fig4_claims_call_a_tie_at_the_floor_equivalent_never_a_win():
+    t = np.arange(300)
+    linear = {k: 0.85 ** t * (1 + 0.01 * k) for k in (0, 1)}
+    curves = {"FOCUS": lambda k: linear[k], "SCAFFOLD": lambda k: 0.8 ** t,       # both reach the floor
+              "FedAvg": 1e-4 + 0.9 ** t}                                       # a plateau at 1e-4
+    curves.update({m: 1e-4 + 0.9 ** t for m in studies.focus.TOY_RIVALS["the methods added here"]})
+    rows = studies.focus.toy_claims(_toy_frame(curves), [0, 1], "s")
+    got = {(r.context["panel"].split(" (")[0], r.claim): r.check for r in rows}
+    final = got["full participation", "FOCUS ends with a lower error than FedAvg and SCAFFOLD"]
+    assert final.verdict == "equivalent"                          # SCAFFOLD ties at the floor: no win
+    assert "SCAFFOLD: equivalent" in final.reason and "FedAvg: holds" in final.reason
+    full = {claim: v.verdict for (p, claim), v in got.items() if p == "full participation"}
+    assert full["FOCUS ends with a lower error than the methods added here"] == "holds"
+    assert full["FOCUS converges linearly: its log10 error falls as fast in the late half of its descent "
+                "to the floor as in the early half"] == "holds"
+    faster = got["full participation", "FOCUS converges faster than FedAvg and SCAFFOLD (rounds)"]
+    assert faster.verdict == "does not hold" and "SCAFFOLD: does not hold" in faster.reason  # it is faster
+    lead = [r for r in rows if r.context["panel"] == "all"]
+    assert len(lead) == 1 and lead[0].check.verdict == "equivalent"  # the same lead under every scenario
+    assert all(r.where == "Sec. 5, Fig. 4" and r.setting == "s" for r in rows)
