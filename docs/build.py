@@ -270,10 +270,18 @@ def promote(markdown: str) -> str:
 
 def split_setting(setting: str) -> tuple[str, str]:
     """A ledger setting cut into what differs between rows (``MNIST, P1``) and the profile's
-    description that follows it (``quick profile (...)``); the whole setting and ``""`` when it
-    names no profile."""
+    description that follows it (``quick profile (...)``); a setting that names no profile (the
+    toy notebooks 01, 04, 06) is cut at its first comma outside parentheses (``full
+    participation`` | ``least squares n = 8000, ...``), and kept whole when it has none."""
     m = re.match(r"(.*?),\s*((?:smoke|quick|paper) profile\b.*)$", setting)
-    return (m.group(1), m.group(2)) if m else (setting, "")
+    if m:
+        return m.group(1), m.group(2)
+    depth = 0                          # no profile (a toy computed in the notebook): cut at the first
+    for i, ch in enumerate(setting):   # comma outside parentheses, what differs between rows coming first
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            return setting[:i], setting[i + 1:].strip()
+    return setting, ""
 
 
 def read_ledger(csv_path: Path) -> list[dict[str, str]]:

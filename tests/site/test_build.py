@@ -144,3 +144,6 @@ def test_split_setting_separates_the_profile():
     assert build.split_setting("MNIST, P1, quick profile (MNIST, K = 5)") == \
         ("MNIST, P1", "quick profile (MNIST, K = 5)")
     assert build.split_setting("no profile here") == ("no profile here", "")
+    # a toy's setting without a profile: cut at the first comma outside parentheses
+    assert build.split_setting("uniform (4 of 16), least squares n = 8000, d = 50") == \
+        ("uniform (4 of 16)", "least squares n = 8000, d = 50")
