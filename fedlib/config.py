@@ -375,7 +375,7 @@ class ExperimentConfig:
             allowed = None
         if "draws" in problem_args:                             # applied by problems.build
             from .keyed import DRAWS
-            if str(inspect.signature(builder).return_annotation) not in ("Neural", "tasks.Neural"):
+            if not spec.neural:
                 raise _bad(where, "problem_args.draws", f"problem {self.problem!r} draws no minibatches; "
                                                         "draws is for neural problems")
             if problem_args["draws"] not in DRAWS:
@@ -430,8 +430,7 @@ class ExperimentConfig:
             self._schedule_error(where, e, spec, self.participation)
         needs_data = ({"local_epochs", "local_epochs_range"} & set(spec)
                       and not {"client_sizes", "batch_size"} <= set(spec))
-        if needs_data and str(inspect.signature(get_problem(self.problem).builder).return_annotation) not in (
-                "Neural", "tasks.Neural"):                  # an analytic problem: no samples, no batches
+        if needs_data and not get_problem(self.problem).neural:     # analytic: no samples, no batches
             name = min({"local_epochs", "local_epochs_range"} & set(spec))
             raise _bad(where, f"participation_args.{name}",
                        "local work in epochs needs the clients' sample counts and the batch size, which "

@@ -192,6 +192,14 @@ class ProblemSpec:
     datasets: Callable[[dict], list[tuple[str, Any]]] | None = None
 
     @property
+    def neural(self) -> bool:
+        """Whether the builder declares it returns a :class:`~fedlib.tasks.Neural` (clients hold
+        samples and draw minibatches): what ``draws`` and local work in epochs need."""
+        fn = getattr(self.builder, "func", self.builder)                    # a functools.partial
+        ann = inspect.signature(fn).return_annotation
+        return ann is Neural or (isinstance(ann, str) and ann.rsplit(".", 1)[-1] == "Neural")
+
+    @property
     def module(self) -> str:
         """The module that defines the builder (a worker process imports it)."""
         fn = getattr(self.builder, "func", self.builder)                    # a functools.partial

@@ -344,3 +344,11 @@ def test_the_lower_layers_name_no_problem():
         for name in problems.available():
             assert f'"{name}"' not in source and f"'{name}'" not in source, name
     assert not hasattr(_validate, "problem_bytes") and not hasattr(data, "check_run_inputs")
+
+
+def test_a_problem_says_whether_it_is_neural_from_its_builders_return_type():
+    """``ProblemSpec.neural`` (what ``draws`` and local epochs need) follows the builder's declared
+    return type: the neural builders are, the analytic ones are not."""
+    from fedlib import problems
+    assert problems.get_problem("neural").neural and problems.get_problem("digits_cnn").neural
+    assert not problems.get_problem("quadratic").neural and not problems.get_problem("focus_toy").neural
