@@ -10,10 +10,11 @@ CNN of Table 2, Dirichlet(0.1) split, real MNIST from $FEDLIB_DATA (random tenso
 otherwise). On a CPU the setting shrinks (N = 10, S = 4, K = 2, batch 16) unless ``--app-h``:
 the smoke mode checks the code path, not speed.
 
-Sections, each skipped (and said so) once ``--minutes`` is spent:
+Sections in this order, each skipped (and said so) once ``--minutes`` is spent (a section that
+started runs to its end; each progress line starts with the seconds since the start):
 
 1. draws: the keyed minibatches and dropout masks (:mod:`fedlib.keyed`) of several steps on the
-   device equal the CPU's (numpy path) bit for bit.
+   device equal the CPU's (numpy path) bit for bit; a CUDA-graph step equals a plain one.
 2. one run: s/round of FedSUM's round (``benchmarks/engine.py``'s loop, no evaluation) for the
    vmap engine with legacy draws (today's GPU default), keyed draws, keyed draws with CUDA-graph
    steps (``VectorizedEngine(graphs=True)``), and the reference engine.
@@ -22,19 +23,27 @@ Sections, each skipped (and said so) once ``--minutes`` is spent:
    ``VectorizedEngine(compiled_draws=True)`` (``keyed.step_draws`` compiled whole; the campaign's
    ``--compiled-draws``) and ``compiled_draws="threefry"`` (the generator's calls alone, one fused
    kernel each instead of ~150 elementwise ones: the first window's measurement).
-3. bits (before 4 and 5, which ``--minutes`` cuts first): under
-   ``torch.use_deterministic_algorithms(True)`` with TF32 off, a 3-round App. H run
+   Then ``torch.profiler`` rows: a keyed round without graphs (uncompiled draws: the rows of
+   earlier windows), and a round with compiled draws without and with CUDA graphs
+   (``compiled_profile``): busy ms per round against its wall ms (idle device: launch-bound;
+   busy ~ wall: the GPU is the limit), busy time by kind of kernel, the longest kernels.
+3. bits: under ``torch.use_deterministic_algorithms(True)`` with TF32 off, a 3-round App. H run
    (FedSUM, keyed draws, evaluated each round) twice on the device: history and final model
    bit-equal; the same run on the CPU: its replay anchor (``fedlib.arithmetic``) within
    :data:`fedlib.arithmetic.CROSS_RTOL` of the device's. The same with TF32 on (torch's default
    for cuDNN's convolutions) is measured and printed, not required.
-4. stacked runs (proxy): ``--stack`` R: one vmap over R runs' clients (N = 100 R, S = 20 R),
-   run-rounds/s = R / its s/round (``stacked_proxy``).
-5. several runs: ``--runs`` processes at once on the device (keyed, graphs), each timing rounds
-   in the same window: run-rounds/s in all.
+4. several runs under MPS: ``--mps-runs`` processes at once (as 6) with a CUDA MPS control daemon
+   of their own (``nvidia-cuda-mps-control -d``, pipe and log folders in a temporary folder; a
+   user-level daemon, no device setting changes), always stopped afterwards; "not available"
+   where the program is missing.
+5. stacked runs (proxy): ``--stack`` R, in the order given: one vmap over R runs' clients
+   (N = 100 R, S = 20 R), run-rounds/s = R / its s/round (``stacked_proxy``).
+6. several runs: ``--runs`` processes at once on the device (keyed, graphs), time-slicing it
+   without MPS: run-rounds/s in all. The processes of 4 and 6 start counting together once all
+   are ready (at most ``--setup-s`` after their start).
 
-4 and 5 use compiled draws where the check of section 1 found them bit-equal (the draws' kernels
-kept the GPU busy in the second window: 78% of its time).
+4-6 use compiled draws where the check of section 1 found them bit-equal; they come last because
+``--minutes`` cuts them first, 4 first among them because earlier windows measured 5 and 6.
 
 Why TF32 off for runs that go into a store: TF32 keeps 10 bits of mantissa (unit roundoff 2^-11
 = 4.9e-4 instead of fp32's 2^-24 = 6.0e-8), so one convolution's products err by up to ~5e-4
@@ -48,7 +57,9 @@ GPU-computed entry is judged by the same derived tolerance as a replay on anothe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -192,6 +203,86 @@ def gpu_profile(args) -> str:
     return f"{len(dev)} kernels and copies, {busy / 1e3:.1f} ms busy; {head}"
 
 
+#: kinds of device work, by a kernel's name (first match, lower case): the compiled draws are
+#: inductor's Triton kernels (``keyed.step_draws`` is the only compiled function of a round)
+KINDS = (("triton (compiled draws)", ("triton",)),
+         ("sort", ("sort", "radix")),
+         ("convolution", ("conv", "cudnn", "implicit_gemm", "fprop", "dgrad", "wgrad", "nchw", "nhwc")),
+         ("matmul", ("gemm", "cublas", "cutlass")),
+         ("copy/set", ("memcpy", "memset")),
+         ("reduction", ("reduce",)),
+         ("gather/scatter", ("index", "gather", "scatter")),
+         ("elementwise", ("elementwise",)))
+
+
+def kernel_kind(name: str) -> str:
+    """The kind (:data:`KINDS`) of a device event by its name; ``other`` where none matches."""
+    low = name.lower()
+    return next((kind for kind, keys in KINDS if any(k in low for k in keys)), "other")
+
+
+def busy_us(spans) -> float:
+    """Microseconds covered by the union of ``spans`` ((start, end) pairs): device time with at
+    least one kernel or copy running (overlapping events counted once)."""
+    total, end = 0.0, float("-inf")
+    for a, b in sorted(spans):
+        if b > end:
+            total += b - max(a, end)
+            end = b
+    return total
+
+
+def compiled_profile(args, graphs: bool) -> str:
+    """A FedSUM round of keyed draws with compiled draws (``VectorizedEngine(compiled_draws=True,
+    graphs=graphs)``, where the problem compiles draws: on CUDA) under ``torch.profiler``, after
+    the mean wall time of 3 rounds without it: busy ms per round (the union of the device's
+    kernels and copies), the device's idle share of the wall time, busy time by kind of kernel
+    (:data:`KINDS`) and the 4 longest kernels (names cut to 40 characters). Busy far below the
+    wall: the round waits on launches or the host; busy near it: the GPU itself is the limit.
+    With ``graphs`` the kernels are those of the captured steps' replays, where the profiler
+    reports them."""
+    from collections import Counter
+
+    from fedlib import algorithms
+    prob, _ = build(args, "keyed", args.device)
+    rows = schedule_rows(args, 6, args.device)
+    algo = algorithms.get("fedsum")(prob, engine.VectorizedEngine(graphs=graphs, compiled_draws=True))
+    x = prob.initial_params().to(args.device)
+    algo.init(x, args.local_steps)
+    x = algo.round(x, rows[0])                    # warm-up: compilation (cached), graph capture
+    sync(args.device)
+    t0 = time.perf_counter()
+    for r in rows[1:4]:
+        x = algo.round(x, r)
+    sync(args.device)
+    wall = (time.perf_counter() - t0) / 3 * 1e3
+    acts = [torch.profiler.ProfilerActivity.CPU]
+    if args.device.startswith("cuda"):
+        acts.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=acts) as prof:
+        x = algo.round(x, rows[4])
+        sync(args.device)
+    dev = [e for e in prof.events() if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+    if not dev:
+        top = [e for e in prof.events() if e.name.startswith("aten::") and e.cpu_parent is None]
+        launches = sum(e.name == "cudaGraphLaunch" for e in prof.events())
+        seen = f"no kernels seen in {launches} graph replays" if launches else "no device events"
+        return f"{seen} (host: {len(top)} tensor operations a round; {wall:.1f} ms wall a round unprofiled)"
+    spans = [(float(e.time_range.start), float(e.time_range.end)) for e in dev]
+    busy = busy_us(spans) / 1e3
+    span = (max(b for _, b in spans) - min(a for a, _ in spans)) / 1e3
+    names, kinds = Counter(), Counter()
+    for e in dev:
+        names[e.name[:40]] += float(e.time_range.elapsed_us())
+        kinds[kernel_kind(e.name)] += float(e.time_range.elapsed_us())
+    total = sum(kinds.values()) or 1.0
+    by_kind = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in kinds.most_common())
+    head = "; ".join(f"{k} {100 * v / total:.0f}%" for k, v in names.most_common(4))
+    return (f"{len(dev)} kernels and copies, {busy:.1f} ms busy per round of {wall:.1f} ms wall "
+            f"(unprofiled; device idle {max(0.0, 100 * (1 - busy / wall)):.0f}% of it; profiled round's "
+            f"device span {span:.1f} ms); by kind: {by_kind}; top: {head}")
+
+
 def stacked_proxy(args, runs: int) -> str:
     """Run-rounds/s of ``runs`` runs' clients in one vmap: FedSUM's round with N = 100 R clients,
     S = 20 R per round (K, batch as App. H), keyed draws, CUDA graphs: the work of R stacked runs
@@ -208,9 +299,12 @@ def stacked_proxy(args, runs: int) -> str:
 
 
 def worker(args) -> None:
-    """One of ``--runs`` processes: builds the problem, warms up, waits for ``--start-at``, then
-    counts FedSUM rounds until ``--start-at + --window``; prints the count."""
+    """One of ``--runs`` processes: builds the problem, warms up, says it is ready (a file
+    ``ready-<pid>`` in ``--sync-dir``), waits for the start time that the parent writes to
+    ``go`` there once all are ready, then counts FedSUM rounds for ``--window`` seconds; prints
+    the count."""
     from fedlib import algorithms
+    t_start = time.time()
     prob, _ = build(args, "keyed", args.device)
     rows = schedule_rows(args, 1000, args.device)
     try:
@@ -226,10 +320,19 @@ def worker(args) -> None:
         algo.init(x, args.local_steps)
         x = algo.round(x, rows[0])
     sync(args.device)
-    if time.time() > args.start_at:
+    sync_dir = Path(args.sync_dir)
+    (sync_dir / f"ready-{os.getpid()}").write_text(f"{time.time() - t_start:.1f}")
+    go, give_up = sync_dir / "go", time.time() + args.setup_s + 120
+    while not go.exists():
+        if time.time() > give_up:
+            print("NOGO: no start time from the parent", flush=True)
+            return
+        time.sleep(0.005)
+    start_at = float(go.read_text())
+    if time.time() > start_at:
         print("LATE: ready after the window opened (raise --setup-s)", flush=True)
-    time.sleep(max(0.0, args.start_at - time.time()))
-    count, end = 0, args.start_at + args.window
+    time.sleep(max(0.0, start_at - time.time()))
+    count, end = 0, start_at + args.window
     while time.time() < end:
         x = algo.round(x, rows[1 + count % (len(rows) - 1)])
         sync(args.device)
@@ -237,24 +340,124 @@ def worker(args) -> None:
     print(f"ROUNDS {count}", flush=True)
 
 
-def several_runs(args, runs: int) -> tuple[float, int, int]:
+def several_runs(args, runs: int, env: dict | None = None, probe=None) -> tuple[float, int, int, str]:
     """Run-rounds per second of ``runs`` processes at once on the device, how many of them were
-    not ready when the timing window opened (their rate then undercounts), and how many could not
-    capture CUDA graphs (they counted plain steps)."""
-    start = time.time() + args.setup_s + (30.0 if args.compiled else 0.0)    # compiling: from the disk cache
-    cmd = [sys.executable, __file__, "--worker", "--device", args.device, "--start-at", str(start),
-           "--window", str(args.window), "--clients", str(args.clients), "--per-round", str(args.per_round),
+    not ready when the timing window opened (their rate then undercounts), how many could not
+    capture CUDA graphs (they counted plain steps), and a note: how long the slowest took to
+    get ready, and what ``probe`` (called once all are ready or the setup time is spent) says.
+    The processes start their window together once all are ready (or after ``--setup-s``, 30 s
+    more with compiled draws, loaded from inductor's disk cache), so setup costs only what it
+    takes; ``env``: the processes' environment (MPS's pipe directory)."""
+    import tempfile
+    cmd = [sys.executable, __file__, "--worker", "--device", args.device, "--window", str(args.window),
+           "--clients", str(args.clients), "--per-round", str(args.per_round), "--setup-s", str(args.setup_s),
            "--local-steps", str(args.local_steps), "--batch", str(args.batch)]
     cmd += ["--compiled"] if args.compiled else []
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(runs)]
-    counts, late, plain = [], 0, 0
-    for p in procs:
-        out, _ = p.communicate(timeout=args.setup_s + args.window + 120)
-        line = [ln for ln in out.splitlines() if ln.startswith("ROUNDS")]
-        counts.append(int(line[-1].split()[1]) if line else 0)
-        late += any(ln.startswith("LATE") for ln in out.splitlines()) or not line
-        plain += any(ln.startswith("NOGRAPHS") for ln in out.splitlines())
-    return sum(counts) / args.window, late, plain
+    with tempfile.TemporaryDirectory(prefix="fedlib-runs-") as sync_dir:
+        cmd += ["--sync-dir", sync_dir]
+        t0 = time.time()
+        deadline = t0 + args.setup_s + (30.0 if args.compiled else 0.0)
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env) for _ in range(runs)]
+        try:
+            def ready() -> int:
+                return sum(1 for f in Path(sync_dir).iterdir() if f.name.startswith("ready-"))
+            while ready() < runs and time.time() < deadline and any(p.poll() is None for p in procs):
+                time.sleep(0.05)
+            n_ready, setup = ready(), time.time() - t0
+            notes = [f"{n_ready} of {runs} ready after {setup:.0f} s"]
+            if probe is not None:
+                notes.append(probe())
+            tmp = Path(sync_dir) / "go.tmp"
+            tmp.write_text(repr(time.time() + 1.0))
+            tmp.replace(Path(sync_dir) / "go")           # all read one start time
+            counts, late, plain = [], 0, 0
+            for p in procs:
+                out, _ = p.communicate(timeout=args.window + 60 + max(0.0, deadline - time.time()))
+                line = [ln for ln in out.splitlines() if ln.startswith("ROUNDS")]
+                counts.append(int(line[-1].split()[1]) if line else 0)
+                late += any(ln.startswith("LATE") for ln in out.splitlines()) or not line
+                plain += any(ln.startswith("NOGRAPHS") for ln in out.splitlines())
+        finally:
+            for p in procs:                              # a failure above: none left running
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    return sum(counts) / args.window, late, plain, "; ".join(notes)
+
+
+#: the CUDA Multi-Process Service's control program (a user-level daemon: several processes'
+#: kernels share the GPU at once instead of time-slicing it; no device setting changes)
+MPS_CONTROL = "nvidia-cuda-mps-control"
+
+
+def mps_command(exe: str, env: dict, command: str, timeout: float = 30.0) -> tuple[int, str]:
+    """``command`` sent to the MPS control daemon of ``env``'s pipe directory: (exit code, output)."""
+    r = subprocess.run([exe], input=command + "\n", env=env, capture_output=True, text=True, timeout=timeout)
+    return r.returncode, (r.stdout + r.stderr).strip()
+
+
+@contextlib.contextmanager
+def mps_daemon():
+    """Yields the environment of MPS clients with an MPS control daemon running (``nvidia-cuda-
+    mps-control -d``, its pipe and log directories in a fresh temporary folder ``fedlib-mps-*``,
+    so that only processes given that environment use it), or None where the program is missing.
+    The daemon is always stopped afterwards (``quit``), also on an error or SIGTERM (``main``
+    turns it into SystemExit); where it does not stop, the folder is kept and a line says so
+    (``benchmarks/gpu_window.sh`` sends ``quit`` to every ``fedlib-mps-*`` left)."""
+    import shutil
+    import tempfile
+    exe = shutil.which(MPS_CONTROL)
+    if exe is None:
+        yield None
+        return
+    root = Path(tempfile.mkdtemp(prefix="fedlib-mps-"))
+    env = {**os.environ, "CUDA_MPS_PIPE_DIRECTORY": str(root / "pipe"),
+           "CUDA_MPS_LOG_DIRECTORY": str(root / "log")}
+    for d in ("pipe", "log"):
+        (root / d).mkdir()
+    stopped = False
+    try:
+        r = subprocess.run([exe, "-d"], env=env, capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            said = (r.stdout + r.stderr).strip()[:150]
+            raise RuntimeError(f"{MPS_CONTROL} -d exited {r.returncode}: {said}")
+        yield env
+    finally:
+        try:
+            mps_command(exe, env, "quit", timeout=60)
+            for _ in range(100):                        # gone once it no longer answers
+                if mps_command(exe, env, "get_server_list", timeout=10)[0] != 0:
+                    stopped = True
+                    break
+                time.sleep(0.1)
+        except subprocess.TimeoutExpired:
+            pass
+        if stopped:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            print(f"MPS control daemon of {root} did not stop (quit sent)", flush=True)
+
+
+def mps_runs(args, runs: int) -> str:
+    """Run-rounds/s of ``runs`` processes at once (as :func:`several_runs`) with an MPS control
+    daemon running for them (:func:`mps_daemon`), with a note whether an MPS server served
+    them (``get_server_list`` once they were ready); "not available" where the program is missing."""
+    if not args.device.startswith("cuda"):
+        return f"not measured ({args.device}: MPS shares a CUDA device)"
+    with mps_daemon() as env:
+        if env is None:
+            return f"not available (no {MPS_CONTROL} on this machine)"
+        import shutil
+        exe = shutil.which(MPS_CONTROL)
+
+        def probe() -> str:
+            code, out = mps_command(exe, env, "get_server_list")
+            pids = out.split() if code == 0 else []
+            return f"MPS server {', '.join(pids)}" if pids else f"no MPS server ({code}: {out[:80]})"
+        rate, late, plain, note = several_runs(args, runs, env=env, probe=probe)
+    more = [f"{late} of {runs} not ready in time"] if late else []
+    more += [f"{plain} of {runs} without graphs"] if plain else []
+    return f"{rate:.1f} ({'; '.join([note, *more])})"
 
 
 def verifiable(device: str, tf32: bool, warn_only: bool = False) -> None:
@@ -306,23 +509,27 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=5.0, help="stop starting sections after this")
     ap.add_argument("--rounds", type=int, default=6, help="timed rounds per variant")
     ap.add_argument("--repeat", type=int, default=2, help="timings per variant (median)")
-    ap.add_argument("--runs", type=int, nargs="+", default=[4, 8], help="processes at once (section 3)")
+    ap.add_argument("--runs", type=int, nargs="*", default=[4, 8],
+                    help="processes at once without MPS (section 6; none: skip)")
+    ap.add_argument("--mps-runs", type=int, nargs="*", default=[8],
+                    help="processes at once under CUDA MPS (section 4; none: skip)")
     ap.add_argument("--window", type=float, default=20.0, help="seconds each process counts rounds")
-    ap.add_argument("--setup-s", type=float, default=45.0, help="seconds allowed to start the processes")
+    ap.add_argument("--setup-s", type=float, default=45.0,
+                    help="most seconds to start the processes (they start together once all are ready)")
     ap.add_argument("--app-h", action="store_true", help="App. H's setting on a CPU too")
     ap.add_argument("--stack", type=int, nargs="*", default=[8],
-                    help="runs' clients in one vmap (a proxy of stacked runs; none: skip)")
+                    help="runs' clients in one vmap, in this order (a proxy of stacked runs; none: skip)")
     ap.add_argument("--no-compile", dest="compile", action="store_false",
-                    help="skip the compiled-Threefry variant (torch.compile; CUDA only)")
+                    help="skip the compiled-draws variants (torch.compile; CUDA only)")
     ap.add_argument("--synthetic", dest="real", action="store_false",
-                    help="section 4 on random stand-in data (default: real MNIST when present)")
+                    help="section 3 on random stand-in data (default: real MNIST when present)")
     ap.add_argument("--clients", type=int)
     ap.add_argument("--per-round", type=int)
     ap.add_argument("--local-steps", type=int)
     ap.add_argument("--batch", type=int)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--compiled", action="store_true", help=argparse.SUPPRESS)   # a worker: compiled draws
-    ap.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
+    ap.add_argument("--sync-dir", default="", help=argparse.SUPPRESS)            # a worker: its barrier
     args = ap.parse_args()
     small = args.device == "cpu" and not args.app_h
     for name, big, little in (("clients", 100, 10), ("per_round", 20, 4), ("local_steps", 10, 2),
@@ -333,9 +540,9 @@ def main() -> None:
         return worker(args)
     if small:
         args.runs, args.window, args.setup_s, args.repeat, args.real = [2], 1.0, 12.0, 1, False
-        args.stack, args.compile = [2], False
+        args.stack, args.compile, args.mps_runs = [2], False, [2]
     args.compile = args.compile and args.device.startswith("cuda")
-    args.compiled = False                     # compiled draws for sections 4 and 5, once shown bit-equal
+    args.compiled = False                     # compiled draws for sections 4-6, once shown bit-equal
     tf32_default = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
     t0 = time.perf_counter()
 
@@ -349,15 +556,38 @@ def main() -> None:
     print(f"N={args.clients} S={args.per_round} K={args.local_steps} batch={args.batch}"
           + (" (smoke: not App. H)" if small else " (FedSUM App. H)"), flush=True)
     table: list[tuple[str, str]] = []
+
+    def report() -> None:
+        kind = "smoke" if small else "App. H"
+        print(f"\n| check ({kind}, {args.device}, {gpu}, {time.strftime('%Y-%m-%d')}) | result |\n|---|---|")
+        for k, v in table:
+            print(f"| {k} | {v} |")
+        print(f"total {time.perf_counter() - t0:.0f} s", flush=True)
+
+    def on_term(*_) -> None:
+        """SIGTERM (``gpu_window.sh``'s timeout): the table so far (the window script reads its
+        rows), then SystemExit, so that the finally blocks run (the MPS daemon is stopped)."""
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("\nSIGTERM: the rows measured so far", flush=True)
+        report()
+        sys.exit(143)
+    signal.signal(signal.SIGTERM, on_term)
+
+    def show() -> None:
+        """The latest row, with the seconds since the start (how long each section takes)."""
+        print(f"[{time.perf_counter() - t0:4.0f} s] {table[-1]}", flush=True)
+
+    def failed(e: Exception, n: int = 150) -> str:
+        return f"failed: {type(e).__name__}: {str(e).splitlines()[0][:n] if str(e) else ''}"
+
     ok, what = check_draws(args)
     table.append(("keyed draws, device vs CPU: bit-equal", f"{ok} ({what})"))
-    print(table[-1], flush=True)
+    show()
     try:
         table.append(("CUDA-graph step vs plain step: bit-equal", check_graphs(args)))
     except Exception as e:  # noqa: BLE001 - reported in the table
-        table.append(("CUDA-graph step vs plain step", f"failed: {type(e).__name__}: "
-                                                         f"{str(e).splitlines()[0][:200]}"))
-    print(table[-1], flush=True)
+        table.append(("CUDA-graph step vs plain step", failed(e, 200)))
+    show()
     if args.compile:
         for what, compiled in (("compiled Threefry", "threefry"), (COMPILED_ROW, True)):
             try:
@@ -365,22 +595,29 @@ def main() -> None:
                 table.append((f"keyed draws, {what} on the device vs CPU: bit-equal", row))
                 args.compiled = args.compiled or (compiled is True and row.startswith("True"))
             except Exception as e:  # noqa: BLE001 - reported in the table
-                table.append((f"keyed draws, {what}", f"failed: {type(e).__name__}: "
-                                                      f"{str(e).splitlines()[0][:200]}"))
-            print(table[-1], flush=True)
+                table.append((f"keyed draws, {what}", failed(e, 200)))
+            show()
     if left():
-        med, failed = speeds(args)
+        med, fails = speeds(args)
         for label, v in med.items():
             table.append((f"s/round, one run: {label}", f"{v:.4f}"))
-            print(table[-1], flush=True)
-        for label, why in failed.items():
+            show()
+        for label, why in fails.items():
             table.append((f"s/round, one run: {label}", f"failed: {why}"))
         try:
             table.append(("device work of one round (keyed, no graphs; torch.profiler)", gpu_profile(args)))
         except Exception as e:  # noqa: BLE001 - reported in the table
-            why = f"{type(e).__name__}: {str(e).splitlines()[0][:150]}"
-            table.append(("device work of one round", f"failed: {why}"))
-        print(table[-1], flush=True)
+            table.append(("device work of one round", failed(e)))
+        show()
+        if args.compile or not args.device.startswith("cuda"):     # on a CPU: the code path (no-op draws)
+            for graphs in (False, True):
+                how = "CUDA graphs" if graphs else "no graphs"
+                label = f"device work of one round (keyed, compiled draws, {how}; torch.profiler)"
+                try:
+                    table.append((label, compiled_profile(args, graphs)))
+                except Exception as e:  # noqa: BLE001 - reported in the table
+                    table.append((label, failed(e)))
+                show()
         keyed_times = [v for k, v in med.items() if "keyed" in k]
         ref = med.get("reference (client by client), legacy draws")
         if keyed_times and ref:
@@ -391,17 +628,27 @@ def main() -> None:
         try:
             checks = bit_checks(args, warn_only=False)
         except Exception as e:  # noqa: BLE001 - an op without a deterministic kernel: say which
-            table.append(("deterministic algorithms (strict)", f"failed: {type(e).__name__}: "
-                                                               f"{str(e).splitlines()[0][:200]}"))
+            table.append(("deterministic algorithms (strict)", failed(e, 200)))
             checks = bit_checks(args, warn_only=True)
         for k, v in checks.items():
             table.append((k, v))
-            print(table[-1], flush=True)
+            show()
     else:
         table.append(("bit checks", "skipped: out of minutes"))
     torch.use_deterministic_algorithms(False)      # the speeds below under the same settings as above
     if args.device.startswith("cuda"):
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32_default
+    for runs in args.mps_runs:                     # section 4 before 5 and 6, which earlier windows measured
+        label = f"run-rounds/s, {runs} processes at once under MPS (keyed, graphs{DRAWN[args.compiled]})"
+        if not left():
+            table.append((f"{runs} runs at once under MPS", "skipped: out of minutes"))
+            continue
+        try:
+            result = mps_runs(args, runs)
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            result = failed(e)
+        table.append((label, result))
+        show()
     for runs in args.stack:
         if not left():
             table.append((f"{runs} runs' clients in one vmap", "skipped: out of minutes"))
@@ -409,30 +656,27 @@ def main() -> None:
         try:
             result = stacked_proxy(args, runs)
         except Exception as e:  # noqa: BLE001 - reported in the table
-            result = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
+            result = failed(e)
         label = (f"run-rounds/s, {runs} runs' clients in one vmap (proxy of stacked runs; keyed, "
                  f"graphs{DRAWN[args.compiled]})")
         table.append((label, result))
-        print(table[-1], flush=True)
+        show()
     for runs in args.runs:
         if not left():
             table.append((f"{runs} runs at once", "skipped: out of minutes"))
             continue
         try:
-            rate, late, plain = several_runs(args, runs)
+            rate, late, plain, setup = several_runs(args, runs)
+            print(f"  {runs} processes: {setup}", flush=True)
             note = [f"{late} of {runs} not ready in time"] if late else []
             note += [f"{plain} of {runs} without graphs"] if plain else []
             result = f"{rate:.1f}" + (f" ({'; '.join(note)})" if note else "")
         except Exception as e:  # noqa: BLE001 - reported in the table
-            result = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}"
+            result = failed(e)
         label = f"run-rounds/s, {runs} processes at once (keyed, graphs{DRAWN[args.compiled]})"
         table.append((label, result))
-        print(table[-1], flush=True)
-    print(f"\n| check ({'smoke' if small else 'App. H'}, {args.device}, {gpu}, {time.strftime('%Y-%m-%d')}) "
-          "| result |\n|---|---|")
-    for k, v in table:
-        print(f"| {k} | {v} |")
-    print(f"total {time.perf_counter() - t0:.0f} s")
+        show()
+    report()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One GPU window of issue 48, in one device call: the data unpacked, the prepared check
-# (benchmarks/gpu_check.py: draws and graphs bit-equal, s/round, several runs, the bit checks),
+# (benchmarks/gpu_check.py: draws and graphs bit-equal, s/round, profiles, the bit checks, several runs),
 # then the paper-profile campaign in the seconds left, the stores tarred into $OUT (8 files come
 # back, 2 folders deep at most). See benchmarks/GPU_WINDOW.md.
 #
@@ -28,12 +28,18 @@ PY=${PY:-python3}
 [ -d .gpu-data ] && $PY benchmarks/gpu_window.py unpack
 [ -d data ] && export FEDLIB_DATA=$PWD/data
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUBLAS_WORKSPACE_CONFIG=:4096:8
-check=(--device "$DEVICE" --minutes "$CHECK_MIN" --runs 8)
+check=(--device "$DEVICE" --minutes "$CHECK_MIN" --mps-runs 8 --stack 16 8 --runs 8)
 [ "$DEVICE" = cpu ] && check+=(--rounds 1)
 if [ "$CHECK_MIN" != 0 ]; then               # CHECK_MIN=0: the campaign alone (a second call)
   timeout "$($PY -c "print(int($CHECK_MIN * 60 + 120))")" $PY benchmarks/gpu_check.py "${check[@]}" 2>&1 \
     | tee "$out/gpu_check.log"
   [ -d data ] && cp "$out/gpu_check.log" data/gpu_check.log   # for a second call (unpacked data only)
+  # the check stops its MPS daemon itself; one it could not stop (or a killed check's) is told again
+  for pipe in "${TMPDIR:-/tmp}"/fedlib-mps-*/pipe; do
+    [ -d "$pipe" ] || continue
+    echo "== MPS daemon left in $pipe: quit"
+    echo quit | CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=${pipe%/pipe}/log timeout 60 nvidia-cuda-mps-control
+  done
   log=$out/gpu_check.log
 else
   log=data/gpu_check.log                     # the first call's check, where this machine ran it
