@@ -449,6 +449,20 @@ def mps_runs(args, runs: int) -> str:
             return f"not available (no {MPS_CONTROL} on this machine)"
         import shutil
         exe = shutil.which(MPS_CONTROL)
+        log = Path(env["CUDA_MPS_LOG_DIRECTORY"]) / "control.log"
+
+        def said() -> str:
+            lines = log.read_text(errors="replace").strip().splitlines() if log.is_file() else []
+            return f"; control.log: {lines[-1][:120]}" if lines else ""
+        # one small client first: a daemon that cannot serve costs seconds, not the processes' setup
+        client = [sys.executable, "-c", "import torch; torch.ones(1, device='cuda').sum().item()"]
+        try:
+            r = subprocess.run(client, env=env, capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            return "failed: a first MPS client did not start within 60 s" + said()
+        if r.returncode != 0:
+            why = (r.stderr.strip().splitlines() or ["?"])[-1][:150]
+            return f"failed: a first MPS client could not start: {why}" + said()
 
         def probe() -> str:
             code, out = mps_command(exe, env, "get_server_list")
