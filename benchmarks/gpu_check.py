@@ -238,9 +238,9 @@ def compiled_profile(args, graphs: bool) -> str:
     the mean wall time of 3 rounds without it: busy ms per round (the union of the device's
     kernels and copies), the device's idle share of the wall time, busy time by kind of kernel
     (:data:`KINDS`) and the 4 longest kernels (names cut to 40 characters). Busy far below the
-    wall: the round waits on launches or the host; busy near it: the GPU itself is the limit.
-    With ``graphs`` the kernels are those of the captured steps' replays, where the profiler
-    reports them."""
+    wall: the round waits on launches or the host; busy near it: the device is the limit, and
+    :func:`sm_fill` says whether its kernels fill the SMs. With ``graphs`` the kernels are those
+    of the captured steps' replays, where the profiler reports them."""
     from collections import Counter
 
     from fedlib import algorithms
@@ -280,7 +280,39 @@ def compiled_profile(args, graphs: bool) -> str:
     head = "; ".join(f"{k} {100 * v / total:.0f}%" for k, v in names.most_common(4))
     return (f"{len(dev)} kernels and copies, {busy:.1f} ms busy per round of {wall:.1f} ms wall "
             f"(unprofiled; device idle {max(0.0, 100 * (1 - busy / wall)):.0f}% of it; profiled round's "
-            f"device span {span:.1f} ms); by kind: {by_kind}; top: {head}")
+            f"device span {span:.1f} ms){sm_fill(prof)}; by kind: {by_kind}; top: {head}")
+
+
+def sm_fill(prof) -> str:
+    """How full the kernels keep the GPU's SMs while they run (busy time alone does not say: a
+    kernel of a few blocks counts as busy): from the profile's Chrome trace, whose kernel records
+    carry kineto's "blocks per SM" and "est. achieved occupancy %", the share of kernel time in
+    kernels with fewer blocks than SMs (room that other processes' kernels under MPS, or a larger
+    stack, could fill) and the occupancy weighted by kernel time; "" where the records lack them."""
+    import json
+    import tempfile
+    try:
+        with tempfile.TemporaryDirectory(prefix="fedlib-trace-") as d:
+            path = Path(d) / "trace.json"
+            prof.export_chrome_trace(str(path))
+            trace = json.loads(path.read_text())
+    except Exception as e:  # noqa: BLE001 - the row keeps its other figures
+        return f"; SM fill: trace not read ({type(e).__name__})"
+    timed = [(float(e["dur"]), e.get("args", {})) for e in trace.get("traceEvents", [])
+             if e.get("cat") == "kernel" and "dur" in e]
+
+    def weighted(field: str) -> list[tuple[float, float]]:
+        return [(d, float(a[field])) for d, a in timed if isinstance(a.get(field), (int, float))]
+    out = []
+    bps = weighted("blocks per SM")
+    if bps and sum(d for d, _ in bps):
+        few = sum(d for d, b in bps if b < 1) / sum(d for d, _ in bps)
+        out.append(f"kernels with fewer blocks than SMs {100 * few:.0f}% of kernel time")
+    occ = weighted("est. achieved occupancy %")
+    if occ and sum(d for d, _ in occ):
+        mean = sum(d * o for d, o in occ) / sum(d for d, _ in occ)
+        out.append(f"est. occupancy {mean:.0f}% (time-weighted)")
+    return f"; {', '.join(out)}" if out else ""
 
 
 def stacked_proxy(args, runs: int) -> str:
