@@ -71,7 +71,7 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # | participation | "bern" (first int(0.9 N): p ~ U(0.1, 0.3), rest U(0.1, 0.9)) and "uniform" (4 of 32) | same; the p_i drawn by `numpy.random.default_rng(seed)` | the authors drew them from numpy's global state |
 # | local work | K = 3 (3 gradients, 2 local moves for FOCUS), batch 128 | same | |
 # | rate | eta = 2e-3 for every method (local and server step) | same; SG-FOCUS under "bern" also at 1e-3 (sensitivity panel) | the panel asks whether the "bern" plateau is the rate's |
-# | rounds | 10,000, evaluated every 25 | 1,000, evaluated every 25 | CPU budget: 1,000 rounds took a median 9.5 min per "bern" run and 5.6 min per "uniform" run on one thread, two runs side by side (the 33 runs: 5.0 CPU-hours as stored in their histories); 10,000 rounds would be ~50 CPU-hours |
+# | rounds | 10,000, evaluated every 25 | 1,000, evaluated every 25 | CPU budget: the store's CPU-hours, from its runs' measured seconds (one thread each), are printed in the pilot section below; 10,000 rounds would take ten times as long |
 # | seeds | one run (seed 66) | 5 seeds, compared seed by seed | claims are checked per seed |
 # | methods | SG-FOCUS, FedAU, SCAFFOLD | the same (faithful), the authors' FedAU (= FedAvg) and SCAFFOLD (divisor 10) | shows why the paper's curves look as they do |
 # | final values | last point of a single run | late-window means: the evaluations of the last fifth of the rounds | SG-FOCUS's accuracy swings by several points between evaluations |
