@@ -183,6 +183,9 @@ FIGURES: dict[str, dict[str, Figure]] = {
                              "and SCAFFOLD per participation pattern", r"Fig\. 9"),
         "regime_plateau": Figure("regime section (not in the paper)", "SG-FOCUS's \"bern\" plateau at "
                                  "half the rate, and the verdicts at the earlier horizon"),
+        "pilot_fmnist": Figure("pilot (issue 50, not in the paper)", "test accuracy of SG-FOCUS and the two "
+                               "SCAFFOLDs under \"bern\" on seeds 0 and 1, MNIST beside Fashion-MNIST (both "
+                               "standing in for CIFAR-10)"),
     },
     "06_fedacs_toy": {
         "distance_bars": Figure("FedACS Fig. 4, App. C", "distance of each method's end point to the "

@@ -71,7 +71,7 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # | participation | "bern" (first int(0.9 N): p ~ U(0.1, 0.3), rest U(0.1, 0.9)) and "uniform" (4 of 32) | same; the p_i drawn by `numpy.random.default_rng(seed)` | the authors drew them from numpy's global state |
 # | local work | K = 3 (3 gradients, 2 local moves for FOCUS), batch 128 | same | |
 # | rate | eta = 2e-3 for every method (local and server step) | same; SG-FOCUS under "bern" also at 1e-3 (sensitivity panel) | the panel asks whether the "bern" plateau is the rate's |
-# | rounds | 10,000, evaluated every 25 | 1,000, evaluated every 25 | CPU budget: 1,000 rounds took a median 9.5 min per "bern" run and 5.6 min per "uniform" run on one thread, two runs side by side (the 33 runs: 5.0 CPU-hours as stored in their histories); 10,000 rounds would be ~50 CPU-hours |
+# | rounds | 10,000, evaluated every 25 | 1,000, evaluated every 25 | CPU budget: the store's CPU-hours, from its runs' measured seconds (one thread each), are printed in the pilot section below; 10,000 rounds would take ten times as long |
 # | seeds | one run (seed 66) | 5 seeds, compared seed by seed | claims are checked per seed |
 # | methods | SG-FOCUS, FedAU, SCAFFOLD | the same (faithful), the authors' FedAU (= FedAvg) and SCAFFOLD (divisor 10) | shows why the paper's curves look as they do |
 # | final values | last point of a single run | late-window means: the evaluations of the last fifth of the rounds | SG-FOCUS's accuracy swings by several points between evaluations |
@@ -234,6 +234,88 @@ paper_rows = {r.claim: r.check.verdict for r in claim_rows if r.context["pattern
 runs.table(pd.DataFrame([{"claim": r.claim, f"SG-FOCUS at eta {ETA:g}": paper_rows[r.claim],
                           f"SG-FOCUS at eta {E0:g}": r.check.verdict, "numbers": r.check.numbers}
                          for r in panel_rows]), "regime_rate")
+
+# %% [markdown]
+# ## Pilot: would Fashion-MNIST decide the "bern" rows better? (issue 50)
+# Under "bern" the rows against SCAFFOLD and the authors' SCAFFOLD stay inconclusive on MNIST,
+# where the methods end within a few points of each other near its ceiling. Fashion-MNIST (Debian's `dataset-fashion-mnist`: the same
+# 28x28 inputs, the same small CNN) is harder; like MNIST it stands in for CIFAR-10. The pilot runs
+# SG-FOCUS and the two SCAFFOLDs under "bern" on seeds 0 and 1 with every quick setting but the
+# dataset (the runs a switched profile would compute, kept in this store), beside the MNIST runs of
+# the same seeds. Its rule, fixed before its runs were read, is printed first; then the late-window
+# test accuracy of each run, each check's per-seed difference d (positive favours SG-FOCUS) and the
+# seeds its spread would need (d: one value per seed, seeds 0 and 1), the decision and what
+# switching would cost.
+
+# %%
+PILOT_DATA = {"MNIST": setup.dataset, "Fashion-MNIST": "fashion_mnist"}
+if profile == "quick":                             # the pilot is of the quick profile's stand-in
+    print(focus.PILOT_RULE)
+    pilot = {c: v for name, ds in PILOT_DATA.items() for c, v in setup.pilot_configs(ds, label=name).items()}
+    pilot_df = compute(list(pilot))
+    p_tidy, p_summary, p_curves = claims.tidy(pilot_df, pilot, focus.PILOT_NAMES, focus.CHANCE, focus.WINDOW)
+    p_summary = p_summary.sort_index()
+    checks = pd.concat([focus.pilot_checks(studies.base.Frames(p_summary, p_curves, focus.PILOT_SEEDS,
+                                                               setup.eval_every, prefix=(name,))).assign(dataset=name)
+                        for name in PILOT_DATA], ignore_index=True)
+    runs_ok = {name: int((p_summary.loc[name, "outcome"] == "ok").sum()) for name in PILOT_DATA}
+    better, switch = focus.pilot_decision(checks, "MNIST", "Fashion-MNIST",
+                                          runs_ok["Fashion-MNIST"] == len(p_summary.loc["Fashion-MNIST"]))
+    runs.table(checks, "pilot_fmnist_checks")
+    acc = p_summary["final_acc"].unstack(["dataset", "seed"]).loc[["SG-FOCUS", *focus.PILOT_RIVALS], list(PILOT_DATA)]
+    display(runs.table(acc.round(4), "pilot_fmnist_accuracy"))
+
+    def _cells(r):
+        return pd.Series({f"{r['dataset']}: d": ", ".join(f"{r[f'd seed {k}']:.4g}" for k in focus.PILOT_SEEDS),
+                          f"{r['dataset']}: seeds needed": "never" if pd.isna(r["seeds needed"])
+                          else f"{r['seeds needed']:.0f}"})
+    view = pd.concat([checks[checks["dataset"] == name].set_index(["rival", "check"]).apply(_cells, axis=1)
+                      for name in PILOT_DATA], axis=1)
+    display(view.assign(**{"Fashion-MNIST decides better": better}))
+
+# %%
+if profile == "quick":
+    fig, _ = plotting.curves(p_tidy, "method", "dataset", col_order=list(PILOT_DATA), size=(4.6, 2.8),
+                             metrics={"test_acc": "test accuracy"}, errorbar=("pi", 100),
+                             hue_order=["SG-FOCUS", *focus.PILOT_RIVALS], palette=plotting.method_palette(METHODS))
+    runs.figure(fig, "pilot_fmnist", f"Pilot: bern, eta={ETA}, T={T}, seeds {list(focus.PILOT_SEEDS)}; both datasets "
+                                     "stand in for CIFAR-10")
+    for name in PILOT_DATA:
+        a = acc[name]
+        print(f"{name}: late test accuracy {a.min().min():.4f} to {a.max().max():.4f}; between the methods "
+              + ", ".join(f"seed {k}: {a[k].max() - a[k].min():.4f}" for k in a.columns)
+              + f"; per method from seed to seed up to {(a.max(axis=1) - a.min(axis=1)).max():.4f}; "
+              f"runs ok {runs_ok[name]} of {a.size}.")
+    sg = p_tidy[(p_tidy["dataset"] == "Fashion-MNIST") & (p_tidy["method"] == "SG-FOCUS")].sort_values("round")
+    above = sg.groupby("seed").apply(lambda h: int((h["loss"] > h["loss"].iloc[0]).sum()), include_groups=False)
+    print(f"SG-FOCUS on Fashion-MNIST: training loss above its start in {above.sum()} of {len(sg)} evaluations, "
+          f"up to {sg['loss'].max():.2f} (start {sg.groupby('seed')['loss'].first().max():.2f}); "
+          "not diverged or collapsed by the rule of \"All runs\".")
+    print(f"Fashion-MNIST decides {int(better.sum())} of {len(better)} comparisons with fewer seeds than MNIST: "
+          + ("switch the quick profile to Fashion-MNIST." if switch else "keep MNIST for this notebook's quick "
+             "profile."))
+    secs = pilot_df.groupby("key")["seconds"].max()            # measured seconds of each run (one thread)
+    by = {v: float(secs[c.key()]) for c, v in pilot.items()}
+    fm = sum(t for (name, _, _), t in by.items() if name == "Fashion-MNIST")
+    mn = sum(t for (name, _, _), t in by.items() if name == "MNIST")
+    store_h = studies.real.cost_hours(df) + studies.real.cost_hours(compute(list(sens)))
+    n_runs, held = len(labels) + len(sens), len(by) // 2
+    print(f"Cost: this notebook's {n_runs} quick runs took {store_h:.1f} CPU-hours on MNIST (their measured "
+          f"seconds, one thread each); the pilot's {held} Fashion-MNIST runs took {fm / mn:.2f} x the seconds of "
+          f"their MNIST counterparts (the same model on inputs of the same shape). A switch recomputes the "
+          f"{n_runs - held} runs the pilot does not hold: about {(store_h - mn / 3600) * fm / mn:.1f} CPU-hours.")
+
+# %% [markdown]
+# On Fashion-MNIST the methods end far apart (the spread between them printed above is several
+# times MNIST's), but not as the paper has it: SG-FOCUS at the paper's one rate swings hard under
+# "bern" (its training loss climbs above its start) and ends far below both SCAFFOLDs on both seeds,
+# so the accuracy checks turn against the claim, with a wide spread from seed to seed, where MNIST's
+# same two seeds favour it. The two speed checks it decides better are measured to 98% of the lower
+# plateau, which is SG-FOCUS's own low one, reached early. By the rule fixed beforehand (two seeds
+# give a coarse spread) this notebook's quick profile stays on MNIST, and the store of a switch is
+# not computed (its CPU-hours above). What the harder dataset magnifies is the "bern" plateau that
+# the regime section ties to SG-FOCUS's rate; SG-FOCUS at the smaller rate on Fashion-MNIST was not
+# part of the pilot.
 
 # %%
 if profile == "quick":

@@ -69,7 +69,10 @@ def _runs_its_smoke_profile(nb: str, tmp_path, extra: tuple = (), timeout: int =
     """Every code path of the notebook on tiny settings (papermill, outputs in a temporary
     folder; its runs in a temporary store); ``extra``: more papermill arguments; ``timeout``:
     seconds before the run counts as hung."""
-    env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path)}
+    # one intra-op thread in the kernel: its runs' bits do not depend on it (each client trains in one
+    # thread anyway), and on 2 cores shared with the other test worker, two threads spin on the server
+    # step's small ops (torch.cat, isfinite): notebook 08's smoke took 120 CPU-s with two, 61 with one
+    env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path), "OMP_NUM_THREADS": "1"}
     env.pop("FEDLIB_NO_COMPUTE", None)
     out = tmp_path / "out.ipynb"
     before = _tree(ROOT / "results" / nb)
@@ -103,8 +106,9 @@ class TestSmoke_08_amplified_fedavg:
         """Notebook 08's smoke profile: Fashion-MNIST's protocol (rates tuned on seeds that are
         not evaluated, one scoring window for every method) on random tensors of its shapes, then
         the earlier protocol on digits, put side by side as the quick profile puts MNIST."""
-        # two datasets' smoke runs in one (~2 CPU-minutes; 5.5 minutes of wall time measured on 2 cores
-        # shared by 6 agents, 2026-11-26): twice the others' limit
+        # two datasets' smoke runs in one (35 CPU-s, 69 s of wall time measured on 2 cores under a load
+        # of ~6, 2026-11-26, one intra-op thread, 2 local steps of 8; with two threads and
+        # 5 steps of 16: 120 CPU-s): twice the others' wall-time limit, for a loaded machine
         _runs_its_smoke_profile("08_amplified_fedavg", tmp_path, timeout=600)
         [written] = (tmp_path / "results" / "notebooks").glob("08_amplified_fedavg-*profile=smoke*")
         grid = (written / "lr_grid.csv").read_text().splitlines()

@@ -19,9 +19,10 @@ from ..problems import LeastSquares, focus_arbitrary_weights, focus_toy_data
 from . import methods
 from .base import Frames, Study, register_study
 
-__all__ = ["ETA", "METHODS", "METHOD_NAMES", "QUOTE", "RIVALS", "STUDY", "TOY_FLOOR", "TOY_METHODS",
-           "TOY_QUOTE", "TOY_RIVALS", "FocusSetup", "focus_setup", "headline_claims", "late_swing",
-           "rate_kept", "toy_claims", "toy_curves", "toy_panels"]
+__all__ = ["ETA", "METHODS", "METHOD_NAMES", "PILOT_NAMES", "PILOT_RIVALS", "PILOT_RULE", "PILOT_SEEDS",
+           "QUOTE", "RIVALS", "STUDY", "TOY_FLOOR", "TOY_METHODS", "TOY_QUOTE", "TOY_RIVALS", "FocusSetup",
+           "focus_setup", "headline_claims", "late_swing", "pilot_checks", "pilot_decision", "rate_kept",
+           "toy_claims", "toy_curves", "toy_panels"]
 
 #: per profile: data, model, N, S of "uniform", batch, rounds, evaluation interval, training-loss
 #: samples per client (App. F and the authors' run script; quick: MNIST standing in for CIFAR-10)
@@ -42,7 +43,9 @@ METHODS = methods.specs(METHOD_NAMES)
 ETA = 2e-3
 #: the smaller rates of the sensitivity panel (SG-FOCUS under "bern"; the paper's rate is 2e-3)
 SENSITIVITY_ETAS = (1e-3,)
-_NAMES = {"mnist": "MNIST, standing in for CIFAR-10", "digits": "digits (smoke test)", "cifar10": "CIFAR-10"}
+_NAMES = {"mnist": "MNIST, standing in for CIFAR-10",
+          "fashion_mnist": "Fashion-MNIST, standing in for CIFAR-10",
+          "digits": "digits (smoke test)", "cifar10": "CIFAR-10"}
 #: App. F.2's words behind notebook 05's claims
 QUOTE = ("our SG-FOCUS shows the best performance on convergence speed and test accuracy, compared to FedAU "
          "and SCAFFOLD")
@@ -54,6 +57,19 @@ RIVALS = {"FedAU and SCAFFOLD": ["FedAU", "SCAFFOLD"],
 #: window (the last fifth: the curves swing); "converges faster" compares the rounds to this
 #: fraction of the plateau both runs reach
 NAMES, CHANCE, WINDOW, LEVEL = ["pattern", "seed", "method"], 0.1, 0.2, 0.98
+#: issue 50's pilot: SG-FOCUS against the rivals whose MNIST rows stay inconclusive under "bern"
+#: (:meth:`FocusSetup.pilot_configs`, :func:`pilot_checks`), on these seeds; the labels of its runs
+PILOT_RIVALS = ("SCAFFOLD", "SCAFFOLD as in the authors' code (divisor 10)")
+PILOT_SEEDS = (0, 1)
+PILOT_NAMES = ["dataset", "seed", "method"]
+#: the pilot's decision rule, fixed before its runs were read (:func:`pilot_decision`)
+PILOT_RULE = ("Per rival of the pilot and per check (late-window test accuracy, margin 0.005; rounds to "
+              "98% of the lower plateau, margin one evaluation interval), the per-seed differences d on "
+              "the pilot's seeds, as the claims compute them, on each dataset, and the seeds an interval "
+              "with their spread would need to decide (fedlib.claims.seeds_needed; never: infinitely "
+              "many). The harder dataset decides a comparison better if it needs fewer seeds than MNIST "
+              "on the same seeds. Switch the quick profile if it decides at least 3 of the 4 comparisons "
+              "better and none of its runs diverges or collapses; otherwise keep MNIST.")
 
 
 def late_swing(frame: pd.DataFrame, rounds: int, window: float = WINDOW) -> pd.Series:
@@ -130,6 +146,16 @@ class FocusSetup:
                                   participation_args=args)
                     out[c] = (pname, int(k), label)
         return out
+
+    def pilot_configs(self, dataset: str, seeds: Sequence[int] = PILOT_SEEDS, label: str = ""
+                      ) -> dict[ExperimentConfig, tuple[str, int, str]]:
+        """Issue 50's pilot: SG-FOCUS and :data:`PILOT_RIVALS` under "bern" with ``dataset`` in
+        place of the setup's, every other setting kept (the runs of :meth:`configs` that the
+        switched profile would compute): config -> (``label`` or the dataset, seed, method)."""
+        s = replace(self, dataset=dataset)
+        keep = ("SG-FOCUS", *PILOT_RIVALS)
+        return {c: (label or dataset, k, m) for c, (p, k, m) in s.configs(seeds).items()
+                if p == "bern" and m in keep}
 
     def sensitivity_configs(self, seeds: Sequence[int] | None = None, etas: Sequence[float] = SENSITIVITY_ETAS
                             ) -> dict[ExperimentConfig, tuple[float, int]]:
@@ -219,6 +245,61 @@ def headline_claims(frames: Frames, groups: tuple[str, ...] = ("FedAU and SCAFFO
                                              "SG-FOCUS", compare=claims.paired_reach, level=LEVEL,
                                              margin=rounds_margin, off_rule=frames.off_rule))]
     return rows
+
+
+def pilot_checks(frames: Frames, rivals: Sequence[str] = PILOT_RIVALS) -> pd.DataFrame:
+    """Issue 50's pilot on one dataset: per rival of ``rivals`` the two checks of
+    :func:`headline_claims` (Ying, Li & Yang 2025, arXiv:2503.20117, App. F.2: higher late-window
+    test accuracy; fewer rounds to 98% of the lower plateau), one row each: the difference d of
+    every seed of ``frames`` (positive favours SG-FOCUS; NaN where a run failed), their mean, the
+    verdict on these seeds and the seeds an interval with their spread would need
+    (:func:`fedlib.claims.seeds_needed`; NaN: never, or fewer than two seeds with a value)."""
+    def accuracy(a, b, **kw):
+        return claims.paired(a, b, margin=claims.MARGINS["test accuracy"], **kw)
+
+    def speed(a, b, **kw):
+        return claims.paired_reach(a, b, level=LEVEL, **kw,
+                                   margin=claims.margin_for("rounds to target", frames.eval_every))
+    rows = []
+    for rival in rivals:
+        for check, compare, get in (("test accuracy", accuracy, frames.values),
+                                    ("rounds to plateau", speed, frames.hist)):
+            ours, theirs = get("SG-FOCUS"), get(rival)
+            whole = compare(ours, theirs, names=("SG-FOCUS", rival), off_rule=frames.off_rule)
+            per_seed = {}
+            for k in frames.seeds:          # one seed alone: its own difference, none if a run failed
+                d = compare({k: ours[k]}, {k: theirs[k]}, names=("SG-FOCUS", rival)).diffs
+                per_seed[f"d seed {k}"] = d[0] if d else math.nan
+            need = claims.seeds_needed(whole.diffs) if len(whole.diffs) >= 2 else None
+            need = math.nan if need is None else need
+            rows.append({"rival": rival, "check": check, **per_seed, "mean d": whole.effect,
+                         "verdict": whole.verdict, "seeds needed": need})
+    return pd.DataFrame(rows)
+
+
+def pilot_decision(checks: pd.DataFrame, base: str, other: str, other_ok: bool, at_least: int = 3
+                   ) -> tuple[pd.Series, bool]:
+    """:data:`PILOT_RULE` on :func:`pilot_checks` tables stacked with a ``dataset`` column:
+    whether ``other`` decides each (rival, check) better than ``base`` (fewer seeds needed; a need
+    of NaN or None, never, counts as infinitely many), and whether to switch (at least
+    ``at_least`` comparisons decided better, and ``other_ok``: none of ``other``'s runs diverged
+    or collapsed).
+
+    Raises:
+        ValueError: a dataset that is not in ``checks``, or the two datasets' rows do not pair.
+    """
+    need = checks.assign(n=checks["seeds needed"].map(
+        lambda n: math.inf if n is None or pd.isna(n) else float(n)))
+    have = set(need["dataset"])
+    for name, d in (("base", base), ("other", other)):
+        if d not in have:
+            raise ValueError(f"{name}: no dataset {d!r} in checks; its datasets: {sorted(have)}")
+    a, b = (need[need["dataset"] == d].set_index(["rival", "check"])["n"] for d in (base, other))
+    if sorted(a.index) != sorted(b.index):
+        raise ValueError(f"checks: the comparisons of {base!r} and {other!r} differ: {sorted(a.index)} vs "
+                         f"{sorted(b.index)}")
+    better = (b < a.loc[b.index]).rename(f"{other} decides better")
+    return better, bool(better.sum() >= at_least and other_ok)
 
 
 def focus_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FocusSetup:

@@ -192,6 +192,14 @@ def test_smoke_profile_on_fashion_mnist_is_tiny_and_keeps_the_protocol():
     assert args["dataset"] == "fashion_mnist" and args["synthetic"]
     assert tuple(args["synthetic_sizes"]) == (400, 100)
     assert "smoke test" in s.data_name
+    # the smoke profiles' smaller local work (2 steps of 8, its CPU budget); quick and paper keep the paper's
+    digits = studies.amplified.amplified_setup("smoke", dataset="digits")
+    assert (s.local_steps, s.batch) == (digits.local_steps, digits.batch) == (2, 8)
+    assert s.base().local_steps == 2 and dict(s.base().problem_args)["batch_size"] == 8
+    for prof in ("quick", "paper"):
+        for ds in studies.amplified.DATASETS[prof]:
+            full = studies.amplified.amplified_setup(prof, dataset=ds)
+            assert (full.local_steps, full.batch) == (5, 16)
     paper = studies.amplified.amplified_setup("paper")
     assert paper.model == "wj_fmnist_cnn" and paper.dataset == "fashion_mnist" and paper.score_cycles == 2
     assert paper.window_times() == [4500, 5000] and paper.window_times(paper.grid_horizon) == [500, 1000]

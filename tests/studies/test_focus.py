@@ -1,5 +1,7 @@
 """fedlib.studies.focus: FOCUS's App. F setup (notebooks 04 and 05)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -99,3 +101,76 @@ def test_fig4_claims_call_a_tie_at_the_floor_equivalent_never_a_win():
     lead = [r for r in rows if r.context["panel"] == "all"]
     assert len(lead) == 1 and lead[0].check.verdict == "equivalent"  # the same lead under every scenario
     assert all(r.where == "Sec. 5, Fig. 4" and r.setting == "s" for r in rows)
+
+
+def test_the_pilot_configs_are_the_bern_runs_a_switched_profile_would_compute():
+    """Issue 50's pilot: every setting of the quick profile but the dataset, so that its entries are
+    the switched profile's own runs (same keys)."""
+    s = studies.focus.focus_setup("quick")
+    pilot = s.pilot_configs("fashion_mnist", label="Fashion-MNIST")
+    assert sorted(pilot.values()) == sorted(("Fashion-MNIST", k, m) for k in (0, 1)
+                                            for m in ("SG-FOCUS", *studies.focus.PILOT_RIVALS))
+    switched = replace(s, dataset="fashion_mnist").configs([0, 1])
+    assert all(c in switched and switched[c][0] == "bern" for c in pilot)
+    assert {dict(c.problem_args)["dataset"] for c in pilot} == {"fashion_mnist"}
+    mnist = s.pilot_configs(s.dataset)
+    moved = {c.replace(problem_args={**dict(c.problem_args), "dataset": "fashion_mnist"}).key()
+             for c in mnist}
+    assert moved == {c.key() for c in pilot}                        # the same runs, on the other dataset
+    assert set(mnist.values()) == {("mnist", k, m) for _, k, m in pilot.values()}
+
+
+def _pilot_frames(acc: dict, reach: dict, seeds=(0, 1, 2)):
+    """Frames of a pilot: method -> seed -> late accuracy, and method -> seed -> the round at
+    which its curve jumps from 0.1 to that accuracy (curves evaluated every 25 rounds to 1000)."""
+    rounds = np.arange(0, 1001, 25)
+    summary, curves = [], {}
+    for m, per in acc.items():
+        for k in seeds:
+            summary.append({"dataset": "d", "seed": k, "method": m, "final_acc": per[k], "outcome": "ok"})
+            curves[("d", k, m)] = pd.DataFrame({"round": rounds,
+                                                "test_acc": np.where(rounds >= reach[m][k], per[k], 0.1)})
+    s = pd.DataFrame(summary).set_index(["dataset", "seed", "method"])
+    return studies.base.Frames(s, curves, seeds, eval_every=25, prefix=("d",))
+
+
+def test_pilot_checks_give_each_seeds_difference_and_the_seeds_needed():
+    rival, other = studies.focus.PILOT_RIVALS
+    acc = {"SG-FOCUS": {0: 0.80, 1: 0.82, 2: 0.81}, rival: {0: 0.70, 1: 0.73, 2: 0.70},
+           other: {0: 0.81, 1: 0.80, 2: 0.82}}
+    reach = {"SG-FOCUS": {0: 100, 1: 100, 2: 100}, rival: {0: 200, 1: 300, 2: 200},
+             other: {0: 100, 1: 100, 2: 100}}
+    t = studies.focus.pilot_checks(_pilot_frames(acc, reach)).set_index(["rival", "check"])
+    a = t.loc[(rival, "test accuracy")]
+    assert [a[f"d seed {k}"] for k in (0, 1, 2)] == pytest.approx([0.10, 0.09, 0.11])
+    assert a["mean d"] == pytest.approx(0.10) and a["verdict"] == "holds"
+    from fedlib import claims
+    assert a["seeds needed"] == claims.seeds_needed([0.10, 0.09, 0.11]) == 2
+    r = t.loc[(rival, "rounds to plateau")]                         # rounds: the rival's minus SG-FOCUS's
+    assert [r[f"d seed {k}"] for k in (0, 1, 2)] == [100, 200, 100]
+    tie = t.loc[(other, "rounds to plateau")]
+    assert tie["mean d"] == 0 and np.isnan(tie["seeds needed"])     # every seed ties: never decided
+    mixed = t.loc[(other, "test accuracy")]
+    assert [mixed[f"d seed {k}"] for k in (0, 1, 2)] == pytest.approx([-0.01, 0.02, -0.01])
+    assert mixed["verdict"] == "inconclusive"
+
+
+def test_pilot_decision_counts_the_comparisons_the_other_dataset_decides_with_fewer_seeds():
+    comps = [("A", "acc"), ("A", "rounds"), ("B", "acc"), ("B", "rounds")]
+
+    def table(name, needs):
+        return pd.DataFrame([{"dataset": name, "rival": r, "check": c, "seeds needed": n}
+                             for (r, c), n in zip(comps, needs, strict=True)])
+    base = table("MNIST", [None, 40, 3, 5])
+    for needs, better, switch in (([12, 4, 3, None], [True, True, False, False], False),
+                                  ([12, 4, 2, 4], [True, True, True, True], True),
+                                  ([None, 39, 2, 9], [False, True, True, False], False)):
+        got, decided = studies.focus.pilot_decision(pd.concat([base, table("F", needs)]), "MNIST", "F", True)
+        assert got.tolist() == better and decided is switch
+    both = pd.concat([base, table("F", [2, 2, 2, 2])])
+    _, decided = studies.focus.pilot_decision(both, "MNIST", "F", False)
+    assert decided is False                                         # a run of the other dataset failed
+    with pytest.raises(ValueError, match=r"^other: no dataset 'G' in checks; its datasets: \['MNIST'\]"):
+        studies.focus.pilot_decision(base, "MNIST", "G", True)
+    with pytest.raises(ValueError, match="^checks: the comparisons of 'MNIST' and 'F' differ"):
+        studies.focus.pilot_decision(pd.concat([base, table("F", [2, 2, 2, 2]).iloc[:3]]), "MNIST", "F", True)
