@@ -690,7 +690,7 @@ def not_run(reason: str) -> Verdict:
     if not isinstance(reason, str) or not reason.strip():
         raise InputError(f"reason: must say why the claim's setting is not run here, as text; got {reason!r}")
     return Verdict(NOT_TESTED, "no run: the claim's setting is not run here", 0, (),
-                   reason=f"not run here: {reason.strip()}")
+                   reason=f"not tested: not run here: {reason.strip()}")
 
 
 def combine(verdicts: Mapping[str, Verdict]) -> Verdict:

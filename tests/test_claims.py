@@ -373,7 +373,7 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
 def test_a_claim_whose_setting_is_not_run_is_not_tested_with_its_reason_never_inconclusive():
     v = claims.not_run("  CIFAR-10 cannot be had here ")
     assert (v.verdict, v.seeds, v.diffs, v.direction) == (NOT_TESTED, 0, (), "")
-    assert v.reason == "not run here: CIFAR-10 cannot be had here" and math.isnan(v.effect)
+    assert v.reason == "not tested: not run here: CIFAR-10 cannot be had here" and math.isnan(v.effect)
     t = claims.claims_table([claims.ClaimRow("App. H.6", "q", "FedSUM is the strongest", v)])
     assert t.loc[0, "verdict"] == NOT_TESTED and t.loc[0, "cause"] == v.reason
     # among rivals that were run, an untested one keeps its verdict and ranks below inconclusive
