@@ -99,3 +99,12 @@ def test_fig4_claims_call_a_tie_at_the_floor_equivalent_never_a_win():
     lead = [r for r in rows if r.context["panel"] == "all"]
     assert len(lead) == 1 and lead[0].check.verdict == "equivalent"  # the same lead under every scenario
     assert all(r.where == "Sec. 5, Fig. 4" and r.setting == "s" for r in rows)
+
+
+def test_the_markov_belief_of_sec_5_3_is_a_row_not_tested_with_its_reason():
+    (row,) = studies.focus.toy_unrun_claims()
+    assert (row.where, row.context, row.check.verdict) == ("Sec. 5.3", {"panel": "Markov participation"},
+                                                           "not tested")
+    assert row.quote.startswith("We believe FOCUS still converges exactly under this scenario")
+    assert row.check.reason.startswith("not tested: not run here: Sec. 5.3 states it as a belief, without an "
+                                       "experiment")
