@@ -378,9 +378,9 @@ class FedSumSetup:
             fig12 = ("Fig. 12's runs are drawn at the paper profile from one seed (notebook 03), and a "
                      "claim is compared seed by seed over several")
         else:
-            fig12 = (f"Fig. 12 runs at the paper profile only (on a GPU): CIFAR-10 and CIFAR-100 cannot be "
-                     f"had on these machines and ResNet-18 (11 M parameters, 50 clients) is beyond 2 CPU "
-                     f"cores, so the {self.profile} profile runs no ResNet")
+            fig12 = ("Fig. 12 runs at the paper profile only (on a GPU): CIFAR-10 and CIFAR-100 cannot be "
+                     "had on these machines and ResNet-18 (11 M parameters, 50 clients) is beyond 2 CPU "
+                     "cores (the smoke profile runs its code on random stand-ins)")
         fig13 = ("Fig. 13 fine-tunes a pretrained bert-base-uncased on SST-2: neither the weights nor the "
                  "dataset can be had on these machines (no network), and a transformer is beyond the 2-core "
                  "budget; no notebook runs it")

@@ -237,7 +237,7 @@ def test_app_h6_and_h7_are_rows_not_tested_with_the_reason_of_the_profile():
     assert [(r.where, r.context["dataset"]) for r in rows] == [
         ("App. H.6, Fig. 12", "CIFAR-10, CIFAR-100"), ("App. H.7, Fig. 13", "SST-2"), ("App. H.7", "SST-2")]
     assert all(r.check.verdict == "not tested" and r.check.seeds == 0 for r in rows)
-    assert "the quick profile runs no ResNet" in rows[0].check.reason
+    assert "Fig. 12 runs at the paper profile only" in rows[0].check.reason
     assert "bert-base-uncased on SST-2" in rows[1].check.reason
     assert rows[1].check.reason == rows[2].check.reason
     assert [r.quote for r in rows] == [studies.fedsum.QUOTES[k] for k in ("fig12", "fig13", "fig13 others")]
