@@ -47,6 +47,9 @@ warm-up), one run of each method per seed, by comparing the methods **seed by se
   counted per seed by the paper's own criterion, with a Clopper-Pearson interval on how often
   the event happens; a count that no outcome of its seeds could decide says so
   ("undecidable at n seeds: needs >= m").
+* :func:`not_run` gives the "not tested" verdict of a claim whose setting no run here makes (its
+  data cannot be had, or the paper states it without an experiment), with the reason: the ledger
+  lists every claim of the papers' experiments, tested or not.
 * :func:`claims_table` collects verdicts, with each claim's place in the paper, its quote and
   its setting, into the table every notebook prints and :func:`update_ledger` writes into the
   one ledger of all notebooks (``figures/claims_ledger.csv`` and ``.md``).
@@ -69,7 +72,8 @@ from ._validate import InputError
 __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS",
            "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
            "collapse", "combine", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
-           "event_count", "interval", "late_mean", "margin_for", "mean_drop", "ok_curves", "outcome_counts",
+           "event_count", "interval", "late_mean", "margin_for", "mean_drop", "not_run", "ok_curves",
+           "outcome_counts",
            "paired", "paired_reach", "per_group", "rounds_to", "scale_cause", "seeds_needed", "summarize",
            "tidy",
            "summary_markdown", "update_ledger", "what_holds", "what_holds_markdown"]
@@ -670,6 +674,23 @@ def _paired_differences(a: Mapping, b: Mapping, seeds: list, higher: bool, names
         else:
             own.append(f"seed {s} (both {missing})")
     return diffs, own, other
+
+
+def not_run(reason: str) -> Verdict:
+    """The verdict of a claim whose setting no run here makes: "not tested", with no seed, no
+    effect and no interval, its reason saying why the setting is not run (``reason``: the dataset
+    or model cannot be had on these machines, or the paper states the claim without an experiment
+    and no notebook runs its setting). A claim a study could test but does not is a row of this
+    kind rather than missing from the ledger, so the ledger lists every claim of a paper's
+    experiments; its verdict is never "inconclusive", which would say that runs were made.
+
+    Raises:
+        InputError: ``reason`` is not a non-empty string.
+    """
+    if not isinstance(reason, str) or not reason.strip():
+        raise InputError(f"reason: must say why the claim's setting is not run here, as text; got {reason!r}")
+    return Verdict(NOT_TESTED, "no run: the claim's setting is not run here", 0, (),
+                   reason=f"not tested: not run here: {reason.strip()}")
 
 
 def combine(verdicts: Mapping[str, Verdict]) -> Verdict:

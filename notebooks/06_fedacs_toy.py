@@ -189,6 +189,7 @@ print("FedVARP vs c-a-FedAvg, largest difference of their closed-form distances:
 #
 # The model has stationary statistics: Sec. 6 attributes FedVARP's failure to "non-stationary
 # statistics across training rounds", which it cannot show; that row tests the fixed point only.
+# Sec. 6's two statements about variance (FedNova's, c-a-FedAvg's) are rows "not tested", with the reason.
 
 # %%
 print(claims.RULE)
@@ -196,7 +197,8 @@ values = studies.fedacs_toy.toy_values(claim_seeds, num_clients=num_clients, dim
                                        profile=profile)
 setting = (f"App. C's quadratic model (ours: the paper's numbers were lost), N = {N}, d = {dim}, eta = {lr:g}, "
            f"static environment, closed forms; instances {claim_seeds}")
-claim_table = claims.claims_table(studies.fedacs_toy.toy_claims(values, setting))
+claim_table = claims.claims_table([*studies.fedacs_toy.toy_claims(values, setting),
+                                    *studies.fedacs_toy.unrun_claims()])
 plotting.save_table(claim_table, out_dir, "claims")
 claims.update_ledger(claim_table, "06_fedacs_toy", "FedACS", out_dir)
 for _, r in claim_table.iterrows():

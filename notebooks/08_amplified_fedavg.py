@@ -259,7 +259,8 @@ runs.table(setup.outcome_table(vals2, {P: {"P": P, "key": lambda k, P=P: (k, P)}
 
 # %%
 print(claims.RULE)
-claim_table = runs.claims(setup.claims(vals1, vals2, seeds, RATES), "Wang & Ji 2022", setting=["rates"])
+claim_table = runs.claims([*setup.claims(vals1, vals2, seeds, RATES), *setup.unrun_claims()], "Wang & Ji 2022",
+                          setting=["rates"])
 for _, r in claim_table.iterrows():
     print(f"[{r['verdict']}] {r['claim']} — at {r['rates']}")
 claim_table
@@ -310,7 +311,9 @@ if other_data and not stand_in_rounds:
         print(f"{d}: {text}")                    # each dataset's protocol once (the saved table has it per row)
     display(spread.pivot_table(index=["rates", "method"], columns="data", values="late test acc",
                                sort=False)[list(evals)])
-    display(verdicts)
+    # one line a claim (cells unbroken; the saved table adds each effect and interval)
+    compact = verdicts.set_index("claim")[[f"{n}: verdict" for n in evals] + ["rates"]]
+    display(compact.rename(columns=lambda c: c.removesuffix(": verdict")).map(lambda x: x.replace(" ", "\u00a0")))
 else:
     print(f"the {profile} profile runs on {setup.data_name} only: no other dataset to compare")
 

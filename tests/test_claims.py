@@ -370,6 +370,20 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
     assert v.verdict == NOT_TESTED and "S has no value (failed or never) on 1 of 2 seeds (seed 0)" in v.reason
 
 
+def test_a_claim_whose_setting_is_not_run_is_not_tested_with_its_reason_never_inconclusive():
+    v = claims.not_run("  CIFAR-10 cannot be had here ")
+    assert (v.verdict, v.seeds, v.diffs, v.direction) == (NOT_TESTED, 0, (), "")
+    assert v.reason == "not tested: not run here: CIFAR-10 cannot be had here" and math.isnan(v.effect)
+    t = claims.claims_table([claims.ClaimRow("App. H.6", "q", "FedSUM is the strongest", v)])
+    assert t.loc[0, "verdict"] == NOT_TESTED and t.loc[0, "cause"] == v.reason
+    # among rivals that were run, an untested one keeps its verdict and ranks below inconclusive
+    c = claims.combine({"A": claims.paired({0: 1.0, 1: 1.1}, {0: 0.5, 1: 0.6}), "B": v})
+    assert c.verdict == NOT_TESTED and "per rival: A: holds; B: not tested" in c.reason
+    for bad in ("", "   ", None, 3):
+        with pytest.raises(ValueError, match="^reason: must say why the claim's setting is not run here"):
+            claims.not_run(bad)
+
+
 def test_every_rival_keeps_its_verdict_and_the_weakest_decides():
     nan = math.nan
     a = {0: 0.95, 1: 0.952, 2: 0.949}

@@ -15,7 +15,8 @@ from ..problems import Quadratic
 from ..runner import run
 from . import methods
 
-__all__ = ["SOURCES", "TOY_CLAIMS", "TOY_METHODS", "TOY_SOLVERS", "Toy", "toy_claims", "toy_values"]
+__all__ = ["SOURCES", "TOY_CLAIMS", "TOY_METHODS", "TOY_SOLVERS", "Toy", "UNRUN_CLAIMS", "UNRUN_REASON",
+           "toy_claims", "toy_values", "unrun_claims"]
 
 #: local solvers of the toy: label -> options
 TOY_SOLVERS = {"SGD": {}, "momentum 0.5": {"momentum": 0.5}, "prox mu=0.1": {"prox_mu": 0.1},
@@ -209,6 +210,28 @@ def toy_claims(values: dict, setting: str = "") -> list[ClaimRow]:
     each row gets ``setting``."""
     return [ClaimRow(where, quote, claim, _toy_check(values, *check), setting=setting,
                      cause=_CAUSES.get(check[1], "")) for where, quote, claim, check in TOY_CLAIMS]
+
+
+#: Sec. 6's statements about the variance a method adds, which no run here measures: (claim, quote)
+UNRUN_CLAIMS = (
+    ("FedNova's performance degrades under heterogeneous communication, through an increase in variance",
+     _Q_NOVA6),
+    ("c-a-FedAvg's global model has a larger variance than FedAvg's",
+     "In contrast, c-a-FedAvg accounts for communication heterogeneity and yields slight performance "
+     "gains, albeit with increased variance in the global model."),
+)
+#: why no run tests :data:`UNRUN_CLAIMS`
+UNRUN_REASON = ("a variance over draws: this notebook's claims are closed-form fixed points with exact "
+                "expected weights (no draws, so no variance), and notebook 07 runs every method under "
+                "heterogeneous communication and computation together (no arm with homogeneous "
+                "communication to compare with) and measures no variance of the global model")
+
+
+def unrun_claims(setting: str = "the global model's variance over draws, not run") -> list[ClaimRow]:
+    """:data:`UNRUN_CLAIMS`, each "not tested" with :data:`UNRUN_REASON`
+    (:func:`fedlib.claims.not_run`), with ``setting``."""
+    return [ClaimRow("Sec. 6", quote, claim, claims.not_run(UNRUN_REASON), setting=setting)
+            for claim, quote in UNRUN_CLAIMS]
 
 
 def _toy_check(values: dict, kind: str, method: str, arg) -> Verdict:

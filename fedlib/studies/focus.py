@@ -19,10 +19,10 @@ from ..problems import LeastSquares, focus_arbitrary_weights, focus_toy_data
 from . import methods
 from .base import Frames, Study, register_study
 
-__all__ = ["ETA", "METHODS", "METHOD_NAMES", "PILOT_NAMES", "PILOT_RIVALS", "PILOT_RULE", "PILOT_SEEDS",
-           "QUOTE", "RIVALS", "STUDY", "TOY_FLOOR", "TOY_METHODS", "TOY_QUOTE", "TOY_RIVALS", "FocusSetup",
-           "focus_setup", "headline_claims", "late_swing", "pilot_checks", "pilot_decision", "rate_kept",
-           "toy_claims", "toy_curves", "toy_panels"]
+__all__ = ["ETA", "MARKOV_QUOTE", "METHODS", "METHOD_NAMES", "PILOT_NAMES", "PILOT_RIVALS", "PILOT_RULE",
+           "PILOT_SEEDS", "QUOTE", "RIVALS", "STUDY", "TOY_FLOOR", "TOY_METHODS", "TOY_QUOTE", "TOY_RIVALS",
+           "FocusSetup", "focus_setup", "headline_claims", "late_swing", "pilot_checks", "pilot_decision",
+           "rate_kept", "toy_claims", "toy_curves", "toy_panels", "toy_unrun_claims"]
 
 #: per profile: data, model, N, S of "uniform", batch, rounds, evaluation interval, training-loss
 #: samples per client (App. F and the authors' run script; quick: MNIST standing in for CIFAR-10)
@@ -404,6 +404,23 @@ def toy_claims(hist: pd.DataFrame, seeds: Sequence[int], setting: str = "",
                              f"{' and '.join(short[p] for p in others)}", check,
                              context={"panel": "all"}, setting=setting))
     return rows
+
+
+#: FOCUS Sec. 5.3 on Markov participation: stated as a belief, no experiment in the paper
+MARKOV_QUOTE = ("We believe FOCUS still converges exactly under this scenario since the stochastic matrix "
+                "modeling and push-pull strategy still hold for any realizations.")
+
+
+def toy_unrun_claims() -> list[ClaimRow]:
+    """FOCUS's claims on the toy's kind of problem that no run here tests, each "not tested" with
+    its reason (:func:`fedlib.claims.not_run`): exact convergence under Markov participation
+    (Sec. 5.3), which the paper states as a belief without an experiment."""
+    why = ("Sec. 5.3 states it as a belief, without an experiment (its proof is left open), and notebook "
+           "04 runs Fig. 4's three scenarios only (full, uniform, arbitrary); fedlib's participation kind "
+           "'markov' (FedAU's two-state chain per client) could run it on this toy")
+    return [ClaimRow("Sec. 5.3", MARKOV_QUOTE, "FOCUS converges exactly under Markov participation (a "
+                     "client's participation depends on its status in the last round)", claims.not_run(why),
+                     context={"panel": "Markov participation"}, setting="")]
 
 
 def _toy_panel_claims(curves: dict, panel: str, seeds: Sequence[int]) -> list[ClaimRow]:

@@ -33,3 +33,19 @@ def test_fedacs_toy_claims_are_the_fixed_points_of_each_method():
     assert neither.check.verdict == "does not hold" and "communication: does not hold" in neither.check.reason
     assert "stationary" in neither.cause                     # the model cannot show Sec. 6's mechanism
     assert all(r.setting == "model" for r in rows.values())
+
+
+def test_fedacs_variance_statements_are_rows_not_tested_with_their_reason():
+    rows = studies.fedacs_toy.unrun_claims("s")
+    assert [r.claim for r in rows] == [c for c, _ in studies.fedacs_toy.UNRUN_CLAIMS]
+    for r in rows:
+        assert r.where == "Sec. 6" and r.setting == "s" and r.check.verdict == "not tested"
+        assert r.check.reason == "not tested: not run here: " + studies.fedacs_toy.UNRUN_REASON
+        assert r.quote in _PAPER_SEC6
+
+
+#: FedACS Sec. 6's words (the quotes must be the paper's, verbatim)
+_PAPER_SEC6 = ("In contrast, c-a-FedAvg accounts for communication heterogeneity and yields slight "
+               "performance gains, albeit with increased variance in the global model. ... The FedNova "
+               "addresses computational heterogeneity, but its performance degrades under heterogeneous "
+               "communication due to the resulting increase in variance.")

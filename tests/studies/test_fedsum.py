@@ -230,3 +230,16 @@ def test_delay_claims_check_app_f_lemmas_seed_by_seed():
     cyclic = rows[-1].check                                   # deterministic: tau_max = N/S - 1 every seed
     assert cyclic.verdict == "holds" and cyclic.effect == pytest.approx(2 * 20 / 4 - (20 / 4 - 1))
     assert all(r.check.verdict == "holds" and r.setting == "s" for r in rows)
+
+
+def test_app_h6_and_h7_are_rows_not_tested_with_the_reason_of_the_profile():
+    rows = studies.fedsum.fedsum_setup("quick").unrun_claims()
+    assert [(r.where, r.context["dataset"]) for r in rows] == [
+        ("App. H.6, Fig. 12", "CIFAR-10, CIFAR-100"), ("App. H.7, Fig. 13", "SST-2"), ("App. H.7", "SST-2")]
+    assert all(r.check.verdict == "not tested" and r.check.seeds == 0 for r in rows)
+    assert "Fig. 12 runs at the paper profile only" in rows[0].check.reason
+    assert "bert-base-uncased on SST-2" in rows[1].check.reason
+    assert rows[1].check.reason == rows[2].check.reason
+    assert [r.quote for r in rows] == [studies.fedsum.QUOTES[k] for k in ("fig12", "fig13", "fig13 others")]
+    paper = studies.fedsum.fedsum_setup("paper").unrun_claims()       # Fig. 12 runs there, from one seed
+    assert "from one seed" in paper[0].check.reason

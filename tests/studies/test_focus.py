@@ -174,3 +174,12 @@ def test_pilot_decision_counts_the_comparisons_the_other_dataset_decides_with_fe
         studies.focus.pilot_decision(base, "MNIST", "G", True)
     with pytest.raises(ValueError, match="^checks: the comparisons of 'MNIST' and 'F' differ"):
         studies.focus.pilot_decision(pd.concat([base, table("F", [2, 2, 2, 2]).iloc[:3]]), "MNIST", "F", True)
+
+
+def test_the_markov_belief_of_sec_5_3_is_a_row_not_tested_with_its_reason():
+    (row,) = studies.focus.toy_unrun_claims()
+    assert (row.where, row.context, row.check.verdict) == ("Sec. 5.3", {"panel": "Markov participation"},
+                                                           "not tested")
+    assert row.quote.startswith("We believe FOCUS still converges exactly under this scenario")
+    assert row.check.reason.startswith("not tested: not run here: Sec. 5.3 states it as a belief, without an "
+                                       "experiment")
