@@ -19,7 +19,8 @@ from . import methods
 from .base import Frames, Study, register_study
 
 __all__ = ["CellRuns", "DATASETS", "METHODS", "METHOD_NAMES", "STUDY", "Dataset", "headline_claims",
-           "FedAcsSetup", "fedacs_setup", "PAIRINGS", "PAPER_MNIST",
+           "FedAcsSetup", "fedacs_setup", "PAIRINGS", "PAPER_MNIST", "PILOT_METHODS", "PILOT_SEEDS",
+           "pilot_cell", "pilot_target",
            "PaperResult", "Quote", "QUOTES", "RIVALS", "SHORT_CLAIMS", "beside_paper", "cell_claims",
            "cell_name", "KINDS", "mechanism", "UNSTABLE_RATE",
            "paper_table", "seed_summary", "summary"]
@@ -53,6 +54,10 @@ DATASETS = {
                        "CIFAR-10"),
     "cinic10": Dataset("fedsum_cifar10_cnn", 1024, {"partition": "dirichlet", "alpha": 0.5}, 0.35,
                        "CINIC-10"),
+    # issue 50's pilot: a harder stand-in for CIFAR-10 in Fig. 10's Dirichlet cell, with MNIST's
+    # network and batch; no paper target: its target comes from :func:`pilot_target`'s rule
+    "fashion_mnist": Dataset("fedsum_mnist_cnn", 512, {"partition": "one_class"}, float("nan"),
+                             "Fashion-MNIST"),
 }
 _ALPHA_DATASET = {"smoke": "digits", "quick": "mnist", "paper": "cifar10"}
 #: Table 4 (right): targets per alpha, in the order of the alphas
@@ -805,6 +810,42 @@ def paper_table(summaries: dict, names: dict, targets: dict) -> pd.DataFrame:
             out[title] = [_with_ratio(v, s.loc["FedACS", col], h)
                           for v, h in zip(s[col], reached, strict=True)]
     return out.rename_axis("algorithm").reset_index()
+
+
+#: issue 50's pilot of Fig. 10's Dirichlet cell on Fashion-MNIST: the methods of the cell's claims
+#: that fit its budget -- FedACS, FedAvg (a rival of every comparison the cell makes: rounds,
+#: computation, late accuracy) and FedAU (the one event claim of the cell: Table 4's dash), in the
+#: order the pilot runs them
+PILOT_METHODS = ("FedACS", "FedAvg", "FedAU")
+#: the seeds of the pilot
+PILOT_SEEDS = (0, 1)
+
+
+def pilot_cell(dataset: str, seeds, store: Store, methods=PILOT_METHODS) -> dict:
+    """Fig. 10's Dirichlet cell of the quick profile (its alpha, dynamic setting, its rounds, its
+    rates as :meth:`FedAcsSetup.experiment` calibrates them) on ``dataset``, restricted to
+    ``methods``: seed -> {method: config}. On ``"mnist"`` these are the committed quick runs."""
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset: must be one of {', '.join(DATASETS)}; got {dataset!r}")
+    out = {}
+    for k in check_seeds(seeds):
+        s = fedacs_setup("quick", k)
+        key = (dataset, "dynamic", s.alphas[0])
+        cs = s.experiment(dataset, s.split(key), "dynamic", s.alpha_rounds, store)[0]
+        out[k] = {m: cs[m] for m in methods}
+    return out
+
+
+def pilot_target(mnist_plateau: float, fashion_plateau: float, mnist_target: float = DATASETS["mnist"].target
+                 ) -> float:
+    """Issue 50's rule, fixed before the pilot ran, for the Fashion-MNIST target of the Dirichlet
+    cell: MNIST's target (Table 4's 70%) at the same fraction of the plateau, ``mnist_target x
+    fashion_plateau / mnist_plateau``, rounded down to a whole percent; a plateau is the highest
+    late-window test accuracy (mean over the pilot's seeds) of FedACS and FedAvg in the cell."""
+    for name, v in (("mnist_plateau", mnist_plateau), ("fashion_plateau", fashion_plateau)):
+        if not 0 < v <= 1:
+            raise ValueError(f"{name}: must be an accuracy in (0, 1]; got {v!r}")
+    return float(np.floor(100 * mnist_target * fashion_plateau / mnist_plateau + 1e-9) / 100)
 
 
 def fedacs_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FedAcsSetup:
