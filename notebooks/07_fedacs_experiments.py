@@ -51,10 +51,12 @@ out_dir: str = ""  # empty: figures/07_fedacs_experiments at the default paramet
 progress: bool = False  # progress bars of the sweeps
 
 # %%
+from pathlib import Path
+
 import pandas as pd
 from IPython.display import Markdown
 
-from fedlib import claims, notebook, plotting, studies
+from fedlib import claims, load, notebook, plotting, studies
 from fedlib.store import Store
 
 runs = notebook.notebook_runs("07_fedacs_experiments", globals(), out_dir)   # style, profile, out_dir, store
@@ -277,6 +279,59 @@ paper_beside(mnist_static[0], "Table 4 (static)", "table4_beside_paper") if mnis
 if alpha_keys:
     accuracy_figure(alpha_keys, "Fig. 10 — Dirichlet splits, dynamic heterogeneity", "fig10_alphas")
 paper_table(alpha_keys, "table4_alphas") if alpha_keys else pd.DataFrame()
+
+# %% [markdown]
+# ### Issue 50's pilot: would Fashion-MNIST decide this cell better than MNIST?
+# MNIST stands in for CIFAR-10 here and saturates: the methods end close together and reach the
+# target in every run. The pilot ran the same cell (its alpha, the dynamic setting, its rounds, the
+# rates calibrated as above) on Fashion-MNIST, seeds 0 and 1, with FedACS, FedAvg (the rival of all
+# three of the cell's comparisons) and FedAU (its event claim's method), into the store
+# `pilot_fmnist` beside the quick one. Its target and its decision follow two rules committed before
+# any pilot run was read (`studies.fedacs.pilot_target`, `PILOT_RULE`; in the expander).
+
+
+# %%
+def pilot_section(path) -> Markdown:
+    """Issue 50's pilot beside the committed MNIST runs of the same cell, seeds and methods."""
+    pst, pseeds, key = Store(path), list(fedacs.PILOT_SEEDS), alpha_keys[0]
+    done = set(pst.keys())
+    fcell = fedacs.pilot_cell("fashion_mnist", pseeds, pst)
+    kept = [m for m in fedacs.PILOT_METHODS if all(fcell[k][m].key() in done for k in pseeds)]
+    fcell = {k: {m: cs[m] for m in kept} for k, cs in fcell.items()}
+    mcell = {k: {m: cs[m] for m in kept} for k, cs in fedacs.pilot_cell("mnist", pseeds, st).items()}
+    fdf = load(pst, [c for cs in fcell.values() for c in cs.values()])
+    plateaus = {"MNIST": fedacs.pilot_plateau(df, mcell, CHANCE, WINDOW),
+                "Fashion-MNIST": fedacs.pilot_plateau(fdf, fcell, CHANCE, WINDOW)}
+    ftarget = fedacs.pilot_target(plateaus["MNIST"], plateaus["Fashion-MNIST"], target_of(key))
+    assert ftarget == DATASETS["fashion_mnist"].target, (ftarget, DATASETS["fashion_mnist"].target)
+    tables = fedacs.pilot_compare({"MNIST": (df, mcell, target_of(key)), "Fashion-MNIST": (fdf, fcell, ftarget)},
+                                  setup.test_eval, CHANCE, WINDOW)
+    for name, t in tables.items():
+        runs.table(t, f"pilot_fmnist_{name}", float_format="%.4g")
+    switch, why = fedacs.pilot_decision(tables, "MNIST", "Fashion-MNIST")
+    secs = fdf.groupby("key")["seconds"].max()
+    n_runs = sum(len(cs) for cs in EXPERIMENTS[key].values())
+    hours = n_runs * secs.mean() / 3600
+    left = ("" if len(kept) == len(fedacs.PILOT_METHODS)
+            else f" (unfinished: {', '.join(m for m in fedacs.PILOT_METHODS if m not in kept)})")
+    head = (f"**Decision: {'switch the cell to Fashion-MNIST' if switch else 'keep MNIST'}.** {why}. "
+            f"Methods here: {', '.join(kept)}{left}. Fashion-MNIST's target by the rule: {ftarget:.0%} "
+            f"(plateaus {plateaus['MNIST']:.3f} on MNIST, {plateaus['Fashion-MNIST']:.3f} on Fashion-MNIST). "
+            f"Recomputing the cell on Fashion-MNIST ({n_runs} runs at the pilot's mean "
+            f"{secs.mean() / 60:.0f} CPU-minutes a run, one thread, shared 2-core machine) would take about "
+            f"{hours:.1f} CPU-hours{': left for a later session' if switch else ''}.")
+    shown = {"spread": ["dataset", "target", "plateau", "spread between methods", "spread between seeds",
+                        "test subset's standard error", "runs reaching the target"],
+             "comparisons": None, "methods": None}
+    body = "\n\n".join((tables[n] if c is None else tables[n][c]).to_markdown(index=False, floatfmt=".4g")
+                        for n, c in shown.items())
+    return Markdown(f"{head}\n\n<details><summary>The pilot's rules and numbers</summary>\n\n"
+                    f"Target: {fedacs.PILOT_TARGET_RULE}.\n\n"
+                    f"Decision: {fedacs.PILOT_RULE}\n\n{body}\n\n</details>")
+
+
+PILOT_STORE = Path(store).parent / "pilot_fmnist"
+pilot_section(PILOT_STORE) if profile == "quick" and not stand_in_rounds and PILOT_STORE.is_dir() else None
 
 # %% [markdown]
 # ## Final test accuracy and measured time

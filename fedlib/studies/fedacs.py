@@ -20,7 +20,8 @@ from .base import Frames, Study, register_study
 
 __all__ = ["CellRuns", "DATASETS", "METHODS", "METHOD_NAMES", "STUDY", "Dataset", "headline_claims",
            "FedAcsSetup", "fedacs_setup", "PAIRINGS", "PAPER_MNIST", "PILOT_METHODS", "PILOT_SEEDS",
-           "pilot_cell", "pilot_target", "PILOT_RULE", "pilot_plateau", "pilot_compare", "pilot_decision",
+           "pilot_cell", "pilot_target", "PILOT_RULE", "PILOT_TARGET_RULE", "pilot_plateau", "pilot_compare",
+           "pilot_decision",
            "PaperResult", "Quote", "QUOTES", "RIVALS", "SHORT_CLAIMS", "beside_paper", "cell_claims",
            "cell_name", "KINDS", "mechanism", "UNSTABLE_RATE",
            "paper_table", "seed_summary", "summary"]
@@ -839,15 +840,19 @@ def pilot_cell(dataset: str, seeds, store: Store, methods=PILOT_METHODS) -> dict
 def pilot_target(mnist_plateau: float, fashion_plateau: float, mnist_target: float = DATASETS["mnist"].target
                  ) -> float:
     """Issue 50's rule, fixed before the pilot ran, for the Fashion-MNIST target of the Dirichlet
-    cell: MNIST's target (Table 4's 70%) at the same fraction of the plateau, ``mnist_target x
-    fashion_plateau / mnist_plateau``, rounded down to a whole percent; a plateau is the highest
-    late-window test accuracy (mean over the pilot's seeds) of FedACS and FedAvg in the cell."""
+    cell (:data:`PILOT_TARGET_RULE`): ``mnist_target x fashion_plateau / mnist_plateau``, rounded
+    down to a whole percent (plateaus: :func:`pilot_plateau`)."""
     for name, v in (("mnist_plateau", mnist_plateau), ("fashion_plateau", fashion_plateau)):
         if not 0 < v <= 1:
             raise ValueError(f"{name}: must be an accuracy in (0, 1]; got {v!r}")
     return float(np.floor(100 * mnist_target * fashion_plateau / mnist_plateau + 1e-9) / 100)
 
 
+#: issue 50's rule for the pilot's target (:func:`pilot_target`), written before any of its runs was read
+PILOT_TARGET_RULE = ("MNIST's target (Table 4's 70%) at the same fraction of the plateau: MNIST's "
+                     "target x Fashion-MNIST's plateau / MNIST's plateau, rounded down to a whole "
+                     "percent; a plateau is the higher of FedACS's and FedAvg's late-window test "
+                     "accuracy, each the mean over the pilot's seeds, in the cell")
 #: issue 50's decision rule for the pilot, written before any of its runs was read
 PILOT_RULE = ("Switch Fig. 10's Dirichlet cell of the quick profile to Fashion-MNIST if, on the same seeds "
               "and methods, Fashion-MNIST decides at least two of the cell's three comparisons of FedACS "
