@@ -51,10 +51,12 @@ out_dir: str = ""  # empty: figures/07_fedacs_experiments at the default paramet
 progress: bool = False  # progress bars of the sweeps
 
 # %%
+from pathlib import Path
+
 import pandas as pd
 from IPython.display import Markdown
 
-from fedlib import claims, notebook, plotting, studies
+from fedlib import claims, load, notebook, plotting, studies
 from fedlib.store import Store
 
 runs = notebook.notebook_runs("07_fedacs_experiments", globals(), out_dir)   # style, profile, out_dir, store
@@ -277,6 +279,62 @@ paper_beside(mnist_static[0], "Table 4 (static)", "table4_beside_paper") if mnis
 if alpha_keys:
     accuracy_figure(alpha_keys, "Fig. 10 — Dirichlet splits, dynamic heterogeneity", "fig10_alphas")
 paper_table(alpha_keys, "table4_alphas") if alpha_keys else pd.DataFrame()
+
+# %% [markdown]
+# ### Issue 50's pilot
+# MNIST saturates here: would Fashion-MNIST decide this cell better?
+
+# %%
+def pilot_section(path) -> Markdown:
+    """Issue 50's pilot beside the committed MNIST runs of the same cell, seeds and methods."""
+    pst, pseeds, key = Store(path), list(fedacs.PILOT_SEEDS), alpha_keys[0]
+    done = set(pst.keys())
+    fcell = fedacs.pilot_cell("fashion_mnist", pseeds, pst)
+    kept = [m for m in fedacs.PILOT_METHODS if all(fcell[k][m].key() in done for k in pseeds)]
+    if not {"FedACS", "FedAvg"} <= set(kept):
+        return Markdown("The pilot's FedACS and FedAvg runs are not all stored yet: nothing to compare.")
+    fcell = {k: {m: cs[m] for m in kept} for k, cs in fcell.items()}
+    mcell = {k: {m: cs[m] for m in kept} for k, cs in fedacs.pilot_cell("mnist", pseeds, st).items()}
+    fdf = load(pst, [c for cs in fcell.values() for c in cs.values()])
+    plateaus = {"MNIST": fedacs.pilot_plateau(df, mcell, CHANCE, WINDOW),
+                "Fashion-MNIST": fedacs.pilot_plateau(fdf, fcell, CHANCE, WINDOW)}
+    ftarget = fedacs.pilot_target(plateaus["MNIST"], plateaus["Fashion-MNIST"], target_of(key))
+    assert ftarget == DATASETS["fashion_mnist"].target, (ftarget, DATASETS["fashion_mnist"].target)
+    tables = fedacs.pilot_compare({"MNIST": (df, mcell, target_of(key)), "Fashion-MNIST": (fdf, fcell, ftarget)},
+                                  setup.test_eval, CHANCE, WINDOW)
+    for name, t in tables.items():
+        runs.table(t, f"pilot_fmnist_{name}", float_format="%.4g")
+    switch, why = fedacs.pilot_decision(tables, "MNIST", "Fashion-MNIST")
+    secs = fdf.groupby("key")["seconds"].max()
+    n_runs = sum(len(cs) for cs in EXPERIMENTS[key].values())
+    hours = n_runs * secs.mean() / 3600
+    left = ("" if len(kept) == len(fedacs.PILOT_METHODS)
+            else f" (unfinished: {', '.join(m for m in fedacs.PILOT_METHODS if m not in kept)})")
+    sp = tables["spread"].set_index("dataset")
+    noise = "; ".join(f"on {d} the seeds differ {'more' if r.iloc[1] > r.iloc[0] else 'less'} than the methods "
+                      f"({r.iloc[1]:.4f} vs {r.iloc[0]:.4f})"
+                      for d, r in sp[["spread between methods", "spread between seeds"]].iterrows())
+    verdict = "switch to Fashion-MNIST" if switch else "keep MNIST"
+    head = f"**Decision: {verdict}** (recompute: about {hours:.1f} CPU-hours{', left' if switch else ''})."
+    more = ("The pilot reran this cell on Fashion-MNIST (seeds 0, 1; FedACS, FedAvg, FedAU) with a target "
+            "and a decision rule committed before its runs were read (below). "
+            f"{why}; {noise}. Methods here: {', '.join(kept)}{left}. Fashion-MNIST's target by the rule: "
+            f"{ftarget:.0%} (plateaus {plateaus['MNIST']:.3f} on MNIST, {plateaus['Fashion-MNIST']:.3f} on "
+            f"Fashion-MNIST). The cost: {n_runs} runs at the pilot's mean {secs.mean() / 60:.0f} CPU-minutes a "
+            "run (one thread, shared 2-core machine). Why these methods (a budget of six runs): FedAvg is the "
+            "rival of all three of the cell's comparisons, FedAU its event claim's method. The other "
+            "cells stay on MNIST whatever the pilot says: there MNIST is the paper's own dataset (Tables 1, "
+            "4 left).")
+    body = "\n\n".join('<div style="overflow-x: auto">' + tables[n].to_html(
+        index=False, border=0, float_format=lambda v: f"{v:.4g}", na_rep="-").replace("\n", "") + "</div>"
+                        for n in ("spread", "comparisons", "methods"))        # HTML: a table inside <details>
+    return Markdown(f"{head}\n\n<details><summary>Why: the pilot's rules and numbers</summary>\n\n"
+                    f"{more}\n\nTarget: {fedacs.PILOT_TARGET_RULE}.\n\n"
+                    f"Decision: {fedacs.PILOT_RULE}\n\n{body}\n\n</details>")
+
+
+PILOT_STORE = Path(store).parent / "pilot_fmnist"
+pilot_section(PILOT_STORE) if profile == "quick" and not stand_in_rounds and PILOT_STORE.is_dir() else None
 
 # %% [markdown]
 # ## Final test accuracy and measured time

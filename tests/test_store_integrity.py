@@ -204,10 +204,10 @@ def test_schedules_where_clients_never_take_part_warn_once_with_the_counts(quad)
     assert (np.asarray(res.schedule.active) > 0).all()
 
 
-#: the committed stores: every notebook's quick store and the paper-profile stores that a GPU
-#: window filled (``python -m fedlib campaign``, issue 48)
-COMMITTED_STORES = sorted(p for pat in ("*/quick", "*/paper") for p in (ROOT / "results").glob(pat)
-                          if p.is_dir())
+#: the committed stores: every notebook's quick store, the paper-profile stores that a GPU
+#: window filled (``python -m fedlib campaign``, issue 48) and the pilots beside them (issue 50)
+COMMITTED_STORES = sorted(p for pat in ("*/quick", "*/paper", "*/pilot_*")
+                          for p in (ROOT / "results").glob(pat) if p.is_dir())
 
 
 @pytest.mark.parametrize("store", COMMITTED_STORES, ids=lambda p: f"{p.parent.name}-{p.name}")

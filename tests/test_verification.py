@@ -32,11 +32,11 @@ def test_verify_passes_on_a_true_entry_and_names_what_differs_on_a_false_one(tmp
 
 
 def _committed_stores():
-    return sorted(p for p in (ROOT / "results").glob("*/quick") if p.is_dir())
+    return sorted(p for pat in ("*/quick", "*/pilot_*") for p in (ROOT / "results").glob(pat) if p.is_dir())
 
 
 
-@pytest.mark.parametrize("store", _committed_stores(), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("store", _committed_stores(), ids=lambda p: f"{p.parent.name}-{p.name}")
 def test_committed_store_configs_build_and_one_entry_reproduces(store):
     configs = sweeps.stored_configs(store)
     assert configs

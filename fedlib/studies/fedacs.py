@@ -19,7 +19,9 @@ from . import methods
 from .base import Frames, Study, register_study
 
 __all__ = ["CellRuns", "DATASETS", "METHODS", "METHOD_NAMES", "STUDY", "Dataset", "headline_claims",
-           "FedAcsSetup", "fedacs_setup", "PAIRINGS", "PAPER_MNIST",
+           "FedAcsSetup", "fedacs_setup", "PAIRINGS", "PAPER_MNIST", "PILOT_METHODS", "PILOT_SEEDS",
+           "pilot_cell", "pilot_target", "PILOT_RULE", "PILOT_TARGET_RULE", "pilot_plateau", "pilot_compare",
+           "pilot_decision",
            "PaperResult", "Quote", "QUOTES", "RIVALS", "SHORT_CLAIMS", "beside_paper", "cell_claims",
            "cell_name", "KINDS", "mechanism", "UNSTABLE_RATE",
            "paper_table", "seed_summary", "summary"]
@@ -53,6 +55,10 @@ DATASETS = {
                        "CIFAR-10"),
     "cinic10": Dataset("fedsum_cifar10_cnn", 1024, {"partition": "dirichlet", "alpha": 0.5}, 0.35,
                        "CINIC-10"),
+    # issue 50's pilot: a harder stand-in for CIFAR-10 in Fig. 10's Dirichlet cell, with MNIST's
+    # network and batch; no paper target: 0.54 is what :func:`pilot_target`'s rule gives on the
+    # pilot's runs (results/07_fedacs_experiments/pilot_fmnist; notebook 07 asserts it)
+    "fashion_mnist": Dataset("fedsum_mnist_cnn", 512, {"partition": "one_class"}, 0.54, "Fashion-MNIST"),
 }
 _ALPHA_DATASET = {"smoke": "digits", "quick": "mnist", "paper": "cifar10"}
 #: Table 4 (right): targets per alpha, in the order of the alphas
@@ -805,6 +811,149 @@ def paper_table(summaries: dict, names: dict, targets: dict) -> pd.DataFrame:
             out[title] = [_with_ratio(v, s.loc["FedACS", col], h)
                           for v, h in zip(s[col], reached, strict=True)]
     return out.rename_axis("algorithm").reset_index()
+
+
+#: issue 50's pilot of Fig. 10's Dirichlet cell on Fashion-MNIST: the methods of the cell's claims
+#: that fit its budget -- FedACS, FedAvg (a rival of every comparison the cell makes: rounds,
+#: computation, late accuracy) and FedAU (the one event claim of the cell: Table 4's dash), in the
+#: order the pilot runs them
+PILOT_METHODS = ("FedACS", "FedAvg", "FedAU")
+#: the seeds of the pilot
+PILOT_SEEDS = (0, 1)
+
+
+def pilot_cell(dataset: str, seeds, store: Store, methods=PILOT_METHODS) -> dict:
+    """Fig. 10's Dirichlet cell of the quick profile (its alpha, dynamic setting, its rounds, its
+    rates as :meth:`FedAcsSetup.experiment` calibrates them) on ``dataset``, restricted to
+    ``methods``: seed -> {method: config}. On ``"mnist"`` these are the committed quick runs."""
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset: must be one of {', '.join(DATASETS)}; got {dataset!r}")
+    out = {}
+    for k in check_seeds(seeds):
+        s = fedacs_setup("quick", k)
+        key = (dataset, "dynamic", s.alphas[0])
+        cs = s.experiment(dataset, s.split(key), "dynamic", s.alpha_rounds, store)[0]
+        out[k] = {m: cs[m] for m in methods}
+    return out
+
+
+def pilot_target(mnist_plateau: float, fashion_plateau: float, mnist_target: float = DATASETS["mnist"].target
+                 ) -> float:
+    """Issue 50's rule, fixed before the pilot ran, for the Fashion-MNIST target of the Dirichlet
+    cell (:data:`PILOT_TARGET_RULE`): ``mnist_target x fashion_plateau / mnist_plateau``, rounded
+    down to a whole percent (plateaus: :func:`pilot_plateau`)."""
+    for name, v in (("mnist_plateau", mnist_plateau), ("fashion_plateau", fashion_plateau)):
+        if not 0 < v <= 1:
+            raise ValueError(f"{name}: must be an accuracy in (0, 1]; got {v!r}")
+    return float(np.floor(100 * mnist_target * fashion_plateau / mnist_plateau + 1e-9) / 100)
+
+
+#: issue 50's rule for the pilot's target (:func:`pilot_target`), written before any of its runs was read
+PILOT_TARGET_RULE = ("MNIST's target (Table 4's 70%) at the same fraction of the plateau: MNIST's "
+                     "target x Fashion-MNIST's plateau / MNIST's plateau, rounded down to a whole "
+                     "percent; a plateau is the higher of FedACS's and FedAvg's late-window test "
+                     "accuracy, each the mean over the pilot's seeds, in the cell")
+#: issue 50's decision rule for the pilot, written before any of its runs was read
+PILOT_RULE = ("Switch Fig. 10's Dirichlet cell of the quick profile to Fashion-MNIST if, on the same seeds "
+              "and methods, Fashion-MNIST decides at least two of the cell's three comparisons of FedACS "
+              "with FedAvg (rounds to the target, computation to the target, late-window test accuracy) "
+              "with fewer seeds than MNIST (claims.seeds_needed of the per-seed differences; a mean on the "
+              "threshold, or a run that misses the target, counts as never), and the late-window spread "
+              "between the methods on Fashion-MNIST exceeds the standard error of the test subset's "
+              "accuracy; otherwise keep MNIST. The event claim (FedAU never reaches the target) needs more "
+              "seeds than a pilot has on either dataset: its reached counts are shown, not scored.")
+
+
+def _late(df: pd.DataFrame, cell: dict, chance: float, window: float) -> pd.DataFrame:
+    """Late-window test accuracy and outcome per (seed, method) of ``cell`` (seed -> {method: config})."""
+    labels = {c: (k, m) for k, cs in cell.items() for m, c in cs.items()}
+    sel = df[df["key"].isin({c.key() for c in labels})]
+    return claims.summarize(sel, labels, ["seed", "method"], chance=chance, window=window).set_index(
+        ["seed", "method"])
+
+
+def pilot_plateau(df: pd.DataFrame, cell: dict, chance: float = 0.1, window: float = 0.1) -> float:
+    """The plateau of :func:`pilot_target`: the higher of FedACS's and FedAvg's late-window test
+    accuracy, each the mean over the seeds of ``cell`` (seed -> {method: config}) in ``df``."""
+    late = _late(df, cell, chance, window)["final_acc"]
+    return float(max(late.xs(m, level="method").mean() for m in ("FedACS", "FedAvg")))
+
+
+def pilot_compare(cells: dict, test_size: int, chance: float = 0.1,
+                  window: float = 0.1) -> dict[str, pd.DataFrame]:
+    """Issue 50's pilot: how well each dataset's runs of the Dirichlet cell decide its claims.
+
+    Args:
+        cells: dataset label -> (sweep frame, cell: seed -> {method: config}, target accuracy).
+        test_size: the test subset's size (the metric's resolution: its standard error).
+        chance, window: as :func:`cell_claims`.
+
+    Returns:
+        ``methods``: per dataset and method, late-window test accuracy per seed and its mean, rounds
+        to the target per seed, how many seeds reached it; ``comparisons``: per dataset, the cell's
+        three comparisons of FedACS with FedAvg as :func:`cell_claims` makes them (per-seed
+        differences, positive for the claim; mean; margin; the seeds :func:`fedlib.claims.seeds_needed`
+        says would decide it; the verdict at these seeds); ``spread``: per dataset, the target, the
+        plateau (:func:`pilot_plateau`), the spread between the methods' mean late accuracies, the
+        mean spread between seeds, and the test subset's standard error at the plateau.
+    """
+    rows, comps, spread = [], [], []
+    for name, (df, cell, target) in cells.items():
+        runs = CellRuns.of(df, cell, target, chance, window)
+        seeds = runs.seeds
+        verdicts = {r.short: r.check.verdict for r in cell_claims(df, cell, target, chance, window, "alpha")}
+        for m in runs.methods:
+            acc, hit = runs.values(m, "final_acc"), runs.at_target(m, "round")
+            rows.append({"dataset": name, "method": m, "target": target,
+                         **{f"late acc, seed {k}": acc[k] for k in seeds},
+                         "late acc, mean": float(np.mean(list(acc.values()))),
+                         **{f"rounds to target, seed {k}": hit[k] for k in seeds},
+                         "reached": f"{sum(np.isfinite(v) for v in hit.values())} of {len(seeds)}"})
+        for what, col, higher, margin in (
+                ("rounds to the target", "round", False, runs.margins["round"]),
+                ("computation to the target", "client_steps", False, runs.margins["client_steps"]),
+                ("highest late-window accuracy", "final_acc", True, claims.MARGINS["test accuracy"])):
+            get = runs.values if col == "final_acc" else runs.at_target
+            a, b = get("FedACS", col), get("FedAvg", col)
+            d = [(a[k] - b[k]) if higher else (b[k] - a[k]) for k in seeds]
+            finite = [x for x in d if np.isfinite(x)]
+            need = claims.seeds_needed(finite) if len(finite) >= 2 else None
+            comps.append({"dataset": name, "comparison": what,
+                          **{f"difference, seed {k}": x for k, x in zip(seeds, d, strict=True)},
+                          "mean": float(np.mean(finite)) if finite else np.nan, "margin": margin,
+                          "seeds to decide": need, "verdict here": verdicts[what]})
+        late = runs.summary["final_acc"].unstack("method")
+        ok = runs.summary["outcome"].unstack("method").eq("ok").all()
+        means = late.loc[:, ok].mean()
+        plateau = pilot_plateau(df, cell, chance, window)
+        reach = np.array([v for m in runs.methods for v in runs.at_target(m, "round").values()])
+        spread.append({"dataset": name, "target": target, "plateau": plateau,
+                       "spread between methods": float(means.max() - means.min()),
+                       "spread between seeds": float((late.max() - late.min()).mean()),
+                       "test subset's standard error": float(np.sqrt(plateau * (1 - plateau) / test_size)),
+                       "runs reaching the target": f"{int(np.isfinite(reach).sum())} of {reach.size}"})
+    return {"methods": pd.DataFrame(rows), "comparisons": pd.DataFrame(comps), "spread": pd.DataFrame(spread)}
+
+
+def pilot_decision(tables: dict, mnist: str, other: str) -> tuple[bool, str]:
+    """:data:`PILOT_RULE` on :func:`pilot_compare`'s tables: whether to switch the cell from the
+    dataset labelled ``mnist`` to the one labelled ``other``, and why (in words)."""
+    comp = tables["comparisons"].set_index(["dataset", "comparison"])["seeds to decide"]
+
+    def seeds(ds: str, what: str) -> float:
+        v = comp.loc[(ds, what)]
+        return np.inf if v is None or not np.isfinite(v) else float(v)
+    whats = list(dict.fromkeys(tables["comparisons"]["comparison"]))
+    better = [w for w in whats if seeds(other, w) < seeds(mnist, w)]
+    sp = tables["spread"].set_index("dataset").loc[other]
+    gap, se = sp["spread between methods"], sp["test subset's standard error"]
+    resolved = gap > se
+    switch = len(better) >= 2 and bool(resolved)
+    why = (f"{other} needs fewer seeds than {mnist} in {len(better)} of {len(whats)} comparisons"
+           f"{' (' + ', '.join(better) + ')' if better else ''}; its spread between the methods "
+           f"({gap:.4f}) is {'above' if resolved else 'not above'} the test subset's standard error "
+           f"({se:.4f})")
+    return switch, why
 
 
 def fedacs_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FedAcsSetup:

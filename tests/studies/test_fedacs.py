@@ -159,3 +159,57 @@ def test_fedacs_tables_over_seeds_average_only_reached_targets(tmp_path):
     assert t.loc["FedACS", "MNIST: rounds for 70%"] == "12 (1.00)"
     with pytest.raises(ValueError, match="^seeds: must be a non-empty list of non-negative integers"):
         f.fedacs_setup("smoke", stand_in_rounds=2).regime_grid([], Store(tmp_path))
+
+
+def test_pilot_cell_is_the_committed_dirichlet_cell_and_the_target_rule_scales_70_percent():
+    """Issue 50's pilot: on MNIST its cell is Fig. 10's committed quick runs (same keys); on
+    another dataset only the dataset changes; the target rule is MNIST's 70% at the same fraction
+    of the plateau, rounded down to a whole percent."""
+    from pathlib import Path
+
+    from fedlib.store import Store
+    f = studies.fedacs
+    quick = Path(__file__).resolve().parents[2] / "results" / "07_fedacs_experiments" / "quick"
+    if not quick.is_dir():
+        pytest.skip("no committed quick store of notebook 07 in this checkout")
+    cell = f.pilot_cell("mnist", [0, 1], Store(quick))
+    assert set(cell) == {0, 1} and all(list(cs) == list(f.PILOT_METHODS) for cs in cell.values())
+    committed = set(Store(quick).keys())
+    assert {c.key() for cs in cell.values() for c in cs.values()} <= committed
+    assert all(dict(c.problem_args)["alpha"] == f.SETTINGS["quick"]["alphas"][0] and c.rounds == 200
+               for cs in cell.values() for c in cs.values())
+    assert f.pilot_target(0.95, 0.85) == 0.62                       # 0.7 x 0.85 / 0.95 = 0.6263
+    assert f.pilot_target(0.9, 0.9) == 0.7
+    with pytest.raises(ValueError, match="^fashion_plateau: must be an accuracy in"):
+        f.pilot_target(0.9, 1.5)
+    with pytest.raises(ValueError, match="^dataset: must be one of digits, mnist"):
+        f.pilot_cell("svhn", [0], Store(quick))
+
+
+def test_pilot_decision_switches_only_where_the_other_dataset_separates_the_methods(tmp_path):
+    from fedlib.store import Store
+    f = studies.fedacs
+    s = f.fedacs_setup("smoke", stand_in_rounds=2)
+    split = {"partition": "one_class"}
+    cell = {k: {m: c for m, c in s.regime(s.lr, "same", k).experiment("digits", split, "dynamic", 40,
+                                                                       Store(tmp_path))[0].items()
+                if m in f.PILOT_METHODS} for k in (0, 1)}
+    T = 41
+    ramp = lambda at, top: np.clip(np.arange(T) / at, 0, 1) * (top - 0.1) + 0.1   # noqa: E731
+    loss = np.linspace(2.3, 0.5, T)
+    flat = _fake_cell(cell, {m: (ramp(20, 0.9), loss) for m in f.PILOT_METHODS})      # every method alike
+    apart = _fake_cell(cell, {"FedACS": (ramp(10, 0.9), loss), "FedAvg": (ramp(30, 0.8), loss),
+                              "FedAU": (ramp(30, 0.6), loss)})                  # never at 0.7
+    assert f.pilot_plateau(apart, cell) == pytest.approx(0.9)
+    tables = f.pilot_compare({"flat": (flat, cell, 0.7), "apart": (apart, cell, 0.7)}, test_size=2000)
+    comp = tables["comparisons"].set_index(["dataset", "comparison"])
+    assert np.isnan(comp.loc[("flat", "rounds to the target"), "seeds to decide"])   # no difference at all
+    assert comp.loc[("apart", "rounds to the target"), "seeds to decide"] == 2        # one gap on every seed
+    assert comp.loc[("apart", "highest late-window accuracy"), "mean"] == pytest.approx(0.1)
+    sp = tables["spread"].set_index("dataset")
+    assert sp.loc["flat", "spread between methods"] == 0
+    assert sp.loc["apart", "runs reaching the target"] == "4 of 6"
+    assert sp.loc["apart", "test subset's standard error"] == pytest.approx(np.sqrt(0.9 * 0.1 / 2000))
+    assert f.pilot_decision(tables, "flat", "apart")[0]
+    switch, why = f.pilot_decision(tables, "apart", "flat")
+    assert not switch and why.startswith("flat needs fewer seeds than apart in 0 of 3 comparisons")
