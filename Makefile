@@ -13,7 +13,7 @@ STAMP      := $(VENV)/.installed
 NB         ?=
 # Debian's Fashion-MNIST (target fashion-mnist) and the notebooks whose runs need it
 FASHION_MNIST     := /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
-FASHION_NOTEBOOKS := 08_amplified_fedavg
+FASHION_NOTEBOOKS := 07_fedacs_experiments 08_amplified_fedavg
 
 .PHONY: venv figures results campaign verify test test-slow lint sync lab docs chromium fashion-mnist clean-results help
 
@@ -80,7 +80,7 @@ results: $(STAMP) $(if $(filter $(FASHION_NOTEBOOKS),$(NB)),fashion-mnist)
 # NB: one notebook, several ("02_fedsum_main 08_amplified_fedavg", taken in the order 02, 08, 05, 03)
 # or all; GRAPHS=1: CUDA-graph local steps (after benchmarks/gpu_check.py showed them bit-equal);
 # COMPILED_DRAWS=1: keyed draws by a torch.compile'd keyed.step_draws (after the check's compiled-draws row said True)
-campaign: $(STAMP) $(if $(filter all 08_amplified_fedavg,$(NB)),fashion-mnist)
+campaign: $(STAMP) $(if $(filter all $(FASHION_NOTEBOOKS),$(NB)),fashion-mnist)
 	@test -n "$(NB)" || { echo "usage: make campaign NB=02_fedsum_main|\"02_fedsum_main 08_amplified_fedavg\"|all [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12] [GRAPHS=1] [COMPILED_DRAWS=1]"; exit 2; }
 	$(BIN)/python -m fedlib campaign $(NB) --profile $(if $(filter command line environment,$(origin PROFILE)),$(PROFILE),paper) $(if $(DEVICE),--device $(DEVICE)) \
 	  --budget-min $(or $(BUDGET_MIN),12) $(if $(filter 1,$(GRAPHS)),--graphs) $(if $(filter 1,$(COMPILED_DRAWS)),--compiled-draws)
