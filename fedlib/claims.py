@@ -47,6 +47,10 @@ warm-up), one run of each method per seed, by comparing the methods **seed by se
   counted per seed by the paper's own criterion, with a Clopper-Pearson interval on how often
   the event happens; a count that no outcome of its seeds could decide says so
   ("undecidable at n seeds: needs >= m").
+* :func:`seeds_to_decide` and :func:`fewer_seeds` serve a pilot that asks on which of two
+  datasets a study's comparisons are decided with fewer seeds: per comparison the seeds an
+  interval with the observed spread would need (:func:`seeds_needed`; never: ``inf``), and in how
+  many comparisons the other dataset needs fewer (a tie is not fewer), with the count in words.
 * :func:`not_run` gives the "not tested" verdict of a claim whose setting no run here makes (its
   data cannot be had, or the paper states it without an experiment), with the reason: the ledger
   lists every claim of the papers' experiments, tested or not.
@@ -62,19 +66,20 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from ._validate import InputError
+from ._validate import InputError, check_int
 
 __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS",
            "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
            "collapse", "combine", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
            "event_count", "interval", "late_mean", "margin_for", "mean_drop", "not_run", "ok_curves",
            "outcome_counts",
-           "paired", "paired_reach", "per_group", "rounds_to", "scale_cause", "seeds_needed", "summarize",
+           "FewerSeeds", "fewer_seeds", "paired", "paired_reach", "per_group", "rounds_to", "scale_cause",
+           "seeds_needed", "seeds_to_decide", "summarize",
            "tidy",
            "summary_markdown", "update_ledger", "what_holds", "what_holds_markdown"]
 
@@ -505,6 +510,90 @@ def seeds_needed(d: Sequence[float], threshold: float = 0.0, most: int = 1000) -
         if _t(n) * sd / math.sqrt(n) < gap:
             return n
     return None
+
+
+def seeds_to_decide(diffs: Mapping[Any, Sequence[float]], threshold: float = 0.0, most: int = 1000
+                    ) -> pd.Series:
+    """The seeds-to-decide table of a pilot that asks on which dataset a study's comparisons are
+    decided with fewer seeds: per comparison, the seeds an interval with the spread of its per-seed
+    differences would need (:func:`seeds_needed` of those that are finite).
+
+    Args:
+        diffs: comparison -> its per-seed differences (positive for the claim; NaN or infinite: a
+            seed without a difference, e.g. a failed run or one that never reached a target, left
+            out). A comparison is any label; a tuple, e.g. (dataset, rival, check), gives a level
+            of the index each.
+        threshold, most: as :func:`seeds_needed`.
+
+    Returns:
+        A float Series "seeds to decide" indexed by the comparisons, in the order of ``diffs``:
+        ``inf`` (never) where fewer than two differences are finite (one has no spread), their mean
+        sits on ``threshold``, or more than ``most`` seeds would be needed.
+    """
+    need = {}
+    for key, d in diffs.items():
+        finite = [x for x in _numbers(f"diffs[{key!r}]", d) if math.isfinite(x)]
+        n = seeds_needed(finite, threshold, most) if len(finite) >= 2 else None
+        need[key] = math.inf if n is None else float(n)
+    return pd.Series(need, dtype=float, name="seeds to decide")
+
+
+def _never_as_inf(n: Any) -> float:
+    """A number of seeds as a float, with None, NaN and infinity (never) as ``inf``."""
+    return math.inf if n is None or pd.isna(n) or not math.isfinite(float(n)) else float(n)
+
+
+class FewerSeeds(NamedTuple):
+    """What :func:`fewer_seeds` finds.
+
+    Attributes:
+        better: per comparison, whether the other dataset needs fewer seeds (bool, named
+            "<other> decides better").
+        enough: whether it does in at least ``at_least`` comparisons.
+        words: "<other> needs fewer seeds than <base> in k of n comparisons (their names)".
+    """
+
+    better: pd.Series
+    enough: bool
+    words: str
+
+
+def fewer_seeds(needs: pd.Series, base: Any, other: Any, at_least: int, name: str = "needs") -> FewerSeeds:
+    """A pilot's count: in how many comparisons dataset ``other`` needs fewer seeds to decide than
+    dataset ``base`` (a tie is not fewer; never -- None, NaN or infinite -- counts as infinitely
+    many, so two nevers tie), and whether that is at least ``at_least`` of them.
+
+    Args:
+        needs: seeds to decide (e.g. from :func:`seeds_to_decide`) indexed by (dataset,
+            *comparison): the first index level names the dataset, the others the comparison.
+        base, other: the two datasets compared.
+        at_least: how many comparisons ``other`` must decide with fewer seeds.
+        name: how error messages name ``needs`` (the caller's argument).
+
+    Returns:
+        :class:`FewerSeeds`, its comparisons in ``other``'s order.
+
+    Raises:
+        InputError: ``at_least`` is not an integer >= 0; ``base`` or ``other`` is not a dataset
+            of ``needs``; the two datasets' comparisons differ.
+    """
+    check_int("at_least", at_least, 0)
+    if not isinstance(needs.index, pd.MultiIndex):
+        raise InputError(f"{name}: must be indexed by (dataset, comparison...), got a "
+                         f"{type(needs.index).__name__}")
+    have = set(needs.index.get_level_values(0))
+    for role, d in (("base", base), ("other", other)):
+        if d not in have:
+            raise InputError(f"{role}: no dataset {d!r} in {name}; its datasets: {sorted(have)}")
+    a, b = (needs.xs(d, level=0).map(_never_as_inf) for d in (base, other))
+    if sorted(a.index) != sorted(b.index):
+        raise InputError(f"{name}: the comparisons of {base!r} and {other!r} differ: {sorted(a.index)} vs "
+                         f"{sorted(b.index)}")
+    better = (b < a.loc[b.index]).rename(f"{other} decides better")
+    won = [": ".join(map(str, w)) if isinstance(w, tuple) else str(w) for w in better.index[better]]
+    words = (f"{other} needs fewer seeds than {base} in {len(won)} of {len(better)} comparisons"
+             f"{' (' + ', '.join(won) + ')' if won else ''}")
+    return FewerSeeds(better, len(won) >= at_least, words)
 
 
 def direction(diffs: Sequence[float], threshold: float = 0.0) -> str:

@@ -69,6 +69,46 @@ def test_the_interval_is_the_t_interval_of_the_paired_differences():
     assert claims.seeds_needed([0.01, -0.01]) is None                    # the mean sits on the threshold
 
 
+def test_seeds_to_decide_leaves_out_non_finite_differences_and_says_never_as_inf():
+    d = {("A", "acc"): [0.02, 0.03, 0.01], ("A", "rounds"): [0.01, -0.01],
+         ("B", "acc"): [0.02, math.nan, 0.03, 0.01, math.inf], ("B", "rounds"): [5.0, math.nan],
+         ("C", "acc"): [0.5, 0.6]}
+    need = claims.seeds_to_decide(d)
+    assert list(need.index) == list(d) and need.index.nlevels == 2 and need.dtype == float
+    assert need[("A", "acc")] == claims.seeds_needed([0.02, 0.03, 0.01]) == 4
+    assert need[("B", "acc")] == need[("A", "acc")]                   # a failed or missed seed is left out
+    assert need[("A", "rounds")] == math.inf                          # the mean sits on the threshold: never
+    assert need[("B", "rounds")] == math.inf                          # one finite difference: no spread
+    assert need[("C", "acc")] == claims.seeds_needed([0.5, 0.6]) < math.inf
+    assert claims.seeds_to_decide({"x": [0.5, 0.6]}, threshold=0.55)["x"] == math.inf
+    with pytest.raises(ValueError, match=r"^diffs\['x'\]: must be numbers"):
+        claims.seeds_to_decide({"x": ["a", 1.0]})
+
+
+def test_fewer_seeds_counts_strictly_fewer_with_never_as_infinitely_many():
+    comps = ["rounds", "steps", "acc", "loss", "drop"]
+    base = [10, None, 3, math.nan, math.inf]
+    for other, better in (([9, 50, 3, 7, None], [True, True, False, True, False]),    # a tie is not fewer
+                          ([11, math.nan, 4, None, 2], [False, False, False, False, True])):
+        needs = pd.Series(base + other, index=pd.MultiIndex.from_product([["M", "F"], comps]), dtype=object)
+        for at_least in range(len(comps) + 1):
+            got = claims.fewer_seeds(needs, "M", "F", at_least)
+            assert got.better.tolist() == better and got.better.name == "F decides better"
+            assert got.enough is (sum(better) >= at_least)            # k of n
+        assert got.words.startswith(f"F needs fewer seeds than M in {sum(better)} of 5 comparisons")
+    assert claims.fewer_seeds(needs, "F", "F", 1).words == "F needs fewer seeds than F in 0 of 5 comparisons"
+    back = claims.fewer_seeds(needs, "F", "M", 3)                     # two nevers tie: steps, loss
+    assert back.words == "M needs fewer seeds than F in 2 of 5 comparisons (rounds, acc)" and not back.enough
+    swapped = pd.concat([needs.loc[["M"]], needs.loc[["F"]].iloc[::-1]])   # the other's order is kept
+    assert list(claims.fewer_seeds(swapped, "M", "F", 1).better.index) == comps[::-1]
+    with pytest.raises(ValueError, match=r"^other: no dataset 'G' in needs; its datasets: \['F', 'M'\]"):
+        claims.fewer_seeds(needs, "M", "G", 1)
+    with pytest.raises(ValueError, match=r"^needs: the comparisons of 'M' and 'F' differ"):
+        claims.fewer_seeds(needs.iloc[:-1], "M", "F", 1)
+    with pytest.raises(ValueError, match=r"^at_least: must be an integer.*>= 0, got -1"):
+        claims.fewer_seeds(needs, "M", "F", -1)
+
+
 def test_each_verdict_comes_out_on_constructed_data():
     b = {0: 0.93, 1: 0.93, 2: 0.92, 3: 0.925, 4: 0.93}
     ahead = {s: v + x for (s, v), x in zip(b.items(), (0.02, 0.03, 0.02, 0.025, 0.02), strict=True)}

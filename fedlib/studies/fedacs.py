@@ -894,7 +894,7 @@ def pilot_compare(cells: dict, test_size: int, chance: float = 0.1,
         ``methods``: per dataset and method, late-window test accuracy per seed and its mean, rounds
         to the target per seed, how many seeds reached it; ``comparisons``: per dataset, the cell's
         three comparisons of FedACS with FedAvg as :func:`cell_claims` makes them (per-seed
-        differences, positive for the claim; mean; margin; the seeds :func:`fedlib.claims.seeds_needed`
+        differences, positive for the claim; mean; margin; the seeds :func:`fedlib.claims.seeds_to_decide`
         says would decide it; the verdict at these seeds); ``spread``: per dataset, the target, the
         plateau (:func:`pilot_plateau`), the spread between the methods' mean late accuracies, the
         mean spread between seeds, and the test subset's standard error at the plateau.
@@ -911,19 +911,7 @@ def pilot_compare(cells: dict, test_size: int, chance: float = 0.1,
                          "late acc, mean": float(np.mean(list(acc.values()))),
                          **{f"rounds to target, seed {k}": hit[k] for k in seeds},
                          "reached": f"{sum(np.isfinite(v) for v in hit.values())} of {len(seeds)}"})
-        for what, col, higher, margin in (
-                ("rounds to the target", "round", False, runs.margins["round"]),
-                ("computation to the target", "client_steps", False, runs.margins["client_steps"]),
-                ("highest late-window accuracy", "final_acc", True, claims.MARGINS["test accuracy"])):
-            get = runs.values if col == "final_acc" else runs.at_target
-            a, b = get("FedACS", col), get("FedAvg", col)
-            d = [(a[k] - b[k]) if higher else (b[k] - a[k]) for k in seeds]
-            finite = [x for x in d if np.isfinite(x)]
-            need = claims.seeds_needed(finite) if len(finite) >= 2 else None
-            comps.append({"dataset": name, "comparison": what,
-                          **{f"difference, seed {k}": x for k, x in zip(seeds, d, strict=True)},
-                          "mean": float(np.mean(finite)) if finite else np.nan, "margin": margin,
-                          "seeds to decide": need, "verdict here": verdicts[what]})
+        comps += _pilot_comparisons(name, runs, verdicts)
         late = runs.summary["final_acc"].unstack("method")
         ok = runs.summary["outcome"].unstack("method").eq("ok").all()
         means = late.loc[:, ok].mean()
@@ -937,24 +925,48 @@ def pilot_compare(cells: dict, test_size: int, chance: float = 0.1,
     return {"methods": pd.DataFrame(rows), "comparisons": pd.DataFrame(comps), "spread": pd.DataFrame(spread)}
 
 
+def _pilot_comparisons(name: str, runs: CellRuns, verdicts: dict) -> list[dict]:
+    """:func:`pilot_compare`'s rows of the cell's three comparisons of FedACS with FedAvg on the
+    dataset labelled ``name``: per-seed differences (positive for the claim; a run that misses the
+    target gives no finite one), their mean, the margin, the seeds to decide
+    (:func:`fedlib.claims.seeds_to_decide`; None: never) and ``verdicts``' verdict."""
+    seeds, diffs, margins = runs.seeds, {}, {}
+    for what, col, higher, margin in (
+            ("rounds to the target", "round", False, runs.margins["round"]),
+            ("computation to the target", "client_steps", False, runs.margins["client_steps"]),
+            ("highest late-window accuracy", "final_acc", True, claims.MARGINS["test accuracy"])):
+        get = runs.values if col == "final_acc" else runs.at_target
+        a, b = get("FedACS", col), get("FedAvg", col)
+        diffs[what], margins[what] = [(a[k] - b[k]) if higher else (b[k] - a[k]) for k in seeds], margin
+    rows = []
+    for (what, d), need in zip(diffs.items(), claims.seeds_to_decide(diffs), strict=True):
+        finite = [x for x in d if np.isfinite(x)]
+        rows.append({"dataset": name, "comparison": what,
+                     **{f"difference, seed {k}": x for k, x in zip(seeds, d, strict=True)},
+                     "mean": float(np.mean(finite)) if finite else np.nan, "margin": margins[what],
+                     "seeds to decide": None if np.isinf(need) else int(need),     # None: never
+                     "verdict here": verdicts[what]})
+    return rows
+
+
 def pilot_decision(tables: dict, mnist: str, other: str) -> tuple[bool, str]:
     """:data:`PILOT_RULE` on :func:`pilot_compare`'s tables: whether to switch the cell from the
-    dataset labelled ``mnist`` to the one labelled ``other``, and why (in words)."""
-    comp = tables["comparisons"].set_index(["dataset", "comparison"])["seeds to decide"]
+    dataset labelled ``mnist`` to the one labelled ``other``, and why (in words). The count of
+    comparisons ``other`` decides with fewer seeds is :func:`fedlib.claims.fewer_seeds` (a tie is not
+    fewer; never counts as infinitely many).
 
-    def seeds(ds: str, what: str) -> float:
-        v = comp.loc[(ds, what)]
-        return np.inf if v is None or not np.isfinite(v) else float(v)
-    whats = list(dict.fromkeys(tables["comparisons"]["comparison"]))
-    better = [w for w in whats if seeds(other, w) < seeds(mnist, w)]
+    Raises:
+        ValueError: ``mnist`` or ``other`` is not a dataset of the tables, or the two datasets'
+            comparisons differ.
+    """
+    needs = tables["comparisons"].set_index(["dataset", "comparison"])["seeds to decide"]
+    fewer = claims.fewer_seeds(needs, mnist, other, 2, name="tables['comparisons']")
     sp = tables["spread"].set_index("dataset").loc[other]
     gap, se = sp["spread between methods"], sp["test subset's standard error"]
     resolved = gap > se
-    switch = len(better) >= 2 and bool(resolved)
-    why = (f"{other} needs fewer seeds than {mnist} in {len(better)} of {len(whats)} comparisons"
-           f"{' (' + ', '.join(better) + ')' if better else ''}; its spread between the methods "
-           f"({gap:.4f}) is {'above' if resolved else 'not above'} the test subset's standard error "
-           f"({se:.4f})")
+    switch = fewer.enough and bool(resolved)
+    why = (f"{fewer.words}; its spread between the methods ({gap:.4f}) is "
+           f"{'above' if resolved else 'not above'} the test subset's standard error ({se:.4f})")
     return switch, why
 
 

@@ -253,14 +253,14 @@ def pilot_checks(frames: Frames, rivals: Sequence[str] = PILOT_RIVALS) -> pd.Dat
     test accuracy; fewer rounds to 98% of the lower plateau), one row each: the difference d of
     every seed of ``frames`` (positive favours SG-FOCUS; NaN where a run failed), their mean, the
     verdict on these seeds and the seeds an interval with their spread would need
-    (:func:`fedlib.claims.seeds_needed`; NaN: never, or fewer than two seeds with a value)."""
+    (:func:`fedlib.claims.seeds_to_decide`; NaN: never, or fewer than two seeds with a value)."""
     def accuracy(a, b, **kw):
         return claims.paired(a, b, margin=claims.MARGINS["test accuracy"], **kw)
 
     def speed(a, b, **kw):
         return claims.paired_reach(a, b, level=LEVEL, **kw,
                                    margin=claims.margin_for("rounds to target", frames.eval_every))
-    rows = []
+    rows, diffs = [], []
     for rival in rivals:
         for check, compare, get in (("test accuracy", accuracy, frames.values),
                                     ("rounds to plateau", speed, frames.hist)):
@@ -270,36 +270,29 @@ def pilot_checks(frames: Frames, rivals: Sequence[str] = PILOT_RIVALS) -> pd.Dat
             for k in frames.seeds:          # one seed alone: its own difference, none if a run failed
                 d = compare({k: ours[k]}, {k: theirs[k]}, names=("SG-FOCUS", rival)).diffs
                 per_seed[f"d seed {k}"] = d[0] if d else math.nan
-            need = claims.seeds_needed(whole.diffs) if len(whole.diffs) >= 2 else None
-            need = math.nan if need is None else need
+            diffs.append(whole.diffs)
             rows.append({"rival": rival, "check": check, **per_seed, "mean d": whole.effect,
-                         "verdict": whole.verdict, "seeds needed": need})
+                         "verdict": whole.verdict})
+    for row, need in zip(rows, claims.seeds_to_decide(dict(enumerate(diffs))), strict=True):
+        row["seeds needed"] = math.nan if math.isinf(need) else int(need)     # never: NaN
     return pd.DataFrame(rows)
 
 
 def pilot_decision(checks: pd.DataFrame, base: str, other: str, other_ok: bool, at_least: int = 3
                    ) -> tuple[pd.Series, bool]:
     """:data:`PILOT_RULE` on :func:`pilot_checks` tables stacked with a ``dataset`` column:
-    whether ``other`` decides each (rival, check) better than ``base`` (fewer seeds needed; a need
-    of NaN or None, never, counts as infinitely many), and whether to switch (at least
-    ``at_least`` comparisons decided better, and ``other_ok``: none of ``other``'s runs diverged
-    or collapsed).
+    whether ``other`` decides each (rival, check) better than ``base`` (fewer seeds needed, a tie
+    is not; a need of NaN or None, never, counts as infinitely many: :func:`fedlib.claims.fewer_seeds`),
+    and whether to switch (at least ``at_least`` comparisons decided better, and ``other_ok``: none
+    of ``other``'s runs diverged or collapsed).
 
     Raises:
-        ValueError: a dataset that is not in ``checks``, or the two datasets' rows do not pair.
+        ValueError: a dataset that is not in ``checks``, or the two datasets' rows do not pair; an
+            ``at_least`` that is not an integer >= 0.
     """
-    need = checks.assign(n=checks["seeds needed"].map(
-        lambda n: math.inf if n is None or pd.isna(n) else float(n)))
-    have = set(need["dataset"])
-    for name, d in (("base", base), ("other", other)):
-        if d not in have:
-            raise ValueError(f"{name}: no dataset {d!r} in checks; its datasets: {sorted(have)}")
-    a, b = (need[need["dataset"] == d].set_index(["rival", "check"])["n"] for d in (base, other))
-    if sorted(a.index) != sorted(b.index):
-        raise ValueError(f"checks: the comparisons of {base!r} and {other!r} differ: {sorted(a.index)} vs "
-                         f"{sorted(b.index)}")
-    better = (b < a.loc[b.index]).rename(f"{other} decides better")
-    return better, bool(better.sum() >= at_least and other_ok)
+    needs = checks.set_index(["dataset", "rival", "check"])["seeds needed"]
+    fewer = claims.fewer_seeds(needs, base, other, at_least, name="checks")
+    return fewer.better, bool(fewer.enough and other_ok)
 
 
 def focus_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FocusSetup:
