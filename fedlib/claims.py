@@ -23,9 +23,10 @@ warm-up), one run of each method per seed, by comparing the methods **seed by se
   3. a **threshold** from the claim's wording: 0 for "better / faster / fewer / more stable",
      ``-margin`` for "comparable / keeps its accuracy"; the **margin** of each metric is fixed
      before any run is read (:data:`MARGINS`);
-  4. the verdict, in this order of precedence: **not tested** (a method of the comparison that
-     a study marks as run outside its paper's rule -- ``off_rule``, method -> why -- failed on a
-     seed: the comparison tests the rate, not the paper), **equivalent** (a "better" claim whose
+  4. the verdict, in this order of precedence: **not tested** (no run here makes the claim's
+     setting, :func:`not_run`; or a method of the comparison that a study marks as run outside its
+     paper's rule -- ``off_rule``, method -> why -- failed on a seed: the comparison tests the rate,
+     not the paper), **equivalent** (a "better" claim whose
      interval lies wholly inside +-margin, whatever its sign: no difference that matters at this
      scale), **holds** (the interval lies above the threshold), **does not hold** (below it: the
      data favour the opposite), **inconclusive** (anything else), with its **direction**
@@ -88,7 +89,9 @@ DIRECTIONS = ("for", "against", "split")
 RULE = ("Per seed, the paired difference d between the methods compared (positive favours the claim); "
         "the mean effect and its 95% t-interval over seeds; a threshold from the claim's wording (0 for "
         "'better', minus the metric's margin for 'keeps / comparable'). The verdict, first that applies: "
-        "not tested: a method of the comparison that the study marks as run outside its own paper's rule "
+        "not tested: no run here makes the claim's setting (its data cannot be had, or the paper states it "
+        "without an experiment: the reason says which), or a method of the comparison that the study marks "
+        "as run outside its own paper's rule "
         "(a rate its paper would not use, named with the reason) failed (diverged, collapsed, never reached "
         "the target) on a seed; equivalent: a 'better' claim whose interval lies wholly inside +-margin, "
         "whatever its sign; holds: the interval lies above the threshold; does not hold: below it; "
