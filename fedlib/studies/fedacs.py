@@ -378,8 +378,9 @@ class FedAcsSetup:
                 fig = (f" (Fig. 10: {name} at alpha {', '.join(f'{a:g}' for a in paper['alphas'])}; {scope} "
                        f"runs alpha {', '.join(f'{a:g}' for a in self.alphas)} on {alpha}"
                        + ("" if self.alpha_dataset == d else f" for {name}") + ")")
-            why = (f"Sec. 6 and App. I.5 run {names}; {scope} runs {runs} only{fig}: {name} cannot be had on "
-                   "these machines (no network), and the paper profile runs it (on a GPU)")
+            why = (f"Sec. 6 and App. I.5 run {names}; {scope} runs Tables 1 and 4 and Figs. 6 and 9 on "
+                   f"{runs} only{fig}: {name} cannot be had on these machines (no network), and the paper "
+                   "profile runs it (on a GPU)")
             rows.append(ClaimRow(where, QUOTES["datasets"].quote, claim, claims.not_run(why),
                                  context={"environment": f"{name}, dynamic and static{at}"},
                                  setting=f"the paper profile ({name}, N={paper['num_clients']}, "

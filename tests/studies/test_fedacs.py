@@ -120,7 +120,8 @@ def test_tables_1_and_4_on_the_datasets_a_profile_does_not_run_are_not_tested_ro
     for r, name in zip(rows, ("CIFAR-10", "CINIC-10"), strict=True):
         assert r.check.verdict == claims.NOT_TESTED and r.check.seeds == 0 and r.claim == rows[0].claim
         assert r.check.reason.startswith("not tested: not run here: Sec. 6 and App. I.5 run MNIST, CIFAR-10, "
-                                         "CINIC-10; the quick profile runs MNIST only")
+                                         "CINIC-10; the quick profile runs Tables 1 and 4 and Figs. 6 and 9 "
+                                         "on MNIST only")
         assert f"{name} cannot be had on these machines" in r.check.reason and name in r.setting
         assert r.quote == studies.fedacs.QUOTES["datasets"].quote
     assert "runs alpha 0.1 on" in rows[0].check.reason                 # the stand-in cell named, not its rows
