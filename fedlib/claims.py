@@ -693,7 +693,11 @@ def not_run(reason: str) -> Verdict:
     if not isinstance(reason, str) or not reason.strip():
         raise InputError(f"reason: must say why the claim's setting is not run here, as text; got {reason!r}")
     return Verdict(NOT_TESTED, "no run: the claim's setting is not run here", 0, (),
-                   reason=f"not tested: not run here: {reason.strip()}")
+                   reason=f"{_NOT_RUN}{reason.strip()}")
+
+
+#: how the cause of a :func:`not_run` row begins (a row with no comparison, no seed)
+_NOT_RUN = "not tested: not run here: "
 
 
 def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
@@ -987,9 +991,9 @@ def what_holds_markdown(ledger: pd.DataFrame | str | os.PathLike) -> str:
 
 def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | None = None) -> str:
     """What a notebook's committed claims say, for the top of the notebook: how many of its claim
-    rows hold, do not hold, are equivalent, inconclusive (by direction) or not tested, at which
-    setting, the claims that hold, do not hold or are not tested (each once), and a link to the
-    ledger. ``ledger``: the ledger frame or
+    rows hold, do not hold, are equivalent, inconclusive (by direction) or not tested, the seeds
+    and the setting of its comparisons (a :func:`not_run` row has none), the claims that hold, do
+    not hold or are not tested (each once), and a link to the ledger. ``ledger``: the ledger frame or
     its CSV path (default: the project's ``figures/claims_ledger.csv``)."""
     from .paths import project_root
     if ledger is None:
@@ -1003,7 +1007,9 @@ def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | N
     if rows.empty:
         return f"No claims of `{notebook}` in the ledger yet (run the notebook at its defaults)."
     counts = rows["verdict"].value_counts()
-    seeds = sorted(set(pd.to_numeric(rows["seeds"], errors="coerce").dropna().astype(int)))
+    # seeds and scale of the rows that compare runs: a not-run row (:func:`not_run`) has neither
+    ran = rows[~rows["cause"].astype(str).str.startswith(_NOT_RUN)] if "cause" in rows else rows
+    seeds = sorted(set(pd.to_numeric(ran["seeds"], errors="coerce").dropna().astype(int)))
     parts = [f"**{int(counts.get(v, 0))} {v}**" for v in VERDICTS]
     if "direction" in rows and counts.get(INCONCLUSIVE, 0):
         lean = rows.loc[rows["verdict"] == INCONCLUSIVE, "direction"].astype(str).value_counts()
@@ -1011,7 +1017,7 @@ def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | N
                                                                for d in DIRECTIONS) + ")"
     lines = [f"**What the committed runs say** ({len(rows)} claim rows; seeds per comparison: "
              f"{', '.join(map(str, seeds)) or 'none'}): " + ", ".join(parts) + ".",
-             f"Scale: {_scale(rows['setting'].iloc[0])}."]
+             f"Scale: {_scale((ran if len(ran) else rows)['setting'].iloc[0])}."]
     for verdict in (HOLDS, NOT_HOLDS, NOT_TESTED):
         claims = list(dict.fromkeys(rows.loc[rows["verdict"] == verdict, "claim"]))
         if claims:
