@@ -23,9 +23,10 @@ warm-up), one run of each method per seed, by comparing the methods **seed by se
   3. a **threshold** from the claim's wording: 0 for "better / faster / fewer / more stable",
      ``-margin`` for "comparable / keeps its accuracy"; the **margin** of each metric is fixed
      before any run is read (:data:`MARGINS`);
-  4. the verdict, in this order of precedence: **not tested** (a method of the comparison that
-     a study marks as run outside its paper's rule -- ``off_rule``, method -> why -- failed on a
-     seed: the comparison tests the rate, not the paper), **equivalent** (a "better" claim whose
+  4. the verdict, in this order of precedence: **not tested** (no run here makes the claim's
+     setting, :func:`not_run`; or a method of the comparison that a study marks as run outside its
+     paper's rule -- ``off_rule``, method -> why -- failed on a seed: the comparison tests the rate,
+     not the paper), **equivalent** (a "better" claim whose
      interval lies wholly inside +-margin, whatever its sign: no difference that matters at this
      scale), **holds** (the interval lies above the threshold), **does not hold** (below it: the
      data favour the opposite), **inconclusive** (anything else), with its **direction**
@@ -93,7 +94,9 @@ DIRECTIONS = ("for", "against", "split")
 RULE = ("Per seed, the paired difference d between the methods compared (positive favours the claim); "
         "the mean effect and its 95% t-interval over seeds; a threshold from the claim's wording (0 for "
         "'better', minus the metric's margin for 'keeps / comparable'). The verdict, first that applies: "
-        "not tested: a method of the comparison that the study marks as run outside its own paper's rule "
+        "not tested: no run here makes the claim's setting (its data cannot be had, or the paper states it "
+        "without an experiment: the reason says which), or a method of the comparison that the study marks "
+        "as run outside its own paper's rule "
         "(a rate its paper would not use, named with the reason) failed (diverged, collapsed, never reached "
         "the target) on a seed; equivalent: a 'better' claim whose interval lies wholly inside +-margin, "
         "whatever its sign; holds: the interval lies above the threshold; does not hold: below it; "
@@ -779,7 +782,11 @@ def not_run(reason: str) -> Verdict:
     if not isinstance(reason, str) or not reason.strip():
         raise InputError(f"reason: must say why the claim's setting is not run here, as text; got {reason!r}")
     return Verdict(NOT_TESTED, "no run: the claim's setting is not run here", 0, (),
-                   reason=f"not tested: not run here: {reason.strip()}")
+                   reason=f"{_NOT_RUN}{reason.strip()}")
+
+
+#: how the cause of a :func:`not_run` row begins (a row with no comparison, no seed)
+_NOT_RUN = "not tested: not run here: "
 
 
 def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
@@ -1073,9 +1080,9 @@ def what_holds_markdown(ledger: pd.DataFrame | str | os.PathLike) -> str:
 
 def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | None = None) -> str:
     """What a notebook's committed claims say, for the top of the notebook: how many of its claim
-    rows hold, do not hold, are equivalent, inconclusive (by direction) or not tested, at which
-    setting, the claims that hold, do not hold or are not tested (each once), and a link to the
-    ledger. ``ledger``: the ledger frame or
+    rows hold, do not hold, are equivalent, inconclusive (by direction) or not tested, the seeds
+    and the setting of its comparisons (a :func:`not_run` row has none), the claims that hold, do
+    not hold or are not tested (each once), and a link to the ledger. ``ledger``: the ledger frame or
     its CSV path (default: the project's ``figures/claims_ledger.csv``)."""
     from .paths import project_root
     if ledger is None:
@@ -1089,7 +1096,9 @@ def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | N
     if rows.empty:
         return f"No claims of `{notebook}` in the ledger yet (run the notebook at its defaults)."
     counts = rows["verdict"].value_counts()
-    seeds = sorted(set(pd.to_numeric(rows["seeds"], errors="coerce").dropna().astype(int)))
+    # seeds and scale of the rows that compare runs: a not-run row (:func:`not_run`) has neither
+    ran = rows[~rows["cause"].astype(str).str.startswith(_NOT_RUN)] if "cause" in rows else rows
+    seeds = sorted(set(pd.to_numeric(ran["seeds"], errors="coerce").dropna().astype(int)))
     parts = [f"**{int(counts.get(v, 0))} {v}**" for v in VERDICTS]
     if "direction" in rows and counts.get(INCONCLUSIVE, 0):
         lean = rows.loc[rows["verdict"] == INCONCLUSIVE, "direction"].astype(str).value_counts()
@@ -1097,7 +1106,7 @@ def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | N
                                                                for d in DIRECTIONS) + ")"
     lines = [f"**What the committed runs say** ({len(rows)} claim rows; seeds per comparison: "
              f"{', '.join(map(str, seeds)) or 'none'}): " + ", ".join(parts) + ".",
-             f"Scale: {_scale(rows['setting'].iloc[0])}."]
+             f"Scale: {_scale((ran if len(ran) else rows)['setting'].iloc[0])}."]
     for verdict in (HOLDS, NOT_HOLDS, NOT_TESTED):
         claims = list(dict.fromkeys(rows.loc[rows["verdict"] == verdict, "claim"]))
         if claims:

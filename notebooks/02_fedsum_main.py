@@ -224,10 +224,12 @@ for d, marks in off_rule.items():
                                                  if marks else "none"))
 claim_rows = [r for d in DATASETS for p in PATTERNS
               for r in setup.main_claims(summary, curves, d, p, seeds, setup.setting, off_rule[d])]
-claim_table = runs.claims(claim_rows, "FedSUM", setting=["dataset", "pattern"])
+unrun = setup.unrun_main_claims()                 # Fig. 1 on the datasets this profile does not run
+claim_table = runs.claims([*claim_rows, *unrun], "FedSUM", setting=["dataset", "pattern"])
 
 # %%
-counts = claim_table.groupby("claim", sort=False)["verdict"].value_counts().unstack(fill_value=0)
+counts = (claim_table[~claim_table["claim"].isin({r.claim for r in unrun})]
+          .groupby("claim", sort=False)["verdict"].value_counts().unstack(fill_value=0))
 for claim, row in counts.iterrows():
     print(f"'{claim}': " + ", ".join(f"{v} in {row[v]}" for v in claims.VERDICTS if v in row and row[v])
           + f" of {row.sum()} dataset x pattern cases ({profile} profile, seeds {seeds}).")

@@ -366,6 +366,25 @@ def test_a_notebook_opens_with_what_its_committed_claims_say():
     assert claims.summary_markdown("missing", ledger).startswith("No claims of `missing`")
 
 
+def test_a_claim_no_run_makes_is_counted_not_tested_but_adds_no_seeds_or_scale_to_the_summary():
+    row = claims.ClaimRow("Sec. 5", "q", "A beats B on SVHN", claims.not_run("SVHN cannot be had here"),
+                          setting="paper profile (SVHN, T = 2000), not run")
+    table = claims.claims_table([row])
+    assert table.loc[0, "verdict"] == NOT_TESTED and table.loc[0, "seeds"] == 0
+    assert table.loc[0, "cause"] == "not tested: not run here: SVHN cannot be had here"
+    ledger = pd.DataFrame({
+        "notebook": "nb", "paper": "P", "where": "Sec. 5", "quote": "q",
+        "setting": ["MNIST, quick profile (MNIST, T = 200)", table.loc[0, "setting"]],
+        "claim": ["A beats B", "A beats B on SVHN"], "verdict": [HOLDS, NOT_TESTED], "direction": "",
+        "seeds": [5, 0], "cause": ["", table.loc[0, "cause"]]})
+    text = claims.summary_markdown("nb", ledger)
+    assert "(2 claim rows; seeds per comparison: 5)" in text and "**1 not tested**" in text
+    assert "Scale: quick profile (MNIST, T = 200)." in text and "*Not tested*: A beats B on SVHN." in text
+    counts = claims.what_holds(ledger)                                 # the README's table counts it
+    assert counts.loc[0, NOT_TESTED] == 1 and counts.loc[0, "rows"] == 2
+    assert "| 1 | 2 |" in claims.what_holds_markdown(ledger).splitlines()[2]
+
+
 def test_an_interval_inside_the_margin_is_equivalent_whatever_its_sign():
     # row 85's case: every seed against the claim, but the whole interval inside +-0.005
     b = dict.fromkeys(range(5), 0.90)

@@ -110,6 +110,27 @@ def test_fedacs_cell_claims_are_seed_by_seed(tmp_path):
 
 
 
+def test_tables_1_and_4_on_the_datasets_a_profile_does_not_run_are_not_tested_rows_of_the_ledger():
+    from fedlib import claims
+    s = studies.fedacs.fedacs_setup("quick")                           # MNIST only; Fig. 10 at alpha 0.1
+    rows = s.unrun_claims()
+    assert [r.context["environment"] for r in rows] == ["CIFAR-10, dynamic and static, alpha 0.5, 1",
+                                                        "CINIC-10, dynamic and static"]
+    assert rows[0].where.endswith("App. I.5.2, Table 4, Fig. 10") and "Fig. 10" not in rows[1].where
+    for r, name in zip(rows, ("CIFAR-10", "CINIC-10"), strict=True):
+        assert r.check.verdict == claims.NOT_TESTED and r.check.seeds == 0 and r.claim == rows[0].claim
+        assert r.check.reason.startswith("not tested: not run here: Sec. 6 and App. I.5 run MNIST, CIFAR-10, "
+                                         "CINIC-10; the quick profile runs Tables 1 and 4 and Figs. 6 and 9 "
+                                         "on MNIST only")
+        assert f"{name} cannot be had on these machines" in r.check.reason and name in r.setting
+        assert r.quote == studies.fedacs.QUOTES["datasets"].quote
+    assert "runs alpha 0.1 on" in rows[0].check.reason                 # the stand-in cell named, not its rows
+    # notebook 07's ledger rows gather them after the tested rows
+    assert s.ledger_rows({}, ("mnist", "dynamic", None), {}) == rows
+    assert (claims.claims_table(rows)["verdict"] == claims.NOT_TESTED).all()
+    assert studies.fedacs.fedacs_setup("paper").unrun_claims() == []    # the paper profile runs all three
+
+
 def test_fedacs_mechanism_is_eq_15_over_the_schedule(tmp_path):
     from fedlib.store import Store
     s = studies.fedacs.fedacs_setup("smoke", stand_in_rounds=2)

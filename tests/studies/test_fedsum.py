@@ -243,3 +243,27 @@ def test_app_h6_and_h7_are_rows_not_tested_with_the_reason_of_the_profile():
     assert [r.quote for r in rows] == [studies.fedsum.QUOTES[k] for k in ("fig12", "fig13", "fig13 others")]
     paper = studies.fedsum.fedsum_setup("paper").unrun_claims()       # Fig. 12 runs there, from one seed
     assert "from one seed" in paper[0].check.reason
+
+
+def test_fig1_on_the_datasets_a_profile_does_not_run_is_not_tested_with_the_missing_dataset():
+    from fedlib import claims
+    rows = studies.fedsum.fedsum_setup("quick").unrun_main_claims()    # the quick profile runs MNIST only
+    assert [(r.where, r.context["dataset"]) for r in rows] == [("Sec. 5, Fig. 1", "SVHN"),
+                                                               ("Sec. 5, Fig. 1", "CIFAR-10")]
+    for r in rows:
+        assert r.check.verdict == claims.NOT_TESTED and r.check.seeds == 0
+        assert r.context["pattern"] == "P1, P2, P3"
+        assert r.check.reason.startswith("not tested: not run here: Fig. 1 runs MNIST, SVHN, CIFAR-10")
+        assert f"the quick profile runs MNIST only: {r.context['dataset']} cannot be had" in r.check.reason
+        assert r.quote == studies.fedsum.QUOTES["fig1 datasets"] and "quick profile" in r.setting
+    table = claims.claims_table(rows)                                   # a table row with its cause
+    assert (table["verdict"] == claims.NOT_TESTED).all()
+    assert table["cause"].str.contains("SVHN|CIFAR-10").all()
+    assert studies.fedsum.fedsum_setup("paper").unrun_main_claims() == []  # the paper profile runs all three
+    assert studies.fedsum.fedsum_setup("paper", stand_in_rounds=2).unrun_main_claims() == []
+    # the paper profile cut to the datasets whose runs are stored (campaign.stored_scope_02)
+    from dataclasses import replace
+    cut = replace(studies.fedsum.fedsum_setup("paper"), datasets=("mnist", "svhn")).unrun_main_claims()
+    assert [r.context["dataset"] for r in cut] == ["CIFAR-10"]
+    assert "the paper profile runs CIFAR-10, but its App. H grid or main runs are not in this store" in \
+        cut[0].check.reason
