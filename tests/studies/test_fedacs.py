@@ -217,8 +217,8 @@ def test_fig10_runs_on_its_profiles_dataset_and_the_quick_cell_is_the_pilots_fas
     from fedlib.store import Store
     f = studies.fedacs
     assert f.fedacs_setup("quick").datasets == ("mnist",)
-    assert [f.fedacs_setup(p).alpha_dataset for p in ("smoke", "quick", "paper")] == ["digits", "fashion_mnist",
-                                                                                        "cifar10"]
+    alpha = [f.fedacs_setup(p).alpha_dataset for p in ("smoke", "quick", "paper")]
+    assert alpha == ["digits", "fashion_mnist", "cifar10"]
     assert f.fedacs_setup("quick", stand_in_rounds=2).alpha_dataset == "mnist"
     quick = Path(__file__).resolve().parents[2] / "results" / "07_fedacs_experiments" / "quick"
     if not quick.is_dir():
