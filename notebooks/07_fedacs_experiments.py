@@ -402,8 +402,5 @@ claim_table = runs.claims(setup.ledger_rows(CELL_CLAIMS, GRID_KEY, others), "Fed
 
 # %%
 for _, r in claim_table.iterrows():
-    print(f"[{r['verdict']}] {r['environment']}: {r['claim']}")
-print("\nper claim, the regime cells where it holds:")
-for name, row in verdict_grid.iterrows():
-    print(f"  {name}: {', '.join(c for c, v in row.items() if v == claims.HOLDS) or 'none'} (of {len(CELLS)})")
+    print(f"[{r['verdict']}] {r['environment']}: {r['claim']}")   # per regime cell: the verdict grid above
 
