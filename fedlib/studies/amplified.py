@@ -102,10 +102,10 @@ QUOTES = {
           "[18, 36], does not give the best performance",
     "smaller": "compared to P=500, we see that P=100 and P=300 give a similar performance",
     "larger": "the performances of P=700 and P=900 are even worse",
-    "partial": "The results suggest that amplifying such partial contributions by multiple subsets of clients "
-               "can still improve performance.",
-    "smaller rate": "Nevertheless, we expect that choosing a smaller learning rate γ can improve the performance "
-                    "for large P values.",
+    "partial": "The results suggest that amplifying such partial contributions by multiple subsets of "
+               "clients can still improve performance.",
+    "smaller rate": "Nevertheless, we expect that choosing a smaller learning rate γ can improve the "
+                    "performance for large P values.",
     "cifar": "compared to P=500, we see that P=100 and P=300 give a similar performance, and even slightly "
              "better performance in the case of CIFAR-10 data",
 }
@@ -325,11 +325,11 @@ class AmplifiedSetup:
         fig2 = [("P1", f"P = 1 is not the best: P = {c} (the cycle) beats it", {"P=1": vs_p(c, 1)}),
                 ("smaller", f"a smaller P ({', '.join(map(str, smaller))}) performs similarly to P = {c} "
                             f"(margin {margin:g})", {f"P={P}": vs_p(P, c, kind="no worse") for P in smaller}),
-                ("larger", f"a larger P ({', '.join(map(str, larger))}) is worse than P = {c} (the sentence is "
-                           "about CIFAR-10; our reading applies it to FashionMNIST)",
+                ("larger", f"a larger P ({', '.join(map(str, larger))}) is worse than P = {c} (the sentence "
+                           "is about CIFAR-10; our reading applies it to FashionMNIST)",
                  {f"P={P}": vs_p(c, P) for P in larger}),
-                ("partial", f"amplification with P below the cycle ({', '.join(map(str, smaller))}) ends above "
-                            "no amplification (eta=1, at its own best grid rate)",
+                ("partial", f"amplification with P below the cycle ({', '.join(map(str, smaller))}) ends "
+                            "above no amplification (eta=1, at its own best grid rate)",
                  {f"P={P}": claims.paired(acc2[P], {k: vals1[(best, k, no_amp)]["acc"] for k in seeds},
                                           margin=margin, names=(f"P={P}", no_amp)) for P in smaller})]
         shown = {f"Sec. 6, Fig. {n}": f"Fig. {n}: curves only, no number printed" for n in (1, 2)}
