@@ -394,7 +394,7 @@ finals_table.pivot(index="method", columns="environment", values="final test acc
 # %%
 print(claims.RULE)
 others = {key: fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE, window=WINDOW,
-                                 kind=setup.kind(key))
+                                 kind=setup.kind(key), target_words=setup.target_words(key))
           for key in static_keys + alpha_keys}
 for key in static_keys:                               # App. I.5.1: "tends to favor clients with fewer local epochs"
     others[key] = others[key] + [setup.priority_rows({key: EXPERIMENTS[key]}, key, st)[key]]

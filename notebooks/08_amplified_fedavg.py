@@ -255,7 +255,11 @@ runs.table(setup.outcome_table(vals2, {P: {"P": P, "key": lambda k, P=P: (k, P)}
 # 100, 140, 180 of a cycle of 100 at the quick profile). Each seed is a whole independent run,
 # so the interval is over runs; each row's setting names the dataset and protocol. Wang & Ji
 # print no number for these claims (Figs. 1 and 2 are curves, Sec. 6 words them): the column
-# "in the paper" says where the paper shows each.
+# "in the paper" says where the paper shows each. Sec. 6's "amplifying such partial contributions by
+# multiple subsets of clients can still improve performance" compares Fig. 2's runs at a P below the
+# cycle with Fig. 1's run without amplification at its own best rate, seed by seed. Two claims no run
+# here makes are rows "not tested" with their reason: the CIFAR-10 one, and the expectation that a
+# smaller rate helps a P above the cycle (Fig. 2 runs every P at one rate, as Sec. 6 does).
 
 # %%
 print(claims.RULE)

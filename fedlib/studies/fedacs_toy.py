@@ -15,8 +15,9 @@ from ..problems import Quadratic
 from ..runner import run
 from . import methods
 
-__all__ = ["SOURCES", "TOY_CLAIMS", "TOY_METHODS", "TOY_SOLVERS", "Toy", "UNRUN_CLAIMS", "UNRUN_REASON",
-           "toy_claims", "toy_values", "unrun_claims"]
+__all__ = ["DYNAMIC_CLAIMS", "NONSTATIONARY_CLAIM", "NONSTATIONARY_REASON", "SOURCES", "STEP_TOLERANCE",
+           "TOY_CLAIMS", "TOY_METHODS", "TOY_SOLVERS", "Toy", "UNRUN_CLAIMS", "UNRUN_REASON",
+           "dynamic_claims", "dynamic_values", "toy_claims", "toy_values", "unrun_claims"]
 
 #: local solvers of the toy: label -> options
 TOY_SOLVERS = {"SGD": {}, "momentum 0.5": {"momentum": 0.5}, "prox mu=0.1": {"prox_mu": 0.1},
@@ -126,12 +127,20 @@ _Q_ACS = ("Our proposed method, FedACS, effectively addresses both types of obje
 _Q_NOVA6 = ("The FedNova addresses computational heterogeneity, but its performance degrades under "
             "heterogeneous communication due to the resulting increase in variance.")
 _NEITHER = "removes neither the communication nor the computation inconsistency"
+#: the methods that keep a source of inconsistency in the toy (every one but FedACS: the rows
+#: "removes" / "keeps" show which source each keeps)
+_BIASED = tuple(m for m in TOY_METHODS if m != "FedACS")
+#: App. I.2's "does not determine the final convergence point", as a tolerance on the share kept at
+#: eta/2 (:meth:`Toy.share_kept`): a kept source leaves it at 1, a removed one at 1/2 (first order in
+#: eta); within 1/4 of 1 it lies nearer the first, the midpoint the "removes" / "keeps" rows use
+STEP_TOLERANCE = 0.25
 #: FedACS's statements about each method's objective inconsistency (Sec. 3, Sec. 6, App. I.4),
 #: checked on App. C's model: (where, quote, claim, check); a check is (kind, method, argument),
 #: read by :func:`toy_claims`: removes / keeps (a source: :meth:`Toy.share_kept` against 3/4,
 #: midway between removed (1/2) and kept (1)), closer / farther (than a method, or than every
 #: other method with "every": the distance to x* with both sources), closer_under (than a method,
-#: with one source alone), farther_all_solvers (than a method, under every local solver)
+#: with one source alone), farther_all_solvers (than a method, under every local solver), unchanged
+#: (methods: each one's share kept within :data:`STEP_TOLERANCE` of 1, both sources at once)
 TOY_CLAIMS = (
     ("Sec. 3, Fig. 4",
      "With this toy example, Figure 4 shows the distance between the pursued true global minimum and "
@@ -143,10 +152,6 @@ TOY_CLAIMS = (
      ("farther_all_solvers", "FedAvg", "FedACS")),
     ("Sec. 6", "The FedAvg fails to address any form of objective inconsistency.", f"FedAvg {_NEITHER}",
      ("keeps", "FedAvg", "both")),
-    ("Sec. 6",
-     "The FedVarp reuses previously observed local updates; however, due to non-stationary statistics "
-     "across training rounds, it fails to resolve any form of objective inconsistency as well.",
-     f"FedVARP {_NEITHER}", ("keeps", "FedVARP", "both")),
     ("Sec. 6", _Q_NOVA6, "FedNova removes the computation inconsistency",
      ("removes", "FedNova", "computation")),
     ("Sec. 6", _Q_NOVA6, "FedNova keeps the communication inconsistency",
@@ -170,6 +175,10 @@ TOY_CLAIMS = (
                   "than FedNova's", ("closer_under", "c-a-FedAvg", ("FedNova", "communication"))),
     (_I4, _Q_REL, "with heterogeneous computation alone, FedNova's fixed point lies closer to x* than "
                   "c-a-FedAvg's", ("closer_under", "FedNova", ("c-a-FedAvg", "computation"))),
+    (_I4, _Q_REL, "with heterogeneous communication alone, FedAU's fixed point lies closer to x* than "
+                  "FedNova's", ("closer_under", "FedAU", ("FedNova", "communication"))),
+    (_I4, _Q_REL, "with heterogeneous computation alone, FedNova's fixed point lies closer to x* than "
+                  "FedAU's", ("closer_under", "FedNova", ("FedAU", "computation"))),
     (_I4, _Q_ACS, "FedACS removes both the communication and the computation inconsistency",
      ("removes", "FedACS", "both")),
     (_I4, _Q_ACS, "FedACS's fixed point lies closer to x* than every other method's",
@@ -178,6 +187,25 @@ TOY_CLAIMS = (
           "dimensionality and the learning rate.",
      "FedACS's remaining distance shrinks with the learning rate (halves with eta; the dimension is "
      "not varied)", ("removes", "FedACS", "both together")),
+    ("App. I.2",
+     "The step size influences the convergence speed, either accelerating or decelerating the "
+     "optimization process, but does not determine the final convergence point.",
+     f"halving eta leaves the distance to x* of each method that keeps a source ({', '.join(_BIASED)}) "
+     "unchanged: its share kept at eta/2 lies within 1/4 of 1 (nearer kept, 1, than removed, 1/2)",
+     ("unchanged", _BIASED, "both together")),
+)
+#: Fig. 7's statements about distances that hold in the dynamic setting too (App. I.4: "under both
+#: static and dynamic heterogeneous settings"), checked by :func:`dynamic_claims`: (where, quote,
+#: claim, check) as :data:`TOY_CLAIMS` (closer / farther only: the dynamic fixed points are computed
+#: at the toy's rate alone, which cannot tell a removed source from a kept one)
+DYNAMIC_CLAIMS = (
+    (_I4, _Q_AVG, "FedAvg's fixed point lies farther from x* than every other method's",
+     ("farther", "FedAvg", "every")),
+    (_I4, _Q_CA, "c-a-FedAvg's fixed point lies closer to x* than FedAvg's",
+     ("closer", "c-a-FedAvg", "FedAvg")),
+    (_I4, _Q_CA, "FedAU's fixed point lies closer to x* than FedAvg's", ("closer", "FedAU", "FedAvg")),
+    (_I4, _Q_ACS, "FedACS's fixed point lies closer to x* than every other method's",
+     ("closer", "FedACS", "every")),
 )
 #: what a row of a method adds to its cause where it does not hold
 _CAUSES = {"FedVARP": ("the model's statistics are stationary (its fixed points are exact), where Sec. 6 "
@@ -209,7 +237,37 @@ def toy_claims(values: dict, setting: str = "") -> list[ClaimRow]:
     ``MARGINS['distance to the optimum']``), against every other method where the claim says so;
     each row gets ``setting``."""
     return [ClaimRow(where, quote, claim, _toy_check(values, *check), setting=setting,
-                     cause=_CAUSES.get(check[1], "")) for where, quote, claim, check in TOY_CLAIMS]
+                     cause=_step_cause(values) if check[0] == "unchanged" else _CAUSES.get(check[1], ""))
+            for where, quote, claim, check in TOY_CLAIMS]
+
+
+def _step_cause(values: dict) -> str:
+    """What App. I.2's row adds: FedACS's own share kept, where the step size does set the end point."""
+    q = list(values[("kept", "FedACS", "both")].values())
+    return (f"FedACS's share kept is {min(q):.3f}-{max(q):.3f}: its remaining distance is first order in eta "
+            "(halving eta halves it), so for FedACS the step size does set how near x* it ends")
+
+
+def dynamic_values(seeds: Sequence[int], progress: bool = False, **toy_args) -> dict:
+    """Per instance seed (:class:`Toy` ``seed=k``), the distance to x* of each method's closed-form
+    fixed point in the dynamic environment (p_i^t and tau_i^t redrawn every round), SGD solver, at
+    the toy's rate, with the expectations over the run's realised schedule (:meth:`Toy.evaluate`,
+    one simulated run per method: FedACS draws its own schedule): ``("dist", method, "both",
+    "SGD")`` -> seed -> distance, the keys :func:`dynamic_claims` reads."""
+    out: dict = {}
+    for k in seeds:
+        toy = Toy(seed=int(k), **toy_args)
+        for label, m in TOY_METHODS.items():
+            xbar, _ = toy.evaluate("dynamic", m, "SGD", progress)
+            out.setdefault(("dist", label, "both", "SGD"), {})[k] = float(np.linalg.norm(xbar - toy.x_star))
+    return out
+
+
+def dynamic_claims(values: dict, setting: str = "") -> list[ClaimRow]:
+    """:data:`DYNAMIC_CLAIMS` checked on :func:`dynamic_values` as :func:`toy_claims` checks
+    closer / farther (margin ``MARGINS['distance to the optimum']``), each row with ``setting``."""
+    return [ClaimRow(where, quote, claim, _toy_check(values, *check), setting=setting)
+            for where, quote, claim, check in DYNAMIC_CLAIMS]
 
 
 #: Sec. 6's statements about the variance a method adds, which no run here measures: (claim, quote)
@@ -227,11 +285,29 @@ UNRUN_REASON = ("a variance over draws: this notebook's claims are closed-form f
                 "communication to compare with) and measures no variance of the global model")
 
 
-def unrun_claims(setting: str = "the global model's variance over draws, not run") -> list[ClaimRow]:
+#: Sec. 6 on FedVARP, which puts its failure on non-stationary statistics: (claim, quote)
+NONSTATIONARY_CLAIM = (
+    f"FedVARP {_NEITHER} under non-stationary statistics across rounds",
+    "The FedVarp reuses previously observed local updates; however, due to non-stationary statistics "
+    "across training rounds, it fails to resolve any form of objective inconsistency as well.")
+#: why no computation here tests :data:`NONSTATIONARY_CLAIM`
+NONSTATIONARY_REASON = (
+    "which inconsistency a method removes is read here from static closed forms (at eta and eta/2), "
+    "whose statistics are stationary: at a fixed point FedVARP's aggregate is c-a-FedAvg's (App. I.2, "
+    "eq. 115), so they cannot show Sec. 6's mechanism; the dynamic environment's fixed points are "
+    "computed at the toy's rate alone, which cannot tell a removed source from a kept one")
+
+
+def unrun_claims(setting: str = "the global model's variance over draws, not run",
+                 nonstationary_setting: str = "non-stationary statistics across rounds, not run"
+                 ) -> list[ClaimRow]:
     """:data:`UNRUN_CLAIMS`, each "not tested" with :data:`UNRUN_REASON`
-    (:func:`fedlib.claims.not_run`), with ``setting``."""
-    return [ClaimRow("Sec. 6", quote, claim, claims.not_run(UNRUN_REASON), setting=setting)
-            for claim, quote in UNRUN_CLAIMS]
+    (:func:`fedlib.claims.not_run`), with ``setting``; then :data:`NONSTATIONARY_CLAIM`, "not
+    tested" with :data:`NONSTATIONARY_REASON`, with ``nonstationary_setting``."""
+    return [*(ClaimRow("Sec. 6", quote, claim, claims.not_run(UNRUN_REASON), setting=setting)
+              for claim, quote in UNRUN_CLAIMS),
+            ClaimRow("Sec. 6", NONSTATIONARY_CLAIM[1], NONSTATIONARY_CLAIM[0],
+                     claims.not_run(NONSTATIONARY_REASON), setting=nonstationary_setting)]
 
 
 def _toy_check(values: dict, kind: str, method: str, arg) -> Verdict:
@@ -257,12 +333,20 @@ def _toy_check(values: dict, kind: str, method: str, arg) -> Verdict:
         rival, src = arg
         return claims.paired(dist(method, src), dist(rival, src), higher=False, margin=dist_margin,
                              names=(method, rival))
+    if kind == "unchanged":                   # method: the methods, each within STEP_TOLERANCE of 1
+        checks = {}
+        for m in method:
+            q = values[("kept", m, "both")]
+            off = {k: abs(v - 1.0) for k, v in q.items()}
+            checks[m] = claims.paired(off, dict.fromkeys(off, STEP_TOLERANCE), higher=False,
+                                      names=(f"{m}'s |share kept - 1|", "1/4"))
+        return claims.combine(checks)
     if kind == "farther_all_solvers":
         return claims.combine({sv: claims.paired(dist(method, "both", sv), dist(arg, "both", sv),
                                                  margin=dist_margin, names=(method, arg))
                                for sv in TOY_SOLVERS})
     raise ValueError(f"kind: must be one of removes, keeps, closer, farther, closer_under, "
-                     f"farther_all_solvers; got {kind!r}")
+                     f"farther_all_solvers, unchanged; got {kind!r}")
 
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)

@@ -276,7 +276,15 @@ def test_evaluate_reads_every_run_and_compare_puts_the_datasets_side_by_side_und
     spreads = t[t["method"].str.startswith("spread")].set_index(["data", "rates"])["margins"]
     assert (spreads["FashionMNIST"] > 10 * spreads["MNIST"]).all()       # the gap here is 20x MNIST's
     v = studies.amplified.compare_claims(evals)
-    assert len(v) == len(evals["MNIST"].rows) == 11
+    assert len(v) == len(evals["MNIST"].rows) == 12
+    # Sec. 6's "partial contributions": Fig. 2's runs at each P below the cycle against Fig. 1's run
+    # without amplification at its own best rate, seed by seed (the fake runs rank them 1 over 0)
+    (partial,) = [r for r in evals["FashionMNIST"].rows if r.quote == studies.amplified.QUOTES["partial"]]
+    assert partial.where == "Sec. 6, Fig. 2" and partial.check.verdict == "holds" and partial.check.seeds == 3
+    assert partial.check.reason == "per rival: P=20: holds; P=60: holds"
+    assert "(20, 60) ends above no amplification" in partial.claim
+    (larger,) = [r for r in evals["FashionMNIST"].rows if r.quote == studies.amplified.QUOTES["larger"]]
+    assert larger.claim.endswith("(the sentence is about CIFAR-10; our reading applies it to FashionMNIST)")
     # "Algorithm 1 with amplification gives the best performance": against each of the three others
     best = [r for r in evals["FashionMNIST"].rows if r.quote == studies.amplified.QUOTES["best"]]
     assert [r.context["rates"] for r in best] == list(studies.amplified.RATE_SETS)
@@ -294,7 +302,11 @@ def test_evaluate_reads_every_run_and_compare_puts_the_datasets_side_by_side_und
 
 
 def test_the_cifar_10_claim_is_a_row_not_tested_with_its_reason():
-    (row,) = studies.amplified.amplified_setup("quick").unrun_claims()
+    row, slower = studies.amplified.amplified_setup("quick").unrun_claims()
+    assert slower.check.verdict == "not tested" and slower.check.seeds == 0
+    assert slower.quote.startswith("Nevertheless, we expect that choosing a smaller learning rate")
+    assert "(here 140, 180)" in slower.claim and "no run at a smaller rate" in slower.check.reason
+    assert slower.setting == "FashionMNIST, P above the cycle, not run"
     assert row.where == "Sec. 6, Fig. 2" and row.check.verdict == "not tested" and row.check.seeds == 0
     assert row.quote.endswith("even slightly better performance in the case of CIFAR-10 data")
     assert "CIFAR-10 cannot be had on these machines" in row.check.reason

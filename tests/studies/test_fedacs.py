@@ -89,6 +89,10 @@ def test_fedacs_cell_claims_are_seed_by_seed(tmp_path):
     assert v.reason.startswith("undecidable at 3 seeds: needs >= 6")
     v = rows["OS is not stable in reaching the target"]
     assert v.threshold == 0.1 and v.reason.startswith("undecidable at 3 seeds: needs >= 36")
+    # Sec. 6's sentence, not Table 1's (OS reaches 70% there); the claim says what 3 seeds cannot show
+    (os_row,) = [r for r in found if r.short == "OS is not stable in reaching the target"]
+    assert os_row.where == "Sec. 6 (Table 1 shows OS at 72 rounds)"
+    assert os_row.claim.endswith("(our reading; 3 seeds cannot rule a 10% rate out: that needs >= 36)")
     # App. I.5 leaves FedAU out of the accuracy claim and names four rivals of the speed claims
     static = {r.short: r for r in studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7,
                                                                  kind="static")}
@@ -96,6 +100,22 @@ def test_fedacs_cell_claims_are_seed_by_seed(tmp_path):
     assert "FedAU" not in static["rounds to the target"].check.reason
     assert static["rounds to the target"].where == "App. I.5.1, Table 4"
     assert "OS never reaches the target" in static and "OS is sub-optimal" not in static
+    dash = ("A dash (–) indicates a failure to reach the specified threshold within the entire training "
+            "process.")
+    for short in ("FedAU never reaches the target", "OS never reaches the target"):   # its caption
+        assert (static[short].where, static[short].quote) == ("App. I.5.1, Table 4", dash)
+    # Fig. 10's cell on a stand-in for CIFAR-10: the claims say whose target it is
+    quick = studies.fedacs.fedacs_setup("quick")
+    key = ("fashion_mnist", "alpha", quick.alphas[0])
+    words = quick.target_words(key)
+    assert words == "54%, ours for the Fashion-MNIST stand-in; the paper's CIFAR-10 targets are 35-40%"
+    assert quick.target_words(("mnist", "dynamic", None)) == "70%"
+    assert quick.target_words(("cifar10", "alpha", quick.alphas[0])) == "35%"
+    alpha = {r.short: r for r in studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7,
+                                                                kind="alpha", target_words=words)}
+    assert alpha["rounds to the target"].claim.startswith(f"fewer rounds to the target ({words}) than")
+    assert alpha["FedAU never reaches the target"].claim == (f"FedAU never reaches the target ({words}): "
+                                                             "Table 4's dash")
     with pytest.raises(ValueError, match="^kind"):
         studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7, kind="windy")
     curves["FedACS"] = (np.full(T, 0.5), down)                              # never reaches the target

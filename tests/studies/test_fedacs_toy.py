@@ -1,8 +1,13 @@
 """fedlib.studies.fedacs_toy: FedACS's toy (notebook 06)."""
 
+import re
+
 import numpy as np
+import pytest
 
 from fedlib import studies
+
+_I4 = "App. I.4, Fig. 7"
 
 
 def test_fedacs_toy_fixed_points_match_the_simulation():
@@ -33,11 +38,54 @@ def test_fedacs_toy_claims_are_the_fixed_points_of_each_method():
     assert neither.check.verdict == "does not hold" and "communication: does not hold" in neither.check.reason
     assert "stationary" in neither.cause                     # the model cannot show Sec. 6's mechanism
     assert all(r.setting == "model" for r in rows.values())
+    assert not any(r.where == "Sec. 6" and r.claim.startswith("FedVARP") for r in rows.values())  # unrun
+    # I.4's "c-a-FedAvg/FedAU versus FedNova": FedAU's comparisons beside c-a-FedAvg's
+    for m in ("c-a-FedAvg", "FedAU"):
+        comm = rows[_I4, f"with heterogeneous communication alone, {m}'s fixed point lies closer to x* than "
+                         "FedNova's"]
+        comp = rows[_I4, "with heterogeneous computation alone, FedNova's fixed point lies closer to x* "
+                         f"than {m}'s"]
+        assert comm.quote == comp.quote and "c-a-FedAvg/FedAU versus FedNova" in comm.quote
+        assert comm.check.verdict == comp.check.verdict == "holds" and comm.check.seeds == 3
+    # App. I.2: halving eta leaves each method that keeps a source where it was (share kept within 1/4
+    # of 1); FedACS, which removes both, is named in the cause with its share (1/2)
+    (step,) = [r for r in rows.values() if r.where == "App. I.2"]
+    assert step.quote.endswith("but does not determine the final convergence point.")
+    assert step.check.verdict == "holds" and step.check.reason == (
+        "per rival: FedAvg: holds; c-a-FedAvg: holds; FedVARP: holds; FedAU: holds; FedNova: holds")
+    lo, hi = map(float, re.match(r"FedACS's share kept is ([\d.]+)-([\d.]+): ", step.cause).groups())
+    assert abs(lo - 0.5) < 0.01 and abs(hi - 0.5) < 0.01 and "first order in eta" in step.cause
+    moved = {**v, ("kept", "FedNova", "both"): {k: 1.3 for k in (0, 1, 2)}}     # 0.05 past the tolerance
+    (step,) = [r for r in studies.fedacs_toy.toy_claims(moved) if r.where == "App. I.2"]
+    assert step.check.verdict == "does not hold" and "FedNova: does not hold" in step.check.reason
+
+
+def test_fedacs_toy_fig7_distance_claims_are_checked_in_the_dynamic_setting_too():
+    seeds, args = [0, 1], {"num_clients": 6, "rounds": 300}
+    dyn = studies.fedacs_toy.dynamic_values(seeds, **args)
+    assert set(dyn) == {("dist", m, "both", "SGD") for m in studies.fedacs_toy.TOY_METHODS}
+    toy = studies.fedacs_toy.Toy(seed=1, **args)                  # the fixed point over the run's schedule
+    xbar, _ = toy.evaluate("dynamic", "fednova", "SGD")
+    assert dyn["dist", "FedNova", "both", "SGD"][1] == np.linalg.norm(xbar - toy.x_star)
+    rows = studies.fedacs_toy.dynamic_claims(dyn, "dyn")
+    assert [(r.where, r.quote, r.claim) for r in rows] == [c[:3] for c in studies.fedacs_toy.DYNAMIC_CLAIMS]
+    assert all(r.setting == "dyn" and r.check.seeds == 2 for r in rows)
+    static = {(r.quote, r.claim) for r in studies.fedacs_toy.toy_claims(studies.fedacs_toy.toy_values([0]))}
+    assert {(r.quote, r.claim) for r in rows} <= static            # the same statements as the static rows
+    ca = rows[1]                                                   # read from the dynamic distances
+    assert ca.claim == "c-a-FedAvg's fixed point lies closer to x* than FedAvg's"
+    d = {m: dyn["dist", m, "both", "SGD"] for m in ("FedAvg", "c-a-FedAvg")}
+    assert ca.check.effect == pytest.approx(np.mean([d["FedAvg"][k] - d["c-a-FedAvg"][k] for k in seeds]))
+    assert rows[-1].check.reason.startswith("per rival: FedAvg: ")
 
 
 def test_fedacs_variance_statements_are_rows_not_tested_with_their_reason():
-    rows = studies.fedacs_toy.unrun_claims("s")
+    *rows, varp = studies.fedacs_toy.unrun_claims("s", "n")
     assert [r.claim for r in rows] == [c for c, _ in studies.fedacs_toy.UNRUN_CLAIMS]
+    # Sec. 6 on FedVARP: its failure is put on non-stationary statistics, which no computation here has
+    assert (varp.where, varp.setting, varp.check.verdict) == ("Sec. 6", "n", "not tested")
+    assert varp.check.reason == "not tested: not run here: " + studies.fedacs_toy.NONSTATIONARY_REASON
+    assert varp.quote in _PAPER_SEC6 and "non-stationary" in varp.claim
     for r in rows:
         assert r.where == "Sec. 6" and r.setting == "s" and r.check.verdict == "not tested"
         assert r.check.reason == "not tested: not run here: " + studies.fedacs_toy.UNRUN_REASON
@@ -46,6 +94,8 @@ def test_fedacs_variance_statements_are_rows_not_tested_with_their_reason():
 
 #: FedACS Sec. 6's words (the quotes must be the paper's, verbatim)
 _PAPER_SEC6 = ("In contrast, c-a-FedAvg accounts for communication heterogeneity and yields slight "
-               "performance gains, albeit with increased variance in the global model. ... The FedNova "
+               "performance gains, albeit with increased variance in the global model. The FedVarp reuses "
+               "previously observed local updates; however, due to non-stationary statistics across training "
+               "rounds, it fails to resolve any form of objective inconsistency as well. ... The FedNova "
                "addresses computational heterogeneity, but its performance degrades under heterogeneous "
                "communication due to the resulting increase in variance.")
