@@ -230,6 +230,13 @@ def test_delay_claims_check_app_f_lemmas_seed_by_seed():
     cyclic = rows[-1].check                                   # deterministic: tau_max = N/S - 1 every seed
     assert cyclic.verdict == "holds" and cyclic.effect == pytest.approx(2 * 20 / 4 - (20 / 4 - 1))
     assert all(r.check.verdict == "holds" and r.setting == "s" for r in rows)
+    # App. F numbers the cyclic cases the other way round from Sec. 2.1 (the patterns' names): the
+    # claims of Lemmas F.3 and F.4 say both, the others nothing
+    assert [r.claim.split(":")[0] for r in rows] == [
+        "Case 1 / P1 uniform", "Case 2 / P2 Bernoulli",
+        "Case 4 reshuffled cyclic (the lemma says Case 3; Sec. 2.1 numbers it 4)",
+        "Case 3 cyclic (the lemma says Case 4; Sec. 2.1 numbers it 3)"]
+    assert "as described in Case 3 of Section 2" in rows[2].quote and "reshuffled" in rows[2].quote
 
 
 def test_app_h6_and_h7_are_rows_not_tested_with_the_reason_of_the_profile():
