@@ -24,7 +24,9 @@
 # the authors' public code: one rate $\eta = 2 \cdot 10^{-3}$ for every method,
 # $K = 3$, batch 128, 10,000 rounds; participation **"bern"** (each client independently, the
 # first $0.9N$ with $p_i \sim U(0.1, 0.3)$, the rest with $p_i \sim U(0.1, 0.9)$: "we do not
-# restrict the number of participating clients") and **"uniform"** (4 of 32).
+# restrict the number of participating clients") and **"uniform"** (4 of 32), an option of the
+# authors' code, not the paper's setting: its claim rows say so in their setting, and "bern" is
+# the paper's test.
 #
 # The authors' baselines are not what their names say: their FedAU never increments its
 # interval counter, so every weight is equal (plain FedAvg over the participants), and their

@@ -185,12 +185,23 @@ class FocusSetup:
         :func:`fedlib.claims.tidy` summary and its curves (labels :data:`NAMES`). ``ours`` =
         (summary, curves, seed -> label) takes SG-FOCUS's values from other runs (the same seeds);
         a row gets ``then[claim]`` as its cause when given; each row names its pattern and the
-        setting."""
+        setting, with :meth:`pattern_note` where the pattern has one."""
         frames = Frames(summary, curves, seeds, self.eval_every, prefix=(pattern,))
         own = None if ours is None else Frames(ours[0], ours[1], seeds, key=lambda k, _m: ours[2](k))
         then = then or {}
-        return [replace(r, context={"pattern": pattern}, setting=self.setting, cause=then.get(r.claim, ""))
+        note = self.pattern_note(pattern)
+        setting = f"{self.setting}; {note}" if note else self.setting
+        return [replace(r, context={"pattern": pattern}, setting=setting, cause=then.get(r.claim, ""))
                 for r in headline_claims(frames, tuple(RIVALS), own)]
+
+    def pattern_note(self, pattern: str) -> str:
+        """What a claim row under ``pattern`` says of where the pattern comes from: "uniform" (a fixed
+        number of clients a round) is an option of the authors' code, while App. F.1 states "we do not
+        restrict the number of participating clients in each round" ("bern" is that test); "" for
+        the other patterns."""
+        kind = self.patterns.get(pattern, ("",))[0]
+        return ("the pattern is the authors' code's option; the paper states unrestricted participation "
+                "(App. F.1)" if kind == "uniform" else "")
 
     def horizon_check(self, df: pd.DataFrame, labels: dict, rows: list[ClaimRow], seeds: list,
                       cut: int) -> tuple[pd.DataFrame, pd.DataFrame]:

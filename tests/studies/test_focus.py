@@ -212,3 +212,28 @@ def test_fig4_claims_compare_focus_with_its_figures_algorithms_and_the_added_met
     one = studies.focus._toy_checks(studies.focus.toy_curves(frame), PANELS[1], [0, 1], ["MIFA*"])[0]
     row = beyond.set_index(["panel", "method", "check"]).loc[(PANELS[1], "MIFA*", lower)]
     assert (row["effect"], row["ci_low"], row["seeds"]) == (one.effect, one.ci_low, one.seeds)
+
+
+def test_uniform_rows_say_the_pattern_is_the_authors_codes_option():
+    """App. F.1: "we do not restrict the number of participating clients in each round"; the
+    "uniform" pattern (4 of 32) comes from the authors' code, and its rows say so in their setting;
+    the "bern" rows, the paper's own test, do not."""
+    s = studies.focus.focus_setup("quick")
+    uniform = next(p for p, (kind, _) in s.patterns.items() if kind == "uniform")
+    rounds = np.arange(0, 1001, 25)
+    summary, curves = [], {}
+    for p in s.patterns:
+        for k in (0, 1, 2):
+            for m in studies.focus.METHODS:
+                acc = (0.8 if m == "SG-FOCUS" else 0.7) + 0.001 * k
+                summary.append({"pattern": p, "seed": k, "method": m, "final_acc": acc, "outcome": "ok"})
+                curves[(p, k, m)] = pd.DataFrame({"round": rounds,
+                                                  "test_acc": np.where(rounds >= 100, acc, 0.1)})
+    summary = pd.DataFrame(summary).set_index(["pattern", "seed", "method"])
+    rows = {p: s.claims(summary, curves, p, [0, 1, 2]) for p in s.patterns}
+    assert all(r.setting == s.setting for r in rows["bern"])
+    note = ("the pattern is the authors' code's option; the paper states unrestricted participation "
+            "(App. F.1)")
+    assert s.pattern_note(uniform) == note and s.pattern_note("bern") == ""
+    assert len(rows[uniform]) == 4 and all(r.setting == f"{s.setting}; {note}" for r in rows[uniform])
+    assert rows[uniform][0].check.verdict == "holds"
