@@ -237,3 +237,27 @@ def test_uniform_rows_say_the_pattern_is_the_authors_codes_option():
     assert s.pattern_note(uniform) == note and s.pattern_note("bern") == ""
     assert len(rows[uniform]) == 4 and all(r.setting == f"{s.setting}; {note}" for r in rows[uniform])
     assert rows[uniform][0].check.verdict == "holds"
+
+
+def test_fig8_label_row_counts_the_clients_whose_two_largest_classes_hold_most_of_their_data():
+    """App. F.1 on Fig. 8, "each client mainly covers 1-2 classes": per client the share of its two
+    largest classes against MAINLY, counted over the clients at the rate ROUGHLY_EACH (the event
+    count's Clopper-Pearson interval), exact on one split."""
+    from fedlib import claims
+    s = studies.focus.focus_setup("quick")
+    two = np.zeros((32, 10))
+    two[:, 0], two[:, 1], two[:, 2:] = 50, 40, 10 / 8                        # 90% in two classes: it counts
+    row = s.label_claim(two)
+    assert (row.where, row.quote) == ("App. F.1, Fig. 8", studies.focus.LABEL_QUOTE)
+    assert row.check.verdict == "holds" and row.check.seeds == 32 and row.check.effect == 1.0
+    assert row.check.threshold == studies.focus.ROUGHLY_EACH == 0.75
+    assert "32 of 32 clients" in row.check.numbers and "least share 0.900" in row.check.numbers
+    assert claims.event_seeds(studies.focus.ROUGHLY_EACH)[0] == 13            # 32 clients can decide it
+    assert "seed 0" in row.setting and "N = 32 clients" in row.setting and row.context == {"pattern": ""}
+    spread = two.copy()
+    spread[:20] = 10                                                 # 20 clients: every class evenly
+    low = s.label_claim(spread)
+    assert low.check.verdict == "does not hold" and low.check.effect == pytest.approx(12 / 32)
+    assert "in 12 of 32 clients" in low.check.reason and "seeds" not in low.check.reason
+    with pytest.raises(ValueError, match="^counts: must be clients x classes"):
+        s.label_claim(np.zeros((4, 10)))
