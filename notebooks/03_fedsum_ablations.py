@@ -201,11 +201,14 @@ else:
 # * **FedSUM-B / FedSUM-CR comparable or better** (App. H.5, Fig. 11): final test accuracy no
 #   lower than FedSUM's minus the accuracy margin, per pattern.
 # * **the batch remark** (App. H.5): at batch 8, FedSUM-B is worse than at the larger batch and
-#   FedSUM beats FedSUM-B.
+#   FedSUM beats FedSUM-B. App. H.5 ties both of its claims to batch 128 ("This is mainly because
+#   the batch size is set to 128"): where this profile's batch differs, every App. H.5 row names
+#   the departure in its setting, whatever its verdict.
 # * **"the bias issue ... does not affect the performance of FedSUM"** (App. H.8, Fig. 14): (a)
 #   its final accuracy under biased sampling is no lower than its lowest under Cases 1-4 (minus the
-#   margin); (b) our reading of Fig. 14(b), which shows FedSUM beside FedAvg under biased
-#   sampling: FedSUM beats FedAvg there.
+#   margin), the row that tests the sentence; (b) our reading of Fig. 14(b), which shows FedSUM
+#   beside FedAvg under biased sampling: FedSUM ends at or above FedAvg there (no lower than
+#   FedAvg's minus the margin).
 # * **Figs. 12 and 13** (App. H.6, H.7): no run here tests them; each is a "not tested" row with its
 #   reason.
 

@@ -675,13 +675,13 @@ def compare_claims(evaluations: dict) -> pd.DataFrame:
 
 
 def headline_claims(frames: Frames, amplified: str, plain: str, warmup: str = "") -> list[ClaimRow]:
-    """Sec. 6's "standard FedAvg (i.e., Algorithm 1 without amplification) gives the lowest
-    performance" on ``frames`` (runs by seed and method): the run with amplification (label
-    ``amplified``) ends above the same algorithm without it (``plain``), late-window test accuracy
-    with its margin; ``warmup`` names the warm-up both continue. A comparison where a method of
-    ``frames.off_rule`` failed is "not tested"."""
+    """Sec. 6's "we clearly see that Algorithm 1 with amplification gives the best performance"
+    (Fig. 1) on ``frames`` (runs by seed and method), asked of Fig. 1's pair: the run with
+    amplification (label ``amplified``) ends above the same algorithm without it (``plain``),
+    late-window test accuracy with its margin; ``warmup`` names the warm-up both continue. A
+    comparison where a method of ``frames.off_rule`` failed is "not tested"."""
     claim = f"{amplified} ends above {plain}"
-    return [ClaimRow("Sec. 6, Fig. 1", QUOTES["lowest"], f"after {warmup}, {claim}" if warmup else claim,
+    return [ClaimRow("Sec. 6, Fig. 1", QUOTES["best"], f"after {warmup}, {claim}" if warmup else claim,
                      claims.paired(frames.values(amplified), frames.values(plain),
                                    margin=claims.MARGINS["test accuracy"], names=(amplified, plain),
                                    off_rule=frames.off_rule))]

@@ -74,12 +74,14 @@ SETTINGS = {
                   rounds=2000, eval_every=10, train_eval=100, grid_eta_g=PAPER_GRID_ETA_G, grid_rounds=500,
                   amplify_every=24),
 }
-#: Wang & Ji's amplification factor (their runs: gamma = 10) and their warm-up in cycles (FedAvg
+#: Wang & Ji's amplification factor (their eta, "we set $\eta=10$"; the option ``gamma`` of fedlib's
+#: ``amplified_fedavg``, where their gamma is the learning rate) and their warm-up in cycles (FedAvg
 #: for 2,000 rounds of a 500-round cycle before the phases of their Fig. 1)
 GAMMA, WARMUP_CYCLES = 10.0, 4
-#: Wang & Ji's Fig. 1 after the warm-up: label -> gamma (amplification every P = one day of rounds,
-#: and the same algorithm without it), both at the same rate, as in their runs
-AMPLIFIED = {"amplification (gamma=10, P=1 day)": GAMMA, "no amplification (gamma=1)": 1.0}
+#: Wang & Ji's Fig. 1 after the warm-up: label (in their notation, eta the amplification factor) ->
+#: the factor (amplification every P = one day of rounds, and the same algorithm without it), both at
+#: the same rate, as in their runs
+AMPLIFIED = {f"amplification (eta={GAMMA:g}, P=1 day)": GAMMA, "no amplification (eta=1)": 1.0}
 #: the methods run from scratch over the whole horizon (catalogue names, :mod:`fedlib.studies.methods`: FedSUM
 #: App. H's and its baselines as App. H runs them, FOCUS's SG-FOCUS, FedACS with 10 draws), and
 #: each label with its (algorithm, options)
@@ -236,8 +238,9 @@ class RealSetup:
     def configs(self, rates: tuple, seeds: list) -> dict:
         """Every method of :data:`METHODS` at the chosen ``rates`` (eta_0, eta_g) over the whole run,
         and Wang & Ji's two phases of :data:`AMPLIFIED` continuing each seed's :meth:`warmup` to the
-        end of the run (Alg. 1 every P = one day of rounds, gamma 10 or 1, both at eta_0 / gamma so
-        that eta_0 gamma is the product the others use with eta_g -- App. H keeps eta_0 eta_g fixed;
+        end of the run (Alg. 1 every P = one day of rounds, amplification factor eta 10 or 1 --
+        option ``gamma`` of ``amplified_fedavg`` --, both at eta_0 / 10 so that eta_0 eta is the product
+        the others use with eta_g -- App. H keeps eta_0 eta_g fixed;
         our inference for Wang & Ji's factor), for each seed: config -> (seed, method)."""
         eta0, eta_g = rates
         out = {}
@@ -328,8 +331,8 @@ class RealSetup:
         the rates App. H's rule picked for FedAvg under the trace (``rates``: eta_0, eta_g); FedSUM's
         methods and baselines at that local step (:func:`fedlib.studies.fedsum.off_rule`), SG-FOCUS at
         that rate against FOCUS App. F's, FedACS without App. I.2's calibration, amplification at
-        eta_0 / gamma against Wang & Ji's rate. A marked method that fails makes its comparisons "not
-        tested" (:func:`fedlib.claims.paired`)."""
+        eta_0 / eta (eta: Wang & Ji's amplification factor) against Wang & Ji's rate. A marked method
+        that fails makes its comparisons "not tested" (:func:`fedlib.claims.paired`)."""
         eta0, eta_g = rates
         out = dict.fromkeys(METHODS, f"the shared rates (eta_0, eta_g) = ({eta0:g}, {eta_g:g}) App. H's rule "
                                      "picked for FedAvg under the trace")
@@ -340,7 +343,7 @@ class RealSetup:
                          "lengths")
         authors = AUTHORS_RATES[("amplified_fedavg", GAMMA)]
         for label in AMPLIFIED:
-            out[label] = (f"eta_0 / gamma = {eta0 / GAMMA:g}, {eta0 / GAMMA / authors:,.0f}x the rate Wang & "
+            out[label] = (f"eta_0 / eta = {eta0 / GAMMA:g}, {eta0 / GAMMA / authors:,.0f}x the rate Wang & "
                           f"Ji pick by a grid after the warm-up ({authors:g} in their FashionMNIST runs)")
         return out
 
@@ -371,8 +374,9 @@ class RealSetup:
                         off_rule=self.off_rule(rates), methods=tuple(METHODS))
         shared = (f"every method runs at the rates App. H's rule picked for FedAvg under the trace (eta_0 = "
                   f"{eta0:g}, eta_g = {eta_g:g}); FOCUS App. F runs SG-FOCUS at eta = {FOCUS_ETA:g}")
-        phases = (f"both phases run at eta_0 / gamma = {eta0 / GAMMA:g} (our inference from App. H's fixed "
-                  "product); Wang & Ji pick the rate after the warm-up by a grid ("
+        phases = (f"both phases run at eta_0 / eta = {eta0 / GAMMA:g} (eta = {GAMMA:g}, Wang & Ji's "
+                  "amplification factor; our inference from App. H's fixed product); Wang & Ji pick the rate "
+                  "after the warm-up by a grid ("
                   f"{AUTHORS_RATES[('amplified_fedavg', GAMMA)]:g} in their FashionMNIST runs)")
         amp, plain = AMPLIFIED
         asked = {"fedsum": ({}, ""), "focus": ({}, shared), "fedacs": ({}, ""),

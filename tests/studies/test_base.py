@@ -57,7 +57,8 @@ def test_frames_read_runs_by_seed_and_method_under_a_prefix_or_a_key():
 
 def test_a_papers_headline_claims_read_any_runs_of_its_methods():
     """FedACS's Sec. 6 on runs labelled by seed and method (notebook 09's shape): FedACS ahead of
-    every rival that ran, each row naming the paper."""
+    every rival of its claim that ran -- for "outperforms all benchmark methods", Sec. 6's six
+    benchmarks only, not the other methods a notebook runs beside them -- each row naming the paper."""
     f = _frames({"FedACS": 0.9, "FedAvg": 0.8, "FedVARP": 0.8, "MIFA": 0.85},
                 {"FedACS": 10, "FedAvg": 30, "FedVARP": 30, "MIFA": 20}, eval_every=2,
                 methods=("FedACS", "FedAvg", "FedVARP", "MIFA"))
@@ -66,11 +67,17 @@ def test_a_papers_headline_claims_read_any_runs_of_its_methods():
     speed, acc = rows
     assert speed.claim.startswith("FedACS needs fewer rounds to 70% test accuracy than FedAvg, FedVARP (")
     assert speed.check.verdict == claims.HOLDS and speed.where == studies.fedacs.QUOTES["rounds"].where
-    assert acc.claim == "FedACS has the highest late-window test accuracy"
-    assert acc.check.verdict == claims.HOLDS
-    ahead = _frames({"FedACS": 0.9, "FedAvg": 0.8, "MIFA": 0.95}, {"FedACS": 10, "FedAvg": 30, "MIFA": 10},
-                    methods=("FedACS", "FedAvg", "MIFA"))
+    assert acc.claim == ("FedACS ends with a higher late-window test accuracy than FedAvg, FedVARP (the "
+                         "benchmarks of its Sec. 6 that run here)")
+    assert acc.check.verdict == claims.HOLDS and "MIFA" not in acc.check.numbers + acc.check.reason
+    ahead = _frames({"FedACS": 0.9, "FedAvg": 0.8, "FedVARP": 0.95, "MIFA": 0.95},
+                    {"FedACS": 10, "FedAvg": 30, "FedVARP": 10, "MIFA": 10},
+                    methods=("FedACS", "FedAvg", "FedVARP", "MIFA"))
     assert studies.get("fedacs").claims(ahead)[1].check.verdict == claims.NOT_HOLDS
+    # a method that is not one of Sec. 6's benchmarks does not enter "outperforms all benchmark methods"
+    beside = _frames({"FedACS": 0.9, "FedAvg": 0.8, "MIFA": 0.95}, {"FedACS": 10, "FedAvg": 30, "MIFA": 10},
+                     methods=("FedACS", "FedAvg", "MIFA"))
+    assert studies.get("fedacs").claims(beside)[1].check.verdict == claims.HOLDS
     # a rival marked as run outside its paper's rule that failed makes the comparison "not tested"
     broken = replace(f, curves={**f.curves, (1, "FedAvg"): None},
                      off_rule={"FedAvg": "a rate its paper would not use"})
@@ -79,6 +86,7 @@ def test_a_papers_headline_claims_read_any_runs_of_its_methods():
     pair = _frames({"amp": 0.7, "plain": 0.6}, {"amp": 10, "plain": 10})
     (row,) = studies.get("amplified").claims(pair, amplified="amp", plain="plain", warmup="a warm-up")
     assert row.claim == "after a warm-up, amp ends above plain" and row.check.verdict == claims.HOLDS
+    assert row.quote == "we clearly see that Algorithm 1 with amplification gives the best performance"
 
 
 def test_a_user_registers_a_study(monkeypatch):
@@ -122,9 +130,10 @@ def test_notebook_09_asks_each_paper_through_its_registered_study(monkeypatch):
     assert {r.setting for r in rows} == {s.setting}
     assert rows[0].cause == rows[2].cause == ""
     assert rows[1].cause.endswith(f"FOCUS App. F runs SG-FOCUS at eta = {studies.focus.ETA:g}")
-    assert rows[3].cause.startswith("both phases run at eta_0 / gamma = 0.01")
+    assert rows[3].cause.startswith("both phases run at eta_0 / eta = 0.01 (eta = 10, Wang & Ji's "
+                                    "amplification factor")
     frames, kw = seen["amplified"]
-    assert kw == {"amplified": "amplification (gamma=10, P=1 day)", "plain": "no amplification (gamma=1)",
+    assert kw == {"amplified": "amplification (eta=10, P=1 day)", "plain": "no amplification (eta=1)",
                   "warmup": "a 4-day FedAvg warm-up"}
     assert (frames.per_round, frames.eval_every, frames.seeds) == (12, s.eval_every, (0, 1, 2))
     assert frames.methods == tuple(real.METHODS) and set(frames.off_rule) == {*real.METHODS, *real.AMPLIFIED}
