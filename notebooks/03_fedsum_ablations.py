@@ -215,7 +215,7 @@ else:
 # %%
 print(claims.RULE)
 rows = setup.ablation_claims(case_sum, p_sum, fam_sum, seeds, DATASETS, setup.setting)
-claim_table = runs.claims([*rows, *setup.unrun_claims()], "FedSUM", setting=["dataset"])
+claim_table = runs.claims([*rows, *setup.unrun_ablation_claims(), *setup.unrun_claims()], "FedSUM", setting=["dataset"])
 
 # %%
 print(", ".join(f"{v}: {n_}" for v, n_ in claim_table["verdict"].value_counts().items())

@@ -62,6 +62,9 @@ QUOTES = {
     "fig13 others": "Note that both SCAFFOLD ... and FedSUM-CR do not converge in this experiment",
     "most effective": "Notably, FedSUM-CR maintains the strong performance of FedSUM with improved "
                       "communication efficiency, making it the most effective algorithm in this comparison.",
+    "fig9 datasets": "Figure 9: Performance of the FedSUM algorithm using CNN models on three datasets, "
+                     "evaluated across client participation patterns (Case 1 to Case 4) as described in "
+                     "Section 2.",
     "fig1 datasets": "We consider three image classification tasks using the MNIST (lecun2010mnist), "
                      "SVHN (netzer2011reading), and CIFAR-10 (krizhevsky2009learning) datasets, each "
                      "containing 10 classes. ... Figure 1(a) presents the training loss and test accuracy "
@@ -432,12 +435,29 @@ class FedSumSetup:
         paper profile's (:func:`fedlib.claims.not_run`). MNIST has no such row: every profile runs
         it (the smoke profile on its digits stand-in). Notebook 02 puts these rows beside
         :meth:`main_claims`."""
-        paper = _FEDSUM["paper"]
-        runs = ", ".join(self.dataset_name(d) for d in self.datasets) or "none"
-        names = ", ".join(_NAMES[d] for d in paper["datasets"])
         claim = ("Fig. 1's claims as notebook 02 checks them on MNIST: FedSUM and FedSUM-CR faster (rounds, "
                  "model units) and more stable than every baseline; FedSUM-CR keeps FedSUM's accuracy with "
                  "fewer model units, the most effective")
+        return self._unrun_datasets("Sec. 5, Fig. 1", QUOTES["fig1 datasets"], claim, "Fig. 1",
+                                    "App. H grid or main runs", {"pattern": ", ".join(self.patterns)})
+
+    def unrun_ablation_claims(self) -> list[ClaimRow]:
+        """App. H.4 and H.5's claims (Figs. 9-11, each drawn on MNIST, SVHN and CIFAR-10) on the
+        datasets this setup does not run, one row per dataset, "not tested" with the reason (as
+        :meth:`unrun_main_claims`). Notebook 03 puts these rows beside :meth:`ablation_claims`."""
+        claim = ("App. H.4 and H.5's claims as notebook 03 checks them on MNIST: FedSUM robust under Cases "
+                 "1-4 (Fig. 9), larger p better (Fig. 10), FedSUM-B and FedSUM-CR comparable to FedSUM "
+                 "at batch 128 (Fig. 11)")
+        return self._unrun_datasets("App. H.4-H.5, Figs. 9-11", QUOTES["fig9 datasets"], claim, "Figs. 9-11",
+                                    "ablation runs", {})
+
+    def _unrun_datasets(self, where: str, quote: str, claim: str, figs: str, stored: str,
+                        context: dict) -> list[ClaimRow]:
+        """One "not tested" row per dataset of the paper profile (MNIST aside) that this setup does
+        not run: ``figs`` draw it, the reason says which profile runs it (its ``stored`` runs)."""
+        paper = _FEDSUM["paper"]
+        runs = ", ".join(self.dataset_name(d) for d in self.datasets) or "none"
+        names = ", ".join(_NAMES[d] for d in paper["datasets"])
         setting = (f"App. H's CNN (Table 2), N = {paper['num_clients']}, S = {paper['per_round']}, K = "
                    f"{paper['local_steps']}, batch {paper['batch_size']}, T = {paper['rounds']} (the paper "
                    "profile), " + ("its runs not in this store" if self.profile == "paper"
@@ -445,13 +465,14 @@ class FedSumSetup:
 
         def why(name: str) -> str:
             if self.profile == "paper":
-                return (f"the paper profile runs {name}, but its App. H grid or main runs are not in this "
+                return (f"the paper profile runs {name}, but its {stored} are not in this "
                         f"store (`make campaign` computes them on a GPU; {name} cannot be had on these "
                         "machines)")
-            return (f"Fig. 1 runs {names} (App. H); the {self.profile} profile runs {runs} only: {name} "
+            verb = "runs" if figs.startswith("Fig. ") else "run"
+            return (f"{figs} {verb} {names} (App. H); the {self.profile} profile runs {runs} only: {name} "
                     "cannot be had on these machines (no network), and the paper profile runs it (on a GPU)")
-        return [ClaimRow("Sec. 5, Fig. 1", QUOTES["fig1 datasets"], claim, claims.not_run(why(_NAMES[d])),
-                         context={"dataset": _NAMES[d], "pattern": ", ".join(self.patterns)}, setting=setting)
+        return [ClaimRow(where, quote, claim, claims.not_run(why(_NAMES[d])),
+                         context={"dataset": _NAMES[d], **context}, setting=setting)
                 for d in paper["datasets"][1:] if d not in self.datasets]
 
     def earlier_ablations(self, compute: Callable[[list], pd.DataFrame], datasets: list, seeds: list,

@@ -276,6 +276,23 @@ def test_fig1_on_the_datasets_a_profile_does_not_run_is_not_tested_with_the_miss
         cut[0].check.reason
 
 
+def test_app_h4_h5_on_the_datasets_a_profile_does_not_run_is_not_tested_with_the_missing_dataset():
+    """Figs. 9-11 are drawn on MNIST, SVHN and CIFAR-10 (their captions); notebook 03's quick
+    profile runs MNIST only: one "not tested" row per missing dataset, none at the paper profile."""
+    from fedlib import claims
+    f = studies.fedsum
+    rows = f.fedsum_setup("quick").unrun_ablation_claims()
+    assert [r.context for r in rows] == [{"dataset": "SVHN"}, {"dataset": "CIFAR-10"}]
+    for r in rows:
+        assert r.where == "App. H.4-H.5, Figs. 9-11" and r.check.verdict == claims.NOT_TESTED
+        assert r.check.reason.startswith("not tested: not run here: Figs. 9-11 run MNIST, SVHN, CIFAR-10")
+        assert f"{r.context['dataset']} cannot be had" in r.check.reason
+        assert r.quote == f.QUOTES["fig9 datasets"] and "three datasets" in r.quote
+    assert f.fedsum_setup("paper").unrun_ablation_claims() == []
+    main = f.fedsum_setup("quick").unrun_main_claims()                  # the same reason's shape in 02
+    assert main[0].check.reason.startswith("not tested: not run here: Fig. 1 runs MNIST")
+
+
 def _ablation_summaries(s, seeds=(0, 1, 2)):
     """Summaries of notebook 03's ablation runs (cases, p, family; final accuracy only): FedSUM at
     0.90 under every case, 0.91 biased, FedAvg 0.905 biased (within the margin below FedSUM), the
