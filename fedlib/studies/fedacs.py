@@ -57,7 +57,7 @@ DATASETS = {
                        "CINIC-10"),
     # issue 50's pilot: a harder stand-in for CIFAR-10 in Fig. 10's Dirichlet cell, with MNIST's
     # network and batch; no paper target: 0.54 is what :func:`pilot_target`'s rule gives on the
-    # pilot's runs (results/07_fedacs_experiments/pilot_fmnist; notebook 07 asserts it)
+    # pilot's runs (seeds 0, 1 of FedACS, FedAvg, FedAU, now in 07's quick store; notebook 07 asserts it)
     "fashion_mnist": Dataset("fedsum_mnist_cnn", 512, {"partition": "one_class"}, 0.54, "Fashion-MNIST"),
 }
 #: Fig. 10's dataset per profile: the quick profile's Dirichlet cell runs on Fashion-MNIST, a harder
