@@ -547,18 +547,12 @@ def _never_as_inf(n: Any) -> float:
 
 
 class FewerSeeds(NamedTuple):
-    """What :func:`fewer_seeds` finds.
+    """What :func:`fewer_seeds` finds."""
 
-    Attributes:
-        better: per comparison, whether the other dataset needs fewer seeds (bool, named
-            "<other> decides better").
-        enough: whether it does in at least ``at_least`` comparisons.
-        words: "<other> needs fewer seeds than <base> in k of n comparisons (their names)".
-    """
-
+    #: per comparison, whether the other dataset needs fewer seeds (bool, named "<other> decides better")
     better: pd.Series
-    enough: bool
-    words: str
+    enough: bool       #: whether it does in at least ``at_least`` comparisons
+    words: str         #: "<other> needs fewer seeds than <base> in k of n comparisons (their names)"
 
 
 def fewer_seeds(needs: pd.Series, base: Any, other: Any, at_least: int, name: str = "needs") -> FewerSeeds:
@@ -567,8 +561,8 @@ def fewer_seeds(needs: pd.Series, base: Any, other: Any, at_least: int, name: st
     many, so two nevers tie), and whether that is at least ``at_least`` of them.
 
     Args:
-        needs: seeds to decide (e.g. from :func:`seeds_to_decide`) indexed by (dataset,
-            *comparison): the first index level names the dataset, the others the comparison.
+        needs: seeds to decide (e.g. from :func:`seeds_to_decide`) indexed by the dataset
+            then the comparison's levels: the first index level names the dataset, the others the comparison.
         base, other: the two datasets compared.
         at_least: how many comparisons ``other`` must decide with fewer seeds.
         name: how error messages name ``needs`` (the caller's argument).
