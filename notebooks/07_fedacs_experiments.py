@@ -118,7 +118,9 @@ for k, s in setups.items():
         EXPERIMENTS.setdefault(key, {})[k] = cs
     rate_tables.append(r.assign(seed=k))
 rates = runs.table(pd.concat(rate_tables, ignore_index=True), "calibrated_rates", float_format="%.6g")
-rates.pivot_table(index=["setting", "seed"], columns="method", values="learning rate", sort=False)[METHODS]
+pivot = rates.pivot_table(index=["setting", "seed"], columns="method", values="learning rate", sort=False)[METHODS]
+Markdown("<details><summary>The calibrated rates per setting and seed</summary>\n\n"   # folded: page height
+         + pivot.to_html(border=0, float_format=lambda v: f"{v:.6g}").replace("\n", "") + "\n\n</details>")
 
 # %% [markdown]
 # **Step-length calibration (App. I.2; its formulas 112-116 were lost).** To first order in the
