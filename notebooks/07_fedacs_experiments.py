@@ -120,7 +120,7 @@ for k, s in setups.items():
 rates = runs.table(pd.concat(rate_tables, ignore_index=True), "calibrated_rates", float_format="%.6g")
 pivot = rates.pivot_table(index=["setting", "seed"], columns="method", values="learning rate", sort=False)[METHODS]
 Markdown("<details><summary>The calibrated rates per setting and seed</summary>\n\n"   # folded: page height
-         + pivot.to_html(border=0, float_format=lambda v: f"{v:.6g}").replace("\n", "") + "\n\n</details>")
+         + '<div style="overflow-x: auto">' + pivot.to_html(border=0, float_format=lambda v: f"{v:.6g}").replace("\n", "") + "</div>\n\n</details>")
 
 # %% [markdown]
 # **Step-length calibration (App. I.2; its formulas 112-116 were lost).** To first order in the
