@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims, delays, traces
+from ..analysis import GridSearch, search_log_grid
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
 from ..notebook import check_profile
@@ -67,12 +68,14 @@ TRACE_SHA256 = {
 #: (12 weeks: the records wrap around)
 SETTINGS = {
     "smoke": dict(dataset="digits", num_clients=10, local_steps=2, batch=16, round_minutes=60, rounds=14,
-                  eval_every=7, train_eval=10, grid_eta_g=(1.0, 2.0), grid_rounds=4, amplify_every=2),
+                  eval_every=7, train_eval=10, grid_eta_g=(1.0, 2.0), grid_rounds=4, amplify_every=2,
+                  tuning_seeds=(100,), amplified_grid=(1.0, 0.1)),
     "quick": dict(dataset="mnist", num_clients=100, local_steps=5, batch=32, round_minutes=120, rounds=84,
-                  eval_every=4, train_eval=20, grid_eta_g=PAPER_GRID_ETA_G, grid_rounds=21, amplify_every=12),
+                  eval_every=4, train_eval=20, grid_eta_g=PAPER_GRID_ETA_G, grid_rounds=21, amplify_every=12,
+                  tuning_seeds=(100, 101), amplified_grid=(1.0, 0.1, 0.01, 0.001, 0.0001)),
     "paper": dict(dataset="mnist", num_clients=100, local_steps=10, batch=128, round_minutes=60,
                   rounds=2000, eval_every=10, train_eval=100, grid_eta_g=PAPER_GRID_ETA_G, grid_rounds=500,
-                  amplify_every=24),
+                  amplify_every=24, tuning_seeds=(100, 101), amplified_grid=(1.0, 0.1, 0.01, 0.001, 0.0001)),
 }
 #: Wang & Ji's amplification factor (their eta, "we set $\eta=10$"; the option ``gamma`` of fedlib's
 #: ``amplified_fedavg``, where their gamma is the learning rate) and their warm-up in cycles (FedAvg
@@ -82,12 +85,21 @@ GAMMA, WARMUP_CYCLES = 10.0, 4
 #: the factor (amplification every P = one day of rounds, and the same algorithm without it), both at
 #: the same rate, as in their runs
 AMPLIFIED = {f"amplification (eta={GAMMA:g}, P=1 day)": GAMMA, "no amplification (eta=1)": 1.0}
+#: Wang & Ji's own rule (Wang & Ji 2022, arXiv:2205.06730, Sec. 6: every method at the rate its grid
+#: picks): each phase of :data:`AMPLIFIED` -> the label of its runs at its own grid rate
+TUNED = {label: f"{label} at its grid rate" for label in AMPLIFIED}
 #: the methods run from scratch over the whole horizon (catalogue names, :mod:`fedlib.studies.methods`: FedSUM
 #: App. H's and its baselines as App. H runs them, FOCUS's SG-FOCUS, FedACS with 10 draws), and
 #: each label with its (algorithm, options)
 METHOD_NAMES = ("FedSUM", "FedSUM-CR", "FedAvg", "FedAU", "FedAWE", "MIFA", "FedVARP", "SCAFFOLD", "SG-FOCUS",
                 "FedACS")
 METHODS = methods.specs(METHOD_NAMES)
+#: FOCUS's own rule (Ying, Li & Yang 2025, arXiv:2503.20117, App. F): SG-FOCUS and the two rivals of
+#: its claim at one constant rate eta = 2e-3, as App. F runs them (SCAFFOLD as FOCUS runs it, two
+#: uplink vectors): claim name -> (label of the run, catalogue name)
+FOCUS_RULE = {"SG-FOCUS": ("SG-FOCUS at FOCUS's eta", "SG-FOCUS"),
+              "FedAU": ("FedAU at FOCUS's eta", "FedAU"),
+              "SCAFFOLD": ("SCAFFOLD at FOCUS's eta", "SCAFFOLD (FOCUS)")}
 #: the studies whose headline claims notebook 09 asks again under the trace (:func:`fedlib.studies.get`)
 ASKED = ("fedsum", "focus", "fedacs", "amplified")
 #: the labels of the runs; test accuracy at chance; the late window
@@ -118,6 +130,8 @@ class RealSetup:
     rule: str = "whole"
     alpha: float = 0.1
     stand_in: int = 0
+    tuning_seeds: tuple = (100, 101)
+    amplified_grid: tuple = (1.0, 0.1, 0.01, 0.001, 0.0001)
 
     @property
     def data_name(self) -> str:
@@ -248,17 +262,112 @@ class RealSetup:
             b = self.base(seed).replace(lr_local=eta0, lr_global=eta_g)
             for label, (algo, opts) in METHODS.items():
                 out[b.replace(algorithm=algo, algorithm_args=dict(opts))] = (seed, label)
-            warm = self.warmup(rates, seed)
-            for label, gamma in AMPLIFIED.items():
-                phase = b.replace(
-                    algorithm="amplified_fedavg",
-                    algorithm_args={"P": self.amplify_every, "gamma": gamma},
-                    lr_local=eta0 / GAMMA,
-                    rounds=self.rounds - warm.rounds,
-                    init_from=warm,
-                )
-                out[phase] = (seed, label)
+            for label in AMPLIFIED:
+                out[self.phase(label, eta0 / GAMMA, seed, rates)] = (seed, label)
         return out
+
+    def phase(self, label: str, lr: float, seed: int, rates: tuple) -> ExperimentConfig:
+        """Wang & Ji's phase ``label`` of :data:`AMPLIFIED` at local rate ``lr`` (Alg. 1 every P = one
+        day of rounds, option ``gamma`` of ``amplified_fedavg`` its amplification factor), continuing
+        seed ``seed``'s :meth:`warmup` at the shared ``rates`` (eta_0, eta_g) to the end of the run."""
+        if label not in AMPLIFIED:
+            raise ValueError(f"label: must be one of {', '.join(map(repr, AMPLIFIED))}; got {label!r}")
+        warm = self.warmup(rates, seed)
+        return self.base(seed).replace(
+            algorithm="amplified_fedavg",
+            algorithm_args={"P": self.amplify_every, "gamma": AMPLIFIED[label]},
+            lr_local=lr,
+            lr_global=rates[1],
+            rounds=self.rounds - warm.rounds,
+            init_from=warm,
+        )
+
+    # ------------------------------------------------------------------ each paper's own rates
+    def focus_configs(self, seeds: list) -> dict:
+        """FOCUS's own rule (:data:`FOCUS_RULE`; Ying, Li & Yang 2025, arXiv:2503.20117, App. F):
+        SG-FOCUS, FedAU and SCAFFOLD at one constant rate eta = 2e-3, eta_g = 1, this profile's K,
+        batch and horizon, per seed: config -> (seed, label)."""
+        out = {}
+        for seed in seeds:
+            b = self.base(seed).replace(lr_local=FOCUS_ETA, lr_global=1.0, lr_schedule="constant")
+            for label, name in FOCUS_RULE.values():
+                algo, opts = methods.method(name).spec()
+                out[b.replace(algorithm=algo, algorithm_args=dict(opts))] = (seed, label)
+        return out
+
+    def amplified_rates(self, rates: tuple) -> list[float]:
+        """The starting rates of Wang & Ji's grid: the warm-up's eta_0 (``rates[0]``) times each of
+        :attr:`amplified_grid` (notebook 08's multiples)."""
+        return [float(f"{rates[0] * g:.6g}") for g in self.amplified_grid]
+
+    def amplified_score(self, df: pd.DataFrame, config: ExperimentConfig) -> float:
+        """A grid run's score: the mean training loss over its evaluations in the phase's last day
+        (the last ``amplify_every`` rounds, at least the last evaluation); NaN if the run is missing
+        from ``df`` or did not end "ok" (diverged or failed)."""
+        r = df[df["key"] == config.key()]
+        if r.empty or (r["status"] != "ok").any():
+            return float("nan")
+        last = r[r["round"] >= min(config.rounds - self.amplify_every, int(r["round"].max()))]
+        v = float(last["loss"].mean())
+        return v if np.isfinite(v) else float("nan")
+
+    def amplified_grid_configs(self, rates: tuple, lrs: list[float]) -> dict:
+        """Every phase of :data:`AMPLIFIED` at each rate of ``lrs`` on every tuning seed:
+        config -> (label, rate)."""
+        return {self.phase(label, lr, k, rates): (label, lr)
+                for label in AMPLIFIED for lr in lrs for k in self.tuning_seeds}
+
+    def search_amplified(self, rates: tuple, compute: Callable[[list], pd.DataFrame],
+                         max_extensions: int = 3) -> dict[str, GridSearch]:
+        """Wang & Ji's rule (Sec. 6: each method at its grid's best rate) for the two phases after
+        the warm-up: per phase, :func:`fedlib.analysis.search_log_grid` over :meth:`amplified_rates`,
+        scored by :meth:`amplified_score` averaged over :attr:`tuning_seeds` (their own records,
+        splits, models and warm-ups; never evaluated; NaN if a run on any of them failed), extended
+        10x past an edge. ``compute`` maps a list of configs to their :func:`fedlib.sweep` frame.
+        Returns phase label -> the search."""
+        def evaluate(label: str):
+            def scores(lrs: list[float]) -> dict[float, float]:
+                cs = {lr: [self.phase(label, lr, k, rates) for k in self.tuning_seeds] for lr in lrs}
+                df = compute([c for v in cs.values() for c in v])
+                return {lr: float(np.mean([self.amplified_score(df, c) for c in v])) for lr, v in cs.items()}
+            return scores
+        return {label: search_log_grid(evaluate(label), self.amplified_rates(rates), lower=True,
+                                       max_extensions=max_extensions) for label in AMPLIFIED}
+
+    def own_configs(self, rates: tuple, seeds: list, picks: dict) -> dict:
+        """The runs at each paper's own rates: :meth:`focus_configs`, and each phase of
+        :data:`AMPLIFIED` at its grid's pick (``picks``: label -> rate, :meth:`search_amplified`)
+        after each seed's warm-up at the shared ``rates``: config -> (seed, label of :data:`TUNED`)."""
+        missing = [label for label in AMPLIFIED if label not in picks]
+        if missing:
+            raise ValueError(f"picks: needs a rate for {', '.join(map(repr, missing))}")
+        out = self.focus_configs(seeds)
+        for seed in seeds:
+            for label in AMPLIFIED:
+                out[self.phase(label, float(picks[label]), seed, rates)] = (seed, TUNED[label])
+        return out
+
+    def stored_configs(self, rates: tuple, seeds: list, searches: dict[str, GridSearch]) -> list:
+        """Every run notebook 09 reads at ``seeds``: App. H's grid, the runs at the shared ``rates``,
+        every seed's warm-up (the tuning seeds' too), Wang & Ji's grid runs (every rate each search
+        tried) and the runs at each paper's own rates (:meth:`own_configs`)."""
+        out = [*self.grid_configs(), *self.configs(rates, seeds)]
+        out += [self.warmup(rates, k) for k in (*seeds, *self.tuning_seeds)]
+        out += [self.phase(label, lr, k, rates) for label, g in searches.items() for lr in g.scores
+                for k in self.tuning_seeds]
+        out += list(self.own_configs(rates, seeds, {label: g.best for label, g in searches.items()}))
+        return list(dict.fromkeys(out))
+
+    @staticmethod
+    def grid_table(searches: dict[str, GridSearch]) -> pd.DataFrame:
+        """Wang & Ji's grid as a table: one row per phase and rate tried (score NaN: a run failed),
+        whether it was added past an edge, and the pick."""
+        rows = []
+        for label, g in searches.items():
+            for lr, v in sorted(g.scores.items()):
+                rows.append({"phase": label, "rate": lr, "score (training loss, last day)": v,
+                             "added past an edge": lr in g.extended, "picked": lr == g.best})
+        return pd.DataFrame(rows)
 
     def tidy(self, df: pd.DataFrame, labels: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
         """:func:`fedlib.claims.tidy` of the runs, with model units (uplink + downlink); the
@@ -267,7 +376,7 @@ class RealSetup:
         tidy, summary, curves = claims.tidy(
             df, labels, NAMES, CHANCE, WINDOW, derived={"model units": lambda t: t["uplink"] + t["downlink"]}
         )
-        phase = tidy["method"].isin(list(AMPLIFIED))
+        phase = tidy["method"].isin([*AMPLIFIED, *TUNED.values()])
         tidy.loc[phase, "round"] += self.warmup_rounds
         return tidy, summary, curves
 
@@ -332,7 +441,8 @@ class RealSetup:
         methods and baselines at that local step (:func:`fedlib.studies.fedsum.off_rule`), SG-FOCUS at
         that rate against FOCUS App. F's, FedACS without App. I.2's calibration, amplification at
         eta_0 / eta (eta: Wang & Ji's amplification factor) against Wang & Ji's rate. A marked method
-        that fails makes its comparisons "not tested" (:func:`fedlib.claims.paired`)."""
+        that fails makes its comparisons "not tested" (:func:`fedlib.claims.paired`). FOCUS's and Wang &
+        Ji's claims read the runs at their own rates (:meth:`own_configs`) instead."""
         eta0, eta_g = rates
         out = dict.fromkeys(METHODS, f"the shared rates (eta_0, eta_g) = ({eta0:g}, {eta_g:g}) App. H's rule "
                                      "picked for FedAvg under the trace")
@@ -348,45 +458,56 @@ class RealSetup:
         return out
 
     def claims(self, summary: pd.DataFrame, curves: dict, seeds: list, per_round: float,
-               rates: tuple) -> list[ClaimRow]:
+               rates: tuple, own_summary: pd.DataFrame, own_curves: dict,
+               searches: dict[str, GridSearch]) -> list[ClaimRow]:
         """Each paper's headline claims under the trace, seed by seed, asked through its registered
-        study (:data:`ASKED`, :meth:`fedlib.studies.Study.claims`) on the same runs; every row
-        names its paper (the ledger's ``paper`` column) and this profile's setting:
+        study (:data:`ASKED`, :meth:`fedlib.studies.Study.claims`), each at its own paper's rates;
+        every row names its paper (the ledger's ``paper`` column) and this profile's setting:
 
-        * FedSUM (Sec. 5, :func:`fedlib.studies.fedsum.headline_claims`): FedSUM and FedSUM-CR faster
-          (rounds) and more stable than every baseline, fewer model units, FedSUM-CR keeps FedSUM's
-          accuracy with fewer units (margins from this profile's evaluation interval and its mean
-          clients per round);
-        * FOCUS (App. F.2): SG-FOCUS has a higher test accuracy and converges faster than FedAU and
-          SCAFFOLD;
-        * FedACS (Sec. 6): fewer rounds to the 70% target than FedAvg, FedVARP and FedAU (the
-          rivals of its claim that run here), and the highest late-window accuracy;
+        * FedSUM (Sec. 5, :func:`fedlib.studies.fedsum.headline_claims`), on the runs at the rates
+          App. H's rule picked (``summary``, ``curves``): FedSUM and FedSUM-CR faster (rounds) and
+          more stable than every baseline, fewer model units, FedSUM-CR keeps FedSUM's accuracy with
+          fewer units (margins from this profile's evaluation interval and its mean clients per round);
+        * FOCUS (App. F.2), on the runs at FOCUS's eta (``own_summary``, :data:`FOCUS_RULE`): SG-FOCUS
+          has a higher test accuracy and converges faster than FedAU and SCAFFOLD;
+        * FedACS (Sec. 6), on the shared-rate runs: fewer rounds to the 70% target than FedAvg,
+          FedVARP and FedAU (the rivals of its claim that run here), and the highest late-window
+          accuracy;
         * Wang & Ji (Sec. 6): FedAvg without amplification gives the lowest performance -- here:
           after the warm-up, amplification every day of rounds ends above the same algorithm
-          without it (their Fig. 1's pair).
+          without it (their Fig. 1's pair), each at the rate its grid picked (``own_summary``,
+          :data:`TUNED`; ``searches``: :meth:`search_amplified`).
 
         ``per_round``: the mean number of clients per round of the real schedules (the model-unit
         margin is two rounds' worth of them, as notebook 02's is 2 S); ``rates``: the shared
         (eta_0, eta_g), named in the causes of the rows whose methods another paper tunes.
         """
-        eta0, eta_g = rates
+        own_label = {**{name: label for name, (label, _) in FOCUS_RULE.items()}, **TUNED}
         frames = Frames(summary, curves, seeds, self.eval_every, max(1, int(round(per_round))),
                         off_rule=self.off_rule(rates), methods=tuple(METHODS))
-        shared = (f"every method runs at the rates App. H's rule picked for FedAvg under the trace (eta_0 = "
-                  f"{eta0:g}, eta_g = {eta_g:g}); FOCUS App. F runs SG-FOCUS at eta = {FOCUS_ETA:g}")
-        phases = (f"both phases run at eta_0 / eta = {eta0 / GAMMA:g} (eta = {GAMMA:g}, Wang & Ji's "
-                  "amplification factor; our inference from App. H's fixed product); Wang & Ji pick the rate "
-                  "after the warm-up by a grid ("
+        own = Frames(own_summary, own_curves, seeds, self.eval_every, max(1, int(round(per_round))),
+                     methods=tuple(own_label), key=lambda k, m: (k, own_label[m]))
+        focus = (f"SG-FOCUS, FedAU and SCAFFOLD at FOCUS App. F's rule: one constant rate eta = "
+                 f"{FOCUS_ETA:g} for all three (App. F: K = 3, batch 128, 10,000 rounds; here this "
+                 f"profile's K = {self.local_steps}, batch {self.batch}, T = {self.rounds})")
+        edge = " (on the grid's edge after its extensions)"
+        picks = "; ".join(f"{label}: {g.best:g}" + (edge if g.on_edge else "")
+                          for label, g in searches.items())
+        grid = ", ".join(f"{g:g}" for g in self.amplified_grid)
+        phases = (f"each phase at the rate Wang & Ji's rule picks for it: a grid of the warm-up's eta_0 = "
+                  f"{rates[0]:g} times ({grid}), extended 10x past an edge, scored by the mean training loss "
+                  f"over the phase's last day on tuning seeds {', '.join(map(str, self.tuning_seeds))} "
+                  f"(never evaluated); picks {picks} (Wang & Ji: "
                   f"{AUTHORS_RATES[('amplified_fedavg', GAMMA)]:g} in their FashionMNIST runs)")
         amp, plain = AMPLIFIED
-        asked = {"fedsum": ({}, ""), "focus": ({}, shared), "fedacs": ({}, ""),
-                 "amplified": ({"amplified": amp, "plain": plain,
-                                "warmup": f"a {WARMUP_CYCLES}-day FedAvg warm-up"}, phases)}
+        asked = {"fedsum": (frames, {}, ""), "focus": (own, {}, focus), "fedacs": (frames, {}, ""),
+                 "amplified": (own, {"amplified": amp, "plain": plain,
+                                     "warmup": f"a {WARMUP_CYCLES}-day FedAvg warm-up"}, phases)}
         rows = []
         for name in ASKED:
-            kwargs, cause = asked[name]
-            rows += [replace(r, setting=self.setting, cause=cause or r.cause)
-                     for r in get(name).claims(frames, **kwargs)]
+            fr, kwargs, cause = asked[name]
+            rows += [replace(r, setting=self.setting, cause="; ".join(c for c in (r.cause, cause) if c))
+                     for r in get(name).claims(fr, **kwargs)]
         return rows
 
 
@@ -545,6 +666,8 @@ def real_setup(profile: str, trace: str | Path = "traces/sessions_100.txt",
             eval_every=stand_in_rounds,
             train_eval=2,
             grid_eta_g=s.grid_eta_g[:1],
+            tuning_seeds=s.tuning_seeds[:1],
+            amplified_grid=s.amplified_grid[:1],
             stand_in=stand_in_rounds,
         )
     return s

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from fedlib import claims, studies
+from fedlib.analysis import GridSearch
 from fedlib.claims import ClaimRow
 from fedlib.studies import base, real
 
@@ -124,18 +125,33 @@ def test_notebook_09_asks_each_paper_through_its_registered_study(monkeypatch):
     for name in real.ASKED:
         monkeypatch.setitem(base._STUDIES, name, replace(studies.get(name), headline=stub(name)))
     s = real.real_setup("quick", "traces/sessions_100.txt")
-    rows = s.claims(pd.DataFrame(), {}, [0, 1, 2], per_round=11.6, rates=(0.1, 1.0))
+    searches = {label: GridSearch({0.01: 0.5, 0.001: 0.4, 0.0001: 0.6}, 0.001, (), False)
+                for label in real.AMPLIFIED}
+    rows = s.claims(pd.DataFrame(), {}, [0, 1, 2], per_round=11.6, rates=(0.1, 1.0),
+                    own_summary=pd.DataFrame(), own_curves={}, searches=searches)
     assert [r.claim for r in rows] == [f"{n}'s claim" for n in real.ASKED]
     assert [r.paper for r in rows] == ["FedSUM", "FOCUS", "FedACS", "Wang & Ji 2022"]
     assert {r.setting for r in rows} == {s.setting}
     assert rows[0].cause == rows[2].cause == ""
-    assert rows[1].cause.endswith(f"FOCUS App. F runs SG-FOCUS at eta = {studies.focus.ETA:g}")
-    assert rows[3].cause.startswith("both phases run at eta_0 / eta = 0.01 (eta = 10, Wang & Ji's "
-                                    "amplification factor")
+    assert rows[1].cause.startswith("SG-FOCUS, FedAU and SCAFFOLD at FOCUS App. F's rule: one constant rate "
+                                    f"eta = {studies.focus.ETA:g} for all three")
+    assert rows[3].cause.startswith("each phase at the rate Wang & Ji's rule picks for it: a grid of the "
+                                    "warm-up's eta_0 = 0.1 times (1, 0.1, 0.01, 0.001, 0.0001)")
+    assert "picks amplification (eta=10, P=1 day): 0.001; no amplification (eta=1): 0.001" in rows[3].cause
+    assert "tuning seeds 100, 101 (never evaluated)" in rows[3].cause
+    # FedSUM's and FedACS's claims read the shared-rate runs, FOCUS's and Wang & Ji's the runs at their
+    # own rates, found under their own labels
+    for name in ("fedsum", "fedacs"):
+        frames = seen[name][0]
+        assert frames.methods == tuple(real.METHODS)
+        assert set(frames.off_rule) == {*real.METHODS, *real.AMPLIFIED}
+        assert (frames.per_round, frames.eval_every, frames.seeds) == (12, s.eval_every, (0, 1, 2))
     frames, kw = seen["amplified"]
     assert kw == {"amplified": "amplification (eta=10, P=1 day)", "plain": "no amplification (eta=1)",
                   "warmup": "a 4-day FedAvg warm-up"}
-    assert (frames.per_round, frames.eval_every, frames.seeds) == (12, s.eval_every, (0, 1, 2))
-    assert frames.methods == tuple(real.METHODS) and set(frames.off_rule) == {*real.METHODS, *real.AMPLIFIED}
+    assert frames is seen["focus"][0] and not frames.off_rule
+    amp = "amplification (eta=10, P=1 day)"
+    assert frames.at(1, amp) == (1, f"{amp} at its grid rate")
+    assert frames.at(2, "SCAFFOLD") == (2, "SCAFFOLD at FOCUS's eta")
     # FedSUM's methods are marked with App. H's rule at this profile's batch and K
-    assert "batch 32 instead of 128, K = 5, T = 84" in frames.off_rule["FedSUM"]
+    assert "batch 32 instead of 128, K = 5, T = 84" in seen["fedsum"][0].off_rule["FedSUM"]

@@ -84,3 +84,63 @@ def test_real_closest_pattern_and_hourly_shares_are_computed_from_their_inputs(t
     week = real.sample_week(f, records=5)
     assert week.shape == (168, 1) and week.iloc[:, 0].tolist() == ([1] + [0] * 23) * 7
     assert traces.sessions(f)[0].tolist() == [60.0] * 7
+
+
+def test_real_runs_focus_and_wang_ji_at_their_own_rates():
+    """Issue 49: FOCUS App. F's one constant eta for SG-FOCUS and its rivals; Wang & Ji's phases at
+    the rate each one's grid picks, searched on tuning seeds that are never evaluated, scored by the
+    training loss over the phase's last day; the shared-rate phases keep their configs (store keys)."""
+    from fedlib.config import ExperimentConfig
+    from fedlib.studies import focus, real
+    s = real.real_setup("quick", "traces/sessions_100.txt")
+    rates = (0.1, 1.0)
+    fc = s.focus_configs([0, 1])
+    assert sorted(fc.values()) == sorted((k, label) for k in (0, 1) for label, _ in real.FOCUS_RULE.values())
+    for c, (seed, _) in fc.items():
+        assert (c.lr_local, c.lr_global, c.lr_schedule) == (focus.ETA, 1.0, "constant")
+        assert c.seed == seed and (c.local_steps, dict(c.problem_args)["batch_size"]) == (5, 32)
+    algos = {label: (c.algorithm, dict(c.algorithm_args)) for c, (_, label) in fc.items()}
+    assert algos["SCAFFOLD at FOCUS's eta"] == ("scaffold", {})            # FOCUS's SCAFFOLD: two uplinks
+    assert algos["SG-FOCUS at FOCUS's eta"][0] == "sg_focus" and algos["FedAU at FOCUS's eta"][0] == "fedau"
+    # the shared-rate phase is the phase at eta_0 / eta
+    shared = {label: c for c, (k, label) in s.configs(rates, [0]).items() if label in real.AMPLIFIED}
+    for label, c in shared.items():
+        assert s.phase(label, 0.1 / real.GAMMA, 0, rates) == c
+    with pytest.raises(ValueError, match="^label: must be one of"):
+        s.phase("FedAvg", 0.1, 0, rates)
+    assert s.amplified_rates(rates) == [0.1, 0.01, 0.001, 0.0001, 1e-05]
+    # the score: the mean training loss over the last day (12 rounds) of a 36-round phase; NaN if not ok
+    c = s.phase(next(iter(real.AMPLIFIED)), 0.01, 100, rates)
+    rounds = np.arange(0, 37, 4)
+    df = pd.DataFrame({"key": c.key(), "status": "ok", "round": rounds, "loss": rounds / 4.0})
+    assert s.amplified_score(df, c) == np.mean([6.0, 7.0, 8.0, 9.0])
+    assert np.isnan(s.amplified_score(df.assign(status="diverged"), c))
+    assert np.isnan(s.amplified_score(df.iloc[:0], c))
+
+    # the search: a loss with its minimum at 1e-3 on tuning seed 100 and 101 only
+    asked = []
+
+    def compute(configs: list[ExperimentConfig]) -> pd.DataFrame:
+        asked.extend(configs)
+        rows = []
+        for cfg in configs:
+            for r in rounds:
+                rows.append({"key": cfg.key(), "status": "ok", "round": r,
+                             "loss": (np.log10(cfg.lr_local) + 3) ** 2 + dict(cfg.algorithm_args)["gamma"] / 100})
+        return pd.DataFrame(rows)
+    searches = s.search_amplified(rates, compute)
+    assert {k.seed for k in asked} == set(s.tuning_seeds) == {100, 101}
+    assert {label: g.best for label, g in searches.items()} == dict.fromkeys(real.AMPLIFIED, 0.001)
+    assert not any(g.on_edge for g in searches.values())
+    table = s.grid_table(searches)
+    assert len(table) == 2 * 5 and table["picked"].sum() == 2
+    own = s.own_configs(rates, [0, 1, 2], {label: g.best for label, g in searches.items()})
+    assert len(own) == 3 * (len(real.FOCUS_RULE) + len(real.AMPLIFIED))
+    for cfg, (seed, label) in own.items():
+        if label in real.TUNED.values():
+            assert cfg.lr_local == 0.001 and cfg.warmup() == s.warmup(rates, seed)
+    with pytest.raises(ValueError, match="^picks: needs a rate for"):
+        s.own_configs(rates, [0], {})
+    stored = s.stored_configs(rates, [0, 1, 2], searches)
+    assert set(own) <= set(stored) and set(s.configs(rates, [0, 1, 2])) <= set(stored)
+    assert s.warmup(rates, 101) in stored and len(stored) == len(set(stored))
