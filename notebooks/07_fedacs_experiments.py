@@ -119,8 +119,7 @@ for k, s in setups.items():
     rate_tables.append(r.assign(seed=k))
 rates = runs.table(pd.concat(rate_tables, ignore_index=True), "calibrated_rates", float_format="%.6g")
 pivot = rates.pivot_table(index=["setting", "seed"], columns="method", values="learning rate", sort=False)[METHODS]
-Markdown("<details><summary>The calibrated rates per setting and seed</summary>\n\n"   # folded: page height
-         + '<div style="overflow-x: auto">' + pivot.to_html(border=0, float_format=lambda v: f"{v:.6g}").replace("\n", "") + "</div>\n\n</details>")
+notebook.folded_tables("The calibrated rates per setting and seed", pivot, digits=6)   # folded: page height
 
 # %% [markdown]
 # **Step-length calibration (App. I.2; its formulas 112-116 were lost).** To first order in the
@@ -343,12 +342,11 @@ def pilot_section() -> Markdown:
             "cells stay on MNIST: there MNIST is the paper's own dataset (Tables 1, 4 left). Below the "
             "pilot's tables, the cell's claims on its MNIST runs (every method, seeds "
             f"{', '.join(map(str, seeds))}, target {mtarget:.0%}) beside Fashion-MNIST's, each with its reason.")
-    html = lambda t: ('<div style="overflow-x: auto">' + t.to_html(  # noqa: E731  (a table inside <details>)
-        index=False, border=0, float_format=lambda v: f"{v:.4g}", na_rep="-").replace("\n", "") + "</div>")
-    body = "\n\n".join(html(t) for t in (*(tables[n] for n in ("spread", "comparisons", "methods")), beside))
-    return Markdown(f"{head}\n\n<details><summary>Why: the pilot's rules and numbers; MNIST beside</summary>\n\n"
-                    f"{more}\n\nTarget: {fedacs.PILOT_TARGET_RULE}.\n\n"
-                    f"Decision: {fedacs.PILOT_RULE}\n\n{body}\n\n</details>")
+    return notebook.folded_tables(
+        "Why: the pilot's rules and numbers; MNIST beside",
+        [*(tables[n] for n in ("spread", "comparisons", "methods")), beside], lead=head,
+        text=f"{more}\n\nTarget: {fedacs.PILOT_TARGET_RULE}.\n\nDecision: {fedacs.PILOT_RULE}",
+        index=False, digits=4, na_rep="-")
 
 
 pilot_section() if profile == "quick" and not stand_in_rounds else None
