@@ -285,17 +285,22 @@ paper_table(alpha_keys, "table4_alphas") if alpha_keys else pd.DataFrame()
 # above runs on what it decided. The cell's MNIST runs stay in the store, compared below.
 
 # %%
+# the claims of the static and Dirichlet environments, computed once: the pilot's section sets the
+# Dirichlet cell's beside its MNIST runs, the claims section below tables them all
+others = {key: fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE, window=WINDOW,
+                                 kind=setup.kind(key), target_words=setup.target_words(key))
+          for key in static_keys + alpha_keys}
+
+
 def _verdict(row) -> str:
     v = row.check.verdict
     return f"{v} ({row.check.direction})" if row.check.direction else v
 
 
-def mnist_beside(key: tuple, mtarget: float) -> pd.DataFrame:
-    """The cell's claims on its MNIST runs (every method and seed) beside the same claims here."""
-    mcell = fedacs.pilot_cell("mnist", seeds, st, methods=METHODS)
-    mdf = load(st, [c for cs in mcell.values() for c in cs.values()])
-    here = {r.short: r for r in fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE,
-                                                   window=WINDOW, kind=setup.kind(key))}
+def mnist_beside(key: tuple, mcell: dict, mdf: pd.DataFrame, mtarget: float) -> pd.DataFrame:
+    """The cell's claims on its MNIST runs (``mcell``: every method and seed; in ``mdf``) beside
+    the same claims here (``others``)."""
+    here = {r.short: r for r in others[key]}
     rows = []
     for r in fedacs.cell_claims(mdf, mcell, mtarget, chance=CHANCE, window=WINDOW, kind=setup.kind(key)):
         f = here[r.short]
@@ -309,9 +314,14 @@ def pilot_section() -> Markdown:
     """Issue 50's pilot (its seeds and methods, both datasets in the store), its decision, and the
     cell's claims on MNIST beside Fashion-MNIST."""
     pseeds, key = list(fedacs.PILOT_SEEDS), alpha_keys[0]
+    # the cell's MNIST runs, every method, the notebook's seeds and the pilot's, loaded once; the
+    # pilot's MNIST runs are a part of them, its Fashion-MNIST runs the cell's above (in df)
+    mall = fedacs.pilot_cell("mnist", list(dict.fromkeys([*seeds, *pseeds])), st, methods=METHODS)
+    mdf = load(st, [c for cs in mall.values() for c in cs.values()])
+    mcell = {k: {m: mall[k][m] for m in fedacs.PILOT_METHODS} for k in pseeds}
     fcell = fedacs.pilot_cell("fashion_mnist", pseeds, st)
-    mcell = fedacs.pilot_cell("mnist", pseeds, st)
-    fdf, mdf = (load(st, [c for cs in cell.values() for c in cs.values()]) for cell in (fcell, mcell))
+    fconfigs = [c for cs in fcell.values() for c in cs.values()]
+    fdf = df if {c.key() for c in fconfigs} <= set(df["key"]) else load(st, fconfigs)
     mtarget = DATASETS["mnist"].target
     plateaus = {"MNIST": fedacs.pilot_plateau(mdf, mcell, CHANCE, WINDOW),
                 "Fashion-MNIST": fedacs.pilot_plateau(fdf, fcell, CHANCE, WINDOW)}
@@ -325,7 +335,7 @@ def pilot_section() -> Markdown:
     assert switch == (key[0] == "fashion_mnist"), "the cell must run where the pilot decided"
     cell_secs = df[df["key"].isin({c.key() for cs in EXPERIMENTS[key].values() for c in cs.values()})]
     hours = cell_secs.groupby("key")["seconds"].max().sum() / 3600
-    beside = mnist_beside(key, mtarget)
+    beside = mnist_beside(key, {k: mall[k] for k in seeds}, mdf, mtarget)
     moved = beside[beside.iloc[:, 1] != beside.iloc[:, 2]]
     sp = tables["spread"].set_index("dataset")
     noise = "; ".join(f"on {d} the seeds differ {'more' if r.iloc[1] > r.iloc[0] else 'less'} than the methods "
@@ -393,9 +403,6 @@ finals_table.pivot(index="method", columns="environment", values="final test acc
 
 # %%
 print(claims.RULE)
-others = {key: fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE, window=WINDOW,
-                                 kind=setup.kind(key), target_words=setup.target_words(key))
-          for key in static_keys + alpha_keys}
 for key in static_keys:                               # App. I.5.1: "tends to favor clients with fewer local epochs"
     others[key] = others[key] + [setup.priority_rows({key: EXPERIMENTS[key]}, key, st)[key]]
 claim_table = runs.claims(setup.ledger_rows(CELL_CLAIMS, GRID_KEY, others), "FedACS", setting=["environment"])
