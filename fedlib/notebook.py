@@ -19,7 +19,7 @@ from .paths import fedlib_project, project_root
 from .sweeps import sweep
 
 __all__ = ["NotebookRuns", "PROFILES", "RUN_METADATA", "check_parameters", "check_profile", "check_seeds",
-           "computing_off", "notebook_defaults",
+           "computing_off", "folded_tables", "notebook_defaults",
            "notebook_output_dir", "notebook_runs", "notebook_store", "store_path", "strip_run_metadata"]
 
 
@@ -172,6 +172,58 @@ def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
     print(f"parameters differ from the defaults ({', '.join(f'{k}={v!r}' for k, v in changed.items())}): "
           f"figures and tables go to {target}/, not to the committed figures/{notebook}/")
     return target
+
+
+def folded_tables(title: str, tables: pd.DataFrame | Sequence[pd.DataFrame], text: str = "", lead: str = "",
+                  index: bool = True, digits: int | None = None, na_rep: str = "NaN"):
+    """Tables folded into a ``<details>`` block of a notebook's output (a long or wide table kept off
+    the page's height), each inside ``<div style="overflow-x: auto">`` so that a table wider than
+    the page's column scrolls sideways within it instead of widening the page.
+
+    The output, as Markdown: ``lead`` (if any), then ``<details><summary>title</summary>``, ``text``
+    (if any), the tables one after the other, ``</details>``; each table is one line of HTML
+    (pandas' ``to_html`` with ``border=0``), so that Markdown does not read its indented lines as
+    code.
+
+    Args:
+        title: the fold's summary line (HTML's ``&``, ``<`` and ``>`` in it are escaped; a title is
+            plain text).
+        tables: one DataFrame, or a non-empty list or tuple of them (shown in that order).
+        text: Markdown shown inside the fold, above the tables (e.g. the rules that made them).
+        lead: Markdown shown above the fold, always visible (e.g. the decision the tables explain).
+        index: whether the tables show their index.
+        digits: significant digits of the floats (``f"{v:.<digits>g}"``); None: pandas' default.
+        na_rep: how a missing value is shown.
+
+    Returns:
+        An ``IPython.display.Markdown`` object (a notebook cell ending with it renders it).
+
+    Raises:
+        ValueError: an argument of another type or value than the above, naming it.
+    """
+    import html
+
+    from IPython.display import Markdown
+    if not isinstance(title, str) or not title.strip():
+        raise ValueError(f"title: must be a non-empty string, got {title!r}")
+    frames = [tables] if isinstance(tables, pd.DataFrame) else tables
+    if not isinstance(frames, (list, tuple)) or not frames \
+            or not all(isinstance(t, pd.DataFrame) for t in frames):
+        raise ValueError(f"tables: must be a DataFrame or a non-empty list or tuple of DataFrames, got "
+                         f"{type(tables).__name__} {tables!r}"[:300])
+    for name, value in (("text", text), ("lead", lead), ("na_rep", na_rep)):
+        if not isinstance(value, str):
+            raise ValueError(f"{name}: must be a string, got {type(value).__name__} {value!r}")
+    if not isinstance(index, bool):
+        raise ValueError(f"index: must be True or False, got {index!r}")
+    if digits is not None and (isinstance(digits, bool) or not isinstance(digits, int)
+                               or not 1 <= digits <= 17):
+        raise ValueError(f"digits: must be None or an integer in 1..17, got {digits!r}")
+    fmt = None if digits is None else (lambda v: f"{v:.{digits}g}")
+    body = "\n\n".join('<div style="overflow-x: auto">' + t.to_html(
+        index=index, border=0, float_format=fmt, na_rep=na_rep).replace("\n", "") + "</div>" for t in frames)
+    return Markdown((f"{lead}\n\n" if lead else "") + f"<details><summary>{html.escape(title, quote=False)}"
+                    f"</summary>\n\n" + (f"{text}\n\n" if text else "") + f"{body}\n\n</details>")
 
 
 #: metadata an execution writes that differ from run to run (papermill's timings, Jupyter's

@@ -119,8 +119,7 @@ for k, s in setups.items():
     rate_tables.append(r.assign(seed=k))
 rates = runs.table(pd.concat(rate_tables, ignore_index=True), "calibrated_rates", float_format="%.6g")
 pivot = rates.pivot_table(index=["setting", "seed"], columns="method", values="learning rate", sort=False)[METHODS]
-Markdown("<details><summary>The calibrated rates per setting and seed</summary>\n\n"   # folded: page height
-         + '<div style="overflow-x: auto">' + pivot.to_html(border=0, float_format=lambda v: f"{v:.6g}").replace("\n", "") + "</div>\n\n</details>")
+notebook.folded_tables("The calibrated rates per setting and seed", pivot, digits=6)   # folded: page height
 
 # %% [markdown]
 # **Step-length calibration (App. I.2; its formulas 112-116 were lost).** To first order in the
@@ -286,17 +285,22 @@ paper_table(alpha_keys, "table4_alphas") if alpha_keys else pd.DataFrame()
 # above runs on what it decided. The cell's MNIST runs stay in the store, compared below.
 
 # %%
+# the claims of the static and Dirichlet environments, computed once: the pilot's section sets the
+# Dirichlet cell's beside its MNIST runs, the claims section below tables them all
+others = {key: fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE, window=WINDOW,
+                                 kind=setup.kind(key), target_words=setup.target_words(key))
+          for key in static_keys + alpha_keys}
+
+
 def _verdict(row) -> str:
     v = row.check.verdict
     return f"{v} ({row.check.direction})" if row.check.direction else v
 
 
-def mnist_beside(key: tuple, mtarget: float) -> pd.DataFrame:
-    """The cell's claims on its MNIST runs (every method and seed) beside the same claims here."""
-    mcell = fedacs.pilot_cell("mnist", seeds, st, methods=METHODS)
-    mdf = load(st, [c for cs in mcell.values() for c in cs.values()])
-    here = {r.short: r for r in fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE,
-                                                   window=WINDOW, kind=setup.kind(key))}
+def mnist_beside(key: tuple, mcell: dict, mdf: pd.DataFrame, mtarget: float) -> pd.DataFrame:
+    """The cell's claims on its MNIST runs (``mcell``: every method and seed; in ``mdf``) beside
+    the same claims here (``others``)."""
+    here = {r.short: r for r in others[key]}
     rows = []
     for r in fedacs.cell_claims(mdf, mcell, mtarget, chance=CHANCE, window=WINDOW, kind=setup.kind(key)):
         f = here[r.short]
@@ -310,9 +314,14 @@ def pilot_section() -> Markdown:
     """Issue 50's pilot (its seeds and methods, both datasets in the store), its decision, and the
     cell's claims on MNIST beside Fashion-MNIST."""
     pseeds, key = list(fedacs.PILOT_SEEDS), alpha_keys[0]
+    # the cell's MNIST runs, every method, the notebook's seeds and the pilot's, loaded once; the
+    # pilot's MNIST runs are a part of them, its Fashion-MNIST runs the cell's above (in df)
+    mall = fedacs.pilot_cell("mnist", list(dict.fromkeys([*seeds, *pseeds])), st, methods=METHODS)
+    mdf = load(st, [c for cs in mall.values() for c in cs.values()])
+    mcell = {k: {m: mall[k][m] for m in fedacs.PILOT_METHODS} for k in pseeds}
     fcell = fedacs.pilot_cell("fashion_mnist", pseeds, st)
-    mcell = fedacs.pilot_cell("mnist", pseeds, st)
-    fdf, mdf = (load(st, [c for cs in cell.values() for c in cs.values()]) for cell in (fcell, mcell))
+    fconfigs = [c for cs in fcell.values() for c in cs.values()]
+    fdf = df if {c.key() for c in fconfigs} <= set(df["key"]) else load(st, fconfigs)
     mtarget = DATASETS["mnist"].target
     plateaus = {"MNIST": fedacs.pilot_plateau(mdf, mcell, CHANCE, WINDOW),
                 "Fashion-MNIST": fedacs.pilot_plateau(fdf, fcell, CHANCE, WINDOW)}
@@ -326,7 +335,7 @@ def pilot_section() -> Markdown:
     assert switch == (key[0] == "fashion_mnist"), "the cell must run where the pilot decided"
     cell_secs = df[df["key"].isin({c.key() for cs in EXPERIMENTS[key].values() for c in cs.values()})]
     hours = cell_secs.groupby("key")["seconds"].max().sum() / 3600
-    beside = mnist_beside(key, mtarget)
+    beside = mnist_beside(key, {k: mall[k] for k in seeds}, mdf, mtarget)
     moved = beside[beside.iloc[:, 1] != beside.iloc[:, 2]]
     sp = tables["spread"].set_index("dataset")
     noise = "; ".join(f"on {d} the seeds differ {'more' if r.iloc[1] > r.iloc[0] else 'less'} than the methods "
@@ -343,12 +352,11 @@ def pilot_section() -> Markdown:
             "cells stay on MNIST: there MNIST is the paper's own dataset (Tables 1, 4 left). Below the "
             "pilot's tables, the cell's claims on its MNIST runs (every method, seeds "
             f"{', '.join(map(str, seeds))}, target {mtarget:.0%}) beside Fashion-MNIST's, each with its reason.")
-    html = lambda t: ('<div style="overflow-x: auto">' + t.to_html(  # noqa: E731  (a table inside <details>)
-        index=False, border=0, float_format=lambda v: f"{v:.4g}", na_rep="-").replace("\n", "") + "</div>")
-    body = "\n\n".join(html(t) for t in (*(tables[n] for n in ("spread", "comparisons", "methods")), beside))
-    return Markdown(f"{head}\n\n<details><summary>Why: the pilot's rules and numbers; MNIST beside</summary>\n\n"
-                    f"{more}\n\nTarget: {fedacs.PILOT_TARGET_RULE}.\n\n"
-                    f"Decision: {fedacs.PILOT_RULE}\n\n{body}\n\n</details>")
+    return notebook.folded_tables(
+        "Why: the pilot's rules and numbers; MNIST beside",
+        [*(tables[n] for n in ("spread", "comparisons", "methods")), beside], lead=head,
+        text=f"{more}\n\nTarget: {fedacs.PILOT_TARGET_RULE}.\n\nDecision: {fedacs.PILOT_RULE}",
+        index=False, digits=4, na_rep="-")
 
 
 pilot_section() if profile == "quick" and not stand_in_rounds else None
@@ -395,9 +403,6 @@ finals_table.pivot(index="method", columns="environment", values="final test acc
 
 # %%
 print(claims.RULE)
-others = {key: fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE, window=WINDOW,
-                                 kind=setup.kind(key), target_words=setup.target_words(key))
-          for key in static_keys + alpha_keys}
 for key in static_keys:                               # App. I.5.1: "tends to favor clients with fewer local epochs"
     others[key] = others[key] + [setup.priority_rows({key: EXPERIMENTS[key]}, key, st)[key]]
 claim_table = runs.claims(setup.ledger_rows(CELL_CLAIMS, GRID_KEY, others), "FedACS", setting=["environment"])

@@ -267,8 +267,8 @@ claim_table = runs.claims([*setup.claims(vals1, vals2, seeds, RATES), *setup.unr
                           setting=["rates"])
 for _, r in claim_table.iterrows():
     print(f"[{r['verdict']}] {r['claim']} — at {r['rates']}")
-Markdown("<details><summary>The claims table: quotes, rule numbers, causes</summary>\n\n"   # folded: page height
-         + '<div style="overflow-x: auto">' + claim_table.to_html(index=False, border=0, na_rep="-").replace("\n", "") + "</div>\n\n</details>")
+notebook.folded_tables("The claims table: quotes, rule numbers, causes", claim_table,   # folded: page height
+                       index=False, na_rep="-")
 
 # %% [markdown]
 # ## Regime: the rates, and the grid's horizon

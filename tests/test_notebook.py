@@ -40,3 +40,68 @@ def test_profiles_and_store_paths():
         notebook.check_profile("full")
     p = notebook.store_path("02_fedsum_main", "quick", root="/x")
     assert p == Path("/x/results/02_fedsum_main/quick")
+
+
+def _nesting(markup: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Each start tag of ``markup`` with the tags it sits inside (outermost first)."""
+    from html.parser import HTMLParser
+
+    class P(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.open, self.seen = [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.seen.append((tag, tuple(t for t, _ in self.open), dict(attrs)))
+            self.open.append((tag, dict(attrs)))
+
+        def handle_endtag(self, tag):
+            assert self.open and self.open[-1][0] == tag, f"</{tag}> closes {self.open[-1:]}"
+            self.open.pop()
+
+    p = P()
+    p.feed(markup)
+    assert not p.open, f"unclosed tags {p.open}"
+    return p.seen
+
+
+def test_folded_tables_put_each_table_in_a_sideways_scroll_inside_details():
+    import pandas as pd
+    a = pd.DataFrame({"method": ["FedACS", "FedAvg"], "acc": [0.123456789, None]}, index=["r1", "r2"])
+    b = pd.DataFrame({"claim": ["holds <always> & more"]})
+    out = notebook.folded_tables("Rates & <b>why</b>", [a, b], text="The **rule**.",
+                                 lead="**Decision**: keep", index=False, digits=3, na_rep="-").data
+    assert out.startswith("**Decision**: keep\n\n<details><summary>"
+                          "Rates &amp; &lt;b&gt;why&lt;/b&gt;</summary>")
+    inside = out.split("</summary>", 1)[1]
+    assert inside.index("The **rule**.") < inside.index("<table") and out.endswith("</details>")
+    tags = _nesting(out)
+    tables = [outer for tag, outer, _ in tags if tag == "table"]
+    assert tables == [("details", "div")] * 2                  # each table in its own div inside the details
+    divs = [attrs for tag, _, attrs in tags if tag == "div"]
+    assert divs == [{"style": "overflow-x: auto"}] * 2
+    assert not any(tag == "b" for tag, _, _ in tags)           # the title's markup is text
+    for cell in ("FedACS", "FedAvg", "0.123", "-", "holds &lt;always&gt; &amp; more"):
+        assert f">{cell}<" in out, cell
+    assert "0.1235" not in out and ">r1<" not in out           # 3 digits; no index
+    assert all("\n" not in line for line in out.split("\n\n") if line.startswith("<div"))  # one line each
+    one = notebook.folded_tables("t", a).data                   # defaults: the index, pandas' floats, NaN
+    assert one.startswith("<details><summary>t</summary>\n\n<div") and ">r1<" in one and ">NaN<" in one
+    assert ">0.123457<" in one
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"title": "", "tables": []}, "^title: must be a non-empty string"),
+    ({"title": "t", "tables": []}, "^tables: must be a DataFrame or a non-empty list or tuple of DataFrames"),
+    ({"title": "t", "tables": [{"a": 1}]}, "^tables: must be a DataFrame"),
+    ({"title": "t", "tables": "x"}, "^tables: must be a DataFrame"),
+    ({"title": "t", "text": 3}, "^text: must be a string"),
+    ({"title": "t", "index": "no"}, "^index: must be True or False"),
+    ({"title": "t", "digits": 0}, "^digits: must be None or an integer in 1..17"),
+    ({"title": "t", "digits": True}, "^digits: must be None or an integer in 1..17"),
+])
+def test_folded_tables_refuse_bad_input_naming_the_argument(kwargs, match):
+    import pandas as pd
+    kwargs.setdefault("tables", pd.DataFrame({"a": [1]}))
+    with pytest.raises(ValueError, match=match):
+        notebook.folded_tables(**kwargs)

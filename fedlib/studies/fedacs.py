@@ -967,7 +967,8 @@ def pilot_compare(cells: dict, test_size: int, chance: float = 0.1,
         to the target per seed, how many seeds reached it; ``comparisons``: per dataset, the cell's
         three comparisons of FedACS with FedAvg as :func:`cell_claims` makes them (per-seed
         differences, positive for the claim; mean; margin; the seeds :func:`fedlib.claims.seeds_to_decide`
-        says would decide it; the verdict at these seeds); ``spread``: per dataset, the target, the
+        says would decide it, None -- never -- where a run misses the target, as :data:`PILOT_RULE`
+        says; the verdict at these seeds); ``spread``: per dataset, the target, the
         plateau (:func:`pilot_plateau`), the spread between the methods' mean late accuracies, the
         mean spread between seeds, and the test subset's standard error at the plateau.
     """
@@ -1000,8 +1001,11 @@ def pilot_compare(cells: dict, test_size: int, chance: float = 0.1,
 def _pilot_comparisons(name: str, runs: CellRuns, verdicts: dict) -> list[dict]:
     """:func:`pilot_compare`'s rows of the cell's three comparisons of FedACS with FedAvg on the
     dataset labelled ``name``: per-seed differences (positive for the claim; a run that misses the
-    target gives no finite one), their mean, the margin, the seeds to decide
-    (:func:`fedlib.claims.seeds_to_decide`; None: never) and ``verdicts``' verdict."""
+    target gives no finite one), their mean (over the finite ones), the margin, the seeds to decide
+    and ``verdicts``' verdict. The seeds to decide are :func:`fedlib.claims.seeds_to_decide`'s, but
+    None (never) for a comparison with a seed that has no finite difference: :data:`PILOT_RULE`
+    counts a run that misses the target as never (it does not leave that seed out and decide on
+    the others)."""
     seeds, diffs, margins = runs.seeds, {}, {}
     for what, col, higher, margin in (
             ("rounds to the target", "round", False, runs.margins["round"]),
@@ -1013,6 +1017,8 @@ def _pilot_comparisons(name: str, runs: CellRuns, verdicts: dict) -> list[dict]:
     rows = []
     for (what, d), need in zip(diffs.items(), claims.seeds_to_decide(diffs), strict=True):
         finite = [x for x in d if np.isfinite(x)]
+        if len(finite) < len(d):               # PILOT_RULE: a run that misses the target counts as never
+            need = np.inf
         rows.append({"dataset": name, "comparison": what,
                      **{f"difference, seed {k}": x for k, x in zip(seeds, d, strict=True)},
                      "mean": float(np.mean(finite)) if finite else np.nan, "margin": margins[what],

@@ -283,3 +283,34 @@ def test_pilot_decision_switches_only_where_the_other_dataset_separates_the_meth
     assert f.pilot_decision(tables, "flat", "apart")[0]
     switch, why = f.pilot_decision(tables, "apart", "flat")
     assert not switch and why.startswith("flat needs fewer seeds than apart in 0 of 3 comparisons")
+
+
+def test_pilot_counts_a_comparison_with_a_run_that_misses_the_target_as_never(tmp_path):
+    """PILOT_RULE: "a run that misses the target counts as never" -- a comparison in which one
+    seed's FedAvg run never reaches the target needs never seeds, though the other seeds'
+    differences alone would decide it (the seed is not left out)."""
+    from fedlib.store import Store
+    f = studies.fedacs
+    s = f.fedacs_setup("smoke", stand_in_rounds=2)
+    split = {"partition": "one_class"}
+    cell = {k: {m: c for m, c in s.regime(s.lr, "same", k).experiment("digits", split, "dynamic", 40,
+                                                                       Store(tmp_path))[0].items()
+                if m in f.PILOT_METHODS} for k in (0, 1, 2)}
+    T = 41
+    ramp = lambda at, top: np.clip(np.arange(T) / at, 0, 1) * (top - 0.1) + 0.1   # noqa: E731
+    loss = np.linspace(2.3, 0.5, T)
+    fedavg = {0: ramp(20, 0.9), 1: ramp(26, 0.9), 2: ramp(30, 0.65)}             # seed 2: never at 0.7
+    df = pd.concat([_fake_cell({k: cell[k]}, {"FedACS": (ramp(10, 0.9), loss), "FedAvg": (fedavg[k], loss),
+                                              "FedAU": (ramp(30, 0.9), loss)})
+                    for k in cell], ignore_index=True)
+    two = {k: cell[k] for k in (0, 1)}
+    tables = f.pilot_compare({"three": (df, cell, 0.7), "two": (df, two, 0.7)}, test_size=2000)
+    comp = tables["comparisons"].set_index(["dataset", "comparison"])
+    for what in ("rounds to the target", "computation to the target"):
+        assert np.isnan(comp.loc[("three", what), "difference, seed 2"])          # FedAvg missed it
+        assert pd.isna(comp.loc[("three", what), "seeds to decide"])             # never
+        need = comp.loc[("two", what), "seeds to decide"]                        # the others alone decide it
+        assert np.isfinite(need) and need >= 2
+    assert comp.loc[("three", "rounds to the target"), "mean"] == pytest.approx((7 + 12) / 2)   # finite ones
+    assert np.isfinite(comp.loc[("three", "highest late-window accuracy"), "seeds to decide"])
+    assert sorted(comp.loc[("three", "rounds to the target")].filter(like="difference").dropna()) == [7, 12]
