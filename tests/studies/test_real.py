@@ -125,8 +125,8 @@ def test_real_runs_focus_and_wang_ji_at_their_own_rates():
         rows = []
         for cfg in configs:
             for r in rounds:
-                rows.append({"key": cfg.key(), "status": "ok", "round": r,
-                             "loss": (np.log10(cfg.lr_local) + 3) ** 2 + dict(cfg.algorithm_args)["gamma"] / 100})
+                loss = (np.log10(cfg.lr_local) + 3) ** 2 + dict(cfg.algorithm_args)["gamma"] / 100
+                rows.append({"key": cfg.key(), "status": "ok", "round": r, "loss": loss})
         return pd.DataFrame(rows)
     searches = s.search_amplified(rates, compute)
     assert {k.seed for k in asked} == set(s.tuning_seeds) == {100, 101}
