@@ -221,6 +221,9 @@ FIGURES: dict[str, dict[str, Figure]] = {
         "trace_week": Figure("not in any paper", "a week of 100 records of the trace: who is online when"),
         "curves": Figure("not in any paper", "the four papers' algorithms under the real trace: training "
                          "loss and test accuracy against rounds", ""),
+        "curves_own_rates": Figure("not in any paper", "under the real trace at each paper's own rates: "
+                                   "SG-FOCUS, FedAU and SCAFFOLD at FOCUS's eta, and Wang & Ji's pair after "
+                                   "the warm-up each at its own grid rate", ""),
     },
 }
 

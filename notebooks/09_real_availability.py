@@ -183,18 +183,19 @@ tidy, summary, curves = setup.tidy(compute(list(labels)), labels)
 print("runs by outcome:", claims.outcome_counts(summary))
 
 # %%
-def curves_and_values(tidy, summary, methods: list, suffix: str, title: str):
-    """The runs' curves (every seed's band) and their final values per method, saved as
-    ``curves<suffix>`` and ``final_values<suffix>``."""
+def curves_and_values(tidy, summary, methods: list, figure: str, table: str, title: str):
+    """The runs' curves (every seed's band), saved as ``figure``, and their final values per
+    method, saved as ``table``."""
     fig, _ = plotting.curves(tidy, "method", None, hue_order=methods, palette=plotting.method_palette(methods),
                              errorbar=("pi", 100), size=(7, 3.4))
-    runs.figure(fig, f"curves{suffix}", title)
+    runs.figure(fig, figure, title)
     display(runs.table(claims.per_group(summary, ["method"], {
         "final test acc": "final_acc", "final train loss": "final_loss", "mean drop": "drop"}, recovered=True),
-        f"final_values{suffix}"))
+        table))
 
 
-curves_and_values(tidy, summary, list(real.METHODS) + list(real.AMPLIFIED), "", f"Under the real trace {setup.title}")
+curves_and_values(tidy, summary, list(real.METHODS) + list(real.AMPLIFIED), "curves", "final_values",
+                  f"Under the real trace {setup.title}")
 
 # %%
 bad = summary[summary["outcome"] != "ok"].reset_index()
@@ -222,7 +223,8 @@ print(f"the stored runs of this notebook took {cost:.2f} CPU-hours (their measur
 
 # %%
 curves_and_values(own_tidy, own_summary, list(dict.fromkeys(label for _, label in own_labels.values())),
-                  "_own_rates", f"Each paper's own rates under the real trace {setup.title}")
+                  "curves_own_rates", "final_values_own_rates",
+                  f"Each paper's own rates under the real trace {setup.title}")
 
 # %% [markdown]
 # ## Each paper's headline claim under the real trace
