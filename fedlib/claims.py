@@ -108,7 +108,8 @@ RULE = ("Per seed, the paired difference d between the methods compared (positiv
         "its comparison, like any other, needs two seeds where both ran, else it is inconclusive -- so it "
         "counts against 'holds', never for it. A claim over several rivals or cells ('every rival') "
         "lists each comparison's verdict and takes the weakest, in the order does not hold, not tested, "
-        "inconclusive, equivalent, holds: it holds only if every comparison holds, none left out. Events "
+        "inconclusive, equivalent, holds: it holds only if every comparison holds, no comparison left out "
+        "(a seed any comparison leaves out is named). Events "
         "are counted per seed: holds if the 95% Clopper-Pearson interval of how often the event happens "
         "lies above the claim's rate (1/2: 'in most runs', unless the claim states another), does not hold "
         "if below; where no outcome of n seeds could decide, the cause says 'undecidable at n seeds: needs "
@@ -790,8 +791,9 @@ def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
     lowest interval bound over its threshold; no interval counts as the least); its effect,
     interval and numbers are the deciding comparison's. The reason lists every comparison's verdict
     ("per rival: X: holds; Y: not tested; ...") and then the deciding comparison's reason and the
-    reasons of the others that do not hold. An inconclusive combination leans "against" if any of
-    its inconclusive comparisons leans against, "for" if all of them lean for, else "split"."""
+    reasons of the others (a seed one of them leaves out is named whatever its verdict). An
+    inconclusive combination leans "against" if any of its inconclusive comparisons leans against,
+    "for" if all of them lean for, else "split"."""
     if not verdicts:
         raise ValueError("verdicts: nothing to combine")
     order = {NOT_HOLDS: 0, NOT_TESTED: 1, INCONCLUSIVE: 2, EQUIVALENT: 3, HOLDS: 4}
@@ -809,8 +811,7 @@ def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
             f"{o}: {x.verdict}" + (f" ({x.direction})" if x.direction else "") for o, x in verdicts.items()))
     if v.reason:
         notes.append(f"against {key}: {v.reason}" if len(verdicts) > 1 else v.reason)
-    notes += [f"against {o}: {x.reason}" for o, x in verdicts.items()
-              if o != key and x.verdict != HOLDS and x.reason]
+    notes += [f"against {o}: {x.reason}" for o, x in verdicts.items() if o != key and x.reason]
     lean = ""
     if v.verdict == INCONCLUSIVE:
         leans = [x.direction for x in verdicts.values() if x.verdict == INCONCLUSIVE]

@@ -522,3 +522,15 @@ def test_what_holds_counts_each_verdict_and_the_inconclusive_by_direction():
     assert md.splitlines()[0] == head
     last = "| all | [ledger](figures/claims_ledger.md) | 1 | 0 | 1 | 1 | 2 | 0 | 1 | 6 |"
     assert md.splitlines()[-1] == last
+
+
+def test_a_seed_a_holding_rival_leaves_out_is_named_in_the_combined_reason():
+    """Issue 49 ("left out and named"): against every rival, a rival whose comparison holds on the
+    seeds where both ran, but failed on one, is named with that seed even when another rival decides
+    the combined verdict."""
+    a = {0: 0.9, 1: 0.91, 2: 0.92, 3: 0.9}
+    close = {0: 0.8, 1: 0.85, 2: 0.86, 3: 0.84}                       # decides: the least slack
+    failed = {0: 0.1, 1: 0.12, 2: 0.11, 3: math.nan}                  # seed 3: failed, left out
+    v = claims.against_all(a, {"B": close, "C": failed}, "A")
+    assert v.verdict == HOLDS and v.reason.startswith("per rival: B: holds; C: holds")
+    assert "against C:" in v.reason and "seed 3" in v.reason

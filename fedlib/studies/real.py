@@ -95,8 +95,9 @@ METHOD_NAMES = ("FedSUM", "FedSUM-CR", "FedAvg", "FedAU", "FedAWE", "MIFA", "Fed
                 "FedACS")
 METHODS = methods.specs(METHOD_NAMES)
 #: FOCUS's own rule (Ying, Li & Yang 2025, arXiv:2503.20117, App. F): SG-FOCUS and the two rivals of
-#: its claim at one constant rate eta = 2e-3, as App. F runs them (SCAFFOLD as FOCUS runs it, two
-#: uplink vectors): claim name -> (label of the run, catalogue name)
+#: its claim at one constant rate eta = 2e-3, as App. F runs them (the rivals as the paper names them,
+#: SCAFFOLD with its two uplink vectors; notebook 05 also asks the variants the authors' code ran):
+#: claim name -> (label of the run, catalogue name)
 FOCUS_RULE = {"SG-FOCUS": ("SG-FOCUS at FOCUS's eta", "SG-FOCUS"),
               "FedAU": ("FedAU at FOCUS's eta", "FedAU"),
               "SCAFFOLD": ("SCAFFOLD at FOCUS's eta", "SCAFFOLD (FOCUS)")}
@@ -266,14 +267,17 @@ class RealSetup:
                 out[self.phase(label, eta0 / GAMMA, seed, rates)] = (seed, label)
         return out
 
-    def phase(self, label: str, lr: float, seed: int, rates: tuple) -> ExperimentConfig:
+    def phase(self, label: str, lr: float, seed: int, rates: tuple,
+              constant: bool = False) -> ExperimentConfig:
         """Wang & Ji's phase ``label`` of :data:`AMPLIFIED` at local rate ``lr`` (Alg. 1 every P = one
         day of rounds, option ``gamma`` of ``amplified_fedavg`` its amplification factor), continuing
-        seed ``seed``'s :meth:`warmup` at the shared ``rates`` (eta_0, eta_g) to the end of the run."""
+        seed ``seed``'s :meth:`warmup` at the shared ``rates`` (eta_0, eta_g) to the end of the run:
+        with App. H's decaying schedule of the shared runs, or with ``constant`` at the constant rate
+        of Wang & Ji's Alg. 1 (their gamma)."""
         if label not in AMPLIFIED:
             raise ValueError(f"label: must be one of {', '.join(map(repr, AMPLIFIED))}; got {label!r}")
         warm = self.warmup(rates, seed)
-        return self.base(seed).replace(
+        c = self.base(seed).replace(
             algorithm="amplified_fedavg",
             algorithm_args={"P": self.amplify_every, "gamma": AMPLIFIED[label]},
             lr_local=lr,
@@ -281,6 +285,7 @@ class RealSetup:
             rounds=self.rounds - warm.rounds,
             init_from=warm,
         )
+        return c.replace(lr_schedule="constant") if constant else c
 
     # ------------------------------------------------------------------ each paper's own rates
     def focus_configs(self, seeds: list) -> dict:
@@ -314,7 +319,7 @@ class RealSetup:
     def amplified_grid_configs(self, rates: tuple, lrs: list[float]) -> dict:
         """Every phase of :data:`AMPLIFIED` at each rate of ``lrs`` on every tuning seed:
         config -> (label, rate)."""
-        return {self.phase(label, lr, k, rates): (label, lr)
+        return {self.phase(label, lr, k, rates, constant=True): (label, lr)
                 for label in AMPLIFIED for lr in lrs for k in self.tuning_seeds}
 
     def search_amplified(self, rates: tuple, compute: Callable[[list], pd.DataFrame],
@@ -327,7 +332,8 @@ class RealSetup:
         Returns phase label -> the search."""
         def evaluate(label: str):
             def scores(lrs: list[float]) -> dict[float, float]:
-                cs = {lr: [self.phase(label, lr, k, rates) for k in self.tuning_seeds] for lr in lrs}
+                cs = {lr: [self.phase(label, lr, k, rates, constant=True) for k in self.tuning_seeds]
+                      for lr in lrs}
                 df = compute([c for v in cs.values() for c in v])
                 return {lr: float(np.mean([self.amplified_score(df, c) for c in v])) for lr, v in cs.items()}
             return scores
@@ -344,7 +350,7 @@ class RealSetup:
         out = self.focus_configs(seeds)
         for seed in seeds:
             for label in AMPLIFIED:
-                out[self.phase(label, float(picks[label]), seed, rates)] = (seed, TUNED[label])
+                out[self.phase(label, float(picks[label]), seed, rates, constant=True)] = (seed, TUNED[label])
         return out
 
     def stored_configs(self, rates: tuple, seeds: list, searches: dict[str, GridSearch]) -> list:
@@ -353,8 +359,8 @@ class RealSetup:
         tried) and the runs at each paper's own rates (:meth:`own_configs`)."""
         out = [*self.grid_configs(), *self.configs(rates, seeds)]
         out += [self.warmup(rates, k) for k in (*seeds, *self.tuning_seeds)]
-        out += [self.phase(label, lr, k, rates) for label, g in searches.items() for lr in g.scores
-                for k in self.tuning_seeds]
+        out += [self.phase(label, lr, k, rates, constant=True) for label, g in searches.items()
+                for lr in g.scores for k in self.tuning_seeds]
         out += list(self.own_configs(rates, seeds, {label: g.best for label, g in searches.items()}))
         return list(dict.fromkeys(out))
 
@@ -480,7 +486,9 @@ class RealSetup:
 
         ``per_round``: the mean number of clients per round of the real schedules (the model-unit
         margin is two rounds' worth of them, as notebook 02's is 2 S); ``rates``: the shared
-        (eta_0, eta_g), named in the causes of the rows whose methods another paper tunes.
+        (eta_0, eta_g), named in the causes of the rows whose methods another paper tunes, and the
+        initial rate of Wang & Ji's grid. FOCUS's and Wang & Ji's rows name their paper's rule in
+        their setting (kept whatever the verdict).
         """
         own_label = {**{name: label for name, (label, _) in FOCUS_RULE.items()}, **TUNED}
         frames = Frames(summary, curves, seeds, self.eval_every, max(1, int(round(per_round))),
@@ -488,25 +496,36 @@ class RealSetup:
         own = Frames(own_summary, own_curves, seeds, self.eval_every, max(1, int(round(per_round))),
                      methods=tuple(own_label), key=lambda k, m: (k, own_label[m]))
         focus = (f"SG-FOCUS, FedAU and SCAFFOLD at FOCUS App. F's rule: one constant rate eta = "
-                 f"{FOCUS_ETA:g} for all three (App. F: K = 3, batch 128, 10,000 rounds; here this "
-                 f"profile's K = {self.local_steps}, batch {self.batch}, T = {self.rounds})")
+                 f"{FOCUS_ETA:g} for all three (App. F: N = 32, K = 3, batch 128, 10,000 rounds; here this "
+                 f"profile's N = {self.num_clients}, K = {self.local_steps}, batch {self.batch}, "
+                 f"T = {self.rounds}); SG-FOCUS's server step sums every client's last gradient, so its "
+                 "step grows with N, the rivals' does not")
+        focus_setting = (f"{self.setting}; FOCUS App. F's rule: SG-FOCUS, FedAU and SCAFFOLD at one constant "
+                         f"eta = {FOCUS_ETA:g}, App. F's rate for 10,000 rounds of N = 32 clients")
         edge = " (on the grid's edge after its extensions)"
         picks = "; ".join(f"{label}: {g.best:g}" + (edge if g.on_edge else "")
                           for label, g in searches.items())
         grid = ", ".join(f"{g:g}" for g in self.amplified_grid)
-        phases = (f"each phase at the rate Wang & Ji's rule picks for it: a grid of the warm-up's eta_0 = "
-                  f"{rates[0]:g} times ({grid}), extended 10x past an edge, scored by the mean training loss "
-                  f"over the phase's last day on tuning seeds {', '.join(map(str, self.tuning_seeds))} "
-                  f"(never evaluated); picks {picks} (Wang & Ji: "
+        phases = (f"each phase at the constant rate its own grid picks (Wang & Ji Sec. 6: a grid of "
+                  f"({grid}) times the initial rate, here the warm-up's eta_0 = {rates[0]:g}); ours, as "
+                  "Sec. 6 does not say how the best rate was judged: scored by the mean training loss over "
+                  f"the phase's last day on tuning seeds {', '.join(map(str, self.tuning_seeds))} (never "
+                  f"evaluated), extended 10x past an edge; picks {picks} (Wang & Ji: "
                   f"{AUTHORS_RATES[('amplified_fedavg', GAMMA)]:g} in their FashionMNIST runs)")
+        phase_setting = (f"{self.setting}; Wang & Ji's rule: each phase at the constant rate its own grid "
+                         f"picks, {self.rounds - self.warmup_rounds} rounds "
+                         f"({(self.rounds - self.warmup_rounds) // self.amplify_every} amplifications) after "
+                         "the warm-up")
         amp, plain = AMPLIFIED
-        asked = {"fedsum": (frames, {}, ""), "focus": (own, {}, focus), "fedacs": (frames, {}, ""),
+        asked = {"fedsum": (frames, {}, "", self.setting), "focus": (own, {}, focus, focus_setting),
+                 "fedacs": (frames, {}, "", self.setting),
                  "amplified": (own, {"amplified": amp, "plain": plain,
-                                     "warmup": f"a {WARMUP_CYCLES}-day FedAvg warm-up"}, phases)}
+                                     "warmup": f"a {WARMUP_CYCLES}-day FedAvg warm-up"},
+                               phases, phase_setting)}
         rows = []
         for name in ASKED:
-            fr, kwargs, cause = asked[name]
-            rows += [replace(r, setting=self.setting, cause="; ".join(c for c in (r.cause, cause) if c))
+            fr, kwargs, cause, setting = asked[name]
+            rows += [replace(r, setting=setting, cause="; ".join(c for c in (r.cause, cause) if c))
                      for r in get(name).claims(fr, **kwargs)]
         return rows
 

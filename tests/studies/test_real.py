@@ -105,7 +105,8 @@ def test_real_runs_focus_and_wang_ji_at_their_own_rates():
     # the shared-rate phase is the phase at eta_0 / eta
     shared = {label: c for c, (k, label) in s.configs(rates, [0]).items() if label in real.AMPLIFIED}
     for label, c in shared.items():
-        assert s.phase(label, 0.1 / real.GAMMA, 0, rates) == c
+        assert s.phase(label, 0.1 / real.GAMMA, 0, rates) == c and c.lr_schedule == "fedsum_sqrt"
+        assert s.phase(label, 0.1 / real.GAMMA, 0, rates, constant=True) == c.replace(lr_schedule="constant")
     with pytest.raises(ValueError, match="^label: must be one of"):
         s.phase("FedAvg", 0.1, 0, rates)
     assert s.amplified_rates(rates) == [0.1, 0.01, 0.001, 0.0001, 1e-05]
@@ -130,6 +131,7 @@ def test_real_runs_focus_and_wang_ji_at_their_own_rates():
         return pd.DataFrame(rows)
     searches = s.search_amplified(rates, compute)
     assert {k.seed for k in asked} == set(s.tuning_seeds) == {100, 101}
+    assert {k.lr_schedule for k in asked} == {"constant"}                   # Wang & Ji's gamma: constant
     assert {label: g.best for label, g in searches.items()} == dict.fromkeys(real.AMPLIFIED, 0.001)
     assert not any(g.on_edge for g in searches.values())
     table = s.grid_table(searches)
@@ -139,6 +141,7 @@ def test_real_runs_focus_and_wang_ji_at_their_own_rates():
     for cfg, (seed, label) in own.items():
         if label in real.TUNED.values():
             assert cfg.lr_local == 0.001 and cfg.warmup() == s.warmup(rates, seed)
+            assert cfg.lr_schedule == "constant"
     with pytest.raises(ValueError, match="^picks: needs a rate for"):
         s.own_configs(rates, [0], {})
     stored = s.stored_configs(rates, [0, 1, 2], searches)
