@@ -463,6 +463,32 @@ class RealSetup:
                           f"Ji pick by a grid after the warm-up ({authors:g} in their FashionMNIST runs)")
         return out
 
+    def _own_rule_words(self, rates: tuple, searches: dict[str, GridSearch]) -> tuple[str, str, str, str]:
+        """The cause and the setting of FOCUS's rows and of Wang & Ji's (:meth:`claims`): each paper's
+        rule as run here, where it departs from the paper and which parts are ours."""
+        focus = (f"SG-FOCUS, FedAU and SCAFFOLD at FOCUS App. F's rule: one constant rate eta = "
+                 f"{FOCUS_ETA:g} for all three (App. F: N = 32, K = 3, batch 128, 10,000 rounds; here this "
+                 f"profile's N = {self.num_clients}, K = {self.local_steps}, batch {self.batch}, "
+                 f"T = {self.rounds}); SG-FOCUS's server step sums every client's last gradient, so its "
+                 "step grows with N, the rivals' does not")
+        focus_setting = (f"{self.setting}; FOCUS App. F's rule: SG-FOCUS, FedAU and SCAFFOLD at one constant "
+                         f"eta = {FOCUS_ETA:g}, App. F's rate for 10,000 rounds of N = 32 clients")
+        edge = " (on the grid's edge after its extensions)"
+        picks = "; ".join(f"{label}: {g.best:g}" + (edge if g.on_edge else "")
+                          for label, g in searches.items())
+        grid = ", ".join(f"{g:g}" for g in self.amplified_grid)
+        phases = (f"each phase at the constant rate its own grid picks (Wang & Ji Sec. 6: a grid of "
+                  f"({grid}) times the initial rate, here the warm-up's eta_0 = {rates[0]:g}); ours, as "
+                  "Sec. 6 does not say how the best rate was judged: scored by the mean training loss over "
+                  f"the phase's last day on tuning seeds {', '.join(map(str, self.tuning_seeds))} (never "
+                  f"evaluated), extended 10x past an edge; picks {picks} (Wang & Ji: "
+                  f"{AUTHORS_RATES[('amplified_fedavg', GAMMA)]:g} in their FashionMNIST runs)")
+        phase_setting = (f"{self.setting}; Wang & Ji's rule: each phase at the constant rate its own grid "
+                         f"picks, {self.rounds - self.warmup_rounds} rounds "
+                         f"({(self.rounds - self.warmup_rounds) // self.amplify_every} amplifications) after "
+                         "the warm-up")
+        return focus, focus_setting, phases, phase_setting
+
     def claims(self, summary: pd.DataFrame, curves: dict, seeds: list, per_round: float,
                rates: tuple, own_summary: pd.DataFrame, own_curves: dict,
                searches: dict[str, GridSearch]) -> list[ClaimRow]:
@@ -495,27 +521,7 @@ class RealSetup:
                         off_rule=self.off_rule(rates), methods=tuple(METHODS))
         own = Frames(own_summary, own_curves, seeds, self.eval_every, max(1, int(round(per_round))),
                      methods=tuple(own_label), key=lambda k, m: (k, own_label[m]))
-        focus = (f"SG-FOCUS, FedAU and SCAFFOLD at FOCUS App. F's rule: one constant rate eta = "
-                 f"{FOCUS_ETA:g} for all three (App. F: N = 32, K = 3, batch 128, 10,000 rounds; here this "
-                 f"profile's N = {self.num_clients}, K = {self.local_steps}, batch {self.batch}, "
-                 f"T = {self.rounds}); SG-FOCUS's server step sums every client's last gradient, so its "
-                 "step grows with N, the rivals' does not")
-        focus_setting = (f"{self.setting}; FOCUS App. F's rule: SG-FOCUS, FedAU and SCAFFOLD at one constant "
-                         f"eta = {FOCUS_ETA:g}, App. F's rate for 10,000 rounds of N = 32 clients")
-        edge = " (on the grid's edge after its extensions)"
-        picks = "; ".join(f"{label}: {g.best:g}" + (edge if g.on_edge else "")
-                          for label, g in searches.items())
-        grid = ", ".join(f"{g:g}" for g in self.amplified_grid)
-        phases = (f"each phase at the constant rate its own grid picks (Wang & Ji Sec. 6: a grid of "
-                  f"({grid}) times the initial rate, here the warm-up's eta_0 = {rates[0]:g}); ours, as "
-                  "Sec. 6 does not say how the best rate was judged: scored by the mean training loss over "
-                  f"the phase's last day on tuning seeds {', '.join(map(str, self.tuning_seeds))} (never "
-                  f"evaluated), extended 10x past an edge; picks {picks} (Wang & Ji: "
-                  f"{AUTHORS_RATES[('amplified_fedavg', GAMMA)]:g} in their FashionMNIST runs)")
-        phase_setting = (f"{self.setting}; Wang & Ji's rule: each phase at the constant rate its own grid "
-                         f"picks, {self.rounds - self.warmup_rounds} rounds "
-                         f"({(self.rounds - self.warmup_rounds) // self.amplify_every} amplifications) after "
-                         "the warm-up")
+        focus, focus_setting, phases, phase_setting = self._own_rule_words(rates, searches)
         amp, plain = AMPLIFIED
         asked = {"fedsum": (frames, {}, "", self.setting), "focus": (own, {}, focus, focus_setting),
                  "fedacs": (frames, {}, "", self.setting),
