@@ -27,6 +27,7 @@ from .base import Frames, Study, get, register_study
 from .fedsum import PAPER_GRID_ETA_G, matched_product, pick_rates, summed_step
 from .fedsum import off_rule as fedsum_off_rule
 from .focus import ETA as FOCUS_ETA
+from .focus import focus_setup
 
 __all__ = [
     "ASKED",
@@ -466,13 +467,15 @@ class RealSetup:
     def _own_rule_words(self, rates: tuple, searches: dict[str, GridSearch]) -> tuple[str, str, str, str]:
         """The cause and the setting of FOCUS's rows and of Wang & Ji's (:meth:`claims`): each paper's
         rule as run here, where it departs from the paper and which parts are ours."""
+        f = focus_setup("paper")                    # App. F's own settings (notebook 05's paper profile)
         focus = (f"SG-FOCUS, FedAU and SCAFFOLD at FOCUS App. F's rule: one constant rate eta = "
-                 f"{FOCUS_ETA:g} for all three (App. F: N = 32, K = 3, batch 128, 10,000 rounds; here this "
-                 f"profile's N = {self.num_clients}, K = {self.local_steps}, batch {self.batch}, "
-                 f"T = {self.rounds}); SG-FOCUS's server step sums every client's last gradient, so its "
-                 "step grows with N, the rivals' does not")
+                 f"{FOCUS_ETA:g} for all three (App. F: N = {f.num_clients}, K = {f.local_steps}, batch "
+                 f"{f.batch}, {f.rounds:,} rounds; here this profile's N = {self.num_clients}, "
+                 f"K = {self.local_steps}, batch {self.batch}, T = {self.rounds}); SG-FOCUS's server step "
+                 "sums every client's last gradient, so its step grows with N, the rivals' does not")
         focus_setting = (f"{self.setting}; FOCUS App. F's rule: SG-FOCUS, FedAU and SCAFFOLD at one constant "
-                         f"eta = {FOCUS_ETA:g}, App. F's rate for 10,000 rounds of N = 32 clients")
+                         f"eta = {FOCUS_ETA:g}, App. F's rate for {f.rounds:,} rounds of N = {f.num_clients} "
+                         "clients")
         edge = " (on the grid's edge after its extensions)"
         picks = "; ".join(f"{label}: {g.best:g}" + (edge if g.on_edge else "")
                           for label, g in searches.items())
