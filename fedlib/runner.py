@@ -714,9 +714,26 @@ def _unplain(v: Any) -> Any:
     return v
 
 
+#: how many times a checkpoint's folder is made again when it vanishes before the temporary file is in it
+_FOLDER_TRIES = 100
+
+
 def _write_checkpoint(path: Path, state: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Save ``state`` at ``path`` atomically: a temporary file beside it, renamed into place.
+
+    The folder may be shared: a sweep's workers checkpoint their runs into one store's
+    ``.checkpoints/``, and a run that finishes removes that folder when it is empty
+    (:meth:`fedlib.store.Store.compute`). So it can vanish between being made here and the
+    temporary file being created in it; then it is made again. Once the temporary file is in it,
+    the folder is not empty and stays until the rename is done."""
+    for attempt in range(_FOLDER_TRIES):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            break
+        except FileNotFoundError:           # the folder was removed since mkdir (another run finished)
+            if attempt == _FOLDER_TRIES - 1:
+                raise
     os.close(fd)
     try:
         torch.save(_plain(state), tmp)

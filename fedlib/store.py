@@ -416,11 +416,11 @@ class Store:
         }
         entry = self.write(config, result, meta, save_params=save_params)
         if ckpt is not None and ckpt.exists():
-            ckpt.unlink()
-            try:
-                ckpt.parent.rmdir()              # only when no other run is checkpointing
-            except OSError:
-                pass
+            ckpt.unlink(missing_ok=True)         # this run's own checkpoint, never another run's
+            try:                                 # the folder too, when no other run is checkpointing:
+                ckpt.parent.rmdir()              # rmdir removes only an empty folder, and a writer that
+            except OSError:                      # loses it makes it again (runner._write_checkpoint);
+                pass                             # not empty, or already removed by another finished run
         return entry
 
     def warmup_model(self, config: ExperimentConfig | Planned) -> torch.Tensor | None:

@@ -1,10 +1,12 @@
 """fedlib.store: entries on disk, bad stores and bad entries, reading a store back."""
 
+import tempfile
 
 import pandas as pd
 import pytest
 
 import fedlib
+from fedlib import runner
 from fedlib.store import Store
 
 from .run_helpers import base_config as _base
@@ -48,3 +50,51 @@ def test_load_reads_a_store_into_the_sweep_frame_without_computing(tmp_path):
                                   _no_timing(computed[computed["key"] == b.key()]).reset_index(drop=True))
     with pytest.raises(ValueError, match=r"^store: .* lacks 1 of 1 runs"):
         fedlib.load(tmp_path, _base(rounds=3, seed=2))
+
+
+
+
+class _Killed(Exception):
+    """Stands for the worker of a run being killed (the run is cut short, its checkpoint stays)."""
+
+
+def test_a_run_finishing_never_breaks_the_checkpoint_another_run_is_writing(tmp_path, monkeypatch):
+    """The race a process-pool sweep met (several workers checkpoint into one ``.checkpoints/``):
+    run ``a`` has made the folder and is about to create its temporary file in it when run ``b``,
+    in another worker, finishes and removes the folder, empty at that instant. The interleaving is
+    injected, not left to timing: ``b`` runs whole inside ``a``'s first ``mkstemp`` call, and ``a``
+    is then killed at its second checkpoint. ``a``'s first checkpoint must have been written, and
+    a later compute must resume from it and store what an uninterrupted run stores, bit for bit."""
+    st = Store(tmp_path / "store")
+    a, b = _base(rounds=6), _base(rounds=6, seed=1)
+    ck = st.checkpoint_path(a)
+    real_mkstemp, injected = tempfile.mkstemp, []
+
+    def mkstemp(*args, dir=None, prefix=None, **kw):
+        if prefix == f".{ck.name}." and not injected:                    # a's first checkpoint (round 2)
+            injected.append(True)
+            assert ck.parent.is_dir() and not any(ck.parent.iterdir())   # a made the folder; it is empty
+            assert st.compute(b, checkpoint_every=2).status == "ok"      # b checkpoints, ends, cleans up
+            assert not ck.parent.exists()                                # ... removing the empty folder
+        elif prefix == f".{ck.name}." and ck.exists():                   # a's second checkpoint (round 4)
+            raise _Killed
+        return real_mkstemp(*args, dir=dir, prefix=prefix, **kw)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    with pytest.raises(_Killed):
+        runner.run_config(a, checkpoint=ck, checkpoint_every=2)
+    assert ck.exists() and list(ck.parent.iterdir()) == [ck]            # a's round-2 state, no temporary file
+    monkeypatch.setattr(tempfile, "mkstemp", real_mkstemp)
+    resumed_from, read = [], runner._read_checkpoint
+
+    def read_and_note(path):
+        state = read(path)
+        resumed_from.append(state["t"])
+        return state
+
+    monkeypatch.setattr(runner, "_read_checkpoint", read_and_note)
+    entry = st.compute(a, checkpoint_every=2)
+    assert resumed_from == [2] and entry.status == "ok", entry.meta["error"]
+    assert not ck.parent.exists()                        # a's own cleanup: its checkpoint, then the folder
+    whole = Store(tmp_path / "whole").compute(a, checkpoint_every=None)
+    pd.testing.assert_frame_equal(_no_timing(entry.history), _no_timing(whole.history), check_exact=True)
