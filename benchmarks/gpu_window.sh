@@ -43,7 +43,10 @@ if [ "$CHECK_MIN" != 0 ]; then               # CHECK_MIN=0: the campaign alone (
   log=$out/gpu_check.log
 else
   log=data/gpu_check.log                     # the first call's check, where this machine ran it
-  [ -f "$log" ] || log=/dev/null
+  if [ ! -f "$log" ]; then                   # a fresh machine (the warm one went back): no check here
+    log=/dev/null
+    echo "== no check log on this machine: graphs / compiled draws only where GRAPHS=1 / COMPILED_DRAWS=1 say"
+  fi
 fi
 graphs=()                                   # GRAPHS=1 / 0 decide; by default the check's graph row does
 if [ "${GRAPHS:-auto}" = 1 ] || { [ "${GRAPHS:-auto}" = auto ] &&

@@ -36,7 +36,9 @@ __all__ = ["CAMPAIGNS", "CampaignReport", "Incomplete", "NotebookReport", "run_c
 MARGIN = 1.15
 #: a run killed with its window resumes from its last checkpoint (every this many rounds)
 CHECKPOINT_EVERY = 200
-#: rounds of a probe that measures the pace of a setting no stored entry has measured yet
+#: rounds of a probe that measures the pace of a setting no stored entry has measured yet: twice
+#: the larger of this and the setting's evaluation interval (the second interval gives the pace
+#: after the first rounds' one-off costs, :func:`probe_seconds`)
 PROBE_ROUNDS = 3
 
 
@@ -182,6 +184,21 @@ class _Pace:
         return None if rate is None else MARGIN * rate * config.rounds
 
 
+def probe_seconds(history, rounds: int) -> float | None:
+    """A whole run's seconds predicted from a probe's history: its first evaluation interval's
+    time once (the first rounds pay what a run pays once: compiling the draws for the setting's
+    shapes, capturing CUDA graphs, warming caches) plus the pace of the rounds after it, for the
+    rounds left. None where the probe has fewer than three evaluations (no interval after the
+    first). Why not the probe's seconds per round: on an H100 (2026-11-27) a 10-round probe with
+    compiled draws and graphs put a 2,000-round run at ~38 minutes; the run's rounds after the
+    first ten take ~0.05 s each (notebook 02's SCAFFOLD: 15.6 s to round 10, 117 s in all)."""
+    if "seconds" not in history or len(history) < 3:
+        return None
+    r, sec = history["round"].to_numpy(dtype=float), history["seconds"].to_numpy(dtype=float)
+    rate = (sec[-1] - sec[1]) / (r[-1] - r[1])
+    return float(sec[1] + rate * (rounds - r[1]))
+
+
 class Incomplete(ValueError):
     """Raised by a campaign's ``compute`` once the budget is spent (or its data is missing): the
     configs asked for were listed as left, not computed. A ValueError, so a study's fallback for
@@ -240,18 +257,20 @@ class _Compute:
     def _fits(self, c: ExperimentConfig) -> float | None:
         """The run's estimate if it fits the budget (probing its setting first if needed), else None."""
         est = self.pace.estimate(c)
-        if est is None:                      # a probe of its first rounds (two evaluations in them)
-            probe = c.replace(rounds=min(max(PROBE_ROUNDS, c.eval_every), c.rounds))
+        if est is None:                      # a probe of its first rounds (three evaluations in them)
+            probe = c.replace(rounds=min(2 * max(PROBE_ROUNDS, c.eval_every), c.rounds))
             if self.clock() + 60.0 > self.deadline:                 # not even a probe fits
                 return None
             from .runner import run_config
             start = self.clock()
             res = run_config(probe, device=self.device, x0=self.st.warmup_model(c), engine=self.engine)
             took = self.clock() - start
-            # the rounds alone (the history's clock starts after the problem is built): the
-            # build is paid once per run, not per round
-            ran = float(res.history["seconds"].iloc[-1]) if "seconds" in res.history else took
-            self.pace.note(probe, min(took, ran), probe=True)
+            whole = probe_seconds(res.history, c.rounds)
+            if whole is not None:
+                self.pace.note(c, whole, probe=True)
+            else:                            # the rounds alone (the history's clock starts after the build)
+                ran = float(res.history["seconds"].iloc[-1]) if "seconds" in res.history else took
+                self.pace.note(probe, min(took, ran), probe=True)
             est = self.pace.estimate(c)
         return est if self.clock() + est <= self.deadline else None
 

@@ -1,6 +1,8 @@
 """fedlib.campaign: runs in order inside a budget, never one that cannot finish, resumed without
 recomputing (notebook 02's smoke profile, a clock that advances with the store)."""
 
+from pathlib import Path
+
 import pytest
 
 from fedlib import campaign
@@ -147,3 +149,20 @@ def test_the_latest_runs_set_the_pace_and_a_run_of_this_call_counts(tmp_path):
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 157.4)           # 157.8 is 4th latest now
     pace.note(c.replace(rounds=10), 30.0, probe=True)                           # a probe never decides
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 157.4)
+
+
+def test_a_probe_predicts_a_whole_run_from_its_pace_after_the_first_interval():
+    """The first rounds pay one-off costs (compiling the draws, capturing graphs): a probe counts
+    them once and the pace of its second evaluation interval for the rest. Checked against the
+    H100 run stored in notebook 02's paper store (SCAFFOLD, graphs and compiled draws, 2026-11-27):
+    its first 20 rounds, as a probe sees them, predict its 2,000 rounds within the margin, where
+    the probe's own seconds per round overestimate them more than 9x."""
+    import pandas as pd
+    entry = Path(__file__).parent.parent / "results/02_fedsum_main/paper/scaffold-b095e93f72e4025e"
+    h = pd.read_csv(entry / "history.csv")
+    probe = h[h["round"] <= 20].reset_index(drop=True)
+    whole = float(h["seconds"].iloc[-1])
+    predicted = campaign.probe_seconds(probe, int(h["round"].iloc[-1]))
+    assert whole / campaign.MARGIN <= predicted <= whole * campaign.MARGIN
+    assert float(probe["seconds"].iloc[1]) / 10 * 2000 > 9 * whole          # the old rule's estimate
+    assert campaign.probe_seconds(probe.iloc[:2], 2000) is None              # no interval after the first
