@@ -219,7 +219,7 @@ for m, g in bad.groupby("method", sort=False):
 # %%
 searches = setup.search_amplified(rates, compute)
 display(runs.table(setup.grid_table(searches), "amplified_grid"))
-own_labels = setup.own_configs(rates, seeds, {label: g.best for label, g in searches.items()})
+own_labels = setup.own_configs(rates, seeds, real.grid_picks(searches))
 own_tidy, own_summary, own_curves = setup.tidy(compute(list(own_labels)), own_labels)
 print("runs by outcome:", claims.outcome_counts(own_summary))
 final = own_summary["final_acc"].groupby(level="method").mean()

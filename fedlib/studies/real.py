@@ -38,6 +38,7 @@ __all__ = [
     "SETTINGS",
     "TRACE_FILES",
     "RealSetup",
+    "grid_picks",
     "have",
     "hourly_share",
     "real_setup",
@@ -108,6 +109,12 @@ ASKED = ("fedsum", "focus", "fedacs", "amplified")
 NAMES, CHANCE, WINDOW = ["seed", "method"], 0.1, 0.1
 #: the setting every claim row of notebook 09 names (not the papers' own experiments)
 SETTING = "real availability (Stunner 2014)"
+
+
+def grid_picks(searches: dict[str, GridSearch]) -> dict[str, float]:
+    """The rate each of Wang & Ji's grids picked (:meth:`RealSetup.search_amplified`): phase label of
+    :data:`AMPLIFIED` -> its search's best rate, the ``picks`` of :meth:`RealSetup.own_configs`."""
+    return {label: g.best for label, g in searches.items()}
 
 
 @dataclass(frozen=True)
@@ -343,8 +350,9 @@ class RealSetup:
 
     def own_configs(self, rates: tuple, seeds: list, picks: dict) -> dict:
         """The runs at each paper's own rates: :meth:`focus_configs`, and each phase of
-        :data:`AMPLIFIED` at its grid's pick (``picks``: label -> rate, :meth:`search_amplified`)
-        after each seed's warm-up at the shared ``rates``: config -> (seed, label of :data:`TUNED`)."""
+        :data:`AMPLIFIED` at its grid's pick (``picks``: label -> rate, :func:`grid_picks` of
+        :meth:`search_amplified`) after each seed's warm-up at the shared ``rates``: config -> (seed,
+        label of :data:`TUNED`)."""
         missing = [label for label in AMPLIFIED if label not in picks]
         if missing:
             raise ValueError(f"picks: needs a rate for {', '.join(map(repr, missing))}")
@@ -362,7 +370,7 @@ class RealSetup:
         out += [self.warmup(rates, k) for k in (*seeds, *self.tuning_seeds)]
         out += [self.phase(label, lr, k, rates, constant=True) for label, g in searches.items()
                 for lr in g.scores for k in self.tuning_seeds]
-        out += list(self.own_configs(rates, seeds, {label: g.best for label, g in searches.items()}))
+        out += list(self.own_configs(rates, seeds, grid_picks(searches)))
         return list(dict.fromkeys(out))
 
     @staticmethod
@@ -477,7 +485,8 @@ class RealSetup:
                          f"eta = {FOCUS_ETA:g}, App. F's rate for {f.rounds:,} rounds of N = {f.num_clients} "
                          "clients")
         edge = " (on the grid's edge after its extensions)"
-        picks = "; ".join(f"{label}: {g.best:g}" + (edge if g.on_edge else "")
+        chosen = grid_picks(searches)
+        picks = "; ".join(f"{label}: {chosen[label]:g}" + (edge if g.on_edge else "")
                           for label, g in searches.items())
         grid = ", ".join(f"{g:g}" for g in self.amplified_grid)
         phases = (f"each phase at the constant rate its own grid picks (Wang & Ji Sec. 6: a grid of "

@@ -132,11 +132,12 @@ def test_real_runs_focus_and_wang_ji_at_their_own_rates():
     searches = s.search_amplified(rates, compute)
     assert {k.seed for k in asked} == set(s.tuning_seeds) == {100, 101}
     assert {k.lr_schedule for k in asked} == {"constant"}                   # Wang & Ji's gamma: constant
-    assert {label: g.best for label, g in searches.items()} == dict.fromkeys(real.AMPLIFIED, 0.001)
+    picks = real.grid_picks(searches)                                       # each search's best rate
+    assert picks == {label: g.best for label, g in searches.items()} == dict.fromkeys(real.AMPLIFIED, 0.001)
     assert not any(g.on_edge for g in searches.values())
     table = s.grid_table(searches)
     assert len(table) == 2 * 5 and table["picked"].sum() == 2
-    own = s.own_configs(rates, [0, 1, 2], {label: g.best for label, g in searches.items()})
+    own = s.own_configs(rates, [0, 1, 2], picks)
     assert len(own) == 3 * (len(real.FOCUS_RULE) + len(real.AMPLIFIED))
     for cfg, (seed, label) in own.items():
         if label in real.TUNED.values():
