@@ -62,7 +62,16 @@ from fedlib import claims, notebook, plotting
 from fedlib.studies import real
 
 runs = notebook.notebook_runs("09_real_availability", globals(), out_dir)   # style, profile, out_dir, store
-out_dir, store, compute = runs.out_dir, runs.store, runs.compute
+out_dir, store = runs.out_dir, runs.store
+loaded = []   # the frame of every run read below: the stored runs' cost is summed from them, none read twice
+
+
+def compute(configs: list):
+    """``configs`` read from the store, or computed (``runs.compute``); their frame kept in ``loaded``."""
+    loaded.append(runs.compute(configs))
+    return loaded[-1]
+
+
 if trace not in real.TRACE_FILES:
     raise ValueError(f"trace: must be one of {', '.join(real.TRACE_FILES)}; got {trace!r}")
 files = real.trace_files(profile, synthetic=stand_in_rounds > 0)    # smoke / stand-ins: synthetic Stunner layout
@@ -225,7 +234,7 @@ print("runs by outcome:", claims.outcome_counts(own_summary))
 final = own_summary["final_acc"].groupby(level="method").mean()
 print(f"at FOCUS's eta after T = {setup.rounds} rounds, mean final test accuracy (runs that are ok; chance "
       f"{real.CHANCE:g}): " + ", ".join(f"{m} {final[lab]:.3f}" for m, (lab, _) in real.FOCUS_RULE.items()))
-cost = real.cost_hours(compute(setup.stored_configs(rates, seeds, searches)))
+cost = real.cost_hours_of(setup.stored_configs(rates, seeds, searches), loaded, compute)   # reads the warm-ups only
 print(f"the stored runs of this notebook took {cost:.2f} CPU-hours (their measured seconds, one thread each)")
 
 # %%

@@ -574,6 +574,17 @@ def cost_hours(df: pd.DataFrame) -> float:
     return float(df.groupby("key")["seconds"].max().sum() / 3600)
 
 
+def cost_hours_of(configs: list, loaded: list, compute: Callable[[list], pd.DataFrame]) -> float:
+    """:func:`cost_hours` of the runs ``configs``, none read twice: their rows of the sweep frames
+    ``loaded`` (the runs read already), and the runs in none of them read by ``compute``."""
+    keys = {c.key(): c for c in configs}
+    frames = [df.loc[df["key"].isin(keys), ["key", "seconds"]] for df in loaded]
+    seen = set().union(*(f["key"] for f in frames))
+    rest = [c for k, c in keys.items() if k not in seen]
+    frames += [compute(rest)[["key", "seconds"]]] if rest else []
+    return cost_hours(pd.concat(frames)) if frames else 0.0
+
+
 def trace_files(profile: str, synthetic: bool = False) -> dict[str, Path]:
     """The trace files notebook 09 describes, name -> path: the two Stunner files as paths
     relative to the data folder (``traces/<name>``, found by :func:`fedlib.traces.resolve`; they

@@ -148,3 +148,30 @@ def test_real_runs_focus_and_wang_ji_at_their_own_rates():
     stored = s.stored_configs(rates, [0, 1, 2], searches)
     assert set(own) <= set(stored) and set(s.configs(rates, [0, 1, 2])) <= set(stored)
     assert s.warmup(rates, 101) in stored and len(stored) == len(set(stored))
+
+
+def test_real_cost_reads_each_run_once_and_sums_its_last_seconds():
+    """The stored runs' cost (notebook 09): each run's measured seconds at its last round, summed
+    over runs; the runs already read are taken from their frames, only the others are read again,
+    and the sum is the one of reading them all at once."""
+    from fedlib.studies import real
+    s = real.real_setup("quick", "traces/sessions_100.txt")
+    configs = [s.warmup((0.1, 1.0), k) for k in (0, 1, 2)]
+    seconds = {c.key(): [10.0 * (i + 1), 3600.0 * (i + 1)] for i, c in enumerate(configs)}  # cumulative
+
+    def frame(cs: list) -> pd.DataFrame:
+        return pd.DataFrame([{"key": c.key(), "round": r, "seconds": t, "loss": 1.0}
+                             for c in cs for r, t in enumerate(seconds[c.key()])])
+    assert real.cost_hours(frame(configs)) == 1 + 2 + 3
+    asked = []
+
+    def compute(cs: list) -> pd.DataFrame:
+        asked.extend(cs)
+        return frame(cs)
+    other = frame([s.warmup((0.1, 1.0), 0)]).assign(key="not one of them", seconds=7200.0)
+    loaded = [frame(configs[:2]), frame(configs[1:2]), other]          # read before, one of them twice
+    assert real.cost_hours_of(configs, loaded, compute) == real.cost_hours(frame(configs))
+    assert asked == configs[2:]                                          # only the run not read before
+    asked.clear()
+    assert real.cost_hours_of(configs, [], compute) == 6 and asked == configs
+    assert real.cost_hours_of([], loaded, compute) == 0.0
