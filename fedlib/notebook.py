@@ -204,6 +204,9 @@ def folded_tables(title: str, tables: pd.DataFrame | Sequence[pd.DataFrame], tex
     import html
 
     from IPython.display import Markdown
+    # the checks stay though guard_module wraps this function: it judges the hints only after a
+    # call fails (a wrong ``text``, ``lead``, ``na_rep``, ``index`` or ``digits`` would pass silently)
+    # and reads ``str`` as "a string or a path" (a Path title would end in an AttributeError)
     if not isinstance(title, str) or not title.strip():
         raise ValueError(f"title: must be a non-empty string, got {title!r}")
     frames = [tables] if isinstance(tables, pd.DataFrame) else tables

@@ -99,9 +99,21 @@ def test_folded_tables_put_each_table_in_a_sideways_scroll_inside_details():
     ({"title": "t", "index": "no"}, "^index: must be True or False"),
     ({"title": "t", "digits": 0}, "^digits: must be None or an integer in 1..17"),
     ({"title": "t", "digits": True}, "^digits: must be None or an integer in 1..17"),
+    # what the runtime guard (fedlib._validate.guard_module) would let through or name less clearly:
+    # it judges the hints only after a call fails, and reads ``str`` as "a string or a path"
+    ({"title": Path("t")}, "^title: must be a non-empty string"),         # else: AttributeError
+    ({"title": "t", "tables": {"a": "b"}}, "^tables: must be a DataFrame"),  # else: "or a sequence"
+    ({"title": "t", "lead": None}, "^lead: must be a string"),             # else: no lead, silently
+    ({"title": "t", "na_rep": 0}, "^na_rep: must be a string"),
+    ({"title": "t", "index": 1}, "^index: must be True or False"),
+    ({"title": "t", "digits": "3"}, "^digits: must be None or an integer in 1..17"),
+    ({"title": "t", "digits": 18}, "^digits: must be None or an integer in 1..17"),
 ])
 def test_folded_tables_refuse_bad_input_naming_the_argument(kwargs, match):
+    """Each bad argument is refused by folded_tables' own checks, naming it; the runtime guard
+    wraps the function too, but lets these through (or names them less precisely)."""
     import pandas as pd
+    assert getattr(notebook.folded_tables, "__fedlib_guarded__", False)
     kwargs.setdefault("tables", pd.DataFrame({"a": [1]}))
     with pytest.raises(ValueError, match=match):
         notebook.folded_tables(**kwargs)
