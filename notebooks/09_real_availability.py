@@ -59,7 +59,7 @@ import seaborn as sns
 from IPython.display import Markdown, display
 
 from fedlib import claims, notebook, plotting
-from fedlib.studies import real
+from fedlib.studies import focus, real
 
 runs = notebook.notebook_runs("09_real_availability", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store = runs.out_dir, runs.store
@@ -218,12 +218,12 @@ for m, g in bad.groupby("method", sort=False):
 # The shared rates follow FedSUM's rule, not the other papers': FOCUS App. F runs SG-FOCUS and the
 # two rivals of its claim at one constant rate, and Wang & Ji pick each method's rate by a grid.
 # Their claims below are asked of runs at those rates, on the same seeds: SG-FOCUS, FedAU and
-# SCAFFOLD at FOCUS's eta (App. F's rate for 10,000 rounds, here a week of rounds); the two phases
-# after each seed's warm-up each at the constant rate its own grid picks (Wang & Ji's Alg. 1 keeps
-# its rate constant; the shared runs decay theirs by App. H's schedule), searched on tuning seeds
-# that are never evaluated (their own records, splits, models and warm-ups) and scored -- our
-# choice: Wang & Ji do not say how they judged the best rate -- by the mean training loss over the
-# phase's last day (NaN: a run diverged or failed).
+# SCAFFOLD at FOCUS's eta (App. F's rate for App. F's number of rounds, printed below; here a week
+# of rounds); the two phases after each seed's warm-up each at the constant rate its own grid
+# picks (Wang & Ji's Alg. 1 keeps its rate constant; the shared runs decay theirs by App. H's
+# schedule), searched on tuning seeds that are never evaluated (their own records, splits, models
+# and warm-ups) and scored -- our choice: Wang & Ji do not say how they judged the best rate -- by
+# the mean training loss over the phase's last day (NaN: a run diverged or failed).
 
 # %%
 searches = setup.search_amplified(rates, compute)
@@ -232,6 +232,8 @@ own_labels = setup.own_configs(rates, seeds, real.grid_picks(searches))
 own_tidy, own_summary, own_curves = setup.tidy(compute(list(own_labels)), own_labels)
 print("runs by outcome:", claims.outcome_counts(own_summary))
 final = own_summary["final_acc"].groupby(level="method").mean()
+app_f = focus.focus_setup("paper")   # FOCUS App. F's own settings (notebook 05's paper profile)
+print(f"FOCUS's eta = {focus.ETA:g} is App. F's rate for {app_f.rounds:,} rounds of N = {app_f.num_clients} clients")
 print(f"at FOCUS's eta after T = {setup.rounds} rounds, mean final test accuracy (runs that are ok; chance "
       f"{real.CHANCE:g}): " + ", ".join(f"{m} {final[lab]:.3f}" for m, (lab, _) in real.FOCUS_RULE.items()))
 cost = real.cost_hours_of(setup.stored_configs(rates, seeds, searches), loaded, compute)   # reads the warm-ups only
