@@ -518,7 +518,8 @@ class FedSumSetup:
                 f"across Cases 1-4 (Fig. 9's runs), smaller delays converge faster: the rounds to {what} "
                 f"rise with tau_avg (per seed, the fitted change {lo_hi}; our reading of 'generally')",
                 claims.paired(_trend(tau, reach, seeds), dict.fromkeys(seeds, 0.0), margin=rounds_margin,
-                              names=("fitted change of rounds", "no change"), digits=2)))
+                              names=("fitted change of rounds", "no change"), digits=2,
+                              missing="failed or never")))
         acc = {c: _final_acc(case_s, seeds, dataset, c, "FedSUM") for c in cases}
         return rows + [ClaimRow(
             "Sec. 2.2, Remark 2.1", QUOTES["remark 2.1"],

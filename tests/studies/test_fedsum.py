@@ -382,6 +382,10 @@ def test_grid_claim_scores_eta_g_1_against_every_other_eta_g_of_the_grid():
                       "final train loss": [0.5, 0.6], "status": "ok", "chosen": [True, False],
                       "dataset": smoke.dataset_name("digits")})
     assert smoke.grid_claim(t, "digits").check.verdict == claims.NOT_TESTED
+    stand = studies.fedsum_setup("paper", stand_in_rounds=2)               # its grid's first pair only
+    t = t.assign(eta_0=0.01, **{"eta_0 x eta_g": 0.01}).iloc[:1].assign(dataset=stand.dataset_name("svhn"))
+    row = stand.grid_claim(t, "svhn")
+    assert row.check.verdict == claims.NOT_TESTED and "(stand-ins: its first pair)" in row.check.reason
 
 
 def _case_runs(s, seeds=(0, 1, 2), failed=None):
