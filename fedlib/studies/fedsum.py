@@ -65,6 +65,13 @@ QUOTES = {
     "fig9 datasets": "Figure 9: Performance of the FedSUM algorithm using CNN models on three datasets, "
                      "evaluated across client participation patterns (Case 1 to Case 4) as described in "
                      "Section 2.",
+    "grid": "The initial local learning rate eta_0 and global learning rate eta_g are optimized over a grid "
+            "search, with eta_0 in {0.01, 0.005, 0.001, 0.0005} and eta_0 eta_g = 0.01, based on the best "
+            "performance after 500 global rounds of FedAvg. Consequently, we select eta_g = 1.0 and eta_0 = "
+            "0.01 for all algorithms across various models and datasets.",
+    "remark 2.1": "The metrics tau_max and tau_avg offer a concise means of quantifying client "
+                  "participation. Smaller values indicate more frequent participation, which generally "
+                  "promotes faster convergence and better global model performance.",
     "fig1 datasets": "We consider three image classification tasks using the MNIST (lecun2010mnist), "
                      "SVHN (netzer2011reading), and CIFAR-10 (krizhevsky2009learning) datasets, each "
                      "containing 10 classes. ... Figure 1(a) presents the training loss and test accuracy "
@@ -83,6 +90,8 @@ CHANCE, WINDOW = 0.1, 0.1
 LEVEL = 0.98
 #: notebook 03: the spread of final accuracy over Cases 1-4 that "robust" allows (ours)
 ROBUST_SPREAD = 0.02
+#: App. H.2's selection from its grid: "we select eta_g = 1.0" (at eta_0 eta_g of the grid)
+APP_H_ETA_G = 1.0
 
 #: FedSUM App. H, Table 2 and "Client participation patterns" (P1-P3).
 _FEDSUM = {
@@ -400,6 +409,125 @@ class FedSumSetup:
                          _acc_paired(biased, lowest, kind="no worse",
                                      names=("biased", "lowest of Cases 1-4")))]
 
+    def grid_claim(self, table: pd.DataFrame, dataset: str) -> ClaimRow:
+        """App. H.2's selection, "we select eta_g = 1.0", checked on ``dataset``'s (an id) rows of
+        :meth:`choose_rates`' grid table: the pair at eta_g = :data:`APP_H_ETA_G` has the grid's best
+        score (the training loss :func:`pick_rates` ranks by, lower is better) against each pair at
+        another eta_g, seed by seed over the grid's seeds (:meth:`grid_configs`: one), margin of the
+        training loss; every pair compared, none left out (:func:`fedlib.claims.against_all`). The
+        row's cause names the rule's own pick and that the eta_g the runs use comes from FedSUM's
+        theory (:attr:`max_eta_g`), not from the grid. A grid with no other eta_g (smoke, stand-ins)
+        has nothing to select between: "not tested"."""
+        name = self.dataset_name(dataset)
+        t = table[table["dataset"] == name] if "dataset" in table else table
+        t = t[t["status"] != "not in the grid"]
+        seeds = sorted({c.seed for c in self.grid_configs(dataset)})
+
+        def score(r) -> dict:
+            return dict.fromkeys(seeds, r["final train loss"] if r["status"] == "ok" else math.nan)
+        ours = t[np.isclose(t["eta_g"], APP_H_ETA_G)]
+        rivals = {f"eta_g = {r['eta_g']:g}": score(r) for _, r in t.iterrows()
+                  if not np.isclose(r["eta_g"], APP_H_ETA_G)}
+        window = (f"the last {self.pick_window:.0%} of its {self.grid_rounds} rounds" if self.pick_window
+                  else f"round {self.grid_rounds}")
+        claim = (f"FedAvg's grid (App. H.2's rule as read here) selects eta_g = {APP_H_ETA_G:g}: at eta_0 "
+                 f"eta_g = {t['eta_0 x eta_g'].iloc[0]:g} it has the lowest training loss over {window} (the "
+                 "grid's score for 'best performance') against every other eta_g of the grid")
+        setting = (f"{self.setting}; App. H's grid: FedAvg under P1, seed {', '.join(map(str, seeds))}, "
+                   f"{self.grid_rounds} rounds, eta_g in {{{', '.join(f'{g:g}' for g in t['eta_g'])}}}")
+        if ours.empty or not rivals:
+            return ClaimRow("App. H.2", QUOTES["grid"], claim, claims.not_run(
+                f"the {self.profile} profile's grid{' (stand-ins: its first pair)' if self.stand_in else ''} "
+                f"has no eta_g other than {APP_H_ETA_G:g}: nothing to select between"),
+                context={"dataset": name, "pattern": "P1"}, setting=setting)
+        best = min((score(r) for _, r in ours.iterrows()),          # the best of its pairs at eta_g = 1
+                   key=lambda v: np.nan_to_num(v[seeds[0]], nan=np.inf))
+        check = claims.against_all(best, rivals, f"eta_g = {APP_H_ETA_G:g}", higher=False,
+                                   margin=claims.MARGINS["training loss"])
+        picked = t.loc[t["chosen"], "eta_g"]
+        cause = (f"the grid's rule picks eta_g = {picked.iloc[0]:g} on its {len(seeds)} seed(s)"
+                 if len(picked) else "the grid's rule picks no pair")
+        if len(picked) and picked.iloc[0] > self.max_eta_g:
+            cause += (f"; the runs use eta_g = {self.max_eta_g:g} at the same product because FedSUM's "
+                      "theory asks eta_g <= 1/sqrt(tau_max), not because the grid picks it")
+        return ClaimRow("App. H.2", QUOTES["grid"], claim, check, cause=cause,
+                        context={"dataset": name, "pattern": "P1"}, setting=setting)
+
+    def remark_claims(self, case_t: pd.DataFrame, case_s: pd.DataFrame, p_s: pd.DataFrame, seeds: list,
+                      datasets: list, setting: str) -> list[ClaimRow]:
+        """FedSUM's claims that tie the delays to the runs, from notebook 03's Figs. 9 and 10 runs
+        (:meth:`ablation_group`: ``case_t`` the curves and ``case_s`` the summary of the cases, ``p_s``
+        the summary of Fig. 10), per dataset id in ``datasets``: App. H.4's "larger p (and thus
+        smaller tau_avg and tau_max)" (:meth:`p_delay_claims`) and Remark 2.1's smaller delays,
+        faster and better (:meth:`case_delay_claims`); each row names its dataset and ``setting``."""
+        curves = claims.ok_curves(case_t, case_s.reset_index(), list(case_s.index.names))
+        rows = []
+        for d in map(self.dataset_name, datasets):
+            found = [*self.p_delay_claims(p_s, d, seeds), *self.case_delay_claims(case_s, curves, d, seeds)]
+            rows += [replace(r, context={"dataset": d}, setting=setting) for r in found]
+        return rows
+
+    def p_delay_claims(self, p_s: pd.DataFrame, dataset: str, seeds: list) -> list[ClaimRow]:
+        """App. H.4's "larger p (and thus smaller tau_avg and tau_max)" on Fig. 10's runs of
+        ``dataset`` (by name): per delay, at each step from one p to the next larger, the schedule's
+        delay (:meth:`delay_row`) is smaller, seed by seed (margin one round,
+        :data:`fedlib.claims.MARGINS`); every step must hold (:func:`fedlib.claims.combine`)."""
+        p_values = sorted(set(p_s.index.get_level_values("p")))
+        rows = []
+        for col in ("tau_max", "tau_avg"):
+            tau = {p: _values(p_s, seeds, col, dataset, p) for p in p_values}
+            steps = {f"p = {lo:g} to {hi:g}": claims.paired(
+                tau[hi], tau[lo], higher=False, margin=claims.MARGINS["delay"],
+                names=(f"{col} at p = {hi:g}", f"{col} at p = {lo:g}"), digits=3)
+                for lo, hi in zip(p_values, p_values[1:], strict=False)}
+            rows.append(ClaimRow("App. H.4, Fig. 10", QUOTES["fig10"],
+                                 f"a larger p gives a smaller {col}: it falls at each step of p = "
+                                 f"{', '.join(f'{p:g}' for p in p_values)} (the schedules of Fig. 10's runs, "
+                                 f"{self.rounds} rounds)", claims.combine(steps)))
+        return rows
+
+    def case_delay_claims(self, case_s: pd.DataFrame, curves: dict, dataset: str,
+                          seeds: list) -> list[ClaimRow]:
+        """Remark 2.1 ("smaller values ... generally promotes faster convergence and better global
+        model performance") on FedSUM's runs under Cases 1-4 (Fig. 9) of ``dataset`` (by name), our
+        reading of "generally" as the trend over the cases, as for Fig. 10: per seed, the fitted change
+        (:func:`_trend`) over the cases' own tau_avg of the rounds each run needs to reach a target
+        near the plateau all four reach (:data:`LEVEL` times the lowest late-window test accuracy; the
+        highest late-window training loss over :data:`LEVEL`), claimed to rise with tau_avg (margin
+        one evaluation interval), and of the final test accuracy, claimed to fall (accuracy margin)."""
+        cases = list(self.cases())
+        tau = {c: _values(case_s, seeds, "tau_avg", dataset, c, "FedSUM") for c in cases}
+        lo_hi = "from the case with the smallest tau_avg to the largest"
+        rounds_margin = claims.margin_for("rounds to target", self.eval_every)
+        rows = []
+        for metric, higher, what in (("test_acc", True, f"{LEVEL:g} x the lowest plateau of test accuracy"),
+                                     ("loss", False, f"the highest plateau of training loss / {LEVEL:g}")):
+            reach = {c: {} for c in cases}
+            for k in seeds:
+                h = {c: curves.get((dataset, c, k, "FedSUM")) for c in cases}
+                if any(v is None for v in h.values()):
+                    for c in cases:
+                        reach[c][k] = math.nan
+                    continue
+                plateau = [late_mean(v, metric, WINDOW) for v in h.values()]
+                target = LEVEL * min(plateau) if higher else max(plateau) / LEVEL
+                for c in cases:
+                    reach[c][k] = claims.rounds_to(h[c], target, metric, higher=higher)
+            rows.append(ClaimRow(
+                "Sec. 2.2, Remark 2.1", QUOTES["remark 2.1"],
+                f"across Cases 1-4 (Fig. 9's runs), smaller delays converge faster: the rounds to {what} "
+                f"rise with tau_avg (per seed, the fitted change {lo_hi}; our reading of 'generally')",
+                claims.paired(_trend(tau, reach, seeds), dict.fromkeys(seeds, 0.0), margin=rounds_margin,
+                              names=("fitted change of rounds", "no change"), digits=2,
+                              missing="failed or never")))
+        acc = {c: _final_acc(case_s, seeds, dataset, c, "FedSUM") for c in cases}
+        return rows + [ClaimRow(
+            "Sec. 2.2, Remark 2.1", QUOTES["remark 2.1"],
+            f"across Cases 1-4 (Fig. 9's runs), smaller delays perform better: the final test accuracy falls "
+            f"with tau_avg (per seed, the fitted change {lo_hi}; our reading of 'generally')",
+            _acc_paired(_trend(tau, acc, seeds), dict.fromkeys(seeds, 0.0), higher=False,
+                        names=("fitted change of final accuracy", "no change")))]
+
     def unrun_claims(self) -> list[ClaimRow]:
         """App. H.6 and H.7's claims, which no run of this profile tests, each "not tested" with the
         reason (:func:`fedlib.claims.not_run`): Fig. 12 (ResNet-18 on CIFAR-10 / CIFAR-100) runs at
@@ -622,6 +750,24 @@ def _final_acc(summary: pd.DataFrame, seeds: list, *where) -> dict:
     """seed -> final accuracy of the run at ``where`` (the summary's index without its seed level)."""
     sel = summary.reset_index().set_index([x for x in summary.index.names if x != "seed"] + ["seed"])
     return {k: sel.loc[(*where, k), "final_acc"] for k in seeds}
+
+
+def _values(summary: pd.DataFrame, seeds: list, column: str, *where) -> dict:
+    """seed -> ``column`` of the run at ``where`` (the summary's index without its seed level)."""
+    sel = summary.reset_index().set_index([x for x in summary.index.names if x != "seed"] + ["seed"])
+    return {k: sel.loc[(*where, k), column] for k in seeds}
+
+
+def _trend(x: dict, y: dict, seeds: list) -> dict:
+    """seed -> the least-squares slope of ``y[key][seed]`` on ``x[key][seed]`` over the keys, times
+    that seed's range of x: the fitted change of y from the smallest x to the largest (NaN where a
+    value is missing, e.g. a run that failed or never reached a target)."""
+    out = {}
+    for k in seeds:
+        xs, ys = [float(x[c][k]) for c in x], [float(y[c][k]) for c in x]
+        ok = np.isfinite(ys).all() and np.isfinite(xs).all()
+        out[k] = float(np.polyfit(xs, ys, 1)[0] * (max(xs) - min(xs))) if ok else math.nan
+    return out
 
 
 def _acc_paired(a: dict, b: dict, **kw) -> claims.Verdict:

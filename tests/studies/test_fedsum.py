@@ -348,3 +348,106 @@ def test_fig14b_row_reads_at_or_above_fedavg_as_a_no_worse_claim():
     assert b.check.threshold == -claims.MARGINS["test accuracy"]
     assert b.check.verdict == "holds" and b.check.effect == pytest.approx(-0.003)
     assert b.quote == a.quote == "the bias issue discussed in ... does not affect the performance of FedSUM"
+
+
+def _grid_table(s, losses):
+    """:meth:`FedSumSetup.choose_rates`' table of the quick grid whose runs end at ``losses`` (one per
+    pair, in the grid's order: eta_g = 1, 2, 10, 20), every run ok."""
+    grid = s.grid_configs("mnist")
+    rows = []
+    for c, loss in zip(grid, losses, strict=True):
+        rows += [(c.key(), 0, 2.3, 0.1, "ok"), (c.key(), 45, loss, 0.9, "ok"), (c.key(), 50, loss, 0.9, "ok")]
+    table, _, _ = studies.pick_rates(_frame(rows), grid, s.max_eta_g, s.pick_window)
+    return table.assign(dataset=s.dataset_name("mnist"))
+
+
+def test_grid_claim_scores_eta_g_1_against_every_other_eta_g_of_the_grid():
+    """App. H.2's "we select eta_g = 1.0": the grid's own score (training loss, lower is better) at
+    eta_g = 1 against each other eta_g, over the grid's one seed (so no interval can decide it); the
+    cause names the rule's own pick and, where the pick is capped, that eta_g = 1 is the theory's."""
+    s = studies.fedsum_setup("quick")
+    row = s.grid_claim(_grid_table(s, [0.38, 0.37, 0.48, 0.43]), "mnist")   # the rule picks eta_g = 2
+    v = row.check
+    assert row.where == "App. H.2" and "we select eta_g = 1.0" in row.quote
+    assert row.context == {"dataset": "MNIST", "pattern": "P1"} and "seed 0, 50 rounds" in row.setting
+    assert v.verdict == claims.INCONCLUSIVE and v.seeds == 1 and v.direction == "against"
+    assert "per rival: eta_g = 2: inconclusive (against); eta_g = 10: inconclusive (for); eta_g = 20: " \
+           "inconclusive (for)" in v.reason and "no interval" in v.reason
+    assert v.effect == pytest.approx(0.37 - 0.38) and v.margin == claims.MARGINS["training loss"]
+    assert row.cause.startswith("the grid's rule picks eta_g = 2 on its 1 seed(s); the runs use eta_g = 1")
+    row = s.grid_claim(_grid_table(s, [0.36, 0.37, 0.48, 0.43]), "mnist")   # the rule picks eta_g = 1
+    assert row.check.direction == "for" and row.cause == "the grid's rule picks eta_g = 1 on its 1 seed(s)"
+    smoke = studies.fedsum_setup("smoke")                                   # every pair at eta_g = 1
+    t = pd.DataFrame({"eta_0": [0.1, 0.03], "eta_g": [1.0, 1.0], "eta_0 x eta_g": [0.1, 0.03],
+                      "final train loss": [0.5, 0.6], "status": "ok", "chosen": [True, False],
+                      "dataset": smoke.dataset_name("digits")})
+    assert smoke.grid_claim(t, "digits").check.verdict == claims.NOT_TESTED
+    stand = studies.fedsum_setup("paper", stand_in_rounds=2)               # its grid's first pair only
+    t = t.assign(eta_0=0.01, **{"eta_0 x eta_g": 0.01}).iloc[:1].assign(dataset=stand.dataset_name("svhn"))
+    row = stand.grid_claim(t, "svhn")
+    assert row.check.verdict == claims.NOT_TESTED and "(stand-ins: its first pair)" in row.check.reason
+
+
+def _case_runs(s, seeds=(0, 1, 2), failed=None):
+    """Curves and summaries of notebook 03's Cases 1-4 runs (FedSUM) and Fig. 10's p runs: a case's
+    test accuracy climbs linearly to 0.9 in 50 + 2 tau_avg rounds (smaller delays: sooner), its
+    final accuracy 0.95 - 0.001 tau_avg; Fig. 10's delays fall as p rises. ``failed``: (case, seed)
+    of a run that collapsed."""
+    d = s.dataset_name(s.datasets[0])
+    taus = dict(zip(s.cases(), (20.0, 18.0, 4.0, 6.0), strict=True))
+    curves, summ = [], []
+    for k in seeds:
+        for c, tau in taus.items():
+            key, t, ok = f"{c}-{k}", tau + 0.1 * k, (c, k) != failed
+            for r in range(0, 201, 5):
+                acc = min(0.9, 0.9 * r / (50 + 2 * t))
+                curves.append((d, c, k, "FedSUM", key, r, acc, 1 - acc))
+            summ.append((d, c, k, "FedSUM", key, "ok" if ok else "collapsed at round 5", 0.95 - 0.001 * t,
+                         2 * t, t))
+    names = ["dataset", "pattern", "seed", "method"]
+    case_t = pd.DataFrame(curves, columns=[*names, "key", "round", "test_acc", "loss"])
+    case_s = pd.DataFrame(summ, columns=[*names, "key", "outcome", "final_acc", "tau_max", "tau_avg"])
+    p_s = pd.DataFrame([(d, p, k, 12 / p, 6 / p + 0.1 * k) for p in studies.fedsum.FIG10_P for k in seeds],
+                       columns=["dataset", "p", "seed", "tau_max", "tau_avg"])
+    p_s = p_s.set_index(["dataset", "p", "seed"])
+    return case_t, case_s.set_index(names), p_s
+
+
+def test_delay_rows_read_fig10s_schedules_step_by_step_and_remark_21_as_a_trend_over_the_cases():
+    """App. H.4's "larger p (and thus smaller tau_avg and tau_max)": each delay falls at every step of
+    p, seed by seed; Remark 2.1 across Cases 1-4: the rounds to the common target rise with tau_avg
+    and the final accuracy falls, per seed the fitted change from the smallest tau_avg to the
+    largest."""
+    s = studies.fedsum_setup("quick")
+    seeds = [0, 1, 2]
+    rows = s.remark_claims(*_case_runs(s), seeds, s.datasets[:1], s.setting)
+    assert [r.where for r in rows] == ["App. H.4, Fig. 10"] * 2 + ["Sec. 2.2, Remark 2.1"] * 3
+    assert all(r.context == {"dataset": "MNIST"} and r.setting == s.setting for r in rows)
+    tau_max, tau_avg, reach_acc, reach_loss, acc = (r.check for r in rows)
+    assert "tau_max" in rows[0].claim and "tau_avg" in rows[1].claim
+    assert tau_max.verdict == tau_avg.verdict == claims.HOLDS and tau_max.margin == claims.MARGINS["delay"]
+    assert tau_max.reason == "per rival: p = 0.05 to 0.1: holds; p = 0.1 to 0.2: holds; p = 0.2 to 0.4: holds"
+    # the weakest step decides: 12/0.2 - 12/0.4 = 30 rounds
+    assert tau_max.effect == pytest.approx(30.0)
+    # the target (0.98 x 0.9) is reached at 0.882 (50 + 2 tau) / 0.9 rounds, rounded up to the
+    # evaluation grid (5 rounds): the fitted change over the cases' tau_avg is positive: it holds
+    assert reach_acc.verdict == reach_loss.verdict == claims.HOLDS and reach_acc.effect > 5
+    assert reach_acc.margin == claims.margin_for("rounds to target", s.eval_every)
+    # final accuracy 0.95 - 0.001 tau_avg: the fitted change from tau_avg 4 to 20 is -0.016
+    assert acc.verdict == claims.HOLDS and acc.effect == pytest.approx(0.016)
+    assert acc.margin == claims.MARGINS["test accuracy"]
+    # a Fig. 10 step where tau_max rises fails the whole row
+    case_t, case_s, p_s = _case_runs(s)
+    p_s.loc[("MNIST", 0.4), "tau_max"] = 70.0
+    bad = s.remark_claims(case_t, case_s, p_s, seeds, s.datasets[:1], s.setting)[0].check
+    assert bad.verdict == claims.NOT_HOLDS and "p = 0.2 to 0.4: does not hold" in bad.reason
+
+
+def test_remark_21_rows_leave_out_and_name_a_seed_whose_case_run_failed():
+    s = studies.fedsum_setup("quick")
+    case_t, case_s, p_s = _case_runs(s, (0, 1, 2, 3), failed=("Case 3 (cyclic)", 1))
+    case_s.loc[("MNIST", "Case 3 (cyclic)", 1, "FedSUM"), "final_acc"] = np.nan   # no final value
+    rows = s.remark_claims(case_t, case_s, p_s, [0, 1, 2, 3], s.datasets[:1], s.setting)
+    for r in rows[2:]:
+        assert r.check.seeds == 3 and "seed 1" in r.check.reason
+        assert r.check.verdict == claims.INCONCLUSIVE            # its own side failed on a seed: never holds
