@@ -631,7 +631,7 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
         names there (Sec. 6 FedAvg, c-a-FedAvg, FedVarp, FedNova and FedAU; App. I.5 the first four;
         margin one evaluation interval; a run that never reaches it is left out and named), with less
         computation (local steps of the asked clients; margin FedAvg's computation of one
-        evaluation interval), higher late-window test accuracy (Sec. 6 than all benchmark methods;
+        evaluation interval), higher test accuracy (``last`` or late window; Sec. 6 than all benchmarks;
         App. I.5 than all but FedAU, which App. I.5 leaves out); FedAU (and ``dashes``) never reaches
         the target (the tables' dashes; App. I.5.1 instead: FedAU and OS are not stable in reaching
         it, its prose) and FedAU diverges or collapses (Sec. 6, App. I.5.1); OS is not stable in
@@ -772,7 +772,7 @@ def _speed_rows(runs: CellRuns, target: str, kind: str) -> list[ClaimRow]:
 
 
 def _accuracy_row(runs: CellRuns, kind: str) -> ClaimRow:
-    """The highest late-window test accuracy (App. I.5: against all but FedAU)."""
+    """The highest test accuracy (:attr:`CellRuns.accuracy`; App. I.5: against all but FedAU)."""
     beaten = [m for m in runs.methods if m != "FedACS" and (kind == "dynamic" or m != "FedAU")]
     return _row(("" if kind == "dynamic" else f"{kind} ") + "accuracy",
                 f"FedACS has the highest {runs.accuracy}"
