@@ -474,8 +474,9 @@ BENCHMARKS = (*RIVALS, "FedAU", "OS")
 
 #: The MNIST columns of the paper's Table 1 (Sec. 6, dynamic heterogeneity) and Table 4 (App. I.5,
 #: static heterogeneity) as printed: rounds to the 70% target and time to it in seconds, None where
-#: the paper prints a dash (the target was not reached). Transcribed from Zhu et al., "FedACS"
-#: (the percentages of its prose were lost; its tables were not).
+#: the paper prints a dash (the target was not reached). Transcribed from Weng, Ren, Xiao & Skoglund
+#: (2025, arXiv:2505.11304), "Heterogeneity-Aware Client Sampling" (the percentages of its prose
+#: were lost; its tables were not).
 class PaperResult(NamedTuple):
     """One method's entry of the paper's table: rounds to the target and time to it (seconds), and
     the ratios to FedACS's the paper prints beside them (not always the quotient of the printed
