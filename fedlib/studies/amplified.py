@@ -17,8 +17,9 @@ from ..notebook import check_profile
 from . import methods
 from .base import Frames, Study, register_study
 
-__all__ = ["AUTHORS_RATES", "DATASETS", "FASHION", "MEASURED_SECONDS", "METHOD_NAMES", "QUOTES", "RATE_SETS",
-           "STUDY", "AmplifiedSetup", "Evaluation", "amplified_setup", "compare_claims", "compare_datasets",
+__all__ = ["AUTHORS_RATES", "DATASETS", "FASHION", "FIG2_RATES", "FIG2_VS_FIG1_RATES", "MEASURED_SECONDS",
+           "METHOD_NAMES", "QUOTES", "RATE_SETS", "RATE_SOURCES", "STUDY", "AmplifiedSetup", "Evaluation",
+           "amplified_setup", "compare_claims", "compare_datasets",
            "headline_claims"]
 
 #: per profile: data, model, N, availability window, warm-up, horizon and grid horizon (rounds),
@@ -80,8 +81,20 @@ MEASURED_SECONDS = {
 DATASETS = {"smoke": ("fashion_mnist", "digits"), "quick": ("fashion_mnist", "mnist"),
             "paper": ("fashion_mnist",)}
 #: the two rate sets of Fig. 1 in notebook 08: each method at its own best grid rate, and at the
-#: authors' rates (:data:`AUTHORS_RATES`); Fig. 2 runs at the first
+#: authors' rates (:data:`AUTHORS_RATES`); Fig. 2 runs at the first's rate of amplification
 RATE_SETS = ("each method's best grid rate", "the authors' rates")
+#: where each rate set's rates come from, in its claim rows' setting ("": the paper's own rule, Sec. 6
+#: of Wang & Ji 2022, arXiv:2205.13648: "The best learning rate γ of each approach was separately
+#: found on a grid"); the authors' rates are not in the paper's text
+RATE_SOURCES = {RATE_SETS[0]: "",
+                RATE_SETS[1]: "set in their public code (its README and config), not in the paper's text "
+                              "(Sec. 6 finds each method's rate on a grid)"}
+#: the rates of Fig. 2's rows: Sec. 6 runs every P "with the same learning rate γ that is obtained from
+#: grid search in the previous experiment", the rate amplification's grid picked for Fig. 1
+FIG2_RATES = "every P at amplification's grid rate (Sec. 6)"
+#: the rates of the row that sets Fig. 2's runs beside Fig. 1's run without amplification
+FIG2_VS_FIG1_RATES = ("every P at amplification's grid rate (Sec. 6), no amplification at its own grid rate "
+                      "(Fig. 1): two rates")
 #: the rates of the authors' FashionMNIST runs after the warm-up (their README and config):
 #: method label's algorithm and gamma -> rate; the wait-for-all baselines keep the warm-up's rate
 AUTHORS_RATES = {("amplified_fedavg", 10.0): 1e-5, ("amplified_fedavg", 1.0): 1e-5,
@@ -306,36 +319,65 @@ class AmplifiedSetup:
         return pd.DataFrame(rows)
 
     def claims(self, vals1: dict, vals2: dict, seeds: list, rate_sets: dict) -> list[ClaimRow]:
-        """Sec. 6's claims: about Fig. 2 from ``vals2`` ((seed, P) -> :meth:`outcome`) at the best
-        grid rate (the first of ``rate_sets``), about Fig. 1 from ``vals1`` ((rate set, seed,
-        method) -> :meth:`outcome`) under each rate set; a row at another rate set says which
-        rates in its cause. P = 1 is not the best (the cycle beats it), a smaller P performs like
-        the cycle, a larger P is worse; amplification is the best (it beats each of the three
-        other methods), the wait baselines are worse than amplification, wait-full gains nothing
-        over wait-minibatch, FedAvg without amplification is the lowest."""
-        margin, amp, no_amp, wait_mb, wait_full = claims.MARGINS["test accuracy"], *self.methods
-        best = next(iter(rate_sets))
+        """Sec. 6's claims: about Fig. 2 (:meth:`fig2_claims`) and about Fig. 1 under each of
+        ``rate_sets`` (:meth:`fig1_claims`), each row's setting this setup's (:attr:`setting`),
+        after where its rates come from where the paper's text does not give them
+        (:data:`RATE_SOURCES`)."""
+        rows = [*self.fig2_claims(vals1, vals2, seeds, next(iter(rate_sets))),
+                *self.fig1_claims(vals1, seeds, rate_sets)]
+        return [replace(r, setting=", ".join(x for x in (RATE_SOURCES.get(r.context["rates"]), self.setting)
+                                             if x)) for r in rows]
+
+    def fig2_claims(self, vals1: dict, vals2: dict, seeds: list, best: str) -> list[ClaimRow]:
+        """Sec. 6's claims about Fig. 2 from ``vals2`` ((seed, P) -> :meth:`outcome`), every P at the
+        rate amplification's grid picked (:data:`FIG2_RATES`), as Sec. 6 runs them: P = 1 is not the
+        best (the cycle beats it); a smaller P performs similarly to the cycle (no worse by more than
+        the margin both ways: within +-margin); a larger P is worse; amplifying over a P below the
+        cycle improves performance, read two ways, a row each: over P = 1 at the same rate (Fig. 2's
+        own baseline, the "classical" setting), and over no amplification at its own grid rate from
+        ``vals1`` ((rate set, seed, method); ``best``: the grid's rate set), as Fig. 1 compares methods
+        (:data:`FIG2_VS_FIG1_RATES`: two rates, a comparison Sec. 6's text does not make)."""
+        margin, _, no_amp, *_ = claims.MARGINS["test accuracy"], *self.methods
+        c = self.cycle
         acc2 = {P: {k: vals2[(k, P)]["acc"] for k in seeds} for P in self.P_values}
 
         def vs_p(a: int, b: int, **kw):
             return claims.paired(acc2[a], acc2[b], margin=margin, names=(f"P={a}", f"P={b}"), **kw)
-        c = self.cycle
         smaller = [P for P in self.P_values if 1 < P < c]
         larger = [P for P in self.P_values if P > c]
-        fig2 = [("P1", f"P = 1 is not the best: P = {c} (the cycle) beats it", {"P=1": vs_p(c, 1)}),
-                ("smaller", f"a smaller P ({', '.join(map(str, smaller))}) performs similarly to P = {c} "
-                            f"(margin {margin:g})", {f"P={P}": vs_p(P, c, kind="no worse") for P in smaller}),
+        below = ", ".join(map(str, smaller))
+        similar = {f"P={a} no worse than P={b}": vs_p(a, b, kind="no worse")
+                   for P in smaller for a, b in ((P, c), (c, P))}
+        plain = {k: vals1[(best, k, no_amp)]["acc"] for k in seeds}
+        fig2 = [("P1", f"P = 1 is not the best: P = {c} (the cycle) beats it", {"P=1": vs_p(c, 1)},
+                 FIG2_RATES),
+                ("smaller", f"a smaller P ({below}) performs similarly to P = {c}: no worse than it, nor it "
+                            f"than them, by more than the margin ({margin:g})", similar, FIG2_RATES),
                 ("larger", f"a larger P ({', '.join(map(str, larger))}) is worse than P = {c} (the sentence "
                            "is about CIFAR-10; our reading applies it to FashionMNIST)",
-                 {f"P={P}": vs_p(c, P) for P in larger}),
-                ("partial", f"amplification with P below the cycle ({', '.join(map(str, smaller))}) ends "
-                            "above no amplification (eta=1, at its own best grid rate)",
-                 {f"P={P}": claims.paired(acc2[P], {k: vals1[(best, k, no_amp)]["acc"] for k in seeds},
-                                          margin=margin, names=(f"P={P}", no_amp)) for P in smaller})]
-        shown = {f"Sec. 6, Fig. {n}": f"Fig. {n}: curves only, no number printed" for n in (1, 2)}
-        rows = [ClaimRow("Sec. 6, Fig. 2", QUOTES[q], claim, claims.combine(checks),
-                         context={"rates": best, "in the paper": shown["Sec. 6, Fig. 2"]})
-                for q, claim, checks in fig2 if checks]      # a profile without P values on one side: no row
+                 {f"P={P}": vs_p(c, P) for P in larger}, FIG2_RATES),
+                ("partial", f"amplification with P below the cycle ({below}) ends above P = 1 (amplifying "
+                            "each round's clients alone, the paragraph's \"classical\" setting), at the same "
+                            "rate",
+                 {f"P={P}": vs_p(P, 1) for P in smaller}, FIG2_RATES),
+                ("partial", f"amplification with P below the cycle ({below}) ends above no amplification "
+                            "(eta=1, Fig. 1's run at its own grid rate; Sec. 6 does not set the two side by "
+                            "side)",
+                 {f"P={P}": claims.paired(acc2[P], plain, margin=margin, names=(f"P={P}", no_amp))
+                  for P in smaller}, FIG2_VS_FIG1_RATES)]
+        shown = "Fig. 2: curves only, no number printed"
+        return [ClaimRow("Sec. 6, Fig. 2", QUOTES[q], claim, claims.combine(checks),
+                         context={"rates": rates, "in the paper": shown})
+                for q, claim, checks, rates in fig2 if checks]  # a profile without P values on a side: no row
+
+    def fig1_claims(self, vals1: dict, seeds: list, rate_sets: dict) -> list[ClaimRow]:
+        """Sec. 6's claims about Fig. 1 from ``vals1`` ((rate set, seed, method) -> :meth:`outcome`)
+        under each of ``rate_sets`` (name -> method -> rate; a row at a rate set other than the
+        first says which rates in its cause): amplification is the best (it beats each of the three
+        other methods), the wait baselines are worse than amplification, wait-full gains nothing over
+        wait-minibatch, FedAvg without amplification is the lowest."""
+        margin, amp, no_amp, wait_mb, wait_full = claims.MARGINS["test accuracy"], *self.methods
+        best, rows = next(iter(rate_sets)), []
         for rname in rate_sets:
             def vs(m, other, rname=rname, **kw):
                 return claims.paired({k: vals1[(rname, k, m)]["acc"] for k in seeds},
@@ -353,9 +395,10 @@ class AmplifiedSetup:
                     (QUOTES["lowest"], "FedAvg without amplification is the lowest",
                      claims.combine({m: vs(m, no_amp) for m in self.methods if m != no_amp}))]
             rows += [ClaimRow("Sec. 6, Fig. 1", q, claim, check, cause,
-                              context={"rates": rname, "in the paper": shown["Sec. 6, Fig. 1"]})
+                              context={"rates": rname,
+                                       "in the paper": "Fig. 1: curves only, no number printed"})
                      for q, claim, check in fig1]
-        return [replace(r, setting=self.setting) for r in rows]
+        return rows
 
     def unrun_claims(self) -> list[ClaimRow]:
         """Sec. 6's claims that no run here tests, each "not tested" with its reason
@@ -370,7 +413,7 @@ class AmplifiedSetup:
         return [ClaimRow("Sec. 6, Fig. 2", QUOTES["cifar"],
                          "on CIFAR-10, P = 100 and P = 300 perform slightly better than P = 500 (the cycle)",
                          claims.not_run(why), setting="CIFAR-10, cycle 500 (App. D), not run",
-                         context={"rates": RATE_SETS[0],
+                         context={"rates": FIG2_RATES,
                                   "in the paper": "Fig. 2: curves only, no number printed"}),
                 ClaimRow("Sec. 6, Fig. 2", QUOTES["smaller rate"],
                          f"a P above the cycle (here {', '.join(map(str, larger))}) does better at a smaller "

@@ -258,8 +258,14 @@ def test_evaluate_reads_every_run_and_compare_puts_the_datasets_side_by_side_und
         ev = s.evaluate(compute, [0, 1, 2])
         assert ev.keys == asked and ev.best == {m: pytest.approx(1e-2) for m in s.methods}   # every run read
         assert tuple(ev.rates) == studies.amplified.RATE_SETS and ev.seeds == (0, 1, 2)
-        assert all(r.setting == s.setting and r.context["in the paper"].endswith("no number printed")
+        assert all(r.setting.endswith(s.setting) and r.context["in the paper"].endswith("no number printed")
                    for r in ev.rows)
+        # the authors' rates are not in the paper's text: their rows' setting says where they come from
+        src = studies.amplified.RATE_SOURCES
+        assert all(r.setting == ", ".join(x for x in (src.get(r.context["rates"]), s.setting) if x)
+                   for r in ev.rows)
+        assert {r.context["rates"] for r in ev.rows if "their public code" in r.setting} \
+            == {"the authors' rates"}
         evals[s.data_label] = ev
     assert {c.seed for c in evals["FashionMNIST"].setup.grid_configs()} == {100, 101}
     with pytest.raises(ValueError, match="^seeds: 100 also tune"):
@@ -276,13 +282,14 @@ def test_evaluate_reads_every_run_and_compare_puts_the_datasets_side_by_side_und
     spreads = t[t["method"].str.startswith("spread")].set_index(["data", "rates"])["margins"]
     assert (spreads["FashionMNIST"] > 10 * spreads["MNIST"]).all()       # the gap here is 20x MNIST's
     v = studies.amplified.compare_claims(evals)
-    assert len(v) == len(evals["MNIST"].rows) == 12
-    # Sec. 6's "partial contributions": Fig. 2's runs at each P below the cycle against Fig. 1's run
-    # without amplification at its own best rate, seed by seed (the fake runs rank them 1 over 0)
-    (partial,) = [r for r in evals["FashionMNIST"].rows if r.quote == studies.amplified.QUOTES["partial"]]
-    assert partial.where == "Sec. 6, Fig. 2" and partial.check.verdict == "holds" and partial.check.seeds == 3
-    assert partial.check.reason == "per rival: P=20: holds; P=60: holds"
-    assert "(20, 60) ends above no amplification" in partial.claim
+    assert len(v) == len(evals["MNIST"].rows) == 13
+    # Sec. 6's "partial contributions", against Fig. 1's run without amplification at its own best
+    # rate, seed by seed (the fake runs rank them 1 over 0): a row that names its two rates
+    partial = [r for r in evals["FashionMNIST"].rows if r.quote == studies.amplified.QUOTES["partial"]]
+    (across,) = [r for r in partial if r.context["rates"] == studies.amplified.FIG2_VS_FIG1_RATES]
+    assert across.where == "Sec. 6, Fig. 2" and across.check.verdict == "holds" and across.check.seeds == 3
+    assert across.check.reason == "per rival: P=20: holds; P=60: holds"
+    assert "(20, 60) ends above no amplification" in across.claim
     (larger,) = [r for r in evals["FashionMNIST"].rows if r.quote == studies.amplified.QUOTES["larger"]]
     assert larger.claim.endswith("(the sentence is about CIFAR-10; our reading applies it to FashionMNIST)")
     # "Algorithm 1 with amplification gives the best performance": against each of the three others
@@ -310,4 +317,57 @@ def test_the_cifar_10_claim_is_a_row_not_tested_with_its_reason():
     assert row.where == "Sec. 6, Fig. 2" and row.check.verdict == "not tested" and row.check.seeds == 0
     assert row.quote.endswith("even slightly better performance in the case of CIFAR-10 data")
     assert "CIFAR-10 cannot be had on these machines" in row.check.reason
-    assert row.context["rates"] == studies.amplified.RATE_SETS[0]      # the rate Fig. 2 runs at
+    assert row.context["rates"] == studies.amplified.FIG2_RATES         # the rate Fig. 2 runs at
+
+
+def _fig2_rows(acc_of_P: dict, plain: float):
+    """The quick profile's Fig. 2 rows from per-seed accuracies ``acc_of_P`` (P -> seed -> acc) and
+    Fig. 1's run without amplification at ``plain`` + seed / 1000 (every seed otherwise alike)."""
+    s = studies.amplified.amplified_setup("quick")
+    seeds = [0, 1, 2, 3]
+    vals2 = {(k, P): {"acc": acc_of_P[P][k]} for P in s.P_values for k in seeds}
+    best = studies.amplified.RATE_SETS[0]
+    vals1 = {(best, k, m): {"acc": plain + k / 1000} for k in seeds for m in s.methods}
+    rows = s.fig2_claims(vals1, vals2, seeds, best)
+    return s, {(r.quote, r.context["rates"]): r for r in rows}
+
+
+def test_fig2_claims_run_every_p_at_one_rate_and_similar_is_within_the_margin_both_ways():
+    Q, fig2 = studies.amplified.QUOTES, studies.amplified.FIG2_RATES
+    noise = {0: 0.0, 1: 0.0004, 2: -0.0003, 3: 0.0001}
+    # P = 20 lies 0.008 above the cycle's P = 100 (beyond the 0.005 margin), P = 60 0.001 below it
+    base = {1: 0.80, 20: 0.858, 60: 0.849, 100: 0.85, 140: 0.84, 180: 0.84}
+    acc = {P: {k: a + noise[k] * (P == 20) for k in noise} for P, a in base.items()}
+    s, rows = _fig2_rows(acc, plain=0.9)
+    assert all(r.where == "Sec. 6, Fig. 2" for r in rows.values())
+    assert {rates for _, rates in rows} == {fig2, studies.amplified.FIG2_VS_FIG1_RATES}
+    similar = rows[(Q["smaller"], fig2)].check
+    # a smaller P "similar" to the cycle: no worse than it and it no worse than them, each by the margin
+    assert similar.reason.startswith("per rival: P=20 no worse than P=100: holds; P=100 no worse than P=20: "
+                                     "does not hold; P=60 no worse than P=100: holds; "
+                                     "P=100 no worse than P=60: holds")
+    assert similar.verdict == "does not hold" and similar.threshold == -0.005
+    assert similar.effect == pytest.approx(-0.008 - np.mean(list(noise.values())))   # P=100 - P=20
+    # "partial contributions ... improve performance": over P = 1 at the same rate (Fig. 2's runs only)
+    vs_p1 = rows[(Q["partial"], fig2)]
+    assert "ends above P = 1" in vs_p1.claim and vs_p1.check.verdict == "holds"
+    assert vs_p1.check.effect == pytest.approx(0.049)          # P = 60 - P = 1: the weaker of the two
+    # and over Fig. 1's run without amplification at its own grid rate, named as two rates: here it
+    # lies above every P, so that reading does not hold while the same-rate one does
+    across = rows[(Q["partial"], studies.amplified.FIG2_VS_FIG1_RATES)]
+    assert "two rates" in across.context["rates"] and across.check.verdict == "does not hold"
+    assert across.check.effect == pytest.approx(0.849 - 0.9 - np.mean(list(noise)) / 1000)
+
+
+def test_fig2_similar_holds_only_when_the_interval_lies_within_the_margin_on_both_sides():
+    Q, fig2 = studies.amplified.QUOTES, studies.amplified.FIG2_RATES
+    noise = {0: 0.0, 1: 0.0004, 2: -0.0003, 3: 0.0001}
+    # P = 20 lies 0.002 above the cycle's P = 100, P = 60 0.001 below it (seed noise on P = 20 only)
+    base = {1: 0.86, 20: 0.852, 60: 0.849, 100: 0.85, 140: 0.84, 180: 0.84}
+    _, rows = _fig2_rows({P: {k: a + noise[k] * (P == 20) for k in noise} for P, a in base.items()},
+                         plain=0.8)
+    assert rows[(Q["smaller"], fig2)].check.verdict == "holds"
+    # the P = 1 check and the no-amplification check read different runs: P = 1 (0.86) lies above
+    # every P below the cycle, Fig. 1's run without amplification (0.8 + seed / 1000) below them
+    assert rows[(Q["partial"], fig2)].check.verdict == "does not hold"
+    assert rows[(Q["partial"], studies.amplified.FIG2_VS_FIG1_RATES)].check.verdict == "holds"
