@@ -327,6 +327,53 @@ def sm_fill(prof) -> str:
     return f"; {', '.join(out)}" if out else ""
 
 
+def conv_forms(args, reps: int = 20) -> str:
+    """The first convolution of App. H's CNN (1 -> 10 channels, 5x5, 28x28 images) for S clients'
+    own weights, a step's forward and weight gradient, in three forms: ``vmap`` over ``conv2d`` (the
+    engine's form: a grouped convolution of one input channel per group, which the fourth window's
+    profile suggests runs in torch's own depthwise kernels, its top kernel at 30% of a round), the
+    same with a second input channel of zeros (a grouped convolution of two channels per group: not
+    depthwise, so cuDNN's), and unfold + matmul. Median ms of ``reps`` and the largest difference of
+    each form's gradient from the first, relative to its largest entry (a new form is a new
+    arithmetic: its bits differ). Decides whether the first layer's form is worth changing."""
+    import torch.nn.functional as F
+    from torch.func import grad, vmap
+    dev, S, B = args.device, args.per_round, args.batch
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(S, B, 1, 28, 28, generator=g).to(dev)
+    w = (0.2 * torch.randn(S, 10, 1, 5, 5, generator=g)).to(dev)
+
+    def grouped(w, x):
+        return F.conv2d(x, w).square().mean()
+
+    def padded(w, x):
+        return F.conv2d(torch.cat([x, torch.zeros_like(x)], 1), torch.cat([w, torch.zeros_like(w)], 1)
+                        ).square().mean()
+
+    def unfolded(w, x):
+        return (w.reshape(10, 25) @ F.unfold(x, 5)).square().mean()
+    out, ref = [], None
+    forms = (("vmap conv2d", grouped), ("2 channels, one of zeros", padded), ("unfold + matmul", unfolded))
+    for name, f in forms:
+        step = vmap(grad(f))
+        try:
+            got = step(w, x)
+            times = []
+            for _ in range(reps):
+                sync(dev)
+                t = time.perf_counter()
+                step(w, x)
+                sync(dev)
+                times.append(time.perf_counter() - t)
+        except Exception as e:  # noqa: BLE001 - a form without a batching rule: say so
+            out.append(f"{name}: failed ({type(e).__name__})")
+            continue
+        ref = got if ref is None else ref
+        rel = float((got - ref).abs().max() / ref.abs().max())
+        out.append(f"{name} {1e3 * float(np.median(times)):.2f} ms (grad rel diff {rel:.1e})")
+    return f"{S} clients x batch {B}: " + "; ".join(out)
+
+
 def stacked_proxy(args, runs: int) -> str:
     """Run-rounds/s of ``runs`` runs' clients in one vmap: FedSUM's round with N = 100 R clients,
     S = 20 R per round (K, batch as App. H), keyed draws, CUDA graphs: the work of R stacked runs
@@ -677,6 +724,13 @@ def main() -> None:
                 except Exception as e:  # noqa: BLE001 - reported in the table
                     table.append((label, failed(e)))
                 show()
+        try:
+            reps = 20 if args.device.startswith("cuda") else 2
+            table.append(("first convolution's forms, forward + weight gradient of a step",
+                          conv_forms(args, reps)))
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            table.append(("first convolution's forms", failed(e)))
+        show()
         keyed_times = [v for k, v in med.items() if "keyed" in k]
         ref = med.get("reference (client by client), legacy draws")
         if keyed_times and ref:
