@@ -190,15 +190,18 @@ print("FedVARP vs c-a-FedAvg, largest difference of their closed-form distances:
 #   leaves each method that keeps a source where it was, its share kept within 1/4 of 1 (nearer
 #   kept than removed; FedACS, which removes both, is the exception its cause names).
 #
-# Fig. 7 shows the distances "under both static and dynamic heterogeneous settings": its distance
-# claims (closer / farther) are checked a second time in the dynamic environment, from each
-# method's closed-form fixed point over its run's realised schedule, per instance.
+# Fig. 7 shows the distances "under both static and dynamic heterogeneous settings": its claims are
+# checked a second time in the dynamic environment ($p_i^t$ and $\tau_i^t$ redrawn every round). The
+# distances with both sources at the toy's rate are each method's closed-form fixed point over its
+# run's realised schedule; removes / keeps and the single-source comparisons use each round's exact
+# expected weights given that round's $p_i^t$ and $\tau_i^t$, averaged over the rounds
+# (`Toy.dynamic_source`: no noise of realised uplinks, which would not shrink with $\eta$), at $\eta$
+# and $\eta/2$. Sec. 6 puts FedVARP's failure on "non-stationary statistics across training rounds":
+# its row is checked there, in the dynamic environment.
 #
-# The static closed forms have stationary statistics: Sec. 6 attributes FedVARP's failure to
-# "non-stationary statistics across training rounds", which they cannot show, and the dynamic
-# environment is computed at one rate only (no removed / kept test): that Sec. 6 row is "not
-# tested"; App. I.4's FedVARP row tests the fixed point only. Sec. 6's two statements about variance
-# (FedNova's, c-a-FedAvg's) are rows "not tested", with the reason.
+# Sec. 6's two statements about variance (FedNova's, c-a-FedAvg's) are rows "not tested", with the
+# reason; so is the dimensionality half of App. I.4's "bounded by the model's dimensionality and the
+# learning rate" (this instance is defined in $d = 2$ only; the row on the learning-rate half says so).
 
 # %%
 print(claims.RULE)
@@ -209,7 +212,8 @@ dynamic = studies.fedacs_toy.dynamic_values(claim_seeds, progress, num_clients=n
 model = f"App. C's quadratic model (ours: the paper's numbers were lost), N = {N}, d = {dim}, eta = {lr:g}"
 setting = f"{model}, static environment, closed forms; instances {claim_seeds}"
 dynamic_setting = (f"{model}, dynamic environment (p_i and tau_i redrawn every round), closed forms over each "
-                   f"run's realised schedule; instances {claim_seeds}")
+                   "run's realised schedule (removes / keeps and one source alone: each round's expected "
+                   f"weights, at eta and eta/2); instances {claim_seeds}")
 claim_table = claims.claims_table([*studies.fedacs_toy.toy_claims(values, setting),
                                     *studies.fedacs_toy.dynamic_claims(dynamic, dynamic_setting),
                                     *studies.fedacs_toy.unrun_claims()])
@@ -229,8 +233,9 @@ for _, r in claim_table.iterrows():
 # * **FedVARP** aggregates its table of every client's latest update: at a fixed point that is
 #   the plain mean over all clients (App. I.2's eq. 115 equals c-a-FedAvg's aggregate), so its
 #   closed-form point is c-a-FedAvg's in the static setting (the printed difference above; the
-#   `sim vs closed form` column shows whether its simulated runs follow); the paper's "FedVarp is ineffective" (App. I.4) concerns its stale updates under noisy,
-#   non-stationary training, which this model does not have.
+#   `sim vs closed form` column shows whether its simulated runs follow); the paper's "FedVarp is
+#   ineffective" (App. I.4) concerns its stale updates under noisy, non-stationary training: this
+#   exact-gradient model has no noise, and its dynamic environment the non-stationary part only.
 # * **FedNova** normalises by the local work $\|a_i\|_1$: it removes the computation bias but,
 #   averaging over the clients whose upload arrived, keeps the communication bias.
 # * **FedACS** samples by $q_i \propto d_i/(p_i\|a_i\|_1)$ and removes both, for every local

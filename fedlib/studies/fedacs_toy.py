@@ -15,9 +15,9 @@ from ..problems import Quadratic
 from ..runner import run
 from . import methods
 
-__all__ = ["DYNAMIC_CLAIMS", "NONSTATIONARY_CLAIM", "NONSTATIONARY_REASON", "SOURCES", "STEP_TOLERANCE",
-           "TOY_CLAIMS", "TOY_METHODS", "TOY_SOLVERS", "Toy", "UNRUN_CLAIMS", "UNRUN_REASON",
-           "dynamic_claims", "dynamic_values", "toy_claims", "toy_values", "unrun_claims"]
+__all__ = ["DIMENSION_CLAIM", "DIMENSION_REASON", "DYNAMIC_CLAIMS", "DYNAMIC_MC", "NONSTATIONARY_CLAIM",
+           "SOURCES", "STEP_TOLERANCE", "TOY_CLAIMS", "TOY_METHODS", "TOY_SOLVERS", "Toy", "UNRUN_CLAIMS",
+           "UNRUN_REASON", "dynamic_claims", "dynamic_values", "toy_claims", "toy_values", "unrun_claims"]
 
 #: local solvers of the toy: label -> options
 TOY_SOLVERS = {"SGD": {}, "momentum 0.5": {"momentum": 0.5}, "prox mu=0.1": {"prox_mu": 0.1},
@@ -26,6 +26,9 @@ TOY_SOLVERS = {"SGD": {}, "momentum 0.5": {"momentum": 0.5}, "prox mu=0.1": {"pr
 SOURCES = ("communication", "computation", "both")
 #: the toy's methods, label -> algorithm (from the catalogue, :mod:`fedlib.studies.methods`)
 TOY_METHODS = methods.algorithms(["FedAvg", "c-a-FedAvg", "FedVARP", "FedAU", "FedNova", "FedACS"])
+#: Monte Carlo uplink patterns per round of FedNova's expected weights in the dynamic environment
+#: (:meth:`Toy.dynamic_source`; each round its own draws, so over the rounds they add up)
+DYNAMIC_MC = 200
 
 
 class Toy:
@@ -102,6 +105,27 @@ class Toy:
         x = theory.fixed_point_static(self.A, self.c, w, steps, eta, **opts)
         return float(np.linalg.norm(x - self.x_star))
 
+    def dynamic_source(self, source: str, method: str, eta: float) -> float:
+        """Distance to x* of the closed-form fixed point in the dynamic environment, SGD solver, when
+        only one source of inconsistency acts: ``communication`` (this round's p_i^t, tau = 5) or
+        ``computation`` (this round's tau_i^t, p = 1); or ``both`` (p_i^t and tau_i^t). The weights are
+        each round's exact expectation over the uplink draws given that round's p_i^t and tau_i^t
+        (:func:`fedlib.theory.expected_weights`, FedNova's by :data:`DYNAMIC_MC` Monte Carlo
+        patterns a round), the local maps those of the round's realised tau_i^t, both averaged over
+        the rounds (:func:`fedlib.theory.fixed_point`): no noise of realised uplinks, so what is left
+        at eta -> 0 is the method's own bias, as :meth:`single_source` in the static environment."""
+        if source not in SOURCES:
+            raise ValueError(f"source: must be one of {', '.join(SOURCES)}; got {source!r}")
+        dyn, _ = self.environment("dynamic")
+        p = np.ones((self.rounds, self.N)) if source == "computation" else self.p_dyn
+        sched = build("full", self.N, self.rounds, local_steps=np.full(self.N, 5)) \
+            if source == "communication" else dyn
+        steps = np.array(sched.local_steps)            # a writable copy: torch reads its rows
+        W = np.stack([theory.expected_weights(method, p[t], steps[t], eta, self.d, mc_samples=DYNAMIC_MC,
+                                              seed=t) for t in range(self.rounds)])
+        x = theory.fixed_point(self.A, self.c, W, sched, eta)
+        return float(np.linalg.norm(x - self.x_star))
+
     def share_kept(self, source: str, method: str) -> float:
         """The distance to x* (:meth:`single_source`, SGD) at half the toy's rate over that at its
         rate: 1/2 where ``method`` removes ``source`` (what is left is first order in eta), 1 where
@@ -124,6 +148,8 @@ _Q_REL = ("The relative performance of c-a-FedAvg/FedAU versus FedNova depends o
           "heterogeneity\u2014communication or computation\u2014dominates.")
 _Q_ACS = ("Our proposed method, FedACS, effectively addresses both types of objective inconsistency, "
           "achieving the closest proximity to the true global optimum.")
+_Q_DIM = ("Its remaining distance from the optimum is primarily bounded by the model\u2019s dimensionality "
+          "and the learning rate.")
 _Q_NOVA6 = ("The FedNova addresses computational heterogeneity, but its performance degrades under "
             "heterogeneous communication due to the resulting increase in variance.")
 _NEITHER = "removes neither the communication nor the computation inconsistency"
@@ -183,10 +209,9 @@ TOY_CLAIMS = (
      ("removes", "FedACS", "both")),
     (_I4, _Q_ACS, "FedACS's fixed point lies closer to x* than every other method's",
      ("closer", "FedACS", "every")),
-    (_I4, "Its remaining distance from the optimum is primarily bounded by the model\u2019s "
-          "dimensionality and the learning rate.",
-     "FedACS's remaining distance shrinks with the learning rate (halves with eta; the dimension is "
-     "not varied)", ("removes", "FedACS", "both together")),
+    (_I4, _Q_DIM,
+     "FedACS's remaining distance shrinks with the learning rate (halves with eta; the learning-rate "
+     "half of the statement only)", ("removes", "FedACS", "both together")),
     ("App. I.2",
      "The step size influences the convergence speed, either accelerating or decelerating the "
      "optimization process, but does not determine the final convergence point.",
@@ -194,23 +219,54 @@ TOY_CLAIMS = (
      "unchanged: its share kept at eta/2 lies within 1/4 of 1 (nearer kept, 1, than removed, 1/2)",
      ("unchanged", _BIASED, "both together")),
 )
-#: Fig. 7's statements about distances that hold in the dynamic setting too (App. I.4: "under both
-#: static and dynamic heterogeneous settings"), checked by :func:`dynamic_claims`: (where, quote,
-#: claim, check) as :data:`TOY_CLAIMS` (closer / farther only: the dynamic fixed points are computed
-#: at the toy's rate alone, which cannot tell a removed source from a kept one)
+#: Sec. 6 on FedVARP, which puts its failure on non-stationary statistics: (claim, quote)
+NONSTATIONARY_CLAIM = (
+    f"FedVARP {_NEITHER} under non-stationary statistics across rounds",
+    "The FedVarp reuses previously observed local updates; however, due to non-stationary statistics "
+    "across training rounds, it fails to resolve any form of objective inconsistency as well.")
+#: Fig. 7's statements that App. I.4 makes "under both static and dynamic heterogeneous settings", and
+#: Sec. 6's on FedVARP under non-stationary statistics, checked in the dynamic environment by
+#: :func:`dynamic_claims`: (where, quote, claim, check) as :data:`TOY_CLAIMS`; closer / farther with both
+#: sources read the fixed points over each run's realised schedule, removes / keeps and closer_under
+#: those with each round's expected weights (:meth:`Toy.dynamic_source`)
 DYNAMIC_CLAIMS = (
     (_I4, _Q_AVG, "FedAvg's fixed point lies farther from x* than every other method's",
      ("farther", "FedAvg", "every")),
+    (_I4, "Similarly, FedVarp is ineffective at mitigating inconsistency, as the reuse of local updates "
+          "does not correct the aggregation direction at PS.",
+     f"FedVARP {_NEITHER}", ("keeps", "FedVARP", "both")),
+    ("Sec. 6", NONSTATIONARY_CLAIM[1], NONSTATIONARY_CLAIM[0], ("keeps", "FedVARP", "both")),
     (_I4, _Q_CA, "c-a-FedAvg's fixed point lies closer to x* than FedAvg's",
      ("closer", "c-a-FedAvg", "FedAvg")),
     (_I4, _Q_CA, "FedAU's fixed point lies closer to x* than FedAvg's", ("closer", "FedAU", "FedAvg")),
+    (_I4, _Q_NOVA, "FedNova removes the computation inconsistency", ("removes", "FedNova", "computation")),
+    (_I4, _Q_NOVA, "FedNova's fixed point lies closer to x* than FedAvg's with heterogeneous computation "
+                   "alone", ("closer_under", "FedNova", ("FedAvg", "computation"))),
+    (_I4, _Q_REL, "with heterogeneous communication alone, c-a-FedAvg's fixed point lies closer to x* "
+                  "than FedNova's", ("closer_under", "c-a-FedAvg", ("FedNova", "communication"))),
+    (_I4, _Q_REL, "with heterogeneous computation alone, FedNova's fixed point lies closer to x* than "
+                  "c-a-FedAvg's", ("closer_under", "FedNova", ("c-a-FedAvg", "computation"))),
+    (_I4, _Q_REL, "with heterogeneous communication alone, FedAU's fixed point lies closer to x* than "
+                  "FedNova's", ("closer_under", "FedAU", ("FedNova", "communication"))),
+    (_I4, _Q_REL, "with heterogeneous computation alone, FedNova's fixed point lies closer to x* than "
+                  "FedAU's", ("closer_under", "FedNova", ("FedAU", "computation"))),
+    (_I4, _Q_ACS, "FedACS removes both the communication and the computation inconsistency",
+     ("removes", "FedACS", "both")),
     (_I4, _Q_ACS, "FedACS's fixed point lies closer to x* than every other method's",
      ("closer", "FedACS", "every")),
+    (_I4, _Q_DIM, "FedACS's remaining distance shrinks with the learning rate (halves with eta; the "
+                  "learning-rate half of the statement only)", ("removes", "FedACS", "both together")),
 )
 #: what a row of a method adds to its cause where it does not hold
 _CAUSES = {"FedVARP": ("the model's statistics are stationary (its fixed points are exact), where Sec. 6 "
                        "puts FedVARP's failure on non-stationary ones; at a fixed point FedVARP's aggregate "
                        "is c-a-FedAvg's (App. I.2, eq. 115)")}
+#: what a row of a method adds to its cause in the dynamic environment where it does not hold
+_DYNAMIC_CAUSES = {"FedVARP": (
+    "p_i^t and tau_i^t change every round here, but with exact gradients a client's stored update at a "
+    "fixed point has the same expected local map as a fresh one (tau_i^t does not depend on whether its "
+    "upload arrives), so each round's expected aggregate is c-a-FedAvg's (App. I.2, eq. 115); the noisy "
+    "stochastic training of Sec. 6's experiments is not in this model")}
 
 
 def toy_values(seeds: Sequence[int], **toy_args) -> dict:
@@ -249,24 +305,33 @@ def _step_cause(values: dict) -> str:
 
 
 def dynamic_values(seeds: Sequence[int], progress: bool = False, **toy_args) -> dict:
-    """Per instance seed (:class:`Toy` ``seed=k``), the distance to x* of each method's closed-form
-    fixed point in the dynamic environment (p_i^t and tau_i^t redrawn every round), SGD solver, at
-    the toy's rate, with the expectations over the run's realised schedule (:meth:`Toy.evaluate`,
-    one simulated run per method: FedACS draws its own schedule): ``("dist", method, "both",
-    "SGD")`` -> seed -> distance, the keys :func:`dynamic_claims` reads."""
+    """Per instance seed (:class:`Toy` ``seed=k``), the numbers :data:`DYNAMIC_CLAIMS` read in the
+    dynamic environment (p_i^t and tau_i^t redrawn every round), SGD solver: ``("dist", method,
+    "both", "SGD")`` -> seed -> the distance to x* of the closed-form fixed point at the toy's rate
+    with the expectations over the run's realised schedule (:meth:`Toy.evaluate`, one simulated run
+    per method: FedACS draws its own schedule); ``("kept", method, source)`` -> seed -> the share of
+    :meth:`Toy.dynamic_source`'s distance kept at half the rate, and ``("dist", method, source,
+    "SGD")`` -> seed -> that distance at the toy's rate, for one source alone."""
     out: dict = {}
     for k in seeds:
         toy = Toy(seed=int(k), **toy_args)
         for label, m in TOY_METHODS.items():
             xbar, _ = toy.evaluate("dynamic", m, "SGD", progress)
             out.setdefault(("dist", label, "both", "SGD"), {})[k] = float(np.linalg.norm(xbar - toy.x_star))
+            for src in SOURCES:
+                d1, d2 = (toy.dynamic_source(src, m, eta) for eta in (toy.lr, toy.lr / 2))
+                out.setdefault(("kept", label, src), {})[k] = d2 / d1
+                if src != "both":
+                    out.setdefault(("dist", label, src, "SGD"), {})[k] = d1
     return out
 
 
 def dynamic_claims(values: dict, setting: str = "") -> list[ClaimRow]:
-    """:data:`DYNAMIC_CLAIMS` checked on :func:`dynamic_values` as :func:`toy_claims` checks
-    closer / farther (margin ``MARGINS['distance to the optimum']``), each row with ``setting``."""
-    return [ClaimRow(where, quote, claim, _toy_check(values, *check), setting=setting)
+    """:data:`DYNAMIC_CLAIMS` checked on :func:`dynamic_values` by the tests of :func:`toy_claims`
+    (removes / keeps: the share kept against 3/4; closer / farther and closer_under: distances to
+    x*), each row with ``setting``."""
+    return [ClaimRow(where, quote, claim, _toy_check(values, *check), setting=setting,
+                     cause=_DYNAMIC_CAUSES.get(check[1], ""))
             for where, quote, claim, check in DYNAMIC_CLAIMS]
 
 
@@ -285,29 +350,26 @@ UNRUN_REASON = ("a variance over draws: this notebook's claims are closed-form f
                 "communication to compare with) and measures no variance of the global model")
 
 
-#: Sec. 6 on FedVARP, which puts its failure on non-stationary statistics: (claim, quote)
-NONSTATIONARY_CLAIM = (
-    f"FedVARP {_NEITHER} under non-stationary statistics across rounds",
-    "The FedVarp reuses previously observed local updates; however, due to non-stationary statistics "
-    "across training rounds, it fails to resolve any form of objective inconsistency as well.")
-#: why no computation here tests :data:`NONSTATIONARY_CLAIM`
-NONSTATIONARY_REASON = (
-    "which inconsistency a method removes is read here from static closed forms (at eta and eta/2), "
-    "whose statistics are stationary: at a fixed point FedVARP's aggregate is c-a-FedAvg's (App. I.2, "
-    "eq. 115), so they cannot show Sec. 6's mechanism; the dynamic environment's fixed points are "
-    "computed at the toy's rate alone, which cannot tell a removed source from a kept one")
+#: App. I.4's dimensionality half of FedACS's remaining distance, which no computation here varies
+DIMENSION_CLAIM = "FedACS's remaining distance grows with the model's dimensionality"
+#: why no computation here tests :data:`DIMENSION_CLAIM`
+DIMENSION_REASON = (
+    "App. C's instance of this notebook places the client optima on a circle, so it is defined in d = 2 "
+    "only; the paper's Fig. 7 setting and App. C's formulas are lost from the text, which says nothing more "
+    "of how the dimension enters; with exact gradients no term of a fixed point here grows with d by "
+    "itself, so a family of instances of ours in growing d would test our choice of instances, not the "
+    "paper's statement")
 
 
 def unrun_claims(setting: str = "the global model's variance over draws, not run",
-                 nonstationary_setting: str = "non-stationary statistics across rounds, not run"
-                 ) -> list[ClaimRow]:
+                 dimension_setting: str = "the model's dimensionality, not varied") -> list[ClaimRow]:
     """:data:`UNRUN_CLAIMS`, each "not tested" with :data:`UNRUN_REASON`
-    (:func:`fedlib.claims.not_run`), with ``setting``; then :data:`NONSTATIONARY_CLAIM`, "not
-    tested" with :data:`NONSTATIONARY_REASON`, with ``nonstationary_setting``."""
+    (:func:`fedlib.claims.not_run`), with ``setting``; then :data:`DIMENSION_CLAIM`, "not tested"
+    with :data:`DIMENSION_REASON`, with ``dimension_setting``."""
     return [*(ClaimRow("Sec. 6", quote, claim, claims.not_run(UNRUN_REASON), setting=setting)
               for claim, quote in UNRUN_CLAIMS),
-            ClaimRow("Sec. 6", NONSTATIONARY_CLAIM[1], NONSTATIONARY_CLAIM[0],
-                     claims.not_run(NONSTATIONARY_REASON), setting=nonstationary_setting)]
+            ClaimRow(_I4, _Q_DIM, DIMENSION_CLAIM, claims.not_run(DIMENSION_REASON),
+                     setting=dimension_setting)]
 
 
 def _toy_check(values: dict, kind: str, method: str, arg) -> Verdict:

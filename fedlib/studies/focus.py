@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+import torch
 
 from .. import analysis, claims
 from ..claims import ClaimRow
@@ -21,10 +22,11 @@ from .base import Frames, Study, register_study
 
 __all__ = ["ETA", "LABEL_QUOTE", "MAINLY", "MARKOV_QUOTE", "ROUGHLY_EACH", "METHODS", "METHOD_NAMES",
            "PILOT_NAMES", "PILOT_RIVALS", "PILOT_RULE",
-           "PILOT_SEEDS", "QUOTE", "RIVALS", "STUDY", "TOY_ADDED", "TOY_CHECKS", "TOY_FLOOR", "TOY_METHODS",
-           "TOY_QUOTE", "TOY_RIVALS", "FocusSetup", "focus_setup", "headline_claims", "late_swing",
-           "pilot_checks", "pilot_decision", "rate_kept", "toy_beyond", "toy_claims", "toy_curves",
-           "toy_panels", "toy_unrun_claims"]
+           "PILOT_SEEDS", "QUOTE", "RIVALS", "STUDY", "EXACT_QUOTE", "FEDAVG_QUOTE", "TOY_ADDED",
+           "TOY_CHECKS", "TOY_FLOOR", "TOY_METHODS", "TOY_QUOTE", "TOY_RIVALS", "FocusSetup", "exact_floor",
+           "focus_setup",
+           "headline_claims", "late_swing", "pilot_checks", "pilot_decision", "rate_kept", "toy_beyond",
+           "toy_claims", "toy_curves", "toy_exact_claims", "toy_panels", "toy_unrun_claims"]
 
 #: per profile: data, model, N, S of "uniform", batch, rounds, evaluation interval, training-loss
 #: samples per client (App. F and the authors' run script; quick: MNIST standing in for CIFAR-10)
@@ -452,6 +454,67 @@ def toy_claims(hist: pd.DataFrame, seeds: Sequence[int], setting: str = "",
                              f"error) under {short[arbitrary]} participation than under "
                              f"{' and '.join(short[p] for p in others)}", check,
                              context={"panel": "all"}, setting=setting))
+    return rows
+
+
+#: FOCUS Sec. 5 and Sec. 5.1 on exact convergence, the property Fig. 4's synthetic experiment verifies
+EXACT_QUOTE = ("we conducted a numerical experiment using synthetic data since this is the common approach "
+               "to verify the exact convergence property. ... Hence, any client participation scheme, as "
+               "long as each client participates with a non-zero probability, will still guarantee exact "
+               "convergence.")
+EXACT_WHERE = "Sec. 5, Fig. 4; Sec. 5.1"
+#: FOCUS Sec. 4.1 on FedAvg's limiting point (App. C's Theorem 2; the text lost its symbols)
+FEDAVG_QUOTE = ("When the algorithm , the limiting point of FedAvg is around an irreducible neighborhood "
+                "depending on the local update steps , data heterogeneity , and the extra bias introduced "
+                "due to non-uniform participation probabilities.")
+FEDAVG_WHERE = "Sec. 4.1; App. C"
+
+
+def exact_floor(prob: LeastSquares) -> float:
+    """The relative error to x* that rounding alone can leave in the toy's arithmetic: a first-order
+    bound ``2 kappa_2(H) gamma_n`` on the relative error of the solution of ``H x = r`` when every
+    entry of ``H = A^T A`` and ``r = A^T b`` carries the relative rounding error of a sum of ``n``
+    products (``gamma_n = n u / (1 - n u)``, ``u`` the unit roundoff of the problem's dtype, ``n``
+    its rows: the longest sums of the problem, which both x* and every method's gradients rest on;
+    Higham 2002, Accuracy and Stability of Numerical Algorithms, Lemma 3.1 and Thm. 7.2), rounded up
+    to a power of ten so that it does not move with LAPACK's last bits. A worst-case bound, fixed
+    by the data and the dtype before any run is read: an error at or below it is the floor; a
+    method that converges exactly ends there."""
+    u = torch.finfo(prob.dtype).eps / 2
+    n = prob.A_rows.shape[0]
+    gamma = n * u / (1 - n * u)
+    ev = torch.linalg.eigvalsh(prob.H_bar)
+    bound = 2 * float(ev[-1] / ev[0]) * gamma
+    return float(10.0 ** math.ceil(math.log10(bound)))
+
+
+def toy_exact_claims(hist: pd.DataFrame, seeds: Sequence[int], floor: float, setting: str = ""
+                     ) -> list[ClaimRow]:
+    """FOCUS's exact convergence (Sec. 5, Sec. 5.1) and FedAvg's lack of it (Sec. 4.1, App. C) on Fig.
+    4's runs (``hist`` as :func:`toy_claims` reads it), per scenario (panel), seed by seed, the
+    relative error at the last round clipped at ``floor`` (:func:`exact_floor`) and compared in log10
+    with the floor (margin ``MARGINS['log10 error']``, a factor 2): FOCUS's error lies at the floor (a
+    "no worse" claim: no more than the margin above it); FedAvg's stays above it (a "better" claim:
+    equivalent where it ends at the floor). SCAFFOLD gets no row: the paper never says it fails to
+    converge exactly (Table 1 lists the participation its analysis assumes)."""
+    curves = toy_curves(hist, floor)
+    level = math.log10(floor)
+    margin = claims.MARGINS["log10 error"]
+    rows = []
+    for p in dict.fromkeys(hist["panel"]):
+        end = {m: {k: float(curves[(p, k, m)]["log10_error"].iloc[-1]) for k in seeds}
+               for m in ("FOCUS", "FedAvg")}
+        at = dict.fromkeys(seeds, level)
+        rows += [ClaimRow(EXACT_WHERE, EXACT_QUOTE, "FOCUS converges exactly: its relative error at the last "
+                          f"round lies at the floating-point floor ({floor:g}, float64 rounding's bound)",
+                          claims.paired(end["FOCUS"], at, higher=False, kind="no worse", margin=margin,
+                                        names=("FOCUS log10 error", "floor")),
+                          context={"panel": p}, setting=setting),
+                 ClaimRow(FEDAVG_WHERE, FEDAVG_QUOTE, "FedAvg does not converge exactly: its relative error "
+                          f"at the last round stays above the floating-point floor ({floor:g})",
+                          claims.paired(end["FedAvg"], at, higher=True, margin=margin,
+                                        names=("FedAvg log10 error", "floor")),
+                          context={"panel": p}, setting=setting)]
     return rows
 
 

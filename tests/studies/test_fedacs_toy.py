@@ -60,32 +60,54 @@ def test_fedacs_toy_claims_are_the_fixed_points_of_each_method():
     assert step.check.verdict == "does not hold" and "FedNova: does not hold" in step.check.reason
 
 
-def test_fedacs_toy_fig7_distance_claims_are_checked_in_the_dynamic_setting_too():
+def test_fedacs_toy_fig7_claims_are_checked_in_the_dynamic_setting_too():
     seeds, args = [0, 1], {"num_clients": 6, "rounds": 300}
     dyn = studies.fedacs_toy.dynamic_values(seeds, **args)
-    assert set(dyn) == {("dist", m, "both", "SGD") for m in studies.fedacs_toy.TOY_METHODS}
+    methods = studies.fedacs_toy.TOY_METHODS
+    assert set(dyn) == ({("dist", m, src, "SGD") for m in methods for src in studies.fedacs_toy.SOURCES}
+                        | {("kept", m, src) for m in methods for src in studies.fedacs_toy.SOURCES})
     toy = studies.fedacs_toy.Toy(seed=1, **args)                  # the fixed point over the run's schedule
     xbar, _ = toy.evaluate("dynamic", "fednova", "SGD")
     assert dyn["dist", "FedNova", "both", "SGD"][1] == np.linalg.norm(xbar - toy.x_star)
+    # one source alone, and the share kept: each round's expected weights, at eta and eta/2
+    comm = toy.dynamic_source("communication", "fedavg", 0.02)
+    assert dyn["dist", "FedAvg", "communication", "SGD"][1] == comm
+    half = (toy.dynamic_source("computation", "fednova", 0.01)
+            / toy.dynamic_source("computation", "fednova", 0.02))
+    assert dyn["kept", "FedNova", "computation"][1] == half
     rows = studies.fedacs_toy.dynamic_claims(dyn, "dyn")
     assert [(r.where, r.quote, r.claim) for r in rows] == [c[:3] for c in studies.fedacs_toy.DYNAMIC_CLAIMS]
     assert all(r.setting == "dyn" and r.check.seeds == 2 for r in rows)
     static = {(r.quote, r.claim) for r in studies.fedacs_toy.toy_claims(studies.fedacs_toy.toy_values([0]))}
-    assert {(r.quote, r.claim) for r in rows} <= static            # the same statements as the static rows
-    ca = rows[1]                                                   # read from the dynamic distances
-    assert ca.claim == "c-a-FedAvg's fixed point lies closer to x* than FedAvg's"
+    sec6 = [r for r in rows if r.where == "Sec. 6"]               # Sec. 6's FedVARP, non-stationary
+    assert [r.claim for r in sec6] == [studies.fedacs_toy.NONSTATIONARY_CLAIM[0]]
+    assert sec6[0].quote in _PAPER_SEC6
+    assert {(r.quote, r.claim) for r in rows if r.where != "Sec. 6"} <= static   # Fig. 7's statements
+    by = {r.claim: r for r in rows}
+    ca = by["c-a-FedAvg's fixed point lies closer to x* than FedAvg's"]          # the realised distances
     d = {m: dyn["dist", m, "both", "SGD"] for m in ("FedAvg", "c-a-FedAvg")}
     assert ca.check.effect == pytest.approx(np.mean([d["FedAvg"][k] - d["c-a-FedAvg"][k] for k in seeds]))
-    assert rows[-1].check.reason.startswith("per rival: FedAvg: ")
+    nova = by["FedNova removes the computation inconsistency"].check          # the dynamic shares kept
+    kept = dyn["kept", "FedNova", "computation"]
+    assert nova.effect == pytest.approx(np.mean([0.75 - kept[k] for k in seeds]))
+    assert nova.verdict == "holds" and abs(dyn["kept", "FedNova", "computation"][0] - 0.5) < 0.02
+    assert abs(dyn["kept", "FedAvg", "communication"][0] - 1) < 0.05        # a kept source stays
+    varp = by[studies.fedacs_toy.NONSTATIONARY_CLAIM[0]]
+    assert varp.check.verdict == "does not hold" and "communication: does not hold" in varp.check.reason
+    assert "eq. 115" in varp.cause and "stationary" not in varp.cause.replace("non-stationary", "")
+    assert by["FedACS's fixed point lies closer to x* than every other method's"].check.reason.startswith(
+        "per rival: FedAvg: ")
 
 
-def test_fedacs_variance_statements_are_rows_not_tested_with_their_reason():
-    *rows, varp = studies.fedacs_toy.unrun_claims("s", "n")
+def test_fedacs_variance_and_dimension_statements_are_rows_not_tested_with_their_reason():
+    *rows, dim = studies.fedacs_toy.unrun_claims("s", "n")
     assert [r.claim for r in rows] == [c for c, _ in studies.fedacs_toy.UNRUN_CLAIMS]
-    # Sec. 6 on FedVARP: its failure is put on non-stationary statistics, which no computation here has
-    assert (varp.where, varp.setting, varp.check.verdict) == ("Sec. 6", "n", "not tested")
-    assert varp.check.reason == "not tested: not run here: " + studies.fedacs_toy.NONSTATIONARY_REASON
-    assert varp.quote in _PAPER_SEC6 and "non-stationary" in varp.claim
+    # App. I.4's dimensionality half: the instance is defined in d = 2 only
+    assert (dim.where, dim.setting, dim.check.verdict) == (_I4, "n", "not tested")
+    assert dim.check.reason == "not tested: not run here: " + studies.fedacs_toy.DIMENSION_REASON
+    assert dim.quote.endswith("bounded by the model\u2019s dimensionality and the learning rate.")
+    lr_half = [c for c in studies.fedacs_toy.TOY_CLAIMS if c[1] == dim.quote]
+    assert len(lr_half) == 1 and "learning-rate half of the statement only" in lr_half[0][2]
     for r in rows:
         assert r.where == "Sec. 6" and r.setting == "s" and r.check.verdict == "not tested"
         assert r.check.reason == "not tested: not run here: " + studies.fedacs_toy.UNRUN_REASON

@@ -261,3 +261,41 @@ def test_fig8_label_row_counts_the_clients_whose_two_largest_classes_hold_most_o
     assert "in 12 of 32 clients" in low.check.reason and "seeds" not in low.check.reason
     with pytest.raises(ValueError, match="^counts: must be clients x classes"):
         s.label_claim(np.zeros((4, 10)))
+
+
+def test_exact_floor_is_float64_roundings_bound_on_the_toys_data():
+    """2 kappa_2(H) gamma_n for the n rows in float64's unit roundoff, rounded up to a power of ten:
+    far below FedAvg's plateau, far above the rounding of one float64 (no tuning to any run)."""
+    prob, _ = studies.focus.toy_panels(rounds=2, local_steps=3)
+    floor = studies.focus.exact_floor(prob)
+    u = np.finfo(np.float64).eps / 2
+    n = len(prob.A_rows)
+    bound = 2 * np.linalg.cond(prob.H_bar.numpy()) * n * u / (1 - n * u)
+    assert bound <= floor < 10 * bound and np.log10(floor) == round(np.log10(floor))
+    assert 100 * np.finfo(np.float64).eps < floor < 1e-6
+
+
+def test_exact_convergence_rows_compare_the_last_error_with_the_floor():
+    """FOCUS's row holds where its last error lies at the floor in every seed and not where one seed
+    stops above it; FedAvg's row holds for a plateau and is equivalent where FedAvg reaches the floor;
+    SCAFFOLD gets no row (the paper never says it fails to converge exactly)."""
+    t = np.arange(300)
+    floor = 1e-11
+    curves = {"FOCUS": lambda k: 0.85 ** t * (1 + 0.01 * k), "SCAFFOLD": 1e-3 + 0.9 ** t,
+              "FedAvg": 1e-4 + 0.9 ** t}
+    rows = studies.focus.toy_exact_claims(_toy_frame(curves, seeds=(0, 1, 2)), [0, 1, 2], floor, "s")
+    assert len(rows) == 2 * len(PANELS) and not any("SCAFFOLD" in r.claim for r in rows)
+    got = {(r.context["panel"], r.claim.split(":")[0]): r for r in rows}
+    focus = got[PANELS[0], "FOCUS converges exactly"]
+    assert focus.check.verdict == "holds" and focus.check.effect == 0
+    assert focus.where == "Sec. 5, Fig. 4; Sec. 5.1"
+    fedavg = got[PANELS[1], "FedAvg does not converge exactly"].check
+    assert fedavg.verdict == "holds" and fedavg.effect == pytest.approx(-4 - np.log10(floor))
+    # the last round decides: FOCUS stopped above the floor on one seed, FedAvg reached it
+    stuck = {"FOCUS": lambda k: np.maximum(0.85 ** t, 1e-6 if k == 2 else 0), "SCAFFOLD": 0.9 ** t,
+             "FedAvg": 0.8 ** t}
+    rows = studies.focus.toy_exact_claims(_toy_frame(stuck, seeds=(0, 1, 2)), [0, 1, 2], floor)
+    got = {r.claim.split(":")[0]: r.check for r in rows if r.context["panel"] == PANELS[0]}
+    assert got["FOCUS converges exactly"].verdict != "holds"
+    assert got["FOCUS converges exactly"].diffs == pytest.approx((0, 0, -5))
+    assert got["FedAvg does not converge exactly"].verdict == "equivalent"
