@@ -335,19 +335,23 @@ def dynamic_claims(values: dict, setting: str = "") -> list[ClaimRow]:
             for where, quote, claim, check in DYNAMIC_CLAIMS]
 
 
-#: Sec. 6's statements about the variance a method adds, which no run here measures: (claim, quote)
+#: why this notebook tests no statement of a method's variance (the start of each reason in
+#: :data:`UNRUN_CLAIMS`)
+UNRUN_REASON = ("a variance over draws: this notebook's claims are closed-form fixed points with exact "
+                "expected weights (no draws, so no variance)")
+#: Sec. 6's statements about the variance a method adds, which no run here measures: (claim, quote,
+#: reason), each reason :data:`UNRUN_REASON` and where else the statement is (or cannot be) tested
 UNRUN_CLAIMS = (
     ("FedNova's performance degrades under heterogeneous communication, through an increase in variance",
-     _Q_NOVA6),
+     _Q_NOVA6,
+     UNRUN_REASON + "; notebook 07 runs every method under heterogeneous communication and computation "
+     "together: no arm with homogeneous communication to compare FedNova's performance with"),
     ("c-a-FedAvg's global model has a larger variance than FedAvg's",
      "In contrast, c-a-FedAvg accounts for communication heterogeneity and yields slight performance "
-     "gains, albeit with increased variance in the global model."),
+     "gains, albeit with increased variance in the global model.",
+     UNRUN_REASON + "; notebook 07 tests it on its runs, per regime cell (the late-round fluctuation of "
+     "test accuracy around its trend, a stand-in for the global model's variance)"),
 )
-#: why no run tests :data:`UNRUN_CLAIMS`
-UNRUN_REASON = ("a variance over draws: this notebook's claims are closed-form fixed points with exact "
-                "expected weights (no draws, so no variance), and notebook 07 runs every method under "
-                "heterogeneous communication and computation together (no arm with homogeneous "
-                "communication to compare with) and measures no variance of the global model")
 
 
 #: App. I.4's dimensionality half of FedACS's remaining distance, which no computation here varies
@@ -363,11 +367,11 @@ DIMENSION_REASON = (
 
 def unrun_claims(setting: str = "the global model's variance over draws, not run",
                  dimension_setting: str = "the model's dimensionality, not varied") -> list[ClaimRow]:
-    """:data:`UNRUN_CLAIMS`, each "not tested" with :data:`UNRUN_REASON`
-    (:func:`fedlib.claims.not_run`), with ``setting``; then :data:`DIMENSION_CLAIM`, "not tested"
+    """:data:`UNRUN_CLAIMS`, each "not tested" with its reason (:func:`fedlib.claims.not_run`),
+    with ``setting``; then :data:`DIMENSION_CLAIM`, "not tested"
     with :data:`DIMENSION_REASON`, with ``dimension_setting``."""
-    return [*(ClaimRow("Sec. 6", quote, claim, claims.not_run(UNRUN_REASON), setting=setting)
-              for claim, quote in UNRUN_CLAIMS),
+    return [*(ClaimRow("Sec. 6", quote, claim, claims.not_run(reason), setting=setting)
+              for claim, quote, reason in UNRUN_CLAIMS),
             ClaimRow(_I4, _Q_DIM, DIMENSION_CLAIM, claims.not_run(DIMENSION_REASON),
                      setting=dimension_setting)]
 

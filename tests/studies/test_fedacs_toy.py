@@ -101,17 +101,21 @@ def test_fedacs_toy_fig7_claims_are_checked_in_the_dynamic_setting_too():
 
 def test_fedacs_variance_and_dimension_statements_are_rows_not_tested_with_their_reason():
     *rows, dim = studies.fedacs_toy.unrun_claims("s", "n")
-    assert [r.claim for r in rows] == [c for c, _ in studies.fedacs_toy.UNRUN_CLAIMS]
+    assert [r.claim for r in rows] == [c for c, _, _ in studies.fedacs_toy.UNRUN_CLAIMS]
     # App. I.4's dimensionality half: the instance is defined in d = 2 only
     assert (dim.where, dim.setting, dim.check.verdict) == (_I4, "n", "not tested")
     assert dim.check.reason == "not tested: not run here: " + studies.fedacs_toy.DIMENSION_REASON
     assert dim.quote.endswith("bounded by the model\u2019s dimensionality and the learning rate.")
     lr_half = [c for c in studies.fedacs_toy.TOY_CLAIMS if c[1] == dim.quote]
     assert len(lr_half) == 1 and "learning-rate half of the statement only" in lr_half[0][2]
-    for r in rows:
+    for r, (_, _, reason) in zip(rows, studies.fedacs_toy.UNRUN_CLAIMS, strict=True):
         assert r.where == "Sec. 6" and r.setting == "s" and r.check.verdict == "not tested"
-        assert r.check.reason == "not tested: not run here: " + studies.fedacs_toy.UNRUN_REASON
+        assert r.check.reason == "not tested: not run here: " + reason
+        assert reason.startswith(studies.fedacs_toy.UNRUN_REASON)
         assert r.quote in _PAPER_SEC6
+    # c-a-FedAvg's variance is tested where runs exist (notebook 07); FedNova's lacks a homogeneous arm
+    assert "notebook 07 tests it" in rows[1].check.reason
+    assert "no arm with homogeneous" in rows[0].check.reason
 
 
 #: FedACS Sec. 6's words (the quotes must be the paper's, verbatim)
