@@ -217,9 +217,9 @@ else:
 #   (Fig. 9), whose delays differ most. "Generally" is read as the trend over the cases, as for Fig.
 #   10: per seed, the least-squares slope over the cases' own tau_avg times the seed's range of
 #   tau_avg (the fitted change from the case with the smallest tau_avg to the largest) of (i) the
-#   rounds each run needs to reach a target near the plateau all four reach (98% of the lowest
-#   late-window test accuracy; and, as Fig. 9 also shows it, the highest late-window training loss
-#   over 0.98), claimed to rise with tau_avg (margin one evaluation interval), and (ii) the final
+#   rounds each run needs to reach a target near the plateau all four reach (`studies.fedsum.LEVEL`
+#   times the lowest late-window test accuracy; and, as Fig. 9 also shows it, the highest
+#   late-window training loss over `LEVEL`), claimed to rise with tau_avg (margin one evaluation interval), and (ii) the final
 #   test accuracy, claimed to fall (accuracy margin). The cases differ in more than their delays
 #   (cyclic orders against sampling), so these rows test the remark across patterns, as Sec. 2.2
 #   states it.

@@ -178,10 +178,12 @@ print("FOCUS error shrinks by a factor 10 every",
 # participation scheme in which every client takes part with a non-zero probability (all three
 # panels) "will still guarantee exact convergence"; Sec. 4.1 (App. C) puts FedAvg's limiting point in
 # "an irreducible neighborhood". Per scenario, seed by seed, the relative error at the last round is
-# compared in log10 with the **floating-point floor** (margin a factor 2): a worst-case bound on the
-# relative error that float64 rounding alone can leave, fixed by the data and the dtype before any run
-# is read (`studies.focus.exact_floor`: $2\kappa_2(H)\gamma_n$, $\gamma_n = nu/(1-nu)$ for sums of
-# the $n$ rows in unit roundoff $u$, rounded up to a power of ten; printed below):
+# compared in log10 with the **floating-point floor** (margin printed below): a worst-case bound on
+# the relative error that float64 rounding alone can leave, fixed by the data and the dtype
+# (`studies.focus.exact_floor`: $2\kappa_2(\bar H)\gamma_m \| |\bar H|_{abs} \|_2 / \|\bar H\|_2$,
+# $\gamma_m = mu/(1-mu)$ for the longest sums $\bar H$ rests on, $m$ = a client's rows plus the
+# clients, in unit roundoff $u$, $|\bar H|_{abs}$ the same sums of absolute values, rounded up to a
+# power of ten; printed below):
 #
 # * **FOCUS converges exactly**: its error lies at the floor (no more than the margin above it);
 # * **FedAvg does not**: its error stays above the floor.
@@ -200,9 +202,11 @@ print(claims.RULE)
 setting = (f"least squares n = 8000, d = 50, N = 16 (the authors' data), K = {local_steps}, T = {rounds}; "
            f"seeds {claim_seeds} of the participation draws")
 exact_floor = studies.focus.exact_floor(prob)   # float64 rounding's bound on the relative error, this data
+longest = int(np.bincount(prob.client_of_row.numpy()).max()) + prob.num_clients
 print(f"floating-point floor of the exact-convergence rows: {exact_floor:g} (unit roundoff "
-      f"{np.finfo(np.float64).eps / 2:.3g}, {len(prob.A_rows)} rows, kappa_2(H) "
-      f"{float(np.linalg.cond(prob.H_bar.numpy())):.3f})")
+      f"{np.finfo(np.float64).eps / 2:.3g}, longest sums m = {longest}, kappa_2(H) "
+      f"{float(np.linalg.cond(prob.H_bar.numpy())):.3f}); margin: a factor "
+      f"{10 ** claims.MARGINS['log10 error']:.3g}")
 claim_rows = [*studies.focus.toy_claims(runs_all, claim_seeds, setting),
               *studies.focus.toy_exact_claims(runs_all, claim_seeds, exact_floor, setting),
               *studies.focus.toy_unrun_claims()]

@@ -197,10 +197,12 @@ print("FedVARP vs c-a-FedAvg, largest difference of their closed-form distances:
 # expected weights given that round's $p_i^t$ and $\tau_i^t$, averaged over the rounds
 # (`Toy.dynamic_source`: no noise of realised uplinks, which would not shrink with $\eta$), at $\eta$
 # and $\eta/2$. Sec. 6 puts FedVARP's failure on "non-stationary statistics across training rounds":
-# its row is checked there, in the dynamic environment.
+# the dynamic environment redraws $p_i^t$ and $\tau_i^t$ independently from fixed ranges (the same
+# statistics every round), and with exact gradients FedVARP's fixed point is c-a-FedAvg's by
+# construction, so that row is "not tested", with the reason.
 #
-# Sec. 6's two statements about variance (FedNova's, c-a-FedAvg's) are rows "not tested", with the
-# reason; so is the dimensionality half of App. I.4's "bounded by the model's dimensionality and the
+# Sec. 6's two statements about variance (FedNova's, c-a-FedAvg's; notebook 07 tests c-a-FedAvg's on
+# its runs) are rows "not tested", with the reason; so is the dimensionality half of App. I.4's "bounded by the model's dimensionality and the
 # learning rate" (this instance is defined in $d = 2$ only; the row on the learning-rate half says so).
 
 # %%
@@ -235,7 +237,8 @@ for _, r in claim_table.iterrows():
 #   closed-form point is c-a-FedAvg's in the static setting (the printed difference above; the
 #   `sim vs closed form` column shows whether its simulated runs follow); the paper's "FedVarp is
 #   ineffective" (App. I.4) concerns its stale updates under noisy, non-stationary training: this
-#   exact-gradient model has no noise, and its dynamic environment the non-stationary part only.
+#   exact-gradient model has no noise, and its dynamic environment's statistics are the same every
+#   round.
 # * **FedNova** normalises by the local work $\|a_i\|_1$: it removes the computation bias but,
 #   averaging over the clients whose upload arrived, keeps the communication bias.
 # * **FedACS** samples by $q_i \propto d_i/(p_i\|a_i\|_1)$ and removes both, for every local

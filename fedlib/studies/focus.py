@@ -471,20 +471,29 @@ FEDAVG_WHERE = "Sec. 4.1; App. C"
 
 
 def exact_floor(prob: LeastSquares) -> float:
-    """The relative error to x* that rounding alone can leave in the toy's arithmetic: a first-order
-    bound ``2 kappa_2(H) gamma_n`` on the relative error of the solution of ``H x = r`` when every
-    entry of ``H = A^T A`` and ``r = A^T b`` carries the relative rounding error of a sum of ``n``
-    products (``gamma_n = n u / (1 - n u)``, ``u`` the unit roundoff of the problem's dtype, ``n``
-    its rows: the longest sums of the problem, which both x* and every method's gradients rest on;
-    Higham 2002, Accuracy and Stability of Numerical Algorithms, Lemma 3.1 and Thm. 7.2), rounded up
-    to a power of ten so that it does not move with LAPACK's last bits. A worst-case bound, fixed
-    by the data and the dtype before any run is read: an error at or below it is the floor; a
-    method that converges exactly ends there."""
+    """The relative error to x* that rounding alone can leave in the toy's arithmetic, rounded up to
+    a power of ten so that it does not move with LAPACK's last bits. Every method's gradient rests
+    on ``H_bar = sum_i w_i H_i``, ``H_i = s_i A_i^T A_i``: each entry a sum of a client's ``n_i``
+    products, then ``N`` weighted terms, so the computed ``H_bar`` carries a componentwise error
+    ``|dH| <= gamma_m |H|_abs`` with ``m = max_i n_i + N`` and ``|H|_abs = sum_i w_i s_i |A_i|^T |A_i|``
+    (``gamma_m = m u / (1 - m u)``, ``u`` the unit roundoff of the problem's dtype; Higham 2002,
+    Accuracy and Stability of Numerical Algorithms, Lemma 3.1 and Sec. 3.5); the same holds for
+    ``r_bar``. A perturbation of relative norm ``e = gamma_m ||H|_abs||_2 / ||H_bar||_2`` in both moves
+    the solution of ``H_bar x = r_bar`` by at most ``2 kappa_2(H_bar) e / (1 - kappa_2 e)`` relative to
+    ``x*`` (Higham 2002, Thm. 7.2, first order: ``2 kappa_2(H_bar) e``). A worst-case bound fixed by
+    the data and the dtype: an error at or below it is the floor; a method that converges exactly
+    ends there."""
     u = torch.finfo(prob.dtype).eps / 2
-    n = prob.A_rows.shape[0]
-    gamma = n * u / (1 - n * u)
-    ev = torch.linalg.eigvalsh(prob.H_bar)
-    bound = 2 * float(ev[-1] / ev[0]) * gamma
+    owner, A = prob.client_of_row.cpu(), prob.A_rows.cpu()
+    counts = torch.bincount(owner)
+    m = int(counts.max()) + len(counts)
+    gamma = m * u / (1 - m * u)
+    scale = (1.0 / counts.to(A.dtype)) if prob.normalized else torch.ones(len(counts), dtype=A.dtype)
+    w = prob.weights.cpu().to(A.dtype)
+    habs = sum(w[i] * scale[i] * A[owner == i].abs().T @ A[owner == i].abs() for i in range(len(counts)))
+    e = gamma * float(torch.linalg.matrix_norm(habs, 2) / torch.linalg.matrix_norm(prob.H_bar.cpu(), 2))
+    ev = torch.linalg.eigvalsh(prob.H_bar.cpu())
+    bound = 2 * float(ev[-1] / ev[0]) * e
     return float(10.0 ** math.ceil(math.log10(bound)))
 
 

@@ -264,14 +264,21 @@ def test_fig8_label_row_counts_the_clients_whose_two_largest_classes_hold_most_o
 
 
 def test_exact_floor_is_float64_roundings_bound_on_the_toys_data():
-    """2 kappa_2(H) gamma_n for the n rows in float64's unit roundoff, rounded up to a power of ten:
-    far below FedAvg's plateau, far above the rounding of one float64 (no tuning to any run)."""
+    """2 kappa_2(H) gamma_m ||H|_abs|| / ||H|| for the longest sums the methods' H_bar rests on (a
+    client's rows, then the N clients), float64's unit roundoff, rounded up to a power of ten:
+    recomputed here in numpy, far below FedAvg's plateau, far above one float64's rounding."""
     prob, _ = studies.focus.toy_panels(rounds=2, local_steps=3)
     floor = studies.focus.exact_floor(prob)
     u = np.finfo(np.float64).eps / 2
-    n = len(prob.A_rows)
-    bound = 2 * np.linalg.cond(prob.H_bar.numpy()) * n * u / (1 - n * u)
+    A, owner = prob.A_rows.numpy(), prob.client_of_row.numpy()
+    counts = np.bincount(owner)
+    m = counts.max() + len(counts)
+    w = prob.weights.numpy()
+    habs = sum(w[i] * np.abs(A[owner == i]).T @ np.abs(A[owner == i]) for i in range(len(counts)))
+    H = prob.H_bar.numpy()
+    bound = 2 * np.linalg.cond(H) * m * u / (1 - m * u) * np.linalg.norm(habs, 2) / np.linalg.norm(H, 2)
     assert bound <= floor < 10 * bound and np.log10(floor) == round(np.log10(floor))
+    assert np.linalg.norm(habs, 2) > np.linalg.norm(H, 2)       # |A|^T |A| bounds the rounding, not H
     assert 100 * np.finfo(np.float64).eps < floor < 1e-6
 
 
