@@ -71,6 +71,8 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # %% [markdown]
 # ## Settings: paper says / we use / why
 #
+# <details><summary>The settings table: each setting as the paper gives it (or "lost"), ours in the quick profile, and why</summary>
+#
 # | setting | paper (Sec. 6, App. I.3) | quick (here) | why |
 # |---|---|---|---|
 # | data | MNIST (one class per client), CIFAR-10 and CINIC-10 (Dirichlet) | MNIST, one class per client (client i holds digit i mod 10); Fig. 10: Fashion-MNIST | CIFAR-10 and CINIC-10 cannot be had here; their columns are in the paper profile |
@@ -93,6 +95,8 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # | test accuracy | mean over the last 5 rounds | the same, in the tables and the claims (every round is evaluated); the variance proxy of c-a-FedAvg's claim and issue 50's pilot: the last tenth of the rounds | the paper's metric (App. I.3.4); a standard deviation needs more than five points, and the pilot's rule fixed its window before its runs were read |
 # | test set | full | a fixed random subset of 2,000 test images, evaluated every round | a full test pass every round would double the cost |
 # | computation | "sum of the training times of all selected devices" | modelled: local steps of every asked client (uploads that fail were still computed); measured simulation time shown beside it | steps do not depend on the machine or its load |
+#
+# </details>
 
 # %%
 fedacs = studies.fedacs

@@ -87,8 +87,7 @@ RATE_SETS = ("each method's best grid rate", "the authors' rates")
 #: of Wang & Ji 2022, arXiv:2205.13648: "The best learning rate γ of each approach was separately
 #: found on a grid"); the authors' rates are not in the paper's text
 RATE_SOURCES = {RATE_SETS[0]: "",
-                RATE_SETS[1]: "set in their public code (its README and config), not in the paper's text "
-                              "(Sec. 6 finds each method's rate on a grid)"}
+                RATE_SETS[1]: "from their public code, not the paper (Sec. 6 tunes each on a grid)"}
 #: the rates of Fig. 2's rows: Sec. 6 runs every P "with the same learning rate γ that is obtained from
 #: grid search in the previous experiment", the rate amplification's grid picked for Fig. 1
 FIG2_RATES = "every P at amplification's grid rate (Sec. 6)"
