@@ -337,9 +337,8 @@ class FedSumSetup:
         per_p = {p: _final_acc(p_s, seeds, dataset, p) for p in p_values}
         # "generally": the trend over the p values, not every step -- per seed, the least-squares
         # slope of final accuracy on p times the range of p (the fitted change from the smallest p to
-        # the largest), against 0 with the accuracy margin
-        trend = {k: float(np.polyfit(p_values, [per_p[p][k] for p in p_values], 1)[0])
-                 * (p_values[-1] - p_values[0]) for k in seeds}
+        # the largest, :func:`_trend`), against 0 with the accuracy margin
+        trend = _trend({p: dict.fromkeys(seeds, p) for p in p_values}, per_p, seeds)
         lo, hi = f"{p_values[0]:g}", f"{p_values[-1]:g}"
         return [ClaimRow("App. H.4, Fig. 9", QUOTES["fig9"],
                          "FedSUM is robust under Cases 1-4: spread of final accuracy below "
@@ -502,17 +501,9 @@ class FedSumSetup:
         rows = []
         for metric, higher, what in (("test_acc", True, f"{LEVEL:g} x the lowest plateau of test accuracy"),
                                      ("loss", False, f"the highest plateau of training loss / {LEVEL:g}")):
-            reach = {c: {} for c in cases}
-            for k in seeds:
-                h = {c: curves.get((dataset, c, k, "FedSUM")) for c in cases}
-                if any(v is None for v in h.values()):
-                    for c in cases:
-                        reach[c][k] = math.nan
-                    continue
-                plateau = [late_mean(v, metric, WINDOW) for v in h.values()]
-                target = LEVEL * min(plateau) if higher else max(plateau) / LEVEL
-                for c in cases:
-                    reach[c][k] = claims.rounds_to(h[c], target, metric, higher=higher)
+            per_seed = {k: _reach({c: curves.get((dataset, c, k, "FedSUM")) for c in cases}, metric, higher)
+                        for k in seeds}
+            reach = {c: {k: per_seed[k][c] for k in seeds} for c in cases}
             rows.append(ClaimRow(
                 "Sec. 2.2, Remark 2.1", QUOTES["remark 2.1"],
                 f"across Cases 1-4 (Fig. 9's runs), smaller delays converge faster: the rounds to {what} "
@@ -768,6 +759,18 @@ def _trend(x: dict, y: dict, seeds: list) -> dict:
         ok = np.isfinite(ys).all() and np.isfinite(xs).all()
         out[k] = float(np.polyfit(xs, ys, 1)[0] * (max(xs) - min(xs))) if ok else math.nan
     return out
+
+
+def _reach(runs: dict, metric: str, higher: bool) -> dict:
+    """key -> the rounds the curve ``runs[key]`` needs to reach a target near the plateau all of
+    ``runs`` reach (:func:`fedlib.claims.rounds_to`): :data:`LEVEL` times the lowest late-window
+    ``metric`` where ``higher`` is better, else the highest over :data:`LEVEL`; NaN for every key
+    where a curve is missing (None: a run that failed), as no common target is then defined."""
+    if any(v is None for v in runs.values()):
+        return dict.fromkeys(runs, math.nan)
+    plateau = [late_mean(v, metric, WINDOW) for v in runs.values()]
+    target = LEVEL * min(plateau) if higher else max(plateau) / LEVEL
+    return {c: claims.rounds_to(v, target, metric, higher=higher) for c, v in runs.items()}
 
 
 def _acc_paired(a: dict, b: dict, **kw) -> claims.Verdict:
