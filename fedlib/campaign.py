@@ -184,6 +184,13 @@ class _Pace:
         return None if rate is None else MARGIN * rate * config.rounds
 
 
+def probe_config(config: ExperimentConfig) -> ExperimentConfig:
+    """The probe that measures the pace of ``config``'s setting: its first rounds, twice the larger
+    of :data:`PROBE_ROUNDS` and its evaluation interval (at most its rounds), so that the probe has
+    an interval after the first for :func:`probe_seconds`."""
+    return config.replace(rounds=min(2 * max(PROBE_ROUNDS, config.eval_every), config.rounds))
+
+
 def probe_seconds(history, rounds: int) -> float | None:
     """A whole run's seconds predicted from a probe's history: its first evaluation interval's
     time once (the first rounds pay what a run pays once: compiling the draws for the setting's
@@ -258,7 +265,7 @@ class _Compute:
         """The run's estimate if it fits the budget (probing its setting first if needed), else None."""
         est = self.pace.estimate(c)
         if est is None:                      # a probe of its first rounds (three evaluations in them)
-            probe = c.replace(rounds=min(2 * max(PROBE_ROUNDS, c.eval_every), c.rounds))
+            probe = probe_config(c)
             if self.clock() + 60.0 > self.deadline:                 # not even a probe fits
                 return None
             from .runner import run_config

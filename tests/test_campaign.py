@@ -147,7 +147,7 @@ def test_the_latest_runs_set_the_pace_and_a_run_of_this_call_counts(tmp_path):
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 157.8)           # not 1.15 x 189 = 217 s
     pace.note(c, 150.0, date=campaign._now())
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 157.4)           # 157.8 is 4th latest now
-    pace.note(c.replace(rounds=10), 30.0, probe=True)                           # a probe never decides
+    pace.note(campaign.probe_config(c), 30.0, probe=True)                       # a probe never decides
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 157.4)
 
 
@@ -155,14 +155,25 @@ def test_a_probe_predicts_a_whole_run_from_its_pace_after_the_first_interval():
     """The first rounds pay one-off costs (compiling the draws, capturing graphs): a probe counts
     them once and the pace of its second evaluation interval for the rest. Checked against the
     H100 run stored in notebook 02's paper store (SCAFFOLD, graphs and compiled draws, 2026-11-27):
-    its first 20 rounds, as a probe sees them, predict its 2,000 rounds within the margin, where
-    the probe's own seconds per round overestimate them more than 9x."""
+    its first rounds, as the campaign's probe of its setting sees them (two evaluation intervals),
+    predict the whole run within the margin, where the probe's own seconds per round (at its
+    first evaluation after round 0) overestimate them more than 9x. Rounds and intervals are read
+    from the stored run's config."""
+    import json
+
     import pandas as pd
+
+    from fedlib import ExperimentConfig
     entry = Path(__file__).parent.parent / "results/02_fedsum_main/paper/scaffold-b095e93f72e4025e"
     h = pd.read_csv(entry / "history.csv")
-    probe = h[h["round"] <= 20].reset_index(drop=True)
+    config = ExperimentConfig.from_dict(json.loads((entry / "config.json").read_text()))
+    rounds = config.rounds
+    assert int(h["round"].iloc[-1]) == rounds                                # a whole run, not a part
+    probe = h[h["round"] <= campaign.probe_config(config).rounds].reset_index(drop=True)
+    assert len(probe) == 3                                  # round 0 and two evaluations after it
     whole = float(h["seconds"].iloc[-1])
-    predicted = campaign.probe_seconds(probe, int(h["round"].iloc[-1]))
+    predicted = campaign.probe_seconds(probe, rounds)
     assert whole / campaign.MARGIN <= predicted <= whole * campaign.MARGIN
-    assert float(probe["seconds"].iloc[1]) / 10 * 2000 > 9 * whole          # the old rule's estimate
-    assert campaign.probe_seconds(probe.iloc[:2], 2000) is None              # no interval after the first
+    first_sec, first_round = float(probe["seconds"].iloc[1]), float(probe["round"].iloc[1])
+    assert first_sec / first_round * rounds > 9 * whole                      # the old rule's estimate
+    assert campaign.probe_seconds(probe.iloc[:2], rounds) is None            # no interval after the first
