@@ -67,6 +67,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.nn.functional as F
+from torch.func import grad, vmap
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # this checkout's fedlib
@@ -327,35 +329,59 @@ def sm_fill(prof) -> str:
     return f"; {', '.join(out)}" if out else ""
 
 
+def conv_engine(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """The first convolution as the engine runs it: ``conv2d`` of one client's weights ``w`` (out,
+    1, k, k) on its batch ``x`` (B, 1, H, W); under ``vmap`` over clients a grouped convolution of
+    one input channel per group."""
+    return F.conv2d(x, w)
+
+
+def conv_zero_channel(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """:func:`conv_engine` with a second input channel of zeros in ``x`` and ``w`` (under ``vmap`` a
+    grouped convolution of two channels per group: not the depthwise shape)."""
+    return F.conv2d(torch.cat([x, torch.zeros_like(x)], 1), torch.cat([w, torch.zeros_like(w)], 1))
+
+
+def conv_unfolded(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """:func:`conv_engine` as unfold + matmul: (B, out, positions) instead of (B, out, H', W')."""
+    return w.reshape(w.shape[0], -1) @ F.unfold(x, w.shape[-1])
+
+
+#: the forms of :func:`conv_forms`, in its order (the engine's first: the others are compared to it)
+CONV_FORMS = (("vmap conv2d", conv_engine), ("2 channels, one of zeros", conv_zero_channel),
+              ("unfold + matmul", conv_unfolded))
+
+
+def conv_inputs(clients: int, batch: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Seeded weights (clients, 10, 1, 5, 5) and images (clients, batch, 1, 28, 28) of App. H's first
+    convolution (1 -> 10 channels, 5x5, 28x28 MNIST images), drawn on the CPU, moved to ``device``."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(clients, batch, 1, 28, 28, generator=g).to(device)
+    w = (0.2 * torch.randn(clients, 10, 1, 5, 5, generator=g)).to(device)
+    return w, x
+
+
+def conv_step(form):
+    """A step's forward and weight gradient of ``form`` for each client's own weights: ``vmap`` over
+    clients of the gradient of the mean square of the convolution's output (a stand-in loss)."""
+    return vmap(grad(lambda w, x: form(w, x).square().mean()))
+
+
 def conv_forms(args, reps: int = 20) -> str:
     """The first convolution of App. H's CNN (1 -> 10 channels, 5x5, 28x28 images) for S clients'
-    own weights, a step's forward and weight gradient, in three forms: ``vmap`` over ``conv2d`` (the
-    engine's form: a grouped convolution of one input channel per group, which the fourth window's
-    profile suggests runs in torch's own depthwise kernels, its top kernel at 30% of a round), the
-    same with a second input channel of zeros (a grouped convolution of two channels per group: not
-    depthwise, so cuDNN's), and unfold + matmul. Median ms of ``reps`` and the largest difference of
-    each form's gradient from the first, relative to its largest entry (a new form is a new
-    arithmetic: its bits differ). Decides whether the first layer's form is worth changing."""
-    import torch.nn.functional as F
-    from torch.func import grad, vmap
+    own weights, a step's forward and weight gradient (:func:`conv_step`), in the three forms of
+    :data:`CONV_FORMS`: ``vmap`` over ``conv2d`` (the engine's form: a grouped convolution of one
+    input channel per group, which the fourth window's profile suggests runs in torch's own
+    depthwise kernels, its top kernel at 30% of a round), the same with a second input channel of
+    zeros (a grouped convolution of two channels per group: not depthwise, so cuDNN's), and unfold +
+    matmul. Median ms of ``reps`` and the largest difference of each form's gradient from the first,
+    relative to its largest entry (a new form is a new arithmetic: its bits differ). Decides whether
+    the first layer's form is worth changing."""
     dev, S, B = args.device, args.per_round, args.batch
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(S, B, 1, 28, 28, generator=g).to(dev)
-    w = (0.2 * torch.randn(S, 10, 1, 5, 5, generator=g)).to(dev)
-
-    def grouped(w, x):
-        return F.conv2d(x, w).square().mean()
-
-    def padded(w, x):
-        return F.conv2d(torch.cat([x, torch.zeros_like(x)], 1), torch.cat([w, torch.zeros_like(w)], 1)
-                        ).square().mean()
-
-    def unfolded(w, x):
-        return (w.reshape(10, 25) @ F.unfold(x, 5)).square().mean()
+    w, x = conv_inputs(S, B, dev)
     out, ref = [], None
-    forms = (("vmap conv2d", grouped), ("2 channels, one of zeros", padded), ("unfold + matmul", unfolded))
-    for name, f in forms:
-        step = vmap(grad(f))
+    for name, form in CONV_FORMS:
+        step = conv_step(form)
         try:
             got = step(w, x)
             times = []
@@ -608,7 +634,9 @@ def bit_checks(args, warn_only: bool) -> dict[str, str]:
     return out
 
 
-def main() -> None:
+def parse_args() -> tuple[argparse.Namespace, bool]:
+    """The command line, the sizes not given filled in: App. H's, or the smoke's on a CPU without
+    ``--app-h`` (then the second value, ``small``, is True)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--minutes", type=float, default=5.0, help="stop starting sections after this")
@@ -641,154 +669,205 @@ def main() -> None:
                               ("batch", 128, 16)):
         if getattr(args, name) is None:
             setattr(args, name, little if small else big)
-    if args.worker:
-        return worker(args)
+    return args, small
+
+
+def settle(args, small: bool) -> None:
+    """The smoke's short sections 4-6 (``small``), torch.compile on CUDA only, and compiled draws
+    off for sections 4-6 until section 1 shows them bit-equal."""
     if small:
         # setup: at most 60 s (the processes start once all are ready: on a busy CPU they take 15-25 s)
         args.runs, args.window, args.setup_s, args.repeat, args.real = [2], 1.0, 60.0, 1, False
         args.stack, args.compile, args.mps_runs = [2], False, [2]
     args.compile = args.compile and args.device.startswith("cuda")
     args.compiled = False                     # compiled draws for sections 4-6, once shown bit-equal
-    tf32_default = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
-    t0 = time.perf_counter()
 
-    def left() -> bool:
-        return time.perf_counter() - t0 < 60 * args.minutes
 
+class Table:
+    """The check's rows (name, result) in the order measured, and the clock since its start."""
+
+    def __init__(self, minutes: float) -> None:
+        self.minutes, self.t0, self.rows = minutes, time.perf_counter(), []
+
+    def left(self) -> bool:
+        """Whether ``--minutes`` is not spent yet (a section starts only then)."""
+        return time.perf_counter() - self.t0 < 60 * self.minutes
+
+    def show(self) -> None:
+        """The latest row, with the seconds since the start (how long each section takes)."""
+        print(f"[{time.perf_counter() - self.t0:4.0f} s] {self.rows[-1]}", flush=True)
+
+    def report(self, kind: str, device: str, gpu: str) -> None:
+        """The table for ``benchmarks/README.md`` and the seconds in all."""
+        print(f"\n| check ({kind}, {device}, {gpu}, {time.strftime('%Y-%m-%d')}) | result |\n|---|---|")
+        for k, v in self.rows:
+            print(f"| {k} | {v} |")
+        print(f"total {time.perf_counter() - self.t0:.0f} s", flush=True)
+
+
+def failed(e: Exception, n: int = 150) -> str:
+    """A row's result for a check that raised ``e``: its type and first line, cut to ``n``."""
+    return f"failed: {type(e).__name__}: {str(e).splitlines()[0][:n] if str(e) else ''}"
+
+
+def header(args, small: bool) -> str:
+    """Prints the machine, the versions, the data and the setting; returns the GPU's name."""
     _, src = build(args, "legacy", "cpu")
     gpu = torch.cuda.get_device_name() if args.device.startswith("cuda") else "none"
     print(f"device={args.device} ({gpu}) torch={torch.__version__} CPU threads={torch.get_num_threads()} "
           f"cores={os.cpu_count()} date={time.strftime('%Y-%m-%d')} data: {src}")
     print(f"N={args.clients} S={args.per_round} K={args.local_steps} batch={args.batch}"
           + (" (smoke: not App. H)" if small else " (FedSUM App. H)"), flush=True)
-    table: list[tuple[str, str]] = []
+    return gpu
 
-    def report() -> None:
-        kind = "smoke" if small else "App. H"
-        print(f"\n| check ({kind}, {args.device}, {gpu}, {time.strftime('%Y-%m-%d')}) | result |\n|---|---|")
-        for k, v in table:
-            print(f"| {k} | {v} |")
-        print(f"total {time.perf_counter() - t0:.0f} s", flush=True)
 
+def report_on_sigterm(report) -> None:
+    """On SIGTERM (``gpu_window.sh``'s timeout): ``report()`` (the table so far: the window script
+    reads its rows), then SystemExit, so that the finally blocks run (the MPS daemon is stopped)."""
     def on_term(*_) -> None:
-        """SIGTERM (``gpu_window.sh``'s timeout): the table so far (the window script reads its
-        rows), then SystemExit, so that the finally blocks run (the MPS daemon is stopped)."""
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         print("\nSIGTERM: the rows measured so far", flush=True)
         report()
         sys.exit(143)
     signal.signal(signal.SIGTERM, on_term)
 
-    def show() -> None:
-        """The latest row, with the seconds since the start (how long each section takes)."""
-        print(f"[{time.perf_counter() - t0:4.0f} s] {table[-1]}", flush=True)
 
-    def failed(e: Exception, n: int = 150) -> str:
-        return f"failed: {type(e).__name__}: {str(e).splitlines()[0][:n] if str(e) else ''}"
-
+def draw_rows(args, tab: Table) -> None:
+    """Section 1: keyed draws and CUDA-graph steps bit-equal; compiled draws (sets ``args.compiled``
+    where the library's are bit-equal)."""
     ok, what = check_draws(args)
-    table.append(("keyed draws, device vs CPU: bit-equal", f"{ok} ({what})"))
-    show()
+    tab.rows.append(("keyed draws, device vs CPU: bit-equal", f"{ok} ({what})"))
+    tab.show()
     try:
-        table.append(("CUDA-graph step vs plain step: bit-equal", check_graphs(args)))
+        tab.rows.append(("CUDA-graph step vs plain step: bit-equal", check_graphs(args)))
     except Exception as e:  # noqa: BLE001 - reported in the table
-        table.append(("CUDA-graph step vs plain step", failed(e, 200)))
-    show()
+        tab.rows.append(("CUDA-graph step vs plain step", failed(e, 200)))
+    tab.show()
     if args.compile:
         for what, compiled in (("compiled Threefry", "threefry"), (COMPILED_ROW, True)):
             try:
                 row = check_compiled_draws(args, compiled)
-                table.append((f"keyed draws, {what} on the device vs CPU: bit-equal", row))
+                tab.rows.append((f"keyed draws, {what} on the device vs CPU: bit-equal", row))
                 args.compiled = args.compiled or (compiled is True and row.startswith("True"))
             except Exception as e:  # noqa: BLE001 - reported in the table
-                table.append((f"keyed draws, {what}", failed(e, 200)))
-            show()
-    if left():
-        med, fails = speeds(args)
-        for label, v in med.items():
-            table.append((f"s/round, one run: {label}", f"{v:.4f}"))
-            show()
-        for label, why in fails.items():
-            table.append((f"s/round, one run: {label}", f"failed: {why}"))
+                tab.rows.append((f"keyed draws, {what}", failed(e, 200)))
+            tab.show()
+
+
+def profile_rows(args, tab: Table) -> None:
+    """Section 2's profiles: a keyed round's device work, with compiled draws without and with CUDA
+    graphs, and the first convolution's forms."""
+    try:
+        tab.rows.append(("device work of one round (keyed, no graphs; torch.profiler)", gpu_profile(args)))
+    except Exception as e:  # noqa: BLE001 - reported in the table
+        tab.rows.append(("device work of one round", failed(e)))
+    tab.show()
+    if args.compile or not args.device.startswith("cuda"):     # on a CPU: the code path (no-op draws)
+        for graphs in (False, True):
+            how = "CUDA graphs" if graphs else "no graphs"
+            label = f"device work of one round (keyed, compiled draws, {how}; torch.profiler)"
+            try:
+                tab.rows.append((label, compiled_profile(args, graphs)))
+            except Exception as e:  # noqa: BLE001 - reported in the table
+                tab.rows.append((label, failed(e)))
+            tab.show()
+    try:
+        reps = 20 if args.device.startswith("cuda") else 2
+        tab.rows.append(("first convolution's forms, forward + weight gradient of a step",
+                         conv_forms(args, reps)))
+    except Exception as e:  # noqa: BLE001 - reported in the table
+        tab.rows.append(("first convolution's forms", failed(e)))
+    tab.show()
+
+
+def speed_rows(args, tab: Table) -> None:
+    """Section 2: s/round of one run per variant, the profiles (:func:`profile_rows`), the speed-up."""
+    med, fails = speeds(args)
+    for label, v in med.items():
+        tab.rows.append((f"s/round, one run: {label}", f"{v:.4f}"))
+        tab.show()
+    for label, why in fails.items():
+        tab.rows.append((f"s/round, one run: {label}", f"failed: {why}"))
+    profile_rows(args, tab)
+    keyed_times = [v for k, v in med.items() if "keyed" in k]
+    ref = med.get("reference (client by client), legacy draws")
+    if keyed_times and ref:
+        tab.rows.append(("speed-up, best keyed / reference", f"{ref / min(keyed_times):.1f}x"))
+
+
+def bit_rows(args, tab: Table) -> None:
+    """Section 3: :func:`bit_checks`, strict, or warn-only (and said so) where an op has no
+    deterministic kernel."""
+    try:
+        checks = bit_checks(args, warn_only=False)
+    except Exception as e:  # noqa: BLE001 - an op without a deterministic kernel: say which
+        tab.rows.append(("deterministic algorithms (strict)", failed(e, 200)))
+        checks = bit_checks(args, warn_only=True)
+    for k, v in checks.items():
+        tab.rows.append((k, v))
+        tab.show()
+
+
+def count_rows(tab: Table, counts: list[int], skipped, label, measure) -> None:
+    """Sections 4-6: per number of runs in ``counts``, the row ``label(runs)`` with ``measure(runs)``
+    (or the error it raised); ``skipped(runs)`` "skipped" once the minutes are spent."""
+    for runs in counts:
+        if not tab.left():
+            tab.rows.append((skipped(runs), "skipped: out of minutes"))
+            continue
         try:
-            table.append(("device work of one round (keyed, no graphs; torch.profiler)", gpu_profile(args)))
+            result = measure(runs)
         except Exception as e:  # noqa: BLE001 - reported in the table
-            table.append(("device work of one round", failed(e)))
-        show()
-        if args.compile or not args.device.startswith("cuda"):     # on a CPU: the code path (no-op draws)
-            for graphs in (False, True):
-                how = "CUDA graphs" if graphs else "no graphs"
-                label = f"device work of one round (keyed, compiled draws, {how}; torch.profiler)"
-                try:
-                    table.append((label, compiled_profile(args, graphs)))
-                except Exception as e:  # noqa: BLE001 - reported in the table
-                    table.append((label, failed(e)))
-                show()
-        try:
-            reps = 20 if args.device.startswith("cuda") else 2
-            table.append(("first convolution's forms, forward + weight gradient of a step",
-                          conv_forms(args, reps)))
-        except Exception as e:  # noqa: BLE001 - reported in the table
-            table.append(("first convolution's forms", failed(e)))
-        show()
-        keyed_times = [v for k, v in med.items() if "keyed" in k]
-        ref = med.get("reference (client by client), legacy draws")
-        if keyed_times and ref:
-            table.append(("speed-up, best keyed / reference", f"{ref / min(keyed_times):.1f}x"))
+            result = failed(e)
+        tab.rows.append((label(runs), result))
+        tab.show()
+
+
+def processes_result(args, runs: int) -> str:
+    """Section 6's result for ``runs`` processes at once (:func:`several_runs`); prints their setup."""
+    rate, late, plain, setup = several_runs(args, runs)
+    print(f"  {runs} processes: {setup}", flush=True)
+    note = [f"{late} of {runs} not ready in time"] if late else []
+    note += [f"{plain} of {runs} without graphs"] if plain else []
+    return f"{rate:.1f}" + (f" ({'; '.join(note)})" if note else "")
+
+
+def main() -> None:
+    """The sections in their order (the module's docstring), then the table."""
+    args, small = parse_args()
+    if args.worker:
+        return worker(args)
+    settle(args, small)
+    tf32_default = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    tab = Table(args.minutes)
+    gpu = header(args, small)
+
+    def report() -> None:
+        tab.report("smoke" if small else "App. H", args.device, gpu)
+    report_on_sigterm(report)
+    draw_rows(args, tab)
+    if tab.left():
+        speed_rows(args, tab)
     else:
-        table.append(("speeds", "skipped: out of minutes"))
-    if left():
-        try:
-            checks = bit_checks(args, warn_only=False)
-        except Exception as e:  # noqa: BLE001 - an op without a deterministic kernel: say which
-            table.append(("deterministic algorithms (strict)", failed(e, 200)))
-            checks = bit_checks(args, warn_only=True)
-        for k, v in checks.items():
-            table.append((k, v))
-            show()
+        tab.rows.append(("speeds", "skipped: out of minutes"))
+    if tab.left():
+        bit_rows(args, tab)
     else:
-        table.append(("bit checks", "skipped: out of minutes"))
+        tab.rows.append(("bit checks", "skipped: out of minutes"))
     torch.use_deterministic_algorithms(False)      # the speeds below under the same settings as above
     if args.device.startswith("cuda"):
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32_default
-    for runs in args.mps_runs:                     # section 4 before 5 and 6, which earlier windows measured
-        label = f"run-rounds/s, {runs} processes at once under MPS (keyed, graphs{DRAWN[args.compiled]})"
-        if not left():
-            table.append((f"{runs} runs at once under MPS", "skipped: out of minutes"))
-            continue
-        try:
-            result = mps_runs(args, runs)
-        except Exception as e:  # noqa: BLE001 - reported in the table
-            result = failed(e)
-        table.append((label, result))
-        show()
-    for runs in args.stack:
-        if not left():
-            table.append((f"{runs} runs' clients in one vmap", "skipped: out of minutes"))
-            continue
-        try:
-            result = stacked_proxy(args, runs)
-        except Exception as e:  # noqa: BLE001 - reported in the table
-            result = failed(e)
-        label = (f"run-rounds/s, {runs} runs' clients in one vmap (proxy of stacked runs; keyed, "
-                 f"graphs{DRAWN[args.compiled]})")
-        table.append((label, result))
-        show()
-    for runs in args.runs:
-        if not left():
-            table.append((f"{runs} runs at once", "skipped: out of minutes"))
-            continue
-        try:
-            rate, late, plain, setup = several_runs(args, runs)
-            print(f"  {runs} processes: {setup}", flush=True)
-            note = [f"{late} of {runs} not ready in time"] if late else []
-            note += [f"{plain} of {runs} without graphs"] if plain else []
-            result = f"{rate:.1f}" + (f" ({'; '.join(note)})" if note else "")
-        except Exception as e:  # noqa: BLE001 - reported in the table
-            result = failed(e)
-        label = f"run-rounds/s, {runs} processes at once (keyed, graphs{DRAWN[args.compiled]})"
-        table.append((label, result))
-        show()
+    drawn = DRAWN[args.compiled]
+    # section 4 before 5 and 6, which earlier windows measured
+    count_rows(tab, args.mps_runs, lambda r: f"{r} runs at once under MPS",
+               lambda r: f"run-rounds/s, {r} processes at once under MPS (keyed, graphs{drawn})",
+               lambda r: mps_runs(args, r))
+    count_rows(tab, args.stack, lambda r: f"{r} runs' clients in one vmap",
+               lambda r: (f"run-rounds/s, {r} runs' clients in one vmap (proxy of stacked runs; keyed, "
+                          f"graphs{drawn})"), lambda r: stacked_proxy(args, r))
+    count_rows(tab, args.runs, lambda r: f"{r} runs at once",
+               lambda r: f"run-rounds/s, {r} processes at once (keyed, graphs{drawn})",
+               lambda r: processes_result(args, r))
     report()
 
 
