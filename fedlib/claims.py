@@ -22,7 +22,8 @@ warm-up), one run of each method per seed, by comparing the methods **seed by se
      differences);
   3. a **threshold** from the claim's wording: 0 for "better / faster / fewer / more stable",
      ``-margin`` for "comparable / keeps its accuracy"; the **margin** of each metric is fixed
-     before any run is read (:data:`MARGINS`);
+     from what the metric means and its resolution (:data:`MARGINS`; two were changed after runs
+     were read, each for a reason stated with it, not from the verdicts);
   4. the verdict, in this order of precedence: **not tested** (no run here makes the claim's
      setting, :func:`not_run`; or a method of the comparison that a study marks as run outside its
      paper's rule -- ``off_rule``, method -> why -- failed on a seed: the comparison tests the rate,
@@ -43,11 +44,12 @@ warm-up), one run of each method per seed, by comparing the methods **seed by se
 * :func:`against_all` checks one claim against several methods and :func:`combine` joins
   verdicts that must all hold: every rival keeps its own verdict (listed in the reason), none is
   left out, and the combined verdict is the weakest (does not hold < not tested < inconclusive <
-  equivalent < holds).
+  equivalent < holds), with the effect and interval of the comparison that decides it.
 * :func:`event_count` checks claims about events ("unstable", "never reaches the target"),
   counted per seed by the paper's own criterion, with a Clopper-Pearson interval on how often
-  the event happens; a count that no outcome of its seeds could decide says so
-  ("undecidable at n seeds: needs >= m").
+  the event happens; a count whose seeds are too few for any outcome to decide it on the side
+  the data lean to says so ("cannot be confirmed below m seeds" / "cannot be refuted below m
+  seeds").
 * :func:`seeds_to_decide` and :func:`fewer_seeds` serve a pilot that asks on which of two
   datasets a study's comparisons are decided with fewer seeds: per comparison the seeds an
   interval with the observed spread would need (:func:`seeds_needed`; never: ``inf``), and in how
@@ -91,32 +93,46 @@ VERDICTS = (HOLDS, NOT_HOLDS, EQUIVALENT, INCONCLUSIVE, NOT_TESTED)
 #: the direction of an inconclusive verdict (:func:`direction`)
 DIRECTIONS = ("for", "against", "split")
 #: the verdict rule, as the notebooks and the README print it
-RULE = ("Per seed, the paired difference d between the methods compared (positive favours the claim); "
-        "the mean effect and its 95% t-interval over seeds; a threshold from the claim's wording (0 for "
+RULE = ("Per seed, the paired difference d between the methods compared (positive favours the claim); the "
+        "mean effect and its 95% t-interval over seeds; a threshold from the claim's wording (0 for "
         "'better', minus the metric's margin for 'keeps / comparable'). The verdict, first that applies: "
         "not tested: no run here makes the claim's setting (its data cannot be had, or the paper states it "
         "without an experiment: the reason says which), or a method of the comparison that the study marks "
-        "as run outside its own paper's rule "
-        "(a rate its paper would not use, named with the reason) failed (diverged, collapsed, never reached "
-        "the target) on a seed; equivalent: a 'better' claim whose interval lies wholly inside +-margin, "
-        "whatever its sign; holds: the interval lies above the threshold; does not hold: below it; "
-        "inconclusive: anything else, with its direction: for if the mean of d lies above the threshold "
-        "and more seeds lie above it than below, against if the mean lies below and more seeds lie below "
-        "than above, split otherwise. A seed where a run has no value is left out of the interval and "
-        "named; a claim cannot hold where its own method failed and the rival did not; a rival that failed "
-        "at its own paper's rate (not marked) is not excused: its failed seeds are left out and named, and "
-        "its comparison, like any other, needs two seeds where both ran, else it is inconclusive -- so it "
-        "counts against 'holds', never for it. A claim over several rivals or cells ('every rival') "
-        "lists each comparison's verdict and takes the weakest, in the order does not hold, not tested, "
-        "inconclusive, equivalent, holds: it holds only if every comparison holds, no comparison left out "
-        "(a seed any comparison leaves out is named). Events "
-        "are counted per seed: holds if the 95% Clopper-Pearson interval of how often the event happens "
-        "lies above the claim's rate (1/2: 'in most runs', unless the claim states another), does not hold "
-        "if below; where no outcome of n seeds could decide, the cause says 'undecidable at n seeds: needs "
-        ">= m'.")
+        "as run outside its own paper's rule (a rate its paper would not use, named with the reason) failed "
+        "(diverged, collapsed, never reached the target) on a seed -- such a row has no effect and no "
+        "interval (the comparison was not made; its numbers and cause keep what was measured); equivalent: "
+        "a 'better' claim whose interval lies wholly inside +-margin, whatever its sign; holds: the "
+        "interval lies above the threshold; does not hold: below it; inconclusive: anything else, with its "
+        "direction: for if the mean of d lies above the threshold and more seeds lie above it than below, "
+        "against if the mean lies below and more seeds lie below than above, split otherwise. A seed where "
+        "a run has no value is left out of the interval and named; a claim cannot hold where its own method "
+        "failed and the rival did not; a rival that failed at its own paper's rate (not marked) is not "
+        "excused: its failed seeds are left out and named, and its comparison, like any other, needs two "
+        "seeds where both ran, else it is inconclusive -- so it counts against 'holds', never for it. A "
+        "claim over several rivals or cells ('every rival') lists each comparison's verdict and takes the "
+        "weakest, in the order does not hold, not tested, inconclusive, equivalent, holds: it holds only if "
+        "every comparison holds, no comparison left out (a seed any comparison leaves out is named). Its "
+        "effect, interval, threshold and seeds are those of the comparison that decides it: the weakest, "
+        "and among comparisons with that verdict the one whose interval's lower bound minus its threshold "
+        "is least (one without an interval first; on a tie, the first listed); an inconclusive combination "
+        "leans against if any of its inconclusive comparisons leans against, for if all of them lean for, "
+        "split otherwise. Events are counted per seed: holds if the 95% Clopper-Pearson interval of how "
+        "often the event happens lies above the claim's rate (1/2: 'in most runs', unless the claim states "
+        "another), does not hold if below; where no outcome of its n seeds could put the interval on the "
+        "side the data lean to, the cause says so: 'cannot be confirmed below m seeds' (the share of seeds "
+        "with the event lies above the rate) or 'cannot be refuted below m seeds' (below it; on the rate, "
+        "each side that cannot be reached). Margins are fixed per metric from what the metric means and its "
+        "resolution: never finer than that resolution (nor, for the accuracy metrics, than the spread "
+        "measured between CPU kinds); two were changed after runs were read, each for a reason stated with "
+        "it, not from the verdicts: the accuracy drop's, from 0.0005 to 0.001, because 0.0005 (5 test "
+        "images of 10,000) was finer than the up to 0.0006 by which identical configs stored on different "
+        "CPU kinds differ; and notebook 07's accuracy fluctuation (its variance proxy, a standard deviation "
+        "of round-to-round moves of test accuracy), given the drop's 0.001 in place of test accuracy's "
+        "0.005, which is on the scale of a level, not of a move.")
 
-#: Margins per metric, fixed before any run is read: the smallest difference that matters at the
-#: reduced scale of the quick profile, and never finer than the metric's resolution. Test accuracy
+#: Margins per metric, fixed from what each metric means and its resolution (two were changed after
+#: runs were read, each for the reason given below, not from the verdicts): the smallest difference
+#: that matters at the reduced scale of the quick profile, never finer than its resolution. Test accuracy
 #: moves in steps of one test image: 1/10,000 on MNIST's test set (notebooks 02, 03, 08, 09), 1/2,000
 #: on notebook 07's test subset; and identical configs stored at different commits (different CPU
 #: kinds) differ by up to 0.0006 in these metrics (issue 49). So the margin of test accuracy, 0.005,
@@ -389,6 +405,9 @@ class Verdict:
         reason: why the verdict is not "holds", computed from the runs ("" when it holds).
         direction: of an inconclusive verdict, "for", "against" or "split" (:func:`direction`);
             "" for the other verdicts.
+
+    A "not tested" verdict has no effect and no interval (NaN): its comparison was not made; what
+    was measured, if anything, is in ``numbers`` and ``reason``.
     """
 
     verdict: str
@@ -402,6 +421,13 @@ class Verdict:
     margin: float = 0.0
     reason: str = ""
     direction: str = ""
+
+    def __post_init__(self):
+        numbers = (self.effect, self.ci_low, self.ci_high)
+        if self.verdict == NOT_TESTED and any(np.isfinite(x) for x in numbers):
+            raise InputError(f"effect, ci_low, ci_high: a '{NOT_TESTED}' verdict has none (NaN), its "
+                             f"comparison was not made; got {self.effect!r}, [{self.ci_low!r}, "
+                             f"{self.ci_high!r}] (what was measured belongs in numbers)")
 
 
 @dataclass(frozen=True)
@@ -692,7 +718,8 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
         off_rule: method name (as in ``names``) -> why its runs here are outside its own paper's
             rule (e.g. a rate its paper would not use). If such a method failed on a seed of the
             comparison (no value where the other one has one, or both failed), the verdict is "not
-            tested", its cause naming the method, its failed seeds and the reason.
+            tested", its cause naming the method, its failed seeds and the reason; its effect and
+            interval are NaN (the comparison was not made), its numbers keep what was measured.
     """
     _check_paired(a, b, margin, names, digits)
     seeds = [s for s in a if s in b]
@@ -724,6 +751,8 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
     numbers = (f"{an} vs {bn} ({better} is better; effect {_fmt(effect, digits, 'n/a')}, 95% CI {ci}, "
                f"threshold {threshold:g}, margin {margin:g}): {per}")
     lean = direction(diffs, threshold) if verdict == INCONCLUSIVE else ""
+    if verdict == NOT_TESTED:               # no comparison made: what was measured stays in the numbers
+        effect = lo = hi = math.nan
     return Verdict(verdict, numbers, len(diffs), tuple(diffs), effect, lo, hi, threshold, margin, reason,
                    lean)
 
@@ -884,6 +913,23 @@ def event_seeds(level: float = 0.5) -> tuple[int, int]:
     return up, down
 
 
+def _out_of_reach(share: float, n: int, level: float, rate: str) -> str:
+    """What an inconclusive :func:`event_count` with ``share`` of ``n`` seeds showing the event
+    cannot reach at ``n`` seeds on the side the data lean to (both sides where ``share`` is
+    ``level``), e.g. "cannot be refuted below 36 seeds (no outcome of 3 seeds puts the interval
+    below 0.1)"; "" when every such side can be reached."""
+    up_n, down_n = event_seeds(level)
+    sides = []
+    if share >= level and n < up_n:
+        sides.append((f"confirmed below {up_n} seeds", "above"))
+    if share <= level and n < down_n:
+        sides.append((f"refuted below {down_n} seeds", "below"))
+    if not sides:
+        return ""
+    return (f"cannot be {' nor '.join(s for s, _ in sides)} (no outcome of {n} seeds puts the interval "
+            f"{' or '.join(w for _, w in sides)} {rate})")
+
+
 def event_count(events: Mapping, what: str = "the event", level: float = 0.5) -> Verdict:
     """A claim about an event ("unstable", "never reaches the target"), counted per seed by the
     paper's own criterion: ``events`` maps seed -> True (it happened), False (it did not) or None
@@ -892,11 +938,13 @@ def event_count(events: Mapping, what: str = "the event", level: float = 0.5) ->
     holds if the interval lies above ``level`` (1/2: it happens in most runs; a claim that states
     another rate, e.g. "not stable in reaching it", gives its own), does not hold if below.
 
-    An inconclusive count says why: "undecidable at n seeds: needs >= m" when the side the data
-    lean to (the share above ``level``: holding; below: not holding) could not be reached by any
-    outcome of its n seeds (:func:`event_seeds`), else how many seeds going the same way would
-    decide it. Its direction: "for" if the share lies above ``level``, "against" if below, "split"
-    if on it."""
+    An inconclusive count says why. When no outcome of its n seeds could put the interval on the
+    side the data lean to (:func:`event_seeds`), it says so: "cannot be confirmed below m seeds"
+    when the share lies above ``level`` (even n of n would not lift the interval above it),
+    "cannot be refuted below m seeds" when it lies below (even 0 of n would not bring the interval
+    below it), each side that cannot be reached when it lies on ``level``; the other side may well
+    be decidable at n seeds (3 of 3 decide a rate of 1/10). Its direction: "for" if the share lies
+    above ``level``, "against" if below, "split" if on it."""
     from scipy import stats
     if not isinstance(events, Mapping):
         raise ValueError(f"events: must be a mapping seed -> True (it happened), False (it did not) or None "
@@ -906,7 +954,7 @@ def event_count(events: Mapping, what: str = "the event", level: float = 0.5) ->
         s, v = next(iter(bad.items()))
         raise ValueError(f"events: seed -> True (it happened), False (it did not) or None (cannot tell); "
                          f"seed {s} has {v!r}")
-    up_n, down_n = event_seeds(level)
+    event_seeds(level)                                # a level outside (0, 1): its error, before counting
     known = {s: bool(v) for s, v in events.items() if v is not None}
     unknown = [f"seed {s}" for s, v in events.items() if v is None]
     n, k = len(known), sum(known.values())
@@ -928,10 +976,10 @@ def event_count(events: Mapping, what: str = "the event", level: float = 0.5) ->
     else:
         verdict = INCONCLUSIVE
         lean = "for" if effect > level else "against" if effect < level else "split"
-        need = up_n if effect > level else down_n if effect < level else max(up_n, down_n)
         reason = f"{what} in {k} of {n} seeds: the interval [{lo:.2f}, {hi:.2f}] contains {rate}"
-        if n < need:
-            reason = f"undecidable at {n} seeds: needs >= {need}; " + reason
+        out_of_reach = _out_of_reach(effect, n, level, rate)
+        if out_of_reach:
+            reason = f"{out_of_reach}; {reason}"
         elif k in (0, n):
             more = next((m for m in range(n + 1, 10**6) if (k == n and 0.025 ** (1 / m) > level)
                          or (k == 0 and 1 - 0.025 ** (1 / m) < level)), None)

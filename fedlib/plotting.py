@@ -169,7 +169,8 @@ def save_figure(fig: plt.Figure, out_dir: str | os.PathLike, name: str) -> list[
 
 def save_table(df: pd.DataFrame, out_dir: str | os.PathLike, name: str,
                float_format: str = "%.4g") -> list[Path]:
-    """Write ``df`` as ``name.csv`` and ``name.md`` (GitHub Markdown) under ``out_dir``."""
+    """Write ``df`` as ``name.csv`` and ``name.md`` (GitHub Markdown) under ``out_dir``; a ``|`` in
+    a cell or a column name is escaped (``\\|``) in the Markdown, so that it stays in its cell."""
     if Path(out_dir).exists() and not Path(out_dir).is_dir():
         raise InputError(f"out_dir: must be a folder, got {os.fspath(out_dir)!r}, which is a file")
     d = output_dir(out_dir)
@@ -183,11 +184,17 @@ def _markdown(df: pd.DataFrame, float_format: str) -> str:
     def fmt(v):
         if isinstance(v, (float, np.floating)):
             return "n/a" if np.isnan(v) else float_format % v
-        return str(v)
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
+        return _cell(v)
+    head = "| " + " | ".join(map(_cell, df.columns)) + " |"
     sep = "|" + "|".join("---" for _ in df.columns) + "|"
     rows = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join([head, sep, *rows])
+
+
+def _cell(v: object) -> str:
+    """A Markdown table cell's text: a ``|`` in it escaped, else it would end the cell (GitHub
+    Markdown reads ``\\|`` as a ``|`` inside a cell, in code spans too)."""
+    return str(v).replace("|", "\\|")
 
 
 def participation_heatmap(ax: plt.Axes, active: np.ndarray, rounds: int | None = None,

@@ -174,7 +174,7 @@ def test_event_counts_with_a_clopper_pearson_interval():
     v = claims.event_count({s: True for s in range(3)}, "never reaches the target")
     assert v.verdict == INCONCLUSIVE and v.effect == 1.0 and v.direction == "for"
     assert v.ci_low == pytest.approx(0.025 ** (1 / 3))
-    assert v.reason.startswith("undecidable at 3 seeds: needs >= 6")        # 0.025^(1/6) = 0.54 > 1/2
+    assert v.reason.startswith("cannot be confirmed below 6 seeds")        # 0.025^(1/6) = 0.54 > 1/2
     assert claims.event_count({s: True for s in range(6)}).verdict == HOLDS
     v = claims.event_count({s: False for s in range(6)}, "unstable")
     assert v.verdict == NOT_HOLDS and "unstable in 0 of 6 seeds" in v.reason
@@ -327,6 +327,8 @@ def test_the_ledger_collects_every_notebooks_claims_and_the_readme_shows_its_cou
     assert set(text.loc[inconclusive, "direction"]) <= set(claims.DIRECTIONS)
     assert (text.loc[~inconclusive, "direction"] == "").all()
     assert text.loc[text["verdict"] == NOT_TESTED, "cause"].str.contains("not tested: ").all()
+    # a row not tested made no comparison: no effect, no interval (issue 49: not a one-seed effect)
+    assert ledger.loc[ledger["verdict"] == NOT_TESTED, ["effect", "ci_low", "ci_high"]].isna().all(axis=None)
     held = text.loc[text["verdict"] == HOLDS, "cause"]
     assert not held.str.contains(": not tested|left out: ", regex=True).any()
     readme = (root / "README.md").read_text()
@@ -410,6 +412,11 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
     why = "local step 7.3x App. H's"
     v = claims.paired(ours, rival, names=("F", "S"), off_rule={"S": why})
     assert v.verdict == NOT_TESTED and v.direction == ""
+    # issue 49: the comparison was not made, so no effect and no interval; the numbers keep what was measured
+    assert math.isnan(v.effect) and math.isnan(v.ci_low) and math.isnan(v.ci_high)
+    assert "effect 0.1100, 95% CI [" in v.numbers and "seed 1: 0.9100 vs 0.8000" in v.numbers
+    t = claims.claims_table([claims.ClaimRow("Sec. 5", "q", "F beats S", v)])
+    assert t[["effect", "ci_low", "ci_high"]].isna().all(axis=None)
     assert v.reason.startswith("not tested: S has no value (failed) on 2 of 4 seeds (seed 0, seed 2), run "
                                f"outside its paper's rule: {why}")
     # the same failures at the rival's own rate: left out and named; the two seeds where both ran decide
@@ -423,10 +430,15 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
     v = claims.paired({0: nan, 1: nan, 2: nan}, {0: 0.8, 1: 0.8, 2: 0.8}, names=("F", "S"),
                       off_rule={"F": "63.5x FOCUS's rate"})
     assert v.verdict == NOT_TESTED and "F has no value (failed) on 3 of 3 seeds" in v.reason
+    assert math.isnan(v.effect) and math.isnan(v.ci_low)
     # paired_reach passes it on
     h = curve([0.1, 0.85, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
     v = claims.paired_reach({0: h, 1: h}, {0: None, 1: h}, names=("A", "S"), off_rule={"S": why})
     assert v.verdict == NOT_TESTED and "S has no value (failed or never) on 1 of 2 seeds (seed 0)" in v.reason
+    assert math.isnan(v.effect) and "effect 0, 95% CI no interval" in v.numbers    # measured, not compared
+    # a not-tested verdict that carries an effect is refused: there was no comparison
+    with pytest.raises(ValueError, match="^effect, ci_low, ci_high: a 'not tested' verdict has none"):
+        claims.Verdict(NOT_TESTED, "n", 1, (35.0,), 35.0)
 
 
 def test_a_claim_whose_setting_is_not_run_is_not_tested_with_its_reason_never_inconclusive():
@@ -452,6 +464,7 @@ def test_every_rival_keeps_its_verdict_and_the_weakest_decides():
     off = {"S": "7.3x App. H's step"}
     v = claims.against_all(a, {"X": worse, "S": failed}, name="F", margin=0.005, off_rule=off)
     assert v.verdict == NOT_TESTED                                    # never a win by leaving S out
+    assert math.isnan(v.effect) and math.isnan(v.ci_low)              # the deciding comparison was not made
     assert v.reason.startswith("per rival: X: holds; S: not tested; against S: not tested: S has no value")
     v = claims.against_all(a, {"X": worse, "S": failed, "Y": better}, name="F", margin=0.005, off_rule=off)
     assert v.verdict == NOT_HOLDS and "Y: does not hold" in v.reason and "S: not tested" in v.reason
@@ -496,13 +509,33 @@ def test_an_event_count_says_when_its_seeds_cannot_decide_it():
     assert claims.event_seeds(0.1) == (2, 36)          # 0.025^(1/2) = 0.158; 1 - 0.025^(1/35) > 0.1
     v = claims.event_count({s: False for s in range(3)}, "OS misses it")
     assert v.verdict == INCONCLUSIVE and v.direction == "against"
-    assert v.reason.startswith("undecidable at 3 seeds: needs >= 6; OS misses it in 0 of 3 seeds")
+    assert v.reason.startswith("cannot be refuted below 6 seeds (no outcome of 3 seeds puts the interval "
+                               "below 1/2); OS misses it in 0 of 3 seeds")
+    # issue 49: at rate 1/10, 0 misses of 3 lean against the claim and only 36 seeds could refute it, but the
+    # other side is decidable at 3 seeds -- 3 misses of 3 hold (Clopper-Pearson lower bound 0.29 > 0.1)
     v = claims.event_count({s: False for s in range(3)}, "OS misses it", level=0.1)
-    assert v.reason.startswith("undecidable at 3 seeds: needs >= 36") and v.threshold == 0.1
-    assert claims.event_count({s: True for s in range(3)}, level=0.1).verdict == HOLDS
-    v = claims.event_count({s: s < 4 for s in range(7)})              # 4 of 7: decidable in principle
-    assert v.verdict == INCONCLUSIVE and "undecidable" not in v.reason and v.direction == "for"
+    assert v.reason.startswith("cannot be refuted below 36 seeds (no outcome of 3 seeds puts the interval "
+                               "below 0.1)") and v.threshold == 0.1
+    assert "confirm" not in v.reason
+    v = claims.event_count({s: True for s in range(3)}, level=0.1)
+    assert v.verdict == HOLDS and v.ci_low == pytest.approx(0.2924, abs=1e-4)
     assert claims.event_count({s: False for s in range(36)}, level=0.1).verdict == NOT_HOLDS
+    # leaning for the claim, the mirror image: n of n cannot confirm a rate of 1/2 below 6 seeds, nor one of
+    # 0.9 below 36, though at 3 seeds 0 of 3 refute a rate of 0.9
+    v = claims.event_count({s: True for s in range(3)}, "never reaches it")
+    assert v.direction == "for" and v.reason.startswith(
+        "cannot be confirmed below 6 seeds (no outcome of 3 seeds puts the interval above 1/2); never "
+        "reaches it in 3 of 3 seeds")
+    v = claims.event_count({s: True for s in range(3)}, level=0.9)
+    assert v.verdict == INCONCLUSIVE and v.reason.startswith("cannot be confirmed below 36 seeds")
+    assert claims.event_count({s: False for s in range(3)}, level=0.9).verdict == NOT_HOLDS
+    # on the rate, each side it cannot reach
+    v = claims.event_count({0: True, 1: False})
+    assert v.direction == "split" and v.reason.startswith(
+        "cannot be confirmed below 6 seeds nor refuted below 6 seeds (no outcome of 2 seeds puts the "
+        "interval above or below 1/2)")
+    v = claims.event_count({s: s < 4 for s in range(7)})              # 4 of 7: decidable in principle
+    assert v.verdict == INCONCLUSIVE and "cannot be" not in v.reason and v.direction == "for"
     with pytest.raises(ValueError, match="^level"):
         claims.event_count({0: True}, level=1.0)
 
@@ -534,3 +567,51 @@ def test_a_seed_a_holding_rival_leaves_out_is_named_in_the_combined_reason():
     v = claims.against_all(a, {"B": close, "C": failed}, "A")
     assert v.verdict == HOLDS and v.reason.startswith("per rival: B: holds; C: holds")
     assert "against C:" in v.reason and "seed 3" in v.reason
+
+
+def test_the_rule_states_how_a_combined_claim_gets_its_numbers_and_which_margins_moved():
+    """Issue 49: RULE says what :func:`combine` does (the deciding comparison's effect and interval,
+    the direction of an inconclusive combination), what an event's cause says, and that two margins
+    were changed after runs were read, each with its reason; the numbers it names are MARGINS'."""
+    rule = " ".join(claims.RULE.split())
+    assert ("Its effect, interval, threshold and seeds are those of the comparison that decides it: the "
+            "weakest, and among comparisons with that verdict the one whose interval's lower bound minus its "
+            "threshold is least (one without an interval first; on a tie, the first listed)") in rule
+    assert ("an inconclusive combination leans against if any of its inconclusive comparisons leans against, "
+            "for if all of them lean for, split otherwise") in rule
+    # what the sentence says is what combine does: of two holding rivals, the one with the least slack decides
+    a = {0: 0.95, 1: 0.952, 2: 0.949}
+    far, near = {0: 0.80, 1: 0.80, 2: 0.80}, {0: 0.94, 1: 0.941, 2: 0.94}
+    v = claims.against_all(a, {"far": far, "near": near}, name="F")
+    near_v = claims.paired(a, near)
+    assert v.verdict == HOLDS and (v.effect, v.ci_low) == (near_v.effect, near_v.ci_low)
+    assert "'cannot be confirmed below m seeds'" in rule and "'cannot be refuted below m seeds'" in rule
+    assert "undecidable" not in rule and "before any run" not in rule
+    assert "two were changed after runs were read" in rule
+    assert f"the accuracy drop's, from 0.0005 to {claims.MARGINS['accuracy drop']:g}" in rule
+    assert f"in place of test accuracy's {claims.MARGINS['test accuracy']:g}" in rule
+    assert f"the drop's {claims.MARGINS['accuracy drop']:g}" in rule
+    fluctuation = claims.MARGINS.get("accuracy fluctuation")       # notebook 07's variance proxy (the other)
+    assert fluctuation is None or fluctuation == claims.MARGINS["accuracy drop"]
+
+
+def test_a_pipe_in_a_cell_stays_in_its_cell_in_the_markdown_tables(tmp_path):
+    """Issue 49: notebook 01's quote "|S_t| = S" split its row of claims.md into extra columns."""
+    import re
+    v = claims.paired({0: 1, 1: 1.1, 2: 1}, {0: 0, 1: 0, 2: 0.1})
+    t = claims.claims_table([claims.ClaimRow("Lemma 1", "with |S_t| = S clients a round", "a | b", v)])
+    claims.update_ledger(t, "01_x", "FedSUM", tmp_path / "figures" / "01_x")
+    from fedlib import plotting
+    plotting.save_table(t, tmp_path / "figures" / "01_x", "claims")
+
+    def cells(line):                                    # GitHub Markdown splits a row at every unescaped |
+        return re.split(r"(?<!\\)\|", line.strip())[1:-1]
+    for path, n in ((tmp_path / "figures" / "claims_ledger.md", len(claims.LEDGER_COLUMNS)),
+                    (tmp_path / "figures" / "01_x" / "claims.md", len(t.columns))):
+        lines = path.read_text().splitlines()
+        assert [len(cells(x)) for x in lines] == [n] * 3, path.name
+        row = dict(zip(cells(lines[0]), cells(lines[2]), strict=True))
+        assert row[" quote "] == r" with \|S_t\| = S clients a round " and row[" claim "] == r" a \| b "
+    # the CSV keeps the text as it is
+    ledger = pd.read_csv(tmp_path / "figures" / "claims_ledger.csv")
+    assert ledger.loc[0, "quote"] == "with |S_t| = S clients a round"
