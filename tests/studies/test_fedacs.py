@@ -226,7 +226,7 @@ def test_the_regime_grids_other_cells_may_lag_behind_the_figures_cell_never_lead
         seeds_of.setdefault((lr, pairing), []).append(k)
     assert seeds_of.pop((s.lr, s.pairing)) == [0, 1, 2]
     assert seeds_of and all(ks == [0] for ks in seeds_of.values())
-    full = s.regime_grid([0, 1, 2], Store(tmp_path))                        # the same configs as a full grid's
+    full = s.regime_grid([0, 1, 2], Store(tmp_path))    # the same configs as a full grid's
     assert set(grid) < set(full)
     assert all({m: c.key() for m, c in cs.items()} == {m: c.key() for m, c in full[cell].items()}
                for cell, cs in grid.items())
