@@ -413,8 +413,8 @@ class AmplifiedSetup:
         fig1 = " ".join(QUOTES[k] + "." for k in ("best", "wait", "full", "lowest"))
         return [ClaimRow("Sec. 6, Fig. 1", fig1,
                          "on CIFAR-10 (Fig. 1's claims as this notebook checks them on FashionMNIST): "
-                         "amplification the best, the waits worse than it, wait-full no substantial gain over "
-                         "wait-minibatch, FedAvg without amplification the lowest",
+                         "amplification the best, the waits worse than it, wait-full no substantial gain "
+                         "over wait-minibatch, FedAvg without amplification the lowest",
                          claims.not_run(why), setting="CIFAR-10, cycle 500 (App. D), not run",
                          context={"rates": RATE_SETS[0],
                                   "in the paper": "Fig. 1: curves only, no number printed"}),
