@@ -35,18 +35,18 @@ def check_profile(profile: str) -> str:
     return profile
 
 
-def check_seeds(seeds) -> list[int]:
+def check_seeds(seeds, name: str = "seeds") -> list[int]:
     """``seeds`` as a list of ints if it is a non-empty list of distinct non-negative integers (a
-    notebook's ``seeds`` parameter), else a ValueError that says so."""
+    notebook's ``seeds`` parameter, or the one ``name`` says), else a ValueError that says so."""
     import numpy as np
     if not isinstance(seeds, (str, bytes)) and hasattr(seeds, "__iter__"):
         seeds = list(seeds)
     if not isinstance(seeds, list) or not seeds or any(
             isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0 for k in seeds):
-        raise ValueError(f"seeds: must be a non-empty list of non-negative integers, got {seeds!r}")
+        raise ValueError(f"{name}: must be a non-empty list of non-negative integers, got {seeds!r}")
     twice = sorted({int(k) for k in seeds if seeds.count(k) > 1})
     if twice:
-        raise ValueError(f"seeds: each seed once (a seed twice would count one run twice in every "
+        raise ValueError(f"{name}: each seed once (a seed twice would count one run twice in every "
                          f"interval); {', '.join(map(str, twice))} repeated in {seeds!r}")
     return [int(k) for k in seeds]
 

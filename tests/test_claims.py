@@ -502,6 +502,7 @@ def test_margins_are_no_finer_than_the_metrics_resolution():
     image, image_07, spread = 1 / 10_000, 1 / 2_000, 0.0006
     assert claims.MARGINS["accuracy drop"] >= max(3 * image, spread)
     assert claims.MARGINS["test accuracy"] >= max(3 * image_07, spread)
+    assert claims.MARGINS["accuracy fluctuation"] >= max(2 * image_07, spread)   # 07's variance proxy
 
 
 def test_an_event_count_says_when_its_seeds_cannot_decide_it():

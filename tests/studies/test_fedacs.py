@@ -216,6 +216,27 @@ def test_fedacs_tables_over_seeds_average_only_reached_targets(tmp_path):
         f.fedacs_setup("smoke", stand_in_rounds=2).regime_grid([], Store(tmp_path))
 
 
+def test_the_regime_grids_other_cells_may_lag_behind_the_figures_cell_never_lead_it(tmp_path):
+    """``other_seeds``: the figures' cell (the profile's own rate and pairing) runs on every seed,
+    the other cells on theirs; a seed of the other cells that the figures' cell lacks is an error."""
+    from fedlib.store import Store
+    s = studies.fedacs.fedacs_setup("quick", stand_in_rounds=2)
+    grid = s.regime_grid([0, 1, 2], Store(tmp_path), other_seeds=[0])
+    seeds_of = {}
+    for lr, pairing, k in grid:
+        seeds_of.setdefault((lr, pairing), []).append(k)
+    assert seeds_of.pop((s.lr, s.pairing)) == [0, 1, 2]
+    assert seeds_of and all(ks == [0] for ks in seeds_of.values())
+    full = s.regime_grid([0, 1, 2], Store(tmp_path))    # the same configs as a full grid's
+    assert set(grid) < set(full)
+    assert all({m: c.key() for m, c in cs.items()} == {m: c.key() for m, c in full[cell].items()}
+               for cell, cs in grid.items())
+    with pytest.raises(ValueError, match=r"^other_seeds: must be among seeds \[0, 1\], got \[2\]$"):
+        s.regime_grid([0, 1], Store(tmp_path), other_seeds=[2])
+    with pytest.raises(ValueError, match="^other_seeds: each seed once"):
+        s.regime_grid([0, 1], Store(tmp_path), other_seeds=[1, 1])
+
+
 def test_pilot_cell_is_the_committed_dirichlet_cell_and_the_target_rule_scales_70_percent():
     """Issue 50's pilot: on MNIST its cell is Fig. 10's committed quick runs (same keys); on
     another dataset only the dataset changes; the target rule is MNIST's 70% at the same fraction
