@@ -24,6 +24,9 @@ from ..notebook import check_profile
 from . import methods
 from .amplified import AUTHORS_RATES
 from .base import Frames, Study, get, register_study
+from .fedacs import BENCHMARKS as FEDACS_BENCHMARKS
+from .fedacs import QUOTES as FEDACS_QUOTES
+from .fedacs import RIVALS as FEDACS_RIVALS
 from .fedsum import PAPER_GRID_ETA_G, matched_product, pick_rates, summed_step
 from .fedsum import off_rule as fedsum_off_rule
 from .focus import ETA as FOCUS_ETA
@@ -31,14 +34,19 @@ from .focus import focus_setup
 
 __all__ = [
     "ASKED",
+    "CALIBRATION_TOL",
     "CITATION",
+    "EARLY_LOSS",
     "METHODS",
     "METHOD_NAMES",
     "STUDY",
     "SETTINGS",
     "TRACE_FILES",
     "RealSetup",
+    "early_phase",
     "grid_picks",
+    "off_calibration",
+    "without",
     "have",
     "hourly_share",
     "real_setup",
@@ -109,6 +117,75 @@ ASKED = ("fedsum", "focus", "fedacs", "amplified")
 NAMES, CHANCE, WINDOW = ["seed", "method"], 0.1, 0.1
 #: the setting every claim row of notebook 09 names (not the papers' own experiments)
 SETTING = "real availability (Stunner 2014)"
+#: FOCUS's horizon rule here (:func:`early_phase`): a run at FOCUS's eta, set by App. F for 10,000 rounds,
+#: has left its early phase once its late-window training loss is below this share of its loss at round 0
+#: (the initial model's, about ln 10 = 2.30 at chance); a run shorter than App. F's that has not is no
+#: value: it tests the horizon, not the paper
+EARLY_LOSS = 0.5
+#: the relative tolerance within which a run's rate is FedACS App. I.2's calibrated rate (rates are kept
+#: to 6 significant digits): :func:`off_calibration`
+CALIBRATION_TOL = 1e-6
+
+
+def without(frames: Frames, runs: dict[str, tuple[list, str]]) -> Frames:
+    """``frames`` with the runs named in ``runs`` (method -> (its seeds, why)) as runs that have no
+    value (final values NaN, curve None) and each such method marked in ``off_rule`` with its why:
+    their comparisons are "not tested" (:func:`fedlib.claims.paired`), the why in their reason."""
+    if not runs:
+        return frames
+    summary, curves = frames.summary.copy(), dict(frames.curves)
+    for method, (seeds, _) in runs.items():
+        for k in seeds:
+            summary.loc[frames.at(k, method), ["final_acc", "final_loss"]] = np.nan
+            curves[frames.at(k, method)] = None
+    off = {**(frames.off_rule or {}), **{m: why for m, (_, why) in runs.items()}}
+    return replace(frames, summary=summary, curves=curves, off_rule=off)
+
+
+def early_phase(frames: Frames, methods: tuple, rounds: int,
+                paper_rounds: int) -> dict[str, tuple[list, str]]:
+    """FOCUS's horizon rule (:data:`EARLY_LOSS`): per method of ``methods`` run at FOCUS's eta for
+    ``rounds`` rounds, the seeds whose run (ok in ``frames``) has not left its early phase -- its
+    late-window training loss above :data:`EARLY_LOSS` times its loss at round 0 -- and why, for
+    :func:`without`, where ``rounds`` is shorter than App. F's ``paper_rounds`` (none otherwise:
+    at App. F's horizon a run that never learns is a result). A method with such a run has its
+    runs that failed (collapsed, diverged) counted with them: the horizon, not the paper, is tested."""
+    if rounds >= paper_rounds:
+        return {}
+    out = {}
+    for m in methods:
+        stuck, seen = [], []
+        for k in frames.seeds:
+            h = frames.curves.get(frames.at(k, m))
+            if h is None:                                 # failed (or absent): no value already
+                seen.append(k)
+                continue
+            start = float(h.sort_values("round")["loss"].iloc[0])
+            loss, acc = (float(frames.summary.loc[frames.at(k, m), c]) for c in ("final_loss", "final_acc"))
+            if loss > EARLY_LOSS * start:
+                stuck.append(f"seed {k}: {loss:.2f} of {start:.2f}, {acc:.3f}")
+                seen.append(k)
+        if stuck:
+            out[m] = (seen, f"eta = {FOCUS_ETA:g} is FOCUS App. F's rate for {paper_rounds:,} rounds; at "
+                            f"T = {rounds} ({rounds / paper_rounds:.2%} of them) {len(stuck)} of "
+                            f"{len(frames.seeds)} runs have not left their early phase (late-window training "
+                            f"loss above {EARLY_LOSS:g} x its loss at round 0, ln 10 = {np.log(10):.2f} at "
+                            f"chance; by seed, that loss of the start and test accuracy, chance {CHANCE:g}: "
+                            f"{'; '.join(stuck)})")
+    return out
+
+
+def off_calibration(table: pd.DataFrame) -> dict[str, tuple[list, str]]:
+    """FedACS App. I.2's rule on :meth:`RealSetup.calibration`'s ``table``: per method whose run's rate
+    is not its calibrated rate (relative difference above :data:`CALIBRATION_TOL`) on a seed, those
+    seeds and why, for :func:`without` (none: every run is at App. I.2's rate)."""
+    ratio = "App. I.2 rate / shared"
+    off = table[(table[ratio] - 1).abs() > CALIBRATION_TOL]
+    return {m: (list(g["seed"]), "run at the shared rate, not FedACS App. I.2's calibrated rate ("
+                + "; ".join(f"seed {k}: {r:.4g}x the shared"
+                            for k, r in zip(g["seed"], g[ratio], strict=True))
+                + ")")
+            for m, g in off.groupby("method", sort=False)}
 
 
 def grid_picks(searches: dict[str, GridSearch]) -> dict[str, float]:
@@ -384,13 +461,30 @@ class RealSetup:
                              "added past an edge": lr in g.extended, "picked": lr == g.best})
         return pd.DataFrame(rows)
 
+    def late_window(self, rounds: int) -> float:
+        """The late window of a run of ``rounds`` rounds (the final values its claims compare):
+        the last :data:`WINDOW` of its rounds, widened where that would hold fewer than two
+        evaluations to the last 1.5 evaluation intervals (its last two evaluations, the window's
+        edge half an interval from either; :data:`fedlib.claims.MARGINS`: a late-window mean is
+        never one evaluation). T = 84, every 4: 0.1 (rounds 76-84, three evaluations); a phase of
+        36 rounds: 1/6 (rounds 32 and 36), where 0.1 would hold round 36 alone."""
+        return min(1.0, max(WINDOW, 1.5 * self.eval_every / rounds))
+
     def tidy(self, df: pd.DataFrame, labels: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-        """:func:`fedlib.claims.tidy` of the runs, with model units (uplink + downlink); the
-        curves of the phases after the warm-up are drawn from the round they start at (a phase's
-        history counts its own rounds from 0; its summary keeps them)."""
+        """:func:`fedlib.claims.tidy` of the runs, with model units (uplink + downlink), each run's
+        final values over its :meth:`late_window`; the curves of the phases after the warm-up are
+        drawn from the round they start at (a phase's history counts its own rounds from 0; its
+        summary keeps them)."""
         tidy, summary, curves = claims.tidy(
             df, labels, NAMES, CHANCE, WINDOW, derived={"model units": lambda t: t["uplink"] + t["downlink"]}
         )
+        for rounds in sorted({c.rounds for c in labels}):        # a window of >= 2 evaluations per run
+            window = self.late_window(rounds)
+            if window != WINDOW:
+                part = {c: lab for c, lab in labels.items() if c.rounds == rounds}
+                s = claims.summarize(df[df["key"].isin([c.key() for c in part])], part, NAMES, CHANCE, window)
+                s = s.set_index(NAMES)
+                summary.loc[s.index, ["final_acc", "final_loss"]] = s[["final_acc", "final_loss"]].to_numpy()
         phase = tidy["method"].isin([*AMPLIFIED, *TUNED.values()])
         tidy.loc[phase, "round"] += self.warmup_rounds
         return tidy, summary, curves
@@ -398,7 +492,7 @@ class RealSetup:
     # ------------------------------------------------------------------ the trace and its delays
     def schedules(self, seeds: list) -> dict[int, np.ndarray]:
         """The availability [rounds, N] each seed replays (its own draw of records)."""
-        return {k: self.base(k).schedule(num_clients=self.num_clients).active for k in seeds}
+        return {k: s.active for k, s in self.schedules_of(seeds).items()}
 
     def delay_table(self, seeds: list) -> pd.DataFrame:
         """FedSUM's tau_max and tau_avg (eqs. 2-4) of the real schedules (one row per seed) beside
@@ -454,23 +548,74 @@ class RealSetup:
         """Every method of this notebook -> why its runs are outside its own paper's rule: all run at
         the rates App. H's rule picked for FedAvg under the trace (``rates``: eta_0, eta_g); FedSUM's
         methods and baselines at that local step (:func:`fedlib.studies.fedsum.off_rule`), SG-FOCUS at
-        that rate against FOCUS App. F's, FedACS without App. I.2's calibration, amplification at
-        eta_0 / eta (eta: Wang & Ji's amplification factor) against Wang & Ji's rate. A marked method
-        that fails makes its comparisons "not tested" (:func:`fedlib.claims.paired`). FOCUS's and Wang &
-        Ji's claims read the runs at their own rates (:meth:`own_configs`) instead."""
+        that rate against FOCUS App. F's (FedACS: App. I.2's calibration of that rate, :meth:`calibration`),
+        amplification at eta_0 / eta (eta: Wang & Ji's amplification factor) against Wang & Ji's rate.
+        A marked method that fails makes its comparisons "not tested" (:func:`fedlib.claims.paired`).
+        FOCUS's and Wang & Ji's claims read the runs at their own rates (:meth:`own_configs`) instead."""
         eta0, eta_g = rates
         out = dict.fromkeys(METHODS, f"the shared rates (eta_0, eta_g) = ({eta0:g}, {eta_g:g}) App. H's rule "
                                      "picked for FedAvg under the trace")
         out.update(fedsum_off_rule(eta0, eta_g, self.batch, self.local_steps, self.rounds))
         out["SG-FOCUS"] = (f"eta = {eta0 * eta_g:g}, {eta0 * eta_g / FOCUS_ETA:.1f}x FOCUS App. F's eta = "
                            f"{FOCUS_ETA:g} for SG-FOCUS")
-        out["FedACS"] = (f"the shared rates ({eta0:g}, {eta_g:g}), not FedACS App. I.2's calibrated step "
-                         "lengths")
         authors = AUTHORS_RATES[("amplified_fedavg", GAMMA)]
         for label in AMPLIFIED:
             out[label] = (f"eta_0 / eta = {eta0 / GAMMA:g}, {eta0 / GAMMA / authors:,.0f}x the rate Wang & "
                           f"Ji pick by a grid after the warm-up ({authors:g} in their FashionMNIST runs)")
         return out
+
+    def calibration(self, rates: tuple, seeds: list) -> pd.DataFrame:
+        """FedACS App. I.2's rule under the trace: per seed, each method of FedACS's claims that runs
+        here at the local rate that gives it FedAvg's effective step length on that seed's schedule
+        (:func:`fedlib.theory.calibrated_rates`, FedAvg's rate the shared eta_0 of ``rates``), beside the
+        shared eta_0 it runs at: columns seed, method, shared eta_0, App. I.2 eta_0, App. I.2 rate /
+        shared."""
+        from .. import theory
+        names = [m for m in dict.fromkeys(("FedACS", *FEDACS_RIVALS, "FedAU", *FEDACS_BENCHMARKS))
+                 if m in METHODS]
+        algos = {m: METHODS[m][0] for m in names}
+        rows = []
+        for k, schedule in self.schedules_of(seeds).items():
+            cal = theory.calibrated_rates(rates[0], schedule, methods=tuple(dict.fromkeys(algos.values())))
+            rows += [{"seed": k, "method": m, "shared eta_0": rates[0], "App. I.2 eta_0": cal[a],
+                      "App. I.2 rate / shared": cal[a] / rates[0]} for m, a in algos.items()]
+        return pd.DataFrame(rows)
+
+    def schedules_of(self, seeds: list) -> dict:
+        """Each seed's :class:`fedlib.participation.Schedule` (its own draw of records)."""
+        return {k: self.base(k).schedule(num_clients=self.num_clients) for k in seeds}
+
+    def _fedacs_rows(self, frames: Frames, calibration: pd.DataFrame) -> list[ClaimRow]:
+        """FedACS's Sec. 6 claims (:func:`fedlib.studies.fedacs.headline_claims`) against every rival
+        the paper names: each rival that runs here compared alone, each one that does not "not tested:
+        not run here", :func:`fedlib.claims.combine`-d (none left out); a method off App. I.2's
+        calibrated rate (:func:`off_calibration` of ``calibration``) makes its comparisons "not tested".
+        The setting says what App. I.2's calibration gives here."""
+        study = get("fedacs")
+        frames = without(frames, off_calibration(calibration))
+        named = {FEDACS_QUOTES["rounds"].quote: (*FEDACS_RIVALS, "FedAU"),
+                 FEDACS_QUOTES["accuracy"].quote: FEDACS_BENCHMARKS}
+        # every rival of the speed claim is a benchmark (Sec. 6's six: the four rivals, FedAU and OS)
+        alone = {m: study.claims(replace(frames, methods=("FedACS", m))) for m in (*FEDACS_RIVALS, "FedAU")
+                 if m in frames.methods}
+        ratio = calibration["App. I.2 rate / shared"]
+        setting = (f"{self.setting}; FedACS App. I.2's rule: its calibration gives "
+                   + ("every method FedAvg's rate here (each upload arrives, K = "
+                      f"{self.local_steps} for all)" if ((ratio - 1).abs() <= CALIBRATION_TOL).all()
+                      else f"rates {ratio.min():.4g}-{ratio.max():.4g}x the shared"))
+        rows = []
+        for row in study.claims(frames):
+            rivals = named.get(row.quote)
+            if rivals is None:
+                rows.append(replace(row, setting=setting))
+                continue
+            checks = {m: next(r.check for r in alone[m] if r.quote == row.quote) if m in alone else
+                      claims.not_run(f"{m} is not among notebook 09's methods") for m in rivals}
+            unrun = [m for m in rivals if m not in alone]
+            claim = (f"{row.claim.split(' than ')[0]} than every rival of the claim ({', '.join(rivals)}"
+                     + (f"; {', '.join(unrun)} not run here)" if unrun else ")"))
+            rows.append(replace(row, claim=claim, check=claims.combine(checks), setting=setting))
+        return rows
 
     def _own_rule_words(self, rates: tuple, searches: dict[str, GridSearch]) -> tuple[str, str, str, str]:
         """The cause and the setting of FOCUS's rows and of Wang & Ji's (:meth:`claims`): each paper's
@@ -503,7 +648,7 @@ class RealSetup:
 
     def claims(self, summary: pd.DataFrame, curves: dict, seeds: list, per_round: float,
                rates: tuple, own_summary: pd.DataFrame, own_curves: dict,
-               searches: dict[str, GridSearch]) -> list[ClaimRow]:
+               searches: dict[str, GridSearch], calibration: pd.DataFrame) -> list[ClaimRow]:
         """Each paper's headline claims under the trace, seed by seed, asked through its registered
         study (:data:`ASKED`, :meth:`fedlib.studies.Study.claims`), each at its own paper's rates;
         every row names its paper (the ledger's ``paper`` column) and this profile's setting:
@@ -513,10 +658,12 @@ class RealSetup:
           more stable than every baseline, fewer model units, FedSUM-CR keeps FedSUM's accuracy with
           fewer units (margins from this profile's evaluation interval and its mean clients per round);
         * FOCUS (App. F.2), on the runs at FOCUS's eta (``own_summary``, :data:`FOCUS_RULE`): SG-FOCUS
-          has a higher test accuracy and converges faster than FedAU and SCAFFOLD;
-        * FedACS (Sec. 6), on the shared-rate runs: fewer rounds to the 70% target than FedAvg,
-          FedVARP and FedAU (the rivals of its claim that run here), and the highest late-window
-          accuracy;
+          has a higher test accuracy and converges faster than FedAU and SCAFFOLD; a run that has not
+          left its early phase at this horizon (:func:`early_phase`) makes its comparisons "not tested";
+        * FedACS (Sec. 6), on the shared-rate runs, at App. I.2's calibration of the shared rate
+          (``calibration``: :meth:`calibration`; a run off it is "not tested"): fewer rounds to the
+          70% target than every rival of its claim, and the highest late-window accuracy among its
+          benchmarks, each rival not run here "not tested" (:meth:`_fedacs_rows`);
         * Wang & Ji (Sec. 6): FedAvg without amplification gives the lowest performance -- here:
           after the warm-up, amplification every day of rounds ends above the same algorithm
           without it (their Fig. 1's pair), each at the rate its grid picked (``own_summary``,
@@ -533,18 +680,19 @@ class RealSetup:
                         off_rule=self.off_rule(rates), methods=tuple(METHODS))
         own = Frames(own_summary, own_curves, seeds, self.eval_every, max(1, int(round(per_round))),
                      methods=tuple(own_label), key=lambda k, m: (k, own_label[m]))
+        early = early_phase(own, tuple(FOCUS_RULE), self.rounds, focus_setup("paper").rounds)
         focus, focus_setting, phases, phase_setting = self._own_rule_words(rates, searches)
         amp, plain = AMPLIFIED
-        asked = {"fedsum": (frames, {}, "", self.setting), "focus": (own, {}, focus, focus_setting),
-                 "fedacs": (frames, {}, "", self.setting),
-                 "amplified": (own, {"amplified": amp, "plain": plain,
-                                     "warmup": f"a {WARMUP_CYCLES}-day FedAvg warm-up"},
-                               phases, phase_setting)}
+        pair = {"amplified": amp, "plain": plain, "warmup": f"a {WARMUP_CYCLES}-day FedAvg warm-up"}
+        asked = {"fedsum": (get("fedsum").claims(frames), "", self.setting),
+                 "focus": (get("focus").claims(without(own, early)), focus, focus_setting),
+                 "fedacs": (self._fedacs_rows(frames, calibration), "", None),
+                 "amplified": (get("amplified").claims(own, **pair), phases, phase_setting)}
         rows = []
         for name in ASKED:
-            fr, kwargs, cause, setting = asked[name]
-            rows += [replace(r, setting=setting, cause="; ".join(c for c in (r.cause, cause) if c))
-                     for r in get(name).claims(fr, **kwargs)]
+            found, cause, setting = asked[name]
+            rows += [replace(r, setting=setting or r.setting,
+                             cause="; ".join(c for c in (r.cause, cause) if c)) for r in found]
         return rows
 
 

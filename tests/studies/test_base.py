@@ -127,11 +127,14 @@ def test_notebook_09_asks_each_paper_through_its_registered_study(monkeypatch):
     s = real.real_setup("quick", "traces/sessions_100.txt")
     searches = {label: GridSearch({0.01: 0.5, 0.001: 0.4, 0.0001: 0.6}, 0.001, (), False)
                 for label in real.AMPLIFIED}
+    calibration = pd.DataFrame({"seed": 0, "method": ["FedACS", "FedAvg"], "App. I.2 rate / shared": 1.0})
     rows = s.claims(pd.DataFrame(), {}, [0, 1, 2], per_round=11.6, rates=(0.1, 1.0),
-                    own_summary=pd.DataFrame(), own_curves={}, searches=searches)
+                    own_summary=pd.DataFrame(), own_curves={}, searches=searches, calibration=calibration)
     assert [r.claim for r in rows] == [f"{n}'s claim" for n in real.ASKED]
     assert [r.paper for r in rows] == ["FedSUM", "FOCUS", "FedACS", "Wang & Ji 2022"]
-    assert rows[0].setting == rows[2].setting == s.setting
+    assert rows[0].setting == s.setting
+    assert rows[2].setting == (f"{s.setting}; FedACS App. I.2's rule: its calibration gives every method "
+                               "FedAvg's rate here (each upload arrives, K = 5 for all)")
     # FOCUS's and Wang & Ji's rows name their paper's rule in the setting, which every verdict keeps
     assert rows[1].setting.startswith(f"{s.setting}; FOCUS App. F's rule: SG-FOCUS, FedAU and SCAFFOLD at "
                                       f"one constant eta = {studies.focus.ETA:g}")

@@ -1,5 +1,6 @@
 """fedlib.studies.real: the algorithms under a recorded availability trace (notebook 09)."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -175,3 +176,138 @@ def test_real_cost_reads_each_run_once_and_sums_its_last_seconds():
     asked.clear()
     assert real.cost_hours_of(configs, [], compute) == 6 and asked == configs
     assert real.cost_hours_of([], loaded, compute) == 0.0
+
+
+def _frames(runs: dict, seeds=(0, 1, 2)):
+    """Frames of synthetic runs: method -> seed -> (test accuracy curve, training loss curve) over
+    rounds 0, 4, ..., 84 (None: a run that failed); final values over the last tenth."""
+    from fedlib import claims
+    from fedlib.studies.base import Frames
+    rows, curves = [], {}
+    for m, per in runs.items():
+        for k in seeds:
+            h = None
+            if per[k] is not None:
+                acc, loss = per[k]
+                h = pd.DataFrame({"round": np.arange(0, 85, 4), "test_acc": acc, "loss": loss})
+            curves[(k, m)] = h
+            ok = h is not None
+            rows.append({"seed": k, "method": m,
+                         "final_acc": claims.late_mean(h, "test_acc") if ok else np.nan,
+                         "final_loss": claims.late_mean(h, "loss") if ok else np.nan})
+    return Frames(pd.DataFrame(rows).set_index(["seed", "method"]), curves, seeds, 4, 10,
+                  methods=tuple(runs))
+
+
+def test_real_late_window_holds_at_least_two_evaluations():
+    """Issue 49 / claims.MARGINS: a late-window mean is never one evaluation. The 36-round phases
+    (every 4 rounds) had a window of 10%, round 36 alone; the window is widened to the last 1.5
+    evaluation intervals where 10% holds fewer than two evaluations, and kept at 10% elsewhere."""
+    from fedlib import claims
+    from fedlib.studies import real
+    s = real.real_setup("quick", "traces/sessions_100.txt")
+    assert s.late_window(84) == real.WINDOW                                # rounds 76, 80, 84
+    evaluated = np.arange(0, 37, 4)
+    assert (evaluated >= 36 - real.WINDOW * 36).sum() == 1                 # the defect: round 36 alone
+    assert (evaluated >= 36 - s.late_window(36) * 36).tolist().count(True) == 2      # rounds 32 and 36
+    for every in range(1, 11):                                             # any T, any interval
+        for T in range(2 * every, 301, every):
+            w = replace(s, eval_every=every).late_window(T)
+            n = int((np.arange(0, T + 1, every) >= T - w * T).sum())
+            assert n >= 2 and (w == real.WINDOW or n == 2)
+    # the summary of a phase (36 rounds) and of a whole run (84) read their own windows
+    rates = (0.1, 1.0)
+    phase = s.phase(next(iter(real.AMPLIFIED)), 0.01, 0, rates)
+    whole = s.configs(rates, [0])
+    full = next(c for c, (_, label) in whole.items() if label == "FedAvg")
+    frames = []
+    for c, T in ((phase, 36), (full, 84)):
+        r = np.arange(0, T + 1, 4)
+        frames.append(pd.DataFrame({"key": c.key(), "status": "ok", "round": r, "test_acc": 0.5 + r / 1000,
+                                    "loss": 1.0 - r / 1000, "uplink": 1.0, "downlink": 1.0}))
+    labels = {phase: (0, next(iter(real.AMPLIFIED))), full: (0, "FedAvg")}
+    _, summary, _ = s.tidy(pd.concat(frames, ignore_index=True), labels)
+    assert summary.loc[(0, next(iter(real.AMPLIFIED))), "final_acc"] == pytest.approx(0.5 + 34 / 1000)
+    assert summary.loc[(0, "FedAvg"), "final_acc"] == pytest.approx(0.5 + 80 / 1000)
+    assert claims.late_mean(frames[0], "test_acc", s.late_window(36)) == pytest.approx(0.534)
+
+
+def test_real_focus_comparison_with_a_run_in_its_early_phase_is_not_tested():
+    """FOCUS's horizon rule: at FOCUS's eta (App. F's rate for 10,000 rounds) a run of 84 rounds
+    whose late-window training loss is still above half its loss at round 0 has not left its early
+    phase; its comparisons are "not tested", the reason naming the horizon and every such seed
+    (a failed run of that method counts with them); at App. F's horizon the rule does not apply, and
+    a rival that learned is compared as usual."""
+    from fedlib import claims
+    from fedlib.studies import get, real
+    r = np.arange(0, 85, 4)
+    learned = (0.1 + 0.8 * r / 84, 2.3 - 1.9 * r / 84)                      # loss 0.4 at the end
+    early = (0.1 + 0.1 * r / 84, 2.3 - 0.2 * r / 84)                        # loss 2.1 of 2.3
+    slower = (0.1 + 0.7 * r / 84, 2.3 - 1.7 * r / 84)                       # left its early phase
+    f = _frames({"SG-FOCUS": dict.fromkeys(range(3), learned), "FedAU": dict.fromkeys(range(3), early),
+                 "SCAFFOLD": {0: slower, 1: slower, 2: None}})
+    marked = real.early_phase(f, tuple(real.FOCUS_RULE), 84, 10_000)
+    assert list(marked) == ["FedAU"] and marked["FedAU"][0] == [0, 1, 2]
+    why = marked["FedAU"][1]
+    assert "10,000 rounds" in why and "T = 84 (0.84%" in why and "3 of 3 runs" in why
+    assert "seed 0: 2.11 of 2.30, 0.195" in why                             # loss of the start, accuracy
+    assert real.early_phase(f, tuple(real.FOCUS_RULE), 10_000, 10_000) == {}
+    rows = get("focus").claims(real.without(f, marked))
+    assert [row.check.verdict for row in rows] == [claims.NOT_TESTED] * 2
+    for row in rows:
+        assert "FedAU: not tested" in row.check.reason and "early phase" in row.check.reason
+        assert "SCAFFOLD: holds" in row.check.reason                        # learned: compared on 2 seeds
+    # a method with one early run and one failed run: both are no value, the failed one with them
+    f2 = _frames({"SG-FOCUS": dict.fromkeys(range(3), learned), "FedAU": dict.fromkeys(range(3), slower),
+                  "SCAFFOLD": {0: early, 1: slower, 2: None}})
+    marked = real.early_phase(f2, tuple(real.FOCUS_RULE), 84, 10_000)
+    assert list(marked) == ["SCAFFOLD"] and marked["SCAFFOLD"][0] == [0, 2]
+    assert "1 of 3 runs" in marked["SCAFFOLD"][1]
+    acc = get("focus").claims(real.without(f2, marked))[0].check
+    assert acc.verdict == claims.NOT_TESTED and "FedAU: holds" in acc.reason
+    # without() leaves the frames it is given alone
+    assert real.without(f2, {}) is f2 and f2.curves[(0, "SCAFFOLD")] is not None
+
+
+def test_real_fedacs_rows_name_every_rival_and_app_i2_calibration():
+    """FedACS's Sec. 6 claims under the trace: App. I.2's calibration computed on each seed's
+    schedule gives every method FedAvg's rate where every upload arrives and every client runs K
+    steps (so the shared-rate runs are at App. I.2's rule); a method off its calibrated rate makes
+    its comparisons "not tested"; every rival the paper names is in the row's per-rival list, those
+    notebook 09 does not run "not tested: not run here", none left out."""
+    from fedlib import claims
+    from fedlib.studies import fedacs, real
+    smoke = real.real_setup("smoke", real.trace_files("smoke")["sessions_100.txt"])
+    cal = smoke.calibration((0.1, 1.0), [0, 1])
+    assert cal["method"].tolist() == ["FedACS", "FedAvg", "FedVARP", "FedAU"] * 2
+    assert np.allclose(cal["App. I.2 rate / shared"], 1.0, rtol=0, atol=real.CALIBRATION_TOL)
+    assert real.off_calibration(cal) == {}
+    off = cal.copy()
+    off.loc[(off["seed"] == 1) & (off["method"] == "FedVARP"), "App. I.2 rate / shared"] = 1.5
+    assert real.off_calibration(off) == {"FedVARP": ([1], "run at the shared rate, not FedACS App. I.2's "
+                                                          "calibrated rate (seed 1: 1.5x the shared)")}
+    r = np.arange(0, 85, 4)
+    fast, slow = (np.minimum(0.1 + r / 40, 0.9), 2.3 - r / 40), (np.minimum(0.1 + r / 80, 0.85), 2.3 - r / 80)
+    run = {"FedACS": fast, "FedAvg": slow, "FedVARP": slow, "FedAU": slow}
+    f = _frames({m: dict.fromkeys(range(3), c) for m, c in run.items()})
+    s = real.real_setup("quick", "traces/sessions_100.txt")
+    cal3 = pd.DataFrame([{"seed": k, "method": m, "App. I.2 rate / shared": 1.0}
+                         for k in range(3) for m in run])
+    rows = s._fedacs_rows(f, cal3)
+    assert len(rows) == 2
+    for row, rivals in zip(rows, ((*fedacs.RIVALS, "FedAU"), fedacs.BENCHMARKS), strict=True):
+        assert [x.split(":")[0] for x in row.check.reason.split("; against")[0].removeprefix("per rival: ")
+                .split("; ")] == list(rivals)
+        for m in rivals:
+            expect = "holds" if m in run else "not tested"
+            assert f"{m}: {expect}" in row.check.reason
+            if m not in run:
+                assert f"against {m}: not tested: not run here" in row.check.reason
+        assert row.check.verdict == claims.NOT_TESTED                      # the rivals not run count
+        assert "every method FedAvg's rate here" in row.setting
+    # FedACS off its calibrated rate: every comparison is not tested, with the rates named
+    cal3.loc[cal3["method"] == "FedACS", "App. I.2 rate / shared"] = 2.0
+    rows = s._fedacs_rows(f, cal3)
+    for row in rows:
+        assert "FedAvg: not tested" in row.check.reason and "2x the shared" in row.check.reason
+        assert "rates 1-2x the shared" in row.setting
