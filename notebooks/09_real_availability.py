@@ -254,13 +254,20 @@ curves_and_values(own_tidy, own_summary, list(dict.fromkeys(label for _, label i
 # SG-FOCUS more accurate and faster than FedAU and SCAFFOLD, all at FOCUS's rate; FedACS: fewer
 # rounds to 70% test accuracy than the rivals of its claim that run here, and the highest
 # accuracy; Wang & Ji: after the warm-up, amplification above the same algorithm without it, each
-# at its own grid rate.
+# at its own grid rate. A run's final value (the "late-window" accuracy of the rows) and the plateau
+# a rounds-to-target row aims at are means over the **late window**, the last tenth of each run's
+# rounds (`studies.real.WINDOW`, the window of every notebook): late enough to be past the fast
+# climb, more than one evaluation where the run is long enough, so that one swinging evaluation does
+# not decide a final value. Which evaluations that is, per run length, is printed below from the runs
+# (`RealSetup.late_window`); Wang & Ji's phases are short, and their window may hold one evaluation.
 
 # %%
 print(claims.RULE)
 per_round = delay_table.loc[delay_table["pattern"].str.startswith("real"), "S (mean clients per round)"].mean()
 claim_table = runs.claims(setup.claims(summary, curves, seeds, per_round, rates, own_summary, own_curves,
                                        searches), "FedSUM")
+print(setup.late_window({**{("shared", *k): h for k, h in curves.items()},
+                         **{("own", *k): h for k, h in own_curves.items()}}))
 counts = claim_table.groupby("paper", sort=False)["verdict"].value_counts().unstack(fill_value=0)
 for paper, row in counts.iterrows():
     print(f"{paper}: " + ", ".join(f"{v} in {row[v]}" for v in claims.VERDICTS if v in row and row[v])

@@ -501,6 +501,36 @@ class RealSetup:
                          "the warm-up")
         return focus, focus_setting, phases, phase_setting
 
+    def late_window(self, curves: dict) -> str:
+        """The late window every claim row of notebook 09 reads, in words, from the runs' own
+        evaluations (``curves``: run -> history, as :meth:`tidy` returns them; the main runs' and
+        the phases' alike): the last :data:`WINDOW` of each run's rounds (rounds >= T - WINDOW T,
+        :func:`fedlib.claims.late_mean`, the window of every notebook): a run's final value (the
+        "late-window" accuracy of FedACS's row, FedSUM-CR's and FOCUS's accuracy rows, Wang & Ji's
+        phases) and the plateau a rounds-to-target row aims at. Per run length: the evaluations in
+        the window, and, for Wang & Ji's phases (their rounds counted from the end of the warm-up,
+        :attr:`warmup_rounds`), the rounds of the whole run they are. The window is the last tenth
+        of a run, past its fast climb, averaged over its evaluations so that one swinging evaluation
+        does not decide a final value; a phase as short as the quick profile's holds one."""
+        by_length: dict[int, set] = {}
+        for h in curves.values():
+            if h is None or h.empty:
+                continue
+            last = float(h["round"].iloc[-1])
+            by_length.setdefault(int(last), set()).update(
+                int(r) for r in h.loc[h["round"] >= last - WINDOW * last, "round"])
+        parts = []
+        for length, rounds in sorted(by_length.items(), reverse=True):
+            at = ", ".join(map(str, sorted(rounds)))
+            part = f"{length}-round runs: {len(rounds)} evaluation(s), at round(s) {at}"
+            if length == self.rounds - self.warmup_rounds and length != self.rounds:
+                shifted = ", ".join(str(r + self.warmup_rounds) for r in sorted(rounds))
+                part += (f" (Wang & Ji's phases, after the {self.warmup_rounds}-round warm-up: round(s) "
+                         f"{shifted} of the run)")
+            parts.append(part)
+        return (f"late window: the last {WINDOW:.0%} of each run's rounds (every {self.eval_every} rounds an "
+                f"evaluation, {self.round_minutes}-minute rounds): " + "; ".join(parts))
+
     def claims(self, summary: pd.DataFrame, curves: dict, seeds: list, per_round: float,
                rates: tuple, own_summary: pd.DataFrame, own_curves: dict,
                searches: dict[str, GridSearch]) -> list[ClaimRow]:

@@ -175,3 +175,29 @@ def test_real_cost_reads_each_run_once_and_sums_its_last_seconds():
     asked.clear()
     assert real.cost_hours_of(configs, [], compute) == 6 and asked == configs
     assert real.cost_hours_of([], loaded, compute) == 0.0
+
+
+def test_real_late_window_is_read_from_the_runs_evaluations_and_matches_late_mean():
+    """The late window notebook 09's claims read, in words, from the runs themselves: per run length
+    the evaluations in the last WINDOW of its rounds (the ones claims.late_mean averages), Wang & Ji's
+    phases also as rounds of the whole run (after the warm-up)."""
+    import re
+
+    from fedlib import claims
+    from fedlib.studies import real
+    s = real.real_setup("quick", "traces/sessions_100.txt")
+    T, every, w = s.rounds, s.eval_every, s.warmup_rounds
+    main = pd.DataFrame({"round": np.arange(0, T + 1, every),
+                         "test_acc": np.linspace(0.1, 0.9, T // every + 1)})
+    phase = pd.DataFrame({"round": np.arange(0, T - w + 1, every),
+                          "test_acc": np.linspace(0.5, 0.9, (T - w) // every + 1)})
+    words = s.late_window({(0, "FedAvg"): main, (0, "phase"): phase, (1, "failed"): None})
+    got = dict(re.findall(r"(\d+)-round runs: \d+ evaluation\(s\), at round\(s\) ([\d, ]+)", words))
+    for h in (main, phase):                                   # the evaluations late_mean averages
+        rounds = [int(r) for r in got[str(int(h["round"].iloc[-1]))].split(", ")]
+        assert np.mean(h.set_index("round").loc[rounds, "test_acc"]) == pytest.approx(
+            claims.late_mean(h, window=real.WINDOW))
+    assert got[str(T)] == "76, 80, 84"                        # rounds >= 84 - 8.4, every 4th
+    assert words.startswith(f"late window: the last 10% of each run's rounds (every {every} rounds")
+    phase_rounds = ", ".join(str(int(r) + w) for r in got[str(T - w)].split(", "))
+    assert f"after the {w}-round warm-up: round(s) {phase_rounds} of the run" in words
