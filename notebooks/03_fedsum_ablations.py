@@ -203,7 +203,8 @@ else:
 # * **the batch remark** (App. H.5): at batch 8, FedSUM-B is worse than at the larger batch and
 #   FedSUM beats FedSUM-B. App. H.5 ties both of its claims to batch 128 ("This is mainly because
 #   the batch size is set to 128"): where this profile's batch differs, every App. H.5 row names
-#   the departure in its setting, whatever its verdict.
+#   the departure in its setting, whatever its verdict. The remark's other example, batch 16, has
+#   no run of Fig. 11's group: a row "not tested" whose reason names the batches that were run.
 # * **"the bias issue ... does not affect the performance of FedSUM"** (App. H.8, Fig. 14): (a)
 #   its final accuracy under biased sampling is no lower than its lowest under Cases 1-4 (minus the
 #   margin), the row that tests the sentence; (b) our reading of Fig. 14(b), which shows FedSUM
@@ -222,7 +223,9 @@ else:
 #   late-window training loss over `LEVEL`), claimed to rise with tau_avg (margin one evaluation interval), and (ii) the final
 #   test accuracy, claimed to fall (accuracy margin). The cases differ in more than their delays
 #   (cyclic orders against sampling), so these rows test the remark across patterns, as Sec. 2.2
-#   states it.
+#   states it; each rounds row's cause names that confound from the runs: the cases by mean
+#   tau_avg with their mean rounds, the slowest case, and the rounds within each family (the two
+#   cyclic cases, the two sampled ones), where pattern and delay do not move together.
 # * **Figs. 12 and 13** (App. H.6, H.7): no run here tests them; each is a "not tested" row with its
 #   reason.
 

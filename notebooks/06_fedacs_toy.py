@@ -190,13 +190,16 @@ print("FedVARP vs c-a-FedAvg, largest difference of their closed-form distances:
 #   leaves each method that keeps a source where it was, its share kept within 1/4 of 1 (nearer
 #   kept than removed; FedACS, which removes both, is the exception its cause names).
 #
-# Fig. 7 shows the distances "under both static and dynamic heterogeneous settings": its claims are
-# checked a second time in the dynamic environment ($p_i^t$ and $\tau_i^t$ redrawn every round). The
+# Fig. 7 shows the distances "under both static and dynamic heterogeneous settings": its claims (every
+# App. I.4 row, none left out) are checked a second time in the dynamic environment ($p_i^t$ and
+# $\tau_i^t$ redrawn every round). The
 # distances with both sources at the toy's rate are each method's closed-form fixed point over its
 # run's realised schedule; removes / keeps and the single-source comparisons use each round's exact
 # expected weights given that round's $p_i^t$ and $\tau_i^t$, averaged over the rounds
 # (`Toy.dynamic_source`: no noise of realised uplinks, which would not shrink with $\eta$), at $\eta$
-# and $\eta/2$. Sec. 6 puts FedVARP's failure on "non-stationary statistics across training rounds":
+# and $\eta/2$. FedAU's weights there are its declared limit $\omega_i = 1/p_i^t$; its interval
+# estimates follow the long-run mean of $p_i^t$ instead, whose weights have the same mean over the
+# rounds ($p_i^t$ is drawn apart from $\tau_i^t$), so over many rounds its fixed point is the same. Sec. 6 puts FedVARP's failure on "non-stationary statistics across training rounds":
 # the dynamic environment redraws $p_i^t$ and $\tau_i^t$ independently from fixed ranges (the same
 # statistics every round), and with exact gradients FedVARP's fixed point is c-a-FedAvg's by
 # construction, so that row is "not tested", with the reason.

@@ -21,7 +21,8 @@ from . import methods
 from .base import Frames, Study, register_study
 
 __all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHODS", "METHOD_NAMES", "OURS",
-           "QUOTES", "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "SMALL_BATCH", "STUDY", "FedSumSetup",
+           "QUOTES", "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "REMARK_BATCHES", "SMALL_BATCH", "STUDY",
+           "FedSumSetup",
            "DELAY_LEMMAS", "delay_claims", "delay_patterns", "delay_profile", "fedsum_setup",
            "headline_claims", "matched_product", "off_rule", "pick_rates", "resnet_configs", "summed_step"]
 
@@ -37,6 +38,9 @@ BASELINES = ["FedAvg", "FedAU", "FedAWE", "FedVARP", "MIFA", "SCAFFOLD"]
 FIG10_RATE, FIG10_P = 0.01, (0.05, 0.1, 0.2, 0.4)
 #: Fig. 11 (App. H.5): the FedSUM family at a constant eta_l = 0.1; the remark's smaller batch (8)
 FIG11_RATE, SMALL_BATCH = 0.1, 8
+#: App. H.5's examples of "a smaller batch size (e.g., 8 or 16)": a row for each, "not tested" where
+#: no run of Fig. 11's group is at that batch
+REMARK_BATCHES = (8, 16)
 #: (App. H.5's runs of the family use each algorithm's default options)
 FAMILY = methods.algorithms(["FedSUM-B", "FedSUM", "FedSUM-CR"])
 
@@ -355,7 +359,9 @@ class FedSumSetup:
         """App. H.5 on ``dataset`` (by name): FedSUM-B and FedSUM-CR no worse than FedSUM under each
         pattern (Fig. 11), FedSUM-B degrading at the small batch where FedSUM leads. App. H.5 ties both
         to its batch ("This is mainly because the batch size is set to 128"): at another batch every
-        row, whatever its verdict, names the departure as its setting (:meth:`batch_departure`)."""
+        row, whatever its verdict, names the departure as its setting (:meth:`batch_departure`). Each
+        other example batch of the remark (:data:`REMARK_BATCHES`) that no run of ``fam_s`` (its
+        ``batch`` level) makes is a row "not tested", its reason the batches that were run."""
         B = self.batch_size
         fig11, remark = (x or None for x in self.batch_departure())
 
@@ -375,7 +381,20 @@ class FedSumSetup:
             ClaimRow("App. H.5", QUOTES["batch"],
                      f"at batch {SMALL_BATCH} FedSUM takes the lead over FedSUM-B, P1",
                      _acc_paired(acc("P1", "FedSUM", SMALL_BATCH), acc("P1", "FedSUM-B", SMALL_BATCH),
-                                 names=("FedSUM", "FedSUM-B")), setting=remark)]
+                                 names=("FedSUM", "FedSUM-B")), setting=remark),
+            *self._unrun_batches(fam_s, remark)]
+
+    def _unrun_batches(self, fam_s: pd.DataFrame, remark: str | None) -> list[ClaimRow]:
+        """:meth:`family_claims`' "not tested" rows: App. H.5's example batches that no run of
+        ``fam_s`` makes (the batches that were run, from its ``batch`` level, in the reason)."""
+        run = sorted({int(b) for b in fam_s.index.get_level_values("batch")})
+        return [ClaimRow("App. H.5", QUOTES["batch"],
+                         f"at batch {b} FedSUM-B degrades (vs batch {self.batch_size}) and FedSUM takes the "
+                         "lead over FedSUM-B, P1",
+                         claims.not_run(f"no run of Fig. 11's group is at batch {b}: its runs are at batch "
+                                        f"{' and '.join(map(str, run))} (App. H.5's remark is run at its "
+                                        f"first example, batch {SMALL_BATCH})"), setting=remark)
+                for b in REMARK_BATCHES if b not in run]
 
     def batch_departure(self) -> tuple[str, str]:
         """How this profile's batch departs from App. H.5's, which ties its claims to it (Fig. 11's
@@ -510,7 +529,8 @@ class FedSumSetup:
                 f"rise with tau_avg (per seed, the fitted change {lo_hi}; our reading of 'generally')",
                 claims.paired(_trend(tau, reach, seeds), dict.fromkeys(seeds, 0.0), margin=rounds_margin,
                               names=("fitted change of rounds", "no change"), digits=2,
-                              missing="failed or never")))
+                              missing="failed or never"),
+                cause=self.case_confound(tau, reach, seeds)))
         acc = {c: _final_acc(case_s, seeds, dataset, c, "FedSUM") for c in cases}
         return rows + [ClaimRow(
             "Sec. 2.2, Remark 2.1", QUOTES["remark 2.1"],
@@ -518,6 +538,35 @@ class FedSumSetup:
             f"with tau_avg (per seed, the fitted change {lo_hi}; our reading of 'generally')",
             _acc_paired(_trend(tau, acc, seeds), dict.fromkeys(seeds, 0.0), higher=False,
                         names=("fitted change of final accuracy", "no change")))]
+
+    def case_confound(self, tau: dict, reach: dict, seeds: list) -> str:
+        """What a row of :meth:`case_delay_claims` on the rounds to a target adds to its verdict: the
+        cases in order of their mean tau_avg over ``seeds`` (case -> seed -> value, as ``tau`` and
+        ``reach``), each with its mean rounds over the seeds where it has one, which case is slowest,
+        and the confound the fit over the cases carries: Sec. 2.1's cyclic orders (each round the next
+        block of clients, :meth:`cases`) against its random samples; where the cyclic cases are the
+        ones with the smallest tau_avg, delay and pattern move together, and the rounds within each
+        family (cyclic, sampled) say which way the delay alone points."""
+        def mean(d: dict) -> float:
+            v = [float(d[k]) for k in seeds if np.isfinite(float(d[k]))]
+            return float(np.mean(v)) if v else math.nan
+        order = sorted(tau, key=lambda c: mean(tau[c]))
+        cyclic = [c for c in order if "cyclic" in self.cases()[c][0]]
+        sampled = [c for c in order if c not in cyclic]
+        by = "; ".join(f"{c} tau_avg {mean(tau[c]):.3g}, {mean(reach[c]):.1f} rounds" for c in order)
+        slow = max(order, key=lambda c: mean(reach[c]) if np.isfinite(mean(reach[c])) else -math.inf)
+        text = f"mean over seeds, by tau_avg: {by}; slowest: {slow}"
+        if not cyclic or not sampled:
+            return text
+        lead = ("the cyclic cases have the smallest tau_avg" if order[:len(cyclic)] == cyclic else
+                "the cyclic cases do not have the smallest tau_avg")
+        within = "; ".join(f"within the {name} cases, the smaller tau_avg ({g[0]}) needs "
+                           f"{mean(reach[g[0]]) - mean(reach[g[-1]]):+.1f} rounds against {g[-1]}"
+                           for name, g in (("cyclic", cyclic), ("sampled", sampled)) if len(g) > 1)
+        return (f"{text}; confounded: {lead}, and the cases differ in more than their delays (a cyclic "
+                "order visits the clients in fixed blocks, in turn; the others sample them at random), so "
+                "the fit over the cases compares cyclic orders with sampling"
+                + (f"; {within}" if within else ""))
 
     def unrun_claims(self) -> list[ClaimRow]:
         """App. H.6 and H.7's claims, which no run of this profile tests, each "not tested" with the
@@ -598,8 +647,9 @@ class FedSumSetup:
                           rows: list[ClaimRow]) -> tuple[pd.DataFrame, str]:
         """Notebook 03's regime section (quick profile): the claims of ``rows`` (:meth:`ablation_claims`
         of this regime over ``seeds``) beside the same claims from the earlier quick profile's single seed
-        (T = 120, rates (0.1, 2)). Returns the table and a line saying in how many claims the
-        earlier effect has the other sign."""
+        (T = 120, rates (0.1, 2)); a row "not tested" (no run makes its setting) compares nothing and
+        is left out. Returns the table and a line saying in how many claims the earlier effect has
+        the other sign."""
         earlier = fedsum_setup("quick", regime="earlier")
         groups = earlier.ablation_configs({ds: (0.1, 2.0) for ds in datasets}, [0], datasets)
         names = {"cases": ["dataset", "pattern", "seed", "method"], "p": ["dataset", "p", "seed"],
@@ -607,6 +657,8 @@ class FedSumSetup:
         old = {g: claims.tidy(compute(list(groups[g])), groups[g], n, CHANCE, WINDOW,
                               rename={"dataset": self.dataset_name})[1] for g, n in names.items()}
         old_rows = self.ablation_claims(old["cases"], old["p"], old["family"], [0], datasets, "")
+        rows, old_rows = zip(*[(r, o) for r, o in zip(rows, old_rows, strict=True)
+                               if r.check.verdict != claims.NOT_TESTED], strict=True)
         here = f"here ({len(seeds)} seeds, T = {self.rounds})"
         table = pd.DataFrame([{
             "dataset": r.context["dataset"], "claim": r.claim, f"{here}: verdict": r.check.verdict,

@@ -3,6 +3,7 @@ ran them) under "bern" and "uniform 4 of 32", per profile, as labelled configs."
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -23,10 +24,11 @@ from .base import Frames, Study, register_study
 __all__ = ["ETA", "LABEL_QUOTE", "MAINLY", "MARKOV_QUOTE", "ROUGHLY_EACH", "METHODS", "METHOD_NAMES",
            "PILOT_NAMES", "PILOT_RIVALS", "PILOT_RULE",
            "PILOT_SEEDS", "QUOTE", "RIVALS", "STUDY", "EXACT_QUOTE", "FEDAVG_QUOTE", "TOY_ADDED",
-           "TOY_CHECKS", "TOY_FLOOR", "TOY_METHODS", "TOY_QUOTE", "TOY_RIVALS", "FocusSetup", "exact_floor",
-           "focus_setup",
+           "MARKOV_ON_RATE", "MARKOV_P", "MARKOV_PANEL", "TOY_CHECKS", "TOY_METHODS", "TOY_QUOTE",
+           "TOY_RIVALS", "FocusSetup", "exact_floor", "focus_setup",
            "headline_claims", "late_swing", "pilot_checks", "pilot_decision", "rate_kept", "toy_beyond",
-           "toy_claims", "toy_curves", "toy_exact_claims", "toy_panels", "toy_unrun_claims"]
+           "toy_claims", "toy_curves", "toy_exact_claims", "toy_floor", "toy_markov_claims",
+           "toy_markov_panel", "toy_panels"]
 
 #: per profile: data, model, N, S of "uniform", batch, rounds, evaluation interval, training-loss
 #: samples per client (App. F and the authors' run script; quick: MNIST standing in for CIFAR-10)
@@ -377,11 +379,29 @@ def toy_panels(rounds: int, local_steps: int, seed: int = 0):
     q = focus_arbitrary_weights(n, seed=5)
     return prob, {
         "full participation": (build("full", n, rounds, local_steps=local_steps), 6e-4),
-        "uniform (4 of 16)": (build("uniform", n, rounds, seed=seed, per_round=4, local_steps=local_steps),
-                              1.5e-4),
-        "arbitrary (4 of 16, weighted by q)": (build("weighted", n, rounds, seed=seed, per_round=4, q=q,
-                                                     local_steps=local_steps), 1e-4),
+        "uniform (4 of 16)": (build("uniform", n, rounds, seed=seed, per_round=_PER_ROUND,
+                                    local_steps=local_steps), _UNIFORM_LR),
+        "arbitrary (4 of 16, weighted by q)": (build("weighted", n, rounds, seed=seed, per_round=_PER_ROUND,
+                                                     q=q, local_steps=local_steps), 1e-4),
     }
+
+
+#: the uniform panel of Fig. 4: clients a round and the step size (the authors' notebook)
+_PER_ROUND, _UNIFORM_LR = 4, 1.5e-4
+#: FOCUS Sec. 5.3's Markov participation on the toy (ours: the paper runs none): fedlib's ``markov``
+#: kind (FedAU's two-state chain per client), every client's stationary probability that of the
+#: uniform panel (4 of 16 a round on average), and the chain's on-rate (P(off -> on), fedlib's
+#: default, Wang & Ji 2023's)
+MARKOV_P, MARKOV_ON_RATE = _PER_ROUND / 16, 0.05
+MARKOV_PANEL = "Markov participation"
+
+
+def toy_markov_panel(rounds: int, local_steps: int, seed: int = 0):
+    """(schedule, local rate) of Sec. 5.3's Markov participation on the toy's 16 clients: each client
+    a two-state chain (:data:`MARKOV_P`, :data:`MARKOV_ON_RATE`), started stationary, so on average
+    as many clients a round as the uniform panel, whose step size it takes."""
+    return (build("markov", 16, rounds, seed=seed, p=MARKOV_P, on_rate=MARKOV_ON_RATE,
+                  local_steps=local_steps), _UNIFORM_LR)
 
 
 #: FOCUS Sec. 5's words on Fig. 4 (notebook 04)
@@ -395,14 +415,29 @@ TOY_RIVALS = {"FedAvg and SCAFFOLD": ["FedAvg", "SCAFFOLD"]}
 #: the methods notebook 04 adds to Fig. 4 (* = not in the paper's figure): FOCUS made no claim about
 #: them, so their comparisons with FOCUS are a table beyond the paper (:func:`toy_beyond`), not claims
 TOY_ADDED = ("FedSUM*", "FedSUM-CR*", "MIFA*", "FedAU*")
-#: relative errors below this are the floating-point floor (x* comes from LAPACK): counted as it
-TOY_FLOOR = 1e-10
 
 
-def toy_curves(hist: pd.DataFrame, floor: float = TOY_FLOOR) -> dict:
+@functools.cache
+def toy_floor() -> float:
+    """The floor below which the comparisons on the toy count an error as the floor, derived from the
+    same bound as the exact-convergence rows: one decade above :func:`exact_floor` of the toy's data
+    (float64 rounding's worst-case bound, a power of ten; 1e-11 here, so 1e-10). The two floors do two
+    jobs. :func:`toy_exact_claims` asks whether an error lies *at* the bound (a factor-2 margin: last
+    bits cannot move that decision). The comparisons (:func:`toy_claims`, :func:`toy_beyond`, the rates
+    of :func:`rate_kept`, the late fall of :func:`toy_markov_claims`) *read* errors and print effects to
+    four digits or more, so they stop a decade above the bound: there x*'s last bits (LAPACK's, which
+    differ between processes; an absolute ~2e-15 in the relative error, the level the exact methods end
+    at) still moved a printed effect when the comparisons read errors down to the bound itself (0.010938
+    against 0.010935 in two executions of notebook 04). No verdict of notebook 04 differs between the two
+    floors (its commit records the check)."""
+    return 10.0 ** (round(math.log10(exact_floor(LeastSquares(*focus_toy_data())))) + 1)
+
+
+def toy_curves(hist: pd.DataFrame, floor: float | None = None) -> dict:
     """(panel, seed, method) -> the run's curve with ``error`` (the relative distance to x*,
-    errors below ``floor`` counted as ``floor``) and ``log10_error``, from a frame of Fig. 4's
-    runs (columns panel, seed, method, round, rel_dist_to_opt)."""
+    errors below ``floor`` (default :func:`toy_floor`) counted as ``floor``) and ``log10_error``,
+    from a frame of Fig. 4's runs (columns panel, seed, method, round, rel_dist_to_opt)."""
+    floor = toy_floor() if floor is None else floor
     out = {}
     for key, h in hist.groupby(["panel", "seed", "method"], sort=False):
         e = h["rel_dist_to_opt"].clip(lower=floor)
@@ -410,11 +445,13 @@ def toy_curves(hist: pd.DataFrame, floor: float = TOY_FLOOR) -> dict:
     return out
 
 
-def rate_kept(h: pd.DataFrame, floor: float = TOY_FLOOR) -> float:
+def rate_kept(h: pd.DataFrame, floor: float | None = None) -> float:
     """The slope of log10 error per round over the late half of the rounds where the error lies
-    above ``floor`` (round > 0), over the slope of the early half: 1 for a linear rate, near 0
-    for a rate that slows down (sublinear) or a plateau. NaN with fewer than 4 such rounds, or where
-    the early half does not fall (its fitted fall over its rounds is under 1e-9 decades: rounding)."""
+    above ``floor`` (default :func:`toy_floor`; round > 0), over the slope of the early half: 1 for
+    a linear rate, near 0 for a rate that slows down (sublinear) or a plateau. NaN with fewer than 4
+    such rounds, or where the early half does not fall (its fitted fall over its rounds is under
+    1e-9 decades: rounding)."""
+    floor = toy_floor() if floor is None else floor
     d = h[(h["rel_dist_to_opt"] > floor) & (h["round"] > 0)]
     if len(d) < 4:
         return math.nan
@@ -426,7 +463,7 @@ def rate_kept(h: pd.DataFrame, floor: float = TOY_FLOOR) -> float:
 
 
 def toy_claims(hist: pd.DataFrame, seeds: Sequence[int], setting: str = "",
-               floor: float = TOY_FLOOR) -> list[ClaimRow]:
+               floor: float | None = None) -> list[ClaimRow]:
     """FOCUS Sec. 5's claims on Fig. 4 from its runs (``hist``: panel, seed, method, round,
     rel_dist_to_opt; one run per panel, seed and method), per scenario (panel): FOCUS converges
     linearly (:func:`rate_kept`, a "no worse" claim against a rate kept whole, margin
@@ -435,13 +472,15 @@ def toy_claims(hist: pd.DataFrame, seeds: Sequence[int], setting: str = "",
     on the error, lower is better, margin one round) than the other algorithms of the paper's figure
     (:data:`TOY_RIVALS`; the methods added here are :func:`toy_beyond`'s, not claims); and its
     lead over the figure's other algorithms (the least over them of the log10 error it gains) is
-    larger under arbitrary participation than under each other scenario."""
+    larger under arbitrary participation than under each other scenario. Errors below ``floor``
+    (default :func:`toy_floor`) count as it."""
+    floor = toy_floor() if floor is None else floor
     curves = toy_curves(hist, floor)
     panels = list(dict.fromkeys(hist["panel"]))
     rows = []
     for p in panels:
         rows += [replace(r, context={"panel": p}, setting=setting)
-                 for r in _toy_panel_claims(curves, p, seeds)]
+                 for r in _toy_panel_claims(curves, p, seeds, floor)]
     arbitrary = next((p for p in panels if p.startswith("arbitrary")), None)
     if arbitrary is not None:
         short = {p: p.split(" (")[0] for p in panels}
@@ -532,21 +571,65 @@ MARKOV_QUOTE = ("We believe FOCUS still converges exactly under this scenario si
                 "modeling and push-pull strategy still hold for any realizations.")
 
 
-def toy_unrun_claims() -> list[ClaimRow]:
-    """FOCUS's claims on the toy's kind of problem that no run here tests, each "not tested" with
-    its reason (:func:`fedlib.claims.not_run`): exact convergence under Markov participation
-    (Sec. 5.3), which the paper states as a belief without an experiment."""
-    why = ("Sec. 5.3 states it as a belief, without an experiment (its proof is left open), and notebook "
-           "04 runs Fig. 4's three scenarios only (full, uniform, arbitrary); fedlib's participation kind "
-           "'markov' (FedAU's two-state chain per client) could run it on this toy")
-    return [ClaimRow("Sec. 5.3", MARKOV_QUOTE, "FOCUS converges exactly under Markov participation (a "
-                     "client's participation depends on its status in the last round)", claims.not_run(why),
-                     context={"panel": "Markov participation"}, setting="")]
+def toy_markov_claims(hist: pd.DataFrame, seeds: Sequence[int], floor: float, setting: str = ""
+                      ) -> list[ClaimRow]:
+    """FOCUS Sec. 5.3's belief that FOCUS "still converges exactly" under Markov participation, on the
+    toy's runs under :func:`toy_markov_panel` (``hist`` as :func:`toy_claims` reads it, one panel, FOCUS
+    and FedAvg), seed by seed, two readings: (a) as Fig. 4's rows (:func:`toy_exact_claims`), the
+    relative error at the last round, clipped at ``floor`` (:func:`exact_floor`), lies at it (no more
+    than ``MARGINS['log10 error']`` above it); (b) it has no irreducible neighbourhood within the run:
+    over the late half of its rounds above the comparisons' floor (:func:`toy_floor`) its log10 error
+    falls (the fitted fall, :func:`_late_fall`, above 0; margin the same factor 2), as FedAvg's, whose
+    limit Sec. 4.1 puts in a neighbourhood, does not. Each row's cause gives both methods' last errors
+    and late falls, and for FOCUS the rounds its late pace would still need to reach the floor (on the
+    seeds where it stops above the floor and its late fall exceeds the margin)."""
+    curves, read = toy_curves(hist, floor), toy_floor()
+    (panel,) = dict.fromkeys(hist["panel"])
+    margin = claims.MARGINS["log10 error"]
+    both = ("FOCUS", "FedAvg")
+    end = {m: {k: float(curves[(panel, k, m)]["log10_error"].iloc[-1]) for k in seeds} for m in both}
+    fall = {m: {k: _late_fall(curves[(panel, k, m)], read) for k in seeds} for m in both}
+    last = int(hist["round"].max())
+    pace = {k: _late_fall(curves[(panel, k, "FOCUS")], read, per_round=True) for k in seeds}
+    need = [(v - math.log10(floor)) / pace[k] for k, v in end["FOCUS"].items()     # where it still falls
+            if fall["FOCUS"][k] > margin and v > math.log10(floor)]
+
+    def span(d):
+        return f"{min(d.values()):.2f} to {max(d.values()):.2f}"
+    cause = (f"at round {last}, log10 error: FOCUS {span(end['FOCUS'])}, FedAvg {span(end['FedAvg'])} "
+             f"(floor {math.log10(floor):.0f}); fall over the late half of the rounds above {read:g} "
+             f"(decades): FOCUS {span(fall['FOCUS'])}, FedAvg {span(fall['FedAvg'])}"
+             + (f"; at its late pace FOCUS would reach the floor in about {min(need):.0f}-{max(need):.0f} "
+                "more rounds" if need else ""))
+    claim = ("FOCUS converges exactly under Markov participation (a client's participation depends on its "
+             "status in the last round): ")
+    return [ClaimRow("Sec. 5.3", MARKOV_QUOTE, claim + f"its relative error at the last round (round {last}) "
+                     f"lies at the floating-point floor ({floor:g}), as Fig. 4's rows ask",
+                     claims.paired(end["FOCUS"], dict.fromkeys(seeds, math.log10(floor)), higher=False,
+                                   kind="no worse", margin=margin, names=("FOCUS log10 error", "floor")),
+                     cause=cause, context={"panel": panel}, setting=setting),
+            ClaimRow("Sec. 5.3", MARKOV_QUOTE, claim + "no irreducible neighbourhood: its log10 error still "
+                     f"falls over the late half of its rounds above {read:g} (the comparisons' floor)",
+                     claims.paired(fall["FOCUS"], dict.fromkeys(seeds, 0.0), margin=margin,
+                                   names=("FOCUS late fall (decades)", "0")),
+                     cause=cause, context={"panel": panel}, setting=setting)]
 
 
-def _toy_panel_claims(curves: dict, panel: str, seeds: Sequence[int]) -> list[ClaimRow]:
-    """:func:`toy_claims`' rows of one scenario."""
-    kept = {k: rate_kept(curves[(panel, k, "FOCUS")]) for k in seeds}
+def _late_fall(h: pd.DataFrame, floor: float, per_round: bool = False) -> float:
+    """The fall of log10 error (decades, positive where it falls) over the late half of the rounds
+    where the error lies above ``floor`` (round > 0), from the least-squares slope times the span of
+    those rounds (``per_round``: the slope alone, decades a round); NaN with fewer than 4 such rounds."""
+    d = h[(h["rel_dist_to_opt"] > floor) & (h["round"] > 0)]
+    if len(d) < 4:
+        return math.nan
+    late = d.iloc[len(d) // 2:]
+    slope = np.polyfit(late["round"], np.log10(late["rel_dist_to_opt"]), 1)[0]
+    return float(-slope if per_round else -slope * (late["round"].iloc[-1] - late["round"].iloc[0]))
+
+
+def _toy_panel_claims(curves: dict, panel: str, seeds: Sequence[int], floor: float) -> list[ClaimRow]:
+    """:func:`toy_claims`' rows of one scenario (errors at or below ``floor`` are the floor)."""
+    kept = {k: rate_kept(curves[(panel, k, "FOCUS")], floor) for k in seeds}
     rows = [ClaimRow(TOY_WHERE, TOY_QUOTE, "FOCUS converges linearly: its log10 error falls as fast in "
                      "the late half of its descent to the floor as in the early half",
                      claims.paired(kept, dict.fromkeys(kept, 1.0), kind="no worse",
@@ -579,7 +662,7 @@ def _toy_checks(curves: dict, panel: str, seeds: Sequence[int], rivals: Sequence
                                margin=claims.margin_for("rounds to target", 1)))
 
 
-def toy_beyond(hist: pd.DataFrame, seeds: Sequence[int], floor: float = TOY_FLOOR,
+def toy_beyond(hist: pd.DataFrame, seeds: Sequence[int], floor: float | None = None,
                added: Sequence[str] = TOY_ADDED) -> pd.DataFrame:
     """FOCUS against the methods notebook 04 adds to Fig. 4 (``added``, default :data:`TOY_ADDED`),
     beyond the paper: Sec. 5's "outperforms the other algorithms" speaks of its own figure's
@@ -587,7 +670,8 @@ def toy_beyond(hist: pd.DataFrame, seeds: Sequence[int], floor: float = TOY_FLOO
     two checks as :func:`toy_claims` (the rule of :data:`fedlib.claims.RULE`), one row per scenario
     (panel), added method and check: panel, method, check, verdict (an inconclusive one with its
     direction), effect, ci_low, ci_high, seeds (per seed: the rival's value minus FOCUS's, log10
-    error or rounds; positive favours FOCUS)."""
+    error or rounds; positive favours FOCUS). Errors below ``floor`` (default :func:`toy_floor`)
+    count as it."""
     curves = toy_curves(hist, floor)
     rows = []
     for p in dict.fromkeys(hist["panel"]):

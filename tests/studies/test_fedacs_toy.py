@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from fedlib import studies
+from fedlib import claims, studies
 
 _I4 = "App. I.4, Fig. 7"
 
@@ -81,6 +81,9 @@ def test_fedacs_toy_fig7_claims_are_checked_in_the_dynamic_setting_too():
     static = {(r.quote, r.claim) for r in studies.fedacs_toy.toy_claims(studies.fedacs_toy.toy_values([0]))}
     assert not [r for r in rows if r.where == "Sec. 6"]       # Sec. 6's FedVARP: not tested (below)
     assert {(r.quote, r.claim) for r in rows} <= static                          # Fig. 7's statements
+    # App. I.4 says them "under both static and dynamic heterogeneous settings": none left out
+    i4 = [c for c in studies.fedacs_toy.TOY_CLAIMS if c[0] == _I4]
+    assert [(r.where, r.quote, r.claim) for r in rows] == [c[:3] for c in i4]
     by = {r.claim: r for r in rows}
     ca = by["c-a-FedAvg's fixed point lies closer to x* than FedAvg's"]          # the realised distances
     d = {m: dyn["dist", m, "both", "SGD"] for m in ("FedAvg", "c-a-FedAvg")}
@@ -90,6 +93,20 @@ def test_fedacs_toy_fig7_claims_are_checked_in_the_dynamic_setting_too():
     assert nova.effect == pytest.approx(np.mean([0.75 - kept[k] for k in seeds]))
     assert nova.verdict == "holds" and abs(dyn["kept", "FedNova", "computation"][0] - 0.5) < 0.02
     assert abs(dyn["kept", "FedAvg", "communication"][0] - 1) < 0.05        # a kept source stays
+    # FedAvg keeps both: each source's dynamic share kept against 3/4, each with its verdict
+    avg = [r for r in rows if r.claim == f"FedAvg {studies.fedacs_toy._NEITHER}"]
+    assert len(avg) == 1 and avg[0].check.reason.startswith("per rival: communication: ")
+    assert "computation: " in avg[0].check.reason
+    margin = claims.MARGINS["share kept at half the rate"]
+    direct = claims.combine({s: claims.paired(dyn["kept", "FedAvg", s], dict.fromkeys(seeds, 0.75),
+                                              higher=True, margin=margin,
+                                              names=(f"FedAvg's share kept ({s})", "3/4"))
+                             for s in ("communication", "computation")})
+    assert avg[0].check == direct                           # the dynamic shares kept, not the static ones
+    for m in ("c-a-FedAvg", "FedAU"):                    # remove communication: its share kept is read
+        (row,) = [r for r in rows if r.claim == f"{m} removes the communication inconsistency"]
+        kept = dyn["kept", m, "communication"]
+        assert row.check.effect == pytest.approx(np.mean([0.75 - kept[k] for k in seeds]))
     varp = by[f"FedVARP {studies.fedacs_toy._NEITHER}"]                       # App. I.4's, in this model
     assert varp.check.verdict == "does not hold" and "communication: does not hold" in varp.check.reason
     assert "eq. 115" in varp.cause

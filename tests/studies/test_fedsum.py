@@ -2,6 +2,7 @@
 rule and its pick, the ablations, the delay tables)."""
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -321,7 +322,16 @@ def test_app_h5_rows_name_the_batch_departure_in_their_setting_whatever_their_ve
         seeds = [0, 1, 2]
         rows = s.ablation_claims(*_ablation_summaries(s, seeds), seeds, s.datasets[:1], s.setting)
         h5 = [r for r in rows if r.where.startswith("App. H.5")]
-        assert len(h5) == 2 * len(s.patterns) + 2 and any(r.check.verdict == "holds" for r in h5)
+        assert len(h5) == 2 * len(s.patterns) + 3 and any(r.check.verdict == "holds" for r in h5)
+        # the remark's other example batch (16): no run of the group is at it, a row "not tested"
+        unrun = h5[-1]
+        assert unrun.check.verdict == claims.NOT_TESTED
+        assert unrun.claim.startswith("at batch 16 FedSUM-B degrades")
+        assert unrun.quote == studies.fedsum.QUOTES["batch"] and "(e.g., 8 or 16)" in unrun.quote
+        assert unrun.check.reason == (
+            "not tested: not run here: no run of Fig. 11's group is at batch 16: its runs are at batch 8 "
+            f"and "
+            f"{s.batch_size} (App. H.5's remark is run at its first example, batch 8)")
         others = [r for r in rows if not r.where.startswith("App. H.5")]
         assert all(r.setting == s.setting for r in others)
         if not departs:
@@ -331,7 +341,7 @@ def test_app_h5_rows_name_the_batch_departure_in_their_setting_whatever_their_ve
         assert fig11.startswith(f"departure: batch {s.batch_size}, not App. H.5's 128")
         assert remark.startswith(f"departure: the large batch is {s.batch_size}, not App. H.5's 128")
         assert [r.setting for r in h5] == [f"{s.setting}; {fig11}"] * (2 * len(s.patterns)) + \
-            [f"{s.setting}; {remark}"] * 2
+            [f"{s.setting}; {remark}"] * 3
 
 
 def test_fig14b_row_reads_at_or_above_fedavg_as_a_no_worse_claim():
@@ -451,3 +461,35 @@ def test_remark_21_rows_leave_out_and_name_a_seed_whose_case_run_failed():
     for r in rows[2:]:
         assert r.check.seeds == 3 and "seed 1" in r.check.reason
         assert r.check.verdict == claims.INCONCLUSIVE            # its own side failed on a seed: never holds
+
+
+def test_remark_21_rounds_rows_name_the_confound_of_cyclic_orders_with_the_smallest_delays():
+    """The rounds rows' cause: the cases by mean tau_avg with their mean rounds, the slowest case, and
+    (where the cyclic cases have the smallest tau_avg) the confound of pattern and delay, with the
+    rounds within each family (cyclic, sampled); here the cyclic cases are made the slowest, against
+    their smaller delays."""
+    s = studies.fedsum_setup("quick")
+    seeds = [0, 1, 2]
+    case_t, case_s, p_s = _case_runs(s)
+    slow = case_t["pattern"].str.contains("cyclic")
+    case_t.loc[slow, "test_acc"] = np.minimum(0.9, case_t.loc[slow, "round"] * 0.9 / 150)   # 147 rounds
+    case_t.loc[slow, "loss"] = 1 - case_t.loc[slow, "test_acc"]
+    rows = s.remark_claims(case_t, case_s, p_s, seeds, s.datasets[:1], s.setting)
+    reach = rows[2]
+    assert reach.check.verdict == claims.NOT_HOLDS           # the cyclic cases: smaller delays, slower
+    order = ["Case 3 (cyclic)", "Case 4 (reshuffled cyclic)", "Case 2 (Bernoulli)", "Case 1 (uniform)"]
+    by = re.search(r"mean over seeds, by tau_avg: (.*); slowest: ([^;]+);", reach.cause)
+    parts = [re.fullmatch(r"(.+) tau_avg ([\d.]+), ([\d.]+) rounds", x).groups()
+             for x in by.group(1).split("; ")]
+    assert [c for c, _, _ in parts] == order                                    # by their mean tau_avg
+    assert [float(t) for _, t, _ in parts] == pytest.approx([4.1, 6.1, 18.1, 20.1])
+    rounds = {c: float(r) for c, _, r in parts}
+    assert by.group(2) == max(rounds, key=rounds.get) and min(rounds[c] for c in order[:2]) > max(
+        rounds[c] for c in order[2:])                                           # the cyclic ones slowest
+    assert "confounded: the cyclic cases have the smallest tau_avg" in reach.cause
+    within = dict(re.findall(r"within the (\w+) cases, the smaller tau_avg \([^)]*\)+ needs "
+                             r"([-+][\d.]+) rounds", reach.cause))
+    assert float(within["cyclic"]) == pytest.approx(rounds[order[0]] - rounds[order[1]], abs=0.051)
+    assert float(within["sampled"]) == pytest.approx(rounds[order[2]] - rounds[order[3]], abs=0.051)
+    assert float(within["sampled"]) < 0                       # among the sampled: the smaller delay, faster
+    assert "confounded" in rows[3].cause and not rows[4].cause    # the loss row too; the accuracy row: none

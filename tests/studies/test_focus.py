@@ -1,5 +1,6 @@
 """fedlib.studies.focus: FOCUS's App. F setup (notebooks 04 and 05)."""
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -175,13 +176,70 @@ def test_pilot_decision_counts_the_comparisons_the_other_dataset_decides_with_fe
         studies.focus.pilot_decision(pd.concat([base, table("F", [2, 2, 2, 2]).iloc[:3]]), "MNIST", "F", True)
 
 
-def test_the_markov_belief_of_sec_5_3_is_a_row_not_tested_with_its_reason():
-    (row,) = studies.focus.toy_unrun_claims()
-    assert (row.where, row.context, row.check.verdict) == ("Sec. 5.3", {"panel": "Markov participation"},
-                                                           "not tested")
-    assert row.quote.startswith("We believe FOCUS still converges exactly under this scenario")
-    assert row.check.reason.startswith("not tested: not run here: Sec. 5.3 states it as a belief, without an "
-                                       "experiment")
+def test_the_markov_belief_of_sec_5_3_is_tested_on_the_toy_at_the_floor_and_by_its_late_fall():
+    """Sec. 5.3's "FOCUS still converges exactly" under Markov participation: the panel is fedlib's
+    Markov chain with the uniform panel's mean participation and step size; one row asks Fig. 4's
+    floor at the last round, the other that the log10 error still falls over the late half of the
+    rounds above the floor (no irreducible neighbourhood), FedAvg's numbers in the causes."""
+    sched, lr = studies.focus.toy_markov_panel(400, 3, seed=1)
+    _, panels = studies.focus.toy_panels(2, 3)
+    assert lr == panels["uniform (4 of 16)"][1]
+    assert sched.active.mean() == pytest.approx(studies.focus.MARKOV_P, abs=0.03)        # 4 of 16 on average
+    on = sched.active.astype(bool)
+    stay = (on[1:] & on[:-1]).sum() / on[:-1].sum()              # P(on -> on) = 1 - on_rate (1/p - 1)
+    down = studies.focus.MARKOV_ON_RATE * (1 / studies.focus.MARKOV_P - 1)
+    assert stay == pytest.approx(1 - down, abs=0.05)
+    t = np.arange(401)
+    floor = 1e-11
+    panel = [studies.focus.MARKOV_PANEL]
+    slow = {"FOCUS": lambda k: 0.97 ** t * (1 + 0.01 * k), "FedAvg": 1e-3 + 0.9 ** t}  # above the floor
+    exact, fall = studies.focus.toy_markov_claims(_toy_frame(slow, seeds=(0, 1, 2), panels=panel), [0, 1, 2],
+                                                  floor, "m")
+    assert (exact.where, exact.quote, exact.setting, exact.context) == (
+        "Sec. 5.3", studies.focus.MARKOV_QUOTE, "m", {"panel": studies.focus.MARKOV_PANEL})
+    assert exact.check.verdict == "does not hold"            # log10 0.97^400 = -5.3, far above -11
+    assert exact.check.diffs[0] == pytest.approx(-11 - 400 * np.log10(0.97))
+    late = 200 * -np.log10(0.97)                              # decades over the late half (rounds 200-400)
+    assert fall.check.verdict == "holds" and fall.check.diffs[0] == pytest.approx(late, rel=0.02)
+    need = (400 * np.log10(0.97) + 11) / -np.log10(0.97)     # rounds to the floor at the late pace
+    got = re.search(r"reach the floor in about (\d+)-(\d+) more rounds", exact.cause)
+    assert got and abs(int(got.group(1)) - need) <= 2 and "FedAvg -3.00 to -3.00" in exact.cause
+    plateau = {"FOCUS": 1e-3 + 0.9 ** t, "FedAvg": 1e-3 + 0.9 ** t}                # a neighbourhood
+    exact, fall = studies.focus.toy_markov_claims(_toy_frame(plateau, seeds=(0, 1, 2), panels=panel),
+                                                  [0, 1, 2], floor)
+    assert fall.check.verdict == "equivalent" and "reach the floor" not in fall.cause
+    fast = {"FOCUS": lambda k: 0.8 ** t * (1 + 0.01 * k), "FedAvg": 1e-3 + 0.9 ** t}  # at the floor early
+    exact, fall = studies.focus.toy_markov_claims(_toy_frame(fast, seeds=(0, 1, 2), panels=panel), [0, 1, 2],
+                                                  floor)
+    assert exact.check.verdict == "holds" and fall.check.verdict == "holds"   # the descent above the floor
+
+
+def test_the_comparisons_floor_is_derived_from_the_exact_floor_and_reaches_every_comparison():
+    """toy_floor is one decade above exact_floor of the toy's data (both powers of ten), the default of
+    every function that reads errors against a floor; toy_claims hands its floor to the linear-rate
+    check as well (it did not: the rate read a typed default)."""
+    prob, _ = studies.focus.toy_panels(rounds=2, local_steps=3)
+    floor = studies.focus.toy_floor()
+    assert floor == pytest.approx(10 * studies.focus.exact_floor(prob), rel=1e-12) and floor == 1e-10
+    assert np.log10(floor) == round(np.log10(floor))                     # a power of ten, exactly
+    t = np.arange(500)
+    # fast to 1e-8 (round 175), then slower: above 1e-6 the rate is kept, above the derived floor it is not
+    bent = np.where(t <= 175, 0.9 ** t, 0.9 ** 175 * 0.97 ** (t - 175))
+    curves = {"FOCUS": lambda k: np.maximum(bent * (1 + 0.01 * k), 1e-14), "SCAFFOLD": 0.8 ** t,
+              "FedAvg": 1e-4 + 0.9 ** t}
+    frame = _toy_frame(curves)
+    h = studies.focus.toy_curves(frame)[(PANELS[0], 0, "FOCUS")]
+    assert h["error"].min() == floor                          # clipped at the derived floor by default
+    assert studies.focus.rate_kept(h) == studies.focus.rate_kept(h, floor) < 0.5
+    assert studies.focus.rate_kept(h, 1e-6) == pytest.approx(1.0)
+    rows = {r.claim: r for r in studies.focus.toy_claims(frame, [0, 1], floor=1e-6)
+            if r.context["panel"] == PANELS[0]}
+    linear = rows["FOCUS converges linearly: its log10 error falls as fast in the late half of its descent "
+                  "to the floor as in the early half"].check
+    assert linear.diffs == pytest.approx((0, 0), abs=1e-6) and linear.verdict == "holds"  # the rows' floor
+    default = {r.claim: r for r in studies.focus.toy_claims(frame, [0, 1]) if r.context["panel"] == PANELS[0]}
+    assert default[linear_claim := next(iter(c for c in default if c.startswith("FOCUS converges linearly")))
+                   ].check.verdict != "holds" and linear_claim in rows
 
 
 def test_fig4_claims_compare_focus_with_its_figures_algorithms_and_the_added_methods_only_beyond_the_paper():
