@@ -180,7 +180,9 @@ print("FOCUS error shrinks by a factor 10 every",
 # * **outperforms**, against "the other algorithms" of the paper's figure (FedAvg, SCAFFOLD): a
 #   lower final error (late-window mean of log10 error, errors below the comparisons' floor
 #   `FLOOR` counted as it; margin a factor 2, so two methods at the floor are *equivalent*), and fewer
-#   rounds to the plateau both reach (`paired_reach` on the error; margin one round). The methods
+#   rounds to the plateau both reach (`paired_reach` on the error; margin one round), and less
+#   communication to it, on the x-axis of the authors' Fig. 4 (uplink model units: SCAFFOLD sends
+#   two vectors a round; margin one round of FOCUS's, one unit). The methods
 #   added here (*) are no part of the paper's claim: their comparisons with FOCUS are a table
 #   beyond the paper, after the claims, not rows of the ledger;
 # * **particularly under arbitrary participation**: FOCUS's lead over FedAvg and SCAFFOLD (the
