@@ -216,7 +216,9 @@ print("FOCUS error shrinks by a factor 10 every",
 # panel's step size, $K$ and $T$ as Fig. 4, FOCUS and FedAvg on each claim seed. Two readings:
 # its error at the last round lies at the floor (as Fig. 4's rows ask), and it has no irreducible
 # neighbourhood within the run (its log10 error still falls over the late half of its rounds above
-# `FLOOR`, margin a factor 2); each row's cause gives FedAvg's numbers beside FOCUS's.
+# `FLOOR`, margin a factor 2); each row's cause gives FedAvg's numbers beside FOCUS's. Where FOCUS
+# ends above the floor but is still falling on every such seed, the first reading is "not tested":
+# Fig. 4's horizon, not FOCUS, stops it short (its cause says how many more rounds its pace needs).
 
 # %%
 print(claims.RULE)
