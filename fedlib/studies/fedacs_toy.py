@@ -219,12 +219,6 @@ TOY_CLAIMS = (
      f"halving eta leaves the distance to x* of each method that keeps a source ({', '.join(_BIASED)}) "
      "unchanged: its share kept at eta/2 lies within 1/4 of 1 (nearer kept, 1, than removed, 1/2)",
      ("unchanged", _BIASED, "both together")),
-    ("App. I.2",
-     "The step size influences the convergence speed, either accelerating or decelerating the "
-     "optimization process, but does not determine the final convergence point.",
-     "halving eta leaves FedACS's distance to x* unchanged too (the sentence names no exception; App. I.4 "
-     "bounds FedACS's remaining distance by the learning rate): its share kept at eta/2 lies within 1/4 of 1",
-     ("unchanged", ("FedACS",), "both together")),
 )
 #: Sec. 6 on FedVARP, which puts its failure on non-stationary statistics: (claim, quote)
 NONSTATIONARY_CLAIM = (
