@@ -188,7 +188,8 @@ print("FedVARP vs c-a-FedAvg, largest difference of their closed-form distances:
 #   (0.5% of the radius of the optima's circle), against every other method where the claim says so;
 # * App. I.2's "the step size ... does not determine the final convergence point": halving $\eta$
 #   leaves each method that keeps a source where it was, its share kept within 1/4 of 1 (nearer
-#   kept than removed; FedACS, which removes both, is the exception its cause names).
+#   kept than removed). FedACS, which removes both, is outside the sentence's scope (settling at an
+#   incorrect stationary point): App. I.4 bounds its remaining distance by the rate, its own row.
 #
 # Fig. 7 shows the distances "under both static and dynamic heterogeneous settings": its claims (every
 # App. I.4 row, none left out) are checked a second time in the dynamic environment ($p_i^t$ and
