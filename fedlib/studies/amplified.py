@@ -410,7 +410,7 @@ class AmplifiedSetup:
         slower = ("Sec. 6 states it as an expectation, with no run; notebook 08 runs Fig. 2's P values at "
                   "the one rate its grid picked for amplification at P = the cycle, as Sec. 6 does, and no "
                   "run at a smaller rate")
-        fig1 = " ".join(QUOTES[k] + "." for k in ("best", "wait", "full", "lowest"))
+        fig1 = " ... ".join(QUOTES[k] for k in ("best", "wait", "full", "lowest"))   # each verbatim
         return [ClaimRow("Sec. 6, Fig. 1", fig1,
                          "on CIFAR-10 (Fig. 1's claims as this notebook checks them on FashionMNIST): "
                          "amplification the best, the waits worse than it, wait-full no substantial gain "
