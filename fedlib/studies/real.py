@@ -154,11 +154,12 @@ def early_phase(frames: Frames, methods: tuple, rounds: int,
         return {}
     out = {}
     for m in methods:
-        stuck, seen = [], []
+        stuck, seen, failed = [], [], []
         for k in frames.seeds:
             h = frames.curves.get(frames.at(k, m))
             if h is None:                                 # failed (or absent): no value already
                 seen.append(k)
+                failed.append(k)
                 continue
             start = float(h.sort_values("round")["loss"].iloc[0])
             loss, acc = (float(frames.summary.loc[frames.at(k, m), c]) for c in ("final_loss", "final_acc"))
@@ -171,7 +172,8 @@ def early_phase(frames: Frames, methods: tuple, rounds: int,
                             f"{len(frames.seeds)} runs have not left their early phase (late-window training "
                             f"loss above {EARLY_LOSS:g} x its loss at round 0, ln 10 = {np.log(10):.2f} at "
                             f"chance; by seed, that loss of the start and test accuracy, chance {CHANCE:g}: "
-                            f"{'; '.join(stuck)})")
+                            f"{'; '.join(stuck)})" + (f"; its run failed (diverged or collapsed) on seed(s) "
+                                                       f"{', '.join(map(str, failed))}" if failed else ""))
     return out
 
 

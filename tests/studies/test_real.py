@@ -263,6 +263,8 @@ def test_real_focus_comparison_with_a_run_in_its_early_phase_is_not_tested():
     marked = real.early_phase(f2, tuple(real.FOCUS_RULE), 84, 10_000)
     assert list(marked) == ["SCAFFOLD"] and marked["SCAFFOLD"][0] == [0, 2]
     assert "1 of 3 runs" in marked["SCAFFOLD"][1]
+    assert marked["SCAFFOLD"][1].endswith("its run failed (diverged or collapsed) on seed(s) 2")  # named
+    assert "failed" not in why                                              # FedAU: every run early
     acc = get("focus").claims(real.without(f2, marked))[0].check
     assert acc.verdict == claims.NOT_TESTED and "FedAU: holds" in acc.reason
     # without() leaves the frames it is given alone
