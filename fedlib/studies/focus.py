@@ -479,7 +479,7 @@ def toy_claims(hist: pd.DataFrame, seeds: Sequence[int], setting: str = "",
     panels = list(dict.fromkeys(hist["panel"]))
     rows = []
     for p in panels:
-        rows += [replace(r, context={"panel": p}, setting=setting)
+        rows += [replace(r, context={"panel": p}, setting=setting + _one_run(curves, p, seeds))
                  for r in _toy_panel_claims(curves, p, seeds, floor)]
     arbitrary = next((p for p in panels if p.startswith("arbitrary")), None)
     if arbitrary is not None:
@@ -557,12 +557,12 @@ def toy_exact_claims(hist: pd.DataFrame, seeds: Sequence[int], floor: float, set
                           f"round lies at the floating-point floor ({floor:g}, float64 rounding's bound)",
                           claims.paired(end["FOCUS"], at, higher=False, kind="no worse", margin=margin,
                                         names=("FOCUS log10 error", "floor")),
-                          context={"panel": p}, setting=setting),
+                          context={"panel": p}, setting=setting + _one_run(curves, p, seeds)),
                  ClaimRow(FEDAVG_WHERE, FEDAVG_QUOTE, "FedAvg does not converge exactly: its relative error "
                           f"at the last round stays above the floating-point floor ({floor:g})",
                           claims.paired(end["FedAvg"], at, higher=True, margin=margin,
                                         names=("FedAvg log10 error", "floor")),
-                          context={"panel": p}, setting=setting)]
+                          context={"panel": p}, setting=setting + _one_run(curves, p, seeds))]
     return rows
 
 
@@ -622,6 +622,19 @@ def toy_markov_claims(hist: pd.DataFrame, seeds: Sequence[int], floor: float, se
                      claims.paired(fall["FOCUS"], dict.fromkeys(seeds, 0.0), margin=margin,
                                    names=("FOCUS late fall (decades)", "0")),
                      cause=cause, context={"panel": panel}, setting=setting)]
+
+
+def _one_run(curves: dict, panel: str, seeds: Sequence[int]) -> str:
+    """What a row's setting adds where every method's run of ``panel`` is the same on every seed (a
+    scenario with no draws, e.g. full participation: its seeds repeat one deterministic run, and
+    its interval is that run's difference); "" where the seeds' runs differ."""
+    methods = {m for (p, _, m) in curves if p == panel}
+    same = len(seeds) > 1 and all(
+        np.array_equal(curves[(panel, k, m)]["rel_dist_to_opt"].to_numpy(),
+                       curves[(panel, seeds[0], m)]["rel_dist_to_opt"].to_numpy())
+        for m in methods for k in seeds[1:])
+    return (f"; this scenario draws nothing: its {len(seeds)} seeds repeat one run (the interval is that "
+            "run's difference)") if same else ""
 
 
 def _late_fall(h: pd.DataFrame, floor: float, per_round: bool = False) -> float:
