@@ -214,7 +214,7 @@ print("FOCUS error shrinks by a factor 10 every",
 # experiment. This toy runs it cheaply: every client a two-state on/off chain (fedlib's `markov`
 # kind, FedAU's model: our choice, the paper names none), its stationary probability that of the
 # uniform panel (4 of 16 a round on average), the chain's on-rate fedlib's default, the uniform
-# panel's step size, $K$ as Fig. 4, FOCUS and FedAvg on each claim seed, `markov_rounds` rounds (more
+# panel's step size, $K$ as Fig. 4, FOCUS and FedAvg on each claim seed, `markov_rounds` rounds (more than
 # Fig. 4's: set after runs of Fig. 4's $T$ left FOCUS above the floor and still falling on every seed,
 # which the horizon rule below called "not tested"). Two readings:
 # its error at the last round lies at the floor (as Fig. 4's rows ask), and it has no irreducible
