@@ -217,9 +217,7 @@ TOY_CLAIMS = (
      "The step size influences the convergence speed, either accelerating or decelerating the "
      "optimization process, but does not determine the final convergence point.",
      f"halving eta leaves the distance to x* of each method that keeps a source ({', '.join(_BIASED)}) "
-     "unchanged: its share kept at eta/2 lies within 1/4 of 1 (nearer kept, 1, than removed, 1/2); not "
-     "FedACS, which removes both (the sentence is about settling at an incorrect point; App. I.4 bounds "
-     "FedACS's remaining distance by the rate)",
+     "unchanged: share kept at eta/2 within 1/4 of 1 (FedACS removes both: outside the sentence's scope)",
      ("unchanged", _BIASED, "both together")),
 )
 #: Sec. 6 on FedVARP, which puts its failure on non-stationary statistics: (claim, quote)

@@ -525,8 +525,8 @@ class FedSumSetup:
             reach = {c: {k: per_seed[k][c] for k in seeds} for c in cases}
             rows.append(ClaimRow(
                 "Sec. 2.2, Remark 2.1", QUOTES["remark 2.1"],
-                f"across Cases 1-4 (Fig. 9's runs), smaller delays converge faster: the rounds to {what} "
-                f"rise with tau_avg (per seed, the fitted change {lo_hi}; our reading of 'generally')",
+                f"Cases 1-4 (Fig. 9): smaller delays converge faster: rounds to {what} rise with tau_avg "
+                f"(per seed, the fitted change {lo_hi}; our reading of 'generally')",
                 claims.paired(_trend(tau, reach, seeds), dict.fromkeys(seeds, 0.0), margin=rounds_margin,
                               names=("fitted change of rounds", "no change"), digits=2,
                               missing="failed or never"),

@@ -601,8 +601,7 @@ def toy_markov_claims(hist: pd.DataFrame, seeds: Sequence[int], floor: float, se
              f"(decades): FOCUS {span(fall['FOCUS'])}, FedAvg {span(fall['FedAvg'])}"
              + (f"; at its late pace FOCUS would reach the floor in about {min(need):.0f}-{max(need):.0f} "
                 "more rounds" if need else ""))
-    claim = ("FOCUS converges exactly under Markov participation (a client's participation depends on its "
-             "status in the last round): ")
+    claim = "FOCUS converges exactly under Markov participation: "
     at_floor = claims.paired(end["FOCUS"], dict.fromkeys(seeds, math.log10(floor)), higher=False,
                              kind="no worse", margin=margin, names=("FOCUS log10 error", "floor"))
     above = [k for k, v in end["FOCUS"].items() if v > math.log10(floor) + margin]
@@ -661,8 +660,7 @@ def _toy_panel_claims(curves: dict, panel: str, seeds: Sequence[int], floor: flo
         rows += [ClaimRow(TOY_WHERE, TOY_QUOTE, f"FOCUS ends with a lower error than {group}", lower),
                  ClaimRow(TOY_WHERE, TOY_QUOTE, f"FOCUS converges faster than {group} (rounds)", faster),
                  ClaimRow(TOY_WHERE, TOY_QUOTE, f"FOCUS converges faster than {group} (communication cost, "
-                          "uplink model units: Fig. 4's axis in the authors' code, SCAFFOLD's two vectors "
-                          "counted)", cheaper)]
+                          "Fig. 4's axis)", cheaper)]
     return rows
 
 

@@ -264,7 +264,7 @@ def test_evaluate_reads_every_run_and_compare_puts_the_datasets_side_by_side_und
         src = studies.amplified.RATE_SOURCES
         assert all(r.setting == ", ".join(x for x in (src.get(r.context["rates"]), s.setting) if x)
                    for r in ev.rows)
-        assert {r.context["rates"] for r in ev.rows if "their public code" in r.setting} \
+        assert {r.context["rates"] for r in ev.rows if "from their code, not the paper" in r.setting} \
             == {"the authors' rates"}
         evals[s.data_label] = ev
     assert {c.seed for c in evals["FashionMNIST"].setup.grid_configs()} == {100, 101}
