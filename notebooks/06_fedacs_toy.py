@@ -217,9 +217,8 @@ dynamic = studies.fedacs_toy.dynamic_values(claim_seeds, progress, num_clients=n
                                              draws=draws, profile=profile)
 model = f"App. C's quadratic model (ours: the paper's numbers were lost), N = {N}, d = {dim}, eta = {lr:g}"
 setting = f"{model}, static environment, closed forms; instances {claim_seeds}"
-dynamic_setting = (f"{model}, dynamic environment (p_i and tau_i redrawn every round), closed forms over each "
-                   "run's realised schedule (removes / keeps and one source alone: each round's expected "
-                   f"weights, at eta and eta/2); instances {claim_seeds}")
+dynamic_setting = (f"{model}, dynamic environment (p_i, tau_i redrawn each round), closed forms over each run's "
+                   f"schedule (removes / keeps, one source: each round's expected weights); instances {claim_seeds}")
 claim_table = claims.claims_table([*studies.fedacs_toy.toy_claims(values, setting),
                                     *studies.fedacs_toy.dynamic_claims(dynamic, dynamic_setting),
                                     *studies.fedacs_toy.unrun_claims()])

@@ -277,13 +277,13 @@ class AmplifiedSetup:
         scored = ""
         if self.score_cycles:
             ends = ", ".join(str(t // self.cycle) for t in self.window_times())
-            scored = (f", every method scored at the ends of cycles {ends}, rates tuned on seeds "
+            scored = (f", scored at the ends of cycles {ends}, rates tuned on seeds "
                       f"{', '.join(map(str, self.tuning_seeds))}")
         model = _MODEL_NAMES.get(self.model, self.model)
         if self.dataset == "fashion_mnist" and self.model != "wj_fmnist_cnn":
-            model += " standing in for Wang & Ji's CNN"
+            model += " for Wang & Ji's CNN"
         return (f"{self.profile} profile ({self.data_name}, {model}, "
-                f"cycle {self.cycle}, {self.horizon / self.cycle:g} cycles after the warm-up{scored})")
+                f"cycle {self.cycle}, {self.horizon / self.cycle:g} cycles after warm-up{scored})")
 
     def outcome(self, df: pd.DataFrame, config: ExperimentConfig) -> dict:
         """The outcome of ``config``'s run in ``df`` (ok, diverged, error, or collapsed:

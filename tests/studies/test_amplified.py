@@ -138,7 +138,7 @@ def test_fashion_mnist_protocol_tunes_on_other_seeds_and_scores_every_method_on_
     assert s.P_values == (1, 20, 60, 100, 140, 180)             # Fig. 2's P of a 500-round cycle, / 5
     assert s.grid_horizon == s.horizon and s.window_times() == [200, 300]
     assert all(w in s.setting for w in ("FashionMNIST, Wang & Ji's own dataset", "ends of cycles 2, 3",
-                                        "standing in for Wang & Ji's CNN", "seeds 100, 101"))
+                                        "for Wang & Ji's CNN", "seeds 100, 101"))
     assert "MNIST, standing in for FashionMNIST" in mnist.setting
     assert (s.test_size, mnist.test_size) == (10000, 10000)
     # the grid runs on the tuning seeds' own warm-ups, never on an evaluated seed's
