@@ -215,7 +215,7 @@ values = studies.fedacs_toy.toy_values(claim_seeds, num_clients=num_clients, dim
                                        profile=profile)
 dynamic = studies.fedacs_toy.dynamic_values(claim_seeds, progress, num_clients=num_clients, dim=dim, lr=lr,
                                              draws=draws, profile=profile)
-model = f"App. C's quadratic model (ours: the paper's numbers were lost), N = {N}, d = {dim}, eta = {lr:g}"
+model = f"App. C's quadratic model, our numbers (the paper's were lost): N = {N}, d = {dim}, eta = {lr:g}"
 setting = f"{model}, static environment, closed forms; instances {claim_seeds}"
 dynamic_setting = (f"{model}, dynamic environment (p_i, tau_i redrawn each round), closed forms over each run's "
                    f"schedule (removes / keeps, one source: each round's expected weights); instances {claim_seeds}")
