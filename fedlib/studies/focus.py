@@ -552,17 +552,17 @@ def toy_exact_claims(hist: pd.DataFrame, seeds: Sequence[int], floor: float, set
     for p in dict.fromkeys(hist["panel"]):
         end = {m: {k: float(curves[(p, k, m)]["log10_error"].iloc[-1]) for k in seeds}
                for m in ("FOCUS", "FedAvg")}
-        at = dict.fromkeys(seeds, level)
+        at, repeat = dict.fromkeys(seeds, level), _one_run(curves, p, seeds)
         rows += [ClaimRow(EXACT_WHERE, EXACT_QUOTE, "FOCUS converges exactly: its relative error at the last "
                           f"round lies at the floating-point floor ({floor:g}, float64 rounding's bound)",
                           claims.paired(end["FOCUS"], at, higher=False, kind="no worse", margin=margin,
                                         names=("FOCUS log10 error", "floor")),
-                          context={"panel": p}, setting=setting + _one_run(curves, p, seeds)),
+                          context={"panel": p}, setting=setting + repeat),
                  ClaimRow(FEDAVG_WHERE, FEDAVG_QUOTE, "FedAvg does not converge exactly: its relative error "
                           f"at the last round stays above the floating-point floor ({floor:g})",
                           claims.paired(end["FedAvg"], at, higher=True, margin=margin,
                                         names=("FedAvg log10 error", "floor")),
-                          context={"panel": p}, setting=setting + _one_run(curves, p, seeds))]
+                          context={"panel": p}, setting=setting + repeat)]
     return rows
 
 
