@@ -67,7 +67,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -80,7 +80,7 @@ __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LED
            "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
            "collapse", "combine", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
            "event_count", "interval", "late_mean", "margin_for", "mean_drop", "not_run", "ok_curves",
-           "outcome_counts",
+           "outcome_counts", "set_aside",
            "FewerSeeds", "fewer_seeds", "paired", "paired_reach", "per_group", "rounds_to", "scale_cause",
            "seeds_needed", "seeds_to_decide", "summarize",
            "tidy",
@@ -817,6 +817,25 @@ def not_run(reason: str) -> Verdict:
 
 #: how the cause of a :func:`not_run` row begins (a row with no comparison, no seed)
 _NOT_RUN = "not tested: not run here: "
+
+
+def set_aside(check: Verdict, why: str) -> Verdict:
+    """``check`` as "not tested": a comparison that was computed but that a study's stated rule
+    sets aside because its runs cannot test the paper's claim (e.g. the horizon stops a method
+    that still improves short of the claim's end point), with no effect and no interval (NaN),
+    its numbers (what was measured) kept, its direction dropped and its reason
+    ``"not tested: " + why``. The same mark :func:`paired` gives a comparison where a method run
+    outside its paper's rule (``off_rule``) failed.
+
+    Raises:
+        InputError: ``check`` is not a :class:`Verdict`, or ``why`` is not a non-empty string.
+    """
+    if not isinstance(check, Verdict):
+        raise InputError(f"check: must be a Verdict (the comparison set aside), got {type(check).__name__}")
+    if not isinstance(why, str) or not why.strip():
+        raise InputError(f"why: must say why the rule sets the comparison aside, as text; got {why!r}")
+    return replace(check, verdict=NOT_TESTED, effect=math.nan, ci_low=math.nan, ci_high=math.nan,
+                   direction="", reason=f"not tested: {why.strip()}")
 
 
 def combine(verdicts: Mapping[str, Verdict]) -> Verdict:

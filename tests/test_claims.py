@@ -455,6 +455,21 @@ def test_a_claim_whose_setting_is_not_run_is_not_tested_with_its_reason_never_in
             claims.not_run(bad)
 
 
+def test_a_comparison_a_rule_sets_aside_is_not_tested_with_its_numbers_kept():
+    v = claims.paired({0: 0.9, 1: 0.8, 2: 0.7}, {0: 0.85, 1: 0.82, 2: 0.6})     # inconclusive, leans for
+    assert v.verdict == INCONCLUSIVE and v.direction == "for"
+    s = claims.set_aside(v, " the horizon stops it short ")
+    assert (s.verdict, s.direction, s.reason) == (NOT_TESTED, "", "not tested: the horizon stops it short")
+    assert all(math.isnan(x) for x in (s.effect, s.ci_low, s.ci_high))
+    assert (s.numbers, s.seeds, s.diffs, s.threshold, s.margin) == (v.numbers, v.seeds, v.diffs, v.threshold,
+                                                                     v.margin)
+    for bad in ("", "  ", None):
+        with pytest.raises(ValueError, match="^why: must say why the rule sets the comparison aside"):
+            claims.set_aside(v, bad)
+    with pytest.raises(ValueError, match="^check: must be a Verdict"):
+        claims.set_aside("holds", "x")
+
+
 def test_every_rival_keeps_its_verdict_and_the_weakest_decides():
     nan = math.nan
     a = {0: 0.95, 1: 0.952, 2: 0.949}

@@ -24,7 +24,8 @@ from .base import Frames, Study, register_study
 __all__ = ["ETA", "LABEL_QUOTE", "MAINLY", "MARKOV_QUOTE", "ROUGHLY_EACH", "METHODS", "METHOD_NAMES",
            "PILOT_NAMES", "PILOT_RIVALS", "PILOT_RULE",
            "PILOT_SEEDS", "QUOTE", "RIVALS", "STUDY", "EXACT_QUOTE", "FEDAVG_QUOTE", "TOY_ADDED",
-           "MARKOV_ON_RATE", "MARKOV_P", "MARKOV_PANEL", "TOY_CHECKS", "TOY_METHODS", "TOY_QUOTE",
+           "MARKOV_ON_RATE", "MARKOV_P", "MARKOV_PANEL", "TOY_CHECKS", "TOY_CLIENTS", "TOY_METHODS",
+           "TOY_QUOTE",
            "TOY_RIVALS", "FocusSetup", "exact_floor", "focus_setup",
            "headline_claims", "late_swing", "pilot_checks", "pilot_decision", "rate_kept", "toy_beyond",
            "toy_claims", "toy_curves", "toy_exact_claims", "toy_floor", "toy_markov_claims",
@@ -388,11 +389,13 @@ def toy_panels(rounds: int, local_steps: int, seed: int = 0):
 
 #: the uniform panel of Fig. 4: clients a round and the step size (the authors' notebook)
 _PER_ROUND, _UNIFORM_LR = 4, 1.5e-4
+#: the toy's N (FOCUS Sec. 5: 16 clients; :func:`fedlib.objectives.focus_toy_data` splits its rows among them)
+TOY_CLIENTS = 16
 #: FOCUS Sec. 5.3's Markov participation on the toy (ours: the paper runs none): fedlib's ``markov``
 #: kind (FedAU's two-state chain per client), every client's stationary probability that of the
 #: uniform panel (4 of 16 a round on average), and the chain's on-rate (P(off -> on), fedlib's
 #: default, Wang & Ji 2023's)
-MARKOV_P, MARKOV_ON_RATE = _PER_ROUND / 16, 0.05
+MARKOV_P, MARKOV_ON_RATE = _PER_ROUND / TOY_CLIENTS, 0.05
 MARKOV_PANEL = "Markov participation"
 
 
@@ -400,7 +403,7 @@ def toy_markov_panel(rounds: int, local_steps: int, seed: int = 0):
     """(schedule, local rate) of Sec. 5.3's Markov participation on the toy's 16 clients: each client
     a two-state chain (:data:`MARKOV_P`, :data:`MARKOV_ON_RATE`), started stationary, so on average
     as many clients a round as the uniform panel, whose step size it takes."""
-    return (build("markov", 16, rounds, seed=seed, p=MARKOV_P, on_rate=MARKOV_ON_RATE,
+    return (build("markov", TOY_CLIENTS, rounds, seed=seed, p=MARKOV_P, on_rate=MARKOV_ON_RATE,
                   local_steps=local_steps), _UNIFORM_LR)
 
 
@@ -607,12 +610,10 @@ def toy_markov_claims(hist: pd.DataFrame, seeds: Sequence[int], floor: float, se
     above = [k for k, v in end["FOCUS"].items() if v > math.log10(floor) + margin]
     if at_floor.verdict != claims.HOLDS and above and all(fall["FOCUS"][k] > margin for k in above):
         # still falling where it ends above the floor: the horizon, not FOCUS, stops it short
-        at_floor = replace(at_floor, verdict=claims.NOT_TESTED, effect=math.nan, ci_low=math.nan,
-                           ci_high=math.nan, direction="", reason=(
-                               f"not tested: the horizon cannot decide it: FOCUS ends above the floor on "
-                               f"{len(above)} of {len(end['FOCUS'])} seeds and still falls there (more than "
-                               f"the margin, {margin:g} decades, over the late half of its rounds); the "
-                               "other row reads the claim within the run"))
+        at_floor = claims.set_aside(at_floor, (
+            f"the horizon cannot decide it: FOCUS ends above the floor on {len(above)} of "
+            f"{len(end['FOCUS'])} seeds and still falls there (more than the margin, {margin:g} decades, "
+            "over the late half of its rounds); the other row reads the claim within the run"))
     return [ClaimRow("Sec. 5.3", MARKOV_QUOTE, claim + f"its relative error at the last round (round {last}) "
                      f"lies at the floating-point floor ({floor:g}), as Fig. 4's rows ask",
                      at_floor, cause=cause, context={"panel": panel}, setting=setting),

@@ -154,26 +154,26 @@ def early_phase(frames: Frames, methods: tuple, rounds: int,
         return {}
     out = {}
     for m in methods:
-        stuck, seen, failed = [], [], []
+        stuck, failed = {}, []                           # stuck: seed -> its numbers
         for k in frames.seeds:
             h = frames.curves.get(frames.at(k, m))
             if h is None:                                 # failed (or absent): no value already
-                seen.append(k)
                 failed.append(k)
                 continue
             start = float(h.sort_values("round")["loss"].iloc[0])
             loss, acc = (float(frames.summary.loc[frames.at(k, m), c]) for c in ("final_loss", "final_acc"))
             if loss > EARLY_LOSS * start:
-                stuck.append(f"seed {k}: {loss:.2f} of {start:.2f}, {acc:.3f}")
-                seen.append(k)
+                stuck[k] = f"seed {k}: {loss:.2f} of {start:.2f}, {acc:.3f}"
         if stuck:
+            seen = [k for k in frames.seeds if k in stuck or k in failed]
             out[m] = (seen, f"eta = {FOCUS_ETA:g} is FOCUS App. F's rate for {paper_rounds:,} rounds; at "
                             f"T = {rounds} ({rounds / paper_rounds:.2%} of them) {len(stuck)} of "
                             f"{len(frames.seeds)} runs have not left their early phase (late-window training "
                             f"loss above {EARLY_LOSS:g} x its loss at round 0, ln 10 = {np.log(10):.2f} at "
                             f"chance; by seed, that loss of the start and test accuracy, chance {CHANCE:g}: "
-                            f"{'; '.join(stuck)})" + (f"; its run failed (diverged or collapsed) on seed(s) "
-                                                       f"{', '.join(map(str, failed))}" if failed else ""))
+                            f"{'; '.join(stuck.values())})"
+                            + (f"; its run failed (diverged or collapsed) on seed(s) "
+                               f"{', '.join(map(str, failed))}" if failed else ""))
     return out
 
 

@@ -193,8 +193,9 @@ def test_the_markov_belief_of_sec_5_3_is_tested_on_the_toy_at_the_floor_and_by_i
     floor at the last round, the other that the log10 error still falls over the late half of the
     rounds above the floor (no irreducible neighbourhood), FedAvg's numbers in the causes."""
     sched, lr = studies.focus.toy_markov_panel(400, 3, seed=1)
-    _, panels = studies.focus.toy_panels(2, 3)
+    prob, panels = studies.focus.toy_panels(2, 3)
     assert lr == panels["uniform (4 of 16)"][1]
+    assert sched.num_clients == prob.num_clients == studies.focus.TOY_CLIENTS       # the toy's N = 16
     assert sched.active.mean() == pytest.approx(studies.focus.MARKOV_P, abs=0.03)        # 4 of 16 on average
     on = sched.active.astype(bool)
     stay = (on[1:] & on[:-1]).sum() / on[:-1].sum()              # P(on -> on) = 1 - on_rate (1/p - 1)
