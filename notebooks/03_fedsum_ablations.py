@@ -228,6 +228,8 @@ else:
 #   cyclic cases, the two sampled ones), where pattern and delay do not move together.
 # * **Figs. 12 and 13** (App. H.6, H.7): no run here tests them; each is a "not tested" row with its
 #   reason.
+# * **the same claims on SVHN and CIFAR-10** (Figs. 9-11 and 14(b) draw all three datasets): one
+#   "not tested" row per claim, in the paper's words, where the profile does not run them.
 
 # %%
 print(claims.RULE)

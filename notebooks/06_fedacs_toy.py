@@ -174,7 +174,7 @@ print("FedVARP vs c-a-FedAvg, largest difference of their closed-form distances:
       round(float((gap["FedVARP"] - gap["c-a-FedAvg"]).abs().max()), 4))
 
 # %% [markdown]
-# ## Claims: what FedACS says of each method's objective inconsistency (Sec. 3, Sec. 6, App. I.4)
+# ## Claims: what FedACS says of each method's objective inconsistency (Sec. 3, Sec. 4.1, Sec. 6, App. I.4)
 # FedACS's statements about the baselines are statements about fixed points, which this model
 # computes exactly. Each is checked on `claim_seeds` instances of the model (each draws its own
 # optima and curvatures; $p_i$ and $\tau_i$ as above), seed by seed, by the one rule of

@@ -76,6 +76,14 @@ class Frames:
         """The index of ``method``'s run at ``seed`` in :attr:`summary` and :attr:`curves`."""
         return self.key(seed, method) if self.key else (*self.prefix, seed, method)
 
+    def has(self, method: str) -> bool:
+        """Whether :attr:`summary` holds a run of ``method`` at every seed (a run that failed counts);
+        False for a method :attr:`key` does not label."""
+        try:
+            return all(self.at(k, method) in self.summary.index for k in self.seeds)
+        except KeyError:
+            return False
+
     def values(self, method: str, column: str = "final_acc") -> dict:
         """seed -> ``column`` of ``method``'s run in the summary."""
         return {k: self.summary.loc[self.at(k, method), column] for k in self.seeds}

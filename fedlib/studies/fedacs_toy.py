@@ -161,7 +161,7 @@ _BIASED = tuple(m for m in TOY_METHODS if m != "FedACS")
 #: eta/2 (:meth:`Toy.share_kept`): a kept source leaves it at 1, a removed one at 1/2 (first order in
 #: eta); within 1/4 of 1 it lies nearer the first, the midpoint the "removes" / "keeps" rows use
 STEP_TOLERANCE = 0.25
-#: FedACS's statements about each method's objective inconsistency (Sec. 3, Sec. 6, App. I.4),
+#: FedACS's statements about each method's objective inconsistency (Sec. 3, Sec. 4.1, Sec. 6, App. I.4),
 #: checked on App. C's model: (where, quote, claim, check); a check is (kind, method, argument),
 #: read by :func:`toy_claims`: removes / keeps (a source: :meth:`Toy.share_kept` against 3/4,
 #: midway between removed (1/2) and kept (1)), closer / farther (than a method, or than every
@@ -181,8 +181,10 @@ TOY_CLAIMS = (
      ("keeps", "FedAvg", "both")),
     ("Sec. 6", _Q_NOVA6, "FedNova removes the computation inconsistency",
      ("removes", "FedNova", "computation")),
-    ("Sec. 6", _Q_NOVA6, "FedNova keeps the communication inconsistency",
-     ("keeps", "FedNova", "communication")),
+    ("Sec. 4.1", "In contrast, [34] resolves structural inconsistency but is invalid to statistical "
+                 "inconsistency.",
+     "FedNova ([34]) keeps the communication inconsistency (the statistical one: Sec. 4.1 and App. I.4 tie "
+     "it to heterogeneous communication)", ("keeps", "FedNova", "communication")),
     (_I4, _Q_AVG, f"FedAvg {_NEITHER}", ("keeps", "FedAvg", "both")),
     (_I4, _Q_AVG, "FedAvg's fixed point lies farther from x* than every other method's",
      ("farther", "FedAvg", "every")),

@@ -66,9 +66,6 @@ QUOTES = {
     "fig13 others": "Note that both SCAFFOLD ... and FedSUM-CR do not converge in this experiment",
     "most effective": "Notably, FedSUM-CR maintains the strong performance of FedSUM with improved "
                       "communication efficiency, making it the most effective algorithm in this comparison.",
-    "fig9 datasets": "Figure 9: Performance of the FedSUM algorithm using CNN models on three datasets, "
-                     "evaluated across client participation patterns (Case 1 to Case 4) as described in "
-                     "Section 2.",
     "grid": "The initial local learning rate eta_0 and global learning rate eta_g are optimized over a grid "
             "search, with eta_0 in {0.01, 0.005, 0.001, 0.0005} and eta_0 eta_g = 0.01, based on the best "
             "performance after 500 global rounds of FedAvg. Consequently, we select eta_g = 1.0 and eta_0 = "
@@ -610,19 +607,30 @@ class FedSumSetup:
                                     "App. H grid or main runs", {"pattern": ", ".join(self.patterns)})
 
     def unrun_ablation_claims(self) -> list[ClaimRow]:
-        """App. H.4 and H.5's claims (Figs. 9-11, each drawn on MNIST, SVHN and CIFAR-10) on the
-        datasets this setup does not run, one row per dataset, "not tested" with the reason (as
-        :meth:`unrun_main_claims`). Notebook 03 puts these rows beside :meth:`ablation_claims`."""
-        claim = ("App. H.4 and H.5's claims as notebook 03 checks them on MNIST: FedSUM robust under Cases "
-                 "1-4 (Fig. 9), larger p better (Fig. 10), FedSUM-B and FedSUM-CR comparable to FedSUM "
-                 "at batch 128 (Fig. 11)")
-        return self._unrun_datasets("App. H.4-H.5, Figs. 9-11", QUOTES["fig9 datasets"], claim, "Figs. 9-11",
-                                    "ablation runs", {})
+        """App. H.4, H.5 and H.8's claims (Figs. 9-11 and 14(b), each drawn on MNIST, SVHN and
+        CIFAR-10: their captions) on the datasets this setup does not run: one "not tested" row per
+        claim, in the paper's words (:data:`QUOTES`), naming every such dataset in its setting and
+        reason (as :meth:`unrun_main_claims`; none where the setup runs all three). Notebook 03 puts
+        these rows beside :meth:`ablation_claims`, which test the same claims on MNIST."""
+        batch = _FEDSUM["paper"]["batch_size"]
+        rows = [("App. H.4, Fig. 9", "fig9", "FedSUM is robust under Cases 1-4", "Fig. 9"),
+                ("App. H.4, Fig. 10", "fig10", "a larger p (smaller delays) generally gives a higher "
+                 "final accuracy", "Fig. 10"),
+                ("App. H.5, Fig. 11", "fig11", f"FedSUM-B and FedSUM-CR comparable to or better than "
+                 f"FedSUM at constant eta_l = {FIG11_RATE:g}, batch {batch}, P1-P3", "Fig. 11"),
+                ("App. H.5", "batch", f"at a smaller batch ({' or '.join(map(str, REMARK_BATCHES))}) "
+                 "FedSUM-B degrades and FedSUM takes the lead over FedSUM-B", "Fig. 11"),
+                ("App. H.8, Fig. 14(b)", "fig14", "under biased sampling FedSUM ends at or above FedAvg",
+                 "Fig. 14(b)")]
+        return [r for where, key, claim, figs in rows
+                for r in self._unrun_datasets(where, QUOTES[key], claim, figs, "ablation runs", {},
+                                              joint=True)]
 
     def _unrun_datasets(self, where: str, quote: str, claim: str, figs: str, stored: str,
-                        context: dict) -> list[ClaimRow]:
+                        context: dict, joint: bool = False) -> list[ClaimRow]:
         """One "not tested" row per dataset of the paper profile (MNIST aside) that this setup does
-        not run: ``figs`` draw it, the reason says which profile runs it (its ``stored`` runs)."""
+        not run: ``figs`` draw it, the reason says which profile runs it (its ``stored`` runs);
+        ``joint``: one row naming all of them (none if there is none)."""
         paper = _FEDSUM["paper"]
         runs = ", ".join(self.dataset_name(d) for d in self.datasets) or "none"
         names = ", ".join(_NAMES[d] for d in paper["datasets"])
@@ -637,11 +645,16 @@ class FedSumSetup:
                         f"store (`make campaign` computes them on a GPU; {name} cannot be had on these "
                         "machines)")
             verb = "runs" if figs.startswith("Fig. ") else "run"
+            it = "them" if " and " in name else "it"
             return (f"{figs} {verb} {names} (App. H); the {self.profile} profile runs {runs} only: {name} "
-                    "cannot be had on these machines (no network), and the paper profile runs it (on a GPU)")
-        return [ClaimRow(where, quote, claim, claims.not_run(why(_NAMES[d])),
-                         context={"dataset": _NAMES[d], **context}, setting=setting)
-                for d in paper["datasets"][1:] if d not in self.datasets]
+                    f"cannot be had on these machines (no network), and the paper profile runs {it} (on a "
+                    "GPU)")
+        missing = [_NAMES[d] for d in paper["datasets"][1:] if d not in self.datasets]
+        if joint:
+            missing = [" and ".join(missing)] if missing else []
+        return [ClaimRow(where, quote, claim, claims.not_run(why(name)),
+                         context={"dataset": name, **context}, setting=setting)
+                for name in missing]
 
     def earlier_ablations(self, compute: Callable[[list], pd.DataFrame], datasets: list, seeds: list,
                           rows: list[ClaimRow]) -> tuple[pd.DataFrame, str]:

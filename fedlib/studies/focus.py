@@ -151,6 +151,25 @@ class FocusSetup:
                         "reading of 'roughly')",
                         check, context={"pattern": ""}, setting=setting)
 
+    def unrun_claims(self) -> list[ClaimRow]:
+        """App. F's claims on CIFAR-10, the dataset of its runs (App. F.1: "a three-layer convolutional
+        neural network" on CIFAR-10), where this setup runs a stand-in: one "not tested" row each
+        (:func:`fedlib.claims.not_run`) for App. F.2's comparison and App. F.1's reading of Fig. 8, the
+        reason naming the stand-in; none where the setup runs CIFAR-10 (the paper profile)."""
+        paper = SETTINGS["paper"]
+        if self.dataset == paper["dataset"] and not self.stand_in:
+            return []
+        name = _NAMES[paper["dataset"]]
+        why = (f"App. F runs {name}; the {self.profile} profile runs {self.data_name}: {name} "
+               "cannot be had on these machines (no network), and the paper profile runs it (on a GPU)")
+        setting = (f"{name}, App. F.1's CNN, N = {paper['num_clients']}, T = {paper['rounds']:,} (the paper "
+                   f"profile), not run at the {self.profile} profile")
+        return [ClaimRow("App. F.2, Fig. 9", QUOTE, f"on {name}, SG-FOCUS the best on convergence speed and "
+                         "test accuracy, compared to FedAU and SCAFFOLD", claims.not_run(why),
+                         context={"pattern": "bern"}, setting=setting),
+                ClaimRow("App. F.1, Fig. 8", LABEL_QUOTE, f"on {name}'s split, each client mainly covers 1-2 "
+                         "classes", claims.not_run(why), context={"pattern": ""}, setting=setting)]
+
     def bern_p(self) -> np.ndarray:
         """The "bern" pattern's p_i: the first int(0.9 N) clients U(0.1, 0.3), the rest U(0.1, 0.9),
         drawn from a generator seeded by the setup's seed (the authors used numpy's global state)."""

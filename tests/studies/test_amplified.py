@@ -309,11 +309,14 @@ def test_evaluate_reads_every_run_and_compare_puts_the_datasets_side_by_side_und
 
 
 def test_the_cifar_10_claim_is_a_row_not_tested_with_its_reason():
-    fig1, row, slower = studies.amplified.amplified_setup("quick").unrun_claims()
+    fig1, fig2, row, slower = studies.amplified.amplified_setup("quick").unrun_claims()
     assert fig1.where == "Sec. 6, Fig. 1" and fig1.check.verdict == "not tested" and fig1.check.seeds == 0
     q = studies.amplified.QUOTES
     assert all(q[k] in fig1.quote for k in ("best", "wait", "full", "lowest"))   # each of Fig. 1's claims
     assert "CIFAR-10 cannot be had on these machines" in fig1.check.reason
+    assert fig2.where == "Sec. 6, Fig. 2" and fig2.check.verdict == "not tested"    # Fig. 2's, in its order
+    assert fig2.quote == " ... ".join(q[k] for k in ("P1", "partial", "larger"))
+    assert fig2.check.reason == fig1.check.reason and fig2.setting == fig1.setting
     assert slower.check.verdict == "not tested" and slower.check.seeds == 0
     assert slower.quote.startswith("Nevertheless, we expect that choosing a smaller learning rate")
     assert "(here 140, 180)" in slower.claim and "no run at a smaller rate" in slower.check.reason

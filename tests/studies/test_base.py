@@ -83,11 +83,25 @@ def test_a_papers_headline_claims_read_any_runs_of_its_methods():
     broken = replace(f, curves={**f.curves, (1, "FedAvg"): None},
                      off_rule={"FedAvg": "a rate its paper would not use"})
     assert studies.get("fedacs").claims(broken)[0].check.verdict == claims.NOT_TESTED
-    # Wang & Ji's pair: amplification against the same algorithm without it
+    # Wang & Ji's "best": amplification against every other method of Fig. 1; the wait baselines not
+    # run make the claim "not tested" (it cannot hold on the pair alone), each rival's verdict listed
     pair = _frames({"amp": 0.7, "plain": 0.6}, {"amp": 10, "plain": 10})
+    assert pair.has("amp") and not pair.has("wait-full")
+    labelled = replace(pair, key=lambda k, m: (k, {"amp": "amp", "plain": "plain"}[m]))  # 09's shape
+    assert labelled.has("plain") and not labelled.has("wait-full")
     (row,) = studies.get("amplified").claims(pair, amplified="amp", plain="plain", warmup="a warm-up")
-    assert row.claim == "after a warm-up, amp ends above plain" and row.check.verdict == claims.HOLDS
-    assert row.quote == "we clearly see that Algorithm 1 with amplification gives the best performance"
+    assert row.claim == ("after a warm-up, amp ends above every other method of Fig. 1 (plain, "
+                         "wait-minibatch, wait-full; wait-minibatch, wait-full not run here)")
+    assert row.check.verdict == claims.NOT_TESTED and row.quote == studies.amplified.QUOTES["best"]
+    assert "per rival: plain: holds; wait-minibatch: not tested; wait-full: not tested" in row.check.reason
+    worse = _frames({"amp": 0.5, "plain": 0.6}, {"amp": 10, "plain": 10})
+    (row,) = studies.get("amplified").claims(worse, amplified="amp", plain="plain")
+    assert row.check.verdict == claims.NOT_HOLDS and row.check.effect < 0     # the pair decides: below
+    waits = ("wait-minibatch", "wait-full")
+    every = _frames({"amp": 0.7, "plain": 0.6, **dict.fromkeys(waits, 0.6)},
+                    dict.fromkeys(("amp", "plain", *waits), 10))
+    (row,) = studies.get("amplified").claims(every, amplified="amp", plain="plain")
+    assert row.check.verdict == claims.HOLDS and row.claim.endswith("(plain, wait-minibatch, wait-full)")
 
 
 def test_a_user_registers_a_study(monkeypatch):

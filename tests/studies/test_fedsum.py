@@ -277,19 +277,29 @@ def test_fig1_on_the_datasets_a_profile_does_not_run_is_not_tested_with_the_miss
         cut[0].check.reason
 
 
-def test_app_h4_h5_on_the_datasets_a_profile_does_not_run_is_not_tested_with_the_missing_dataset():
-    """Figs. 9-11 are drawn on MNIST, SVHN and CIFAR-10 (their captions); notebook 03's quick
-    profile runs MNIST only: one "not tested" row per missing dataset, none at the paper profile."""
+def test_app_h4_h5_h8_on_the_datasets_a_profile_does_not_run_are_not_tested_claim_by_claim():
+    """Figs. 9-11 and 14(b) are drawn on MNIST, SVHN and CIFAR-10 (their captions); notebook 03's quick
+    profile runs MNIST only: one "not tested" row per claim, quoting the paper's sentence behind it and
+    naming both missing datasets, none at the paper profile."""
+    from dataclasses import replace
+
     from fedlib import claims
     f = studies.fedsum
     rows = f.fedsum_setup("quick").unrun_ablation_claims()
-    assert [r.context for r in rows] == [{"dataset": "SVHN"}, {"dataset": "CIFAR-10"}]
+    assert [r.where for r in rows] == ["App. H.4, Fig. 9", "App. H.4, Fig. 10", "App. H.5, Fig. 11",
+                                       "App. H.5", "App. H.8, Fig. 14(b)"]
+    assert [r.quote for r in rows] == [f.QUOTES[k] for k in ("fig9", "fig10", "fig11", "batch", "fig14")]
     for r in rows:
-        assert r.where == "App. H.4-H.5, Figs. 9-11" and r.check.verdict == claims.NOT_TESTED
-        assert r.check.reason.startswith("not tested: not run here: Figs. 9-11 run MNIST, SVHN, CIFAR-10")
-        assert f"{r.context['dataset']} cannot be had" in r.check.reason
-        assert r.quote == f.QUOTES["fig9 datasets"] and "three datasets" in r.quote
+        assert r.context == {"dataset": "SVHN and CIFAR-10"} and r.check.verdict == claims.NOT_TESTED
+        assert r.check.reason.startswith("not tested: not run here: Fig")
+        assert "runs MNIST, SVHN, CIFAR-10 (App. H); the quick profile runs MNIST only: SVHN and CIFAR-10 " \
+               "cannot be had" in r.check.reason and "paper profile runs them" in r.check.reason
+    assert "8 or 16" in rows[3].claim and "batch 128" in rows[2].claim
     assert f.fedsum_setup("paper").unrun_ablation_claims() == []
+    cut = replace(f.fedsum_setup("paper"), datasets=("mnist", "svhn")).unrun_ablation_claims()
+    assert {r.context["dataset"] for r in cut} == {"CIFAR-10"} and len(cut) == len(rows)
+    assert "the paper profile runs CIFAR-10, but its ablation runs are not in this store" in \
+        cut[0].check.reason
     main = f.fedsum_setup("quick").unrun_main_claims()                  # the same reason's shape in 02
     assert main[0].check.reason.startswith("not tested: not run here: Fig. 1 runs MNIST")
 

@@ -381,3 +381,19 @@ def test_exact_convergence_rows_compare_the_last_error_with_the_floor():
     assert got["FOCUS converges exactly"].verdict != "holds"
     assert got["FOCUS converges exactly"].diffs == pytest.approx((0, 0, -5))
     assert got["FedAvg does not converge exactly"].verdict == "equivalent"
+
+
+def test_app_f_on_cifar_10_is_not_tested_where_a_stand_in_runs():
+    """App. F runs CIFAR-10 (App. F.1); the quick profile's MNIST stands in: App. F.2's comparison and
+    App. F.1's reading of Fig. 8 are "not tested" rows on CIFAR-10 itself, none at the paper profile."""
+    from fedlib import claims
+    f = studies.focus
+    comparison, split = f.focus_setup("quick").unrun_claims()
+    assert (comparison.where, comparison.quote, split.quote) == ("App. F.2, Fig. 9", f.QUOTE, f.LABEL_QUOTE)
+    for r in (comparison, split):
+        assert r.check.verdict == claims.NOT_TESTED and r.check.seeds == 0 and "CIFAR-10" in r.claim
+        assert "the quick profile runs MNIST, standing in for CIFAR-10: CIFAR-10 cannot be had" in \
+            r.check.reason
+    assert comparison.context == {"pattern": "bern"} and "FedAU and SCAFFOLD" in comparison.claim
+    assert f.focus_setup("paper").unrun_claims() == []
+    assert len(f.focus_setup("paper", stand_in_rounds=2).unrun_claims()) == 2     # random stand-in data
