@@ -393,43 +393,67 @@ class FedAcsSetup:
 
     def unrun_claims(self) -> list[ClaimRow]:
         """Sec. 6's and App. I.5's claims on the datasets of the paper profile that this setup does
-        not run (the quick profile runs MNIST only; the paper profile MNIST, CIFAR-10 and CINIC-10),
-        one row per dataset covering its columns of Tables 1 and 4 and its panels of Figs. 6 and 9
-        (and, for Fig. 10's dataset, the alphas that no run here makes, on it or a stand-in), "not
-        tested" with the reason computed from the setup (:func:`fedlib.claims.not_run`). MNIST has
-        no such row: every profile runs it (the smoke profile on its digits stand-in).
-        :meth:`ledger_rows` adds them."""
-        paper = SETTINGS["paper"]
-        runs = ", ".join(DATASETS[d].label for d in self.datasets)
+        not run, "not tested" with the reason computed from the setup (:func:`fedlib.claims.not_run`):
+        one row per claim and section, each quoting its sentence and naming the rivals it names
+        (:data:`_UNRUN`). Sec. 6 (Table 1, Fig. 6) and App. I.5.1 (Table 4 left, Fig. 9): a row per
+        claim covering whichever of CIFAR-10 and CINIC-10 this setup does not run (the quick profile
+        runs MNIST only; the paper profile MNIST, CIFAR-10 and CINIC-10); App. I.5.2 (Fig. 10, Table 4
+        right): CIFAR-10 at the alphas that no run here makes, on it or a stand-in, its speed and
+        accuracy claims and Table 4's dashes at those alphas. MNIST has no such row: every profile
+        runs it (the smoke profile on its digits stand-in). :meth:`ledger_rows` adds them."""
+        paper, scope = SETTINGS["paper"], self._scope
         names = ", ".join(DATASETS[d].label for d in paper["datasets"])
-        fig10 = _ALPHA_DATASET["paper"]
-        missing = [a for a in paper["alphas"] if a not in self.alphas]
-        # one text for every dataset (the summary atop notebook 07 names a claim once), short for its page
-        claim = ("FedACS faster than Sec. 6's five rivals (not OS), most accurate; FedAU, OS unstable "
-                 "(as on MNIST)")
-        scope = "this stand-in test" if self.stand_in else f"the {self.profile} profile"
+        runs = ", ".join(DATASETS[d].label for d in self.datasets)
+        unrun = [DATASETS[d].label for d in paper["datasets"][1:] if d not in self.datasets]
         rows = []
-        for d in paper["datasets"][1:]:
-            if d in self.datasets:
-                continue
-            name, more = DATASETS[d].label, d == fig10 and bool(missing)
-            where = "Sec. 6, Table 1, Fig. 6; App. I.5.1, Table 4, Fig. 9" + (
-                "; App. I.5.2, Table 4, Fig. 10" if more else "")
-            at = f", alpha {', '.join(f'{a:g}' for a in missing)}" if more else ""
-            fig = ""
-            if more:
-                alpha = DATASETS[self.alpha_dataset].label
-                fig = (f" (Fig. 10: {name} at alpha {', '.join(f'{a:g}' for a in paper['alphas'])}; {scope} "
-                       f"runs alpha {', '.join(f'{a:g}' for a in self.alphas)} on {alpha}"
-                       + ("" if self.alpha_dataset == d else f" for {name}") + ")")
-            why = (f"Sec. 6 and App. I.5 run {names}; {scope} runs Tables 1 and 4 and Figs. 6 and 9 on "
-                   f"{runs} only{fig}: {name} cannot be had on these machines (no network), and the paper "
-                   "profile runs it (on a GPU)")
-            rows.append(ClaimRow(where, QUOTES["datasets"].quote, claim, claims.not_run(why),
-                                 context={"environment": f"{name}, dynamic and static{at}"},
-                                 setting=f"the paper profile ({name}, N={paper['num_clients']}, "
-                                         f"{paper['rounds']} rounds), not run in {scope}"))
+        if unrun:
+            both, them = " and ".join(unrun), "them" if len(unrun) > 1 else "it"
+            for kind, (sec, what) in {"dynamic": ("Sec. 6", "Table 1 and Fig. 6"),
+                                      "static": ("App. I.5.1", "Table 4 (left) and Fig. 9")}.items():
+                why = (f"{sec} runs {what} on {names}; {scope} runs them on {runs} only: {both} cannot be "
+                       f"had on these machines (no network), and the paper profile runs {them} (on a GPU)")
+                rows += self._not_run(_UNRUN[kind], f"{both}, {kind}", why, both, paper["rounds"])
+        missing = [a for a in paper["alphas"] if a not in self.alphas]
+        if missing:
+            rows += self._not_run_alphas(missing)
         return rows
+
+    @property
+    def _scope(self) -> str:
+        """What the claims of :meth:`unrun_claims` are not run in: the profile, or a stand-in test."""
+        return "this stand-in test" if self.stand_in else f"the {self.profile} profile"
+
+    def _not_run_alphas(self, missing: list) -> list[ClaimRow]:
+        """App. I.5.2's rows of :meth:`unrun_claims` at the paper's alphas ``missing`` here: its
+        speed and accuracy claims, and per method Table 4's dash in their columns (FedAU's in every
+        one; in the text's lost order of the alphas, :data:`_ALPHA_DASHES`)."""
+        paper, ds = SETTINGS["paper"], _ALPHA_DATASET["paper"]
+        name = DATASETS[ds].label
+
+        def listed(alphas) -> str:
+            return ", ".join(f"{a:g}" for a in alphas)
+        dashes = {a: _ALPHA_DASHES[ds][paper["alphas"].index(a)] for a in missing}
+        specs = list(_UNRUN["alpha"])
+        for m in dict.fromkeys(m for a in missing for m in dashes[a]):
+            at = [a for a in missing if m in dashes[a]]
+            specs.append(("alpha FedAU", f"{m} never reaches the target"
+                          + ("" if at == missing else f" at alpha {listed(at)}") + ": Table 4's dash"))
+        ran = (f"runs only alpha {listed(self.alphas)}, on {DATASETS[self.alpha_dataset].label}"
+               + ("" if self.alpha_dataset == ds else f" for {name}") if self.alphas else "runs no alpha")
+        why = (f"App. I.5.2 runs Fig. 10 and Table 4 (right) on {name} at alpha {listed(paper['alphas'])}; "
+               f"{self._scope} {ran}: {name} cannot be had on these machines (no network), and the paper "
+               "profile runs it (on a GPU)")
+        return self._not_run(specs, f"{name}, alpha {listed(missing)}", why, name, paper["alpha_rounds"])
+
+    def _not_run(self, specs: tuple | list, environment: str, why: str, data: str,
+                 rounds: int) -> list[ClaimRow]:
+        """Rows "not tested" (``why``: :func:`fedlib.claims.not_run`) of the claims ``specs``
+        ((:data:`QUOTES` key, claim) pairs) in ``environment``, set in the paper profile on ``data``
+        with ``rounds`` rounds."""
+        setting = (f"the paper profile ({data}, N={SETTINGS['paper']['num_clients']}, {rounds} rounds), "
+                   f"not run in {self._scope}")
+        return [ClaimRow(QUOTES[q].where, QUOTES[q].quote, claim, claims.not_run(why),
+                         context={"environment": environment}, setting=setting) for q, claim in specs]
 
     def target_words(self, key: tuple) -> str:
         """The target of environment ``key`` as its claims state it: the paper's (``70%``), or in
@@ -605,13 +629,54 @@ QUOTES = {
         "App. I.5.2, Table 4",
         "A dash (–) indicates a failure to reach the specified threshold within the entire training"
         " process."),
-    "datasets": Quote(
-        "Sec. 6, Fig. 6, Table 1",
-        "In Figure 6, the results show that FedACS outperforms all benchmark methods achieving "
-        "improvements in test accuracy of - on MNIST, - on CIFAR-10, and - on CINIC-10. ... As shown in "
-        "Table 1, FedACS consistently achieves the target accuracy thresholds across different datasets "
-        "within fewer communication rounds than FedAvg, c-a-FedAvg, FedVarp, FedNova, and FedAU, achieving "
-        "a reduction of - on MNIST, - on CIFAR-10, and - on CINIC-10."),
+}
+
+
+def _whole(key: str, tail: str) -> Quote:
+    """The sentence of :data:`QUOTES` ``key`` to its end (``tail``): the datasets it names, their
+    numbers lost in the text ("-")."""
+    return Quote(QUOTES[key].where, QUOTES[key].quote + tail)
+
+
+_TAIL = " of - on MNIST, - on CIFAR-10, and - on CINIC-10"
+_ALPHA_TAIL = " on CIFAR-10 under varying levels of data imbalance"
+#: the sentences of the speed and accuracy claims whole, with the datasets they name: the quotes of
+#: :meth:`FedAcsSetup.unrun_claims` (the MNIST rows quote them up to the datasets)
+QUOTES.update({
+    "rounds, datasets": _whole("rounds", ", achieving a reduction" + _TAIL + "."),
+    "computation, datasets": _whole("computation", ", achieving a reduction of - on MNIST, - on CIFAR-10, "
+                                                   "- on CINIC-10."),
+    "accuracy, datasets": _whole("accuracy", " achieving improvements in test accuracy" + _TAIL + "."),
+    "static rounds, datasets": _whole("static rounds", ", achieving reductions" + _TAIL + "."),
+    "static computation, datasets": _whole("static computation", _TAIL + "."),
+    "static accuracy, datasets": _whole("static accuracy", " achieving improvements in test accuracy" + _TAIL
+                                        + ", respectively."),
+    "alpha rounds, datasets": _whole("alpha rounds", ", achieving reductions of -, -, and -" + _ALPHA_TAIL),
+    "alpha computation, datasets": _whole("alpha computation", " of -, and -, -" + _ALPHA_TAIL),
+    "alpha accuracy, datasets": _whole("alpha accuracy", ", achieving improvements in test accuracy of "
+                                                         "-, -, -" + _ALPHA_TAIL),
+})
+_FEWER, _LESS = "FedACS needs fewer rounds to the target", "FedACS needs less computation time to the target"
+_FOUR, _MORE = ", ".join(RIVALS), "FedACS is more accurate than"
+#: the claims of Sec. 6 and App. I.5.1 on CIFAR-10 and CINIC-10, and App. I.5.2's on CIFAR-10 but its
+#: dashes (:meth:`FedAcsSetup.unrun_claims`), per kind of environment: (:data:`QUOTES` key, claim),
+#: each naming the rivals its sentence names (Sec. 6's computation sentence names none)
+_UNRUN = {
+    "dynamic": (("rounds, datasets", f"{_FEWER} than {', '.join((*RIVALS, 'FedAU'))}"),
+                ("computation, datasets", f"{_LESS} (its sentence names no rival)"),
+                ("accuracy, datasets", f"{_MORE} all benchmarks: {', '.join(BENCHMARKS)}"),
+                ("FedAU", "FedAU never reaches the target: Table 1's dash"),
+                ("FedAU unstable", "FedAU is unstable: it diverges"),
+                ("OS suboptimal", "OS is not stable in reaching the target and is sub-optimal")),
+    "static": (("static rounds, datasets", f"{_FEWER} than {_FOUR}"),
+               ("static computation, datasets", f"{_LESS} than {_FOUR}"),
+               ("static accuracy, datasets", f"{_MORE} {_FOUR}, OS"),
+               ("static never", "FedAU never reaches the target: Table 4's dash"),
+               ("static unstable", "FedAU and OS do not consistently reach the target"),
+               ("static FedAU unstable", "FedAU is unstable: it diverges")),
+    "alpha": (("alpha rounds, datasets", f"{_FEWER} than {_FOUR}"),
+              ("alpha computation, datasets", f"{_LESS} than {_FOUR}"),
+              ("alpha accuracy, datasets", f"{_MORE} {_FOUR}, OS")),
 }
 #: the environments' kinds: Sec. 6 (dynamic heterogeneity, Table 1, Fig. 6), App. I.5.1 (static,
 #: Table 4 left, Fig. 9), App. I.5.2 (Dirichlet alphas, Table 4 right, Fig. 10)

@@ -145,24 +145,67 @@ def test_fedacs_cell_claims_are_seed_by_seed(tmp_path):
 
 
 def test_tables_1_and_4_on_the_datasets_a_profile_does_not_run_are_not_tested_rows_of_the_ledger():
+    import re
+    from dataclasses import replace
+
     from fedlib import claims
-    s = studies.fedacs.fedacs_setup("quick")                           # MNIST only; Fig. 10 at alpha 0.1
+    f = studies.fedacs
+    Q, s = f.QUOTES, f.fedacs_setup("quick")                            # MNIST only; Fig. 10 at alpha 0.1
     rows = s.unrun_claims()
-    assert [r.context["environment"] for r in rows] == ["CIFAR-10, dynamic and static, alpha 0.5, 1",
-                                                        "CINIC-10, dynamic and static"]
-    assert rows[0].where.endswith("App. I.5.2, Table 4, Fig. 10") and "Fig. 10" not in rows[1].where
-    for r, name in zip(rows, ("CIFAR-10", "CINIC-10"), strict=True):
-        assert r.check.verdict == claims.NOT_TESTED and r.check.seeds == 0 and r.claim == rows[0].claim
-        assert r.check.reason.startswith("not tested: not run here: Sec. 6 and App. I.5 run MNIST, CIFAR-10, "
-                                         "CINIC-10; the quick profile runs Tables 1 and 4 and Figs. 6 and 9 "
-                                         "on MNIST only")
-        assert f"{name} cannot be had on these machines" in r.check.reason and name in r.setting
-        assert r.quote == studies.fedacs.QUOTES["datasets"].quote
-    assert "runs alpha 0.1 on" in rows[0].check.reason                 # the stand-in cell named, not its rows
+    sec6, i51, i52 = ["rounds", "computation", "accuracy", "FedAU", "FedAU unstable", "OS suboptimal"], \
+        ["static rounds", "static computation", "static accuracy", "static never", "static unstable",
+         "static FedAU unstable"], ["alpha rounds", "alpha computation", "alpha accuracy", "alpha FedAU"]
+    keys = [k + (", datasets" if k.split()[-1] in ("rounds", "computation", "accuracy") else "")
+            for k in sec6 + i51 + i52]
+    assert [(r.where, r.quote) for r in rows] == [tuple(Q[k]) for k in keys]   # its sentence, verbatim
+    for k in keys[:3] + keys[6:9] + keys[12:15]:             # the MNIST rows' quotes, to the datasets named
+        short = Q[k.removesuffix(", datasets")]
+        assert Q[k].quote.startswith(short.quote) and Q[k].where == short.where
+        assert "on CIFAR-10" in Q[k].quote
+    assert all("on CINIC-10" in Q[k].quote for k in keys[:3] + keys[6:9])
+    assert len({(r.where.split(",")[0], r.claim) for r in rows}) == len(rows)    # one per section and claim
+    envs = ["CIFAR-10 and CINIC-10, dynamic"] * 6 + ["CIFAR-10 and CINIC-10, static"] * 6 + \
+        ["CIFAR-10, alpha 0.5, 1"] * 4
+    assert [r.context["environment"] for r in rows] == envs
+
+    def named(text: str) -> set:
+        """The methods a sentence or a claim names (the paper spells FedVARP 'FedVarp')."""
+        return {m for m in f.BENCHMARKS if re.search(rf"(?<![\w-]){m}\b", text.replace("FedVarp", "FedVARP"))}
+    for r, k in zip(rows, keys, strict=True):     # each names its sentence's rivals, none added or dropped
+        if k == "accuracy, datasets":                                     # "all benchmark methods"
+            assert named(r.claim) == set(f.BENCHMARKS) and "all benchmark methods" in r.quote
+        elif k not in ("FedAU", "static never", "alpha FedAU"):           # the tables' dashes: FedAU's
+            assert named(r.claim) == named(r.quote), r.claim
+    assert named(Q["static rounds, datasets"].quote) == set(f.RIVALS)    # App. I.5's four, not Sec. 6's five
+    assert named(rows[1].claim) == set() and "computation time" in rows[1].claim
+    never = "FedAU never reaches the target: Table {}'s dash"
+    assert [r.claim for r in rows if "dash" in r.claim] == [never.format(1), never.format(4), never.format(4)]
+    assert not any("stable" in r.claim for r in rows[12:])              # App. I.5.2 says nothing of OS's
+    for r in rows:
+        assert r.check.verdict == claims.NOT_TESTED and r.check.seeds == 0
+        assert "the paper profile (CIFAR-10" in r.setting and "not run in the quick profile" in r.setting
+    for r, sec in zip(rows[:12], ["Sec. 6 runs Table 1 and Fig. 6"] * 6
+                      + ["App. I.5.1 runs Table 4 (left) and Fig. 9"] * 6, strict=True):
+        assert r.check.reason == (f"not tested: not run here: {sec} on MNIST, CIFAR-10, CINIC-10; the quick "
+                                  "profile runs them on MNIST only: CIFAR-10 and CINIC-10 cannot be had on "
+                                  "these machines (no network), and the paper profile runs them (on a GPU)")
+        assert "CINIC-10" in r.setting
+    for r in rows[12:]:                                               # the stand-in cell named, not its rows
+        assert "at alpha 0.1, 0.5, 1; the quick profile runs only alpha 0.1, on Fashion-MNIST for CIFAR-10: "\
+               "CIFAR-10 cannot be had" in r.check.reason and "CINIC-10" not in r.setting
+    # a dataset the setup runs has no row; the alphas' columns dash FedVARP and FedNova where one is missing
+    other = replace(s, datasets=("mnist", "cifar10"), alphas=(0.5,)).unrun_claims()
+    assert {r.context["environment"] for r in other} == {"CINIC-10, dynamic", "CINIC-10, static",
+                                                         "CIFAR-10, alpha 0.1, 1"}
+    assert "CINIC-10 cannot be had on these machines (no network), and the paper profile runs it" in \
+        other[0].check.reason
+    assert [r.claim for r in other if "dash" in r.claim] == [
+        never.format(1), never.format(4), "FedVARP never reaches the target at alpha 0.1: Table 4's dash",
+        "FedNova never reaches the target at alpha 0.1: Table 4's dash", never.format(4)]
     # notebook 07's ledger rows gather them after the tested rows
     assert s.ledger_rows({}, ("mnist", "dynamic", None), {}) == rows
     assert (claims.claims_table(rows)["verdict"] == claims.NOT_TESTED).all()
-    assert studies.fedacs.fedacs_setup("paper").unrun_claims() == []    # the paper profile runs all three
+    assert f.fedacs_setup("paper").unrun_claims() == []                 # the paper profile runs all three
 
 
 def test_fedacs_mechanism_is_eq_15_over_the_schedule(tmp_path):
