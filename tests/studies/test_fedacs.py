@@ -93,6 +93,16 @@ def test_fedacs_cell_claims_are_seed_by_seed(tmp_path):
     (os_row,) = [r for r in found if r.short == "OS is not stable in reaching the target"]
     assert os_row.where == "Sec. 6 (Table 1 shows OS at 72 rounds)"
     assert os_row.claim.endswith("(our reading; 3 seeds cannot rule a 10% rate out: that needs >= 36)")
+    # App. I.2: every run at a calibrated rate stays ok on 3 of 3 seeds; "in most runs" needs 6 to hold
+    v = rows["calibrated rates keep the runs stable"]
+    assert (v.verdict, v.effect) == ("inconclusive", 1) and v.reason.startswith("cannot be confirmed below 6")
+    (cal,) = [r for r in found if r.short == "calibrated rates keep the runs stable"]
+    named = cal.claim.split("(")[1].split(")")[0].split(", ")      # the methods whose rate changed
+    assert cal.where == "App. I.2" and "FedACS" in named and "FedAvg" not in named    # FedAvg's: the base
+    broken = dict(curves, FedNova=(np.full(T, 0.1), np.full(T, np.nan)))    # FedNova diverges
+    (cal,) = [r for r in studies.fedacs.cell_claims(_fake_cell(cell, broken), cell, target=0.7)
+              if r.short == "calibrated rates keep the runs stable"]
+    assert (cal.check.verdict, cal.check.direction, cal.check.effect) == ("inconclusive", "against", 0)
     # App. I.5 leaves FedAU out of the accuracy claim and names four rivals of the speed claims
     static = {r.short: r for r in studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7,
                                                                  kind="static")}
