@@ -68,6 +68,8 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # FedSUM's theory, the decaying schedule, and the summed step length of a run
 # $\sum_{t<T} \eta_g \eta_l(t) K$ (how far the rates let a run move in all).
 #
+# <details><summary>The settings table: each setting as the paper gives it, ours in the quick profile, and why</summary>
+#
 # | setting | paper (Sec. 5, App. H, Table 2) | quick (here) | why |
 # |---|---|---|---|
 # | data | MNIST, SVHN, CIFAR-10 | MNIST only | SVHN and CIFAR-10 cannot be had on these machines |
@@ -86,6 +88,8 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # | FedSUM-CR | Alg. 3, eq. (11) | eq. (11) and the exact form under a decaying rate, both shown | see below |
 # | communication | "one unit = one full model"; SCAFFOLD counted as FedSUM's single-variable uplink | same convention (SCAFFOLD 1 up, 2 down; FedSUM 1 up, 2 down; FedSUM-CR and the others 1 up, 1 down) | the paper's convention |
 # | evaluation | (not stated) | training loss on 20 samples per client (weighted by client size), test accuracy on the whole test set | budget |
+#
+# </details>
 #
 # **FedSUM-CR with a decaying rate.** Eq. (11) rebuilds the correction as $(z_i - x^{(t)}) /
 # ((t - a_i)\,\eta_l(t))$, which is exact for a constant rate; under $\eta_l(t) = \eta_0 /

@@ -71,6 +71,8 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # %% [markdown]
 # ## Settings per profile
 #
+# <details><summary>The settings table: each setting as the paper (or the authors' code) gives it, ours in the quick profile, and why</summary>
+#
 # | setting | paper (Sec. 6, App. D; authors' code) | quick (here) | why |
 # |---|---|---|---|
 # | data | FashionMNIST, CIFAR-10 | FashionMNIST: Wang & Ji's own dataset, the official split (60,000 / 10,000) | installed by the project (`make fashion-mnist`: Debian's `dataset-fashion-mnist`); MNIST stood in for it before (those runs: last section); no CIFAR-10 on these machines |
@@ -89,6 +91,8 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # | seeds | one run | 5 independent evaluated runs (split, model, minibatches, availability offset, selection walk and warm-up per seed), compared seed by seed | claims are checked per seed with a paired interval |
 # | waiting cost | a wait round = one cycle (500 rounds) | a wait round = one cycle (100 rounds) | scaled cycle |
 # | evaluation | (not stated) | every 20 rounds (a wait method: every round, i.e. every cycle); training metrics on 20 samples per client (weighted), test accuracy on the whole test set; every method scored at the ends of cycles 2 and 3 (times 200 and 300) | the same two points for every method |
+#
+# </details>
 
 # %%
 setup = studies.amplified.amplified_setup(profile, seeds[0], stand_in_rounds, dataset or None)   # the table above

@@ -90,6 +90,8 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # rules also pick the rates (FOCUS's and Wang & Ji's claims are asked at their own papers' rates,
 # below); the trace sets who takes part in each round.
 #
+# <details><summary>The settings table: each setting as the paper gives it, ours in the quick profile, and why</summary>
+#
 # | setting | paper profile | quick (here) | why |
 # |---|---|---|---|
 # | data, model | MNIST, Dirichlet(0.1) labels, FedSUM's MNIST CNN | same | MNIST is the one dataset of all four papers' experiments that can be had here |
@@ -100,6 +102,8 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # | rates | App. H's grid (FedAvg under the trace, eta_0 eta_g fixed, eta_g in {1, 2, 10, 20}, the lowest training loss after a quarter of the run, eta_g capped at 1), eta_l(t) = eta_0 / sqrt(t/10 + 1), the same for all; FOCUS's claims: SG-FOCUS, FedAU and SCAFFOLD also at FOCUS App. F's one constant eta = 2e-3 | same, at the product that gives App. H's summed step over T = 84 | App. H's rules, not its numbers; each paper's claims at its own rates (issue 49) |
 # | amplification | Wang & Ji's rules: a FedAvg warm-up of 4 cycles (theirs: 2,000 rounds of a 500-round cycle; here 4 days) at the shared rates, then Alg. 1 with amplification factor eta = 10 and with eta = 1 (Wang & Ji's notation), P = one day of rounds, to the end of the run: both at eta_0 / 10 (so that eta_0 eta is the product the others use with eta_g; our inference), and each at the constant rate its own grid picks, where its claim is asked (Wang & Ji's rule: the initial rate, here the warm-up's eta_0, times 1, 0.1, ..., 1e-4; ours, as their Sec. 6 does not say how the best rate was judged: extended past an edge, the lowest training loss over the phase's last day on tuning seeds 100 and 101, never evaluated) | same (P = 12 two-hour rounds, warm-up 48 rounds, phases of 36) | a diurnal trace is their periodic availability |
 # | seeds | 5 | 5, each its own draw of records, split, model and minibatches | issue 49: at least 5 |
+#
+# </details>
 #
 # The cost of the quick profile's runs is printed below from the stored histories.
 
