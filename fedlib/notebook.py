@@ -51,6 +51,19 @@ def check_seeds(seeds, name: str = "seeds") -> list[int]:
     return [int(k) for k in seeds]
 
 
+def seeds_among(some, seeds: list[int], name: str) -> tuple[list[int], str]:
+    """A notebook's lagging seed list ``some`` (parameter ``name``: the cells computed on fewer
+    seeds so far) narrowed to those among ``seeds`` (both checked by :func:`check_seeds`), with a
+    line that says what was dropped ("" where nothing was); all of ``seeds`` where none is among
+    them (e.g. a test's ``seeds [0]``: the lagging cells follow it)."""
+    some, seeds = check_seeds(some, name), check_seeds(seeds)
+    if set(some) <= set(seeds):
+        return some, ""
+    kept = [k for k in some if k in seeds] or seeds
+    return kept, (f"{name} {some}: {', '.join(str(k) for k in some if k not in seeds)} not among seeds "
+                  f"{seeds}; those cells run on {kept}")
+
+
 def computing_off() -> bool:
     """Whether ``$FEDLIB_NO_COMPUTE`` forbids computing missing runs (``make test``'s nbval, ``make
     figures PROFILE=paper``): a notebook then renders what its store holds."""

@@ -45,7 +45,8 @@
 # %% tags=["parameters"]
 profile: str = "quick"  # smoke (every code path, tiny), quick (MNIST; Fig. 10 on Fashion-MNIST; reduced scale) or paper (the paper's settings, GPU)
 seeds: list = [0, 1, 2, 3, 4]  # seeds of the split, the model, the environments, the draws and the minibatches
-other_seeds: list = [0, 1, 2]  # seeds of Fig. 10's cell, of the MNIST runs beside it and of the regime grid's other cells (those computed so far: CPU budget), among seeds
+alpha_seeds: list = [0, 1, 2]  # seeds of Fig. 10's cell (those computed so far: CPU budget), among seeds
+other_seeds: list = [0, 1, 2]  # seeds of the MNIST runs beside Fig. 10's cell and of the regime grid's other cells (those computed so far), among alpha_seeds
 stand_in_rounds: int = 0  # tests only: above 0, the profile's settings on random stand-in data, this many rounds, first dataset
 workers: int = 1  # worker processes computing missing runs (1: in this kernel)
 out_dir: str = ""  # empty: figures/07_fedacs_experiments at the default parameters, else results/notebooks/
@@ -60,15 +61,13 @@ from fedlib.store import Store
 
 runs = notebook.notebook_runs("07_fedacs_experiments", globals(), out_dir)   # style, profile, out_dir, store
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
-seeds, other_seeds = notebook.check_seeds(seeds), notebook.check_seeds(other_seeds, "other_seeds")
+seeds = notebook.check_seeds(seeds)
 if profile == "smoke":
     print(f"smoke profile: seed {seeds[0]} only (tiny settings; one seed gives no interval: every claim reads 'inconclusive')")
-    seeds = other_seeds = seeds[:1]
-if not set(other_seeds) <= set(seeds):           # e.g. seeds [0] for a test: the other cells follow seeds
-    kept = [k for k in other_seeds if k in seeds] or seeds
-    print(f"other_seeds {other_seeds}: {', '.join(str(k) for k in other_seeds if k not in seeds)} not among "
-          f"seeds {seeds}; the other cells run on {kept}")
-    other_seeds = kept
+    seeds = alpha_seeds = other_seeds = seeds[:1]
+alpha_seeds, note = notebook.seeds_among(alpha_seeds, seeds, "alpha_seeds")     # e.g. seeds [0] for a test
+other_seeds, more = notebook.seeds_among(other_seeds, alpha_seeds, "other_seeds")
+print("\n".join(x for x in (note, more) if x) or "", end="")
 
 
 # %%
@@ -85,7 +84,7 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # | model | Table 3 CNNs (C, R, M, L, dropout 0.2; exact layers lost) | FedSUM's MNIST CNN C10-C20-L50 with dropout 0.2 (`fedsum_mnist_cnn`) | same building blocks as Table 3's legend; the layer sizes were lost |
 # | clients | N and the fraction asked per round lost | N = 100, 10 asked per round (fraction 0.1) | a common choice; fits the CPU budget |
 # | rounds | 200 | 200 (Figs. 6, 9, 10 and every regime cell) | |
-# | seeds | one run per method (as far as the text says) | one run per seed of `seeds` (split, model, environment draws, FedACS's draws, minibatches), claims compared seed by seed; Fig. 10's cell, the MNIST runs beside it and the regime grid's other cells on `other_seeds` | an event claim ("never reaches the target") needs 6 seeds to be decidable (`claims.event_seeds`); the other cells wait for CPU time |
+# | seeds | one run per method (as far as the text says) | one run per seed of `seeds` (split, model, environment draws, FedACS's draws, minibatches), claims compared seed by seed; Fig. 10's cell on `alpha_seeds`, the MNIST runs beside it and the regime grid's other cells on `other_seeds` | an event claim ("never reaches the target") needs 6 seeds to be decidable (`claims.event_seeds`); the other cells wait for CPU time |
 # | batch | 512 (MNIST), 1024 (CIFAR-10, CINIC-10) | 512 | |
 # | local work | epochs per client (ranges lost) | epochs: steps = epochs x ceil(n_i / 512) | `participation.build(local_epochs=...)` |
 # | dynamic heterogeneity | two halves of the clients, each with its own epoch and upload-probability ranges, redrawn every round (ranges lost) | "weak" computation: epochs 1-2, "strong" 2-4; weak uplinks p in [0.2, 0.5], strong [0.6, 1.0]; one-class MNIST: the weak-computation half holds digits 0-4 | weak devices compute little and upload rarely, as the text describes; with halves that each hold every digit equally a bias toward one half would hardly change the objective |
@@ -126,7 +125,7 @@ EXPERIMENTS, rate_tables = {}, []          # (dataset, setting, alpha) -> seed -
 for k, s in setups.items():
     exps, r = s.experiments(st)
     for key, cs in exps.items():
-        if key[2] is None or k in other_seeds:     # Fig. 10's cell (an alpha) on other_seeds
+        if key[2] is None or k in alpha_seeds:     # Fig. 10's cell (an alpha) on alpha_seeds
             EXPERIMENTS.setdefault(key, {})[k] = cs
     rate_tables.append(r.assign(seed=k))
 rates = runs.table(pd.concat(rate_tables, ignore_index=True), "calibrated_rates", float_format="%.6g")
@@ -156,7 +155,8 @@ other_configs = [c for key, per in EXPERIMENTS.items() if key[1] != "dynamic" or
                  for cs in per.values() for c in cs.values()]
 df = compute(list(dict.fromkeys([c for cs in GRID.values() for c in cs.values()] + other_configs)))
 print(f"{df['key'].nunique()} runs; profile {profile}; N={N}, {S} asked per round, seeds {seeds}, "
-      f"{len(CELLS)} regime cells (Fig. 6's on seeds {seeds}, the others and Fig. 10's cell on {other_seeds})"
+      f"{len(CELLS)} regime cells (Fig. 6's on seeds {seeds}, the others on {other_seeds}); Fig. 10's cell on "
+      f"{alpha_seeds}"
       f"{stand_in_note}; their simulation took "
       f"{df.groupby('key')['seconds'].max().sum() / 3600:.1f} hours (one thread each, on the CPUs that computed them)")
 

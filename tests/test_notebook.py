@@ -117,3 +117,13 @@ def test_folded_tables_refuse_bad_input_naming_the_argument(kwargs, match):
     kwargs.setdefault("tables", pd.DataFrame({"a": [1]}))
     with pytest.raises(ValueError, match=match):
         notebook.folded_tables(**kwargs)
+
+
+def test_a_lagging_seed_list_is_narrowed_to_the_notebooks_seeds_and_says_so():
+    assert notebook.seeds_among([0, 1, 2], [0, 1, 2, 3], "alpha_seeds") == ([0, 1, 2], "")
+    kept, note = notebook.seeds_among([0, 1, 2], [0, 2], "other_seeds")
+    assert kept == [0, 2]
+    assert note == "other_seeds [0, 1, 2]: 1 not among seeds [0, 2]; those cells run on [0, 2]"
+    assert notebook.seeds_among([3, 4], [0], "alpha_seeds")[0] == [0]        # none among them: all of seeds
+    with pytest.raises(ValueError, match="^alpha_seeds: each seed once"):
+        notebook.seeds_among([1, 1], [0, 1], "alpha_seeds")
