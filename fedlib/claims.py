@@ -56,7 +56,9 @@ warm-up), one run of each method per seed, by comparing the methods **seed by se
   many comparisons the other dataset needs fewer (a tie is not fewer), with the count in words.
 * :func:`not_run` gives the "not tested" verdict of a claim whose setting no run here makes (its
   data cannot be had, or the paper states it without an experiment), with the reason: the ledger
-  lists every claim of the papers' experiments, tested or not.
+  lists every claim of the papers' experiments, tested or not; :func:`not_had` words the reason
+  of a dataset that cannot be had, and :func:`against_rivals` asks a claim against every rival a
+  paper names, those not run here "not tested".
 * :func:`claims_table` collects verdicts, with each claim's place in the paper, its quote and
   its setting, into the table every notebook prints and :func:`update_ledger` writes into the
   one ledger of all notebooks (``figures/claims_ledger.csv`` and ``.md``).
@@ -79,8 +81,8 @@ from ._validate import InputError, check_int
 __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS",
            "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
            "collapse", "combine", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
-           "event_count", "interval", "late_mean", "margin_for", "mean_drop", "not_run", "ok_curves",
-           "outcome_counts", "set_aside",
+           "event_count", "interval", "late_mean", "margin_for", "mean_drop", "not_had", "not_run",
+           "ok_curves", "outcome_counts", "Rivals", "against_rivals", "set_aside",
            "FewerSeeds", "fewer_seeds", "paired", "paired_reach", "per_group", "rounds_to", "scale_cause",
            "seeds_needed", "seeds_to_decide", "summarize",
            "tidy",
@@ -817,6 +819,58 @@ def not_run(reason: str) -> Verdict:
 
 #: how the cause of a :func:`not_run` row begins (a row with no comparison, no seed)
 _NOT_RUN = "not tested: not run here: "
+
+
+def not_had(paper_runs: str, here_runs: str, missing: Sequence[str], paper_profile: bool = True) -> Verdict:
+    """:func:`not_run` for a claim on datasets that cannot be had on these machines: the reason
+    ``"{paper_runs}; {here_runs}: {missing} cannot be had on these machines (no network)"``, the
+    datasets ``missing`` joined by "and", followed, with ``paper_profile``, by ", and the paper
+    profile runs it (them) (on a GPU)". ``paper_runs`` says what the paper runs the claim on (e.g.
+    "App. F runs CIFAR-10"), ``here_runs`` what this setup runs instead (e.g. "the quick profile
+    runs MNIST only"). Every study's rows of this kind share this wording.
+
+    Raises:
+        InputError: ``missing`` is empty or not a sequence of non-empty strings, or a text is empty.
+    """
+    if isinstance(missing, str) or not isinstance(missing, Sequence) or not missing or not all(
+            isinstance(m, str) and m.strip() for m in missing):
+        raise InputError(f"missing: must be a non-empty sequence of dataset names, got {missing!r}")
+    for name, text in (("paper_runs", paper_runs), ("here_runs", here_runs)):
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"{name}: must say what is run, as non-empty text; got {text!r}")
+    them = "them" if len(missing) > 1 else "it"
+    gpu = f", and the paper profile runs {them} (on a GPU)" if paper_profile else ""
+    return not_run(f"{paper_runs}; {here_runs}: {' and '.join(missing)} cannot be had on these machines "
+                   f"(no network){gpu}")
+
+
+class Rivals(NamedTuple):
+    """A claim against every rival a paper names (:func:`against_rivals`): the combined verdict,
+    the rivals not run here, and the rivals in words for the claim's text ("(A, B, C; C not run
+    here)")."""
+
+    check: Verdict
+    unrun: list
+    words: str
+
+
+def against_rivals(rivals: Sequence[str], compare: Callable[[str], Verdict], ran: Callable[[str], bool],
+                   why: str = "is not among the methods run here") -> Rivals:
+    """A claim against every rival of ``rivals`` (the names the paper's sentence gives, in its
+    order): each rival that ``ran`` compared by ``compare(rival)``, each other one "not tested"
+    (:func:`not_run`, reason ``"{rival} {why}"``), the verdicts :func:`combine`-d, so the claim
+    cannot hold by leaving a rival out.
+
+    Raises:
+        InputError: ``rivals`` is empty or names a rival twice.
+    """
+    rivals = list(rivals)
+    if not rivals or len(set(rivals)) != len(rivals):
+        raise InputError(f"rivals: must name each rival of the claim once, got {rivals!r}")
+    unrun = [m for m in rivals if not ran(m)]
+    check = combine({m: not_run(f"{m} {why}") if m in unrun else compare(m) for m in rivals})
+    return Rivals(check, unrun, f"({', '.join(rivals)}" + (f"; {', '.join(unrun)} not run here)" if unrun
+                                                           else ")"))
 
 
 def set_aside(check: Verdict, why: str) -> Verdict:

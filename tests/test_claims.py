@@ -455,6 +455,40 @@ def test_a_claim_whose_setting_is_not_run_is_not_tested_with_its_reason_never_in
             claims.not_run(bad)
 
 
+def test_a_dataset_that_cannot_be_had_is_worded_once_for_every_study():
+    one = claims.not_had("App. F runs CIFAR-10", "the quick profile runs MNIST", ["CIFAR-10"])
+    assert one.verdict == NOT_TESTED and one.reason == (
+        "not tested: not run here: App. F runs CIFAR-10; the quick profile runs MNIST: CIFAR-10 cannot be "
+        "had on these machines (no network), and the paper profile runs it (on a GPU)")
+    two = claims.not_had("Fig. 1 runs A, B, C", "the quick profile runs A only", ["B", "C"])
+    assert two.reason.endswith(": B and C cannot be had on these machines (no network), and the paper "
+                               "profile runs them (on a GPU)")
+    none = claims.not_had("Sec. 6 runs B", "every profile runs A", ["B"], paper_profile=False)
+    assert none.reason.endswith("every profile runs A: B cannot be had on these machines (no network)")
+    for bad in ([], "CIFAR-10", [""], None):
+        with pytest.raises(ValueError, match="^missing: must be a non-empty sequence of dataset names"):
+            claims.not_had("x", "y", bad)
+    with pytest.raises(ValueError, match="^here_runs: must say what is run"):
+        claims.not_had("x", " ", ["B"])
+
+
+def test_a_claim_against_every_rival_cannot_hold_by_leaving_one_unrun():
+    ours = {0: 0.9, 1: 0.91, 2: 0.92}
+    runs = {"B": {0: 0.5, 1: 0.52, 2: 0.5}, "C": {0: 0.6, 1: 0.61, 2: 0.6}}
+
+    def vs(m):
+        return claims.paired(ours, runs[m], names=("A", m))
+    every = claims.against_rivals(["B", "C"], vs, runs.__contains__)
+    assert (every.check.verdict, every.unrun, every.words) == (HOLDS, [], "(B, C)")
+    short = claims.against_rivals(["B", "D", "C"], vs, runs.__contains__, "is not in Fig. 1's runs here")
+    assert (short.check.verdict, short.unrun, short.words) == (NOT_TESTED, ["D"], "(B, D, C; D not run here)")
+    assert "per rival: B: holds; D: not tested; C: holds" in short.check.reason
+    assert "D is not in Fig. 1's runs here" in short.check.reason
+    for bad in ([], ["B", "B"]):
+        with pytest.raises(ValueError, match="^rivals: must name each rival of the claim once"):
+            claims.against_rivals(bad, vs, runs.__contains__)
+
+
 def test_a_comparison_a_rule_sets_aside_is_not_tested_with_its_numbers_kept():
     v = claims.paired({0: 0.9, 1: 0.8, 2: 0.7}, {0: 0.85, 1: 0.82, 2: 0.6})     # inconclusive, leans for
     assert v.verdict == INCONCLUSIVE and v.direction == "for"

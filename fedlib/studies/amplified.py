@@ -406,8 +406,8 @@ class AmplifiedSetup:
         datasets); on CIFAR-10 alone, a smaller P slightly better than the cycle there; and its
         expectation that
         a smaller rate improves a P above the cycle."""
-        why = ("Sec. 6 runs CIFAR-10 beside FashionMNIST; CIFAR-10 cannot be had on these machines, and "
-               "every profile of notebook 08 runs FashionMNIST (the quick one MNIST too)")
+        why = claims.not_had("Sec. 6 runs CIFAR-10 beside FashionMNIST", "every profile of notebook 08 runs "
+                             "FashionMNIST (the quick one MNIST too)", ["CIFAR-10"], paper_profile=False)
         larger = [P for P in self.P_values if P > self.cycle] or ["none"]
         slower = ("Sec. 6 states it as an expectation, with no run; notebook 08 runs Fig. 2's P values at "
                   "the one rate its grid picked for amplification at P = the cycle, as Sec. 6 does, and no "
@@ -416,17 +416,17 @@ class AmplifiedSetup:
         fig2 = " ... ".join(QUOTES[k] for k in ("P1", "partial", "larger"))          # in the paper's order
         return [ClaimRow("Sec. 6, Fig. 1", fig1,
                          "Fig. 1's claims on CIFAR-10 (checked here on FashionMNIST)",
-                         claims.not_run(why), setting="CIFAR-10, cycle 500 (App. D), not run",
+                         why, setting="CIFAR-10, cycle 500 (App. D), not run",
                          context={"rates": RATE_SETS[0],
                                   "in the paper": "Fig. 1: curves only, no number printed"}),
                 ClaimRow("Sec. 6, Fig. 2", fig2,
                          "Fig. 2's claims on CIFAR-10 (checked here on FashionMNIST)",
-                         claims.not_run(why), setting="CIFAR-10, cycle 500 (App. D), not run",
+                         why, setting="CIFAR-10, cycle 500 (App. D), not run",
                          context={"rates": FIG2_RATES,
                                   "in the paper": "Fig. 2: curves only, no number printed"}),
                 ClaimRow("Sec. 6, Fig. 2", QUOTES["cifar"],
                          "on CIFAR-10, P = 100 and P = 300 perform slightly better than P = 500 (the cycle)",
-                         claims.not_run(why), setting="CIFAR-10, cycle 500 (App. D), not run",
+                         why, setting="CIFAR-10, cycle 500 (App. D), not run",
                          context={"rates": FIG2_RATES,
                                   "in the paper": "Fig. 2: curves only, no number printed"}),
                 ClaimRow("Sec. 6, Fig. 2", QUOTES["smaller rate"],
@@ -744,14 +744,11 @@ def headline_claims(frames: Frames, amplified: str, plain: str, warmup: str = ""
         return claims.paired(frames.values(amplified), frames.values(m),
                              margin=claims.MARGINS["test accuracy"], names=(amplified, m),
                              off_rule=frames.off_rule)
-    unrun = [m for m in WAIT_METHODS if not frames.has(m)]
-    checks = {plain: vs(plain), **{m: vs(m) if m not in unrun else
-                                   claims.not_run(f"{m} (Fig. 1) is not among the methods run here")
-                                   for m in WAIT_METHODS}}
-    claim = (f"{amplified} ends above every other method of Fig. 1 ({plain}, {', '.join(WAIT_METHODS)}"
-             + (f"; {', '.join(unrun)} not run here)" if unrun else ")"))
+    rivals = claims.against_rivals((plain, *WAIT_METHODS), vs, lambda m: m == plain or frames.has(m),
+                                   "(Fig. 1) is not among the methods run here")
+    claim = f"{amplified} ends above every other method of Fig. 1 {rivals.words}"
     return [ClaimRow("Sec. 6, Fig. 1", QUOTES["best"], f"after {warmup}, {claim}" if warmup else claim,
-                     claims.combine(checks))]
+                     rivals.check)]
 
 
 def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,

@@ -407,11 +407,11 @@ class FedAcsSetup:
         unrun = [DATASETS[d].label for d in paper["datasets"][1:] if d not in self.datasets]
         rows = []
         if unrun:
-            both, them = " and ".join(unrun), "them" if len(unrun) > 1 else "it"
+            both = " and ".join(unrun)
             for kind, (sec, what) in {"dynamic": ("Sec. 6", "Table 1 and Fig. 6"),
                                       "static": ("App. I.5.1", "Table 4 (left) and Fig. 9")}.items():
-                why = (f"{sec} runs {what} on {names}; {scope} runs them on {runs} only: {both} cannot be "
-                       f"had on these machines (no network), and the paper profile runs {them} (on a GPU)")
+                why = claims.not_had(f"{sec} runs {what} on {names}", f"{scope} runs them on {runs} only",
+                                     unrun)
                 rows += self._not_run(_UNRUN[kind], f"{both}, {kind}", why, both, paper["rounds"])
         missing = [a for a in paper["alphas"] if a not in self.alphas]
         if missing:
@@ -440,19 +440,18 @@ class FedAcsSetup:
                           + ("" if at == missing else f" at alpha {listed(at)}") + ": Table 4's dash"))
         ran = (f"runs only alpha {listed(self.alphas)}, on {DATASETS[self.alpha_dataset].label}"
                + ("" if self.alpha_dataset == ds else f" for {name}") if self.alphas else "runs no alpha")
-        why = (f"App. I.5.2 runs Fig. 10 and Table 4 (right) on {name} at alpha {listed(paper['alphas'])}; "
-               f"{self._scope} {ran}: {name} cannot be had on these machines (no network), and the paper "
-               "profile runs it (on a GPU)")
+        why = claims.not_had(f"App. I.5.2 runs Fig. 10 and Table 4 (right) on {name} at alpha "
+                             f"{listed(paper['alphas'])}", f"{self._scope} {ran}", [name])
         return self._not_run(specs, f"{name}, alpha {listed(missing)}", why, name, paper["alpha_rounds"])
 
-    def _not_run(self, specs: tuple | list, environment: str, why: str, data: str,
+    def _not_run(self, specs: tuple | list, environment: str, why: claims.Verdict, data: str,
                  rounds: int) -> list[ClaimRow]:
-        """Rows "not tested" (``why``: :func:`fedlib.claims.not_run`) of the claims ``specs``
+        """Rows "not tested" (``why``: :func:`fedlib.claims.not_had`) of the claims ``specs``
         ((:data:`QUOTES` key, claim) pairs) in ``environment``, set in the paper profile on ``data``
         with ``rounds`` rounds."""
         setting = (f"the paper profile ({data}, N={SETTINGS['paper']['num_clients']}, {rounds} rounds), "
                    f"not run in {self._scope}")
-        return [ClaimRow(QUOTES[q].where, QUOTES[q].quote, claim, claims.not_run(why),
+        return [ClaimRow(QUOTES[q].where, QUOTES[q].quote, claim, why,
                          context={"environment": environment}, setting=setting) for q, claim in specs]
 
     def target_words(self, key: tuple) -> str:

@@ -639,22 +639,20 @@ class FedSumSetup:
                    "profile), " + ("its runs not in this store" if self.profile == "paper"
                                   else f"not run at the {self.profile} profile"))
 
-        def why(name: str) -> str:
+        def check(names_: list) -> claims.Verdict:
+            name = " and ".join(names_)
             if self.profile == "paper":
-                return (f"the paper profile runs {name}, but its {stored} are not in this "
-                        f"store (`make campaign` computes them on a GPU; {name} cannot be had on these "
-                        "machines)")
+                return claims.not_run(f"the paper profile runs {name}, but its {stored} are not in this "
+                                      f"store (`make campaign` computes them on a GPU; {name} cannot be had "
+                                      "on these machines)")
             verb = "runs" if figs.startswith("Fig. ") else "run"
-            it = "them" if " and " in name else "it"
-            return (f"{figs} {verb} {names} (App. H); the {self.profile} profile runs {runs} only: {name} "
-                    f"cannot be had on these machines (no network), and the paper profile runs {it} (on a "
-                    "GPU)")
+            return claims.not_had(f"{figs} {verb} {names} (App. H)",
+                                  f"the {self.profile} profile runs {runs} only", names_)
         missing = [_NAMES[d] for d in paper["datasets"][1:] if d not in self.datasets]
-        if joint:
-            missing = [" and ".join(missing)] if missing else []
-        return [ClaimRow(where, quote, claim, claims.not_run(why(name)),
-                         context={"dataset": name, **context}, setting=setting)
-                for name in missing]
+        groups = ([missing] if missing else []) if joint else [[m] for m in missing]
+        return [ClaimRow(where, quote, claim, check(g), context={"dataset": " and ".join(g), **context},
+                         setting=setting)
+                for g in groups]
 
     def earlier_ablations(self, compute: Callable[[list], pd.DataFrame], datasets: list, seeds: list,
                           rows: list[ClaimRow]) -> tuple[pd.DataFrame, str]:

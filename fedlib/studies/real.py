@@ -611,12 +611,11 @@ class RealSetup:
             if rivals is None:
                 rows.append(replace(row, setting=setting))
                 continue
-            checks = {m: next(r.check for r in alone[m] if r.quote == row.quote) if m in alone else
-                      claims.not_run(f"{m} is not among notebook 09's methods") for m in rivals}
-            unrun = [m for m in rivals if m not in alone]
-            claim = (f"{row.claim.split(' than ')[0]} than every rival of the claim ({', '.join(rivals)}"
-                     + (f"; {', '.join(unrun)} not run here)" if unrun else ")"))
-            rows.append(replace(row, claim=claim, check=claims.combine(checks), setting=setting))
+            own = {m: next(r.check for r in rs if r.quote == row.quote) for m, rs in alone.items()}
+            every = claims.against_rivals(rivals, own.__getitem__, own.__contains__,
+                                          "is not among notebook 09's methods")
+            claim = f"{row.claim.split(' than ')[0]} than every rival of the claim {every.words}"
+            rows.append(replace(row, claim=claim, check=every.check, setting=setting))
         return rows
 
     def _own_rule_words(self, rates: tuple, searches: dict[str, GridSearch]) -> tuple[str, str, str, str]:
