@@ -46,7 +46,7 @@
 profile: str = "quick"  # smoke (every code path, tiny), quick (MNIST; Fig. 10 on Fashion-MNIST; reduced scale) or paper (the paper's settings, GPU)
 seeds: list = [0, 1, 2, 3, 4, 5]  # seeds of the split, the model, the environments, the draws and the minibatches
 alpha_seeds: list = [0, 1, 2, 3, 4, 5]  # seeds of Fig. 10's cell (those computed so far: CPU budget), among seeds
-other_seeds: list = [0, 1, 2]  # seeds of the MNIST runs beside Fig. 10's cell and of the regime grid's other cells (those computed so far), among alpha_seeds
+other_seeds: list = [0, 1, 2, 3, 4]  # seeds of the MNIST runs beside Fig. 10's cell and of the regime grid's other cells (those computed so far), among alpha_seeds
 stand_in_rounds: int = 0  # tests only: above 0, the profile's settings on random stand-in data, this many rounds, first dataset
 workers: int = 1  # worker processes computing missing runs (1: in this kernel)
 out_dir: str = ""  # empty: figures/07_fedacs_experiments at the default parameters, else results/notebooks/
