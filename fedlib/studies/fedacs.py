@@ -410,9 +410,9 @@ class FedAcsSetup:
             both = " and ".join(unrun)
             for kind, (sec, what) in {"dynamic": ("Sec. 6", "Table 1 and Fig. 6"),
                                       "static": ("App. I.5.1", "Table 4 (left) and Fig. 9")}.items():
-                why = claims.not_had(f"{sec} runs {what} on {names}", f"{scope} runs them on {runs} only",
-                                     unrun)
-                rows += self._not_run(_UNRUN[kind], f"{both}, {kind}", why, both, paper["rounds"])
+                check = claims.not_had(f"{sec} runs {what} on {names}", f"{scope} runs them on {runs} only",
+                                       unrun)
+                rows += self._not_run(_UNRUN[kind], f"{both}, {kind}", check, both, paper["rounds"])
         missing = [a for a in paper["alphas"] if a not in self.alphas]
         if missing:
             rows += self._not_run_alphas(missing)
@@ -440,18 +440,18 @@ class FedAcsSetup:
                           + ("" if at == missing else f" at alpha {listed(at)}") + ": Table 4's dash"))
         ran = (f"runs only alpha {listed(self.alphas)}, on {DATASETS[self.alpha_dataset].label}"
                + ("" if self.alpha_dataset == ds else f" for {name}") if self.alphas else "runs no alpha")
-        why = claims.not_had(f"App. I.5.2 runs Fig. 10 and Table 4 (right) on {name} at alpha "
-                             f"{listed(paper['alphas'])}", f"{self._scope} {ran}", [name])
-        return self._not_run(specs, f"{name}, alpha {listed(missing)}", why, name, paper["alpha_rounds"])
+        check = claims.not_had(f"App. I.5.2 runs Fig. 10 and Table 4 (right) on {name} at alpha "
+                               f"{listed(paper['alphas'])}", f"{self._scope} {ran}", [name])
+        return self._not_run(specs, f"{name}, alpha {listed(missing)}", check, name, paper["alpha_rounds"])
 
-    def _not_run(self, specs: tuple | list, environment: str, why: claims.Verdict, data: str,
+    def _not_run(self, specs: tuple | list, environment: str, check: claims.Verdict, data: str,
                  rounds: int) -> list[ClaimRow]:
-        """Rows "not tested" (``why``: :func:`fedlib.claims.not_had`) of the claims ``specs``
+        """Rows "not tested" (``check``: :func:`fedlib.claims.not_had`) of the claims ``specs``
         ((:data:`QUOTES` key, claim) pairs) in ``environment``, set in the paper profile on ``data``
         with ``rounds`` rounds."""
         setting = (f"the paper profile ({data}, N={SETTINGS['paper']['num_clients']}, {rounds} rounds), "
                    f"not run in {self._scope}")
-        return [ClaimRow(QUOTES[q].where, QUOTES[q].quote, claim, why,
+        return [ClaimRow(QUOTES[q].where, QUOTES[q].quote, claim, check,
                          context={"environment": environment}, setting=setting) for q, claim in specs]
 
     def target_words(self, key: tuple) -> str:

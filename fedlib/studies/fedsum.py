@@ -639,15 +639,15 @@ class FedSumSetup:
                    "profile), " + ("its runs not in this store" if self.profile == "paper"
                                   else f"not run at the {self.profile} profile"))
 
-        def check(names_: list) -> claims.Verdict:
-            name = " and ".join(names_)
+        def check(datasets: list) -> claims.Verdict:
+            name = " and ".join(datasets)
             if self.profile == "paper":
                 return claims.not_run(f"the paper profile runs {name}, but its {stored} are not in this "
                                       f"store (`make campaign` computes them on a GPU; {name} cannot be had "
                                       "on these machines)")
             verb = "runs" if figs.startswith("Fig. ") else "run"
             return claims.not_had(f"{figs} {verb} {names} (App. H)",
-                                  f"the {self.profile} profile runs {runs} only", names_)
+                                  f"the {self.profile} profile runs {runs} only", datasets)
         missing = [_NAMES[d] for d in paper["datasets"][1:] if d not in self.datasets]
         groups = ([missing] if missing else []) if joint else [[m] for m in missing]
         return [ClaimRow(where, quote, claim, check(g), context={"dataset": " and ".join(g), **context},
