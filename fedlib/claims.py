@@ -664,9 +664,9 @@ def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = 
     effect, lo, hi = interval(d)
     notes = []
     if failed_own:
-        notes.append(f"the claimed method failed on {', '.join(failed_own)} (left out)")
+        notes.append(f"the claimed method has no value on {', '.join(failed_own)} (left out)")
     if failed_other:
-        notes.append(f"the rival failed on {', '.join(failed_other)} (left out)")
+        notes.append(f"the rival has no value on {', '.join(failed_other)} (left out)")
     if untested:
         verdict = NOT_TESTED
         notes.insert(0, untested)
@@ -942,7 +942,7 @@ def against_all(a: Mapping, others: Mapping[str, Mapping], name: str = "A",
 def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "test_acc",
                  x: str = "round", smooth: int = 3, window: float = 0.1, margin: float = 0.0,
                  names: tuple[str, str] = ("A", "B"), off_rule: Mapping[str, str] | None = None,
-                 higher_metric: bool = True) -> Verdict:
+                 higher_metric: bool = True, missing: str = "failed or never") -> Verdict:
     """"``a`` gets there first": per seed, both runs' :func:`rounds_to` (in ``x``: rounds, model
     units, ...) a target near the plateau both reach -- ``level`` times the lower of their two
     :func:`late_mean` values of ``metric`` in that seed (for a metric where lower is better,
@@ -953,6 +953,7 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
     Args:
         a, b: seed -> history (a frame with ``round``, ``metric`` and ``x``), or None for a run
             that collapsed, diverged or failed: it has no value, and its seed is left out and named.
+        missing: how the numbers name a run with no value (failed, or never reached the target).
     """
     if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)) \
             or not 0 < level <= 1:
@@ -969,7 +970,7 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
         targets[s] = level * min(plateaus) if higher_metric else max(plateaus) / level
         ta[s] = rounds_to(ha, targets[s], metric, smooth, x, higher_metric)
         tb[s] = rounds_to(hb, targets[s], metric, smooth, x, higher_metric)
-    v = paired(ta, tb, higher=False, margin=margin, names=names, digits=0, missing="failed or never",
+    v = paired(ta, tb, higher=False, margin=margin, names=names, digits=0, missing=missing,
                off_rule=off_rule)
     where = ", ".join(f"seed {s}: {t:.4f}" for s, t in targets.items())
     aim = f"{level:g} x the lower plateau" if higher_metric else f"the higher plateau / {level:g}"

@@ -159,15 +159,15 @@ def test_a_failed_run_is_named_and_left_out_never_a_silent_win():
     ours = {0: 0.9, 1: 0.91, 2: 0.9}
     v = claims.paired(ours, {0: nan, 1: nan, 2: nan}, names=("F", "SCAFFOLD"))
     assert v.verdict == INCONCLUSIVE and v.seeds == 0                   # no paired comparison at all
-    assert "the rival failed on seed 0 (SCAFFOLD failed), seed 1" in v.reason
+    assert "the rival has no value on seed 0 (SCAFFOLD failed), seed 1" in v.reason
     v = claims.paired(ours, {0: 0.85, 1: nan, 2: 0.86}, names=("F", "S"))
     assert v.verdict == INCONCLUSIVE and v.seeds == 2                    # two seeds: t = 12.7, too wide
     assert v.reason.startswith("every seed goes one way (for the claim)")
-    assert "the rival failed on seed 1 (S failed) (left out)" in v.reason
+    assert "the rival has no value on seed 1 (S failed) (left out)" in v.reason
     # the claimed method failing where the rival ran caps the verdict: it cannot hold
     lead = {0: 0.95, 1: 0.96, 2: 0.95, 3: nan}
     v = claims.paired(lead, {0: 0.90, 1: 0.90, 2: 0.91, 3: 0.90}, names=("F", "R"))
-    assert v.verdict == INCONCLUSIVE and "the claimed method failed on seed 3 (F failed)" in v.reason
+    assert v.verdict == INCONCLUSIVE and "the claimed method has no value on seed 3 (F failed)" in v.reason
 
 
 def test_event_counts_with_a_clopper_pearson_interval():
@@ -199,7 +199,7 @@ def test_against_all_is_decided_by_its_weakest_comparison():
     v = claims.against_all(a, {"X": worse, "S": {0: nan, 1: nan, 2: 0.5}}, margin=0.005, name="F")
     assert v.verdict == INCONCLUSIVE and v.reason.startswith("per rival: X: holds; S: inconclusive (")
     assert "against S: 1 seed(s) with both runs: no interval" in v.reason
-    assert "the rival failed on seed 0 (S failed), seed 1 (S failed)" in v.reason
+    assert "the rival has no value on seed 0 (S failed), seed 1 (S failed)" in v.reason
     with pytest.raises(ValueError, match="others"):
         claims.against_all(a, {})
 
@@ -422,7 +422,7 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
     # the same failures at the rival's own rate: left out and named; the two seeds where both ran decide
     v = claims.paired(ours, rival, names=("F", "S"))
     assert v.verdict == HOLDS and v.seeds == 2
-    assert "the rival failed on seed 0 (S failed), seed 2 (S failed)" in v.reason
+    assert "the rival has no value on seed 0 (S failed), seed 2 (S failed)" in v.reason
     # marked, but it did not fail: the comparison is a test like any other
     v = claims.paired(ours, {0: 0.80, 1: 0.80, 2: 0.81, 3: 0.80}, names=("F", "S"), off_rule={"S": why})
     assert v.verdict == HOLDS

@@ -743,7 +743,7 @@ def headline_claims(frames: Frames, amplified: str, plain: str, warmup: str = ""
     def vs(m: str) -> claims.Verdict:
         return claims.paired(frames.values(amplified), frames.values(m),
                              margin=claims.MARGINS["test accuracy"], names=(amplified, m),
-                             off_rule=frames.off_rule)
+                             off_rule=frames.off_rule, missing=frames.missing)
     rivals = claims.against_rivals((plain, *WAIT_METHODS), vs, lambda m: m == plain or frames.has(m),
                                    "(Fig. 1) is not among the methods run here")
     claim = f"{amplified} ends above every other method of Fig. 1 {rivals.words}"

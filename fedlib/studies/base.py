@@ -39,6 +39,9 @@ class Frames:
         methods: the methods that ran, where a claim compares against "every other" one.
         key: (seed, method) -> index of a run, where the runs are labelled otherwise (default:
             ``(*prefix, seed, method)``).
+        missing: how a comparison of these runs names a run with no value (the ``missing`` of
+            :func:`fedlib.claims.paired`): ``"failed"``, or ``"failed or set aside"`` once a study
+            has set runs aside that did not fail (:func:`fedlib.studies.real.without`).
     """
 
     summary: pd.DataFrame
@@ -50,6 +53,7 @@ class Frames:
     off_rule: Mapping[str, str] | None = None
     methods: tuple = ()
     key: Callable[[int, str], tuple] | None = None
+    missing: str = "failed"
 
     def __post_init__(self):
         from .._validate import InputError
@@ -67,6 +71,8 @@ class Frames:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise InputError(f"{name}: must be an integer >= 1, got {v!r}")
+        if not isinstance(self.missing, str) or not self.missing.strip():
+            raise InputError(f"missing: must be a non-empty text (e.g. 'failed'), got {self.missing!r}")
         object.__setattr__(self, "seeds", tuple(self.seeds))
         if not self.seeds:
             raise ValueError("seeds: no seed to compare")
@@ -91,6 +97,13 @@ class Frames:
     def hist(self, method: str) -> dict:
         """seed -> ``method``'s curve."""
         return {k: self.curves[self.at(k, method)] for k in self.seeds}
+
+    @property
+    def missing_or_never(self) -> str:
+        """:attr:`missing` for a comparison of rounds to a target, where a run with no value may also
+        be one that never reached it: ``"failed or never"``, ``"failed, set aside or never"``."""
+        words = [*self.missing.split(" or "), "never"]
+        return f"{', '.join(words[:-1])} or {words[-1]}"
 
 
 @dataclass(frozen=True)

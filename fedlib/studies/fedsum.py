@@ -853,11 +853,11 @@ def headline_claims(frames: Frames) -> list[ClaimRow]:
     rounds_margin = claims.margin_for("rounds to target", frames.eval_every)
     units_margin = claims.margin_for("model units to target", frames.eval_every, 2 * frames.per_round)
     acc_margin, drop_margin = claims.MARGINS["test accuracy"], claims.MARGINS["accuracy drop"]
-    hist, off_rule = frames.hist, frames.off_rule
+    hist, off_rule, missing, never = frames.hist, frames.off_rule, frames.missing, frames.missing_or_never
 
     def reach(ours: str, x: str, margin: float, rivals=BASELINES, **kw):
         return claims.against_all(hist(ours), {b: hist(b) for b in rivals}, ours, compare=claims.paired_reach,
-                                  level=LEVEL, x=x, margin=margin, off_rule=off_rule, **kw)
+                                  level=LEVEL, x=x, margin=margin, off_rule=off_rule, missing=never, **kw)
     fig1a, fig1b = "Sec. 5, Fig. 1(a)", "Sec. 5, Fig. 1(b)"
     rows = [ClaimRow(fig1a, QUOTES["fig1a"], f"{ours} converges faster than every baseline (rounds)",
                      reach(ours, "round", rounds_margin)) for ours in OURS]
@@ -869,7 +869,8 @@ def headline_claims(frames: Frames) -> list[ClaimRow]:
                       f"{ours} is more stable than every baseline (mean drop of test accuracy)",
                       claims.against_all(frames.values(ours, "drop"),
                                          {b: frames.values(b, "drop") for b in BASELINES},
-                                         ours, higher=False, margin=drop_margin, off_rule=off_rule))
+                                         ours, higher=False, margin=drop_margin, off_rule=off_rule,
+                                         missing=missing))
              for ours in OURS]
     rows += [ClaimRow(fig1b, QUOTES["fig1b"], f"{ours} needs fewer model units than every baseline",
                       reach(ours, "model units", units_margin)) for ours in OURS]
@@ -877,10 +878,10 @@ def headline_claims(frames: Frames) -> list[ClaimRow]:
     return rows + [
         ClaimRow(fig1b, QUOTES["cr"], f"FedSUM-CR keeps FedSUM's final test accuracy (margin {acc_margin:g})",
                  claims.paired(*(frames.values(m, "final_acc") for m in pair), margin=acc_margin,
-                               kind="no worse", names=pair, off_rule=off_rule)),
+                               kind="no worse", names=pair, off_rule=off_rule, missing=missing)),
         ClaimRow(fig1b, QUOTES["cr"], "FedSUM-CR needs fewer model units than FedSUM",
                  claims.paired_reach(*(hist(m) for m in pair), LEVEL, x="model units", margin=units_margin,
-                                     names=pair, off_rule=off_rule)),
+                                     names=pair, off_rule=off_rule, missing=never)),
         ClaimRow(fig1b, QUOTES["most effective"],
                  "FedSUM-CR is the most effective: fewer model units than every other method (FedSUM and "
                  "every baseline)",

@@ -316,11 +316,12 @@ def headline_claims(frames: Frames, groups: tuple[str, ...] = ("FedAU and SCAFFO
         rows += [ClaimRow("App. F.2, Fig. 9", QUOTE, f"SG-FOCUS has higher test accuracy than {group}",
                           claims.against_all(ours.values("SG-FOCUS"), {r: frames.values(r) for r in rivals},
                                              "SG-FOCUS", margin=claims.MARGINS["test accuracy"],
-                                             off_rule=frames.off_rule)),
+                                             off_rule=frames.off_rule, missing=frames.missing)),
                  ClaimRow("App. F.2, Fig. 9", QUOTE, f"SG-FOCUS converges faster than {group}",
                           claims.against_all(ours.hist("SG-FOCUS"), {r: frames.hist(r) for r in rivals},
                                              "SG-FOCUS", compare=claims.paired_reach, level=LEVEL,
-                                             margin=rounds_margin, off_rule=frames.off_rule))]
+                                             margin=rounds_margin, off_rule=frames.off_rule,
+                                             missing=frames.missing_or_never))]
     return rows
 
 

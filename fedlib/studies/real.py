@@ -130,7 +130,9 @@ CALIBRATION_TOL = 1e-6
 def without(frames: Frames, runs: dict[str, tuple[list, str]]) -> Frames:
     """``frames`` with the runs named in ``runs`` (method -> (its seeds, why)) as runs that have no
     value (final values NaN, curve None) and each such method marked in ``off_rule`` with its why:
-    their comparisons are "not tested" (:func:`fedlib.claims.paired`), the why in their reason."""
+    their comparisons are "not tested" (:func:`fedlib.claims.paired`), the why in their reason. A
+    run set aside has not failed: the comparisons name a run with no value "failed or set aside"
+    (:attr:`Frames.missing`), the why says which."""
     if not runs:
         return frames
     summary, curves = frames.summary.copy(), dict(frames.curves)
@@ -139,7 +141,8 @@ def without(frames: Frames, runs: dict[str, tuple[list, str]]) -> Frames:
             summary.loc[frames.at(k, method), ["final_acc", "final_loss"]] = np.nan
             curves[frames.at(k, method)] = None
     off = {**(frames.off_rule or {}), **{m: why for m, (_, why) in runs.items()}}
-    return replace(frames, summary=summary, curves=curves, off_rule=off)
+    missing = frames.missing if "set aside" in frames.missing else f"{frames.missing} or set aside"
+    return replace(frames, summary=summary, curves=curves, off_rule=off, missing=missing)
 
 
 def early_phase(frames: Frames, methods: tuple, rounds: int,

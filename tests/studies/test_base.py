@@ -54,6 +54,13 @@ def test_frames_read_runs_by_seed_and_method_under_a_prefix_or_a_key():
     assert other.values("anything") == {1: 0.6}
     with pytest.raises(ValueError, match="^seeds: no seed"):
         studies.Frames(summary, curves, [])
+    # how a comparison names a run with no value, and in rounds to a target (which may never come)
+    assert (f.missing, f.missing_or_never) == ("failed", "failed or never")
+    aside = replace(f, missing="failed or set aside")
+    assert aside.missing_or_never == "failed, set aside or never"
+    for bad in ("", "  ", None):
+        with pytest.raises(ValueError, match="^missing: must be a non-empty text"):
+            studies.Frames(summary, curves, [0], missing=bad)
 
 
 def test_a_papers_headline_claims_read_any_runs_of_its_methods():

@@ -257,6 +257,14 @@ def test_real_focus_comparison_with_a_run_in_its_early_phase_is_not_tested():
     for row in rows:
         assert "FedAU: not tested" in row.check.reason and "early phase" in row.check.reason
         assert "SCAFFOLD: holds" in row.check.reason                        # learned: compared on 2 seeds
+    # a run set aside did not fail: its comparisons say "failed or set aside" (one word for the frames;
+    # the why names the seeds set aside), never "failed" alone
+    assert real.without(f, marked).missing == "failed or set aside" and f.missing == "failed"
+    assert "FedAU has no value (failed or set aside) on 3 of 3 seeds" in rows[0].check.reason
+    assert "seed 0 (FedAU failed or set aside)" in rows[0].check.reason
+    assert "FedAU has no value (failed, set aside or never) on 3 of 3 seeds" in rows[1].check.reason
+    assert "(FedAU failed)" not in rows[0].check.reason
+    assert "the rival has no value on seed 2 (SCAFFOLD failed or set aside)" in rows[0].check.reason
     # a method with one early run and one failed run: both are no value, the failed one with them
     f2 = _frames({"SG-FOCUS": dict.fromkeys(range(3), learned), "FedAU": dict.fromkeys(range(3), slower),
                   "SCAFFOLD": {0: early, 1: slower, 2: None}})
