@@ -729,7 +729,7 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
             tested", its cause naming the method, its failed seeds and the reason; its effect and
             interval are NaN (the comparison was not made), its numbers keep what was measured.
     """
-    _check_paired(a, b, margin, names, digits)
+    _check_paired(a, b, margin, names, digits, missing)
     seeds = [s for s in a if s in b]
     unmatched = [f"{nm}: {sorted(set(x) - set(y), key=str)}" for nm, x, y in (("a", a, b), ("b", b, a))
                  if set(x) - set(y)]
@@ -765,7 +765,7 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
                    lean)
 
 
-def _check_paired(a: Any, b: Any, margin: Any, names: Any, digits: Any) -> None:
+def _check_paired(a: Any, b: Any, margin: Any, names: Any, digits: Any, missing: Any = "failed") -> None:
     """:func:`paired`'s arguments that its computation does not check itself, or one error."""
     if not margin >= 0:
         raise ValueError(f"margin: must be >= 0, got {margin!r}")
@@ -777,6 +777,9 @@ def _check_paired(a: Any, b: Any, margin: Any, names: Any, digits: Any) -> None:
         raise InputError(f"names: must be two names (for a and b), got {names!r}")
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
         raise InputError(f"digits: must be an integer >= 0, got {digits!r}")
+    if not isinstance(missing, str) or not missing.strip():
+        raise InputError(f"missing: must be a non-empty text naming a run with no value (e.g. 'failed'), "
+                         f"got {missing!r}")
 
 
 def _paired_differences(a: Mapping, b: Mapping, seeds: list, higher: bool, names: tuple[str, str],

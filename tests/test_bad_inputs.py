@@ -563,6 +563,9 @@ CONFUSING = [
      ValueError, r"values: must be numbers, got \['a', 'b'\]"),
     ("confusing: paired with one name", lambda t: claims.paired({0: 1.0, 1: 2.0}, {0: 0.5, 1: 1.0}, names=("A",)),
      ValueError, r"names: must be two names \(for a and b\), got \('A',\)"),
+    ("confusing: paired_reach naming a failed run by nothing", lambda t: claims.paired_reach(
+        {0: None}, {0: None}, missing=""), ValueError,
+     r"missing: must be a non-empty text naming a run with no value \(e\.g\. 'failed'\), got ''$"),
     ("confusing: a text file as a schedule", lambda t: participation.load(_csv(t, "1,0\n")), ValueError,
      r"schedule: .*trace\.csv is not a schedule file \(\.npz written by Schedule\.save\)"),
     # a fourth trial (3b)
