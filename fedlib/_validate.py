@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["InputError", "available_memory", "broadcast_rows", "check_device", "check_int", "check_probs",
-           "check_real", "guard", "guard_module", "jsonable", "own_error", "prob_matrix"]
+           "check_real", "check_text", "guard", "guard_module", "jsonable", "own_error", "prob_matrix"]
 
 
 class InputError(ValueError):
@@ -44,6 +44,14 @@ def check_real(name: str, value: Any, low: float | None = None, high: float | No
             or (high is not None and (v >= high if high_open else v > high)):
         raise InputError(f"{name}: must be a finite number {allowed or ''}, got {value!r}".replace("  ", " "))
     return v
+
+
+def check_text(name: str, value: Any, what: str) -> str:
+    """``value`` if it is a non-empty text (not only spaces), else one InputError naming ``name``
+    and ``what`` the text says (e.g. "naming a run with no value (e.g. 'failed')")."""
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{name}: must be a non-empty text {what}, got {value!r}")
+    return value
 
 
 def check_probs(name: str, p: np.ndarray) -> np.ndarray:

@@ -76,7 +76,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ._validate import InputError, check_int
+from ._validate import InputError, check_int, check_text
 
 __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS",
            "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
@@ -706,6 +706,10 @@ def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = 
     return verdict, "; ".join(notes), (effect, lo, hi)
 
 
+#: what the ``missing`` of :func:`paired` (and :attr:`fedlib.studies.Frames.missing`) says, for its error
+MISSING_WHAT = "naming a run with no value (e.g. 'failed')"
+
+
 def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kind: str = "better",
            names: tuple[str, str] = ("A", "B"), digits: int = 4, missing: str = "failed",
            off_rule: Mapping[str, str] | None = None) -> Verdict:
@@ -777,9 +781,7 @@ def _check_paired(a: Any, b: Any, margin: Any, names: Any, digits: Any, missing:
         raise InputError(f"names: must be two names (for a and b), got {names!r}")
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
         raise InputError(f"digits: must be an integer >= 0, got {digits!r}")
-    if not isinstance(missing, str) or not missing.strip():
-        raise InputError(f"missing: must be a non-empty text naming a run with no value (e.g. 'failed'), "
-                         f"got {missing!r}")
+    check_text("missing", missing, MISSING_WHAT)
 
 
 def _paired_differences(a: Mapping, b: Mapping, seeds: list, higher: bool, names: tuple[str, str],

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..claims import ClaimRow
+from .._validate import check_text
+from ..claims import MISSING_WHAT, ClaimRow
 
 __all__ = ["Frames", "Study", "get", "names", "register_study"]
 
@@ -71,8 +72,7 @@ class Frames:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise InputError(f"{name}: must be an integer >= 1, got {v!r}")
-        if not isinstance(self.missing, str) or not self.missing.strip():
-            raise InputError(f"missing: must be a non-empty text (e.g. 'failed'), got {self.missing!r}")
+        check_text("missing", self.missing, MISSING_WHAT)
         object.__setattr__(self, "seeds", tuple(self.seeds))
         if not self.seeds:
             raise ValueError("seeds: no seed to compare")
