@@ -79,10 +79,11 @@ results: $(STAMP) $(if $(filter $(FASHION_NOTEBOOKS),$(NB)),fashion-mnist)
 # finished (commit results/$(NB)/$(PROFILE)/), resumes on the next call, prints what is left
 # NB: one notebook, several ("02_fedsum_main 08_amplified_fedavg", taken in the order 02, 08, 05, 03)
 # or all; GRAPHS=1: CUDA-graph local steps (after benchmarks/gpu_check.py showed them bit-equal);
-# COMPILED_DRAWS=1: keyed draws by a torch.compile'd keyed.step_draws (after the check's compiled-draws row said True)
+# COMPILED_DRAWS=1: keyed draws by a torch.compile'd keyed.step_draws (after the check's compiled-draws row said True);
+# DEVICES="cuda:0 cuda:1" (or "cpu cpu"): one process per device, runs in parallel (instead of DEVICE)
 campaign: $(STAMP) $(if $(filter all $(FASHION_NOTEBOOKS),$(NB)),fashion-mnist)
-	@test -n "$(NB)" || { echo "usage: make campaign NB=02_fedsum_main|\"02_fedsum_main 08_amplified_fedavg\"|all [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12] [GRAPHS=1] [COMPILED_DRAWS=1]"; exit 2; }
-	$(BIN)/python -m fedlib campaign $(NB) --profile $(if $(filter command line environment,$(origin PROFILE)),$(PROFILE),paper) $(if $(DEVICE),--device $(DEVICE)) \
+	@test -n "$(NB)" || { echo "usage: make campaign NB=02_fedsum_main|\"02_fedsum_main 08_amplified_fedavg\"|all [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12] [GRAPHS=1] [COMPILED_DRAWS=1] [DEVICES=\"cuda:0 cuda:1\"]"; exit 2; }
+	$(BIN)/python -m fedlib campaign $(NB) --profile $(if $(filter command line environment,$(origin PROFILE)),$(PROFILE),paper) $(if $(DEVICE),--device $(DEVICE)) $(if $(DEVICES),--devices $(DEVICES)) \
 	  --budget-min $(or $(BUDGET_MIN),12) $(if $(filter 1,$(GRAPHS)),--graphs) $(if $(filter 1,$(COMPILED_DRAWS)),--compiled-draws)
 
 # replay the first rounds of the runs of a notebook's store (all, or SAMPLE of them with every

@@ -1,6 +1,7 @@
 """Command line: ``python -m fedlib verify STORE [--sample K] [--rounds R|all]`` and
 ``python -m fedlib seal STORE [--force]``, ``python -m fedlib renew STORE [--rounds R]``,
-``python -m fedlib campaign NOTEBOOK [--profile paper] [--device cuda] [--budget-min 12]`` and
+``python -m fedlib campaign NOTEBOOK [--profile paper] [--device cuda | --devices D...] [--budget-min 12]``
+and
 ``python -m fedlib strip NOTEBOOK...``.
 
 Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one line per entry:
@@ -109,6 +110,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="e.g. 02_fedsum_main; several (taken in the campaign order 02, 08, 05, 03) or all")
     c.add_argument("--profile", default="paper", help="paper (default), quick or smoke")
     c.add_argument("--device", default=None, help="e.g. cuda (default: cpu)")
+    c.add_argument("--devices", nargs="+", default=None,
+                   help="one process per device, runs in parallel in the campaign's order, e.g. "
+                        "cuda:0 cuda:1 (two GPUs) or cpu cpu (two cores); not with --device")
     c.add_argument("--budget-min", type=float, default=12.0, help="minutes this call may use (default 12)")
     c.add_argument("--store", default=None,
                    help="one notebook's store (default: results/<notebook>/<profile>)")
@@ -159,7 +163,7 @@ def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         run_campaign(notebooks, args.profile, args.device, 0.0 if args.list else args.budget_min,
                      args.store, args.seeds, args.datasets, args.stand_in_rounds, graphs=args.graphs,
-                     root=args.root, compiled_draws=args.compiled_draws)
+                     root=args.root, compiled_draws=args.compiled_draws, devices=args.devices)
     except ValueError as e:
         parser.error(str(e))
     return 0

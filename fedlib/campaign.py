@@ -16,12 +16,21 @@ starts it only if it can finish inside the budget with a margin; it never starts
 finish. Finished runs are sealed entries (their digests in
 ``meta.json``) and can be committed at once; the next call loads them and goes on. At the end it
 prints what is left in device-minutes at the measured pace.
+
+Several devices (``devices=["cuda:0", "cuda:1"]``, ``--devices``; ``["cpu", "cpu"]`` on two
+cores): one process per device, each computing one run at a time; runs start in the same order as
+processes come free, each only if its estimate fits what is left of the budget, and a stage that
+needs earlier results (notebook 02's main runs need its grid's rates) waits for them. Each entry is
+the one a single process stores. On one GPU several processes gain little: on an H100
+(2026-11-27) 8 processes ran 29.6 run-rounds/s, 37.2 under CUDA MPS, against one run's 31.7
+(``benchmarks/README.md``, "Fourth window"): the device is busy with one run.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -252,10 +261,12 @@ class _Compute:
     later call lists its missing runs as left and raises :class:`Incomplete`."""
 
     def __init__(self, st: Store, pace: _Pace, deadline: float, report: CampaignReport, part: NotebookReport,
-                 device: str | None, engine, clock: Callable[[], float], echo: Callable[[str], None]):
+                 device: str | None, engine, clock: Callable[[], float], echo: Callable[[str], None],
+                 pool: _Pool | None = None):
         self.st, self.pace, self.deadline, self.report, self.part = st, pace, deadline, report, part
-        self.device, self.engine, self.clock, self.echo = device, engine, clock, echo
+        self.device, self.engine, self.clock, self.echo, self.pool = device, engine, clock, echo, pool
         self.seen: set[str] = set()
+        self.running: dict = {}              # with a pool: future -> (config, start, estimate)
 
     def _missing(self, c: ExperimentConfig, keep_params: bool) -> bool:
         e = self.st.get(c)
@@ -268,15 +279,20 @@ class _Compute:
             probe = probe_config(c)
             if self.clock() + 60.0 > self.deadline:                 # not even a probe fits
                 return None
-            from .runner import run_config
             start = self.clock()
-            res = run_config(probe, device=self.device, x0=self.st.warmup_model(c), engine=self.engine)
+            if self.pool is None:
+                from .runner import run_config
+                history = run_config(probe, device=self.device, x0=self.st.warmup_model(c),
+                                     engine=self.engine).history
+            else:                            # on a free process of the pool (the caller waited for one)
+                history = self.pool.submit(_probe_in_worker, str(self.st.path), probe.to_dict(),
+                                           c.to_dict()).result()
             took = self.clock() - start
-            whole = probe_seconds(res.history, c.rounds)
+            whole = probe_seconds(history, c.rounds)
             if whole is not None:
                 self.pace.note(c, whole, probe=True)
             else:                            # the rounds alone (the history's clock starts after the build)
-                ran = float(res.history["seconds"].iloc[-1]) if "seconds" in res.history else took
+                ran = float(history["seconds"].iloc[-1]) if "seconds" in history else took
                 self.pace.note(probe, min(took, ran), probe=True)
             est = self.pace.estimate(c)
         return est if self.clock() + est <= self.deadline else None
@@ -291,6 +307,10 @@ class _Compute:
             if not self._missing(c, keep_params):
                 self.part.loaded += first
                 continue
+            if any(c.key() == r.key() for r, _, _ in self.running.values()):
+                continue                       # listed twice, and running in the pool already
+            if self.pool is not None and self.report.stopped != "budget":
+                self._collect(below=self.pool.slots)             # a process free: the estimate is from now
             est = None if self.report.stopped == "budget" else self._fits(c)
             if est is None:
                 self.report.stopped = "budget"
@@ -298,19 +318,120 @@ class _Compute:
                     self.part.left.append((c, self.pace.estimate(c) or float("nan")))
                 short.append(c)
                 continue
+            if self.pool is not None:
+                future = self.pool.submit(_compute_in_worker, str(self.st.path), c.to_dict(), keep_params)
+                self.running[future] = (c, self.clock(), est)
+                continue
             start = self.clock()
             entry = self.st.compute(c, device=self.device, checkpoint_every=CHECKPOINT_EVERY,
                                     save_params=keep_params, engine=self.engine)
-            took = self.clock() - start
-            self.pace.note(c, took, date=_now())
-            self.st.seal([entry.path.name])
-            self.part.computed.append(entry.path.name)
-            self.report.computed.append(entry.path.name)
-            self.echo(f"campaign: {self.part.notebook} {entry.path.name} {entry.status} in {took:.0f} s "
-                      f"(estimated {est:.0f} s); {(self.deadline - self.clock()) / 60:.1f} min left")
+            self._finished(entry, self.clock() - start, est)
+        self._collect(below=1)                 # every run of the list finished (a pool's included)
         if short:
             raise Incomplete(f"{len(short)} run(s) not computed inside the budget")
         return sweep(configs, self.st, progress=False, compute=False, keep_params=keep_params)
+
+    def _finished(self, entry, took: float, est: float) -> None:
+        """A run computed into the store in ``took`` seconds: its pace noted, the entry sealed."""
+        self.pace.note(entry.config, took, date=_now())
+        self.st.seal([entry.path.name])
+        self.part.computed.append(entry.path.name)
+        self.report.computed.append(entry.path.name)
+        self.echo(f"campaign: {self.part.notebook} {entry.path.name} {entry.status} in {took:.0f} s "
+                  f"(estimated {est:.0f} s); {(self.deadline - self.clock()) / 60:.1f} min left")
+
+    def _collect(self, below: int) -> None:
+        """Wait for the pool's runs until fewer than ``below`` are running, each finished run read
+        back and counted (:meth:`_finished`). A run that raised in its process (e.g. for data
+        missing there; a run's own failure is a stored entry, not a raise) raises here once the
+        others have finished and are counted. (A run that ends while a probe holds this process
+        waits to be collected: its time, and so the pace, comes out longer: on the safe side.)"""
+        import concurrent.futures as cf
+        failed: BaseException | None = None
+        while len(self.running) >= (1 if failed is not None else below):
+            done, _ = cf.wait(list(self.running), return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                c, start, est = self.running.pop(future)
+                try:
+                    key = future.result()
+                except Exception as e:  # noqa: BLE001 - raised below, after the others are sealed
+                    failed = failed or e
+                    continue
+                self._finished(self.st.read(key, expected=c), self.clock() - start, est)
+        if failed is not None:
+            raise failed
+
+
+class _Pool:
+    """One process per device of a campaign's ``devices`` (started with "spawn"; a CUDA one set
+    up by :func:`fedlib.arithmetic.verifiable_cuda` before CUDA starts), each computing one run at
+    a time on its device with the campaign's engine options and one torch thread (as
+    :func:`fedlib.sweep`'s workers; the stored bits do not depend on it)."""
+
+    def __init__(self, devices: list[str], graphs: bool, compiled_draws: bool):
+        import concurrent.futures as cf
+        import multiprocessing
+        import os
+
+        from .sweeps import _queue_of
+        self.slots = len(devices)
+        ctx = multiprocessing.get_context("spawn")
+        self._manager = ctx.Manager()
+        self._executor = cf.ProcessPoolExecutor(
+            self.slots, mp_context=ctx, initializer=_campaign_worker,
+            initargs=(os.getpid(), _queue_of(self._manager, devices), graphs, compiled_draws))
+
+    def submit(self, fn, *args):
+        return self._executor.submit(fn, *args)
+
+    def __enter__(self) -> _Pool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Stop the processes once their runs have finished (after an error in the campaign's own
+        process, a run still computing finishes and is stored: the next call loads it)."""
+        self._executor.shutdown(wait=True)
+        self._manager.shutdown()
+
+
+#: in a process of a campaign's :class:`_Pool`: the engine its runs compute with
+_WORKER_ENGINE = None
+
+
+def _campaign_worker(parent: int, slots, graphs: bool, compiled_draws: bool) -> None:
+    """Initializer of a :class:`_Pool` process: take one device for its whole life (as
+    ``sweep(devices=...)``), set a CUDA device up for verifiable runs, one torch thread."""
+    global _WORKER_ENGINE
+    import torch
+
+    from . import sweeps
+    from .engine import VectorizedEngine
+    sweeps._device_slot(parent, slots)
+    if str(sweeps._SLOT_DEVICE).startswith("cuda"):
+        from .arithmetic import verifiable_cuda
+        verifiable_cuda()
+    torch.set_num_threads(1)
+    _WORKER_ENGINE = VectorizedEngine(graphs=graphs, compiled_draws=compiled_draws)
+
+
+def _compute_in_worker(store: str, config: dict, keep_params: bool) -> str:
+    """In a :class:`_Pool` process: compute one run into the store (as the campaign does in its
+    own process); returns its entry's key."""
+    from . import sweeps
+    entry = Store(store).compute(ExperimentConfig.from_dict(config), device=sweeps._SLOT_DEVICE,
+                                 checkpoint_every=CHECKPOINT_EVERY, save_params=keep_params,
+                                 engine=_WORKER_ENGINE)
+    return entry.path.name
+
+
+def _probe_in_worker(store: str, probe: dict, config: dict):
+    """In a :class:`_Pool` process: the history of ``probe`` (the first rounds of ``config``,
+    from ``config``'s warm-up in the store) for :func:`probe_seconds`."""
+    from . import sweeps
+    from .runner import run_config
+    x0 = Store(store).warmup_model(ExperimentConfig.from_dict(config))
+    return run_config(ExperimentConfig.from_dict(probe), device=sweeps._SLOT_DEVICE, x0=x0,
+                      engine=_WORKER_ENGINE).history
 
 
 def _now() -> str:
@@ -505,7 +626,8 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
                  datasets: list[str] | None = None, stand_in_rounds: int = 0,
                  patterns: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
                  echo: Callable[[str], None] = print, graphs: bool = False,
-                 root: str | Path | None = None, compiled_draws: bool = False) -> CampaignReport:
+                 root: str | Path | None = None, compiled_draws: bool = False,
+                 devices: list[str] | None = None) -> CampaignReport:
     """Compute the runs of ``notebook`` (a name of :data:`CAMPAIGNS`, a list of them, or ``"all"``:
     every one in :data:`CAMPAIGNS`' order) at ``profile`` into their stores, in order, within
     ``budget_min`` minutes in all (see the module docstring).
@@ -523,35 +645,37 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
         clock: seconds, monotonic (tests pass their own).
         echo: where progress lines go.
         graphs: local steps replay CUDA graphs (``VectorizedEngine(graphs=True)``; CUDA problems
-            with keyed draws capture them, others run plain steps): the same bits as plain steps
-            where ``benchmarks/gpu_check.py`` has shown them equal on that GPU model.
+            with keyed draws capture them, others run plain steps).
         root: the folder whose ``results/<notebook>/<profile>`` hold the stores (default: the project's).
         compiled_draws: keyed draws by a ``torch.compile``'d :func:`fedlib.keyed.step_draws`
-            (``VectorizedEngine(compiled_draws=True)``; device problems with keyed draws): the
-            same bits, where ``benchmarks/gpu_check.py`` has shown them equal to the CPU's on
-            that GPU model. Like ``graphs``, recorded in each entry's ``meta.json`` (``engine``),
-            not in its config.
+            (``VectorizedEngine(compiled_draws=True)``; device problems with keyed draws). Both
+            give the plain path's bits where ``benchmarks/gpu_check.py`` has shown it on that GPU
+            model, and are recorded in each entry's ``meta.json`` (``engine``), not in its config.
+        devices: one process per device (e.g. ``["cuda:0", "cuda:1"]``, ``["cpu", "cpu"]``), all
+            of one kind, runs in parallel in the campaign's order; not with ``device``.
     """
     from .engine import VectorizedEngine
     from .notebook import store_path
-    names = _check_campaign(notebook, profile, device, budget_min, store, graphs)
+    devices, device = _check_campaign_devices(devices, device)
+    names = _check_campaign(notebook, profile, device, budget_min, store, graphs, compiled_draws)
     _check_seeds_and_datasets(seeds, datasets)
-    if not isinstance(compiled_draws, bool):
-        raise ValueError(f"compiled_draws: must be True or False, got {compiled_draws!r}")
     engine = VectorizedEngine(graphs=graphs, compiled_draws=compiled_draws)
     t0 = clock()
     deadline = t0 + 60.0 * budget_min
     report = CampaignReport(budget_s=60.0 * budget_min)
-    for nb in names:
-        st = Store(store if store is not None else store_path(nb, profile, root))
-        part = NotebookReport(nb)
-        report.notebooks.append(part)
-        compute = _Compute(st, _Pace(st, device, engine), deadline, report, part, device, engine, clock, echo)
-        ctx = _Context(profile, compute, list(range(5)) if seeds is None else list(seeds), datasets,
-                       stand_in_rounds, patterns, part, None if root is None else Path(root))
-        _plan_notebook(nb, ctx, part, alone=len(names) == 1)
-        report.loaded += part.loaded
-        report.left += part.left
+    pooled = devices is not None and budget_min > 0            # (a list computes nothing: no processes)
+    with _Pool(devices, graphs, compiled_draws) if pooled else nullcontext() as pool:
+        for nb in names:
+            st = Store(store if store is not None else store_path(nb, profile, root))
+            part = NotebookReport(nb)
+            report.notebooks.append(part)
+            compute = _Compute(st, _Pace(st, device, engine), deadline, report, part, device, engine, clock,
+                               echo, pool)
+            ctx = _Context(profile, compute, list(range(5)) if seeds is None else list(seeds), datasets,
+                           stand_in_rounds, patterns, part, None if root is None else Path(root))
+            _plan_notebook(nb, ctx, part, alone=len(names) == 1)
+            report.loaded += part.loaded
+            report.left += part.left
     report.seconds = clock() - t0
     echo(str(report))
     return report
@@ -572,6 +696,32 @@ def _plan_notebook(nb: str, ctx: _Context, part: NotebookReport, alone: bool) ->
         part.missing.append(f"plan stopped: {e}")
 
 
+def _check_campaign_devices(devices, device) -> tuple[list[str] | None, str | None]:
+    """:func:`run_campaign`'s ``devices`` (None, or device names of one kind, :func:`_device_kind`,
+    without ``device``; else a ValueError naming the field) and the device that sets the pace."""
+    if devices is None:
+        return None, device
+    from .sweeps import _check_devices
+    devices = _check_devices(devices)
+    if device is not None:
+        raise ValueError(f"devices: give either devices (one process each) or device, not both "
+                         f"(got devices={devices!r}, device={device!r})")
+    from .runner import _device
+    for d in devices:                    # each must exist on this machine
+        try:
+            _device(d)
+        except ValueError as e:
+            raise ValueError(f"devices: {str(e).partition(': ')[2]}") from None
+    if devices[0].startswith("cuda"):
+        from .arithmetic import verifiable_cuda
+        verifiable_cuda()                # before CUDA computes here (the kinds below ask CUDA)
+    kinds = {d: _device_kind(d) for d in devices}
+    if len(set(kinds.values())) > 1:
+        raise ValueError("devices: must all be of one kind (the pace is measured per kind), got "
+                         + ", ".join(f"{d} ({' '.join(k)})" for d, k in kinds.items()))
+    return devices, devices[0]
+
+
 def _check_seeds_and_datasets(seeds, datasets) -> None:
     """:func:`run_campaign`'s ``seeds`` (integers >= 0) and ``datasets`` (names), or an InputError."""
     for i, k in enumerate(seeds or ()):
@@ -582,7 +732,7 @@ def _check_seeds_and_datasets(seeds, datasets) -> None:
 
 
 def _check_campaign(notebook: str | list[str], profile: str, device: str | None, budget_min: float,
-                    store: str | Path | None, graphs: bool) -> list[str]:
+                    store: str | Path | None, graphs: bool, compiled_draws: bool) -> list[str]:
     """:func:`run_campaign`'s arguments checked (a ValueError naming the first bad one; a CUDA
     device must compute verifiably: :func:`fedlib.arithmetic.verifiable_cuda`); returns the
     notebooks named, in the campaign order."""
@@ -599,8 +749,9 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     check_profile(profile)
     if isinstance(budget_min, bool) or not isinstance(budget_min, (int, float)) or not budget_min >= 0:
         raise ValueError(f"budget_min: must be a number >= 0, got {budget_min!r}")
-    if not isinstance(graphs, bool):
-        raise ValueError(f"graphs: must be True or False, got {graphs!r}")
+    for name, flag in (("graphs", graphs), ("compiled_draws", compiled_draws)):
+        if not isinstance(flag, bool):
+            raise ValueError(f"{name}: must be True or False, got {flag!r}")
     if device is not None and str(device).startswith("cuda"):
         from .arithmetic import verifiable_cuda
         verifiable_cuda()

@@ -4,6 +4,7 @@ recomputing (notebook 02's smoke profile, a clock that advances with the store).
 from pathlib import Path
 
 import pytest
+import torch
 
 from fedlib import campaign
 from fedlib.store import Store
@@ -47,12 +48,71 @@ def test_a_campaign_stops_inside_its_budget_and_resumes_without_recomputing(tmp_
     assert again.computed == [] and again.loaded == n_grid + n_main
 
 
+def _history(entry_dir):
+    import pandas as pd
+    h = pd.read_csv(entry_dir / "history.csv")
+    return h.drop(columns=[c for c in h.columns if c.endswith("seconds")])      # timings differ
+
+
+def test_a_campaign_over_two_processes_keeps_its_budget_and_stores_what_one_process_does(tmp_path):
+    """``devices``: runs start in order as processes come free, only if they fit the budget (the
+    same test clock as above: the grid's 2 runs fit 2 minutes, a main run does not), and each
+    entry is the one the campaign computes in its own process, bit for bit."""
+    kw = dict(profile="smoke", seeds=[0], patterns=["P1"], echo=lambda s: None)
+    one, two = tmp_path / "one", tmp_path / "two"
+    campaign.run_campaign("02_fedsum_main", budget_min=10, store=one, **kw)
+    first = campaign.run_campaign("02_fedsum_main", budget_min=2, store=two, clock=_clock(two),
+                                  devices=["cpu", "cpu"], **kw)
+    assert len(first.computed) == 2 and first.stopped == "budget" and len(first.left) == 9
+    rest = campaign.run_campaign("02_fedsum_main", budget_min=10, store=two, clock=_clock(two),
+                                 devices=["cpu", "cpu"], **kw)
+    assert rest.loaded == 2 and len(rest.computed) == 9 and rest.left == [] and rest.stopped == "done"
+    assert sorted(rest.computed) == sorted(set(rest.computed))                  # each run once
+    st1, st2 = Store(one), Store(two)
+    assert st2.keys() == st1.keys() and len(st1.keys()) == 11
+    for key in st1.keys():
+        assert "digests" in st2.read(key).meta                                  # sealed: committable
+        assert _history(two / key).equals(_history(one / key)), key
+
+
+def test_a_pool_run_that_raised_is_raised_after_the_others_are_sealed(tmp_path):
+    """A run that raised in its process (not a failed run: that is a stored entry) stops the
+    campaign, but only after the runs still computing have finished and are counted."""
+    from concurrent.futures import Future
+
+    from fedlib import studies
+    st = Store(tmp_path / "s")
+    c = next(iter(studies.fedsum_setup("smoke").grid_configs("digits")))
+    key = st.compute(c, checkpoint_every=None).path.name
+    ok, bad = Future(), Future()
+    ok.set_result(key)
+    bad.set_exception(RuntimeError("data missing in that process"))
+    part = campaign.NotebookReport("02_fedsum_main")
+    compute = campaign._Compute(st, campaign._Pace(st), 1e9, campaign.CampaignReport(), part, None,
+                                "vectorized", lambda: 0.0, lambda s: None)
+    compute.running = {bad: (c, 0.0, 1.0), ok: (c, 0.0, 1.0)}
+    with pytest.raises(RuntimeError, match="data missing in that process"):
+        compute._collect(below=2)
+    assert compute.running == {} and part.computed == [key] and "digests" in st.read(key).meta
+    assert compute.pace.estimate(c) is not None                                 # its pace noted
+
+
 def test_campaign_arguments_are_checked(tmp_path, capsys):
     from fedlib.__main__ import main
     with pytest.raises(ValueError, match="notebook: no campaign for '01_participation_delays'"):
         campaign.run_campaign("01_participation_delays", store=tmp_path)
     with pytest.raises(ValueError, match="budget_min: must be a number >= 0"):
         campaign.run_campaign("02_fedsum_main", profile="smoke", budget_min=-1, store=tmp_path)
+    with pytest.raises(ValueError, match="devices: give either devices .* or device, not both"):
+        campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, device="cpu",
+                              devices=["cpu"])
+    with pytest.raises(ValueError, match=r"devices: must be a non-empty list of device names"):
+        campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, devices=[])
+    with pytest.raises(ValueError, match=r"devices: must all be of one kind .*cpu \(cpu .*meta \(meta"):
+        campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, devices=["cpu", "meta"])
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="devices: 'cuda:0' asked for, but this machine has no CUDA"):
+            campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, devices=["cuda:0"])
     assert main(["campaign", "02_fedsum_main", "--profile", "smoke", "--budget-min", "0",
                  "--store", str(tmp_path / "s"), "--seeds", "0"]) == 0
     out = capsys.readouterr().out
