@@ -62,7 +62,7 @@ figures: $(STAMP) fashion-mnist
 	done; \
 	campaigns=$$(for n in $$left; do case $$n in 02_*|03_*|05_*|08_*) echo $$n;; esac; done); \
 	if [ -n "$$campaigns" ]; then echo "== what the $(PROFILE) stores lack (make campaign computes it in order):"; \
-	  $(BIN)/python -m fedlib campaign $$campaigns --profile $(PROFILE) --list; fi
+	  $(BIN)/python -m fedlib campaign $$campaigns --profile $(PROFILE) --list $(if $(filter paper,$(PROFILE)),--device cuda); fi
 
 # compute (or complete) the results store of one notebook: results/$(NB)/$(PROFILE)/. Sweeps resume
 # from the store, so an interrupted run continues where it stopped. The executed notebook is kept

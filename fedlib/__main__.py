@@ -129,7 +129,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="keyed draws by a torch.compile'd fedlib.keyed.step_draws (the same bits; after "
                         "benchmarks/gpu_check.py showed them equal to the CPU's on this GPU)")
     c.add_argument("--list", action="store_true",
-                   help="compute nothing: list what the stores lack (as --budget-min 0)")
+                   help="compute nothing: list what the stores lack (as --budget-min 0), in minutes of "
+                        "--device (cuda: from the stored GPU runs, also on a machine without one)")
     c.add_argument("--stand-in-rounds", type=int, default=0, help=argparse.SUPPRESS)
     n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")

@@ -114,13 +114,17 @@ def _setting(config: ExperimentConfig) -> str:
 RECENT = 3
 
 
-def _device_kind(device: str | None) -> tuple[str, str]:
+def _device_kind(device: str | None) -> tuple[str, str | None]:
     """What a run's pace depends on besides its setting and engine: the device type and the GPU's
-    model (for a CPU, the CPU's model), as :func:`fedlib.arithmetic.current` records them."""
+    model (for a CPU, the CPU's model), as :func:`fedlib.arithmetic.current` records them; a
+    GPU's model is None on a machine without one (a listing, ``budget_min=0``, for a GPU window
+    elsewhere: the slowest stored GPU runs of each setting estimate it)."""
     import torch
 
     from .arithmetic import cpu_model
     dev = torch.device(device if device is not None else "cpu")
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        return "cuda", None                  # a listing for a GPU elsewhere: no model to match
     if dev.type == "cuda":
         index = dev.index if dev.index is not None else torch.cuda.current_device()
         return "cuda", torch.cuda.get_device_name(index)
@@ -143,7 +147,11 @@ class _Pace:
     Where no such run of the setting exists, the same of the entries on the same device kind
     with other engine options (a new option, e.g. compiled draws, is meant to be faster: its
     first run is estimated at the pace of the options before it); then the rule before these:
-    the slowest run of the setting stored, whatever computed it; then a probe's pace, which
+    the slowest run of the setting stored on the same device type (another GPU model for a GPU,
+    another CPU for a CPU; never a CPU's run for a GPU or the reverse: on 2026-11-29 a paper run
+    took 3.7 s a round on this project's CPU and ~0.06 s on an H100, so a GPU campaign would
+    never have started the setting's runs, and a CPU campaign would start runs it cannot
+    finish); then a probe's pace, which
     stands in only until a whole run of the setting has measured it (a probe of a few rounds pays
     warm-ups a whole run amortises: on an H100, 2026-11-26, a 10-round probe put a 500-round grid
     run at 129 s, which took 47 s). Why the latest runs on the same device: the slowest of all
@@ -163,8 +171,9 @@ class _Pace:
             except Exception:  # noqa: BLE001 - an unreadable entry measures nothing
                 continue
             secs = e.meta.get("run_seconds")
-            if secs and e.config.rounds:
-                kind = _entry_kind(e.meta) == self.kind
+            kind_of = _entry_kind(e.meta)
+            if secs and e.config.rounds and kind_of[0] == self.kind[0]:       # the same device type
+                kind = kind_of == self.kind
                 date = str(e.meta.get("date", ""))
                 same = kind and e.meta.get("engine") == self.engine
                 self.note(e.config, float(secs), date=date if same else None)
@@ -635,7 +644,8 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
     Args:
         notebook: a notebook of :data:`CAMPAIGNS`, several (taken in :data:`CAMPAIGNS`' order), or "all".
         profile: ``paper`` (the point), ``quick`` or ``smoke``.
-        device: where runs compute (e.g. ``"cuda"``).
+        device: where runs compute (e.g. ``"cuda"``); with ``budget_min=0`` (a listing) it may be
+            a device this machine lacks: what is left is then estimated for it.
         budget_min: minutes this call may use; a run is started only if its estimate fits.
         store: the store folder (default ``results/<notebook>/<profile>``); one notebook only.
         seeds: the main runs' seeds, in order (default 0..4).
@@ -752,6 +762,9 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     for name, flag in (("graphs", graphs), ("compiled_draws", compiled_draws)):
         if not isinstance(flag, bool):
             raise ValueError(f"{name}: must be True or False, got {flag!r}")
+    if device is not None and budget_min > 0:      # a listing may name a device this machine lacks
+        from .runner import _device
+        _device(device)
     if device is not None and str(device).startswith("cuda"):
         from .arithmetic import verifiable_cuda
         verifiable_cuda()

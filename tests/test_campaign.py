@@ -113,6 +113,12 @@ def test_campaign_arguments_are_checked(tmp_path, capsys):
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="devices: 'cuda:0' asked for, but this machine has no CUDA"):
             campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, devices=["cuda:0"])
+        with pytest.raises(ValueError, match="device: 'cuda' asked for, but this machine has no CUDA"):
+            campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, device="cuda")
+        # a listing for a GPU window elsewhere: what is left, estimated from GPU runs (none here)
+        listed = campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, device="cuda",
+                                       budget_min=0, echo=lambda s: None)
+        assert listed.computed == [] and listed.unmeasured == len(listed.left) > 0
     assert main(["campaign", "02_fedsum_main", "--profile", "smoke", "--budget-min", "0",
                  "--store", str(tmp_path / "s"), "--seeds", "0"]) == 0
     out = capsys.readouterr().out
@@ -166,8 +172,9 @@ def test_the_pace_comes_from_runs_on_the_same_device_kind_and_engine(tmp_path, m
     (``meta.json``'s ``engine``). A campaign's estimate takes the pace of the entries computed on
     its device kind with its engine options (the slowest of the RECENT latest of them, and runs of
     this call), then those on its device kind, and the rule before -- the slowest run of the
-    setting, whatever computed it -- only where none match (the second GPU window's 2,000-round
-    runs took 158 s where the slowest stored run, of older code, put them at 216 s)."""
+    setting on its device type -- only where none match (the second GPU window's 2,000-round
+    runs took 158 s where the slowest stored run, of older code, put them at 216 s). A run on
+    another device type sets no pace: a probe does."""
     from fedlib import ExperimentConfig
     from fedlib.engine import VectorizedEngine
     st = Store(tmp_path / "smoke")
@@ -188,10 +195,14 @@ def test_the_pace_comes_from_runs_on_the_same_device_kind_and_engine(tmp_path, m
     assert est["VectorizedEngine(graphs=False, compiled_draws=True)"] == pytest.approx(
         campaign.MARGIN * slowest * base.rounds)
     assert campaign._device_kind(None) == campaign._entry_kind(st.read(st.keys()[0]).meta)
-    # a campaign on a GPU (its kind stands in here): these CPU entries do not match, today's rule
+    # another CPU model: not this kind, but this type: the slowest run of the setting
+    monkeypatch.setattr(campaign, "_device_kind", lambda device: ("cpu", "another CPU"))
+    other_cpu = campaign._Pace(st, None, plain).estimate(base)
+    assert other_cpu == pytest.approx(campaign.MARGIN * slowest * base.rounds)
+    # a campaign on a GPU (its kind stands in here): these CPU entries set no pace (a probe will)
     monkeypatch.setattr(campaign, "_device_kind", lambda device: ("cuda", "NVIDIA H100 80GB HBM3"))
     on_gpu = campaign._Pace(st, "cuda", plain)
-    assert on_gpu.estimate(base) == pytest.approx(campaign.MARGIN * slowest * base.rounds)
+    assert on_gpu.estimate(base) is None
 
 
 def test_the_latest_runs_set_the_pace_and_a_run_of_this_call_counts(tmp_path):
