@@ -19,9 +19,10 @@ prints what is left in device-minutes at the measured pace.
 
 Several devices (``devices=["cuda:0", "cuda:1"]``, ``--devices``; ``["cpu", "cpu"]`` on two
 cores): one process per device, each computing one run at a time; runs start in the same order as
-processes come free, each only if its estimate fits what is left of the budget, and a stage that
-needs earlier results (notebook 02's main runs need its grid's rates) waits for them. Each entry is
-the one a single process stores. On one GPU several processes gain little: on an H100
+processes come free, each only if its estimate fits what is left of the budget. Each list of runs
+a notebook's plan asks for (App. H's grid, each seed's main runs, each notebook) finishes before the
+next starts: a process may wait for the list's longest run. Each entry is the one a single
+process stores. On one GPU several processes gain little: on an H100
 (2026-11-27) 8 processes ran 29.6 run-rounds/s, 37.2 under CUDA MPS, against one run's 31.7
 (``benchmarks/README.md``, "Fourth window"): the device is busy with one run.
 """
@@ -114,11 +115,15 @@ def _setting(config: ExperimentConfig) -> str:
 RECENT = 3
 
 
-def _device_kind(device: str | None) -> tuple[str, str | None]:
+def _device_kind(device: str | None, threads: int | None = None) -> tuple:
     """What a run's pace depends on besides its setting and engine: the device type and the GPU's
-    model (for a CPU, the CPU's model), as :func:`fedlib.arithmetic.current` records them; a
-    GPU's model is None on a machine without one (a listing, ``budget_min=0``, for a GPU window
-    elsewhere: the slowest stored GPU runs of each setting estimate it)."""
+    model (for a CPU, the CPU's model and the torch threads a run gets: ``threads``, else this
+    process's), as :func:`fedlib.arithmetic.current` and ``meta.json`` record them; a GPU's model
+    is None on a machine without one (a listing, ``budget_min=0``, for a GPU window elsewhere: the
+    slowest stored GPU runs of each setting estimate it). Threads, because a CPU campaign in
+    one process (torch's default, 2 threads here) and one of several processes (1 thread each,
+    sharing the cores) run at different paces: 2.2 and ~3.2 s a round of App. H on this
+    project's 2 cores."""
     import torch
 
     from .arithmetic import cpu_model
@@ -128,42 +133,48 @@ def _device_kind(device: str | None) -> tuple[str, str | None]:
     if dev.type == "cuda":
         index = dev.index if dev.index is not None else torch.cuda.current_device()
         return "cuda", torch.cuda.get_device_name(index)
+    if dev.type == "cpu":
+        return "cpu", cpu_model(), threads if threads is not None else torch.get_num_threads()
     return dev.type, cpu_model()
 
 
-def _entry_kind(meta: dict) -> tuple[str, str | None]:
+def _entry_kind(meta: dict) -> tuple:
     """:func:`_device_kind` of a stored entry, from its ``meta.json``."""
     arith = meta.get("arithmetic") if isinstance(meta.get("arithmetic"), dict) else {}
     dev = str(arith.get("device") or meta.get("device") or "cpu").split(":")[0]
+    if dev == "cpu":
+        return dev, meta.get("cpu"), meta.get("torch_threads")
     return dev, arith.get("gpu") if dev == "cuda" else meta.get("cpu")
 
 
 class _Pace:
     """Seconds per round of each setting, from stored entries and runs computed here.
 
-    Entries computed on the same device kind (:func:`_device_kind`: the GPU's model) with the same
+    Entries computed on the same device kind (:func:`_device_kind`: the GPU's model; the CPU's
+    model and threads) with the same
     engine options (``meta.json``'s ``engine``, e.g. ``VectorizedEngine(graphs=True)``) and the
     runs of this call set the pace: the slowest of the :data:`RECENT` latest of them (by date).
     Where no such run of the setting exists, the same of the entries on the same device kind
     with other engine options (a new option, e.g. compiled draws, is meant to be faster: its
     first run is estimated at the pace of the options before it); then the rule before these:
     the slowest run of the setting stored on the same device type (another GPU model for a GPU,
-    another CPU for a CPU; never a CPU's run for a GPU or the reverse: on 2026-11-29 a paper run
-    took 3.7 s a round on this project's CPU and ~0.06 s on an H100, so a GPU campaign would
-    never have started the setting's runs, and a CPU campaign would start runs it cannot
-    finish); then a probe's pace, which
+    another CPU or thread count for a CPU; never a CPU's run for a GPU or the reverse: on
+    2026-11-29 a paper run took ~3.2 s a round on this project's CPU and ~0.05 s on an H100, so
+    a GPU campaign would never have started the setting's runs, and a CPU campaign would start
+    runs it cannot finish); then a probe's pace, which
     stands in only until a whole run of the setting has measured it (a probe of a few rounds pays
     warm-ups a whole run amortises: on an H100, 2026-11-26, a 10-round probe put a 500-round grid
     run at 129 s, which took 47 s). Why the latest runs on the same device: the slowest of all
     stored runs put the second window's 2,000-round runs at 216 s (a first window's run of older
     code) where they took 158-159 s, and each of three calls lost a run to it."""
 
-    def __init__(self, st: Store, device: str | None = None, engine: object = "vectorized"):
+    def __init__(self, st: Store, device: str | None = None, engine: object = "vectorized",
+                 threads: int | None = None):
         self.per_round: dict[str, float] = {}
         self.probed: dict[str, float] = {}
         self.same: dict[str, list[tuple[str, float]]] = {}          # setting -> [(date, s/round)]
         self.kin: dict[str, list[tuple[str, float]]] = {}           # the same device kind, any engine
-        self.kind = _device_kind(device)
+        self.kind = _device_kind(device, threads)
         self.engine = engine if isinstance(engine, str) else repr(engine)
         for key in st.keys():
             try:
@@ -309,6 +320,19 @@ class _Compute:
     def __call__(self, configs, keep_params: bool = False):
         from .sweeps import sweep
         configs = list(configs)
+        try:
+            short = self._start(configs, keep_params)
+        except Exception:
+            self._collect(below=1)             # a pool's runs still computing finish and are counted first
+            raise
+        self._collect(below=1)                 # every run of the list finished (a pool's included)
+        if short:
+            raise Incomplete(f"{len(short)} run(s) not computed inside the budget")
+        return sweep(configs, self.st, progress=False, compute=False, keep_params=keep_params)
+
+    def _start(self, configs: list[ExperimentConfig], keep_params: bool) -> list[ExperimentConfig]:
+        """Compute (or, with a pool, start) each missing run of ``configs`` that fits the budget,
+        in order; returns those that did not fit (listed as left)."""
         short = []
         for c in configs:
             first = c.key() not in self.seen
@@ -335,15 +359,12 @@ class _Compute:
             entry = self.st.compute(c, device=self.device, checkpoint_every=CHECKPOINT_EVERY,
                                     save_params=keep_params, engine=self.engine)
             self._finished(entry, self.clock() - start, est)
-        self._collect(below=1)                 # every run of the list finished (a pool's included)
-        if short:
-            raise Incomplete(f"{len(short)} run(s) not computed inside the budget")
-        return sweep(configs, self.st, progress=False, compute=False, keep_params=keep_params)
+        return short
 
     def _finished(self, entry, took: float, est: float) -> None:
-        """A run computed into the store in ``took`` seconds: its pace noted, the entry sealed."""
+        """A run computed into the store in ``took`` seconds (its entry sealed as written,
+        :meth:`fedlib.store.Store.write`): its pace noted, the run counted and echoed."""
         self.pace.note(entry.config, took, date=_now())
-        self.st.seal([entry.path.name])
         self.part.computed.append(entry.path.name)
         self.report.computed.append(entry.path.name)
         self.echo(f"campaign: {self.part.notebook} {entry.path.name} {entry.status} in {took:.0f} s "
@@ -363,7 +384,7 @@ class _Compute:
                 c, start, est = self.running.pop(future)
                 try:
                     key = future.result()
-                except Exception as e:  # noqa: BLE001 - raised below, after the others are sealed
+                except BaseException as e:  # noqa: BLE001 - raised below, after the others are counted
                     failed = failed or e
                     continue
                 self._finished(self.st.read(key, expected=c), self.clock() - start, est)
@@ -666,7 +687,7 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
     """
     from .engine import VectorizedEngine
     from .notebook import store_path
-    devices, device = _check_campaign_devices(devices, device)
+    devices, device = _check_campaign_devices(devices, device, budget_min)
     names = _check_campaign(notebook, profile, device, budget_min, store, graphs, compiled_draws)
     _check_seeds_and_datasets(seeds, datasets)
     engine = VectorizedEngine(graphs=graphs, compiled_draws=compiled_draws)
@@ -679,8 +700,8 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
             st = Store(store if store is not None else store_path(nb, profile, root))
             part = NotebookReport(nb)
             report.notebooks.append(part)
-            compute = _Compute(st, _Pace(st, device, engine), deadline, report, part, device, engine, clock,
-                               echo, pool)
+            pace = _Pace(st, device, engine, threads=1 if pooled else None)     # a pool's: 1 thread each
+            compute = _Compute(st, pace, deadline, report, part, device, engine, clock, echo, pool)
             ctx = _Context(profile, compute, list(range(5)) if seeds is None else list(seeds), datasets,
                            stand_in_rounds, patterns, part, None if root is None else Path(root))
             _plan_notebook(nb, ctx, part, alone=len(names) == 1)
@@ -706,30 +727,57 @@ def _plan_notebook(nb: str, ctx: _Context, part: NotebookReport, alone: bool) ->
         part.missing.append(f"plan stopped: {e}")
 
 
-def _check_campaign_devices(devices, device) -> tuple[list[str] | None, str | None]:
-    """:func:`run_campaign`'s ``devices`` (None, or device names of one kind, :func:`_device_kind`,
-    without ``device``; else a ValueError naming the field) and the device that sets the pace."""
+def _check_campaign_devices(devices, device, budget_min) -> tuple[list[str] | None, str | None]:
+    """:func:`run_campaign`'s ``devices`` and the device that sets the pace; else a ValueError
+    naming the field. ``devices``: None, or device names of one kind (:func:`_device_kind`),
+    without ``device``, each existing here (:func:`_check_here`), no GPU named twice (processes
+    sharing a GPU time-slice it: an H100, 2026-11-27, ran 8 processes at 29.6 run-rounds/s against
+    one run's 31.7, so each run would take several times the pace the budget is checked with),
+    and at most one CPU process per core."""
     if devices is None:
         return None, device
+    import os
+
     from .sweeps import _check_devices
     devices = _check_devices(devices)
     if device is not None:
         raise ValueError(f"devices: give either devices (one process each) or device, not both "
                          f"(got devices={devices!r}, device={device!r})")
-    from .runner import _device
-    for d in devices:                    # each must exist on this machine
-        try:
-            _device(d)
-        except ValueError as e:
-            raise ValueError(f"devices: {str(e).partition(': ')[2]}") from None
+    for d in devices:
+        _check_here("devices", d, budget_min)
+    gpus = [d if ":" in d else f"{d}:0" for d in devices if d.startswith("cuda")]
+    for g in gpus:
+        if gpus.count(g) > 1:
+            raise ValueError(f"devices: {g} is named twice: processes sharing one GPU time-slice it, "
+                             f"so the budget would be checked with a pace several times too fast; "
+                             f"name each GPU once")
+    cores = os.cpu_count() or 1
+    if devices.count("cpu") > cores:
+        raise ValueError(f"devices: {devices.count('cpu')} CPU processes on a machine of {cores} cores; "
+                         f"name 'cpu' at most once per core")
     if devices[0].startswith("cuda"):
         from .arithmetic import verifiable_cuda
         verifiable_cuda()                # before CUDA computes here (the kinds below ask CUDA)
     kinds = {d: _device_kind(d) for d in devices}
     if len(set(kinds.values())) > 1:
         raise ValueError("devices: must all be of one kind (the pace is measured per kind), got "
-                         + ", ".join(f"{d} ({' '.join(k)})" for d, k in kinds.items()))
+                         + ", ".join(f"{d} ({' '.join(map(str, k))})" for d, k in kinds.items()))
     return devices, devices[0]
+
+
+def _check_here(name: str, device: str, budget_min: float) -> None:
+    """``device`` must exist on this machine (a ValueError naming ``name``), except a GPU named on
+    a machine without CUDA by a call that only lists (``budget_min`` 0: estimated for a GPU
+    elsewhere from the stored GPU runs)."""
+    import torch
+
+    from .runner import _device
+    if budget_min == 0 and str(device).startswith("cuda") and not torch.cuda.is_available():
+        return
+    try:
+        _device(device)
+    except ValueError as e:
+        raise ValueError(f"{name}: {str(e).partition(': ')[2]}") from None
 
 
 def _check_seeds_and_datasets(seeds, datasets) -> None:
@@ -762,9 +810,8 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     for name, flag in (("graphs", graphs), ("compiled_draws", compiled_draws)):
         if not isinstance(flag, bool):
             raise ValueError(f"{name}: must be True or False, got {flag!r}")
-    if device is not None and budget_min > 0:      # a listing may name a device this machine lacks
-        from .runner import _device
-        _device(device)
+    if device is not None:
+        _check_here("device", device, budget_min)
     if device is not None and str(device).startswith("cuda"):
         from .arithmetic import verifiable_cuda
         verifiable_cuda()

@@ -1,6 +1,7 @@
 """fedlib.campaign: runs in order inside a budget, never one that cannot finish, resumed without
 recomputing (notebook 02's smoke profile, a clock that advances with the store)."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def test_a_campaign_stops_inside_its_budget_and_resumes_without_recomputing(tmp_
                      "the seed is left out" for k in (0, 1)]
     st = Store(path)
     stamps = {k: (path / k / "history.csv").stat().st_mtime_ns for k in st.keys()}
-    assert all("digests" in st.read(k).meta for k in st.keys())               # sealed: committable
+    assert set(st.seal().values()) == {"unchanged"}                           # sealed as written: committable
     rest = campaign.run_campaign("02_fedsum_main", budget_min=10, **kw)
     assert rest.loaded == 2 and len(rest.computed) == n_main and rest.left == [] and rest.stopped == "done"
     assert {k: (path / k / "history.csv").stat().st_mtime_ns for k in stamps} == stamps   # not recomputed
@@ -64,37 +65,45 @@ def test_a_campaign_over_two_processes_keeps_its_budget_and_stores_what_one_proc
     first = campaign.run_campaign("02_fedsum_main", budget_min=2, store=two, clock=_clock(two),
                                   devices=["cpu", "cpu"], **kw)
     assert len(first.computed) == 2 and first.stopped == "budget" and len(first.left) == 9
+    assert first.seconds <= 120
     rest = campaign.run_campaign("02_fedsum_main", budget_min=10, store=two, clock=_clock(two),
                                  devices=["cpu", "cpu"], **kw)
     assert rest.loaded == 2 and len(rest.computed) == 9 and rest.left == [] and rest.stopped == "done"
     assert sorted(rest.computed) == sorted(set(rest.computed))                  # each run once
     st1, st2 = Store(one), Store(two)
     assert st2.keys() == st1.keys() and len(st1.keys()) == 11
+    assert set(st2.seal().values()) == {"unchanged"}                          # sealed as written
     for key in st1.keys():
-        assert "digests" in st2.read(key).meta                                  # sealed: committable
+        assert st2.read(key).meta["torch_threads"] == 1                         # in the pool's processes
         assert _history(two / key).equals(_history(one / key)), key
 
 
-def test_a_pool_run_that_raised_is_raised_after_the_others_are_sealed(tmp_path):
+def test_a_pool_run_that_raised_is_raised_after_the_others_have_finished(tmp_path):
     """A run that raised in its process (not a failed run: that is a stored entry) stops the
     campaign, but only after the runs still computing have finished and are counted."""
-    from concurrent.futures import Future
+    import threading
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     from fedlib import studies
     st = Store(tmp_path / "s")
     c = next(iter(studies.fedsum_setup("smoke").grid_configs("digits")))
+    pace = campaign._Pace(st)
+    assert pace.estimate(c) is None                                             # nothing measured yet
     key = st.compute(c, checkpoint_every=None).path.name
-    ok, bad = Future(), Future()
-    ok.set_result(key)
-    bad.set_exception(RuntimeError("data missing in that process"))
     part = campaign.NotebookReport("02_fedsum_main")
-    compute = campaign._Compute(st, campaign._Pace(st), 1e9, campaign.CampaignReport(), part, None,
+    compute = campaign._Compute(st, pace, 1e9, campaign.CampaignReport(), part, None,
                                 "vectorized", lambda: 0.0, lambda s: None)
-    compute.running = {bad: (c, 0.0, 1.0), ok: (c, 0.0, 1.0)}
-    with pytest.raises(RuntimeError, match="data missing in that process"):
-        compute._collect(below=2)
-    assert compute.running == {} and part.computed == [key] and "digests" in st.read(key).meta
-    assert compute.pace.estimate(c) is not None                                 # its pace noted
+    release = threading.Event()
+    bad = Future()
+    bad.set_exception(RuntimeError("data missing in that process"))
+    with ThreadPoolExecutor(1) as pool:
+        ok = pool.submit(lambda: release.wait(10) and key)                      # still computing
+        compute.running = {bad: (c, 0.0, 1.0), ok: (c, 0.0, 1.0)}
+        threading.Timer(0.3, release.set).start()
+        with pytest.raises(RuntimeError, match="data missing in that process"):
+            compute._collect(below=2)
+    assert compute.running == {} and part.computed == [key]                     # waited for, counted
+    assert pace.estimate(c) is not None                                         # its pace noted
 
 
 def test_campaign_arguments_are_checked(tmp_path, capsys):
@@ -110,6 +119,9 @@ def test_campaign_arguments_are_checked(tmp_path, capsys):
         campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, devices=[])
     with pytest.raises(ValueError, match=r"devices: must all be of one kind .*cpu \(cpu .*meta \(meta"):
         campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, devices=["cpu", "meta"])
+    many = ["cpu"] * ((os.cpu_count() or 1) + 1)
+    with pytest.raises(ValueError, match=rf"devices: {len(many)} CPU processes on a machine of "):
+        campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, devices=many)
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="devices: 'cuda:0' asked for, but this machine has no CUDA"):
             campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, devices=["cuda:0"])
@@ -195,12 +207,13 @@ def test_the_pace_comes_from_runs_on_the_same_device_kind_and_engine(tmp_path, m
     assert est["VectorizedEngine(graphs=False, compiled_draws=True)"] == pytest.approx(
         campaign.MARGIN * slowest * base.rounds)
     assert campaign._device_kind(None) == campaign._entry_kind(st.read(st.keys()[0]).meta)
-    # another CPU model: not this kind, but this type: the slowest run of the setting
-    monkeypatch.setattr(campaign, "_device_kind", lambda device: ("cpu", "another CPU"))
-    other_cpu = campaign._Pace(st, None, plain).estimate(base)
-    assert other_cpu == pytest.approx(campaign.MARGIN * slowest * base.rounds)
+    # another thread count (a pool's processes, say): not this kind, but this type: the slowest run
+    threads = st.read(st.keys()[0]).meta["torch_threads"]
+    other = campaign._Pace(st, None, plain, threads=threads + 1).estimate(base)
+    assert other == pytest.approx(campaign.MARGIN * slowest * base.rounds)
     # a campaign on a GPU (its kind stands in here): these CPU entries set no pace (a probe will)
-    monkeypatch.setattr(campaign, "_device_kind", lambda device: ("cuda", "NVIDIA H100 80GB HBM3"))
+    h100 = ("cuda", "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(campaign, "_device_kind", lambda device, threads=None: h100)
     on_gpu = campaign._Pace(st, "cuda", plain)
     assert on_gpu.estimate(base) is None
 
