@@ -122,8 +122,8 @@ def _device_kind(device: str | None, threads: int | None = None) -> tuple:
     is None on a machine without one (a listing, ``budget_min=0``, for a GPU window elsewhere: the
     slowest stored GPU runs of each setting estimate it). Threads, because a CPU campaign in
     one process (torch's default, 2 threads here) and one of several processes (1 thread each,
-    sharing the cores) run at different paces: 2.2 and ~3.2 s a round of App. H on this
-    project's 2 cores."""
+    sharing the cores) run at different paces: ~2.2 and 3.5 s a round of App. H on this
+    project's 2 cores (the latter: two paper runs side by side, 2026-11-29)."""
     import torch
 
     from .arithmetic import cpu_model
@@ -159,7 +159,7 @@ class _Pace:
     first run is estimated at the pace of the options before it); then the rule before these:
     the slowest run of the setting stored on the same device type (another GPU model for a GPU,
     another CPU or thread count for a CPU; never a CPU's run for a GPU or the reverse: on
-    2026-11-29 a paper run took ~3.2 s a round on this project's CPU and ~0.05 s on an H100, so
+    2026-11-29 a paper run took 3.5 s a round on this project's CPU and ~0.05 s on an H100, so
     a GPU campaign would never have started the setting's runs, and a CPU campaign would start
     runs it cannot finish); then a probe's pace, which
     stands in only until a whole run of the setting has measured it (a probe of a few rounds pays
