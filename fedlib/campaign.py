@@ -700,7 +700,7 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
             st = Store(store if store is not None else store_path(nb, profile, root))
             part = NotebookReport(nb)
             report.notebooks.append(part)
-            pace = _Pace(st, device, engine, threads=1 if pooled else None)     # a pool's: 1 thread each
+            pace = _Pace(st, device, engine, threads=1 if devices else None)    # a pool's: 1 thread each
             compute = _Compute(st, pace, deadline, report, part, device, engine, clock, echo, pool)
             ctx = _Context(profile, compute, list(range(5)) if seeds is None else list(seeds), datasets,
                            stand_in_rounds, patterns, part, None if root is None else Path(root))
