@@ -305,7 +305,7 @@ class _Compute:
                 history = run_config(probe, device=self.device, x0=self.st.warmup_model(c),
                                      engine=self.engine).history
             else:                            # on a free process of the pool (the caller waited for one)
-                history = self.pool.submit(_probe_in_worker, str(self.st.path), probe.to_dict(),
+                history = self.pool.submit(_pool_probe, str(self.st.path), probe.to_dict(),
                                            c.to_dict()).result()
             took = self.clock() - start
             whole = probe_seconds(history, c.rounds)
@@ -352,7 +352,7 @@ class _Compute:
                 short.append(c)
                 continue
             if self.pool is not None:
-                future = self.pool.submit(_compute_in_worker, str(self.st.path), c.to_dict(), keep_params)
+                future = self.pool.submit(_pool_run, str(self.st.path), c.to_dict(), keep_params)
                 self.running[future] = (c, self.clock(), est)
                 continue
             start = self.clock()
@@ -408,7 +408,7 @@ class _Pool:
         ctx = multiprocessing.get_context("spawn")
         self._manager = ctx.Manager()
         self._executor = cf.ProcessPoolExecutor(
-            self.slots, mp_context=ctx, initializer=_campaign_worker,
+            self.slots, mp_context=ctx, initializer=_pool_init,
             initargs=(os.getpid(), _queue_of(self._manager, devices), graphs, compiled_draws))
 
     def submit(self, fn, *args):
@@ -428,7 +428,7 @@ class _Pool:
 _WORKER_ENGINE = None
 
 
-def _campaign_worker(parent: int, slots, graphs: bool, compiled_draws: bool) -> None:
+def _pool_init(parent: int, slots, graphs: bool, compiled_draws: bool) -> None:
     """Initializer of a :class:`_Pool` process: take one device for its whole life (as
     ``sweep(devices=...)``), set a CUDA device up for verifiable runs, one torch thread."""
     global _WORKER_ENGINE
@@ -444,7 +444,7 @@ def _campaign_worker(parent: int, slots, graphs: bool, compiled_draws: bool) -> 
     _WORKER_ENGINE = VectorizedEngine(graphs=graphs, compiled_draws=compiled_draws)
 
 
-def _compute_in_worker(store: str, config: dict, keep_params: bool) -> str:
+def _pool_run(store: str, config: dict, keep_params: bool) -> str:
     """In a :class:`_Pool` process: compute one run into the store (as the campaign does in its
     own process); returns its entry's key."""
     from . import sweeps
@@ -454,7 +454,7 @@ def _compute_in_worker(store: str, config: dict, keep_params: bool) -> str:
     return entry.path.name
 
 
-def _probe_in_worker(store: str, probe: dict, config: dict):
+def _pool_probe(store: str, probe: dict, config: dict):
     """In a :class:`_Pool` process: the history of ``probe`` (the first rounds of ``config``,
     from ``config``'s warm-up in the store) for :func:`probe_seconds`."""
     from . import sweeps
