@@ -774,10 +774,7 @@ def _check_here(name: str, device: str, budget_min: float) -> None:
     from .runner import _device
     if budget_min == 0 and str(device).startswith("cuda") and not torch.cuda.is_available():
         return
-    try:
-        _device(device)
-    except ValueError as e:
-        raise ValueError(f"{name}: {str(e).partition(': ')[2]}") from None
+    _device(device, field=name)
 
 
 def _check_seeds_and_datasets(seeds, datasets) -> None:

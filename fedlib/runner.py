@@ -88,22 +88,23 @@ def _positive(name: str, value: float) -> float:
     return float(value)
 
 
-def _device(device: Any) -> torch.device:
-    """``device`` as a torch.device that exists on this machine, else one clear ValueError."""
+def _device(device: Any, field: str = "device") -> torch.device:
+    """``device`` as a torch.device that exists on this machine, else one clear ValueError naming
+    ``field`` (the argument that gave it: ``device``, ``devices``)."""
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError, ValueError):
-        raise ValueError(f"device: {device!r} is not a device name (use 'cpu', 'cuda', 'cuda:0', "
+        raise ValueError(f"{field}: {device!r} is not a device name (use 'cpu', 'cuda', 'cuda:0', "
                          "'mps')") from None
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise ValueError(f"device: {device!r} asked for, but this machine has no CUDA device "
+            raise ValueError(f"{field}: {device!r} asked for, but this machine has no CUDA device "
                              "(torch.cuda.is_available() is False); use 'cpu'")
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"device: {device!r} does not exist; this machine has "
+            raise ValueError(f"{field}: {device!r} does not exist; this machine has "
                              f"{torch.cuda.device_count()} CUDA device(s)")
     if dev.type == "mps" and not torch.backends.mps.is_available():
-        raise ValueError(f"device: {device!r} asked for, but MPS is not available here; use 'cpu'")
+        raise ValueError(f"{field}: {device!r} asked for, but MPS is not available here; use 'cpu'")
     return dev
 
 

@@ -258,10 +258,7 @@ def _check_placement(executor: cf.Executor | None, workers: int | None, devices:
         from .runner import _device  # (an executor's workers may have devices this one lacks)
         for name, names in (("device", [] if device is None else [device]), ("devices", devices or [])):
             for d in names:
-                try:
-                    _device(d)
-                except ValueError as e:
-                    raise ValueError(f"{name}: {str(e).partition(': ')[2]}") from None
+                _device(d, field=name)
     return devices
 
 

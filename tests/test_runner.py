@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import fedlib
-from fedlib import ExperimentConfig, participation, problems
+from fedlib import ExperimentConfig, participation, problems, runner
 
 from .run_helpers import ROOT
 from .run_helpers import base_config as _base
@@ -56,6 +56,19 @@ def test_bad_input_names_the_field(kwargs, field, quad):
     sched = participation.build("full", quad.num_clients, 10)
     with pytest.raises(ValueError, match=rf"^{field}"):
         fedlib.run("fedavg", quad, sched, progress=False, **kwargs)
+
+
+@pytest.mark.parametrize("field", ["device", "devices"])
+def test_a_device_this_machine_lacks_is_named_by_the_argument_that_gave_it(field):
+    """One helper checks ``sweep``'s and the campaign's ``device`` and ``devices``: its message
+    starts with the field's name, whatever the fault."""
+    with pytest.raises(ValueError, match=rf"^{field}: 'gpu0' is not a device name"):
+        runner._device("gpu0", field=field)
+    absent = "cuda:99" if torch.cuda.is_available() else "cuda"
+    with pytest.raises(ValueError, match=rf"^{field}: '{absent}' (does not exist|asked for, but this machine "
+                                         "has no CUDA device)"):
+        runner._device(absent, field=field)
+    assert runner._device("cpu", field=field) == torch.device("cpu")
 
 
 def test_schedule_of_wrong_size(quad):
