@@ -27,9 +27,11 @@ Environment variables that lower the instruction set (a process reads them at st
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import platform
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +39,7 @@ import torch
 
 __all__ = ["ANCHOR_ROUNDS", "CROSS_RTOL", "IDENTITY_FIELDS", "LEGACY", "Anchor", "AnchorRecorder",
            "cpu_flags", "cpu_identity", "cpu_model", "current", "describe", "hardware_isa", "lowered_isa_env",
-           "onednn_isa_detail", "same_kernels", "signature", "verifiable_cuda"]
+           "onednn_isa_detail", "same_kernels", "signature", "verifiable", "verifiable_cuda"]
 
 #: rounds after which a run records its anchor
 ANCHOR_ROUNDS = 3
@@ -190,6 +192,30 @@ def verifiable_cuda() -> None:
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+@contextlib.contextmanager
+def verifiable(device: str | torch.device | None = None) -> Iterator[None]:
+    """:func:`verifiable_cuda`'s settings while a run that is stored computes on ``device``, and
+    the process's own settings (TF32, deterministic algorithms) back afterwards; nothing changes
+    for a CPU (or None: the CPU). :meth:`fedlib.store.Store.compute` computes under it, so an
+    entry a sweep stores from a GPU repeats bit for bit on the same GPU model and replays on a
+    CPU within :data:`CROSS_RTOL`, whatever the caller's process had set; a notebook's own GPU
+    work around it keeps torch's defaults. ``CUBLAS_WORKSPACE_CONFIG`` stays set (cuBLAS reads
+    it when it first computes: a process that used a GPU's matmuls before should set it at
+    start-up, or call :func:`verifiable_cuda` first)."""
+    if torch.device(device if device is not None else "cpu").type != "cuda":
+        yield
+        return
+    saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32,
+             torch.are_deterministic_algorithms_enabled(),
+             torch.is_deterministic_algorithms_warn_only_enabled())
+    verifiable_cuda()
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved[:2]
+        torch.use_deterministic_algorithms(saved[2], warn_only=saved[3])
 
 
 def cpu_model() -> str:

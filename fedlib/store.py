@@ -386,15 +386,18 @@ class Store:
         t0 = time.perf_counter()
         date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         result, error = None, None
-        try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
-                result = run_config(config, device=device, progress=progress, checkpoint=ckpt,
-                                    checkpoint_every=checkpoint_every or 1, x0=x0, engine=engine)
-        except DataNotFoundError:
-            raise               # the machine lacks the data: not a property of the run, store nothing
-        except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
-            error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+        on = device or plain.arguments("problem_args").get("device")
+        with arithmetic.verifiable(on):              # on a GPU: TF32 off, deterministic algorithms
+            try:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
+                    result = run_config(config, device=device, progress=progress, checkpoint=ckpt,
+                                        checkpoint_every=checkpoint_every or 1, x0=x0, engine=engine)
+            except DataNotFoundError:
+                raise               # the machine lacks the data: not a property of the run, store nothing
+            except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
+                error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+            arith = arithmetic.current(device or (result.params.device if result else "cpu"))  # as computed
         wall = time.perf_counter() - t0
         h = result.history if result is not None else None
         eval_s = float(h["eval_seconds"].iloc[-1]) if h is not None and "eval_seconds" in h else 0.0
@@ -406,7 +409,7 @@ class Store:
             "python": platform.python_version(), "device": str(device or (
                 result.params.device if result is not None else "cpu")),
             "cpu": arithmetic.cpu_model(), "torch_threads": torch.get_num_threads(), "date": date,
-            "arithmetic": arithmetic.current(device or (result.params.device if result else "cpu")),
+            "arithmetic": arith,
             "anchor": result.info.get("anchor") if result is not None else None,
             "code": config_fingerprint(plain),
             "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),

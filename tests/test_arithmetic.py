@@ -353,3 +353,69 @@ def test_an_anchor_that_diverged_alike_reproduces_and_one_that_diverged_alone_di
     rows = stored.compare(Anchor((1, 2), (0.5, 3.0), (0.01, 0.2)))
     assert [r["quantity"] for r in rows] == ["step_norm", "step_proj"] and all(r["round"] == 2 for r in rows)
     assert stored.compare(Anchor((1, 2), (nan, nan), (nan, nan)))[0]["round"] == 1
+
+
+def _gpu_settings() -> tuple:
+    return (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32,
+            torch.are_deterministic_algorithms_enabled(),
+            torch.is_deterministic_algorithms_warn_only_enabled())
+
+
+@pytest.fixture
+def torch_defaults(monkeypatch):
+    """torch's GPU arithmetic settings at their defaults (cuDNN's TF32 on, matmuls' off, no
+    deterministic algorithms), and as they were after the test."""
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    before = _gpu_settings()
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = True, False
+    torch.use_deterministic_algorithms(False)
+    yield
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before[:2]
+    torch.use_deterministic_algorithms(before[2], warn_only=before[3])
+
+
+@pytest.mark.usefixtures("torch_defaults")
+def test_verifiable_sets_the_campaigns_gpu_settings_for_cuda_and_gives_the_process_its_own_back():
+    defaults = _gpu_settings()
+    with arithmetic.verifiable("cuda:0"):
+        assert _gpu_settings() == (False, False, True, True)       # TF32 off, deterministic (warn-only)
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    assert _gpu_settings() == defaults
+    with pytest.raises(KeyError), arithmetic.verifiable(torch.device("cuda")):
+        raise KeyError("a run that raises")
+    assert _gpu_settings() == defaults                             # restored on an error too
+    torch.use_deterministic_algorithms(True)                        # the caller's strict mode is kept
+    with arithmetic.verifiable("cuda"):
+        assert _gpu_settings()[2:] == (True, True)
+    assert _gpu_settings()[2:] == (True, False)
+
+
+@pytest.mark.usefixtures("torch_defaults")
+@pytest.mark.parametrize("device", [None, "cpu", torch.device("cpu")])
+def test_verifiable_leaves_a_cpu_run_as_the_process_set_it(device):
+    defaults = _gpu_settings()
+    with arithmetic.verifiable(device):
+        assert _gpu_settings() == defaults
+    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+
+
+@pytest.mark.usefixtures("torch_defaults")
+@pytest.mark.parametrize("how", ["argument", "problem_args"])
+def test_store_computes_a_gpu_run_under_verifiable_settings(how, tmp_path, monkeypatch):
+    """Store.compute (so sweep, and its workers) runs a GPU run with TF32 off and deterministic
+    algorithms, the device named by its argument or by the problem's ``device``; no GPU is
+    needed to see the settings the run is handed (the run stops before computing)."""
+    import fedlib.store as store_mod
+    from fedlib.data import DataNotFoundError
+    seen = []
+
+    def fake_run(*a, **k):
+        seen.append(_gpu_settings())
+        raise DataNotFoundError("stops the run before it computes")
+    monkeypatch.setattr(store_mod, "run_config", fake_run)
+    cfg = _digits(problem_args={**DIGITS, **({"device": "cuda"} if how == "problem_args" else {})})
+    defaults = _gpu_settings()
+    with pytest.raises(DataNotFoundError):
+        Store(tmp_path).compute(cfg, device="cuda" if how == "argument" else None)
+    assert seen == [(False, False, True, True)]
+    assert _gpu_settings() == defaults
