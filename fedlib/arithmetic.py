@@ -200,10 +200,10 @@ def verifiable(device: str | torch.device | None = None) -> Iterator[None]:
     the process's own settings (TF32, deterministic algorithms) back afterwards; nothing changes
     for a CPU (or None: the CPU). :meth:`fedlib.store.Store.compute` computes under it, so an
     entry a sweep stores from a GPU repeats bit for bit on the same GPU model and replays on a
-    CPU within :data:`CROSS_RTOL`, whatever the caller's process had set; a notebook's own GPU
-    work around it keeps torch's defaults. ``CUBLAS_WORKSPACE_CONFIG`` stays set (cuBLAS reads
-    it when it first computes: a process that used a GPU's matmuls before should set it at
-    start-up, or call :func:`verifiable_cuda` first)."""
+    CPU within :data:`CROSS_RTOL`, whatever the caller's process had set (a strict deterministic
+    mode stays strict); a notebook's own GPU work around it keeps torch's defaults.
+    ``CUBLAS_WORKSPACE_CONFIG`` stays set (cuBLAS reads it when it first computes: a process that
+    used a GPU's matmuls before should set it at start-up, or call :func:`verifiable_cuda` first)."""
     if torch.device(device if device is not None else "cpu").type != "cuda":
         yield
         return
@@ -211,6 +211,8 @@ def verifiable(device: str | torch.device | None = None) -> Iterator[None]:
              torch.are_deterministic_algorithms_enabled(),
              torch.is_deterministic_algorithms_warn_only_enabled())
     verifiable_cuda()
+    if saved[2] and not saved[3]:                   # a caller's strict mode stays strict
+        torch.use_deterministic_algorithms(True)
     try:
         yield
     finally:
