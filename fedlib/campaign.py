@@ -44,7 +44,8 @@ __all__ = ["CAMPAIGNS", "CampaignReport", "Incomplete", "NotebookReport", "run_c
 #: margin on each run's estimated time (the pace of a run varies by a few percent; evaluations
 #: and the problem's first build are in the measured pace)
 MARGIN = 1.15
-#: a run killed with its window resumes from its last checkpoint (every this many rounds)
+#: a run killed with its window resumes from its last checkpoint (every this many rounds); the
+#: next call's budget and listing count only the rounds after it (:meth:`_Compute._estimate`)
 CHECKPOINT_EVERY = 200
 #: rounds of a probe that measures the pace of a setting no stored entry has measured yet: twice
 #: the larger of this and the setting's evaluation interval (the second interval gives the pace
@@ -287,6 +288,16 @@ class _Compute:
         self.device, self.engine, self.clock, self.echo, self.pool = device, engine, clock, echo, pool
         self.seen: set[str] = set()
         self.running: dict = {}              # with a pool: future -> (config, start, estimate)
+        self.done: dict[str, int] = {}       # key -> rounds its checkpoint had done when first seen
+
+    def _estimate(self, c: ExperimentConfig) -> float | None:
+        """The pace's estimate for the rounds ``c``'s run has left: one resumed from a checkpoint
+        (a run that an earlier window or session cut off) computes only the rounds after it."""
+        from .runner import checkpoint_round
+        if c.key() not in self.done:
+            self.done[c.key()] = checkpoint_round(self.st.checkpoint_path(c))
+        est = self.pace.estimate(c)
+        return None if est is None else est * (c.rounds - self.done[c.key()]) / c.rounds
 
     def _missing(self, c: ExperimentConfig, keep_params: bool) -> bool:
         e = self.st.get(c)
@@ -294,7 +305,7 @@ class _Compute:
 
     def _fits(self, c: ExperimentConfig) -> float | None:
         """The run's estimate if it fits the budget (probing its setting first if needed), else None."""
-        est = self.pace.estimate(c)
+        est = self._estimate(c)
         if est is None:                      # a probe of its first rounds (three evaluations in them)
             probe = probe_config(c)
             if self.clock() + 60.0 > self.deadline:                 # not even a probe fits
@@ -314,7 +325,7 @@ class _Compute:
             else:                            # the rounds alone (the history's clock starts after the build)
                 ran = float(history["seconds"].iloc[-1]) if "seconds" in history else took
                 self.pace.note(probe, min(took, ran), probe=True)
-            est = self.pace.estimate(c)
+            est = self._estimate(c)
         return est if self.clock() + est <= self.deadline else None
 
     def __call__(self, configs, keep_params: bool = False):
@@ -348,7 +359,7 @@ class _Compute:
             if est is None:
                 self.report.stopped = "budget"
                 if first:
-                    self.part.left.append((c, self.pace.estimate(c) or float("nan")))
+                    self.part.left.append((c, self._estimate(c) or float("nan")))
                 short.append(c)
                 continue
             if self.pool is not None:
@@ -363,8 +374,11 @@ class _Compute:
 
     def _finished(self, entry, took: float, est: float) -> None:
         """A run computed into the store in ``took`` seconds (its entry sealed as written,
-        :meth:`fedlib.store.Store.write`): its pace noted, the run counted and echoed."""
-        self.pace.note(entry.config, took, date=_now())
+        :meth:`fedlib.store.Store.write`): its pace noted (of the rounds computed here, for a run
+        resumed from a checkpoint), the run counted and echoed."""
+        rounds = entry.config.rounds
+        left = rounds - self.done.get(entry.path.name, 0)
+        self.pace.note(entry.config, took * rounds / left, date=_now())
         self.part.computed.append(entry.path.name)
         self.report.computed.append(entry.path.name)
         self.echo(f"campaign: {self.part.notebook} {entry.path.name} {entry.status} in {took:.0f} s "

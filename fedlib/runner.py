@@ -753,6 +753,18 @@ def _read_checkpoint(path: Path) -> dict | None:
         return None
 
 
+def checkpoint_round(path: str | os.PathLike) -> int:
+    """The rounds a run's checkpoint at ``path`` has done (a run resumed from it computes only the
+    rest), 0 when there is none or it cannot be read (the run would start over)."""
+    path = Path(path)
+    if not path.exists():
+        return 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)    # unreadable: the run itself says so
+        state = _read_checkpoint(path)
+    return int(state["t"]) if state is not None else 0
+
+
 def _jsonable(v: Any) -> Any:
     if isinstance(v, torch.Tensor):
         v = v.detach().cpu().numpy()

@@ -261,3 +261,42 @@ def test_a_probe_predicts_a_whole_run_from_its_pace_after_the_first_interval():
     first_sec, first_round = float(probe["seconds"].iloc[1]), float(probe["round"].iloc[1])
     assert first_sec / first_round * rounds > 9 * whole                      # the old rule's estimate
     assert campaign.probe_seconds(probe.iloc[:2], rounds) is None            # no interval after the first
+
+
+class _Killed(Exception):
+    """Stands for a window's end: the run stops right after a checkpoint."""
+
+
+def test_a_run_resumed_from_its_checkpoint_is_estimated_and_paced_for_the_rounds_it_has_left(
+        tmp_path, monkeypatch):
+    """A run an earlier window cut off computes only the rounds after its checkpoint: the budget
+    and the listing count those (half of a 12-round run: 34.5 s of 69), and its pace is that of
+    the rounds it computed (30 s for 6 of 12 rounds: 5 s a round), not of a whole run (2.5 s a
+    round would put the next run at 34.5 s). ``RECENT`` = 1: the newest run decides."""
+    from fedlib import runner
+
+    from .run_helpers import base_config
+    st = Store(tmp_path / "paper")
+    c, other = base_config(), base_config(seed=1)                     # 12 rounds each, one setting
+    pace = campaign._Pace(st)
+    pace.note(c, 60.0, date="2026-11-29T10:00:00+00:00")              # a whole run: 5 s a round
+    save = runner._Checkpointer.save
+
+    def save_then_stop(self, t, *a):
+        save(self, t, *a)
+        raise _Killed
+    monkeypatch.setattr(runner._Checkpointer, "save", save_then_stop)
+    with pytest.raises(_Killed):                                      # cut off right after round 6
+        runner.run_config(c, checkpoint=st.checkpoint_path(c), checkpoint_every=6)
+    monkeypatch.setattr(runner._Checkpointer, "save", save)
+    assert runner.checkpoint_round(st.checkpoint_path(c)) == 6
+    assert runner.checkpoint_round(tmp_path / "none.pt") == 0
+    comp = campaign._Compute(st, pace, 40.0, campaign.CampaignReport(), campaign.NotebookReport("nb"),
+                             None, "vectorized", clock=lambda: 0.0, echo=lambda s: None)
+    assert comp._estimate(c) == pytest.approx(69.0 / 2) and comp._estimate(other) == pytest.approx(69.0)
+    assert comp._fits(c) == pytest.approx(34.5) and comp._fits(other) is None      # 40 s of budget
+    entry = st.compute(c, checkpoint_every=6)                         # resumes, removes its checkpoint
+    assert entry.status == "ok" and not st.checkpoint_path(c).exists()
+    comp._finished(entry, 30.0, 34.5)
+    monkeypatch.setattr(campaign, "RECENT", 1)
+    assert pace.estimate(other) == pytest.approx(69.0)
