@@ -31,6 +31,7 @@ import contextlib
 import math
 import os
 import platform
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,6 +195,12 @@ def verifiable_cuda() -> None:
     torch.use_deterministic_algorithms(True, warn_only=True)
 
 
+#: :func:`verifiable`'s scopes open in this process (threads of one sweep), and the settings
+#: the first one found, restored when the last one closes
+_SCOPES = {"open": 0, "saved": None}
+_SCOPES_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def verifiable(device: str | torch.device | None = None) -> Iterator[None]:
     """:func:`verifiable_cuda`'s settings while a run that is stored computes on ``device``, and
@@ -201,23 +208,33 @@ def verifiable(device: str | torch.device | None = None) -> Iterator[None]:
     for a CPU (or None: the CPU). :meth:`fedlib.store.Store.compute` computes under it, so an
     entry a sweep stores from a GPU repeats bit for bit on the same GPU model and replays on a
     CPU within :data:`CROSS_RTOL`, whatever the caller's process had set (a strict deterministic
-    mode stays strict); a notebook's own GPU work around it keeps torch's defaults.
+    mode stays strict); a notebook's own GPU work around it keeps torch's defaults. The settings
+    are the process's: runs in several threads (a thread-pool executor, a Dask worker's threads)
+    share one scope, which restores the settings when the last of them ends.
     ``CUBLAS_WORKSPACE_CONFIG`` stays set (cuBLAS reads it when it first computes: a process that
     used a GPU's matmuls before should set it at start-up, or call :func:`verifiable_cuda` first)."""
     if torch.device(device if device is not None else "cpu").type != "cuda":
         yield
         return
-    saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32,
-             torch.are_deterministic_algorithms_enabled(),
-             torch.is_deterministic_algorithms_warn_only_enabled())
-    verifiable_cuda()
-    if saved[2] and not saved[3]:                   # a caller's strict mode stays strict
-        torch.use_deterministic_algorithms(True)
+    with _SCOPES_LOCK:
+        if _SCOPES["open"] == 0:
+            saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32,
+                     torch.are_deterministic_algorithms_enabled(),
+                     torch.is_deterministic_algorithms_warn_only_enabled())
+            verifiable_cuda()
+            if saved[2] and not saved[3]:           # a caller's strict mode stays strict
+                torch.use_deterministic_algorithms(True)
+            _SCOPES["saved"] = saved
+        _SCOPES["open"] += 1
     try:
         yield
     finally:
-        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved[:2]
-        torch.use_deterministic_algorithms(saved[2], warn_only=saved[3])
+        with _SCOPES_LOCK:
+            _SCOPES["open"] -= 1
+            if _SCOPES["open"] == 0:
+                saved = _SCOPES["saved"]
+                torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved[:2]
+                torch.use_deterministic_algorithms(saved[2], warn_only=saved[3])
 
 
 def cpu_model() -> str:

@@ -294,8 +294,8 @@ class _Compute:
         """The pace's estimate for the rounds ``c``'s run has left: one resumed from a checkpoint
         (a run that an earlier window or session cut off) computes only the rounds after it."""
         from .runner import checkpoint_round
-        if c.key() not in self.done:
-            self.done[c.key()] = checkpoint_round(self.st.checkpoint_path(c))
+        if c.key() not in self.done:                 # (a checkpoint is saved only before the last round)
+            self.done[c.key()] = min(checkpoint_round(self.st.checkpoint_path(c)), c.rounds - 1)
         est = self.pace.estimate(c)
         return None if est is None else est * (c.rounds - self.done[c.key()]) / c.rounds
 

@@ -762,7 +762,8 @@ def checkpoint_round(path: str | os.PathLike) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)    # unreadable: the run itself says so
         state = _read_checkpoint(path)
-    return int(state["t"]) if state is not None else 0
+    t = state.get("t") if isinstance(state, dict) else None
+    return t if isinstance(t, int) and t >= 0 else 0          # not a run's checkpoint: none
 
 
 def _jsonable(v: Any) -> Any:

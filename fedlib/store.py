@@ -47,7 +47,7 @@ from .config import ExperimentConfig, Planned
 from .data import DataNotFoundError
 from .fingerprint import config_fingerprint, stale_parts
 from .paths import fedlib_project, project_root
-from .runner import Result, run_config
+from .runner import Result, _device, run_config
 
 __all__ = ["CorruptEntry", "EditedEntry", "Entry", "SEALED_FILES", "Store", "TIMING_COLUMNS",
            "META_SEAL", "digest_problems", "entry_digests", "meta_seal", "reseal", "run_cached", "write_meta"]
@@ -379,7 +379,10 @@ class Store:
         """Run ``config`` and store it: a run that raises is stored with status ``error`` and its
         traceback, a diverged one with status ``diverged`` and its round. A :class:`Planned`
         config (a sweep's) is not validated or keyed again; a plain one is, here. ``engine``: as
-        :func:`fedlib.run_config`'s (CUDA-graph steps: ``VectorizedEngine(graphs=True)``)."""
+        :func:`fedlib.run_config`'s (CUDA-graph steps: ``VectorizedEngine(graphs=True)``). On a
+        GPU (``device``, else the problem's ``device``) the run computes under
+        :func:`fedlib.arithmetic.verifiable`; a device this machine lacks is a ValueError naming
+        the field, and nothing is stored (as for missing data)."""
         plain = config.config if isinstance(config, Planned) else config
         x0 = self.warmup_model(config)
         ckpt = self.checkpoint_path(config) if checkpoint_every else None
@@ -387,6 +390,8 @@ class Store:
         date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         result, error = None, None
         on = device or plain.arguments("problem_args").get("device")
+        if on is not None:                         # a device this machine lacks (or a misnamed one):
+            _device(on, field="device" if device else "problem_args.device")   # store nothing
         with arithmetic.verifiable(on):              # on a GPU: TF32 off, deterministic algorithms
             try:
                 with warnings.catch_warnings():
@@ -397,7 +402,8 @@ class Store:
                 raise               # the machine lacks the data: not a property of the run, store nothing
             except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
                 error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
-            arith = arithmetic.current(device or (result.params.device if result else "cpu"))  # as computed
+            ran_on = device or (result.params.device if result is not None else on) or "cpu"
+            arith = arithmetic.current(ran_on)       # as computed: inside the scope
         wall = time.perf_counter() - t0
         h = result.history if result is not None else None
         eval_s = float(h["eval_seconds"].iloc[-1]) if h is not None and "eval_seconds" in h else 0.0
@@ -406,8 +412,7 @@ class Store:
             "status": "error" if error else ("diverged" if result.diverged else "ok"),
             "error": error, "diverged_at": None if error else result.info.get("diverged_at"),
             "fedlib": __version__, "git_commit": _git_commit(), "torch": torch.__version__,
-            "python": platform.python_version(), "device": str(device or (
-                result.params.device if result is not None else "cpu")),
+            "python": platform.python_version(), "device": str(ran_on),
             "cpu": arithmetic.cpu_model(), "torch_threads": torch.get_num_threads(), "date": date,
             "arithmetic": arith,
             "anchor": result.info.get("anchor") if result is not None else None,

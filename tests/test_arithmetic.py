@@ -400,22 +400,72 @@ def test_verifiable_leaves_a_cpu_run_as_the_process_set_it(device):
 
 
 @pytest.mark.usefixtures("torch_defaults")
+def test_verifiable_scopes_of_threads_share_the_settings_until_the_last_ends():
+    """Runs of a thread-pool sweep overlap: the first scope to end must not hand the torch
+    defaults back while another run computes; the last one does."""
+    import threading
+    defaults, seen = _gpu_settings(), {}
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+
+    def a():
+        with arithmetic.verifiable("cuda"):
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def b():
+        a_in.wait(10)
+        with arithmetic.verifiable("cuda"):
+            b_in.set()
+            a_out.wait(10)
+            seen["b after a ended"] = _gpu_settings()
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert seen["b after a ended"] == (False, False, True, True)
+    assert _gpu_settings() == defaults
+
+
+@pytest.mark.usefixtures("torch_defaults")
 @pytest.mark.parametrize("how", ["argument", "problem_args"])
-def test_store_computes_a_gpu_run_under_verifiable_settings(how, tmp_path, monkeypatch):
+def test_store_computes_a_gpu_run_under_verifiable_settings_and_records_them(how, tmp_path, monkeypatch):
     """Store.compute (so sweep, and its workers) runs a GPU run with TF32 off and deterministic
-    algorithms, the device named by its argument or by the problem's ``device``; no GPU is
-    needed to see the settings the run is handed (the run stops before computing)."""
+    algorithms, the device named by its argument or by the problem's ``device``, and records the
+    arithmetic before the caller's settings are back. No GPU is needed to see the settings the run
+    and the record are handed: this machine is made to "have" the device, and the run fails at
+    once (an error entry, whose meta is written as an ok run's)."""
     import fedlib.store as store_mod
-    from fedlib.data import DataNotFoundError
-    seen = []
+    seen = {}
 
     def fake_run(*a, **k):
-        seen.append(_gpu_settings())
-        raise DataNotFoundError("stops the run before it computes")
+        seen["run"] = _gpu_settings()
+        raise RuntimeError("stops the run before it computes")
+
+    def fake_current(device=None):
+        seen["recorded"] = _gpu_settings()
+        return {"device": torch.device(device).type}
+    monkeypatch.setattr(store_mod, "_device", lambda d, field="device": torch.device(d))
     monkeypatch.setattr(store_mod, "run_config", fake_run)
+    monkeypatch.setattr(store_mod.arithmetic, "current", fake_current)
     cfg = _digits(problem_args={**DIGITS, **({"device": "cuda"} if how == "problem_args" else {})})
     defaults = _gpu_settings()
-    with pytest.raises(DataNotFoundError):
-        Store(tmp_path).compute(cfg, device="cuda" if how == "argument" else None)
-    assert seen == [(False, False, True, True)]
+    entry = Store(tmp_path).compute(cfg, device="cuda" if how == "argument" else None)
+    assert entry.status == "error" and entry.meta["device"] == "cuda"
+    assert seen == {"run": (False, False, True, True), "recorded": (False, False, True, True)}
     assert _gpu_settings() == defaults
+
+
+@pytest.mark.parametrize("how,device,message", [
+    ("argument", "cuda:99", r"^device: 'cuda:99' (does not exist|asked for, but this machine has no CUDA)"),
+    ("problem_args", "cuda:99", r"^problem_args\.device: 'cuda:99' (does not exist|asked for, but this)"),
+    ("problem_args", "gpu", r"^problem_args\.device: 'gpu' is not a device name"),
+])
+def test_store_stores_nothing_for_a_device_this_machine_lacks(how, device, message, tmp_path):
+    """Like missing data, a device this machine lacks (or a misnamed one) is not a property of
+    the run: a ValueError naming the field, and no error entry that a sweep would count."""
+    cfg = _digits(problem_args={**DIGITS, **({"device": device} if how == "problem_args" else {})})
+    with pytest.raises(ValueError, match=message):
+        Store(tmp_path).compute(cfg, device=device if how == "argument" else None)
+    assert Store(tmp_path).keys() == []

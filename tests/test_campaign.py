@@ -291,6 +291,8 @@ def test_a_run_resumed_from_its_checkpoint_is_estimated_and_paced_for_the_rounds
     monkeypatch.setattr(runner._Checkpointer, "save", save)
     assert runner.checkpoint_round(st.checkpoint_path(c)) == 6
     assert runner.checkpoint_round(tmp_path / "none.pt") == 0
+    torch.save({"x": torch.zeros(2)}, tmp_path / "other.pt")                # a torch file, not a checkpoint
+    assert runner.checkpoint_round(tmp_path / "other.pt") == 0
     comp = campaign._Compute(st, pace, 40.0, campaign.CampaignReport(), campaign.NotebookReport("nb"),
                              None, "vectorized", clock=lambda: 0.0, echo=lambda s: None)
     assert comp._estimate(c) == pytest.approx(69.0 / 2) and comp._estimate(other) == pytest.approx(69.0)
@@ -300,3 +302,7 @@ def test_a_run_resumed_from_its_checkpoint_is_estimated_and_paced_for_the_rounds
     comp._finished(entry, 30.0, 34.5)
     monkeypatch.setattr(campaign, "RECENT", 1)
     assert pace.estimate(other) == pytest.approx(69.0)
+    stale = base_config(seed=2)                                     # a stale file past the run's 12 rounds
+    st.checkpoint_path(stale).parent.mkdir()
+    torch.save({"t": 50}, st.checkpoint_path(stale))
+    assert comp._estimate(stale) == pytest.approx(69.0 / 12)        # counted as one round left, never <= 0
