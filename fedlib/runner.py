@@ -30,7 +30,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from . import algorithms, participation
+from . import algorithms, arithmetic, participation
 from ._threads import single_threaded_ops
 from ._validate import check_int
 from ._validate import jsonable as _json_value
@@ -526,7 +526,8 @@ class _Checkpoint(RunCallback):
     def restore(self, run: RunState) -> None:
         """Before the loop: the state of a checkpoint of this very run, if there is one."""
         self.ckpt = _Checkpointer(self.path, self.every,
-                                  _fingerprint(run.info, run.schedule, run.x, self.eval_every))
+                                  _fingerprint(run.info, run.schedule, run.x, self.eval_every),
+                                  arithmetic.signature(arithmetic.current(run.device)))
         if (state := self.ckpt.load()) is not None:
             run.t, run.x = state["t"], state["x"].to(run.device)
             run.recorder = _History(run.problem, run.algo, run.schedule)
@@ -641,10 +642,16 @@ class _History:
 
 
 class _Checkpointer:
-    """Saves what a run needs to go on, atomically, every ``every`` rounds; refuses another run's."""
+    """Saves what a run needs to go on, atomically, every ``every`` rounds; refuses another run's.
+    ``arith``: the signature of the arithmetic the run computes with
+    (:func:`fedlib.arithmetic.signature`), saved with the state; a checkpoint saved under another
+    one (another CPU or GPU, thread count, torch build: a store's ``.checkpoints`` moved between
+    machines) is not resumed, so that a run's rounds, and its entry's record, have one arithmetic."""
 
-    def __init__(self, path: str | os.PathLike, every: int, fingerprint: str):
+    def __init__(self, path: str | os.PathLike, every: int, fingerprint: str, arith: tuple | None = None):
         self.path, self.every, self.fingerprint = Path(path), every, fingerprint
+        self.arith = None if arith is None else tuple(    # plain values (torch's version is a str subclass)
+            v if v is None or isinstance(v, (bool, int, float)) else str(v) for v in arith)
 
     def due(self, t: int, rounds: int) -> bool:
         return t % self.every == 0 and t < rounds
@@ -655,13 +662,20 @@ class _Checkpointer:
         if state is not None and state["fingerprint"] != self.fingerprint:
             raise ValueError(f"checkpoint: {self.path} belongs to another run (its algorithm, problem, "
                              "schedule, rates or starting point differ); delete it or pass another path")
+        saved = state.get("arithmetic") if state is not None else None
+        if saved is not None and self.arith is not None and tuple(saved) != tuple(self.arith):
+            warnings.warn(f"checkpoint: {self.path} (round {state['t']}) was saved under another arithmetic "
+                          "(device, CPU, thread count or torch build); starting the run over, so that all "
+                          "its rounds compute under one", RuntimeWarning, stacklevel=3)
+            return None
         return state
 
     def save(self, t: int, x: torch.Tensor, history: _History, algo: algorithms.Algorithm,
              anchor: AnchorRecorder) -> None:
         _write_checkpoint(self.path, {"fingerprint": self.fingerprint, "t": t, "x": x.detach().cpu(),
                                       **history.state(), "algorithm": algo.state_dict(),
-                                      "anchor": anchor.data})
+                                      "anchor": anchor.data,
+                                      "arithmetic": None if self.arith is None else list(self.arith)})
 
 
 def _warn_idle_clients(sched: Schedule) -> None:
@@ -755,7 +769,8 @@ def _read_checkpoint(path: Path) -> dict | None:
 
 def checkpoint_round(path: str | os.PathLike) -> int:
     """The rounds a run's checkpoint at ``path`` has done (a run resumed from it computes only the
-    rest), 0 when there is none or it cannot be read (the run would start over)."""
+    rest), 0 when there is none or it cannot be read (the run would start over). Whether the run
+    does resume from it (saved under the arithmetic it computes with) is decided when it runs."""
     path = Path(path)
     if not path.exists():
         return 0

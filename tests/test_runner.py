@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -324,6 +325,37 @@ def test_resume_equals_uninterrupted_for_stateful_algorithms(name, tmp_path, qua
     assert torch.equal(full.params, resumed.params)
     pd.testing.assert_frame_equal(_no_timing(full.history), _no_timing(resumed.history), check_exact=True)
 
+
+
+def test_a_checkpoint_saved_under_another_arithmetic_starts_the_run_over(tmp_path, quad):
+    """A checkpoint records the arithmetic its rounds computed with; a run resumes from one of its
+    own arithmetic (fewer rounds computed) and starts over from one of another (a store's
+    ``.checkpoints`` moved between machines), saying so: its rounds then all compute under one
+    arithmetic, and the run ends with the bits of an uninterrupted one."""
+    from fedlib import arithmetic
+    sched = participation.build("bernoulli", quad.num_clients, 9, seed=2, p=0.5, local_steps=2)
+    kw = dict(lr_local=0.02, progress=False, seed=1)
+    full = fedlib.run("fedsum_cr", quad, sched, **kw)
+    ck = tmp_path / "c.pt"
+    here = list(arithmetic.signature(arithmetic.current("cpu")))
+    for other in (False, True):
+        with pytest.raises(_Stop):
+            fedlib.run("fedsum_cr", quad, sched, **kw, checkpoint=ck, checkpoint_every=5,
+                       callback=_stop_at(5))
+        state = torch.load(ck, weights_only=True)
+        assert state["t"] == 5 and state["arithmetic"] == here
+        if other:
+            state["arithmetic"][0] = "cuda"                     # as if saved on a GPU
+            torch.save(state, ck)
+        computed = []
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            res = fedlib.run("fedsum_cr", quad, sched, **kw, checkpoint=ck,
+                             callback=lambda t, x, c=computed: c.append(t))
+        over = [w for w in said if "saved under another arithmetic" in str(w.message)]
+        assert len(computed) == (9 if other else 4) and len(over) == int(other)
+        assert torch.equal(res.params, full.params)
+        ck.unlink()
 
 
 class _Stop(Exception):
