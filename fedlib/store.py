@@ -391,7 +391,7 @@ class Store:
         result, error = None, None
         on = device or plain.arguments("problem_args").get("device")
         if on is not None:                         # a device this machine lacks (or a misnamed one):
-            _device(on, field="device" if device else "problem_args.device")   # store nothing
+            _device(on, field="device" if device else "config.problem_args.device")   # store nothing
         with arithmetic.verifiable(on):              # on a GPU: TF32 off, deterministic algorithms
             try:
                 with warnings.catch_warnings():

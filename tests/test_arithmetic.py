@@ -459,8 +459,8 @@ def test_store_computes_a_gpu_run_under_verifiable_settings_and_records_them(how
 
 @pytest.mark.parametrize("how,device,message", [
     ("argument", "cuda:99", r"^device: 'cuda:99' (does not exist|asked for, but this machine has no CUDA)"),
-    ("problem_args", "cuda:99", r"^problem_args\.device: 'cuda:99' (does not exist|asked for, but this)"),
-    ("problem_args", "gpu", r"^problem_args\.device: 'gpu' is not a device name"),
+    ("problem_args", "cuda:99", r"^config\.problem_args\.device: 'cuda:99' (does not exist|asked for)"),
+    ("problem_args", "gpu", r"^config\.problem_args\.device: 'gpu' is not a device name"),
 ])
 def test_store_stores_nothing_for_a_device_this_machine_lacks(how, device, message, tmp_path):
     """Like missing data, a device this machine lacks (or a misnamed one) is not a property of
