@@ -295,9 +295,22 @@ class _Compute:
         (a run that an earlier window or session cut off) computes only the rounds after it."""
         from .runner import checkpoint_round
         if c.key() not in self.done:                 # (a checkpoint is saved only before the last round)
-            self.done[c.key()] = min(checkpoint_round(self.st.checkpoint_path(c)), c.rounds - 1)
+            done = checkpoint_round(self.st.checkpoint_path(c), self._under())
+            self.done[c.key()] = min(done, c.rounds - 1)
         est = self.pace.estimate(c)
         return None if est is None else est * (c.rounds - self.done[c.key()]) / c.rounds
+
+    def _under(self) -> list[tuple] | None:
+        """The arithmetic of each device this call computes on (a checkpoint saved under another
+        is not resumed: the run starts over); None where a listing names a GPU this machine lacks."""
+        import torch
+
+        from .runner import checkpoint_arithmetic
+        if "under" not in self.__dict__:             # once a call (it reads the CPU's identity)
+            devices = self.pool.devices if self.pool is not None else [self.device or "cpu"]
+            here = not any(str(d).startswith("cuda") for d in devices) or torch.cuda.is_available()
+            self.under = [checkpoint_arithmetic(d) for d in devices] if here else None
+        return self.under
 
     def _missing(self, c: ExperimentConfig, keep_params: bool) -> bool:
         e = self.st.get(c)
@@ -418,7 +431,7 @@ class _Pool:
         import os
 
         from .sweeps import _queue_of
-        self.slots = len(devices)
+        self.slots, self.devices = len(devices), list(devices)
         ctx = multiprocessing.get_context("spawn")
         self._manager = ctx.Manager()
         self._executor = cf.ProcessPoolExecutor(

@@ -527,7 +527,7 @@ class _Checkpoint(RunCallback):
         """Before the loop: the state of a checkpoint of this very run, if there is one."""
         self.ckpt = _Checkpointer(self.path, self.every,
                                   _fingerprint(run.info, run.schedule, run.x, self.eval_every),
-                                  arithmetic.signature(arithmetic.current(run.device)))
+                                  checkpoint_arithmetic(run.device))
         if (state := self.ckpt.load()) is not None:
             run.t, run.x = state["t"], state["x"].to(run.device)
             run.recorder = _History(run.problem, run.algo, run.schedule)
@@ -643,15 +643,13 @@ class _History:
 
 class _Checkpointer:
     """Saves what a run needs to go on, atomically, every ``every`` rounds; refuses another run's.
-    ``arith``: the signature of the arithmetic the run computes with
-    (:func:`fedlib.arithmetic.signature`), saved with the state; a checkpoint saved under another
-    one (another CPU or GPU, thread count, torch build: a store's ``.checkpoints`` moved between
-    machines) is not resumed, so that a run's rounds, and its entry's record, have one arithmetic."""
+    ``arith``: the arithmetic the run computes with (:func:`checkpoint_arithmetic`), saved with
+    the state; a checkpoint saved under another one (another CPU or GPU, torch build: a store's
+    ``.checkpoints`` moved between machines), or without a record of it, is not resumed, so that a
+    run's rounds, and its entry's record, have one arithmetic."""
 
     def __init__(self, path: str | os.PathLike, every: int, fingerprint: str, arith: tuple | None = None):
-        self.path, self.every, self.fingerprint = Path(path), every, fingerprint
-        self.arith = None if arith is None else tuple(    # plain values (torch's version is a str subclass)
-            v if v is None or isinstance(v, (bool, int, float)) else str(v) for v in arith)
+        self.path, self.every, self.fingerprint, self.arith = Path(path), every, fingerprint, arith
 
     def due(self, t: int, rounds: int) -> bool:
         return t % self.every == 0 and t < rounds
@@ -662,11 +660,10 @@ class _Checkpointer:
         if state is not None and state["fingerprint"] != self.fingerprint:
             raise ValueError(f"checkpoint: {self.path} belongs to another run (its algorithm, problem, "
                              "schedule, rates or starting point differ); delete it or pass another path")
-        saved = state.get("arithmetic") if state is not None else None
-        if saved is not None and self.arith is not None and tuple(saved) != tuple(self.arith):
-            warnings.warn(f"checkpoint: {self.path} (round {state['t']}) was saved under another arithmetic "
-                          "(device, CPU, thread count or torch build); starting the run over, so that all "
-                          "its rounds compute under one", RuntimeWarning, stacklevel=3)
+        if state is not None and self.arith is not None and not _same_arithmetic(state, [self.arith]):
+            warnings.warn(f"checkpoint: {self.path} (round {state.get('t')}) was saved under another "
+                          "arithmetic (device, CPU or torch build), or records none; starting the run over, "
+                          "so that all its rounds compute under one", RuntimeWarning, stacklevel=3)
             return None
         return state
 
@@ -767,10 +764,28 @@ def _read_checkpoint(path: Path) -> dict | None:
         return None
 
 
-def checkpoint_round(path: str | os.PathLike) -> int:
+def checkpoint_arithmetic(device: Any) -> tuple:
+    """What a checkpoint records of the arithmetic its rounds compute with on ``device``:
+    :func:`fedlib.arithmetic.signature` as plain values, without the thread count (a run's bits do
+    not depend on it: :mod:`fedlib._threads`) and with deterministic algorithms as on or off (strict
+    and warn-only choose the same kernels)."""
+    arith = {**arithmetic.current(device), "torch_threads": None}
+    if arith.get("deterministic") is not None:
+        arith["deterministic"] = bool(arith["deterministic"])
+    return tuple(v if v is None or isinstance(v, (bool, int, float)) else str(v)   # torch's version is
+                 for v in arithmetic.signature(arith))                            # a str subclass
+
+
+def _same_arithmetic(state: dict, under: Sequence[tuple]) -> bool:
+    saved = state.get("arithmetic")
+    return saved is not None and tuple(saved) in {tuple(u) for u in under}
+
+
+def checkpoint_round(path: str | os.PathLike, under: Sequence[tuple] | None = None) -> int:
     """The rounds a run's checkpoint at ``path`` has done (a run resumed from it computes only the
-    rest), 0 when there is none or it cannot be read (the run would start over). Whether the run
-    does resume from it (saved under the arithmetic it computes with) is decided when it runs."""
+    rest), 0 when there is none or it cannot be read, or (``under``: the
+    :func:`checkpoint_arithmetic` of each device the run may compute on) when it was saved under
+    another arithmetic: in each case the run starts over."""
     path = Path(path)
     if not path.exists():
         return 0
@@ -778,7 +793,9 @@ def checkpoint_round(path: str | os.PathLike) -> int:
         warnings.simplefilter("ignore", RuntimeWarning)    # unreadable: the run itself says so
         state = _read_checkpoint(path)
     t = state.get("t") if isinstance(state, dict) else None
-    return t if isinstance(t, int) and t >= 0 else 0          # not a run's checkpoint: none
+    if not isinstance(t, int) or t < 0 or (under is not None and not _same_arithmetic(state, under)):
+        return 0                                           # not a run's checkpoint, or not resumed here
+    return t
 
 
 def _jsonable(v: Any) -> Any:

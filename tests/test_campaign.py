@@ -302,7 +302,11 @@ def test_a_run_resumed_from_its_checkpoint_is_estimated_and_paced_for_the_rounds
     comp._finished(entry, 30.0, 34.5)
     monkeypatch.setattr(campaign, "RECENT", 1)
     assert pace.estimate(other) == pytest.approx(69.0)
-    stale = base_config(seed=2)                                     # a stale file past the run's 12 rounds
+    here = list(runner.checkpoint_arithmetic("cpu"))
+    stale, foreign, unrecorded = base_config(seed=2), base_config(seed=3), base_config(seed=4)
     st.checkpoint_path(stale).parent.mkdir()
-    torch.save({"t": 50}, st.checkpoint_path(stale))
+    torch.save({"t": 50, "arithmetic": here}, st.checkpoint_path(stale))      # past the run's 12 rounds
     assert comp._estimate(stale) == pytest.approx(69.0 / 12)        # counted as one round left, never <= 0
+    torch.save({"t": 6, "arithmetic": ["cuda", *here[1:]]}, st.checkpoint_path(foreign))
+    torch.save({"t": 6}, st.checkpoint_path(unrecorded))
+    assert comp._estimate(foreign) == comp._estimate(unrecorded) == pytest.approx(69.0)   # not resumed here

@@ -328,32 +328,41 @@ def test_resume_equals_uninterrupted_for_stateful_algorithms(name, tmp_path, qua
 
 
 def test_a_checkpoint_saved_under_another_arithmetic_starts_the_run_over(tmp_path, quad):
-    """A checkpoint records the arithmetic its rounds computed with; a run resumes from one of its
-    own arithmetic (fewer rounds computed) and starts over from one of another (a store's
-    ``.checkpoints`` moved between machines), saying so: its rounds then all compute under one
-    arithmetic, and the run ends with the bits of an uninterrupted one."""
-    from fedlib import arithmetic
+    """A checkpoint records the arithmetic its rounds computed with, but the thread count (a run's
+    bits do not depend on it); a run resumes from one of its own arithmetic (fewer rounds
+    computed: also under another thread count, as a campaign's pool of one-thread processes and
+    a call in one process) and starts over from one of another (a store's ``.checkpoints`` moved
+    between machines) or one without a record, saying so: its rounds then all compute under one
+    arithmetic, and the run ends with the bits of an uninterrupted one. ``checkpoint_round``
+    (the campaign's estimate) agrees."""
     sched = participation.build("bernoulli", quad.num_clients, 9, seed=2, p=0.5, local_steps=2)
     kw = dict(lr_local=0.02, progress=False, seed=1)
     full = fedlib.run("fedsum_cr", quad, sched, **kw)
     ck = tmp_path / "c.pt"
-    here = list(arithmetic.signature(arithmetic.current("cpu")))
-    for other in (False, True):
+    here = list(runner.checkpoint_arithmetic("cpu"))
+    threads = torch.get_num_threads()
+    for case in ("same", "another thread count", "a GPU's", "no record"):
+        torch.set_num_threads(1 if case == "another thread count" else threads)
         with pytest.raises(_Stop):
             fedlib.run("fedsum_cr", quad, sched, **kw, checkpoint=ck, checkpoint_every=5,
                        callback=_stop_at(5))
+        torch.set_num_threads(threads)
         state = torch.load(ck, weights_only=True)
-        assert state["t"] == 5 and state["arithmetic"] == here
-        if other:
-            state["arithmetic"][0] = "cuda"                     # as if saved on a GPU
-            torch.save(state, ck)
+        assert state["t"] == 5 and state["arithmetic"] == here          # no thread count in it
+        if case == "a GPU's":
+            state["arithmetic"][0] = "cuda"
+        if case == "no record":
+            del state["arithmetic"]
+        torch.save(state, ck)
+        resumes = case in ("same", "another thread count")
+        assert runner.checkpoint_round(ck, [tuple(here)]) == (5 if resumes else 0)
         computed = []
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             res = fedlib.run("fedsum_cr", quad, sched, **kw, checkpoint=ck,
                              callback=lambda t, x, c=computed: c.append(t))
         over = [w for w in said if "saved under another arithmetic" in str(w.message)]
-        assert len(computed) == (9 if other else 4) and len(over) == int(other)
+        assert (len(computed), len(over)) == ((4, 0) if resumes else (9, 1)), case
         assert torch.equal(res.params, full.params)
         ck.unlink()
 
