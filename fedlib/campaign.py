@@ -29,6 +29,7 @@ process stores. On one GPU several processes gain little: on an H100
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -295,22 +296,22 @@ class _Compute:
         (a run that an earlier window or session cut off) computes only the rounds after it."""
         from .runner import checkpoint_round
         if c.key() not in self.done:                 # (a checkpoint is saved only before the last round)
-            done = checkpoint_round(self.st.checkpoint_path(c), self._under())
+            done = checkpoint_round(self.st.checkpoint_path(c), self.under)
             self.done[c.key()] = min(done, c.rounds - 1)
         est = self.pace.estimate(c)
         return None if est is None else est * (c.rounds - self.done[c.key()]) / c.rounds
 
-    def _under(self) -> list[tuple] | None:
+    @functools.cached_property
+    def under(self) -> list[tuple] | None:
         """The arithmetic of each device this call computes on (a checkpoint saved under another
-        is not resumed: the run starts over); None where a listing names a GPU this machine lacks."""
+        is not resumed: the run starts over); None where a listing names a GPU this machine lacks.
+        Read once a call (it reads the CPU's identity)."""
         import torch
 
         from .runner import checkpoint_arithmetic
-        if "under" not in self.__dict__:             # once a call (it reads the CPU's identity)
-            devices = self.pool.devices if self.pool is not None else [self.device or "cpu"]
-            here = not any(str(d).startswith("cuda") for d in devices) or torch.cuda.is_available()
-            self.under = [checkpoint_arithmetic(d) for d in devices] if here else None
-        return self.under
+        devices = self.pool.devices if self.pool is not None else [self.device or "cpu"]
+        here = not any(str(d).startswith("cuda") for d in devices) or torch.cuda.is_available()
+        return [checkpoint_arithmetic(d) for d in devices] if here else None
 
     def _missing(self, c: ExperimentConfig, keep_params: bool) -> bool:
         e = self.st.get(c)
