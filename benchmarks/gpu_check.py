@@ -26,12 +26,20 @@ started runs to its end; each progress line starts with the seconds since the st
    Then ``torch.profiler`` rows: a keyed round without graphs (uncompiled draws: the rows of
    earlier windows), and a round with compiled draws without and with CUDA graphs
    (``compiled_profile``): busy ms per round against its wall ms (idle device: launch-bound;
-   busy ~ wall: the GPU is the limit), busy time by kind of kernel, the longest kernels.
+   busy ~ wall: the GPU is the limit), busy time by kind of kernel, the longest kernels; the same
+   with CUDA graphs and the clients innermost (``VectorizedEngine(clients_innermost=True)``: each
+   step's stacked batches laid out with the client index innermost, so that CUDA computes the
+   first convolution, a grouped one of one input channel per group under vmap, in cuDNN instead of
+   torch's own depthwise kernels), and its s/round with and without graphs and compiled draws.
+   Then the first convolution's forms alone (``conv_forms``).
 3. bits: under ``torch.use_deterministic_algorithms(True)`` with TF32 off, a 3-round App. H run
    (FedSUM, keyed draws, evaluated each round) twice on the device: history and final model
    bit-equal; the same run on the CPU: its replay anchor (``fedlib.arithmetic``) within
    :data:`fedlib.arithmetic.CROSS_RTOL` of the device's. The same with TF32 on (torch's default
-   for cuDNN's convolutions) is measured and printed, not required.
+   for cuDNN's convolutions) is measured and printed, not required. The run with the clients
+   innermost (the campaign's engine with the option: another arithmetic) twice, bit-equal, and
+   against the CPU's replay; then the decision row for the campaign's ``--clients-innermost``
+   (``innermost_decision``: at least 5% faster, bit-equal twice, within ``CROSS_RTOL``).
 4. several runs under MPS: ``--mps-runs`` processes at once (as 6) with a CUDA MPS control daemon
    of their own (``nvidia-cuda-mps-control -d``, pipe and log folders in a temporary folder; a
    user-level daemon, no device setting changes), always stopped afterwards; "not available"
@@ -76,10 +84,32 @@ from engine import mnist_like, round_inputs, seconds_per_round  # noqa: E402
 
 from fedlib import ExperimentConfig, arithmetic, engine, models, participation, partition, problems  # noqa: E402
 from fedlib.store import TIMING_COLUMNS  # noqa: E402
+from fedlib.verification import replay_engine  # noqa: E402
 
 #: the bit row of the library's compiled draws (``benchmarks/gpu_window.sh`` turns the campaign's
 #: ``--compiled-draws`` on when it reads "<this> on the device vs CPU: bit-equal | True")
 COMPILED_ROW = "compiled draws (library, compiled_draws=True)"
+#: the speed rows of the campaign's path without and with ``clients_innermost`` (their labels:
+#: :func:`innermost_decision` compares them), and the same without graphs or compiled draws
+CAMPAIGN_SPEED = ("vmap, keyed draws, CUDA graphs, compiled draws (compiled_draws=True, the campaign's "
+                  "--compiled-draws)")
+INNERMOST_SPEED = ("vmap, keyed draws, CUDA graphs, compiled draws, clients innermost "
+                   "(+ clients_innermost=True, the campaign's --clients-innermost)")
+INNERMOST_PLAIN = "vmap, keyed draws, clients innermost (clients_innermost=True)"
+#: the decision row for the campaign's ``--clients-innermost`` (``benchmarks/gpu_window.sh`` turns it
+#: on when it reads "<this> | True (")
+INNERMOST_ROW = "clients innermost for the campaign"
+#: the bit rows of a run with ``clients_innermost`` (:func:`bit_checks`)
+INNERMOST_TWICE = "clients innermost: run twice on the device, deterministic, TF32 off: bit-equal"
+INNERMOST_CROSS = "clients innermost: device vs CPU replay, anchor max rel (TF32 off)"
+INNERMOST_REPLAY = ("clients innermost: the campaign's engine vs fedlib verify's replay engine on the "
+                    "device: bit-equal")
+#: how much faster (relative) the campaign's path must be with ``clients_innermost`` to take it:
+#: another arithmetic is not worth a difference within the timings' noise
+INNERMOST_GAIN = 0.05
+#: the probe row of a ``torch.compile``'d gradient (:func:`compiled_gradient`)
+COMPILED_GRADIENT_ROW = ("probe: the campaign's path with the vmapped gradient torch.compile'd "
+                         "(not a library option)")
 #: what sections 4 and 5 label their draws (compiled once the bit row said True)
 DRAWN = {False: "", True: ", compiled draws"}
 
@@ -154,9 +184,10 @@ def speeds(args) -> tuple[dict[str, float], dict[str, str]]:
                 ("vmap, keyed draws, CUDA graphs", keyed_prob, engine.VectorizedEngine(graphs=True), False),
                 ("vmap, keyed draws, CUDA graphs, compiled Threefry (compiled_draws=\"threefry\")",
                  keyed_prob, engine.VectorizedEngine(graphs=True, compiled_draws="threefry"), True),
-                ("vmap, keyed draws, CUDA graphs, compiled draws (compiled_draws=True, the campaign's "
-                 "--compiled-draws)", keyed_prob, engine.VectorizedEngine(graphs=True, compiled_draws=True),
-                 True),
+                (CAMPAIGN_SPEED, keyed_prob, engine.VectorizedEngine(graphs=True, compiled_draws=True), True),
+                (INNERMOST_PLAIN, keyed_prob, engine.VectorizedEngine(clients_innermost=True), False),
+                (INNERMOST_SPEED, keyed_prob,
+                 engine.VectorizedEngine(graphs=True, compiled_draws=True, clients_innermost=True), True),
                 ("reference (client by client), legacy draws", legacy, engine.ReferenceEngine(), False)]
     if not args.device.startswith("cuda"):
         variants = [v for v in variants if "graphs" not in v[0]]
@@ -237,9 +268,10 @@ def busy_us(spans) -> float:
     return total
 
 
-def compiled_profile(args, graphs: bool) -> str:
+def compiled_profile(args, graphs: bool, innermost: bool = False) -> str:
     """A FedSUM round of keyed draws with compiled draws (``VectorizedEngine(compiled_draws=True,
-    graphs=graphs)``, where the problem compiles draws: on CUDA) under ``torch.profiler``, after
+    graphs=graphs, clients_innermost=innermost)``, where the problem compiles draws: on CUDA)
+    under ``torch.profiler``, after
     the mean wall time of 3 rounds without it: busy ms per round (the union of the device's
     kernels and copies), the device's idle share of the wall time, busy time by kind of kernel
     (:data:`KINDS`) and the 4 longest kernels (names cut to 40 characters). Busy far below the
@@ -251,7 +283,8 @@ def compiled_profile(args, graphs: bool) -> str:
     from fedlib import algorithms
     prob, _ = build(args, "keyed", args.device)
     rows = schedule_rows(args, 6, args.device)
-    algo = algorithms.get("fedsum")(prob, engine.VectorizedEngine(graphs=graphs, compiled_draws=True))
+    eng = engine.VectorizedEngine(graphs=graphs, compiled_draws=True, clients_innermost=innermost)
+    algo = algorithms.get("fedsum")(prob, eng)
     x = prob.initial_params().to(args.device)
     algo.init(x, args.local_steps)
     x = algo.round(x, rows[0])                    # warm-up: compilation (cached), graph capture
@@ -331,33 +364,46 @@ def sm_fill(prof) -> str:
 
 def conv_engine(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """The first convolution as the engine runs it: ``conv2d`` of one client's weights ``w`` (out,
-    1, k, k) on its batch ``x`` (B, 1, H, W); under ``vmap`` over clients a grouped convolution of
-    one input channel per group."""
-    return F.conv2d(x, w)
+    1, k, k) on its batch ``x`` (B, 1, H, W), 'same' padding as the model's; under ``vmap`` over
+    clients a grouped convolution of one input channel per group."""
+    return F.conv2d(x, w, padding=w.shape[-1] // 2)
 
 
 def conv_zero_channel(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """:func:`conv_engine` with a second input channel of zeros in ``x`` and ``w`` (under ``vmap`` a
     grouped convolution of two channels per group: not the depthwise shape)."""
-    return F.conv2d(torch.cat([x, torch.zeros_like(x)], 1), torch.cat([w, torch.zeros_like(w)], 1))
+    return conv_engine(torch.cat([w, torch.zeros_like(w)], 1), torch.cat([x, torch.zeros_like(x)], 1))
 
 
 def conv_unfolded(w: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """:func:`conv_engine` as unfold + matmul: (B, out, positions) instead of (B, out, H', W')."""
-    return w.reshape(w.shape[0], -1) @ F.unfold(x, w.shape[-1])
+    """:func:`conv_engine` as unfold + matmul: (B, out, positions) instead of (B, out, H, W)."""
+    return w.reshape(w.shape[0], -1) @ F.unfold(x, w.shape[-1], padding=w.shape[-1] // 2)
 
 
-#: the forms of :func:`conv_forms`, in its order (the engine's first: the others are compared to it)
-CONV_FORMS = (("vmap conv2d", conv_engine), ("2 channels, one of zeros", conv_zero_channel),
-              ("unfold + matmul", conv_unfolded))
+def clients_innermost(x: torch.Tensor) -> torch.Tensor:
+    """The stacked batches ``x`` (clients first) laid out with the client index innermost, as
+    ``fedlib.tasks.Neural._stacked`` lays them out for ``VectorizedEngine(clients_innermost=True)``:
+    the grouped convolution's input is then channels-last, and CUDA runs the depthwise shape in
+    cuDNN instead of torch's own kernels."""
+    return x.movedim(0, -1).contiguous().movedim(-1, 0)
+
+
+#: the forms of :func:`conv_forms`, in its order (the engine's first: the others are compared to
+#: it): name, the per-client convolution, the layout of the stacked batches (None: as gathered)
+CONV_FORMS = (("vmap conv2d", conv_engine, None),
+              ("clients innermost (channels-last input: cuDNN)", conv_engine, clients_innermost),
+              ("2 channels, one of zeros", conv_zero_channel, None),
+              ("unfold + matmul", conv_unfolded, None))
 
 
 def conv_inputs(clients: int, batch: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """Seeded weights (clients, 10, 1, 5, 5) and images (clients, batch, 1, 28, 28) of App. H's first
-    convolution (1 -> 10 channels, 5x5, 28x28 MNIST images), drawn on the CPU, moved to ``device``."""
+    """Seeded weights (clients, out, 1, k, k) of App. H's first convolution (the shape of
+    ``models.build("fedsum_mnist_cnn")``'s: 1 -> 10 channels, 3 x 3) and images (clients, batch,
+    1, 28, 28), drawn on the CPU, moved to ``device``."""
+    shape = tuple(models.build("fedsum_mnist_cnn", seed=0).convs[0].weight.shape)
     g = torch.Generator().manual_seed(0)
     x = torch.randn(clients, batch, 1, 28, 28, generator=g).to(device)
-    w = (0.2 * torch.randn(clients, 10, 1, 5, 5, generator=g)).to(device)
+    w = (0.2 * torch.randn(clients, *shape, generator=g)).to(device)
     return w, x
 
 
@@ -368,20 +414,25 @@ def conv_step(form):
 
 
 def conv_forms(args, reps: int = 20) -> str:
-    """The first convolution of App. H's CNN (1 -> 10 channels, 5x5, 28x28 images) for S clients'
-    own weights, a step's forward and weight gradient (:func:`conv_step`), in the three forms of
+    """The first convolution of App. H's CNN (1 -> 10 channels, 3 x 3, 28 x 28 images) for S
+    clients' own weights, a step's forward and weight gradient (:func:`conv_step`), in the forms of
     :data:`CONV_FORMS`: ``vmap`` over ``conv2d`` (the engine's form: a grouped convolution of one
     input channel per group, which the fourth window's profile suggests runs in torch's own
-    depthwise kernels, its top kernel at 30% of a round), the same with a second input channel of
-    zeros (a grouped convolution of two channels per group: not depthwise, so cuDNN's), and unfold +
-    matmul. Median ms of ``reps`` and the largest difference of each form's gradient from the first,
-    relative to its largest entry (a new form is a new arithmetic: its bits differ). Decides whether
-    the first layer's form is worth changing."""
+    depthwise kernels, its top kernel at 30% of a round), the same on batches laid out with the
+    clients innermost (the grouped convolution's input channels-last: cuDNN's depthwise kernels;
+    the engine's ``clients_innermost``), with a second input channel of zeros (a grouped
+    convolution of two channels per group: not depthwise, so cuDNN's), and unfold + matmul.
+    Median ms of ``reps`` and the largest difference of each form's gradient from the first,
+    relative to its largest entry (a new form is a new arithmetic: its bits differ). Decides
+    whether the first layer's form is worth changing."""
     dev, S, B = args.device, args.per_round, args.batch
     w, x = conv_inputs(S, B, dev)
     out, ref = [], None
-    for name, form in CONV_FORMS:
-        step = conv_step(form)
+    for name, form, layout in CONV_FORMS:
+        grads = conv_step(form)
+
+        def step(w, x, grads=grads, layout=layout):             # the layout's copy counted, as in a step
+            return grads(w, x if layout is None else layout(x))
         try:
             got = step(w, x)
             times = []
@@ -625,6 +676,19 @@ def bit_checks(args, warn_only: bool) -> dict[str, str]:
     out["device vs CPU replay, anchor max rel (TF32 off)"] = (
         f"{rel:.2e} (tolerance CROSS_RTOL = {arithmetic.CROSS_RTOL:g}: "
         f"{'passes' if rel <= arithmetic.CROSS_RTOL else 'FAILS'})")
+    laid = engine.VectorizedEngine(graphs=args.device.startswith("cuda"), compiled_draws=args.compiled,
+                                   clients_innermost=True)      # the campaign's engine with the option
+    a = fedlib.run_config(cfg, device=args.device, engine=laid)
+    b = fedlib.run_config(cfg, device=args.device, engine=laid)
+    same = a.history[cols].equals(b.history[cols]) and torch.equal(a.params, b.params)
+    out[INNERMOST_TWICE] = f"{same} ({mode}; {laid!r})"
+    replay = replay_engine({"engine": repr(laid)})       # what fedlib verify replays with
+    r = fedlib.run_config(cfg, device=args.device, engine=replay)
+    same = a.history[cols].equals(r.history[cols]) and torch.equal(a.params, r.params)
+    out[INNERMOST_REPLAY] = f"{same} ({replay!r})"
+    rel = anchor(a.info["anchor"]).max_rel(anchor(cpu.info["anchor"]))
+    out[INNERMOST_CROSS] = (f"{rel:.2e} ({'passes' if rel <= arithmetic.CROSS_RTOL else 'FAILS'} "
+                            f"CROSS_RTOL = {arithmetic.CROSS_RTOL:g})")
     if args.device.startswith("cuda"):
         verifiable(args.device, tf32=True, warn_only=warn_only)
         t = fedlib.run_config(cfg, device=args.device)
@@ -632,6 +696,33 @@ def bit_checks(args, warn_only: bool) -> dict[str, str]:
         out["device vs CPU replay, anchor max rel (TF32 on, measured only)"] = f"{rel32:.2e}"
         verifiable(args.device, tf32=False, warn_only=warn_only)
     return out
+
+
+def innermost_decision(med: dict[str, float], checks: dict[str, str]) -> str:
+    """Whether the campaign takes ``--clients-innermost``: "True (...)" where the campaign's path
+    with it (:data:`INNERMOST_SPEED`) is at least :data:`INNERMOST_GAIN` faster than without
+    (:data:`CAMPAIGN_SPEED`), a run with it is bit-equal twice on the device and to the run of
+    ``fedlib verify``'s replay engine (so a stored entry replays exactly on this GPU model), and
+    its CPU replay is within ``CROSS_RTOL``; else "False (...)" with every reason."""
+    base, laid = med.get(CAMPAIGN_SPEED), med.get(INNERMOST_SPEED)
+    twice, cross = checks.get(INNERMOST_TWICE, "not measured"), checks.get(INNERMOST_CROSS, "not measured")
+    replay = checks.get(INNERMOST_REPLAY, "not measured")
+    why = []
+    if base is None or laid is None:
+        why.append("speeds not measured (compiled draws and graphs: CUDA only)")
+    elif laid > (1 - INNERMOST_GAIN) * base:
+        why.append(f"not {100 * INNERMOST_GAIN:.0f}% faster: {1e3 * laid:.1f} ms against "
+                   f"{1e3 * base:.1f} ms a round")
+    if not twice.startswith("True"):
+        why.append(f"run twice: {twice}")
+    if not replay.startswith("True"):
+        why.append(f"verify's replay: {replay}")
+    if "passes" not in cross:
+        why.append(f"CPU replay: {cross}")
+    if why:
+        return f"False ({'; '.join(why)})"
+    return (f"True ({1e3 * laid:.1f} ms against {1e3 * base:.1f} ms a round; bit-equal twice and to "
+            f"verify's replay; CPU replay {cross})")
 
 
 def parse_args() -> tuple[argparse.Namespace, bool]:
@@ -677,8 +768,9 @@ def settle(args, small: bool) -> None:
     off for sections 4-6 until section 1 shows them bit-equal."""
     if small:
         # setup: at most 60 s (the processes start once all are ready: on a busy CPU they take 15-25 s)
-        args.runs, args.window, args.setup_s, args.repeat, args.real = [2], 1.0, 60.0, 1, False
-        args.stack, args.compile, args.mps_runs = [2], False, [2]
+        args.window, args.setup_s, args.repeat, args.real, args.compile = 1.0, 60.0, 1, False, False
+        for name in ("runs", "stack", "mps_runs"):                # a section given none stays off
+            setattr(args, name, [2] if getattr(args, name) else [])
     args.compile = args.compile and args.device.startswith("cuda")
     args.compiled = False                     # compiled draws for sections 4-6, once shown bit-equal
 
@@ -763,11 +855,11 @@ def profile_rows(args, tab: Table) -> None:
         tab.rows.append(("device work of one round", failed(e)))
     tab.show()
     if args.compile or not args.device.startswith("cuda"):     # on a CPU: the code path (no-op draws)
-        for graphs in (False, True):
-            how = "CUDA graphs" if graphs else "no graphs"
+        for graphs, innermost in ((False, False), (True, False), (True, True)):
+            how = ("CUDA graphs" if graphs else "no graphs") + (", clients innermost" if innermost else "")
             label = f"device work of one round (keyed, compiled draws, {how}; torch.profiler)"
             try:
-                tab.rows.append((label, compiled_profile(args, graphs)))
+                tab.rows.append((label, compiled_profile(args, graphs, innermost)))
             except Exception as e:  # noqa: BLE001 - reported in the table
                 tab.rows.append((label, failed(e)))
             tab.show()
@@ -780,8 +872,9 @@ def profile_rows(args, tab: Table) -> None:
     tab.show()
 
 
-def speed_rows(args, tab: Table) -> None:
-    """Section 2: s/round of one run per variant, the profiles (:func:`profile_rows`), the speed-up."""
+def speed_rows(args, tab: Table) -> dict[str, float]:
+    """Section 2: s/round of one run per variant, the profiles (:func:`profile_rows`), the speed-up;
+    returns the medians by variant."""
     med, fails = speeds(args)
     for label, v in med.items():
         tab.rows.append((f"s/round, one run: {label}", f"{v:.4f}"))
@@ -793,11 +886,40 @@ def speed_rows(args, tab: Table) -> None:
     ref = med.get("reference (client by client), legacy draws")
     if keyed_times and ref:
         tab.rows.append(("speed-up, best keyed / reference", f"{ref / min(keyed_times):.1f}x"))
+    return med
 
 
-def bit_rows(args, tab: Table) -> None:
+def compiled_gradient(args) -> str:
+    """A probe, not a library option: the campaign's path (keyed draws, CUDA graphs, compiled
+    draws) with the vmapped minibatch gradient itself ``torch.compile``'d (inductor fuses the
+    elementwise kernels around the convolutions: 31% of a round's device work in the fourth
+    window). s/round against the same path uncompiled, the compilation's seconds, and one step's
+    gradient difference from the plain one (another arithmetic). App. H's S is fixed (uniform
+    participation), so it compiles once; a varying S recompiles per S (vmap's batch size is
+    static), which a library option would have to pad or bucket."""
+    rows = schedule_rows(args, args.rounds + 1, args.device)
+    plain, _ = build(args, "keyed", args.device)
+    comp, _ = build(args, "keyed", args.device)
+    eng = engine.VectorizedEngine(graphs=args.device.startswith("cuda"), compiled_draws=args.compiled)
+    x = comp.initial_params()
+    X = torch.stack([x + 0.001 * k for k in range(args.per_round)])
+    clients = torch.arange(args.per_round, device=args.device) * (args.clients // args.per_round)
+    ref = plain.grads(X, clients, 3, 1)
+    comp._vgrad = torch.compile(comp._vgrad)
+    t = time.perf_counter()
+    got = comp.grads(X, clients, 3, 1)
+    sync(args.device)
+    took = time.perf_counter() - t
+    rel = float((got - ref).abs().max() / ref.abs().max())
+    a = seconds_per_round(plain, eng, rows, args.local_steps, args.device)
+    b = seconds_per_round(comp, eng, rows, args.local_steps, args.device)
+    return (f"{1e3 * b:.1f} ms a round against {1e3 * a:.1f} uncompiled ({repr(eng)}); compiled in "
+            f"{took:.0f} s; a step's gradient max rel diff {rel:.1e}")
+
+
+def bit_rows(args, tab: Table) -> dict[str, str]:
     """Section 3: :func:`bit_checks`, strict, or warn-only (and said so) where an op has no
-    deterministic kernel."""
+    deterministic kernel; returns its rows."""
     try:
         checks = bit_checks(args, warn_only=False)
     except Exception as e:  # noqa: BLE001 - an op without a deterministic kernel: say which
@@ -806,6 +928,7 @@ def bit_rows(args, tab: Table) -> None:
     for k, v in checks.items():
         tab.rows.append((k, v))
         tab.show()
+    return checks
 
 
 def count_rows(tab: Table, counts: list[int], skipped, label, measure) -> None:
@@ -846,14 +969,23 @@ def main() -> None:
         tab.report("smoke" if small else "App. H", args.device, gpu)
     report_on_sigterm(report)
     draw_rows(args, tab)
+    med, checks = {}, {}
     if tab.left():
-        speed_rows(args, tab)
+        med = speed_rows(args, tab)
     else:
         tab.rows.append(("speeds", "skipped: out of minutes"))
     if tab.left():
-        bit_rows(args, tab)
+        checks = bit_rows(args, tab)
     else:
         tab.rows.append(("bit checks", "skipped: out of minutes"))
+    tab.rows.append((INNERMOST_ROW, innermost_decision(med, checks)))
+    tab.show()
+    if tab.left() and (args.compile or not args.device.startswith("cuda")):   # a probe for the next lever
+        try:
+            tab.rows.append((COMPILED_GRADIENT_ROW, compiled_gradient(args)))
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            tab.rows.append((COMPILED_GRADIENT_ROW, failed(e, 200)))
+        tab.show()
     torch.use_deterministic_algorithms(False)      # the speeds below under the same settings as above
     if args.device.startswith("cuda"):
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32_default

@@ -8,11 +8,16 @@
 #   DEVICE=cpu PROFILE=smoke TOTAL_S=400 CHECK_MIN=1 ROOT=/tmp/w bash benchmarks/gpu_window.sh   # CPU test
 #
 # TOTAL_S: seconds the whole script may take (default 560: a 600 s call with a margin);
-# CHECK_MIN: minutes of the check (default 4.5); NB: the campaign's notebooks (default 02 then 08);
+# CHECK_MIN: minutes of the check (default 4.5); SEVERAL=0: the check without its sections of several
+# runs at once (MPS, stacked, processes: measured in the third and fourth windows), so it ends with
+# its bit checks and the decision row; NB: the campaign's notebooks (default 02 then 08);
 # ROOT: the folder whose results/<notebook>/<profile> hold the stores (default: the repository);
 # GRAPHS: 1 / 0 forces CUDA-graph steps on / off (default: on when the check's graph row is True);
 # COMPILED_DRAWS: 1 / 0 forces the campaign's --compiled-draws on / off (default: on when the check's
-# compiled-draws bit row is True). A second call (CHECK_MIN=0) decides from the first call's check,
+# compiled-draws bit row is True); CLIENTS_INNERMOST: 1 / 0 forces --clients-innermost on / off (default:
+# on when the check's "clients innermost for the campaign" row is True: faster, bit-equal twice and to
+# verify's replay, within CROSS_RTOL of the CPU; only with graphs and compiled draws on and
+# NB=02_fedsum_main, the path and model it measured). A second call (CHECK_MIN=0) decides from the first call's check,
 # kept in data/gpu_check.log (data/ is ignored: the warm machine keeps it between calls).
 set -u
 start=$(date +%s)
@@ -29,6 +34,7 @@ PY=${PY:-python3}
 [ -d data ] && export FEDLIB_DATA=$PWD/data
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUBLAS_WORKSPACE_CONFIG=:4096:8
 check=(--device "$DEVICE" --minutes "$CHECK_MIN" --mps-runs 8 --stack 16 8 --runs 8)
+[ "${SEVERAL:-1}" = 0 ] && check=(--device "$DEVICE" --minutes "$CHECK_MIN" --mps-runs --stack --runs)
 [ "$DEVICE" = cpu ] && check+=(--rounds 1)
 if [ "$CHECK_MIN" != 0 ]; then               # CHECK_MIN=0: the campaign alone (a second call)
   timeout "$($PY -c "print(int($CHECK_MIN * 60 + 120))")" $PY benchmarks/gpu_check.py "${check[@]}" 2>&1 \
@@ -45,7 +51,8 @@ else
   log=data/gpu_check.log                     # the first call's check, where this machine ran it
   if [ ! -f "$log" ]; then                   # a fresh machine (the warm one went back): no check here
     log=/dev/null
-    echo "== no check log on this machine: graphs / compiled draws only where GRAPHS=1 / COMPILED_DRAWS=1 say"
+    echo "== no check log on this machine: graphs / compiled draws / clients innermost only where" \
+         "GRAPHS=1 / COMPILED_DRAWS=1 / CLIENTS_INNERMOST=1 say"
   fi
 fi
 graphs=()                                   # GRAPHS=1 / 0 decide; by default the check's graph row does
@@ -56,6 +63,13 @@ fi
 if [ "${COMPILED_DRAWS:-auto}" = 1 ] || { [ "${COMPILED_DRAWS:-auto}" = auto ] &&   # the library's row
      grep -q "compiled draws (library, compiled_draws=True) on the device vs CPU: bit-equal | True (" "$log"; }; then
   graphs+=(--compiled-draws)
+fi
+# auto: only on the path the decision row measured (graphs and compiled draws) and for notebook 02
+# alone (the row measured App. H's CNN; another notebook's model is not measured)
+if [ "${CLIENTS_INNERMOST:-auto}" = 1 ] || { [ "${CLIENTS_INNERMOST:-auto}" = auto ] &&
+     [ "${graphs[*]:-}" = "--graphs --compiled-draws" ] && [ "$NB" = 02_fedsum_main ] &&
+     grep -q "clients innermost for the campaign | True (" "$log"; }; then
+  graphs+=(--clients-innermost)
 fi
 left=$($PY -c "import time; print(round(max(0.0, ($TOTAL_S - (time.time() - $start)) / 60 - 0.5), 2))")
 echo "== campaign: $NB, $PROFILE profile, $DEVICE ${graphs[*]:-}, budget $left min"

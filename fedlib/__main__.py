@@ -104,6 +104,14 @@ def _parser() -> argparse.ArgumentParser:
                                      "change moved no bit (renewed)")
     w.add_argument("path", help="a store folder")
     w.add_argument("--rounds", default="auto", help="rounds to replay (as verify: a number, 'all' or 'auto')")
+    _campaign_parser(sub)
+    n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
+    n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
+    return parser
+
+
+def _campaign_parser(sub) -> None:
+    """The ``campaign`` sub-command's arguments (:func:`_parser`)."""
     c = sub.add_parser("campaign", help="compute a notebook's runs at a profile into its store, in the order "
                                         "that matters, inside a time budget; resumes where it stopped")
     c.add_argument("notebook", nargs="+",
@@ -128,13 +136,14 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--compiled-draws", action="store_true",
                    help="keyed draws by a torch.compile'd fedlib.keyed.step_draws (the same bits; after "
                         "benchmarks/gpu_check.py showed them equal to the CPU's on this GPU)")
+    c.add_argument("--clients-innermost", action="store_true",
+                   help="lay each step's stacked minibatches out with the clients innermost (on CUDA the "
+                        "first convolution then runs in cuDNN; another arithmetic: after benchmarks/"
+                        "gpu_check.py showed it faster and within CROSS_RTOL of the CPU on this GPU)")
     c.add_argument("--list", action="store_true",
                    help="compute nothing: list what the stores lack (as --budget-min 0), in minutes of "
                         "--device (cuda: from the stored GPU runs, also on a machine without one)")
     c.add_argument("--stand-in-rounds", type=int, default=0, help=argparse.SUPPRESS)
-    n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
-    n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
-    return parser
 
 
 def _strip(parser: argparse.ArgumentParser, notebooks: list[str]) -> int:
@@ -164,7 +173,8 @@ def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         run_campaign(notebooks, args.profile, args.device, 0.0 if args.list else args.budget_min,
                      args.store, args.seeds, args.datasets, args.stand_in_rounds, graphs=args.graphs,
-                     root=args.root, compiled_draws=args.compiled_draws, devices=args.devices)
+                     root=args.root, compiled_draws=args.compiled_draws, devices=args.devices,
+                     clients_innermost=args.clients_innermost)
     except ValueError as e:
         parser.error(str(e))
     return 0

@@ -35,10 +35,14 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._validate import InputError
 from .config import ExperimentConfig
 from .store import Store
+
+if TYPE_CHECKING:
+    from .engine import VectorizedEngine
 
 __all__ = ["CAMPAIGNS", "CampaignReport", "Incomplete", "NotebookReport", "run_campaign", "stored_scope_02"]
 
@@ -426,7 +430,7 @@ class _Pool:
     a time on its device with the campaign's engine options and one torch thread (as
     :func:`fedlib.sweep`'s workers; the stored bits do not depend on it)."""
 
-    def __init__(self, devices: list[str], graphs: bool, compiled_draws: bool):
+    def __init__(self, devices: list[str], engine):
         import concurrent.futures as cf
         import multiprocessing
         import os
@@ -437,7 +441,7 @@ class _Pool:
         self._manager = ctx.Manager()
         self._executor = cf.ProcessPoolExecutor(
             self.slots, mp_context=ctx, initializer=_pool_init,
-            initargs=(os.getpid(), _queue_of(self._manager, devices), graphs, compiled_draws))
+            initargs=(os.getpid(), _queue_of(self._manager, devices), engine))
 
     def submit(self, fn, *args):
         return self._executor.submit(fn, *args)
@@ -456,20 +460,20 @@ class _Pool:
 _WORKER_ENGINE = None
 
 
-def _pool_init(parent: int, slots, graphs: bool, compiled_draws: bool) -> None:
+def _pool_init(parent: int, slots, engine) -> None:
     """Initializer of a :class:`_Pool` process: take one device for its whole life (as
-    ``sweep(devices=...)``), set a CUDA device up for verifiable runs, one torch thread."""
+    ``sweep(devices=...)``), set a CUDA device up for verifiable runs, one torch thread; its runs
+    compute with ``engine`` (the campaign's ``VectorizedEngine``, pickled)."""
     global _WORKER_ENGINE
     import torch
 
     from . import sweeps
-    from .engine import VectorizedEngine
     sweeps._device_slot(parent, slots)
     if str(sweeps._SLOT_DEVICE).startswith("cuda"):
         from .arithmetic import verifiable_cuda
         verifiable_cuda()
     torch.set_num_threads(1)
-    _WORKER_ENGINE = VectorizedEngine(graphs=graphs, compiled_draws=compiled_draws)
+    _WORKER_ENGINE = engine
 
 
 def _pool_run(store: str, config: dict, keep_params: bool) -> str:
@@ -685,7 +689,7 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
                  patterns: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
                  echo: Callable[[str], None] = print, graphs: bool = False,
                  root: str | Path | None = None, compiled_draws: bool = False,
-                 devices: list[str] | None = None) -> CampaignReport:
+                 devices: list[str] | None = None, clients_innermost: bool = False) -> CampaignReport:
     """Compute the runs of ``notebook`` (a name of :data:`CAMPAIGNS`, a list of them, or ``"all"``:
     every one in :data:`CAMPAIGNS`' order) at ``profile`` into their stores, in order, within
     ``budget_min`` minutes in all (see the module docstring).
@@ -712,18 +716,19 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
             model, and are recorded in each entry's ``meta.json`` (``engine``), not in its config.
         devices: one process per device (e.g. ``["cuda:0", "cuda:1"]``, ``["cpu", "cpu"]``), all
             of one kind, runs in parallel in the campaign's order; not with ``device``.
+        clients_innermost: ``VectorizedEngine(clients_innermost=True)`` (on CUDA the first
+            convolution in cuDNN): another arithmetic, recorded in ``meta.json`` as the others.
     """
-    from .engine import VectorizedEngine
     from .notebook import store_path
     devices, device = _check_campaign_devices(devices, device, budget_min)
-    names = _check_campaign(notebook, profile, device, budget_min, store, graphs, compiled_draws)
+    names, engine = _check_campaign(notebook, profile, device, budget_min, store, dict(
+        graphs=graphs, compiled_draws=compiled_draws, clients_innermost=clients_innermost))
     _check_seeds_and_datasets(seeds, datasets)
-    engine = VectorizedEngine(graphs=graphs, compiled_draws=compiled_draws)
     t0 = clock()
     deadline = t0 + 60.0 * budget_min
     report = CampaignReport(budget_s=60.0 * budget_min)
     pooled = devices is not None and budget_min > 0            # (a list computes nothing: no processes)
-    with _Pool(devices, graphs, compiled_draws) if pooled else nullcontext() as pool:
+    with _Pool(devices, engine) if pooled else nullcontext() as pool:
         for nb in names:
             st = Store(store if store is not None else store_path(nb, profile, root))
             part = NotebookReport(nb)
@@ -815,10 +820,11 @@ def _check_seeds_and_datasets(seeds, datasets) -> None:
 
 
 def _check_campaign(notebook: str | list[str], profile: str, device: str | None, budget_min: float,
-                    store: str | Path | None, graphs: bool, compiled_draws: bool) -> list[str]:
+                    store: str | Path | None, flags: dict[str, bool]
+                    ) -> tuple[list[str], VectorizedEngine]:
     """:func:`run_campaign`'s arguments checked (a ValueError naming the first bad one; a CUDA
     device must compute verifiably: :func:`fedlib.arithmetic.verifiable_cuda`); returns the
-    notebooks named, in the campaign order."""
+    notebooks named, in the campaign order, and the engine of the engine options ``flags``."""
     from .notebook import check_profile
     names = (list(CAMPAIGNS) if notebook == "all" else [notebook] if isinstance(notebook, str)
              else list(notebook))
@@ -832,7 +838,7 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     check_profile(profile)
     if isinstance(budget_min, bool) or not isinstance(budget_min, (int, float)) or not budget_min >= 0:
         raise ValueError(f"budget_min: must be a number >= 0, got {budget_min!r}")
-    for name, flag in (("graphs", graphs), ("compiled_draws", compiled_draws)):
+    for name, flag in flags.items():
         if not isinstance(flag, bool):
             raise ValueError(f"{name}: must be True or False, got {flag!r}")
     if device is not None:
@@ -840,7 +846,8 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     if device is not None and str(device).startswith("cuda"):
         from .arithmetic import verifiable_cuda
         verifiable_cuda()
-    return names
+    from .engine import VectorizedEngine
+    return names, VectorizedEngine(**flags)
 
 
 from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)

@@ -85,9 +85,11 @@ class VectorizedEngine:
 
     name = "vectorized"
 
-    def __init__(self, graphs: bool = False, compiled_draws: bool | str = False):
-        if not isinstance(graphs, bool):
-            raise ValueError(f"graphs: must be True or False, got {graphs!r}")
+    def __init__(self, graphs: bool = False, compiled_draws: bool | str = False,
+                 clients_innermost: bool = False):
+        for name, flag in (("graphs", graphs), ("clients_innermost", clients_innermost)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"{name}: must be True or False, got {flag!r}")
         if not isinstance(compiled_draws, (bool, str)) or compiled_draws not in keyed.COMPILED:
             raise ValueError(f"compiled_draws: must be one of {', '.join(map(repr, keyed.COMPILED))}, "
                              f"got {compiled_draws!r}")
@@ -101,10 +103,28 @@ class VectorizedEngine:
         #: plain draws (``tests/test_keyed.py``; ``benchmarks/gpu_check.py`` on each GPU model);
         #: like ``graphs``, how the same numbers are computed: no config key changes
         self.compiled_draws = compiled_draws
+        #: lay each step's stacked minibatches out with the client index innermost, where the
+        #: problem stacks them (``problem.lays_out_clients``: the vmap strategy): on CUDA the first
+        #: convolution of a one-channel CNN then runs in cuDNN instead of torch's depthwise
+        #: kernels (:meth:`fedlib.tasks.Neural._stacked`). Unlike ``graphs`` and
+        #: ``compiled_draws`` another arithmetic: the same values, other last bits; recorded,
+        #: like them, in an entry's ``meta.json`` (``engine``)
+        self.clients_innermost = clients_innermost
 
     def __repr__(self) -> str:
         more = f", compiled_draws={self.compiled_draws!r}" if self.compiled_draws else ""
+        more += ", clients_innermost=True" if self.clients_innermost else ""
         return f"VectorizedEngine(graphs={self.graphs}{more})"
+
+    def _options(self, problem: Problem) -> dict:
+        """The keywords of ``problem.grads`` this engine's options set, for the problems that take
+        them (``compiles_draws``, ``lays_out_clients``)."""
+        opts = {}
+        if self.compiled_draws and getattr(problem, "compiles_draws", False):
+            opts["compiled_draws"] = self.compiled_draws
+        if self.clients_innermost and getattr(problem, "lays_out_clients", False):
+            opts["clients_innermost"] = True
+        return opts
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor,
                   steps: torch.Tensor, lr, round: int, correction: torch.Tensor | None = None,
@@ -113,13 +133,12 @@ class VectorizedEngine:
         args = (round, correction, grads_at_start, momentum, prox_mu, full_batch)
         if problem.threaded_clients(X0.device):
             return self._threaded(problem, X0, clients, steps, lr, *args)
-        compiled = self.compiled_draws if getattr(problem, "compiles_draws", False) else False
         return self._lockstep(problem, X0, clients, steps, lr, *args, graphs=self.graphs,
-                              compiled_draws=compiled)
+                              options=self._options(problem))
 
     @staticmethod
     def _lockstep(problem, X0, clients, steps, lr, round, correction, grads_at_start, momentum, prox_mu,
-                  full_batch, graphs: bool = False, compiled_draws: bool | str = False) -> LocalResult:
+                  full_batch, graphs: bool = False, options: dict | None = None) -> LocalResult:
         """The rows of X0 step together: k-th step of every live client at once. The step counts
         are read to the host once per round (not once per step), so a step on a GPU waits for
         nothing on the host."""
@@ -129,13 +148,11 @@ class VectorizedEngine:
         X = X0.clone()
         gsum = torch.zeros_like(X0)
         buf = torch.zeros_like(X0)
-        grads = problem.grads
-        if compiled_draws:           # only problems whose compiles_draws is True get the keyword
-            grads = functools.partial(problem.grads, compiled_draws=compiled_draws)
+        options = options or {}      # only problems that take a keyword get it (VectorizedEngine._options)
+        grads = functools.partial(problem.grads, **options) if options else problem.grads
         if graphs and not full_batch and hasattr(problem, "graphed_grads"):
             def grads(X, clients, round, step, stochastic):     # noqa: ARG001 - stochastic only
-                return problem.graphed_grads(X, clients, round, step, **(
-                    {"compiled_draws": compiled_draws} if compiled_draws else {}))
+                return problem.graphed_grads(X, clients, round, step, **options)
         for k in range(max(steps_h) if S else 0):
             live = [i for i, n in enumerate(steps_h) if k < n]  # clients with fewer steps stop
             rows = slice(None) if len(live) == S else torch.tensor(live, device=X0.device)

@@ -149,8 +149,10 @@ class _MaxPool2x2(torch.autograd.Function):
 
 def max_pool_2x2(x: torch.Tensor) -> torch.Tensor:
     """``F.max_pool2d(x, 2)``, same values and gradients; a faster autograd function on CPUs.
-    Under ``torch.func`` transforms (vmap, grad) or on other devices it is max_pool2d itself."""
-    if x.device.type == "cpu" and x.dim() == 4 and not torch._C._functorch.is_functorch_wrapped_tensor(x):
+    Under ``torch.func`` transforms (vmap, grad), under ``torch.compile`` (which cannot trace the
+    transforms' check) or on other devices it is max_pool2d itself."""
+    if (x.device.type == "cpu" and x.dim() == 4 and not torch.compiler.is_compiling()
+            and not torch._C._functorch.is_functorch_wrapped_tensor(x)):
         return _MaxPool2x2.apply(x)
     return nn.functional.max_pool2d(x, 2)
 

@@ -359,16 +359,43 @@ class Neural(Problem):
         tensor operations to compile)."""
         return self.draws == "keyed" and self.strategy == "vmap" and not self._keyed_numpy
 
-    def grads(self, X, clients, round=0, step=0, stochastic=True, *, compiled_draws: bool | str = False):
+    @property
+    def lays_out_clients(self) -> bool:
+        """Whether :meth:`grads`' ``clients_innermost`` changes how its minibatch gradients are
+        computed: the vmap strategy, whose step stacks the clients' minibatches into one tensor
+        (full-batch gradients are computed client by client, without it)."""
+        return self.strategy == "vmap"
+
+    def _stacked(self, idx: torch.Tensor, clients_innermost: bool) -> torch.Tensor:
+        """The clients' minibatches ``train.x[idx]`` [S, B, ...]; with ``clients_innermost`` the
+        same values laid out in memory with the client index innermost (strides (1, ...)).
+
+        Under ``vmap`` a convolution of per-client weights runs as one grouped convolution whose
+        channels are the clients' (``torch.func``'s batching rule moves the client dimension
+        into the channels); for a first layer of one input channel (MNIST's CNNs) that is the
+        depthwise shape, which torch computes on CUDA in its own depthwise kernels unless the
+        input is channels-last, when it calls cuDNN. With the clients innermost the grouped
+        convolution's input is channels-last (``tests/test_engine.py`` checks the strides that
+        reach ``aten.convolution``). Another kernel computes the same sums, so a run's last bits
+        change (the entry records the engine's choice); the values are equal."""
+        xb = self.train.x[idx]
+        if clients_innermost:
+            xb = xb.movedim(0, -1).contiguous().movedim(-1, 0)
+        return xb
+
+    def grads(self, X, clients, round=0, step=0, stochastic=True, *, compiled_draws: bool | str = False,
+              clients_innermost: bool = False):
         """Minibatch gradients [S, p] (see :class:`~fedlib.objectives.Problem`); ``compiled_draws``
         (where :attr:`compiles_draws`): the step's keyed draws by a ``torch.compile``'d
-        :func:`fedlib.keyed.step_draws` (its ``compiled``: the same bits, fewer kernels)."""
+        :func:`fedlib.keyed.step_draws` (its ``compiled``: the same bits, fewer kernels);
+        ``clients_innermost`` (where :attr:`lays_out_clients`): the stacked minibatches laid out
+        with the client index innermost (:meth:`_stacked`: another arithmetic on CUDA)."""
         if not stochastic:
             return torch.stack([self._client_full_grad(x, int(c)) for x, c in zip(X, clients, strict=True)])
         self.model.train()
         if self.draws == "keyed" and self.strategy == "vmap":      # on the device, no host read
             idx, w, stacked = self._keyed_draws(clients, round, step, compiled=compiled_draws)
-            return self._vgrad(X, self.train.x[idx], self.train.y[idx], w, stacked)
+            return self._vgrad(X, self._stacked(idx, clients_innermost), self.train.y[idx], w, stacked)
         clients = [int(c) for c in clients]
         if self.strategy == "loop":
             return torch.stack([self.grad_one(X[s], c, round, step) for s, c in enumerate(clients)])
@@ -376,24 +403,25 @@ class Neural(Problem):
         idx = torch.stack([d[0] for d in draws])
         w = torch.stack([d[1] for d in draws])
         masks = [d[2] for d in draws]
-        xb, yb = self.train.x[idx], self.train.y[idx]
+        xb, yb = self._stacked(idx, clients_innermost), self.train.y[idx]
         stacked = tuple(torch.stack(m) for m in zip(*masks, strict=True)) if masks[0] else ()
         return self._vgrad(X, xb, yb, w, stacked)
 
     def graphed_grads(self, X: torch.Tensor, clients: torch.Tensor, round: int, step: int, *,
-                      compiled_draws: bool | str = False) -> torch.Tensor:
+                      compiled_draws: bool | str = False, clients_innermost: bool = False) -> torch.Tensor:
         """:meth:`grads` (stochastic), replayed from a CUDA graph captured at the first call for
         each number of rows S (``torch.cuda.graphs``): on a CUDA device with keyed draws and the
         vmap strategy, where nothing in a step reads the host (``round`` and ``step`` enter as
         device scalars). Elsewhere it is :meth:`grads` itself (tested equal on the CPU); on a
         GPU, ``benchmarks/gpu_check.py`` compares the replay with :meth:`grads` bit for bit.
-        ``compiled_draws`` as :meth:`grads`' (a graph per S and choice: the compiled kernels are
-        captured)."""
+        ``compiled_draws`` and ``clients_innermost`` as :meth:`grads`' (a graph per S and
+        choices: the compiled kernels are captured)."""
+        opts = {"compiled_draws": compiled_draws, "clients_innermost": clients_innermost}
         if self.device.type != "cuda" or self.draws != "keyed" or self.strategy != "vmap":
-            return self.grads(X, clients, round, step, compiled_draws=compiled_draws)
+            return self.grads(X, clients, round, step, **opts)
         graphs = self.__dict__.setdefault("_graphs", {})
         S = X.shape[0]
-        key = (S, compiled_draws)
+        key = (S, compiled_draws, clients_innermost)
         if key not in graphs:
             ins = (X.clone(), torch.as_tensor(clients, device=self.device).clone(),
                    torch.zeros((), dtype=torch.long, device=self.device),
@@ -402,11 +430,11 @@ class Neural(Problem):
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
                 for _ in range(2):                           # warm-up: caches, cuDNN's choices, compilation
-                    self.grads(*ins, compiled_draws=compiled_draws)
+                    self.grads(*ins, **opts)
             torch.cuda.current_stream().wait_stream(side)
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
-                out = self.grads(*ins, compiled_draws=compiled_draws)
+                out = self.grads(*ins, **opts)
             graphs[key] = (graph, ins, out)
         graph, ins, out = graphs[key]
         ins[0].copy_(X)

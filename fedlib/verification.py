@@ -14,10 +14,11 @@ import pandas as pd
 import torch
 
 from . import arithmetic
+from .engine import VectorizedEngine
 from .runner import Result, run_config
 from .store import TIMING_COLUMNS, CorruptEntry, Entry, Store, digest_problems, write_meta
 
-__all__ = ['VerifyReport', 'renew_fingerprints', 'stored_arithmetic', 'verify']
+__all__ = ['VerifyReport', 'renew_fingerprints', 'replay_engine', 'stored_arithmetic', 'verify']
 
 
 @dataclass
@@ -276,14 +277,30 @@ def _plan_check(entry: Entry, stored: dict, rounds, rtol: float, atol: float, re
     return _CheckPlan(check, rounds, rtol, atol, reason, same, legacy, differs, anchor)
 
 
+def replay_engine(meta: dict) -> VectorizedEngine | str:
+    """The engine a replay of an entry computes with: ``VectorizedEngine(clients_innermost=True)``
+    where the entry's ``meta.json`` records that option (``engine``: the repr of the engine that
+    computed it), the default engine otherwise. The engine options that give the plain path's
+    bits (CUDA graphs, compiled draws) are not needed for an exact replay; the clients' layout
+    is another arithmetic on CUDA, so a replay on the same GPU model takes it too (the GPU check
+    compares the campaign's engine with this one bit for bit before the campaign takes the option:
+    ``benchmarks/gpu_check.py``)."""
+    recorded = str(meta.get("engine", ""))
+    if recorded.startswith("VectorizedEngine(") and "clients_innermost=True" in recorded:
+        return VectorizedEngine(clients_innermost=True)
+    return "vectorized"
+
+
 def _replay(entry: Entry, rounds: int, device: str | None):
-    """The entry's config run again for its first ``rounds`` rounds (from its warm-up's model)."""
+    """The entry's config run again for its first ``rounds`` rounds (from its warm-up's model),
+    with the engine of :func:`replay_engine`."""
     x0 = Store(entry.path.parent).warmup_model(entry.config) if entry.config.init_from else None
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
         # a replay of the first rounds sees only some clients: not worth a warning
         warnings.filterwarnings("ignore", message="^participation: .* never active", category=RuntimeWarning)
-        return run_config(entry.config, device=device, rounds=rounds, x0=x0)
+        return run_config(entry.config, device=device, rounds=rounds, x0=x0,
+                          engine=replay_engine(entry.meta))
 
 
 def _judge(entry: Entry, plan: _CheckPlan, replay, sealed: str) -> VerifyReport:

@@ -58,16 +58,18 @@ def _history(entry_dir):
 def test_a_campaign_over_two_processes_keeps_its_budget_and_stores_what_one_process_does(tmp_path):
     """``devices``: runs start in order as processes come free, only if they fit the budget (the
     same test clock as above: the grid's 2 runs fit 2 minutes, a main run does not), and each
-    entry is the one the campaign computes in its own process, bit for bit."""
+    entry is the one the campaign computes in its own process, bit for bit. The processes compute
+    with the campaign's engine (recorded in each entry; on a CPU the clients' layout changes
+    nothing: its runs take the loop strategy)."""
     kw = dict(profile="smoke", seeds=[0], patterns=["P1"], echo=lambda s: None)
     one, two = tmp_path / "one", tmp_path / "two"
     campaign.run_campaign("02_fedsum_main", budget_min=10, store=one, **kw)
     first = campaign.run_campaign("02_fedsum_main", budget_min=2, store=two, clock=_clock(two),
-                                  devices=["cpu", "cpu"], **kw)
+                                  devices=["cpu", "cpu"], clients_innermost=True, **kw)
     assert len(first.computed) == 2 and first.stopped == "budget" and len(first.left) == 9
     assert first.seconds <= 120
     rest = campaign.run_campaign("02_fedsum_main", budget_min=10, store=two, clock=_clock(two),
-                                 devices=["cpu", "cpu"], **kw)
+                                 devices=["cpu", "cpu"], clients_innermost=True, **kw)
     assert rest.loaded == 2 and len(rest.computed) == 9 and rest.left == [] and rest.stopped == "done"
     assert sorted(rest.computed) == sorted(set(rest.computed))                  # each run once
     st1, st2 = Store(one), Store(two)
@@ -75,6 +77,7 @@ def test_a_campaign_over_two_processes_keeps_its_budget_and_stores_what_one_proc
     assert set(st2.seal().values()) == {"unchanged"}                          # sealed as written
     for key in st1.keys():
         assert st2.read(key).meta["torch_threads"] == 1                         # in the pool's processes
+        assert st2.read(key).meta["engine"] == "VectorizedEngine(graphs=False, clients_innermost=True)"
         assert _history(two / key).equals(_history(one / key)), key
 
 
@@ -137,6 +140,18 @@ def test_campaign_arguments_are_checked(tmp_path, capsys):
     assert "0 run(s) computed" in out and "29 left" in out and "not measured yet" in out
 
 
+def test_the_command_passes_its_engine_options_on(tmp_path, monkeypatch):
+    """``python -m fedlib campaign``'s engine flags reach :func:`run_campaign` (default off)."""
+    from fedlib.__main__ import main
+    seen = []
+    monkeypatch.setattr(campaign, "run_campaign", lambda *a, **kw: seen.append(kw))
+    args = ["campaign", "02_fedsum_main", "--profile", "smoke", "--list", "--store", str(tmp_path)]
+    assert main(args) == 0 and main([*args, "--graphs", "--compiled-draws", "--clients-innermost"]) == 0
+    flags = ("graphs", "compiled_draws", "clients_innermost")
+    got = [{f: kw[f] for f in flags} for kw in seen]
+    assert got == [dict.fromkeys(flags, False), dict.fromkeys(flags, True)]
+
+
 def test_a_whole_runs_pace_replaces_a_probes(tmp_path):
     """A probe's few rounds pay warm-ups a whole run amortises: once a whole run of the setting
     is measured, its pace decides the estimates, even where the probe's was slower."""
@@ -177,6 +192,9 @@ def test_a_campaign_of_several_notebooks_lists_what_is_left_of_each(tmp_path):
         campaign.run_campaign("all", profile="smoke", store=tmp_path / "x", budget_min=0)
     with pytest.raises(ValueError, match="graphs: must be True or False"):
         campaign.run_campaign("02_fedsum_main", profile="smoke", root=tmp_path, budget_min=0, graphs="yes")
+    with pytest.raises(ValueError, match="clients_innermost: must be True or False"):
+        campaign.run_campaign("02_fedsum_main", profile="smoke", root=tmp_path, budget_min=0,
+                              clients_innermost=1)
 
 
 def test_the_pace_comes_from_runs_on_the_same_device_kind_and_engine(tmp_path, monkeypatch):

@@ -282,3 +282,93 @@ def test_run_config_takes_an_engine_object(tmp_path):
     assert a.history[cols].equals(b.history[cols]) and torch.equal(a.params, b.params)
     e = Store(tmp_path).compute(cfg, engine=VectorizedEngine(graphs=True))
     assert e.meta["engine"] == "VectorizedEngine(graphs=True)"
+
+
+def _first_convolution_input(p, X, clients, **options):
+    """The input ``aten.convolution`` receives for the first layer when ``p.grads`` runs (the
+    tensor its backend choice sees: after ``torch.func``'s batching rules)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    seen = []
+    p.grads(X, clients, 1, 0, **options)                 # caches filled (the dropout shapes' forward)
+
+    class Log(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten.convolution.default:
+                seen.append(args[0])
+            return func(*args, **(kwargs or {}))
+    with Log():
+        p.grads(X, clients, 1, 0, **options)
+    return seen[0]
+
+
+@pytest.mark.parametrize("draws", ["keyed", "legacy"])
+def test_clients_innermost_gives_the_first_convolution_a_channels_last_input(draws):
+    """Under vmap a first layer of one input channel is a grouped convolution with the clients as
+    channels (the depthwise shape, which CUDA computes in torch's own kernels unless the input is
+    channels-last); with the clients innermost its input arrives channels-last, so CUDA's choice
+    is cuDNN's, whichever the draw scheme. The values are unchanged (a copy in another layout)."""
+    p = problems.digits_cnn(num_clients=5, alpha=0.5, batch_size=8, seed=0, dropout=0.3)
+    p.strategy = "vmap"
+    p.set_draws(draws)
+    clients = torch.tensor([4, 0, 2])
+    X = p.initial_params().expand(3, -1).contiguous()
+    plain = _first_convolution_input(p, X, clients)
+    laid = _first_convolution_input(p, X, clients, clients_innermost=True)
+    assert plain.shape == laid.shape and plain.shape[1] == 3                   # the clients as channels
+    assert laid.is_contiguous(memory_format=torch.channels_last) and laid.stride(1) == 1
+    assert not plain.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(plain, laid)
+
+
+def test_clients_innermost_changes_the_kernels_not_the_values():
+    """``VectorizedEngine(clients_innermost=True)``: local SGD agrees with the plain layout to
+    fp32 rounding of the longest reduction (another kernel may sum in another order), and is the
+    plain path itself for problems that do not stack clients (the loop strategy: bit for bit)."""
+    p = problems.digits_cnn(num_clients=6, alpha=0.5, batch_size=16, seed=0, dropout=0.3)
+    laid = engine.VectorizedEngine(clients_innermost=True)
+    clients, steps = torch.tensor([5, 0, 2]), torch.tensor([3, 1, 3])
+    X0, corr = _setup(p, 3, seed=2)
+    X0, corr = X0.to(p.dtype), 0.01 * corr.to(p.dtype)
+    p.strategy = "loop"
+    assert not p.lays_out_clients
+    a, b = (e.local_sgd(p, X0, clients, steps, 0.05, round=1, correction=corr) for e in (laid, VEC))
+    assert torch.equal(a.X, b.X) and torch.equal(a.grad_sum, b.grad_sum)
+    p.strategy = "vmap"
+    p.set_draws("keyed")
+    assert p.lays_out_clients
+    a, b = (e.local_sgd(p, X0, clients, steps, 0.05, round=1, correction=corr) for e in (laid, VEC))
+    assert_kernels_agree(a.grad_sum, b.grad_sum, TINY_CNN_REDUCTION, "gradient sums")
+    assert_kernels_agree(a.X - X0, b.X - X0, TINY_CNN_REDUCTION, "local updates")
+    assert repr(laid) == "VectorizedEngine(graphs=False, clients_innermost=True)"
+    with pytest.raises(ValueError, match="clients_innermost: must be True or False"):
+        engine.VectorizedEngine(clients_innermost=1)
+
+
+@pytest.mark.parametrize("graphs", [False, True])
+def test_every_step_of_the_engine_asks_for_the_clients_layout(graphs, monkeypatch):
+    """``VectorizedEngine(clients_innermost=True)`` passes the option to each step's gradients,
+    plain or graphed (on the CPU the graphed path is the plain one: the layout's own effect is
+    the test above), and the result is that of the problem's gradients with the option."""
+    p = problems.digits_cnn(num_clients=5, alpha=0.5, batch_size=8, seed=0, dropout=0.3)
+    p.strategy = "vmap"
+    p.set_draws("keyed")
+    clients, steps = torch.tensor([4, 0, 2]), torch.tensor([2, 1, 2])
+    X0 = p.initial_params().expand(3, -1).contiguous()
+    asked = []
+
+    def spy(name, real):
+        def call(*args, **kw):
+            asked.append((name, kw.get("clients_innermost", False)))
+            return real(*args, **kw)
+        return call
+    for name in ("grads", "graphed_grads"):
+        monkeypatch.setattr(p, name, spy(name, getattr(p, name)))
+    laid = engine.VectorizedEngine(graphs=graphs, clients_innermost=True)
+    got = laid.local_sgd(p, X0, clients, steps, 0.05, round=3)
+    assert asked and all(flag for _, flag in asked)
+    assert ("graphed_grads" in {n for n, _ in asked}) is graphs
+    X = X0.clone()                                        # the same steps by hand, with the option
+    for k in range(2):
+        rows = torch.tensor([i for i, n in enumerate(steps.tolist()) if k < n])
+        X[rows] -= 0.05 * p.grads(X[rows], clients[rows], 3, k, clients_innermost=True)
+    assert torch.equal(got.X, X)

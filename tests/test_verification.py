@@ -36,6 +36,30 @@ def _committed_stores():
 
 
 
+def test_a_replay_computes_with_the_clients_layout_its_entry_records(tmp_path, monkeypatch):
+    """An entry computed with ``VectorizedEngine(clients_innermost=True)`` (another arithmetic on
+    CUDA) is replayed with that option, so that the exact check on the same GPU model compares
+    like with like; the options that keep the plain path's bits (graphs, compiled draws) are not
+    carried, and an entry without the option replays with the default engine."""
+    from fedlib import verification
+    from fedlib.engine import VectorizedEngine
+    laid = verification.replay_engine(
+        {"engine": "VectorizedEngine(graphs=True, compiled_draws=True, clients_innermost=True)"})
+    assert isinstance(laid, VectorizedEngine) and laid.clients_innermost and not laid.graphs
+    for recorded in ("VectorizedEngine(graphs=True, compiled_draws=True)", "vectorized", None):
+        assert verification.replay_engine({"engine": recorded}) == "vectorized"
+    c = _base(rounds=6, eval_every=3)
+    entry = Store(tmp_path).compute(c, engine=VectorizedEngine(clients_innermost=True))
+    assert entry.meta["engine"] == "VectorizedEngine(graphs=False, clients_innermost=True)"
+    engines, real = [], verification.run_config
+
+    def replay(*args, **kw):
+        engines.append(kw["engine"])
+        return real(*args, **kw)
+    monkeypatch.setattr(verification, "run_config", replay)
+    assert fedlib.verify(entry).ok and engines[0].clients_innermost
+
+
 @pytest.mark.parametrize("store", _committed_stores(), ids=lambda p: f"{p.parent.name}-{p.name}")
 def test_committed_store_configs_build_and_one_entry_reproduces(store):
     configs = sweeps.stored_configs(store)

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_check.py: the first convolution's three forms (``conv_forms``' row) compute the
+"""benchmarks/gpu_check.py: the first convolution's forms (``conv_forms``' row) compute the
 same outputs and weight gradients on the CPU -- bit for bit where the form only adds exact zeros,
 within a bound derived from fp32 rounding where it sums in another order."""
 
@@ -45,46 +45,86 @@ def _gamma(n: int) -> float:
 
 
 def test_the_first_convolutions_forms_agree_bit_for_bit_or_within_fp32_rounding(gpu_check):
-    """The smoke's shapes (S = 4 clients, batch 16). The zero-channel form adds only exact zeros
-    (0 x 0) to each sum of the engine's form, and torch's CPU kernels sum the other products in the
-    same order: its outputs and gradients are bit-equal on the CPU (on a GPU the two forms run
-    other kernels, whose difference the check's row reports).
-    unfold + matmul sums the same products in another order, so it is held to a bound derived
-    from fp32 rounding, elementwise:
+    """The smoke's shapes (S = 4 clients, batch 16; App. H's first convolution, 3 x 3, 'same'
+    padding). The zero-channel form adds only exact zeros (0 x 0) to each sum of the engine's form,
+    and torch's CPU kernels sum the other products in the same order: its outputs and gradients
+    are bit-equal on the CPU (on a GPU the two forms run other kernels, whose difference the
+    check's row reports). The clients-innermost form is the engine's on batches in another memory
+    layout: the same values, possibly another kernel; unfold + matmul sums the same products in
+    another order. Both are held to a bound derived from fp32 rounding, elementwise:
 
-    * output y = sum of n = 25 products w u (one input channel, 5 x 5): each form is within
+    * output y = sum of n = 9 products w u (one input channel, 3 x 3): each form is within
       gamma_n sum |w u| of the exact value, so the two forms within e_y = 2 gamma_n (|W| @ |U|);
     * weight gradient g = (2/M) sum_m y_m u_m over the m = batch x positions outputs of an entry
       (M: the outputs averaged): the forms' y differ by at most e_y, and each form's sum of m terms
       (its factor 2 y / M rounded twice more) is within gamma_(m+3) sum |y u| of its exact value, so
       |g_a - g_b| <= (2/M) (sum e_y |u| + 2 gamma_(m+3) sum (|y| + e_y) |u|).
 
-    The bounds are worst cases: measured on this machine's CPU (torch 2.13, 2026-11-27), the
-    unfolded outputs came out bit-equal (not asserted: a matmul and a convolution kernel may sum in
-    other orders on another CPU) and its gradients within 2.1e-4 of their bound; a form that
-    computes something else is far outside it (a transposed kernel: 70x the gradient's bound)."""
-    names = [name for name, _ in gpu_check.CONV_FORMS]
-    assert names == ["vmap conv2d", "2 channels, one of zeros", "unfold + matmul"]   # the engine's first
-    engine, zeros, unfolded = (form for _, form in gpu_check.CONV_FORMS)
+    The bounds are worst cases: measured on this project's CPU (torch 2.13, 2026-11-27, 5 x 5
+    valid convolutions then), the unfolded outputs came out bit-equal (not asserted: a matmul and
+    a convolution kernel may sum in other orders on another CPU) and its gradients within 2.1e-4
+    of their bound; a form that computes something else is far outside it (a transposed kernel:
+    70x the gradient's bound)."""
+    names = [name for name, _, _ in gpu_check.CONV_FORMS]
+    assert names == ["vmap conv2d", "clients innermost (channels-last input: cuDNN)",
+                     "2 channels, one of zeros", "unfold + matmul"]          # the engine's first
+    (_, engine, none), (_, laid, layout), (_, zeros, _), (_, unfolded, _) = gpu_check.CONV_FORMS
+    assert none is None and laid is engine and layout is gpu_check.clients_innermost
     w, x = gpu_check.conv_inputs(4, 16, "cpu")
-    S, B, out = w.shape[0], x.shape[1], w.shape[1]
+    S, B, out, k = w.shape[0], x.shape[1], w.shape[1], w.shape[-1]
+    assert w.shape[2:] == (1, 3, 3)                                   # the model's first layer
     y = vmap(engine)(w, x)
     g = gpu_check.conv_step(engine)(w, x)
-    side = x.shape[-1] - w.shape[-1] + 1                              # a valid convolution's output
-    assert y.shape == (S, B, out, side, side) and g.shape == w.shape and g.abs().max() > 0
+    assert y.shape == (S, B, out, 28, 28) and g.shape == w.shape and g.abs().max() > 0   # 'same'
 
     assert torch.equal(vmap(zeros)(w, x), y)
     assert torch.equal(gpu_check.conv_step(zeros)(w, x), g)
 
-    y_u, g_u = vmap(unfolded)(w, x), gpu_check.conv_step(unfolded)(w, x)
-    cols = vmap(lambda x: torch.nn.functional.unfold(x, w.shape[-1]))(x).double().abs()   # (S, B, 25, P)
+    x_in = layout(x)
+    assert torch.equal(x_in, x) and x_in.stride(0) == 1                # the clients innermost
+    cols = vmap(lambda x: torch.nn.functional.unfold(x, k, padding=k // 2))(x).double().abs()  # (S, B, 9, P)
     n, positions = cols.shape[2], cols.shape[3]
     e_y = 2 * _gamma(n) * (w.reshape(S, 1, out, n).double().abs() @ cols)           # (S, B, out, P)
     y_flat = y.reshape(S, B, out, positions)
-    assert ((y_u.double() - y_flat.double()).abs() <= e_y).all()
     m, M = B * positions, B * out * positions
 
     def sums(a):                                         # per weight entry: the sum over m of a |u|
         return torch.einsum("sbop,sbkp->sok", a, cols)
     e_g = 2 / M * (sums(e_y) + 2 * _gamma(m + 3) * sums(y_flat.double().abs() + e_y))
-    assert ((g_u.double() - g.double()).abs().reshape(S, out, n) <= e_g).all()
+    for form, xs in ((unfolded, x), (laid, x_in)):
+        y_f, g_f = vmap(form)(w, xs), gpu_check.conv_step(form)(w, xs)
+        assert ((y_f.reshape(S, B, out, positions).double() - y_flat.double()).abs() <= e_y).all()
+        assert ((g_f.double() - g.double()).abs().reshape(S, out, n) <= e_g).all()
+
+
+def test_the_campaign_takes_clients_innermost_only_where_faster_and_verifiable(gpu_check, capsys):
+    """The decision row (``innermost_decision``): True only where the campaign's path is at least
+    INNERMOST_GAIN faster with the clients innermost, a run with it is bit-equal twice and to the
+    run of ``fedlib verify``'s replay engine, and its CPU replay within CROSS_RTOL; each failing
+    condition is named. ``gpu_window.sh`` turns the
+    campaign's ``--clients-innermost`` on by reading the row as the table prints it."""
+    c = gpu_check
+    fast = {c.CAMPAIGN_SPEED: 0.0315, c.INNERMOST_SPEED: 0.0250}
+    good = {c.INNERMOST_TWICE: "True (strict; VectorizedEngine(graphs=True, clients_innermost=True))",
+            c.INNERMOST_REPLAY: "True (VectorizedEngine(graphs=False, clients_innermost=True))",
+            c.INNERMOST_CROSS: "2.69e-07 (passes CROSS_RTOL = 0.002)"}
+    assert c.innermost_decision(fast, good).startswith("True (25.0 ms against 31.5 ms a round")
+    slow = {**fast, c.INNERMOST_SPEED: 0.0315 * (1 - c.INNERMOST_GAIN / 2)}
+    assert c.innermost_decision(slow, good) == "False (not 5% faster: 30.7 ms against 31.5 ms a round)"
+    bad = {c.INNERMOST_TWICE: "False (strict; VectorizedEngine(graphs=True, clients_innermost=True))",
+           c.INNERMOST_REPLAY: "False (VectorizedEngine(graphs=False, clients_innermost=True))",
+           c.INNERMOST_CROSS: "3.1e-03 (FAILS CROSS_RTOL = 0.002)"}
+    no = c.innermost_decision(fast, bad)
+    assert no.startswith("False (run twice: False") and "CPU replay: 3.1e-03 (FAILS" in no
+    assert "verify's replay: False" in no
+    assert c.innermost_decision(fast, {**good, c.INNERMOST_REPLAY: "False (...)"}).startswith(
+        "False (verify's replay: False")
+    none = c.innermost_decision({}, {})
+    assert none.startswith("False (speeds not measured") and "run twice: not measured" in none
+    assert "verify's replay: not measured" in none
+    tab = c.Table(1.0)
+    tab.rows.append((c.INNERMOST_ROW, c.innermost_decision(fast, good)))
+    tab.report("App. H", "cuda", "a GPU")
+    script = (ROOT / "benchmarks" / "gpu_window.sh").read_text()
+    pattern = f"{c.INNERMOST_ROW} | True ("
+    assert f'grep -q "{pattern}"' in script and pattern in capsys.readouterr().out
