@@ -30,16 +30,20 @@ started runs to its end; each progress line starts with the seconds since the st
    with CUDA graphs and the clients innermost (``VectorizedEngine(clients_innermost=True)``: each
    step's stacked batches laid out with the client index innermost, so that CUDA computes the
    first convolution, a grouped one of one input channel per group under vmap, in cuDNN instead of
-   torch's own depthwise kernels), and its s/round with and without graphs and compiled draws.
-   Then the first convolution's forms alone (``conv_forms``).
+   torch's own depthwise kernels), and its s/round without graphs. Then the first convolution's
+   forms alone (``conv_forms``).
 3. bits: under ``torch.use_deterministic_algorithms(True)`` with TF32 off, a 3-round App. H run
    (FedSUM, keyed draws, evaluated each round) twice on the device: history and final model
    bit-equal; the same run on the CPU: its replay anchor (``fedlib.arithmetic``) within
    :data:`fedlib.arithmetic.CROSS_RTOL` of the device's. The same with TF32 on (torch's default
    for cuDNN's convolutions) is measured and printed, not required. The run with the clients
-   innermost (the campaign's engine with the option: another arithmetic) twice, bit-equal, and
-   against the CPU's replay; then the decision row for the campaign's ``--clients-innermost``
-   (``innermost_decision``: at least 5% faster, bit-equal twice, within ``CROSS_RTOL``).
+   innermost (the campaign's engine with the option: another arithmetic), under the campaign's
+   settings (deterministic warn-only, TF32 off), twice (bit-equal), against the run of ``fedlib
+   verify``'s replay engine (bit-equal) and against the CPU's replay; the campaign's path timed
+   under those settings without and with the option; then the decision row for the campaign's
+   ``--clients-innermost`` (``innermost_decision``: at least 5% faster, bit-equal twice and to
+   the replay, within ``CROSS_RTOL``); with ``--probe-compiled-gradient``, minutes allowing, a probe
+   of the vmapped gradient ``torch.compile``'d (``compiled_gradient``).
 4. several runs under MPS: ``--mps-runs`` processes at once (as 6) with a CUDA MPS control daemon
    of their own (``nvidia-cuda-mps-control -d``, pipe and log folders in a temporary folder; a
    user-level daemon, no device setting changes), always stopped afterwards; "not available"
@@ -109,7 +113,7 @@ INNERMOST_REPLAY = ("clients innermost: the campaign's engine vs fedlib verify's
 INNERMOST_GAIN = 0.05
 #: the probe row of a ``torch.compile``'d gradient (:func:`compiled_gradient`)
 COMPILED_GRADIENT_ROW = ("probe: the campaign's path with the vmapped gradient torch.compile'd "
-                         "(not a library option)")
+                         "(not a library option; the campaign's settings)")
 #: what sections 4 and 5 label their draws (compiled once the bit row said True)
 DRAWN = {False: "", True: ", compiled draws"}
 
@@ -186,8 +190,6 @@ def speeds(args) -> tuple[dict[str, float], dict[str, str]]:
                  keyed_prob, engine.VectorizedEngine(graphs=True, compiled_draws="threefry"), True),
                 (CAMPAIGN_SPEED, keyed_prob, engine.VectorizedEngine(graphs=True, compiled_draws=True), True),
                 (INNERMOST_PLAIN, keyed_prob, engine.VectorizedEngine(clients_innermost=True), False),
-                (INNERMOST_SPEED, keyed_prob,
-                 engine.VectorizedEngine(graphs=True, compiled_draws=True, clients_innermost=True), True),
                 ("reference (client by client), legacy draws", legacy, engine.ReferenceEngine(), False)]
     if not args.device.startswith("cuda"):
         variants = [v for v in variants if "graphs" not in v[0]]
@@ -651,10 +653,11 @@ def verifiable(device: str, tf32: bool, warn_only: bool = False) -> None:
     torch.use_deterministic_algorithms(True, warn_only=warn_only)
 
 
-def bit_checks(args, warn_only: bool) -> dict[str, str]:
-    import fedlib
+def bit_config(args) -> ExperimentConfig:
+    """The bit checks' run: FedSUM on App. H's problem (keyed draws), the anchor's rounds, each
+    evaluated."""
     n, k = args.clients, args.per_round
-    cfg = ExperimentConfig(
+    return ExperimentConfig(
         algorithm="fedsum", problem="neural", participation="uniform", rounds=arithmetic.ANCHOR_ROUNDS,
         problem_args={"dataset": "mnist", "partition": "dirichlet", "alpha": 0.1, "model": "fedsum_mnist_cnn",
                       "num_clients": n, "batch_size": args.batch, "train_eval_per_client": 20,
@@ -662,46 +665,95 @@ def bit_checks(args, warn_only: bool) -> dict[str, str]:
                                                                   "synthetic_sizes": [60 * n, 500]})},
         participation_args={"per_round": k}, local_steps=args.local_steps, lr_local=0.01, lr_global=1.0,
         lr_schedule="fedsum_sqrt", eval_every=1)
+
+
+def _equal(a, b) -> bool:
+    """Two runs' histories (timing columns aside) and final models bit-equal."""
+    cols = [c for c in a.history.columns if c not in TIMING_COLUMNS]
+    return a.history[cols].equals(b.history[cols]) and torch.equal(a.params, b.params)
+
+
+def bit_checks(args, warn_only: bool) -> dict[str, str]:
+    """Section 3's rows: the default engine's run twice and against the CPU (``warn_only`` or
+    strict deterministic algorithms, TF32 off), the same with the clients innermost
+    (:func:`innermost_checks`), and the TF32 run (measured only)."""
+    import fedlib
+    cfg = bit_config(args)
     out = {}
     mode = "warn-only" if warn_only else "strict"
     verifiable(args.device, tf32=False, warn_only=warn_only)
     a = fedlib.run_config(cfg, device=args.device)
     b = fedlib.run_config(cfg, device=args.device)
-    cols = [c for c in a.history.columns if c not in TIMING_COLUMNS]
-    same = a.history[cols].equals(b.history[cols]) and torch.equal(a.params, b.params)
-    out[f"run twice on the device, deterministic ({mode}), TF32 off: bit-equal"] = str(same)
+    out[f"run twice on the device, deterministic ({mode}), TF32 off: bit-equal"] = str(_equal(a, b))
     cpu = fedlib.run_config(cfg, device="cpu")
     anchor = arithmetic.Anchor.from_dict
     rel = anchor(a.info["anchor"]).max_rel(anchor(cpu.info["anchor"]))
     out["device vs CPU replay, anchor max rel (TF32 off)"] = (
         f"{rel:.2e} (tolerance CROSS_RTOL = {arithmetic.CROSS_RTOL:g}: "
         f"{'passes' if rel <= arithmetic.CROSS_RTOL else 'FAILS'})")
-    laid = engine.VectorizedEngine(graphs=args.device.startswith("cuda"), compiled_draws=args.compiled,
-                                   clients_innermost=True)      # the campaign's engine with the option
-    a = fedlib.run_config(cfg, device=args.device, engine=laid)
-    b = fedlib.run_config(cfg, device=args.device, engine=laid)
-    same = a.history[cols].equals(b.history[cols]) and torch.equal(a.params, b.params)
-    out[INNERMOST_TWICE] = f"{same} ({mode}; {laid!r})"
-    replay = replay_engine({"engine": repr(laid)})       # what fedlib verify replays with
-    r = fedlib.run_config(cfg, device=args.device, engine=replay)
-    same = a.history[cols].equals(r.history[cols]) and torch.equal(a.params, r.params)
-    out[INNERMOST_REPLAY] = f"{same} ({replay!r})"
-    rel = anchor(a.info["anchor"]).max_rel(anchor(cpu.info["anchor"]))
-    out[INNERMOST_CROSS] = (f"{rel:.2e} ({'passes' if rel <= arithmetic.CROSS_RTOL else 'FAILS'} "
-                            f"CROSS_RTOL = {arithmetic.CROSS_RTOL:g})")
+    out.update(innermost_checks(args, cfg, anchor(cpu.info["anchor"])))
     if args.device.startswith("cuda"):
         verifiable(args.device, tf32=True, warn_only=warn_only)
         t = fedlib.run_config(cfg, device=args.device)
         rel32 = anchor(t.info["anchor"]).max_rel(anchor(cpu.info["anchor"]))
         out["device vs CPU replay, anchor max rel (TF32 on, measured only)"] = f"{rel32:.2e}"
-        verifiable(args.device, tf32=False, warn_only=warn_only)
+    verifiable(args.device, tf32=False, warn_only=warn_only)
     return out
+
+
+def innermost_checks(args, cfg: ExperimentConfig, cpu_anchor: arithmetic.Anchor) -> dict[str, str]:
+    """The run ``cfg`` with the campaign's engine and the clients innermost, under the campaign's
+    settings (deterministic algorithms warn-only, TF32 off: ``fedlib.arithmetic.verifiable_cuda``):
+    twice (bit-equal), against the run of ``fedlib verify``'s replay engine
+    (``verification.replay_engine``: bit-equal) and against the CPU's anchor (``CROSS_RTOL``). An
+    error is a row, so the decision reads False and the check goes on."""
+    import fedlib
+    verifiable(args.device, tf32=False, warn_only=True)
+    laid = engine.VectorizedEngine(graphs=args.device.startswith("cuda"), compiled_draws=args.compiled,
+                                   clients_innermost=True)      # the campaign's engine with the option
+    out = {}
+    try:
+        def run(eng):
+            return fedlib.run_config(cfg, device=args.device, engine=eng)
+        a = run(laid)
+        out[INNERMOST_TWICE] = f"{_equal(a, run(laid))} (warn-only, as the campaign; {laid!r})"
+        replay = replay_engine({"engine": repr(laid)})       # what fedlib verify replays with
+        out[INNERMOST_REPLAY] = f"{_equal(a, run(replay))} ({replay!r})"
+        rel = arithmetic.Anchor.from_dict(a.info["anchor"]).max_rel(cpu_anchor)
+        out[INNERMOST_CROSS] = (f"{rel:.2e} ({'passes' if rel <= arithmetic.CROSS_RTOL else 'FAILS'} "
+                                f"CROSS_RTOL = {arithmetic.CROSS_RTOL:g})")
+    except Exception as e:  # noqa: BLE001 - reported in the table; the decision then reads False
+        out.setdefault(INNERMOST_TWICE, failed(e, 200))
+        out.setdefault(INNERMOST_REPLAY, failed(e, 200))
+        out.setdefault(INNERMOST_CROSS, failed(e, 200))
+    return out
+
+
+def campaign_speeds(args) -> dict[str, float]:
+    """s/round of the campaign's path (keyed draws, CUDA graphs, compiled draws) without and with
+    the clients innermost, under the campaign's settings (deterministic algorithms warn-only, TF32
+    off: cuDNN then keeps its deterministic algorithms only, which may change what the layout
+    gains); the medians of ``--repeat``, keyed by :data:`CAMPAIGN_SPEED` and :data:`INNERMOST_SPEED`.
+    On CUDA with compilation only (elsewhere: none)."""
+    if not (args.device.startswith("cuda") and args.compile):
+        return {}
+    verifiable(args.device, tf32=False, warn_only=True)
+    rows = schedule_rows(args, args.rounds + 1, args.device)
+    prob, _ = build(args, "keyed", args.device)
+    out: dict[str, list[float]] = {}
+    for _ in range(args.repeat):
+        for label, laid in ((CAMPAIGN_SPEED, False), (INNERMOST_SPEED, True)):
+            eng = engine.VectorizedEngine(graphs=True, compiled_draws=True, clients_innermost=laid)
+            t = seconds_per_round(prob, eng, rows, args.local_steps, args.device)
+            out.setdefault(label, []).append(t)
+    return {k: float(np.median(v)) for k, v in out.items()}
 
 
 def innermost_decision(med: dict[str, float], checks: dict[str, str]) -> str:
     """Whether the campaign takes ``--clients-innermost``: "True (...)" where the campaign's path
     with it (:data:`INNERMOST_SPEED`) is at least :data:`INNERMOST_GAIN` faster than without
-    (:data:`CAMPAIGN_SPEED`), a run with it is bit-equal twice on the device and to the run of
+    (:data:`CAMPAIGN_SPEED`; ``med``: :func:`campaign_speeds`, timed under the campaign's
+    settings), a run with it is bit-equal twice on the device and to the run of
     ``fedlib verify``'s replay engine (so a stored entry replays exactly on this GPU model), and
     its CPU replay is within ``CROSS_RTOL``; else "False (...)" with every reason."""
     base, laid = med.get(CAMPAIGN_SPEED), med.get(INNERMOST_SPEED)
@@ -745,6 +797,9 @@ def parse_args() -> tuple[argparse.Namespace, bool]:
                     help="runs' clients in one vmap, in this order (a proxy of stacked runs; none: skip)")
     ap.add_argument("--no-compile", dest="compile", action="store_false",
                     help="skip the compiled-draws variants (torch.compile; CUDA only)")
+    ap.add_argument("--probe-compiled-gradient", action="store_true",
+                    help="after the decision row, minutes allowing: the campaign's path with the vmapped "
+                         "gradient torch.compile'd (a probe; its compilation takes ~20-40 s)")
     ap.add_argument("--synthetic", dest="real", action="store_false",
                     help="section 3 on random stand-in data (default: real MNIST when present)")
     ap.add_argument("--clients", type=int)
@@ -779,7 +834,7 @@ class Table:
     """The check's rows (name, result) in the order measured, and the clock since its start."""
 
     def __init__(self, minutes: float) -> None:
-        self.minutes, self.t0, self.rows = minutes, time.perf_counter(), []
+        self.minutes, self.t0, self.rows, self.reported = minutes, time.perf_counter(), [], False
 
     def left(self) -> bool:
         """Whether ``--minutes`` is not spent yet (a section starts only then)."""
@@ -795,6 +850,7 @@ class Table:
         for k, v in self.rows:
             print(f"| {k} | {v} |")
         print(f"total {time.perf_counter() - self.t0:.0f} s", flush=True)
+        self.reported = True
 
 
 def failed(e: Exception, n: int = 150) -> str:
@@ -897,6 +953,7 @@ def compiled_gradient(args) -> str:
     gradient difference from the plain one (another arithmetic). App. H's S is fixed (uniform
     participation), so it compiles once; a varying S recompiles per S (vmap's batch size is
     static), which a library option would have to pad or bucket."""
+    verifiable(args.device, tf32=False, warn_only=True)          # the campaign's settings
     rows = schedule_rows(args, args.rounds + 1, args.device)
     plain, _ = build(args, "keyed", args.device)
     comp, _ = build(args, "keyed", args.device)
@@ -955,8 +1012,33 @@ def processes_result(args, runs: int) -> str:
     return f"{rate:.1f}" + (f" ({'; '.join(note)})" if note else "")
 
 
+def decision_rows(args, tab: Table, checks: dict[str, str]) -> None:
+    """After the bit checks: the campaign's path timed under the campaign's settings without and
+    with the clients innermost (:func:`campaign_speeds`), the decision row, then (with
+    ``--probe-compiled-gradient``, minutes allowing) the probe of :func:`compiled_gradient`."""
+    timed: dict[str, float] = {}
+    if checks:
+        try:
+            timed = campaign_speeds(args)
+        except Exception as e:  # noqa: BLE001 - reported in the table; the decision then reads False
+            tab.rows.append(("s/round under the campaign's settings", failed(e)))
+        for label, v in timed.items():
+            tab.rows.append((f"s/round, one run, under the campaign's settings (deterministic warn-only, "
+                             f"TF32 off): {label}", f"{v:.4f}"))
+            tab.show()
+    tab.rows.append((INNERMOST_ROW, innermost_decision(timed, checks)))
+    tab.show()
+    if args.probe_compiled_gradient and tab.left():
+        try:
+            tab.rows.append((COMPILED_GRADIENT_ROW, compiled_gradient(args)))
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            tab.rows.append((COMPILED_GRADIENT_ROW, failed(e, 200)))
+        tab.show()
+
+
 def main() -> None:
-    """The sections in their order (the module's docstring), then the table."""
+    """The sections in their order (the module's docstring), then the table (also when a section
+    raised, or on SIGTERM: ``gpu_window.sh`` decides the campaign's flags from it)."""
     args, small = parse_args()
     if args.worker:
         return worker(args)
@@ -966,29 +1048,31 @@ def main() -> None:
     gpu = header(args, small)
 
     def report() -> None:
-        tab.report("smoke" if small else "App. H", args.device, gpu)
+        if not tab.reported:
+            tab.report("smoke" if small else "App. H", args.device, gpu)
     report_on_sigterm(report)
-    draw_rows(args, tab)
-    med, checks = {}, {}
-    if tab.left():
-        med = speed_rows(args, tab)
-    else:
-        tab.rows.append(("speeds", "skipped: out of minutes"))
-    if tab.left():
-        checks = bit_rows(args, tab)
-    else:
-        tab.rows.append(("bit checks", "skipped: out of minutes"))
-    tab.rows.append((INNERMOST_ROW, innermost_decision(med, checks)))
-    tab.show()
-    if tab.left() and (args.compile or not args.device.startswith("cuda")):   # a probe for the next lever
-        try:
-            tab.rows.append((COMPILED_GRADIENT_ROW, compiled_gradient(args)))
-        except Exception as e:  # noqa: BLE001 - reported in the table
-            tab.rows.append((COMPILED_GRADIENT_ROW, failed(e, 200)))
-        tab.show()
-    torch.use_deterministic_algorithms(False)      # the speeds below under the same settings as above
-    if args.device.startswith("cuda"):
-        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32_default
+    try:
+        draw_rows(args, tab)
+        checks = {}
+        if tab.left():
+            speed_rows(args, tab)
+        else:
+            tab.rows.append(("speeds", "skipped: out of minutes"))
+        if tab.left():
+            checks = bit_rows(args, tab)
+        else:
+            tab.rows.append(("bit checks", "skipped: out of minutes"))
+        decision_rows(args, tab, checks)
+        torch.use_deterministic_algorithms(False)      # the speeds below under the same settings as above
+        if args.device.startswith("cuda"):
+            torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32_default
+        several_rows(args, tab)
+    finally:
+        report()
+
+
+def several_rows(args, tab: Table) -> None:
+    """Sections 4-6: several runs at once (MPS, one vmap over several runs, processes)."""
     drawn = DRAWN[args.compiled]
     # section 4 before 5 and 6, which earlier windows measured
     count_rows(tab, args.mps_runs, lambda r: f"{r} runs at once under MPS",
@@ -1000,7 +1084,6 @@ def main() -> None:
     count_rows(tab, args.runs, lambda r: f"{r} runs at once",
                lambda r: f"run-rounds/s, {r} processes at once (keyed, graphs{drawn})",
                lambda r: processes_result(args, r))
-    report()
 
 
 if __name__ == "__main__":

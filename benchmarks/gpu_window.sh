@@ -10,7 +10,8 @@
 # TOTAL_S: seconds the whole script may take (default 560: a 600 s call with a margin);
 # CHECK_MIN: minutes of the check (default 4.5); SEVERAL=0: the check without its sections of several
 # runs at once (MPS, stacked, processes: measured in the third and fourth windows), so it ends with
-# its bit checks and the decision row; NB: the campaign's notebooks (default 02 then 08);
+# its bit checks and the decision row; PROBE=1: then the probe of a torch.compile'd gradient (its
+# compilation and timings take ~40-80 s of the campaign's time); NB: the campaign's notebooks (default 02 then 08);
 # ROOT: the folder whose results/<notebook>/<profile> hold the stores (default: the repository);
 # GRAPHS: 1 / 0 forces CUDA-graph steps on / off (default: on when the check's graph row is True);
 # COMPILED_DRAWS: 1 / 0 forces the campaign's --compiled-draws on / off (default: on when the check's
@@ -35,6 +36,7 @@ PY=${PY:-python3}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUBLAS_WORKSPACE_CONFIG=:4096:8
 check=(--device "$DEVICE" --minutes "$CHECK_MIN" --mps-runs 8 --stack 16 8 --runs 8)
 [ "${SEVERAL:-1}" = 0 ] && check=(--device "$DEVICE" --minutes "$CHECK_MIN" --mps-runs --stack --runs)
+[ "${PROBE:-0}" = 1 ] && check+=(--probe-compiled-gradient)
 [ "$DEVICE" = cpu ] && check+=(--rounds 1)
 if [ "$CHECK_MIN" != 0 ]; then               # CHECK_MIN=0: the campaign alone (a second call)
   timeout "$($PY -c "print(int($CHECK_MIN * 60 + 120))")" $PY benchmarks/gpu_check.py "${check[@]}" 2>&1 \

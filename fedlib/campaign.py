@@ -307,15 +307,16 @@ class _Compute:
 
     @functools.cached_property
     def under(self) -> list[tuple] | None:
-        """The arithmetic of each device this call computes on (a checkpoint saved under another
-        is not resumed: the run starts over); None where a listing names a GPU this machine lacks.
+        """The arithmetic of each device this call computes on, with its engine (a checkpoint saved
+        under another is not resumed: the run starts over); None where a listing names a GPU this
+        machine lacks.
         Read once a call (it reads the CPU's identity)."""
         import torch
 
         from .runner import checkpoint_arithmetic
         devices = self.pool.devices if self.pool is not None else [self.device or "cpu"]
         here = not any(str(d).startswith("cuda") for d in devices) or torch.cuda.is_available()
-        return [checkpoint_arithmetic(d) for d in devices] if here else None
+        return [checkpoint_arithmetic(d, self.engine) for d in devices] if here else None
 
     def _missing(self, c: ExperimentConfig, keep_params: bool) -> bool:
         e = self.st.get(c)

@@ -367,6 +367,33 @@ def test_a_checkpoint_saved_under_another_arithmetic_starts_the_run_over(tmp_pat
         ck.unlink()
 
 
+def test_a_checkpoint_is_not_resumed_across_the_clients_layout(tmp_path, quad):
+    """``VectorizedEngine(clients_innermost=True)`` computes with other kernels on CUDA, so a
+    checkpoint records it: a run with it starts over from a checkpoint saved without it (and its
+    estimate counts no rounds done), while the options that keep the plain path's bits (graphs,
+    compiled draws) leave the record as it was, so earlier checkpoints still resume."""
+    from fedlib.engine import VectorizedEngine
+    laid = VectorizedEngine(clients_innermost=True)
+    plain = runner.checkpoint_arithmetic("cpu")
+    assert runner.checkpoint_arithmetic("cpu", VectorizedEngine(graphs=True, compiled_draws=True)) == plain
+    assert runner.checkpoint_arithmetic("cpu", laid) == (*plain, "clients_innermost")
+    sched = participation.build("bernoulli", quad.num_clients, 9, seed=2, p=0.5, local_steps=2)
+    kw = dict(lr_local=0.02, progress=False, seed=1)
+    ck = tmp_path / "c.pt"
+    with pytest.raises(_Stop):
+        fedlib.run("fedsum_cr", quad, sched, **kw, checkpoint=ck, checkpoint_every=5, callback=_stop_at(5),
+                   engine=VectorizedEngine())
+    assert runner.checkpoint_round(ck, [plain]) == 5
+    assert runner.checkpoint_round(ck, [runner.checkpoint_arithmetic("cpu", laid)]) == 0
+    computed = []
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        fedlib.run("fedsum_cr", quad, sched, **kw, checkpoint=ck, engine=laid,
+                   callback=lambda t, x: computed.append(t))
+    assert len(computed) == 9
+    assert any("saved under another arithmetic" in str(w.message) for w in said)
+
+
 class _Stop(Exception):
     pass
 

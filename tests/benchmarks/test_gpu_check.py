@@ -128,3 +128,22 @@ def test_the_campaign_takes_clients_innermost_only_where_faster_and_verifiable(g
     script = (ROOT / "benchmarks" / "gpu_window.sh").read_text()
     pattern = f"{c.INNERMOST_ROW} | True ("
     assert f'grep -q "{pattern}"' in script and pattern in capsys.readouterr().out
+
+
+def test_a_failing_innermost_run_is_a_row_and_the_decision_reads_false(gpu_check, monkeypatch):
+    """The runs with the clients innermost are the first of the check on their path (graphs,
+    compiled draws, channels-last cuDNN kernels under deterministic algorithms): an error there is
+    written as rows, so the check goes on, prints its table (the window script reads the campaign's
+    other flags from it) and the decision reads False."""
+    import fedlib
+
+    def boom(*args, **kw):
+        raise RuntimeError("no deterministic kernel for this path")
+    monkeypatch.setattr(fedlib, "run_config", boom)
+    monkeypatch.setattr(gpu_check, "verifiable", lambda *a, **kw: None)     # torch's settings untouched
+    args = type("Args", (), {"device": "cpu", "compiled": False})()
+    rows = gpu_check.innermost_checks(args, None, None)
+    assert set(rows) == {gpu_check.INNERMOST_TWICE, gpu_check.INNERMOST_REPLAY, gpu_check.INNERMOST_CROSS}
+    assert all(v.startswith("failed: RuntimeError: no deterministic kernel") for v in rows.values())
+    fast = {gpu_check.CAMPAIGN_SPEED: 0.0315, gpu_check.INNERMOST_SPEED: 0.0250}
+    assert gpu_check.innermost_decision(fast, rows).startswith("False (run twice: failed: RuntimeError")
