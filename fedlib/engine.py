@@ -116,6 +116,16 @@ class VectorizedEngine:
         more += ", clients_innermost=True" if self.clients_innermost else ""
         return f"VectorizedEngine(graphs={self.graphs}{more})"
 
+    #: the options that change a run's arithmetic (other kernels, other last bits), as opposed to
+    #: ``graphs`` and ``compiled_draws``, which give the plain path's bits: a checkpoint records them
+    #: (``runner.checkpoint_arithmetic``) and a replay takes them (``verification.replay_engine``)
+    ARITHMETIC = ("clients_innermost",)
+
+    @property
+    def arithmetic(self) -> tuple[str, ...]:
+        """The options of :data:`ARITHMETIC` this engine has on."""
+        return tuple(name for name in self.ARITHMETIC if getattr(self, name))
+
     def _options(self, problem: Problem) -> dict:
         """The keywords of ``problem.grads`` this engine's options set, for the problems that take
         them (``compiles_draws``, ``lays_out_clients``)."""

@@ -768,16 +768,15 @@ def checkpoint_arithmetic(device: Any, engine: Any = None) -> tuple:
     """What a checkpoint records of the arithmetic its rounds compute with on ``device``:
     :func:`fedlib.arithmetic.signature` as plain values, without the thread count (a run's bits do
     not depend on it: :mod:`fedlib._threads`) and with deterministic algorithms as on or off (strict
-    and warn-only choose the same kernels); and, where ``engine`` lays the clients out innermost
-    (``VectorizedEngine(clients_innermost=True)``: other kernels on CUDA), that choice, so that a
-    run does not resume across it. The other engine options (graphs, compiled draws) give the
-    plain path's bits and are left out."""
+    and warn-only choose the same kernels); and the options of ``engine`` that change the
+    arithmetic (``VectorizedEngine.arithmetic``, e.g. ``clients_innermost``: other kernels on
+    CUDA), so that a run does not resume across them. The other engine options (graphs, compiled
+    draws) give the plain path's bits and are left out."""
     arith = {**arithmetic.current(device), "torch_threads": None}
     if arith.get("deterministic") is not None:
         arith["deterministic"] = bool(arith["deterministic"])
-    laid = ("clients_innermost",) if getattr(engine, "clients_innermost", False) is True else ()
     return tuple(v if v is None or isinstance(v, (bool, int, float)) else str(v)   # torch's version is
-                 for v in arithmetic.signature(arith)) + laid                     # a str subclass
+                 for v in arithmetic.signature(arith)) + tuple(getattr(engine, "arithmetic", ()))
 
 
 def _same_arithmetic(state: dict, under: Sequence[tuple]) -> bool:

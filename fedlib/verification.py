@@ -278,17 +278,17 @@ def _plan_check(entry: Entry, stored: dict, rounds, rtol: float, atol: float, re
 
 
 def replay_engine(meta: dict) -> VectorizedEngine | str:
-    """The engine a replay of an entry computes with: ``VectorizedEngine(clients_innermost=True)``
-    where the entry's ``meta.json`` records that option (``engine``: the repr of the engine that
-    computed it), the default engine otherwise. The engine options that give the plain path's
-    bits (CUDA graphs, compiled draws) are not needed for an exact replay; the clients' layout
-    is another arithmetic on CUDA, so a replay on the same GPU model takes it too (the GPU check
-    compares the campaign's engine with this one bit for bit before the campaign takes the option:
-    ``benchmarks/gpu_check.py``)."""
+    """The engine a replay of an entry computes with: a ``VectorizedEngine`` with the options that
+    change the arithmetic (``VectorizedEngine.ARITHMETIC``, e.g. ``clients_innermost``: other
+    kernels on CUDA) that the entry's ``meta.json`` records (``engine``: the repr of the engine
+    that computed it), the default engine where it records none. The options that give the plain
+    path's bits (CUDA graphs, compiled draws) are not needed for an exact replay (the GPU check
+    compares the campaign's engine with this one bit for bit before the campaign takes an
+    option: ``benchmarks/gpu_check.py``)."""
     recorded = str(meta.get("engine", ""))
-    if recorded.startswith("VectorizedEngine(") and "clients_innermost=True" in recorded:
-        return VectorizedEngine(clients_innermost=True)
-    return "vectorized"
+    on = {name: True for name in VectorizedEngine.ARITHMETIC
+          if recorded.startswith("VectorizedEngine(") and f"{name}=True" in recorded}
+    return VectorizedEngine(**on) if on else "vectorized"
 
 
 def _replay(entry: Entry, rounds: int, device: str | None):

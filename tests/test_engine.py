@@ -340,6 +340,8 @@ def test_clients_innermost_changes_the_kernels_not_the_values():
     assert_kernels_agree(a.grad_sum, b.grad_sum, TINY_CNN_REDUCTION, "gradient sums")
     assert_kernels_agree(a.X - X0, b.X - X0, TINY_CNN_REDUCTION, "local updates")
     assert repr(laid) == "VectorizedEngine(graphs=False, clients_innermost=True)"
+    assert laid.arithmetic == ("clients_innermost",) and VEC.arithmetic == ()
+    assert engine.VectorizedEngine(graphs=True, compiled_draws=True).arithmetic == ()
     with pytest.raises(ValueError, match="clients_innermost: must be True or False"):
         engine.VectorizedEngine(clients_innermost=1)
 
