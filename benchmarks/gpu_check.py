@@ -667,6 +667,12 @@ def bit_config(args) -> ExperimentConfig:
         lr_schedule="fedsum_sqrt", eval_every=1)
 
 
+def cross_result(rel: float) -> str:
+    """A device run's anchor difference from the CPU's replay, judged by ``CROSS_RTOL``."""
+    return (f"{rel:.2e} (tolerance CROSS_RTOL = {arithmetic.CROSS_RTOL:g}: "
+            f"{'passes' if rel <= arithmetic.CROSS_RTOL else 'FAILS'})")
+
+
 def _equal(a, b) -> bool:
     """Two runs' histories (timing columns aside) and final models bit-equal."""
     cols = [c for c in a.history.columns if c not in TIMING_COLUMNS]
@@ -688,9 +694,7 @@ def bit_checks(args, warn_only: bool) -> dict[str, str]:
     cpu = fedlib.run_config(cfg, device="cpu")
     anchor = arithmetic.Anchor.from_dict
     rel = anchor(a.info["anchor"]).max_rel(anchor(cpu.info["anchor"]))
-    out["device vs CPU replay, anchor max rel (TF32 off)"] = (
-        f"{rel:.2e} (tolerance CROSS_RTOL = {arithmetic.CROSS_RTOL:g}: "
-        f"{'passes' if rel <= arithmetic.CROSS_RTOL else 'FAILS'})")
+    out["device vs CPU replay, anchor max rel (TF32 off)"] = cross_result(rel)
     out.update(innermost_checks(args, cfg, anchor(cpu.info["anchor"])))
     if args.device.startswith("cuda"):
         verifiable(args.device, tf32=True, warn_only=warn_only)
@@ -720,8 +724,7 @@ def innermost_checks(args, cfg: ExperimentConfig, cpu_anchor: arithmetic.Anchor)
         replay = replay_engine({"engine": repr(laid)})       # what fedlib verify replays with
         out[INNERMOST_REPLAY] = f"{_equal(a, run(replay))} ({replay!r})"
         rel = arithmetic.Anchor.from_dict(a.info["anchor"]).max_rel(cpu_anchor)
-        out[INNERMOST_CROSS] = (f"{rel:.2e} ({'passes' if rel <= arithmetic.CROSS_RTOL else 'FAILS'} "
-                                f"CROSS_RTOL = {arithmetic.CROSS_RTOL:g})")
+        out[INNERMOST_CROSS] = cross_result(rel)
     except Exception as e:  # noqa: BLE001 - reported in the table; the decision then reads False
         out.setdefault(INNERMOST_TWICE, failed(e, 200))
         out.setdefault(INNERMOST_REPLAY, failed(e, 200))

@@ -107,15 +107,16 @@ def test_the_campaign_takes_clients_innermost_only_where_faster_and_verifiable(g
     fast = {c.CAMPAIGN_SPEED: 0.0315, c.INNERMOST_SPEED: 0.0250}
     good = {c.INNERMOST_TWICE: "True (strict; VectorizedEngine(graphs=True, clients_innermost=True))",
             c.INNERMOST_REPLAY: "True (VectorizedEngine(graphs=False, clients_innermost=True))",
-            c.INNERMOST_CROSS: "2.69e-07 (passes CROSS_RTOL = 0.002)"}
+            c.INNERMOST_CROSS: c.cross_result(2.69e-07)}
     assert c.innermost_decision(fast, good).startswith("True (25.0 ms against 31.5 ms a round")
     slow = {**fast, c.INNERMOST_SPEED: 0.0315 * (1 - c.INNERMOST_GAIN / 2)}
     assert c.innermost_decision(slow, good) == "False (not 5% faster: 30.7 ms against 31.5 ms a round)"
     bad = {c.INNERMOST_TWICE: "False (strict; VectorizedEngine(graphs=True, clients_innermost=True))",
            c.INNERMOST_REPLAY: "False (VectorizedEngine(graphs=False, clients_innermost=True))",
-           c.INNERMOST_CROSS: "3.1e-03 (FAILS CROSS_RTOL = 0.002)"}
+           c.INNERMOST_CROSS: c.cross_result(3.1e-03)}
     no = c.innermost_decision(fast, bad)
-    assert no.startswith("False (run twice: False") and "CPU replay: 3.1e-03 (FAILS" in no
+    assert no.startswith("False (run twice: False") and f"CPU replay: {c.cross_result(3.1e-03)}" in no
+    assert c.cross_result(3.1e-03).endswith("FAILS)") and c.cross_result(2.69e-07).endswith("passes)")
     assert "verify's replay: False" in no
     assert c.innermost_decision(fast, {**good, c.INNERMOST_REPLAY: "False (...)"}).startswith(
         "False (verify's replay: False")
