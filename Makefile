@@ -55,7 +55,10 @@ figures: $(STAMP) fashion-mnist
 	    mkdir -p results/notebooks; \
 	    FEDLIB_NO_COMPUTE=1 $(BIN)/papermill "$$nb" "results/notebooks/$$name-$(PROFILE).ipynb" \
 	      -k python3 --cwd notebooks -p profile $(PROFILE) --no-progress-bar --log-output >results/notebooks/$$name-$(PROFILE).log 2>&1 \
-	      && echo "$$name: rendered whole into results/notebooks/$$name-$(PROFILE).ipynb" \
+	      && { if grep -q "^missing:" results/notebooks/$$name-$(PROFILE).log; then \
+	             echo "$$name: rendered what its store holds into results/notebooks/$$name-$(PROFILE).ipynb; left out:"; \
+	             grep -E "^missing:" results/notebooks/$$name-$(PROFILE).log | sed 's/^/  /' | tail -8; left="$$left $$name"; \
+	           else echo "$$name: rendered whole into results/notebooks/$$name-$(PROFILE).ipynb"; fi; } \
 	      || { echo "$$name: rendered up to its first missing run (results/notebooks/$$name-$(PROFILE).ipynb; log beside it):"; \
 	           grep -E "^missing:|^ValueError" results/notebooks/$$name-$(PROFILE).log | sed 's/^/  /' | tail -8; left="$$left $$name"; }; \
 	  fi; \

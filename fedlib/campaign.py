@@ -643,9 +643,17 @@ def _plan_03(ctx: _Context) -> None:
 def stored_scope_02(setup, store: str | Path, seeds: list[int], patterns: list[str] | None = None
                     ) -> tuple[object, list[int], list[str]]:
     """What notebook 02 can render from its store without computing (``make figures
-    PROFILE=paper``): the setup cut to the datasets whose App. H grid is stored whole, the seeds
-    whose main runs on those datasets are all stored, and one line per dataset or seed left out
-    naming what it lacks (``make campaign`` computes them; SVHN and CIFAR-10 cannot be had here)."""
+    PROFILE=paper``): the setup cut to the datasets whose App. H grid is stored whole and to the
+    patterns of the largest block of patterns x seeds whose main runs are all stored (the seeds
+    those patterns have whole), those seeds, and one line per dataset, seed or pattern left out
+    naming what it lacks (``make campaign`` computes them; SVHN and CIFAR-10 cannot be had here).
+
+    The block: for each seed, the patterns (of ``patterns``, default the setup's) whose main runs
+    of that seed are all stored; each such set of patterns with the seeds that have all of them
+    stored is a candidate, and the one with the most runs wins (on a tie, more seeds, since the
+    claims are checked seed by seed and need two; then the first seed's). So a store filled seed
+    by seed (the campaign's order) renders the patterns its first seed has whole before that seed
+    is complete. With no whole pattern of any seed, the seeds are [] and the patterns are kept."""
     import dataclasses
 
     from .sweeps import sweep
@@ -664,17 +672,43 @@ def stored_scope_02(setup, store: str | Path, seeds: list[int], patterns: list[s
     if not have:
         return setup, [], lines + ["missing: every dataset's grid: nothing to render"]
     rates, _ = setup.choose_rates(lambda cs: sweep(cs, st, progress=False, compute=False))
-    patterns = list(setup.patterns) if patterns is None else patterns
-    full = []
+    patterns = list(setup.patterns) if patterns is None else list(patterns)
+    stored = {(k, p): _stored_main(setup, st, rates, p, k) for k in seeds for p in patterns}
+    keep, full = _whole_block(stored, seeds, patterns)
+    where = ", ".join(map(setup.dataset_name, have))
     for k in seeds:
-        labels = setup.main_configs(rates, patterns, [k])
-        n = sum(st.get(c) is not None for c in labels)
-        if n == len(labels):
-            full.append(k)
-        else:
-            lines.append(f"missing: seed {k}: {n} of {len(labels)} main runs stored "
-                         f"({', '.join(map(setup.dataset_name, have))}); the seed is left out")
+        if k not in full:
+            n, m = (sum(stored[k, p][i] for p in patterns) for i in (0, 1))
+            lines.append(f"missing: seed {k}: {n} of {m} main runs stored ({where}); the seed is left out")
+    for p in patterns if full else []:
+        if p not in keep:
+            counts = "; ".join(f"seed {k}: {stored[k, p][0]} of {stored[k, p][1]}" for k in full)
+            lines.append(f"missing: {p}: main runs stored ({where}) {counts}; the pattern is left out")
+    if full:
+        setup = dataclasses.replace(setup, patterns={p: setup.patterns[p] for p in keep})
     return setup, full, lines
+
+
+def _stored_main(setup, st: Store, rates: dict, pattern: str, seed: int) -> tuple[int, int]:
+    """(stored, all): notebook 02's main runs of ``pattern`` and ``seed`` at ``rates`` in ``st``."""
+    labels = setup.main_configs(rates, [pattern], [seed])
+    return sum(st.get(c) is not None for c in labels), len(labels)
+
+
+def _whole_block(stored: dict, seeds: list[int], patterns: list[str]) -> tuple[list[str], list[int]]:
+    """:func:`stored_scope_02`'s block: (patterns, seeds) with every main run stored, the most runs,
+    then the most seeds (``stored``: (seed, pattern) -> (stored, all)); ([], []) when no pattern
+    of any seed is whole."""
+    whole = {k: [p for p in patterns if stored[k, p][0] == stored[k, p][1]] for k in seeds}
+
+    def size(block: tuple[list[str], list[int]]) -> tuple[int, int]:
+        return sum(stored[k, p][1] for k in block[1] for p in block[0]), len(block[1])
+    best: tuple[list[str], list[int]] = ([], [])
+    for k in seeds:
+        block = (whole[k], [j for j in seeds if set(whole[k]) <= set(whole[j])])
+        if whole[k] and size(block) > size(best):
+            best = block
+    return best
 
 
 #: notebooks with a campaign, in the order a campaign of several takes them (issue 48: 02's grid

@@ -106,10 +106,10 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 
 # %%
 METHODS = studies.fedsum.METHODS
-PATTERNS = list(setup.patterns) if not stand_in_rounds else ["P1"]   # stand-ins: the datasets' path
 if profile == "paper" and notebook.computing_off() and not stand_in_rounds:   # render the store, name the rest
-    setup, seeds, missing = campaign.stored_scope_02(setup, store, seeds, PATTERNS)
+    setup, seeds, missing = campaign.stored_scope_02(setup, store, seeds)       # datasets, patterns, seeds
     print("\n".join(missing) or "the paper store holds every run")
+PATTERNS = list(setup.patterns) if not stand_in_rounds else ["P1"]   # stand-ins: the datasets' path
 print(f"profile {profile}: N={setup.num_clients}, S={setup.per_round}, K={setup.local_steps}, "
       f"batch {setup.batch_size}, T={setup.rounds}, datasets {', '.join(setup.datasets)}, seeds {seeds}")
 
@@ -140,8 +140,8 @@ runs.table(grid_table, "lr_grid")
 # reported, never averaged.
 
 # %%
-if not seeds:                                # a paper store without one whole seed (listed above)
-    raise RuntimeError("no seed has all its main runs stored: the sections below need one; "
+if not seeds:                       # a paper store without one seed's runs of a pattern (listed above)
+    raise RuntimeError("no seed has all its main runs of a pattern stored: the sections below need one; "
                        "make campaign NB=02_fedsum_main computes them")
 labels = setup.main_configs(rates, PATTERNS, seeds)           # config -> (dataset, pattern, seed, method)
 tidy, summary, curves = setup.tidy(compute(list(labels)), labels)

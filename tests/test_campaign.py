@@ -43,10 +43,33 @@ def test_a_campaign_stops_inside_its_budget_and_resumes_without_recomputing(tmp_
     assert {k: (path / k / "history.csv").stat().st_mtime_ns for k in stamps} == stamps   # not recomputed
     scoped, seeds, lines = campaign.stored_scope_02(setup, path, [0, 1], ["P1"])
     assert seeds == [0] and len(lines) == 1 and lines[0].startswith("missing: seed 1: 0 of 9 main runs")
+    assert scoped.patterns == {"P1": setup.patterns["P1"]}
+    # P1's runs of seed 0 are whole, P2's are not: rendered cut to P1, P2 named
+    scoped, seeds, lines = campaign.stored_scope_02(setup, path, [0, 1], ["P1", "P2"])
+    assert seeds == [0] and list(scoped.patterns) == ["P1"]
+    digits = "digits (smoke test)"
+    assert lines == [f"missing: seed 1: 0 of 18 main runs stored ({digits}); the seed is left out",
+                     f"missing: P2: main runs stored ({digits}) seed 0: 0 of 9; the pattern is left out"]
     empty, none_seeds, why = campaign.stored_scope_02(setup, tmp_path / "empty", [0], ["P1"])
     assert empty.datasets == () and none_seeds == [] and "0 of 2 grid runs stored" in why[0]
     again = campaign.run_campaign("02_fedsum_main", budget_min=10, **kw)
     assert again.computed == [] and again.loaded == n_grid + n_main
+
+
+def test_the_scope_a_paper_store_renders_is_its_largest_whole_block_of_patterns_and_seeds():
+    """``stored_scope_02``'s block: for each seed the patterns it has whole, with the seeds that
+    have them all; the most runs win, then more seeds (the claims need two), then the first seed's."""
+    def stored(whole: dict) -> dict:
+        return {(k, p): (9 if p in whole[k] else 4, 9) for k in whole for p in ("P1", "P2", "P3")}
+
+    def block(whole: dict) -> tuple:
+        return campaign._whole_block(stored(whole), [0, 1, 2], ["P1", "P2", "P3"])
+    assert block({0: ["P1", "P2"], 1: ["P1"], 2: ["P1"]}) == (["P1"], [0, 1, 2])        # 27 runs, not 18
+    assert block({0: ["P1", "P2", "P3"], 1: ["P1", "P3"], 2: []}) == (["P1", "P3"], [0, 1])  # 36, not 27
+    assert block({0: ["P1", "P2"], 1: ["P1"], 2: []}) == (["P1"], [0, 1])      # 18 each: more seeds
+    assert block({0: ["P2"], 1: ["P1", "P3"], 2: []}) == (["P1", "P3"], [1])
+    assert block({0: ["P2"], 1: ["P3"], 2: []}) == (["P2"], [0])                  # a tie: the first
+    assert block({0: [], 1: [], 2: []}) == ([], [])
 
 
 def _history(entry_dir):

@@ -275,6 +275,16 @@ def test_fig1_on_the_datasets_a_profile_does_not_run_is_not_tested_with_the_miss
     assert [r.context["dataset"] for r in cut] == ["CIFAR-10"]
     assert "the paper profile runs CIFAR-10, but its App. H grid or main runs are not in this store" in \
         cut[0].check.reason
+    # ... and to the patterns a seed has whole: one row per dataset run and pattern cut, the
+    # datasets' rows still naming every pattern of the profile
+    setup = studies.fedsum.fedsum_setup("paper")
+    cut = replace(setup, datasets=("mnist",), patterns={"P1": setup.patterns["P1"]}).unrun_main_claims()
+    assert [(r.context["dataset"], r.context["pattern"]) for r in cut] == [
+        ("SVHN", "P1, P2, P3"), ("CIFAR-10", "P1, P2, P3"), ("MNIST", "P2"), ("MNIST", "P3")]
+    for r in cut[2:]:
+        assert r.check.verdict == claims.NOT_TESTED and r.quote == studies.fedsum.QUOTES["fig1 datasets"]
+        assert f"the paper profile runs {r.context['pattern']}, but no seed's main runs of " \
+               f"{r.context['pattern']} on MNIST are all in this store" in r.check.reason
 
 
 def test_app_h4_h5_h8_on_the_datasets_a_profile_does_not_run_are_not_tested_claim_by_claim():
