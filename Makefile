@@ -57,7 +57,7 @@ figures: $(STAMP) fashion-mnist
 	      -k python3 --cwd notebooks -p profile $(PROFILE) --no-progress-bar --log-output >results/notebooks/$$name-$(PROFILE).log 2>&1 \
 	      && { if grep -q "^missing:" results/notebooks/$$name-$(PROFILE).log; then \
 	             echo "$$name: rendered what its store holds into results/notebooks/$$name-$(PROFILE).ipynb; left out:"; \
-	             grep -E "^missing:" results/notebooks/$$name-$(PROFILE).log | sed 's/^/  /' | tail -8; left="$$left $$name"; \
+	             grep -E "^missing:" results/notebooks/$$name-$(PROFILE).log | sed 's/^/  /'; left="$$left $$name"; \
 	           else echo "$$name: rendered whole into results/notebooks/$$name-$(PROFILE).ipynb"; fi; } \
 	      || { echo "$$name: rendered up to its first missing run (results/notebooks/$$name-$(PROFILE).ipynb; log beside it):"; \
 	           grep -E "^missing:|^ValueError" results/notebooks/$$name-$(PROFILE).log | sed 's/^/  /' | tail -8; left="$$left $$name"; }; \

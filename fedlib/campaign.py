@@ -644,19 +644,25 @@ def stored_scope_02(setup, store: str | Path, seeds: list[int], patterns: list[s
                     ) -> tuple[object, list[int], list[str]]:
     """What notebook 02 can render from its store without computing (``make figures
     PROFILE=paper``): the setup cut to the datasets whose App. H grid is stored whole and to the
-    patterns of the largest block of patterns x seeds whose main runs are all stored (the seeds
-    those patterns have whole), those seeds, and one line per dataset, seed or pattern left out
-    naming what it lacks (``make campaign`` computes them; SVHN and CIFAR-10 cannot be had here).
+    patterns of the largest block of patterns x seeds whose main runs are all stored, that block's
+    seeds, and one line per dataset, seed or pattern left out naming what it lacks (``make
+    campaign`` computes them; SVHN and CIFAR-10 cannot be had here).
 
-    The block: for each seed, the patterns (of ``patterns``, default the setup's) whose main runs
-    of that seed are all stored; each such set of patterns with the seeds that have all of them
-    stored is a candidate, and the one with the most runs wins (on a tie, more seeds, since the
-    claims are checked seed by seed and need two; then the first seed's). So a store filled seed
-    by seed (the campaign's order) renders the patterns its first seed has whole before that seed
-    is complete. With no whole pattern of any seed, the seeds are [] and the patterns are kept."""
+    The block (:func:`_whole_block`): among the sets of patterns (of ``patterns``, default the
+    setup's), each with the seeds whose main runs of all of them are stored on every dataset kept,
+    the one with the most runs; on a tie the more seeds (the claims are checked seed by seed and
+    need two), then the more patterns, then the earlier patterns. So a store filled seed by seed
+    (the campaign's order) renders the patterns its first seed has whole before that seed is
+    complete. With no whole pattern of any seed, the seeds are [] and the patterns are kept.
+
+    Raises:
+        ValueError: ``seeds`` is not a list of distinct non-negative integers.
+    """
     import dataclasses
 
+    from .notebook import check_seeds
     from .sweeps import sweep
+    seeds = check_seeds(seeds)
     st = Store(store)
     lines, have = [], []
     for ds in setup.datasets:
@@ -680,10 +686,16 @@ def stored_scope_02(setup, store: str | Path, seeds: list[int], patterns: list[s
         if k not in full:
             n, m = (sum(stored[k, p][i] for p in patterns) for i in (0, 1))
             lines.append(f"missing: seed {k}: {n} of {m} main runs stored ({where}); the seed is left out")
-    for p in patterns if full else []:
-        if p not in keep:
-            counts = "; ".join(f"seed {k}: {stored[k, p][0]} of {stored[k, p][1]}" for k in full)
-            lines.append(f"missing: {p}: main runs stored ({where}) {counts}; the pattern is left out")
+    block = f"the largest block stored whole is {', '.join(keep)} x seed{'s' * (len(full) > 1)} " \
+            f"{', '.join(map(str, full))}"
+    for p in setup.patterns if full else []:
+        if p not in patterns:
+            lines.append(f"missing: {p}: not among the patterns asked for ({', '.join(patterns)}); "
+                         "the pattern is left out")
+        elif p not in keep:
+            counts = ", ".join(f"seed {k}: {stored[k, p][0]} of {stored[k, p][1]}" for k in full)
+            lines.append(f"missing: {p}: {counts} main runs stored ({where}); the pattern is left out "
+                         f"({block})")
     if full:
         setup = dataclasses.replace(setup, patterns={p: setup.patterns[p] for p in keep})
     return setup, full, lines
@@ -696,18 +708,19 @@ def _stored_main(setup, st: Store, rates: dict, pattern: str, seed: int) -> tupl
 
 
 def _whole_block(stored: dict, seeds: list[int], patterns: list[str]) -> tuple[list[str], list[int]]:
-    """:func:`stored_scope_02`'s block: (patterns, seeds) with every main run stored, the most runs,
-    then the most seeds (``stored``: (seed, pattern) -> (stored, all)); ([], []) when no pattern
-    of any seed is whole."""
-    whole = {k: [p for p in patterns if stored[k, p][0] == stored[k, p][1]] for k in seeds}
-
-    def size(block: tuple[list[str], list[int]]) -> tuple[int, int]:
-        return sum(stored[k, p][1] for k in block[1] for p in block[0]), len(block[1])
-    best: tuple[list[str], list[int]] = ([], [])
-    for k in seeds:
-        block = (whole[k], [j for j in seeds if set(whole[k]) <= set(whole[j])])
-        if whole[k] and size(block) > size(best):
-            best = block
+    """:func:`stored_scope_02`'s block: (patterns, seeds) with every main run stored (``stored``:
+    (seed, pattern) -> (stored, all)), over every non-empty set of ``patterns`` (in their order)
+    with the seeds that have all of it whole: the most runs, then the most seeds, then the most
+    patterns, then the first set met; ([], []) when no pattern of any seed is whole."""
+    import itertools
+    whole = {k: {p for p in patterns if stored[k, p][0] == stored[k, p][1]} for k in seeds}
+    best, most = ([], []), (0, 0, 0)
+    for r in range(1, len(patterns) + 1):
+        for subset in itertools.combinations(patterns, r):
+            full = [k for k in seeds if whole[k].issuperset(subset)]
+            size = (sum(stored[k, p][1] for k in full for p in subset), len(full), r)
+            if full and size > most:
+                best, most = (list(subset), full), size
     return best
 
 

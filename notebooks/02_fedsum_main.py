@@ -236,7 +236,7 @@ for d, marks in off_rule.items():
                                                  if marks else "none"))
 claim_rows = [r for d in DATASETS for p in PATTERNS
               for r in setup.main_claims(summary, curves, d, p, seeds, setup.setting, off_rule[d])]
-unrun = setup.unrun_main_claims()                 # Fig. 1 on the datasets this profile does not run
+unrun = setup.unrun_main_claims()      # Fig. 1 on the datasets (and patterns) this render does not run
 grid_rows = [setup.grid_claim(grid_table, ds) for ds in setup.datasets]   # App. H.2's selection
 claim_table = runs.claims([*claim_rows, *grid_rows, *unrun], "FedSUM", setting=["dataset", "pattern"])
 

@@ -42,14 +42,23 @@ def test_a_campaign_stops_inside_its_budget_and_resumes_without_recomputing(tmp_
     assert rest.loaded == 2 and len(rest.computed) == n_main and rest.left == [] and rest.stopped == "done"
     assert {k: (path / k / "history.csv").stat().st_mtime_ns for k in stamps} == stamps   # not recomputed
     scoped, seeds, lines = campaign.stored_scope_02(setup, path, [0, 1], ["P1"])
-    assert seeds == [0] and len(lines) == 1 and lines[0].startswith("missing: seed 1: 0 of 9 main runs")
+    assert seeds == [0] and len(lines) == 3 and lines[0].startswith("missing: seed 1: 0 of 9 main runs")
+    assert lines[1:] == [f"missing: {p}: not among the patterns asked for (P1); the pattern is left out"
+                         for p in ("P2", "P3")]
     assert scoped.patterns == {"P1": setup.patterns["P1"]}
     # P1's runs of seed 0 are whole, P2's are not: rendered cut to P1, P2 named
     scoped, seeds, lines = campaign.stored_scope_02(setup, path, [0, 1], ["P1", "P2"])
     assert seeds == [0] and list(scoped.patterns) == ["P1"]
     digits = "digits (smoke test)"
     assert lines == [f"missing: seed 1: 0 of 18 main runs stored ({digits}); the seed is left out",
-                     f"missing: P2: main runs stored ({digits}) seed 0: 0 of 9; the pattern is left out"]
+                     f"missing: P2: seed 0: 0 of 9 main runs stored ({digits}); the pattern is left out "
+                     "(the largest block stored whole is P1 x seed 0)",
+                     "missing: P3: not among the patterns asked for (P1, P2); the pattern is left out"]
+    scoped, seeds, lines = campaign.stored_scope_02(setup, path, [1, 0])       # the setup's patterns
+    assert seeds == [0] and list(scoped.patterns) == ["P1"] and len(lines) == 3
+    assert lines[2].startswith("missing: P3: seed 0: 0 of 9 main runs stored")
+    with pytest.raises(ValueError, match="seeds: each seed once"):
+        campaign.stored_scope_02(setup, path, [0, 0])
     empty, none_seeds, why = campaign.stored_scope_02(setup, tmp_path / "empty", [0], ["P1"])
     assert empty.datasets == () and none_seeds == [] and "0 of 2 grid runs stored" in why[0]
     again = campaign.run_campaign("02_fedsum_main", budget_min=10, **kw)
@@ -57,8 +66,8 @@ def test_a_campaign_stops_inside_its_budget_and_resumes_without_recomputing(tmp_
 
 
 def test_the_scope_a_paper_store_renders_is_its_largest_whole_block_of_patterns_and_seeds():
-    """``stored_scope_02``'s block: for each seed the patterns it has whole, with the seeds that
-    have them all; the most runs win, then more seeds (the claims need two), then the first seed's."""
+    """``stored_scope_02``'s block: every set of patterns with the seeds that have it whole; the
+    most runs win, then more seeds (the claims need two), then more patterns, then the first set."""
     def stored(whole: dict) -> dict:
         return {(k, p): (9 if p in whole[k] else 4, 9) for k in whole for p in ("P1", "P2", "P3")}
 
@@ -70,6 +79,11 @@ def test_the_scope_a_paper_store_renders_is_its_largest_whole_block_of_patterns_
     assert block({0: ["P2"], 1: ["P1", "P3"], 2: []}) == (["P1", "P3"], [1])
     assert block({0: ["P2"], 1: ["P3"], 2: []}) == (["P2"], [0])                  # a tie: the first
     assert block({0: [], 1: [], 2: []}) == ([], [])
+    assert block({0: ["P1", "P2"], 1: ["P1", "P3"], 2: []}) == (["P1"], [0, 1])   # 18 each: a shared set
+    four = {(k, p): (9 if p in w else 0, 9) for k, w in enumerate([["P1", "P2", "P3"], ["P1", "P2", "P4"],
+                                                                    ["P1", "P2"], ["P1", "P2"]])
+            for p in ("P1", "P2", "P3", "P4")}
+    assert campaign._whole_block(four, [0, 1, 2, 3], ["P1", "P2", "P3", "P4"]) == (["P1", "P2"], [0, 1, 2, 3])
 
 
 def _history(entry_dir):

@@ -200,6 +200,30 @@ def test_paper_profile_without_its_data_stops_before_creating_a_folder(tmp_path)
     assert not (tmp_path / "results").exists() and not (tmp_path / "figures").exists()
 
 
+def test_the_paper_store_renders_the_block_it_holds_whole_and_names_every_pattern_left_out(tmp_path):
+    """``make figures PROFILE=paper`` on notebook 02's committed paper store (computing nothing):
+    it renders the patterns of the largest block of patterns x seeds stored whole, and each
+    pattern left out has a "missing:" line and a "not tested" row for MNIST; no pattern is both."""
+    env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path), "FEDLIB_NO_COMPUTE": "1"}
+    results = ROOT / "results" / "02_fedsum_main"
+    before = _tree(results)
+    r = subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks/02_fedsum_main.ipynb"),
+                        str(tmp_path / "out.ipynb"), "-k", "python3", "--cwd", str(ROOT / "notebooks"),
+                        "-p", "profile", "paper", "--no-progress-bar", "--log-output"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = r.stdout + r.stderr
+    left = set(re.findall(r"^missing: (P\d): ", out, flags=re.M))
+    [folder] = (tmp_path / "results" / "notebooks").glob("02_fedsum_main-*profile=paper*")
+    rows = pd.read_csv(folder / "claims.csv")
+    mnist = rows[rows["dataset"] == "MNIST"]
+    cut = set(mnist.loc[mnist["cause"].str.contains("outside the largest block", na=False), "pattern"])
+    assert cut == left and len(left) < 3                    # P1 of seed 0 is stored whole
+    rendered = set(mnist["pattern"]) - cut
+    assert rendered and rendered.isdisjoint(left) and rendered | left == {"P1", "P2", "P3"}
+    assert _tree(results) == before                         # the store is read, never written
+
+
 def test_notebook_runs_save_figures_tables_and_claims_into_the_ledger(tmp_path):
     import matplotlib.pyplot as plt
 

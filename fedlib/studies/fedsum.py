@@ -597,9 +597,10 @@ class FedSumSetup:
         quick profile runs MNIST only; the paper profile all three, unless
         :func:`fedlib.campaign.stored_scope_02` cut a dataset whose runs are not stored), one row
         per dataset, "not tested" with the reason computed from the setup's datasets and the
-        paper profile's (:func:`fedlib.claims.not_run`). MNIST has no such row: every profile runs
-        it (the smoke profile on its digits stand-in). Notebook 02 puts these rows beside
-        :meth:`main_claims`."""
+        paper profile's (:func:`fedlib.claims.not_run`); MNIST has no such row: every profile runs
+        it (the smoke profile on its digits stand-in). Then one such row per dataset run and
+        pattern that ``stored_scope_02`` cut from a paper store's render (:meth:`_unrun_patterns`).
+        Notebook 02 puts these rows beside :meth:`main_claims`."""
         claim = ("Fig. 1's claims as notebook 02 checks them on MNIST: FedSUM and FedSUM-CR faster (rounds, "
                  "model units) and more stable than every baseline; FedSUM-CR keeps FedSUM's accuracy with "
                  "fewer model units, the most effective")
@@ -614,13 +615,14 @@ class FedSumSetup:
 
     def _unrun_patterns(self, claim: str) -> list[ClaimRow]:
         """One "not tested" row per dataset this setup runs and pattern of its profile that it does
-        not (:func:`fedlib.campaign.stored_scope_02` cut a pattern no seed has whole in the paper
-        store); none where it runs every pattern."""
+        not (:func:`fedlib.campaign.stored_scope_02` cut the patterns outside the largest block of
+        patterns x seeds whose main runs the paper store holds whole); none where it runs every
+        pattern."""
         cut = [p for p in self._every_pattern if p not in self.patterns]
-        why = ("the paper profile runs {p}, but no seed's main runs of {p} on {d} are all in this store "
-               "(`make campaign NB=02_fedsum_main` computes them, seed by seed)")
-        return [ClaimRow("Sec. 5, Fig. 1", QUOTES["fig1 datasets"], claim,
-                         claims.not_run(why.format(p=p, d=self.dataset_name(d))),
+        why = ("the paper profile runs {p}, but {p} is outside the largest block of patterns x seeds whose "
+               "main runs are all in this store, so this render leaves it out (the notebook's 'missing:' "
+               "lines give each seed's count; `make campaign NB=02_fedsum_main` computes the rest)")
+        return [ClaimRow("Sec. 5, Fig. 1", QUOTES["fig1 datasets"], claim, claims.not_run(why.format(p=p)),
                          context={"dataset": self.dataset_name(d), "pattern": p}, setting=self.setting)
                 for d in self.datasets for p in cut]
 
