@@ -61,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     the exit status (argparse exits with status 2 on a usage error, naming the argument)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    if isinstance(getattr(args, "path", None), str) and not args.path.strip():
+        parser.error(f"path: must be a folder path (a store or one entry), got {args.path!r}")
     if args.command == "strip":
         return _strip(parser, args.notebooks)
     if args.command == "seal":
@@ -72,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         return _renew(parser, Path(args.path), rounds)
     if args.sample is not None and args.sample < 1:
         parser.error(f"--sample: must be >= 1, got {args.sample}")
+    if args.seed < 0:
+        parser.error(f"--seed: must be an integer >= 0 (the sample's seed), got {args.seed}")
     return _verify(parser, Path(args.path), args.sample, args.seed, args.imports, rounds)
 
 
@@ -168,8 +172,8 @@ def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``campaign``: a notebook's runs into its store within the budget (:mod:`fedlib.campaign`)."""
     from .campaign import run_campaign
     notebooks = "all" if args.notebook == ["all"] else args.notebook
-    if not args.budget_min >= 0:                   # checked even with --list (which computes nothing)
-        parser.error(f"--budget-min: must be a number of minutes >= 0, got {args.budget_min}")
+    if not 0 <= args.budget_min < float("inf"):    # checked even with --list (which computes nothing)
+        parser.error(f"--budget-min: must be a finite number of minutes >= 0, got {args.budget_min}")
     try:
         run_campaign(notebooks, args.profile, args.device, 0.0 if args.list else args.budget_min,
                      args.store, args.seeds, args.datasets, args.stand_in_rounds, graphs=args.graphs,
@@ -184,15 +188,17 @@ def _verify(parser: argparse.ArgumentParser, path: Path, sample: int | None, see
             imports: list[str], rounds: int | str | None) -> int:
     """``verify``: replay the entries of ``path`` (a store, or one entry), one line each, then the
     counts; 1 if any differs or cannot be replayed."""
-    targets = _targets(parser, path, sample, seed)
-    if not targets:
-        print(f"{path}: no entries")
-        return 0
-    for module in imports:
+    for module in imports:                     # checked whether or not there is an entry to replay
+        if not module or module.startswith(".") or not all(p.isidentifier() for p in module.split(".")):
+            parser.error(f"--import: {module!r} is not an importable module name (e.g. mypackage.algos)")
         try:
             importlib.import_module(module)
         except ImportError as e:
             parser.error(f"--import: cannot import {module!r} ({e})")
+    targets = _targets(parser, path, sample, seed)
+    if not targets:
+        print(f"{path}: no entries")
+        return 0
     counts = {"exact": 0, "cross-cpu": 0, "unchecked": 0, "failed": 0, "unknown": 0, "stale": 0, "error": 0}
     for t in tqdm(targets, desc="verify", unit="entry", disable=len(targets) < 2):
         counts[_verify_entry(t, rounds)] += 1

@@ -24,9 +24,9 @@ class InputError(ValueError):
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InputError(f"{name}: must be an integer, got {value!r}")
-    rng = f"{low}..{high}" if high is not None else f">= {low}"
+    rng = f"in {low}..{high}" if high is not None else f">= {low}"
     if value < low or (high is not None and value > high):
-        raise InputError(f"{name}: must be an integer in {rng}, got {value}")
+        raise InputError(f"{name}: must be an integer {rng}, got {value}")
     return int(value)
 
 

@@ -656,14 +656,15 @@ def stored_scope_02(setup, store: str | Path, seeds: list[int], patterns: list[s
     complete. With no whole pattern of any seed, the seeds are [] and the patterns are kept.
 
     Raises:
-        ValueError: ``seeds`` is not a list of distinct non-negative integers.
+        ValueError: ``seeds`` is not a list of distinct non-negative integers, or ``patterns`` not
+            None or a list of distinct patterns of ``setup``.
     """
     import dataclasses
 
     from .notebook import check_seeds
     from .sweeps import sweep
-    seeds = check_seeds(seeds)
-    st = Store(store)
+    seeds, patterns = check_seeds(seeds), _scope_patterns(setup, patterns)
+    st = Store(store, create=False)                                # a render reads, never writes
     lines, have = [], []
     for ds in setup.datasets:
         grid = setup.grid_configs(ds)
@@ -678,7 +679,6 @@ def stored_scope_02(setup, store: str | Path, seeds: list[int], patterns: list[s
     if not have:
         return setup, [], lines + ["missing: every dataset's grid: nothing to render"]
     rates, _ = setup.choose_rates(lambda cs: sweep(cs, st, progress=False, compute=False))
-    patterns = list(setup.patterns) if patterns is None else list(patterns)
     stored = {(k, p): _stored_main(setup, st, rates, p, k) for k in seeds for p in patterns}
     keep, full = _whole_block(stored, seeds, patterns)
     where = ", ".join(map(setup.dataset_name, have))
@@ -699,6 +699,19 @@ def stored_scope_02(setup, store: str | Path, seeds: list[int], patterns: list[s
     if full:
         setup = dataclasses.replace(setup, patterns={p: setup.patterns[p] for p in keep})
     return setup, full, lines
+
+
+def _scope_patterns(setup, patterns) -> list[str]:
+    """:func:`stored_scope_02`'s ``patterns``: the setup's (None) or a non-empty list of distinct
+    patterns of the setup, else an InputError naming them."""
+    if patterns is None:
+        return list(setup.patterns)
+    if (isinstance(patterns, str) or not isinstance(patterns, (list, tuple)) or not patterns
+            or not all(isinstance(p, str) and p in setup.patterns for p in patterns)
+            or len(set(patterns)) < len(patterns)):
+        raise InputError(f"patterns: must be None or a non-empty list of distinct patterns of the setup "
+                         f"({', '.join(setup.patterns)}), got {patterns!r}")
+    return list(patterns)
 
 
 def _stored_main(setup, st: Store, rates: dict, pattern: str, seed: int) -> tuple[int, int]:
@@ -770,20 +783,20 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
     from .notebook import store_path
     devices, device = _check_campaign_devices(devices, device, budget_min)
     names, engine = _check_campaign(notebook, profile, device, budget_min, store, dict(
-        graphs=graphs, compiled_draws=compiled_draws, clients_innermost=clients_innermost))
-    _check_seeds_and_datasets(seeds, datasets)
+        graphs=graphs, compiled_draws=compiled_draws, clients_innermost=clients_innermost), root)
+    seeds, datasets, patterns = _check_seeds_and_datasets(seeds, datasets, patterns, names, profile)
     t0 = clock()
     deadline = t0 + 60.0 * budget_min
     report = CampaignReport(budget_s=60.0 * budget_min)
     pooled = devices is not None and budget_min > 0            # (a list computes nothing: no processes)
     with _Pool(devices, engine) if pooled else nullcontext() as pool:
         for nb in names:
-            st = Store(store if store is not None else store_path(nb, profile, root))
+            st = Store(store if store is not None else store_path(nb, profile, root), create=budget_min > 0)
             part = NotebookReport(nb)
             report.notebooks.append(part)
             pace = _Pace(st, device, engine, threads=1 if devices else None)    # a pool's: 1 thread each
             compute = _Compute(st, pace, deadline, report, part, device, engine, clock, echo, pool)
-            ctx = _Context(profile, compute, list(range(5)) if seeds is None else list(seeds), datasets,
+            ctx = _Context(profile, compute, list(range(5)) if seeds is None else seeds, datasets,
                            stand_in_rounds, patterns, part, None if root is None else Path(root))
             _plan_notebook(nb, ctx, part, alone=len(names) == 1)
             report.loaded += part.loaded
@@ -833,8 +846,9 @@ def _check_campaign_devices(devices, device, budget_min) -> tuple[list[str] | No
                              f"so the budget would be checked with a pace several times too fast; "
                              f"name each GPU once")
     cores = os.cpu_count() or 1
-    if devices.count("cpu") > cores:
-        raise ValueError(f"devices: {devices.count('cpu')} CPU processes on a machine of {cores} cores; "
+    cpus = sum(d.split(":")[0] == "cpu" for d in devices)
+    if cpus > cores:
+        raise ValueError(f"devices: {cpus} CPU processes on a machine of {cores} cores; "
                          f"name 'cpu' at most once per core")
     if devices[0].startswith("cuda"):
         from .arithmetic import verifiable_cuda
@@ -858,34 +872,72 @@ def _check_here(name: str, device: str, budget_min: float) -> None:
     _device(device, field=name)
 
 
-def _check_seeds_and_datasets(seeds, datasets) -> None:
-    """:func:`run_campaign`'s ``seeds`` (integers >= 0) and ``datasets`` (names), or an InputError."""
-    for i, k in enumerate(seeds or ()):
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise InputError(f"seeds[{i}]: must be an integer >= 0, got {k!r}")
-    if datasets is not None and (isinstance(datasets, str) or not all(isinstance(d, str) for d in datasets)):
-        raise InputError(f"datasets: must be a list of dataset names, got {datasets!r}")
+def _check_seeds_and_datasets(seeds, datasets, patterns, names: list[str], profile: str
+                              ) -> tuple[list[int] | None, list[str] | None, list[str] | None]:
+    """:func:`run_campaign`'s ``seeds`` (:func:`fedlib.notebook.check_seeds`), ``datasets`` and
+    ``patterns`` (non-empty lists of distinct names; patterns of notebook 02's profile, and only
+    where notebook 02 is named; datasets not for notebook 05 alone, which has one), each None or
+    as lists, or an InputError naming the field."""
+    from .notebook import check_seeds
+    try:
+        seeds = None if seeds is None else check_seeds(seeds)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    for what, value in (("datasets", datasets), ("patterns", patterns)):
+        if value is None:
+            continue
+        if isinstance(value, str) or not isinstance(value, (list, tuple)) or not value or not all(
+                isinstance(v, str) for v in value):
+            raise InputError(f"{what}: must be a non-empty list of names, got {value!r}")
+        twice = sorted({v for v in value if list(value).count(v) > 1})
+        if twice:
+            raise InputError(f"{what}: each name once; {', '.join(twice)} repeated in {list(value)!r}")
+    if datasets is not None and names == ["05_focus_cifar"]:
+        raise InputError("datasets: notebook 05_focus_cifar runs one dataset (FOCUS App. F's); "
+                         "leave datasets out")
+    if patterns is not None:
+        from .studies import fedsum_setup
+        known = list(fedsum_setup(profile).patterns)
+        if "02_fedsum_main" not in names:
+            raise InputError(f"patterns: are notebook 02's participation patterns ({', '.join(known)}); "
+                             f"notebook 02_fedsum_main is not among {', '.join(names)}")
+        bad = [p for p in patterns if p not in known]
+        if bad:
+            raise InputError(f"patterns: must be patterns of notebook 02 ({', '.join(known)}), "
+                             f"got {bad[0]!r}")
+    return seeds, None if datasets is None else list(datasets), None if patterns is None else list(patterns)
 
 
 def _check_campaign(notebook: str | list[str], profile: str, device: str | None, budget_min: float,
-                    store: str | Path | None, flags: dict[str, bool]
+                    store: str | Path | None, flags: dict[str, bool], root: str | Path | None = None
                     ) -> tuple[list[str], VectorizedEngine]:
     """:func:`run_campaign`'s arguments checked (a ValueError naming the first bad one; a CUDA
     device must compute verifiably: :func:`fedlib.arithmetic.verifiable_cuda`); returns the
     notebooks named, in the campaign order, and the engine of the engine options ``flags``."""
     from .notebook import check_profile
     names = (list(CAMPAIGNS) if notebook == "all" else [notebook] if isinstance(notebook, str)
-             else list(notebook))
+             else list(notebook) if isinstance(notebook, (list, tuple)) else None)
+    if not names or not all(isinstance(nb, str) for nb in names):
+        raise ValueError(f"notebook: name at least one campaign ({', '.join(CAMPAIGNS)}) or all, "
+                         f"got {notebook!r}")
     for nb in names:
+        if nb == "all" and len(names) > 1:
+            raise ValueError(f"notebook: 'all' stands alone (it names every campaign), got {list(names)!r}")
         if nb not in CAMPAIGNS:
             raise ValueError(f"notebook: no campaign for {nb!r}; campaigns: {', '.join(CAMPAIGNS)} or all")
+        if names.count(nb) > 1:
+            raise ValueError(f"notebook: each campaign once; {nb} repeated in {list(names)!r}")
     names = [nb for nb in CAMPAIGNS if nb in names]
+    for what, path in (("store", store), ("root", root)):
+        if path is not None and (not isinstance(path, (str, Path)) or not str(path).strip()):
+            raise ValueError(f"{what}: must be a folder path, got {path!r}")
     if store is not None and len(names) > 1:
         raise ValueError("store: one store folder is for one notebook; leave it out for several "
                          "(each goes to results/<notebook>/<profile>)")
     check_profile(profile)
-    if isinstance(budget_min, bool) or not isinstance(budget_min, (int, float)) or not budget_min >= 0:
-        raise ValueError(f"budget_min: must be a number >= 0, got {budget_min!r}")
+    if isinstance(budget_min, bool) or not isinstance(budget_min, (int, float)) or not (
+            0 <= budget_min < float("inf")):
+        raise ValueError(f"budget_min: must be a finite number of minutes >= 0, got {budget_min!r}")
     for name, flag in flags.items():
         if not isinstance(flag, bool):
             raise ValueError(f"{name}: must be True or False, got {flag!r}")

@@ -44,6 +44,10 @@ def check_seeds(seeds, name: str = "seeds") -> list[int]:
     if not isinstance(seeds, list) or not seeds or any(
             isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0 for k in seeds):
         raise ValueError(f"{name}: must be a non-empty list of non-negative integers, got {seeds!r}")
+    big = [int(k) for k in seeds if k >= 2 ** 63]
+    if big:
+        raise ValueError(f"{name}: each seed below 2**63 (numpy's and torch's seeds are 64-bit), "
+                         f"got {big[0]}")
     twice = sorted({int(k) for k in seeds if seeds.count(k) > 1})
     if twice:
         raise ValueError(f"{name}: each seed once (a seed twice would count one run twice in every "

@@ -96,6 +96,9 @@ def _device(device: Any, field: str = "device") -> torch.device:
     except (RuntimeError, TypeError, ValueError):
         raise ValueError(f"{field}: {device!r} is not a device name (use 'cpu', 'cuda', 'cuda:0', "
                          "'mps')") from None
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"{field}: {device!r} is not a device fedlib computes on (use 'cpu', 'cuda', "
+                         "'cuda:0', 'mps')")
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             raise ValueError(f"{field}: {device!r} asked for, but this machine has no CUDA device "

@@ -234,6 +234,8 @@ class Store:
 
     Args:
         path: the folder (created on first use; ``~`` is the user's home).
+        create: False: a folder that does not exist is not created but read as an empty,
+            read-only store (a listing or a render that only reads must leave nothing behind).
 
     Raises:
         ValueError: the folder cannot be created, or exists but cannot be read (checked at once).
@@ -241,13 +243,25 @@ class Store:
             usual (:attr:`writable` is False) and writing one raises naming the folder.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, create: bool = True):
         self.path = Path(path).expanduser()
         #: whether entries can be written here (False: a read-only store, e.g. a shared copy)
         self.writable = True
         if self.path.is_file():
             raise ValueError(f"store: {self.path} is a file, not a store folder (a store is a folder of "
                              "stored runs; give a folder path, new or existing)")
+        if not create and not self.path.exists():
+            self.writable, self._why = False, "it does not exist (opened to read only: create=False)"
+        else:
+            self._open()
+        #: entries :meth:`get` refused, by key, with the reason (edited, unreadable)
+        self.rejected: dict[str, str] = {}
+        #: entries :meth:`get` found whose algorithm or problem code changed since they were stored
+        self.stale: dict[str, str] = {}
+
+    def _open(self) -> None:
+        """Create the folder where it is missing, and probe it: a ValueError if it cannot be
+        created or read; a folder that cannot be written is a read-only store (:attr:`writable`)."""
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -260,10 +274,6 @@ class Store:
             if not os.access(self.path, os.R_OK | os.X_OK):
                 raise ValueError(f"store: cannot read {self.path} ({e.strerror or e})") from None
             self.writable, self._why = False, e.strerror or str(e)
-        #: entries :meth:`get` refused, by key, with the reason (edited, unreadable)
-        self.rejected: dict[str, str] = {}
-        #: entries :meth:`get` found whose algorithm or problem code changed since they were stored
-        self.stale: dict[str, str] = {}
 
     def require_writable(self, what: str = "") -> None:
         """Raise a ValueError naming the folder if this store is read-only (``what``: what needed
@@ -278,6 +288,8 @@ class Store:
 
     def keys(self) -> list[str]:
         """Keys of the complete entries (folders with a meta.json)."""
+        if not self.path.is_dir():                        # a store opened with create=False
+            return []
         return sorted(p.name for p in self.path.iterdir()
                       if p.is_dir() and not p.name.startswith(".") and (p / "meta.json").exists())
 
@@ -384,6 +396,7 @@ class Store:
         :func:`fedlib.arithmetic.verifiable`; a device this machine lacks is a ValueError naming
         the field, and nothing is stored (as for missing data)."""
         plain = config.config if isinstance(config, Planned) else config
+        self.require_writable(f"computing {_keyed(config)[1]}")       # refused before the run, not after
         x0 = self.warmup_model(config)
         ckpt = self.checkpoint_path(config) if checkpoint_every else None
         t0 = time.perf_counter()

@@ -354,7 +354,7 @@ CASES = [
      "df: expected a frame of fedlib.sweep, got list"),
     # plotting helpers and models given values they once accepted silently or crashed on
     ("heatmap rounds", lambda t: _plot("participation_heatmap", np.ones((10, 3)), rounds=-5), ValueError,
-     "rounds: must be an integer in >= 1, got -5"),
+     "rounds: must be an integer >= 1, got -5"),
     ("loss axis 0", lambda t: _plot("log_loss_axis", 0.0), ValueError, r"start: must be the starting loss, .*> 0"),
     ("figure name folder", lambda t: _save_figure(t / "figs", "a/b"), ValueError,
      "name: must be a file name without a folder .*got 'a/b'"),
@@ -396,7 +396,7 @@ LATE = [
     # values only the problem's builder checked: now built (small) in validate, or checked without data
     *[(f"late: quadratic {k}={v!r}", lambda t, k=k, v=v: _sweep(problem_args={"num_clients": 4, "dim": 3, k: v}),
        ValueError, rf"configs\[1\]\.problem_args\.{k}: {m}") for k, v, m in [
-        ("dim", 0, r"must be an integer in >= 1, got 0"),
+        ("dim", 0, r"must be an integer >= 1, got 0"),
         ("sigma", -1.0, r"must be a finite number >= 0, got -1\.0"),
         ("curvature", (2.0, 0.5), r"must be \(lo, hi\) with 0 < lo <= hi, got \(2\.0, 0\.5\)"),
         ("curvature", (-2.0, -0.5), r"must be a finite number > 0, got -2\.0"),
@@ -444,9 +444,9 @@ SILENT = [
      r"retry_errors: must be True or False, got str 'yes'"),
     ("silent: sweep checkpoint_every 0", lambda t: fedlib.sweep([BASE], Path("s"), progress=False,
                                                                checkpoint_every=0), ValueError,
-     r"checkpoint_every: must be an integer in >= 1, got 0"),
+     r"checkpoint_every: must be an integer >= 1, got 0"),
     ("silent: sweep torch_threads 0", lambda t: fedlib.sweep([BASE], Path("s"), progress=False, torch_threads=0),
-     ValueError, r"torch_threads: must be an integer in >= 1, got 0"),
+     ValueError, r"torch_threads: must be an integer >= 1, got 0"),
     ("silent: Arg default outside its range", lambda t: participation.Arg("q", "number", 5, low=0, high=1),
      ValueError, r"q: default must be allowed by its own check, got 5 \(q: must lie in \[0, 1\]"),
     ("silent: Arg default outside its choices", lambda t: participation.Arg("m", "text", "z", choices=("x", "y")),
@@ -454,7 +454,7 @@ SILENT = [
     ("silent: Arg low above high", lambda t: participation.Arg("q", "number", 0.5, low=2, high=1), ValueError,
      r"q: low must be <= high, got low 2 > high 1"),
     ("silent: campaign seeds -1", lambda t: _campaign(t, seeds=[-1]), ValueError,
-     r"seeds\[0\]: must be an integer >= 0, got -1"),
+     r"seeds: must be a non-empty list of non-negative integers, got \[-1\]"),
     ("silent: paired int lists", lambda t: claims.paired([5, 2, 3], [4, 1, 2]), ValueError,
      r"a: must be a mapping seed -> value .*got list \[5, 2, 3\]"),
     ("silent: decide NaN threshold", lambda t: claims.decide([0.1, 0.2, 0.3], float("nan"), 0.005), ValueError,
@@ -997,5 +997,5 @@ def test_campaign_list_still_checks_its_budget(tmp_path, capsys):
     from fedlib.__main__ import main
     with pytest.raises(SystemExit):
         main(["campaign", "02_fedsum_main", "--list", "--budget-min", "-5", "--root", str(tmp_path)])
-    assert "--budget-min: must be a number of minutes >= 0, got -5.0" in capsys.readouterr().err
+    assert "--budget-min: must be a finite number of minutes >= 0, got -5.0" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())

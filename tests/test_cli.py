@@ -129,3 +129,27 @@ def test_help_says_what_every_command_does_in_whole_sentences():
 def test_import_fedlib_reaches_analysis_and_claims():
     import fedlib
     assert callable(fedlib.analysis.label) and callable(fedlib.claims.paired)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["verify", "{tmp}", "--seed", "-1"], "--seed: must be an integer >= 0 (the sample's seed), got -1"),
+    (["verify", "", "--sample", "1"], "path: must be a folder path (a store or one entry), got ''"),
+    (["verify", "{tmp}", "--import", ""], "--import: '' is not an importable module name"),
+    (["verify", "{tmp}", "--import", ".foo"], "--import: '.foo' is not an importable module name"),
+    (["verify", "{tmp}", "--import", "no_such_module_xyz"], "--import: cannot import 'no_such_module_xyz'"),
+    (["campaign", "02_fedsum_main", "--list", "--budget-min", "inf"], "--budget-min: must be a finite"),
+    (["campaign", "02_fedsum_main", "--list", "--store", ""], "store: must be a folder path, got ''"),
+    (["campaign", "all", "02_fedsum_main", "--list"], "notebook: 'all' stands alone")])
+def test_a_bad_command_line_is_one_usage_error_naming_the_option(tmp_path, capsys, argv, message):
+    """Refused with status 2 and one line naming the option, never a traceback; an empty store
+    (``{tmp}``) does not excuse a bad ``--seed`` or ``--import``."""
+    with pytest.raises(SystemExit) as e:
+        main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_campaign_listing_creates_no_store_folder(tmp_path, capsys):
+    """``--list`` only reads: the store of a notebook that has none is not created."""
+    assert main(["campaign", "02_fedsum_main", "--profile", "smoke", "--list", "--root", str(tmp_path),
+                 "--seeds", "0"]) == 0
+    assert "left" in capsys.readouterr().out and list(tmp_path.iterdir()) == []

@@ -21,6 +21,19 @@ def test_unwritable_store_fails_at_once_with_its_path(tmp_path):
 
 
 
+def test_a_store_opened_to_read_only_creates_no_folder_and_refuses_a_write(tmp_path):
+    from fedlib import ExperimentConfig
+    st = Store(tmp_path / "none", create=False)
+    assert not (tmp_path / "none").exists() and st.keys() == [] and not st.writable
+    cfg = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=2,
+                           problem_args={"num_clients": 2, "dim": 2, "seed": 0})
+    assert st.get(cfg) is None
+    with pytest.raises(ValueError, match=r"store: cannot write to .*none \(it does not exist"):
+        st.compute(cfg)
+    assert not (tmp_path / "none").exists()
+    assert Store(tmp_path, create=False).writable                  # an existing folder: as usual
+
+
 def test_corrupt_entries_are_reported_by_name_and_recomputed(tmp_path):
     c = _base()
     fedlib.sweep([c], tmp_path, progress=False)
