@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if isinstance(getattr(args, "path", None), str) and not args.path.strip():
-        parser.error(f"path: must be a folder path (a store or one entry), got {args.path!r}")
+        what = "a store or one entry" if args.command == "verify" else "a store"
+        parser.error(f"path: must be a folder path ({what}), got {args.path!r}")
     if args.command == "strip":
         return _strip(parser, args.notebooks)
     if args.command == "seal":

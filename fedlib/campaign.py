@@ -30,6 +30,7 @@ process stores. On one GPU several processes gain little: on an H100
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -615,7 +616,7 @@ def _plan_03(ctx: _Context) -> None:
     datasets = [ds for ds in (ctx.datasets or setup.datasets) if _present(ds, setup.stand_in)]
     ctx.part.missing += [ds for ds in (ctx.datasets or setup.datasets) if ds not in datasets]
     from .sweeps import sweep
-    grid_store = Store(store_path("02_fedsum_main", ctx.profile, ctx.root))
+    grid_store = Store(store_path("02_fedsum_main", ctx.profile, ctx.root), create=False)   # read only
     try:
         rates, _ = setup.choose_rates(lambda cs: sweep(cs, grid_store, progress=False, compute=False),
                                       datasets)
@@ -830,8 +831,6 @@ def _check_campaign_devices(devices, device, budget_min) -> tuple[list[str] | No
     and at most one CPU process per core."""
     if devices is None:
         return None, device
-    import os
-
     from .sweeps import _check_devices
     devices = _check_devices(devices)
     if device is not None:
@@ -915,6 +914,8 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     device must compute verifiably: :func:`fedlib.arithmetic.verifiable_cuda`); returns the
     notebooks named, in the campaign order, and the engine of the engine options ``flags``."""
     from .notebook import check_profile
+    if isinstance(notebook, (list, tuple)) and list(notebook) == ["all"]:
+        notebook = "all"                               # the list form of "all", as the command line gives it
     names = (list(CAMPAIGNS) if notebook == "all" else [notebook] if isinstance(notebook, str)
              else list(notebook) if isinstance(notebook, (list, tuple)) else None)
     if not names or not all(isinstance(nb, str) for nb in names):
@@ -929,7 +930,7 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
             raise ValueError(f"notebook: each campaign once; {nb} repeated in {list(names)!r}")
     names = [nb for nb in CAMPAIGNS if nb in names]
     for what, path in (("store", store), ("root", root)):
-        if path is not None and (not isinstance(path, (str, Path)) or not str(path).strip()):
+        if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip()):
             raise ValueError(f"{what}: must be a folder path, got {path!r}")
     if store is not None and len(names) > 1:
         raise ValueError("store: one store folder is for one notebook; leave it out for several "

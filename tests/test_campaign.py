@@ -61,6 +61,7 @@ def test_a_campaign_stops_inside_its_budget_and_resumes_without_recomputing(tmp_
         campaign.stored_scope_02(setup, path, [0, 0])
     empty, none_seeds, why = campaign.stored_scope_02(setup, tmp_path / "empty", [0], ["P1"])
     assert empty.datasets == () and none_seeds == [] and "0 of 2 grid runs stored" in why[0]
+    assert not (tmp_path / "empty").exists()                        # a render reads, creates nothing
     again = campaign.run_campaign("02_fedsum_main", budget_min=10, **kw)
     assert again.computed == [] and again.loaded == n_grid + n_main
 
@@ -174,7 +175,18 @@ def test_campaign_arguments_are_checked(tmp_path, capsys):
             (dict(devices=["cpu:0"] * ((os.cpu_count() or 1) + 1)), r"devices: \d+ CPU processes on a")]:
         with pytest.raises(ValueError, match=msg):
             campaign.run_campaign(**{"notebook": "02_fedsum_main", **kw, **args})
+    for args in (dict(seeds=[0, 0]), dict(patterns=["P9"]), dict(datasets=[])):    # before a store opens
+        with pytest.raises(ValueError):
+            campaign.run_campaign("02_fedsum_main", **{**kw, "budget_min": 1, **args})
     assert not (tmp_path / "refused").exists()                      # nothing created by a refused call
+    assert campaign.run_campaign(["all"], profile="smoke", budget_min=0, root=tmp_path / "r", seeds=[0],
+                                 echo=lambda s: None).notebooks                        # the list form of all
+
+    class Folder:                                                   # any os.PathLike is a folder path
+        def __fspath__(self):
+            return str(tmp_path / "pathlike")
+    campaign.run_campaign("02_fedsum_main", profile="smoke", budget_min=0, store=Folder(), seeds=[0],
+                          echo=lambda s: None)
     with pytest.raises(ValueError, match="devices: give either devices .* or device, not both"):
         campaign.run_campaign("02_fedsum_main", profile="smoke", store=tmp_path, device="cpu",
                               devices=["cpu"])

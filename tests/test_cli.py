@@ -134,6 +134,7 @@ def test_import_fedlib_reaches_analysis_and_claims():
 @pytest.mark.parametrize("argv, message", [
     (["verify", "{tmp}", "--seed", "-1"], "--seed: must be an integer >= 0 (the sample's seed), got -1"),
     (["verify", "", "--sample", "1"], "path: must be a folder path (a store or one entry), got ''"),
+    (["seal", ""], "path: must be a folder path (a store), got ''"),
     (["verify", "{tmp}", "--import", ""], "--import: '' is not an importable module name"),
     (["verify", "{tmp}", "--import", ".foo"], "--import: '.foo' is not an importable module name"),
     (["verify", "{tmp}", "--import", "no_such_module_xyz"], "--import: cannot import 'no_such_module_xyz'"),
@@ -150,6 +151,7 @@ def test_a_bad_command_line_is_one_usage_error_naming_the_option(tmp_path, capsy
 
 def test_a_campaign_listing_creates_no_store_folder(tmp_path, capsys):
     """``--list`` only reads: the store of a notebook that has none is not created."""
-    assert main(["campaign", "02_fedsum_main", "--profile", "smoke", "--list", "--root", str(tmp_path),
-                 "--seeds", "0"]) == 0
-    assert "left" in capsys.readouterr().out and list(tmp_path.iterdir()) == []
+    for notebooks in (["02_fedsum_main"], ["03_fedsum_ablations"], ["all"]):   # 03 reads 02's grid store
+        assert main(["campaign", *notebooks, "--profile", "smoke", "--list", "--root", str(tmp_path),
+                     "--seeds", "0"]) == 0
+        assert "left" in capsys.readouterr().out and list(tmp_path.iterdir()) == []
