@@ -896,15 +896,13 @@ def _check_seeds_and_datasets(seeds, datasets, patterns, names: list[str], profi
                          "leave datasets out")
     if patterns is not None:
         from .studies import fedsum_setup
-        known = list(fedsum_setup(profile).patterns)
+        setup = fedsum_setup(profile)
         if "02_fedsum_main" not in names:
-            raise InputError(f"patterns: are notebook 02's participation patterns ({', '.join(known)}); "
-                             f"notebook 02_fedsum_main is not among {', '.join(names)}")
-        bad = [p for p in patterns if p not in known]
-        if bad:
-            raise InputError(f"patterns: must be patterns of notebook 02 ({', '.join(known)}), "
-                             f"got {bad[0]!r}")
-    return seeds, None if datasets is None else list(datasets), None if patterns is None else list(patterns)
+            raise InputError(f"patterns: are notebook 02's participation patterns "
+                             f"({', '.join(setup.patterns)}); notebook 02_fedsum_main is not among "
+                             f"{', '.join(names)}")
+        patterns = _scope_patterns(setup, patterns)                  # the render's check, one rule
+    return seeds, None if datasets is None else list(datasets), patterns
 
 
 def _check_campaign(notebook: str | list[str], profile: str, device: str | None, budget_min: float,
