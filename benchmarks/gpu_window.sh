@@ -19,7 +19,11 @@
 # on when the check's "clients innermost for the campaign" row is True: faster, bit-equal twice and to
 # verify's replay, within CROSS_RTOL of the CPU; only with graphs and compiled draws on and
 # NB=02_fedsum_main, the path and model it measured). A second call (CHECK_MIN=0) decides from the first call's check,
-# kept in data/gpu_check.log (data/ is ignored: the warm machine keeps it between calls).
+# kept in data/gpu_check.log (data/ is ignored: the warm machine keeps it between calls). The same
+# call's stores go to data/stores.tgz too, and a later call unpacks them first: the device tool copies
+# the working tree afresh for each call, so the tracked results/*/paper would otherwise lose the entries
+# an earlier call computed, and a second call would compute them again (the fifth window's did: three
+# runs, bit-equal to the first call's). STASH: that folder (default data, where it exists).
 set -u
 start=$(date +%s)
 DEVICE=${DEVICE:-cuda}
@@ -33,6 +37,11 @@ mkdir -p "$out" "$ROOT"
 PY=${PY:-python3}
 [ -d .gpu-data ] && $PY benchmarks/gpu_window.py unpack
 [ -d data ] && export FEDLIB_DATA=$PWD/data
+STASH=${STASH:-data}
+if [ -f "$STASH/stores.tgz" ]; then            # an earlier call's entries on this warm machine
+  echo "== entries of an earlier call ($STASH/stores.tgz): unpacked where the tree lacks them"
+  tar xzf "$STASH/stores.tgz" -C "$ROOT" --skip-old-files
+fi
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 CUBLAS_WORKSPACE_CONFIG=:4096:8
 check=(--device "$DEVICE" --minutes "$CHECK_MIN" --mps-runs 8 --stack 16 8 --runs 8)
 [ "${SEVERAL:-1}" = 0 ] && check=(--device "$DEVICE" --minutes "$CHECK_MIN" --mps-runs --stack --runs)
@@ -79,5 +88,6 @@ echo "== campaign: $NB, $PROFILE profile, $DEVICE ${graphs[*]:-}, budget $left m
 $PY -m fedlib campaign $NB --profile "$PROFILE" --device "$DEVICE" --budget-min "$left" --root "$ROOT" \
   "${graphs[@]}" 2>&1 | tee "$out/campaign.log"
 (cd "$ROOT" && tar czf "$out/stores.tgz" results/*/"$PROFILE" 2>/dev/null)
+[ -d "$STASH" ] && cp "$out/stores.tgz" "$STASH/stores.tgz"   # for a later call on this machine
 ls -la "$out"
 echo "window script: $(( $(date +%s) - start )) s"
