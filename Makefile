@@ -20,7 +20,7 @@ FASHION_NOTEBOOKS := 07_fedacs_experiments 08_amplified_fedavg
 help:
 	@echo "make figures [PROFILE=quick|paper]  execute every notebook (papermill), write figures/"
 	@echo "make results NB=02_fedsum_main [PROFILE=quick]  compute the runs of one notebook into its store"
-	@echo "make campaign NB=02_fedsum_main [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12] [GRAPHS=1] [COMPILED_DRAWS=1] [CLIENTS_INNERMOST=1]  runs in order, in a budget"
+	@echo "make campaign NB=02_fedsum_main [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12] [GRAPHS=1] [COMPILED_DRAWS=1] [CLIENTS_INNERMOST=1] [GROUPED_LAYOUT=1]  runs in order, in a budget"
 	@echo "make verify NB=02_fedsum_main [SAMPLE=10]  replay the first rounds of a store's runs"
 	@echo "make test                           pytest: unit tests + nbval on the notebooks + the site in chromium"
 	@echo "make docs                           build the static site into build/site (nothing executed)"
@@ -84,13 +84,14 @@ results: $(STAMP) $(if $(filter $(FASHION_NOTEBOOKS),$(NB)),fashion-mnist)
 # or all; GRAPHS=1: CUDA-graph local steps (after benchmarks/gpu_check.py showed them bit-equal);
 # COMPILED_DRAWS=1: keyed draws by a torch.compile'd keyed.step_draws (after the check's compiled-draws row said True);
 # CLIENTS_INNERMOST=1: the clients innermost (after the check's row "clients innermost for the campaign" said True);
+# GROUPED_LAYOUT=1: a SimpleCNN's gradients in the grouped layout (after the row "grouped layout for the campaign" said True);
 # DEVICES="cuda:0 cuda:1" (or "cpu cpu"): one process per device, runs in parallel (instead of DEVICE)
 campaign: $(STAMP) $(if $(filter all $(FASHION_NOTEBOOKS),$(NB)),fashion-mnist)
-	@test -n "$(NB)" || { echo "usage: make campaign NB=02_fedsum_main|\"02_fedsum_main 08_amplified_fedavg\"|all [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12] [GRAPHS=1] [COMPILED_DRAWS=1] [CLIENTS_INNERMOST=1] [DEVICES=\"cuda:0 cuda:1\"]"; exit 2; }
-	@for f in "GRAPHS=$(GRAPHS)" "COMPILED_DRAWS=$(COMPILED_DRAWS)" "CLIENTS_INNERMOST=$(CLIENTS_INNERMOST)"; do \
+	@test -n "$(NB)" || { echo "usage: make campaign NB=02_fedsum_main|\"02_fedsum_main 08_amplified_fedavg\"|all [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12] [GRAPHS=1] [COMPILED_DRAWS=1] [CLIENTS_INNERMOST=1] [GROUPED_LAYOUT=1] [DEVICES=\"cuda:0 cuda:1\"]"; exit 2; }
+	@for f in "GRAPHS=$(GRAPHS)" "COMPILED_DRAWS=$(COMPILED_DRAWS)" "CLIENTS_INNERMOST=$(CLIENTS_INNERMOST)" "GROUPED_LAYOUT=$(GROUPED_LAYOUT)"; do \
 	  case "$${f#*=}" in ""|0|1) ;; *) echo "$${f%%=*}: must be 0 or 1, got '$${f#*=}'"; exit 2;; esac; done
 	$(BIN)/python -m fedlib campaign $(NB) --profile $(if $(filter command line environment,$(origin PROFILE)),$(PROFILE),paper) $(if $(DEVICE),--device $(DEVICE)) $(if $(DEVICES),--devices $(DEVICES)) \
-	  --budget-min $(or $(BUDGET_MIN),12) $(if $(filter 1,$(GRAPHS)),--graphs) $(if $(filter 1,$(COMPILED_DRAWS)),--compiled-draws) $(if $(filter 1,$(CLIENTS_INNERMOST)),--clients-innermost)
+	  --budget-min $(or $(BUDGET_MIN),12) $(if $(filter 1,$(GRAPHS)),--graphs) $(if $(filter 1,$(COMPILED_DRAWS)),--compiled-draws) $(if $(filter 1,$(CLIENTS_INNERMOST)),--clients-innermost) $(if $(filter 1,$(GROUPED_LAYOUT)),--grouped-layout)
 
 # replay the first rounds of the runs of a notebook's store (all, or SAMPLE of them with every
 # algorithm at least once); exits non-zero if any no longer reproduces

@@ -30,8 +30,11 @@ started runs to its end; each progress line starts with the seconds since the st
    with CUDA graphs and the clients innermost (``VectorizedEngine(clients_innermost=True)``: each
    step's stacked batches laid out with the client index innermost, so that CUDA computes the
    first convolution, a grouped one of one input channel per group under vmap, in cuDNN instead of
-   torch's own depthwise kernels), and its s/round without graphs. Then the first convolution's
-   forms alone (``conv_forms``).
+   torch's own depthwise kernels), and its s/round without graphs; the same with CUDA graphs and
+   the grouped layout (``VectorizedEngine(grouped_layout=True)``, :mod:`fedlib.grouped`: a
+   SimpleCNN's convolutional blocks on (batch, clients x channels, H, W) tensors, without the
+   copies and strided operands of vmap's layout), and its s/round without graphs. Then the first
+   convolution's forms alone (``conv_forms``).
 3. bits: under ``torch.use_deterministic_algorithms(True)`` with TF32 off, a 3-round App. H run
    (FedSUM, keyed draws, evaluated each round) twice on the device: history and final model
    bit-equal; the same run on the CPU: its replay anchor (``fedlib.arithmetic``) within
@@ -42,8 +45,12 @@ started runs to its end; each progress line starts with the seconds since the st
    verify``'s replay engine (bit-equal) and against the CPU's replay; the campaign's path timed
    under those settings without and with the option; then the decision row for the campaign's
    ``--clients-innermost`` (``innermost_decision``: at least 5% faster, bit-equal twice and to
-   the replay, within ``CROSS_RTOL``); with ``--probe-compiled-gradient``, minutes allowing, a probe
-   of the vmapped gradient ``torch.compile``'d (``compiled_gradient``).
+   the replay, within ``CROSS_RTOL``). The same rows for the grouped layout (:data:`OPTIONS`, its
+   decision row for ``--grouped-layout``), each option's run also against the campaign's engine
+   without it (bit-equal: the option keeps the default arithmetic on this GPU model; measured only).
+   Then the campaign's path with one of its settings at a time (``settings_speeds``: TF32 off
+   alone, deterministic algorithms alone; measured only); with ``--probe-compiled-gradient``,
+   minutes allowing, a probe of the vmapped gradient ``torch.compile``'d (``compiled_gradient``).
 4. several runs under MPS: ``--mps-runs`` processes at once (as 6) with a CUDA MPS control daemon
    of their own (``nvidia-cuda-mps-control -d``, pipe and log folders in a temporary folder; a
    user-level daemon, no device setting changes), always stopped afterwards; "not available"
@@ -93,22 +100,42 @@ from fedlib.verification import replay_engine  # noqa: E402
 #: the bit row of the library's compiled draws (``benchmarks/gpu_window.sh`` turns the campaign's
 #: ``--compiled-draws`` on when it reads "<this> on the device vs CPU: bit-equal | True")
 COMPILED_ROW = "compiled draws (library, compiled_draws=True)"
-#: the speed rows of the campaign's path without and with ``clients_innermost`` (their labels:
-#: :func:`innermost_decision` compares them), and the same without graphs or compiled draws
+#: the speed row of the campaign's path (the options' rows are compared with it)
 CAMPAIGN_SPEED = ("vmap, keyed draws, CUDA graphs, compiled draws (compiled_draws=True, the campaign's "
                   "--compiled-draws)")
-INNERMOST_SPEED = ("vmap, keyed draws, CUDA graphs, compiled draws, clients innermost "
-                   "(+ clients_innermost=True, the campaign's --clients-innermost)")
+
+
+def option_labels(words: str, kw: str, flag: str) -> dict[str, str]:
+    """The labels of the rows the check prints for an engine option the campaign may take
+    (``kw``, the campaign's ``flag``): its speed row under the campaign's settings, its bit rows
+    (run twice, against ``fedlib verify``'s replay engine, against the CPU; with it against
+    without it, measured only) and its decision row, which ``benchmarks/gpu_window.sh`` reads as
+    "<row> | True (". """
+    return {"speed": f"vmap, keyed draws, CUDA graphs, compiled draws, {words} (+ {kw}=True, the "
+                     f"campaign's {flag})",
+            "twice": f"{words}: run twice on the device, deterministic, TF32 off: bit-equal",
+            "replay": (f"{words}: the campaign's engine vs fedlib verify's replay engine on the device: "
+                       "bit-equal"),
+            "cross": f"{words}: device vs CPU replay, anchor max rel (TF32 off)",
+            "same": f"{words}: the campaign's engine with it vs without it on the device: bit-equal "
+                    "(measured only)",
+            "row": f"{words} for the campaign"}
+
+
+#: the engine options the check decides for the campaign, by keyword of ``VectorizedEngine``
+OPTIONS = {kw: option_labels(kw.replace("_", " "), kw, "--" + kw.replace("_", "-"))
+           for kw in ("clients_innermost", "grouped_layout")}
+INNERMOST_SPEED = OPTIONS["clients_innermost"]["speed"]
 INNERMOST_PLAIN = "vmap, keyed draws, clients innermost (clients_innermost=True)"
+GROUPED_PLAIN = "vmap, keyed draws, grouped layout (grouped_layout=True)"
 #: the decision row for the campaign's ``--clients-innermost`` (``benchmarks/gpu_window.sh`` turns it
 #: on when it reads "<this> | True (")
-INNERMOST_ROW = "clients innermost for the campaign"
+INNERMOST_ROW = OPTIONS["clients_innermost"]["row"]
 #: the bit rows of a run with ``clients_innermost`` (:func:`bit_checks`)
-INNERMOST_TWICE = "clients innermost: run twice on the device, deterministic, TF32 off: bit-equal"
-INNERMOST_CROSS = "clients innermost: device vs CPU replay, anchor max rel (TF32 off)"
-INNERMOST_REPLAY = ("clients innermost: the campaign's engine vs fedlib verify's replay engine on the "
-                    "device: bit-equal")
-#: how much faster (relative) the campaign's path must be with ``clients_innermost`` to take it:
+INNERMOST_TWICE = OPTIONS["clients_innermost"]["twice"]
+INNERMOST_CROSS = OPTIONS["clients_innermost"]["cross"]
+INNERMOST_REPLAY = OPTIONS["clients_innermost"]["replay"]
+#: how much faster (relative) the campaign's path must be with an option of :data:`OPTIONS` to take it:
 #: another arithmetic is not worth a difference within the timings' noise
 INNERMOST_GAIN = 0.05
 #: the probe row of a ``torch.compile``'d gradient (:func:`compiled_gradient`)
@@ -190,6 +217,7 @@ def speeds(args) -> tuple[dict[str, float], dict[str, str]]:
                  keyed_prob, engine.VectorizedEngine(graphs=True, compiled_draws="threefry"), True),
                 (CAMPAIGN_SPEED, keyed_prob, engine.VectorizedEngine(graphs=True, compiled_draws=True), True),
                 (INNERMOST_PLAIN, keyed_prob, engine.VectorizedEngine(clients_innermost=True), False),
+                (GROUPED_PLAIN, keyed_prob, engine.VectorizedEngine(grouped_layout=True), False),
                 ("reference (client by client), legacy draws", legacy, engine.ReferenceEngine(), False)]
     if not args.device.startswith("cuda"):
         variants = [v for v in variants if "graphs" not in v[0]]
@@ -270,9 +298,10 @@ def busy_us(spans) -> float:
     return total
 
 
-def compiled_profile(args, graphs: bool, innermost: bool = False) -> str:
+def compiled_profile(args, graphs: bool, innermost: bool = False, grouped: bool = False) -> str:
     """A FedSUM round of keyed draws with compiled draws (``VectorizedEngine(compiled_draws=True,
-    graphs=graphs, clients_innermost=innermost)``, where the problem compiles draws: on CUDA)
+    graphs=graphs, clients_innermost=innermost, grouped_layout=grouped)``, where the problem
+    compiles draws: on CUDA)
     under ``torch.profiler``, after
     the mean wall time of 3 rounds without it: busy ms per round (the union of the device's
     kernels and copies), the device's idle share of the wall time, busy time by kind of kernel
@@ -285,7 +314,8 @@ def compiled_profile(args, graphs: bool, innermost: bool = False) -> str:
     from fedlib import algorithms
     prob, _ = build(args, "keyed", args.device)
     rows = schedule_rows(args, 6, args.device)
-    eng = engine.VectorizedEngine(graphs=graphs, compiled_draws=True, clients_innermost=innermost)
+    eng = engine.VectorizedEngine(graphs=graphs, compiled_draws=True, clients_innermost=innermost,
+                                  grouped_layout=grouped)
     algo = algorithms.get("fedsum")(prob, eng)
     x = prob.initial_params().to(args.device)
     algo.init(x, args.local_steps)
@@ -695,7 +725,8 @@ def bit_checks(args, warn_only: bool) -> dict[str, str]:
     anchor = arithmetic.Anchor.from_dict
     rel = anchor(a.info["anchor"]).max_rel(anchor(cpu.info["anchor"]))
     out["device vs CPU replay, anchor max rel (TF32 off)"] = cross_result(rel)
-    out.update(innermost_checks(args, cfg, anchor(cpu.info["anchor"])))
+    for kw in OPTIONS:
+        out.update(option_checks(args, cfg, anchor(cpu.info["anchor"]), kw))
     if args.device.startswith("cuda"):
         verifiable(args.device, tf32=True, warn_only=warn_only)
         t = fedlib.run_config(cfg, device=args.device)
@@ -705,63 +736,93 @@ def bit_checks(args, warn_only: bool) -> dict[str, str]:
     return out
 
 
-def innermost_checks(args, cfg: ExperimentConfig, cpu_anchor: arithmetic.Anchor) -> dict[str, str]:
-    """The run ``cfg`` with the campaign's engine and the clients innermost, under the campaign's
-    settings (deterministic algorithms warn-only, TF32 off: ``fedlib.arithmetic.verifiable_cuda``):
-    twice (bit-equal), against the run of ``fedlib verify``'s replay engine
-    (``verification.replay_engine``: bit-equal) and against the CPU's anchor (``CROSS_RTOL``). An
-    error is a row, so the decision reads False and the check goes on."""
+def option_checks(args, cfg: ExperimentConfig, cpu_anchor: arithmetic.Anchor, kw: str) -> dict[str, str]:
+    """The run ``cfg`` with the campaign's engine and the option ``kw`` of :data:`OPTIONS` on,
+    under the campaign's settings (deterministic algorithms warn-only, TF32 off:
+    ``fedlib.arithmetic.verifiable_cuda``): twice (bit-equal), against the run of ``fedlib
+    verify``'s replay engine (``verification.replay_engine``: bit-equal), against the CPU's anchor
+    (``CROSS_RTOL``) and, measured only, against the campaign's engine without the option (bit-equal:
+    the option keeps the default arithmetic on this GPU model). An error is a row, so the decision
+    reads False and the check goes on."""
     import fedlib
+    labels = OPTIONS[kw]
     verifiable(args.device, tf32=False, warn_only=True)
-    laid = engine.VectorizedEngine(graphs=args.device.startswith("cuda"), compiled_draws=args.compiled,
-                                   clients_innermost=True)      # the campaign's engine with the option
+    base = dict(graphs=args.device.startswith("cuda"), compiled_draws=args.compiled)
+    with_it = engine.VectorizedEngine(**base, **{kw: True})      # the campaign's engine with the option
     out = {}
     try:
         def run(eng):
             return fedlib.run_config(cfg, device=args.device, engine=eng)
-        a = run(laid)
-        out[INNERMOST_TWICE] = f"{_equal(a, run(laid))} (warn-only, as the campaign; {laid!r})"
-        replay = replay_engine({"engine": repr(laid)})       # what fedlib verify replays with
-        out[INNERMOST_REPLAY] = f"{_equal(a, run(replay))} ({replay!r})"
+        a = run(with_it)
+        out[labels["twice"]] = f"{_equal(a, run(with_it))} (warn-only, as the campaign; {with_it!r})"
+        replay = replay_engine({"engine": repr(with_it)})       # what fedlib verify replays with
+        out[labels["replay"]] = f"{_equal(a, run(replay))} ({replay!r})"
         rel = arithmetic.Anchor.from_dict(a.info["anchor"]).max_rel(cpu_anchor)
-        out[INNERMOST_CROSS] = cross_result(rel)
+        out[labels["cross"]] = cross_result(rel)
+        without = engine.VectorizedEngine(**base)
+        out[labels["same"]] = f"{_equal(a, run(without))} ({without!r})"
     except Exception as e:  # noqa: BLE001 - reported in the table; the decision then reads False
-        out.setdefault(INNERMOST_TWICE, failed(e, 200))
-        out.setdefault(INNERMOST_REPLAY, failed(e, 200))
-        out.setdefault(INNERMOST_CROSS, failed(e, 200))
+        for k in ("twice", "replay", "cross", "same"):
+            out.setdefault(labels[k], failed(e, 200))
     return out
+
+
+def innermost_checks(args, cfg: ExperimentConfig, cpu_anchor: arithmetic.Anchor) -> dict[str, str]:
+    """:func:`option_checks` of ``clients_innermost``."""
+    return option_checks(args, cfg, cpu_anchor, "clients_innermost")
 
 
 def campaign_speeds(args) -> dict[str, float]:
     """s/round of the campaign's path (keyed draws, CUDA graphs, compiled draws) without and with
-    the clients innermost, under the campaign's settings (deterministic algorithms warn-only, TF32
-    off: cuDNN then keeps its deterministic algorithms only, which may change what the layout
-    gains); the medians of ``--repeat``, keyed by :data:`CAMPAIGN_SPEED` and :data:`INNERMOST_SPEED`.
-    On CUDA with compilation only (elsewhere: none)."""
+    each option of :data:`OPTIONS`, under the campaign's settings (deterministic algorithms
+    warn-only, TF32 off: cuDNN then keeps its deterministic algorithms only, which may change what
+    a layout gains); the medians of ``--repeat``, keyed by :data:`CAMPAIGN_SPEED` and the options'
+    speed labels. On CUDA with compilation only (elsewhere: none)."""
     if not (args.device.startswith("cuda") and args.compile):
         return {}
     verifiable(args.device, tf32=False, warn_only=True)
     rows = schedule_rows(args, args.rounds + 1, args.device)
     prob, _ = build(args, "keyed", args.device)
     out: dict[str, list[float]] = {}
+    variants = [(CAMPAIGN_SPEED, {}), *((labels["speed"], {kw: True}) for kw, labels in OPTIONS.items())]
     for _ in range(args.repeat):
-        for label, laid in ((CAMPAIGN_SPEED, False), (INNERMOST_SPEED, True)):
-            eng = engine.VectorizedEngine(graphs=True, compiled_draws=True, clients_innermost=laid)
+        for label, opt in variants:
+            eng = engine.VectorizedEngine(graphs=True, compiled_draws=True, **opt)
             t = seconds_per_round(prob, eng, rows, args.local_steps, args.device)
             out.setdefault(label, []).append(t)
     return {k: float(np.median(v)) for k, v in out.items()}
 
 
-def innermost_decision(med: dict[str, float], checks: dict[str, str]) -> str:
-    """Whether the campaign takes ``--clients-innermost``: "True (...)" where the campaign's path
-    with it (:data:`INNERMOST_SPEED`) is at least :data:`INNERMOST_GAIN` faster than without
-    (:data:`CAMPAIGN_SPEED`; ``med``: :func:`campaign_speeds`, timed under the campaign's
+def settings_speeds(args) -> dict[str, float]:
+    """Where the campaign's settings cost their time (0.0403 against 0.0288 s a round on the fifth
+    window's H200): the campaign's path timed with one of its two settings at a time, TF32 off
+    without deterministic algorithms and deterministic algorithms (warn-only) with TF32 on;
+    measured only. The campaign's settings are restored afterwards."""
+    rows = schedule_rows(args, args.rounds + 1, args.device)
+    prob, _ = build(args, "keyed", args.device)
+    eng = engine.VectorizedEngine(graphs=True, compiled_draws=True)
+    out = {}
+    for label, tf32, deterministic in (("TF32 off, deterministic algorithms off", False, False),
+                                       ("TF32 on, deterministic algorithms on (warn-only)", True, True)):
+        verifiable(args.device, tf32=tf32, warn_only=True)
+        torch.use_deterministic_algorithms(deterministic, warn_only=True)
+        t = [seconds_per_round(prob, eng, rows, args.local_steps, args.device) for _ in range(args.repeat)]
+        out[f"s/round, one run, the campaign's path, {label} (measured only)"] = float(np.median(t))
+    verifiable(args.device, tf32=False, warn_only=True)
+    return out
+
+
+def option_decision(med: dict[str, float], checks: dict[str, str], kw: str) -> str:
+    """Whether the campaign takes the option ``kw`` of :data:`OPTIONS`: "True (...)" where the
+    campaign's path with it (its speed label) is at least :data:`INNERMOST_GAIN` faster than
+    without (:data:`CAMPAIGN_SPEED`; ``med``: :func:`campaign_speeds`, timed under the campaign's
     settings), a run with it is bit-equal twice on the device and to the run of
     ``fedlib verify``'s replay engine (so a stored entry replays exactly on this GPU model), and
     its CPU replay is within ``CROSS_RTOL``; else "False (...)" with every reason."""
-    base, laid = med.get(CAMPAIGN_SPEED), med.get(INNERMOST_SPEED)
-    twice, cross = checks.get(INNERMOST_TWICE, "not measured"), checks.get(INNERMOST_CROSS, "not measured")
-    replay = checks.get(INNERMOST_REPLAY, "not measured")
+    labels = OPTIONS[kw]
+    base, laid = med.get(CAMPAIGN_SPEED), med.get(labels["speed"])
+    twice, cross = checks.get(labels["twice"], "not measured"), checks.get(labels["cross"], "not measured")
+    replay = checks.get(labels["replay"], "not measured")
     why = []
     if base is None or laid is None:
         why.append("speeds not measured (compiled draws and graphs: CUDA only)")
@@ -778,6 +839,11 @@ def innermost_decision(med: dict[str, float], checks: dict[str, str]) -> str:
         return f"False ({'; '.join(why)})"
     return (f"True ({1e3 * laid:.1f} ms against {1e3 * base:.1f} ms a round; bit-equal twice and to "
             f"verify's replay; CPU replay {cross})")
+
+
+def innermost_decision(med: dict[str, float], checks: dict[str, str]) -> str:
+    """:func:`option_decision` of ``clients_innermost`` (the campaign's ``--clients-innermost``)."""
+    return option_decision(med, checks, "clients_innermost")
 
 
 def parse_args() -> tuple[argparse.Namespace, bool]:
@@ -914,11 +980,13 @@ def profile_rows(args, tab: Table) -> None:
         tab.rows.append(("device work of one round", failed(e)))
     tab.show()
     if args.compile or not args.device.startswith("cuda"):     # on a CPU: the code path (no-op draws)
-        for graphs, innermost in ((False, False), (True, False), (True, True)):
+        for graphs, innermost, grouped in ((False, False, False), (True, False, False), (True, True, False),
+                                           (True, False, True)):
             how = ("CUDA graphs" if graphs else "no graphs") + (", clients innermost" if innermost else "")
+            how += ", grouped layout" if grouped else ""
             label = f"device work of one round (keyed, compiled draws, {how}; torch.profiler)"
             try:
-                tab.rows.append((label, compiled_profile(args, graphs, innermost)))
+                tab.rows.append((label, compiled_profile(args, graphs, innermost, grouped)))
             except Exception as e:  # noqa: BLE001 - reported in the table
                 tab.rows.append((label, failed(e)))
             tab.show()
@@ -1017,7 +1085,7 @@ def processes_result(args, runs: int) -> str:
 
 def decision_rows(args, tab: Table, checks: dict[str, str]) -> None:
     """After the bit checks: the campaign's path timed under the campaign's settings without and
-    with the clients innermost (:func:`campaign_speeds`), the decision row, then (with
+    with each option of :data:`OPTIONS` (:func:`campaign_speeds`), their decision rows, then (with
     ``--probe-compiled-gradient``, minutes allowing) the probe of :func:`compiled_gradient`."""
     timed: dict[str, float] = {}
     if checks:
@@ -1029,8 +1097,16 @@ def decision_rows(args, tab: Table, checks: dict[str, str]) -> None:
             tab.rows.append((f"s/round, one run, under the campaign's settings (deterministic warn-only, "
                              f"TF32 off): {label}", f"{v:.4f}"))
             tab.show()
-    tab.rows.append((INNERMOST_ROW, innermost_decision(timed, checks)))
-    tab.show()
+    for kw, labels in OPTIONS.items():
+        tab.rows.append((labels["row"], option_decision(timed, checks, kw)))
+        tab.show()
+    if timed and tab.left():
+        try:
+            for label, v in settings_speeds(args).items():
+                tab.rows.append((label, f"{v:.4f}"))
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            tab.rows.append(("s/round, the campaign's path, one setting at a time", failed(e)))
+        tab.show()
     if args.probe_compiled_gradient and tab.left():
         try:
             tab.rows.append((COMPILED_GRADIENT_ROW, compiled_gradient(args)))

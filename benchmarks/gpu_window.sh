@@ -18,12 +18,14 @@
 # compiled-draws bit row is True); CLIENTS_INNERMOST: 1 / 0 forces --clients-innermost on / off (default:
 # on when the check's "clients innermost for the campaign" row is True: faster, bit-equal twice and to
 # verify's replay, within CROSS_RTOL of the CPU; only with graphs and compiled draws on and
-# NB=02_fedsum_main, the path and model it measured). A second call (CHECK_MIN=0) decides from the first call's check,
-# kept in data/gpu_check.log (data/ is ignored: the warm machine keeps it between calls). The same
-# call's stores go to data/stores.tgz too, and a later call unpacks them first: the device tool copies
-# the working tree afresh for each call, so the tracked results/*/paper would otherwise lose the entries
-# an earlier call computed, and a second call would compute them again (the fifth window's did: three
-# runs, bit-equal to the first call's). STASH: that folder (default data, where it exists).
+# NB=02_fedsum_main, the path and model it measured); GROUPED_LAYOUT: 1 / 0 forces --grouped-layout
+# on / off (default: on where the row "grouped layout for the campaign" is True, on the same terms and
+# with the clients not innermost). A second call (CHECK_MIN=0) decides from the first call's check,
+# kept in $STASH/gpu_check.log. STASH: a folder the device tool's warm machine keeps between calls
+# (default data/, ignored by git); each call's stores go to $STASH/stores.tgz too, and a later call
+# unpacks them first: the tool copies the working tree afresh for each call, so the tracked
+# results/*/paper would otherwise lose the entries an earlier call computed, and the later call would
+# compute them again (the fifth window's did: three runs, bit-equal to the first call's).
 set -u
 start=$(date +%s)
 DEVICE=${DEVICE:-cuda}
@@ -50,7 +52,7 @@ check=(--device "$DEVICE" --minutes "$CHECK_MIN" --mps-runs 8 --stack 16 8 --run
 if [ "$CHECK_MIN" != 0 ]; then               # CHECK_MIN=0: the campaign alone (a second call)
   timeout "$($PY -c "print(int($CHECK_MIN * 60 + 120))")" $PY benchmarks/gpu_check.py "${check[@]}" 2>&1 \
     | tee "$out/gpu_check.log"
-  [ -d data ] && cp "$out/gpu_check.log" data/gpu_check.log   # for a second call (unpacked data only)
+  [ -d "$STASH" ] && cp "$out/gpu_check.log" "$STASH/gpu_check.log"   # for a second call (unpacked data only)
   # the check stops its MPS daemon itself; one it could not stop (or a killed check's) is told again
   for pipe in "${TMPDIR:-/tmp}"/fedlib-mps-*/pipe; do
     [ -d "$pipe" ] || continue
@@ -59,7 +61,7 @@ if [ "$CHECK_MIN" != 0 ]; then               # CHECK_MIN=0: the campaign alone (
   done
   log=$out/gpu_check.log
 else
-  log=data/gpu_check.log                     # the first call's check, where this machine ran it
+  log=$STASH/gpu_check.log                   # the first call's check, where this machine ran it
   if [ ! -f "$log" ]; then                   # a fresh machine (the warm one went back): no check here
     log=/dev/null
     echo "== no check log on this machine: graphs / compiled draws / clients innermost only where" \
@@ -81,6 +83,15 @@ if [ "${CLIENTS_INNERMOST:-auto}" = 1 ] || { [ "${CLIENTS_INNERMOST:-auto}" = au
      [ "${graphs[*]:-}" = "--graphs --compiled-draws" ] && [ "$NB" = 02_fedsum_main ] &&
      grep -q "clients innermost for the campaign | True (" "$log"; }; then
   graphs+=(--clients-innermost)
+fi
+# the same for the grouped layout (the row "grouped layout for the campaign": faster, bit-equal twice,
+# to verify's replay, within CROSS_RTOL), on the path it measured: App. H's CNN, graphs and compiled
+# draws, the clients not innermost
+on() { printf '%s\n' "${graphs[@]}" | grep -qx -- "$1"; }
+if [ "${GROUPED_LAYOUT:-auto}" = 1 ] || { [ "${GROUPED_LAYOUT:-auto}" = auto ] && on --graphs &&
+     on --compiled-draws && ! on --clients-innermost && [ "$NB" = 02_fedsum_main ] &&
+     grep -q "grouped layout for the campaign | True (" "$log"; }; then
+  graphs+=(--grouped-layout)
 fi
 left=$($PY -c "import time; print(round(max(0.0, ($TOTAL_S - (time.time() - $start)) / 60 - 0.5), 2))")
 echo "== campaign: $NB, $PROFILE profile, $DEVICE ${graphs[*]:-}, budget $left min"

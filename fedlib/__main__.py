@@ -145,6 +145,9 @@ def _campaign_parser(sub) -> None:
                    help="lay each step's stacked minibatches out with the clients innermost (on CUDA the "
                         "first convolution then runs in cuDNN; another arithmetic: after benchmarks/"
                         "gpu_check.py showed it faster and within CROSS_RTOL of the CPU on this GPU)")
+    c.add_argument("--grouped-layout", action="store_true",
+                   help="compute a SimpleCNN's minibatch gradients in the grouped layout (fedlib.grouped: "
+                        "bit-equal on CPUs; after benchmarks/gpu_check.py's decision row on this GPU)")
     c.add_argument("--list", action="store_true",
                    help="compute nothing: list what the stores lack (as --budget-min 0), in minutes of "
                         "--device (cuda: from the stored GPU runs, also on a machine without one)")
@@ -179,7 +182,7 @@ def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         run_campaign(notebooks, args.profile, args.device, 0.0 if args.list else args.budget_min,
                      args.store, args.seeds, args.datasets, args.stand_in_rounds, graphs=args.graphs,
                      root=args.root, compiled_draws=args.compiled_draws, devices=args.devices,
-                     clients_innermost=args.clients_innermost)
+                     clients_innermost=args.clients_innermost, grouped_layout=args.grouped_layout)
     except ValueError as e:
         parser.error(str(e))
     return 0

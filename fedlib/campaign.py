@@ -751,7 +751,8 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
                  patterns: list[str] | None = None, clock: Callable[[], float] = time.monotonic,
                  echo: Callable[[str], None] = print, graphs: bool = False,
                  root: str | Path | None = None, compiled_draws: bool = False,
-                 devices: list[str] | None = None, clients_innermost: bool = False) -> CampaignReport:
+                 devices: list[str] | None = None, clients_innermost: bool = False,
+                 grouped_layout: bool = False) -> CampaignReport:
     """Compute the runs of ``notebook`` (a name of :data:`CAMPAIGNS`, a list of them, or ``"all"``:
     every one in :data:`CAMPAIGNS`' order) at ``profile`` into their stores, in order, within
     ``budget_min`` minutes in all (see the module docstring).
@@ -769,22 +770,21 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
         patterns: participation patterns of notebook 02's main runs (default: all, in order).
         clock: seconds, monotonic (tests pass their own).
         echo: where progress lines go.
-        graphs: local steps replay CUDA graphs (``VectorizedEngine(graphs=True)``; CUDA problems
-            with keyed draws capture them, others run plain steps).
+        graphs, compiled_draws, clients_innermost, grouped_layout: the options of the
+            :class:`~fedlib.engine.VectorizedEngine` runs compute with (CUDA-graph steps, keyed draws
+            by a ``torch.compile``'d :func:`fedlib.keyed.step_draws`, the clients innermost, a
+            SimpleCNN's gradients in the grouped layout: each where ``benchmarks/gpu_check.py``'s
+            rows on that GPU model allow it), recorded in each entry's ``meta.json`` (``engine``),
+            not in its config.
         root: the folder whose ``results/<notebook>/<profile>`` hold the stores (default: the project's).
-        compiled_draws: keyed draws by a ``torch.compile``'d :func:`fedlib.keyed.step_draws`
-            (``VectorizedEngine(compiled_draws=True)``; device problems with keyed draws). Both
-            give the plain path's bits where ``benchmarks/gpu_check.py`` has shown it on that GPU
-            model, and are recorded in each entry's ``meta.json`` (``engine``), not in its config.
         devices: one process per device (e.g. ``["cuda:0", "cuda:1"]``, ``["cpu", "cpu"]``), all
             of one kind, runs in parallel in the campaign's order; not with ``device``.
-        clients_innermost: ``VectorizedEngine(clients_innermost=True)`` (on CUDA the first
-            convolution in cuDNN): another arithmetic, recorded in ``meta.json`` as the others.
     """
     from .notebook import store_path
     devices, device = _check_campaign_devices(devices, device, budget_min)
     names, engine = _check_campaign(notebook, profile, device, budget_min, store, dict(
-        graphs=graphs, compiled_draws=compiled_draws, clients_innermost=clients_innermost), root)
+        graphs=graphs, compiled_draws=compiled_draws, clients_innermost=clients_innermost,
+        grouped_layout=grouped_layout), root)
     seeds, datasets, patterns = _check_seeds_and_datasets(seeds, datasets, patterns, names, profile)
     t0 = clock()
     deadline = t0 + 60.0 * budget_min

@@ -86,8 +86,9 @@ class VectorizedEngine:
     name = "vectorized"
 
     def __init__(self, graphs: bool = False, compiled_draws: bool | str = False,
-                 clients_innermost: bool = False):
-        for name, flag in (("graphs", graphs), ("clients_innermost", clients_innermost)):
+                 clients_innermost: bool = False, grouped_layout: bool = False):
+        for name, flag in (("graphs", graphs), ("clients_innermost", clients_innermost),
+                           ("grouped_layout", grouped_layout)):
             if not isinstance(flag, bool):
                 raise ValueError(f"{name}: must be True or False, got {flag!r}")
         if not isinstance(compiled_draws, (bool, str)) or compiled_draws not in keyed.COMPILED:
@@ -110,16 +111,24 @@ class VectorizedEngine:
         #: ``compiled_draws`` another arithmetic: the same values, other last bits; recorded,
         #: like them, in an entry's ``meta.json`` (``engine``)
         self.clients_innermost = clients_innermost
+        #: compute a step's minibatch gradients in the grouped layout, where the problem can
+        #: (``problem.groups_layers``: the vmap strategy and a ``SimpleCNN``): the convolutional
+        #: blocks on (batch, clients x channels, H, W) tensors, without the copies and strided
+        #: kernels vmap's layout costs (:mod:`fedlib.grouped`). Bit-equal to the vmap path on
+        #: CPUs; counted with the options that change the arithmetic until a GPU model's check
+        #: shows it bit-equal there too, so an entry records it and a replay takes it
+        self.grouped_layout = grouped_layout
 
     def __repr__(self) -> str:
         more = f", compiled_draws={self.compiled_draws!r}" if self.compiled_draws else ""
         more += ", clients_innermost=True" if self.clients_innermost else ""
+        more += ", grouped_layout=True" if self.grouped_layout else ""
         return f"VectorizedEngine(graphs={self.graphs}{more})"
 
     #: the options that change a run's arithmetic (other kernels, other last bits), as opposed to
     #: ``graphs`` and ``compiled_draws``, which give the plain path's bits: a checkpoint records them
     #: (``runner.checkpoint_arithmetic``) and a replay takes them (``verification.replay_engine``)
-    ARITHMETIC = ("clients_innermost",)
+    ARITHMETIC = ("clients_innermost", "grouped_layout")
 
     @property
     def arithmetic(self) -> tuple[str, ...]:
@@ -128,12 +137,14 @@ class VectorizedEngine:
 
     def _options(self, problem: Problem) -> dict:
         """The keywords of ``problem.grads`` this engine's options set, for the problems that take
-        them (``compiles_draws``, ``lays_out_clients``)."""
+        them (``compiles_draws``, ``lays_out_clients``, ``groups_layers``)."""
         opts = {}
         if self.compiled_draws and getattr(problem, "compiles_draws", False):
             opts["compiled_draws"] = self.compiled_draws
         if self.clients_innermost and getattr(problem, "lays_out_clients", False):
             opts["clients_innermost"] = True
+        if self.grouped_layout and getattr(problem, "groups_layers", False):
+            opts["grouped_layout"] = True
         return opts
 
     def local_sgd(self, problem: Problem, X0: torch.Tensor, clients: torch.Tensor,

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
-from . import keyed, models
+from . import grouped, keyed, models
 from ._threads import cpu_threads, map_single_threaded, worker_pool
 from ._validate import check_int
 from .objectives import Problem, stream_seed
@@ -366,6 +366,24 @@ class Neural(Problem):
         (full-batch gradients are computed client by client, without it)."""
         return self.strategy == "vmap"
 
+    @property
+    def groups_layers(self) -> bool:
+        """Whether :meth:`grads`' ``grouped_layout`` applies: the vmap strategy and a model
+        :func:`fedlib.grouped.supports` (a ``SimpleCNN`` without buffers)."""
+        return self.strategy == "vmap" and grouped.supports(self.model, dict(self.buffers))
+
+    def _gradient_fn(self, grouped_layout: bool):
+        """The step's gradient function: the vmapped one, or (``grouped_layout``) the same
+        gradients in the grouped layout (:func:`fedlib.grouped.grouped_vgrad`, built once)."""
+        if not grouped_layout:
+            return self._vgrad
+        if not self.groups_layers:
+            raise ValueError(f"grouped_layout: needs the vmap strategy and a SimpleCNN without buffers "
+                             f"(strategy {self.strategy!r}, model {type(self.model).__name__})")
+        if "_grouped" not in self.__dict__:
+            self._grouped = grouped.grouped_vgrad(self)
+        return self._grouped
+
     def _stacked(self, idx: torch.Tensor, clients_innermost: bool) -> torch.Tensor:
         """The clients' minibatches ``train.x[idx]`` [S, B, ...]; with ``clients_innermost`` the
         same values laid out in memory with the client index innermost (strides (1, ...)).
@@ -384,18 +402,21 @@ class Neural(Problem):
         return xb
 
     def grads(self, X, clients, round=0, step=0, stochastic=True, *, compiled_draws: bool | str = False,
-              clients_innermost: bool = False):
+              clients_innermost: bool = False, grouped_layout: bool = False):
         """Minibatch gradients [S, p] (see :class:`~fedlib.objectives.Problem`); ``compiled_draws``
         (where :attr:`compiles_draws`): the step's keyed draws by a ``torch.compile``'d
         :func:`fedlib.keyed.step_draws` (its ``compiled``: the same bits, fewer kernels);
         ``clients_innermost`` (where :attr:`lays_out_clients`): the stacked minibatches laid out
-        with the client index innermost (:meth:`_stacked`: another arithmetic on CUDA)."""
+        with the client index innermost (:meth:`_stacked`: another arithmetic on CUDA);
+        ``grouped_layout`` (where :attr:`groups_layers`): the gradients computed in the grouped
+        layout (:mod:`fedlib.grouped`: bit-equal on CPUs, checked on each GPU model)."""
+        vgrad = self._gradient_fn(grouped_layout)           # refuses a problem it does not apply to
         if not stochastic:
             return torch.stack([self._client_full_grad(x, int(c)) for x, c in zip(X, clients, strict=True)])
         self.model.train()
         if self.draws == "keyed" and self.strategy == "vmap":      # on the device, no host read
             idx, w, stacked = self._keyed_draws(clients, round, step, compiled=compiled_draws)
-            return self._vgrad(X, self._stacked(idx, clients_innermost), self.train.y[idx], w, stacked)
+            return vgrad(X, self._stacked(idx, clients_innermost), self.train.y[idx], w, stacked)
         clients = [int(c) for c in clients]
         if self.strategy == "loop":
             return torch.stack([self.grad_one(X[s], c, round, step) for s, c in enumerate(clients)])
@@ -405,23 +426,25 @@ class Neural(Problem):
         masks = [d[2] for d in draws]
         xb, yb = self._stacked(idx, clients_innermost), self.train.y[idx]
         stacked = tuple(torch.stack(m) for m in zip(*masks, strict=True)) if masks[0] else ()
-        return self._vgrad(X, xb, yb, w, stacked)
+        return vgrad(X, xb, yb, w, stacked)
 
     def graphed_grads(self, X: torch.Tensor, clients: torch.Tensor, round: int, step: int, *,
-                      compiled_draws: bool | str = False, clients_innermost: bool = False) -> torch.Tensor:
+                      compiled_draws: bool | str = False, clients_innermost: bool = False,
+                      grouped_layout: bool = False) -> torch.Tensor:
         """:meth:`grads` (stochastic), replayed from a CUDA graph captured at the first call for
         each number of rows S (``torch.cuda.graphs``): on a CUDA device with keyed draws and the
         vmap strategy, where nothing in a step reads the host (``round`` and ``step`` enter as
         device scalars). Elsewhere it is :meth:`grads` itself (tested equal on the CPU); on a
         GPU, ``benchmarks/gpu_check.py`` compares the replay with :meth:`grads` bit for bit.
-        ``compiled_draws`` and ``clients_innermost`` as :meth:`grads`' (a graph per S and
-        choices: the compiled kernels are captured)."""
-        opts = {"compiled_draws": compiled_draws, "clients_innermost": clients_innermost}
+        ``compiled_draws``, ``clients_innermost`` and ``grouped_layout`` as :meth:`grads`' (a graph
+        per S and choices: the compiled kernels are captured)."""
+        opts = {"compiled_draws": compiled_draws, "clients_innermost": clients_innermost,
+                "grouped_layout": grouped_layout}
         if self.device.type != "cuda" or self.draws != "keyed" or self.strategy != "vmap":
             return self.grads(X, clients, round, step, **opts)
         graphs = self.__dict__.setdefault("_graphs", {})
         S = X.shape[0]
-        key = (S, compiled_draws, clients_innermost)
+        key = (S, compiled_draws, clients_innermost, grouped_layout)
         if key not in graphs:
             ins = (X.clone(), torch.as_tensor(clients, device=self.device).clone(),
                    torch.zeros((), dtype=torch.long, device=self.device),

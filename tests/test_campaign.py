@@ -220,8 +220,9 @@ def test_the_command_passes_its_engine_options_on(tmp_path, monkeypatch):
     seen = []
     monkeypatch.setattr(campaign, "run_campaign", lambda *a, **kw: seen.append(kw))
     args = ["campaign", "02_fedsum_main", "--profile", "smoke", "--list", "--store", str(tmp_path)]
-    assert main(args) == 0 and main([*args, "--graphs", "--compiled-draws", "--clients-innermost"]) == 0
-    flags = ("graphs", "compiled_draws", "clients_innermost")
+    assert main(args) == 0 and main([*args, "--graphs", "--compiled-draws", "--clients-innermost",
+                                     "--grouped-layout"]) == 0
+    flags = ("graphs", "compiled_draws", "clients_innermost", "grouped_layout")
     got = [{f: kw[f] for f in flags} for kw in seen]
     assert got == [dict.fromkeys(flags, False), dict.fromkeys(flags, True)]
 
@@ -269,6 +270,9 @@ def test_a_campaign_of_several_notebooks_lists_what_is_left_of_each(tmp_path):
     with pytest.raises(ValueError, match="clients_innermost: must be True or False"):
         campaign.run_campaign("02_fedsum_main", profile="smoke", root=tmp_path, budget_min=0,
                               clients_innermost=1)
+    with pytest.raises(ValueError, match="grouped_layout: must be True or False"):
+        campaign.run_campaign("02_fedsum_main", profile="smoke", root=tmp_path, budget_min=0,
+                              grouped_layout="on")
 
 
 def test_the_pace_comes_from_runs_on_the_same_device_kind_and_engine(tmp_path, monkeypatch):

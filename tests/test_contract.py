@@ -29,7 +29,7 @@ FEDLIB_DIR = str(ROOT / "fedlib")
 #: the modules whose ``__all__`` make the public boundary
 MODULES = ["fedlib", "fedlib.algorithms", "fedlib.analysis", "fedlib.arithmetic", "fedlib.campaign",
            "fedlib.claims", "fedlib.config", "fedlib.data", "fedlib.delays", "fedlib.engine",
-           "fedlib.extensions",
+           "fedlib.extensions", "fedlib.grouped",
            "fedlib.fingerprint", "fedlib.keyed", "fedlib.models", "fedlib.notebook", "fedlib.objectives",
            "fedlib.participation", "fedlib.partition", "fedlib.paths", "fedlib.plotting", "fedlib.problems",
            "fedlib.runner", "fedlib.store", "fedlib.sweeps", "fedlib.tasks", "fedlib.theory",

@@ -129,6 +129,13 @@ def test_the_campaign_takes_clients_innermost_only_where_faster_and_verifiable(g
     script = (ROOT / "benchmarks" / "gpu_window.sh").read_text()
     pattern = f"{c.INNERMOST_ROW} | True ("
     assert f'grep -q "{pattern}"' in script and pattern in capsys.readouterr().out
+    for kw, labels in c.OPTIONS.items():             # every option's row is read by the window script
+        assert f'grep -q "{labels["row"]} | True ("' in script
+        grouped = {c.CAMPAIGN_SPEED: 0.0315, labels["speed"]: 0.0250}
+        ok = {labels["twice"]: "True (...)", labels["replay"]: "True (...)",
+              labels["cross"]: c.cross_result(1e-7)}
+        assert c.option_decision(grouped, ok, kw).startswith("True (25.0 ms against 31.5 ms a round")
+        assert c.option_decision(grouped, {}, kw).startswith("False (run twice: not measured")
 
 
 def test_a_failing_innermost_run_is_a_row_and_the_decision_reads_false(gpu_check, monkeypatch):
@@ -143,8 +150,11 @@ def test_a_failing_innermost_run_is_a_row_and_the_decision_reads_false(gpu_check
     monkeypatch.setattr(fedlib, "run_config", boom)
     monkeypatch.setattr(gpu_check, "verifiable", lambda *a, **kw: None)     # torch's settings untouched
     args = type("Args", (), {"device": "cpu", "compiled": False})()
-    rows = gpu_check.innermost_checks(args, None, None)
-    assert set(rows) == {gpu_check.INNERMOST_TWICE, gpu_check.INNERMOST_REPLAY, gpu_check.INNERMOST_CROSS}
-    assert all(v.startswith("failed: RuntimeError: no deterministic kernel") for v in rows.values())
-    fast = {gpu_check.CAMPAIGN_SPEED: 0.0315, gpu_check.INNERMOST_SPEED: 0.0250}
-    assert gpu_check.innermost_decision(fast, rows).startswith("False (run twice: failed: RuntimeError")
+    for kw, labels in gpu_check.OPTIONS.items():
+        rows = gpu_check.option_checks(args, None, None, kw)
+        assert set(rows) == {labels[k] for k in ("twice", "replay", "cross", "same")}
+        assert all(v.startswith("failed: RuntimeError: no deterministic kernel") for v in rows.values())
+        fast = {gpu_check.CAMPAIGN_SPEED: 0.0315, labels["speed"]: 0.0250}
+        assert gpu_check.option_decision(fast, rows, kw).startswith("False (run twice: failed: RuntimeError")
+    assert gpu_check.innermost_checks(args, None, None) == gpu_check.option_checks(args, None, None,
+                                                                                   "clients_innermost")

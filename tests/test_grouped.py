@@ -1,0 +1,111 @@
+"""fedlib.grouped: the vmap strategy's minibatch gradients of a SimpleCNN computed in the grouped
+layout are the vmap path's own, bit for bit on the CPU (the same kernels: the grouped convolutions
+vmap's batching rule calls, the linear layers and loss under the same vmap(grad)), for every draw
+scheme, with and without dropout, with clients whose data are fewer than a batch (zero-weight
+rows), and rounds of local SGD through the engine's option; models it is not written for are
+refused by name."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fedlib import engine, grouped, problems
+
+from .conftest import TINY_CNN_REDUCTION, assert_kernels_agree
+
+
+def _problem(draws: str, dropout: float = 0.3, model: str = "fedsum_mnist_cnn", batch: int = 16):
+    p = problems.neural(dataset="digits", partition="dirichlet", model=model, num_clients=6, alpha=0.5,
+                        batch_size=batch, seed=0, model_args={"dropout": dropout} if dropout else None)
+    p.strategy = "vmap"
+    p.set_draws(draws)
+    return p
+
+
+def _points(p, S: int, seed: int = 1) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    x = p.initial_params()
+    return x + 0.01 * torch.randn(S, x.numel(), generator=g, dtype=x.dtype)
+
+
+@pytest.mark.parametrize("draws", ["keyed", "legacy"])
+@pytest.mark.parametrize("dropout", [0.3, 0.0])
+def test_the_grouped_layout_gives_the_vmap_paths_gradients_bit_for_bit(draws, dropout):
+    p = _problem(draws, dropout)
+    assert p.groups_layers
+    clients = torch.tensor([5, 0, 2, 3])
+    X = _points(p, 4)
+    for rnd, step in ((0, 0), (3, 1), (7, 4)):
+        plain = p.grads(X, clients, rnd, step)
+        got = p.grads(X, clients, rnd, step, grouped_layout=True)
+        assert torch.equal(got, plain), f"round {rnd} step {step}: {(got - plain).abs().max():.3e}"
+    # with the clients innermost too: the first convolution's input arrives in another layout
+    # (another kernel on this CPU as on CUDA), so agreement to fp32 rounding, not bits
+    both = p.grads(X, clients, 3, 1, grouped_layout=True, clients_innermost=True)
+    assert_kernels_agree(both, p.grads(X, clients, 3, 1, clients_innermost=True), TINY_CNN_REDUCTION,
+                         "gradients with the clients innermost")
+
+
+def test_clients_with_fewer_samples_than_a_batch_and_three_input_channels():
+    """A batch larger than some clients' data (their rows past m carry zero weight and zero
+    masks) and a three-channel model without dropout (FedSUM's SVHN CNN on random stand-ins)."""
+    p = problems.neural(dataset="svhn", partition="dirichlet", model="fedsum_svhn_cnn", num_clients=40,
+                        alpha=0.1, batch_size=64, seed=0, synthetic=True, synthetic_sizes=(800, 100))
+    p.strategy = "vmap"
+    p.set_draws("keyed")
+    sizes = torch.tensor([len(ix) for ix in p.partition])
+    clients = torch.cat([torch.nonzero(sizes < 64).flatten()[:2], torch.nonzero(sizes >= 64).flatten()[:1]])
+    assert len(clients) == 3 and (sizes[clients] < 64).sum() == 2
+    X = _points(p, 3)
+    assert torch.equal(p.grads(X, clients, 2, 0, grouped_layout=True), p.grads(X, clients, 2, 0))
+
+
+def test_the_engines_option_runs_the_same_local_sgd_and_is_recorded():
+    p = _problem("keyed")
+    opt = engine.VectorizedEngine(grouped_layout=True)
+    clients, steps = torch.tensor([5, 0, 2]), torch.tensor([3, 1, 3])
+    X0 = _points(p, 3, seed=2)
+    a, b = (e.local_sgd(p, X0, clients, steps, 0.05, round=1) for e in (opt, engine.VectorizedEngine()))
+    assert torch.equal(a.X, b.X) and torch.equal(a.grad_sum, b.grad_sum)
+    assert repr(opt) == "VectorizedEngine(graphs=False, grouped_layout=True)"
+    assert opt.arithmetic == ("grouped_layout",)
+    assert engine.VectorizedEngine(clients_innermost=True, grouped_layout=True).arithmetic == (
+        "clients_innermost", "grouped_layout")
+    with pytest.raises(ValueError, match="grouped_layout: must be True or False"):
+        engine.VectorizedEngine(grouped_layout="yes")
+
+
+def test_rounds_of_local_sgd_with_corrections_are_the_same_with_the_option():
+    """Three rounds of the engine's local SGD on changing clients, with a correction term and
+    momentum (SCAFFOLD's and FedSUM's paths), each round from the last: the same bits."""
+    p = _problem("keyed")
+    runs = {}
+    engines = {"plain": engine.VectorizedEngine(), "grouped": engine.VectorizedEngine(grouped_layout=True)}
+    for name, eng in engines.items():
+        X = _points(p, 3, seed=4)
+        corr = 0.01 * _points(p, 3, seed=5)
+        for rnd, clients in enumerate(([5, 0, 2], [1, 3, 4], [0, 2, 5])):
+            out = eng.local_sgd(p, X, torch.tensor(clients), torch.tensor([2, 3, 1]), 0.05, round=rnd,
+                                correction=corr, momentum=0.5)
+            X = out.X
+        runs[name] = (X, out.grad_sum)
+    assert all(torch.equal(a, b) for a, b in zip(runs["plain"], runs["grouped"], strict=True))
+
+
+def test_models_it_is_not_written_for_are_refused_by_name():
+    p = _problem("keyed")
+    p.strategy = "loop"
+    assert not p.groups_layers
+    with pytest.raises(ValueError, match="grouped_layout: needs the vmap strategy"):
+        p.grads(_points(p, 2), torch.tensor([0, 1]), 0, 0, grouped_layout=True)
+    loop = engine.VectorizedEngine(grouped_layout=True)       # the engine passes it only where it applies
+    X0 = _points(p, 2)
+    a = loop.local_sgd(p, X0, torch.tensor([0, 1]), torch.tensor([1, 1]), 0.05, round=0)
+    b = engine.VectorizedEngine().local_sgd(p, X0, torch.tensor([0, 1]), torch.tensor([1, 1]), 0.05, round=0)
+    assert torch.equal(a.X, b.X)
+    assert not grouped.supports(torch.nn.Linear(3, 2), {})
+    resnet = problems.neural(dataset="cifar10", model="resnet18", num_clients=2, batch_size=4, alpha=1.0,
+                             synthetic=True, synthetic_sizes=(40, 10))
+    with pytest.raises(ValueError, match="grouped_layout: written for a SimpleCNN"):
+        grouped.grouped_vgrad(resnet)
