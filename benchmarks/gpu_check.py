@@ -711,8 +711,9 @@ def _equal(a, b) -> bool:
 
 def bit_checks(args, warn_only: bool) -> dict[str, str]:
     """Section 3's rows: the default engine's run twice and against the CPU (``warn_only`` or
-    strict deterministic algorithms, TF32 off), the same with the clients innermost
-    (:func:`innermost_checks`), and the TF32 run (measured only)."""
+    strict deterministic algorithms, TF32 off), the same with each option of :data:`OPTIONS`
+    (:func:`option_checks`: the clients innermost, the grouped layout), and the TF32 run
+    (measured only)."""
     import fedlib
     cfg = bit_config(args)
     out = {}
@@ -725,8 +726,9 @@ def bit_checks(args, warn_only: bool) -> dict[str, str]:
     anchor = arithmetic.Anchor.from_dict
     rel = anchor(a.info["anchor"]).max_rel(anchor(cpu.info["anchor"]))
     out["device vs CPU replay, anchor max rel (TF32 off)"] = cross_result(rel)
+    shared: dict = {}                        # the campaign's engine's run without an option: once
     for kw in OPTIONS:
-        out.update(option_checks(args, cfg, anchor(cpu.info["anchor"]), kw))
+        out.update(option_checks(args, cfg, anchor(cpu.info["anchor"]), kw, shared))
     if args.device.startswith("cuda"):
         verifiable(args.device, tf32=True, warn_only=warn_only)
         t = fedlib.run_config(cfg, device=args.device)
@@ -736,14 +738,16 @@ def bit_checks(args, warn_only: bool) -> dict[str, str]:
     return out
 
 
-def option_checks(args, cfg: ExperimentConfig, cpu_anchor: arithmetic.Anchor, kw: str) -> dict[str, str]:
+def option_checks(args, cfg: ExperimentConfig, cpu_anchor: arithmetic.Anchor, kw: str,
+                  shared: dict | None = None) -> dict[str, str]:
     """The run ``cfg`` with the campaign's engine and the option ``kw`` of :data:`OPTIONS` on,
     under the campaign's settings (deterministic algorithms warn-only, TF32 off:
     ``fedlib.arithmetic.verifiable_cuda``): twice (bit-equal), against the run of ``fedlib
     verify``'s replay engine (``verification.replay_engine``: bit-equal), against the CPU's anchor
     (``CROSS_RTOL``) and, measured only, against the campaign's engine without the option (bit-equal:
-    the option keeps the default arithmetic on this GPU model). An error is a row, so the decision
-    reads False and the check goes on."""
+    the option keeps the default arithmetic on this GPU model; that run is computed once for all
+    the options that pass the same ``shared`` dict). An error is a row, so the decision reads False
+    and the check goes on."""
     import fedlib
     labels = OPTIONS[kw]
     verifiable(args.device, tf32=False, warn_only=True)
@@ -760,7 +764,10 @@ def option_checks(args, cfg: ExperimentConfig, cpu_anchor: arithmetic.Anchor, kw
         rel = arithmetic.Anchor.from_dict(a.info["anchor"]).max_rel(cpu_anchor)
         out[labels["cross"]] = cross_result(rel)
         without = engine.VectorizedEngine(**base)
-        out[labels["same"]] = f"{_equal(a, run(without))} ({without!r})"
+        shared = {} if shared is None else shared
+        if "without" not in shared:
+            shared["without"] = run(without)
+        out[labels["same"]] = f"{_equal(a, shared['without'])} ({without!r})"
     except Exception as e:  # noqa: BLE001 - reported in the table; the decision then reads False
         for k in ("twice", "replay", "cross", "same"):
             out.setdefault(labels[k], failed(e, 200))
@@ -796,19 +803,27 @@ def campaign_speeds(args) -> dict[str, float]:
 def settings_speeds(args) -> dict[str, float]:
     """Where the campaign's settings cost their time (0.0403 against 0.0288 s a round on the fifth
     window's H200): the campaign's path timed with one of its two settings at a time, TF32 off
-    without deterministic algorithms and deterministic algorithms (warn-only) with TF32 on;
-    measured only. The campaign's settings are restored afterwards."""
+    (cuDNN's and matmul's) without deterministic algorithms, and deterministic algorithms
+    (warn-only) with torch's default TF32 (cuDNN's on, matmul's off); measured only. Each setting
+    on a problem of its own: a problem keeps its captured CUDA graphs per step shape, whatever the
+    settings they were captured under. The campaign's settings are restored afterwards."""
     rows = schedule_rows(args, args.rounds + 1, args.device)
-    prob, _ = build(args, "keyed", args.device)
     eng = engine.VectorizedEngine(graphs=True, compiled_draws=True)
     out = {}
-    for label, tf32, deterministic in (("TF32 off, deterministic algorithms off", False, False),
-                                       ("TF32 on, deterministic algorithms on (warn-only)", True, True)):
-        verifiable(args.device, tf32=tf32, warn_only=True)
-        torch.use_deterministic_algorithms(deterministic, warn_only=True)
-        t = [seconds_per_round(prob, eng, rows, args.local_steps, args.device) for _ in range(args.repeat)]
-        out[f"s/round, one run, the campaign's path, {label} (measured only)"] = float(np.median(t))
-    verifiable(args.device, tf32=False, warn_only=True)
+    try:
+        for label, tf32, deterministic in (("TF32 off, deterministic algorithms off", False, False),
+                                           ("torch's default TF32, deterministic algorithms on (warn-only)",
+                                            True, True)):
+            verifiable(args.device, tf32=False, warn_only=True)
+            if args.device.startswith("cuda"):
+                torch.backends.cudnn.allow_tf32 = tf32           # matmul's TF32: off, as torch's default
+            torch.use_deterministic_algorithms(deterministic, warn_only=True)
+            prob, _ = build(args, "keyed", args.device)
+            t = [seconds_per_round(prob, eng, rows, args.local_steps, args.device)
+                 for _ in range(args.repeat)]
+            out[f"s/round, one run, the campaign's path, {label} (measured only)"] = float(np.median(t))
+    finally:
+        verifiable(args.device, tf32=False, warn_only=True)
     return out
 
 

@@ -64,8 +64,8 @@ else
   log=$STASH/gpu_check.log                   # the first call's check, where this machine ran it
   if [ ! -f "$log" ]; then                   # a fresh machine (the warm one went back): no check here
     log=/dev/null
-    echo "== no check log on this machine: graphs / compiled draws / clients innermost only where" \
-         "GRAPHS=1 / COMPILED_DRAWS=1 / CLIENTS_INNERMOST=1 say"
+    echo "== no check log on this machine: graphs / compiled draws / clients innermost / grouped layout" \
+         "only where GRAPHS=1 / COMPILED_DRAWS=1 / CLIENTS_INNERMOST=1 / GROUPED_LAYOUT=1 say"
   fi
 fi
 graphs=()                                   # GRAPHS=1 / 0 decide; by default the check's graph row does

@@ -93,19 +93,37 @@ def test_rounds_of_local_sgd_with_corrections_are_the_same_with_the_option():
     assert all(torch.equal(a, b) for a, b in zip(runs["plain"], runs["grouped"], strict=True))
 
 
+@pytest.mark.parametrize("graphs", [False, True])
+def test_the_engine_passes_the_option_to_every_step_where_it_applies(graphs):
+    """The grouped gradient is bit-equal, so equal results cannot show that the option arrived:
+    count the calls of the problem's grouped gradient function instead (plain and graphed steps;
+    on the CPU the graphed path is the plain one), and none without the option."""
+    p = _problem("keyed")
+    calls = []
+    real = grouped.grouped_vgrad(p)
+    p._grouped = lambda *a: calls.append(1) or real(*a)     # what _gradient_fn hands out from now on
+    X0, clients, steps = _points(p, 3), torch.tensor([5, 0, 2]), torch.tensor([2, 1, 2])
+    engine.VectorizedEngine(graphs=graphs).local_sgd(p, X0, clients, steps, 0.05, round=1)
+    assert calls == []
+    opt = engine.VectorizedEngine(graphs=graphs, grouped_layout=True)
+    opt.local_sgd(p, X0, clients, steps, 0.05, round=1)
+    assert len(calls) == 2                                  # one per step (K = 2)
+    assert engine.VectorizedEngine(grouped_layout=True)._options(p) == {"grouped_layout": True}
+
+
 def test_models_it_is_not_written_for_are_refused_by_name():
     p = _problem("keyed")
     p.strategy = "loop"
     assert not p.groups_layers
     with pytest.raises(ValueError, match="grouped_layout: needs the vmap strategy"):
         p.grads(_points(p, 2), torch.tensor([0, 1]), 0, 0, grouped_layout=True)
-    loop = engine.VectorizedEngine(grouped_layout=True)       # the engine passes it only where it applies
-    X0 = _points(p, 2)
-    a = loop.local_sgd(p, X0, torch.tensor([0, 1]), torch.tensor([1, 1]), 0.05, round=0)
-    b = engine.VectorizedEngine().local_sgd(p, X0, torch.tensor([0, 1]), torch.tensor([1, 1]), 0.05, round=0)
-    assert torch.equal(a.X, b.X)
-    assert not grouped.supports(torch.nn.Linear(3, 2), {})
     resnet = problems.neural(dataset="cifar10", model="resnet18", num_clients=2, batch_size=4, alpha=1.0,
                              synthetic=True, synthetic_sizes=(40, 10))
+    resnet.strategy = "vmap"
+    assert not resnet.groups_layers                         # vmap, but not a SimpleCNN
+    assert engine.VectorizedEngine(grouped_layout=True)._options(resnet) == {}
+    with pytest.raises(ValueError, match="grouped_layout: needs the vmap strategy and a SimpleCNN"):
+        resnet.grads(_points(resnet, 2), torch.tensor([0, 1]), 0, 0, grouped_layout=True)
+    assert not grouped.supports(torch.nn.Linear(3, 2), {})
     with pytest.raises(ValueError, match="grouped_layout: written for a SimpleCNN"):
         grouped.grouped_vgrad(resnet)

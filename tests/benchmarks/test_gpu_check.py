@@ -158,3 +158,34 @@ def test_a_failing_innermost_run_is_a_row_and_the_decision_reads_false(gpu_check
         assert gpu_check.option_decision(fast, rows, kw).startswith("False (run twice: failed: RuntimeError")
     assert gpu_check.innermost_checks(args, None, None) == gpu_check.option_checks(args, None, None,
                                                                                    "clients_innermost")
+
+
+def test_the_settings_rows_time_each_setting_on_a_problem_of_its_own(gpu_check, monkeypatch):
+    """``settings_speeds``: one row per setting, each timed on a problem built for it (a problem
+    keeps its captured CUDA graphs whatever the settings they were captured under), and the
+    campaign's settings (deterministic algorithms, warn-only) in force afterwards."""
+    built, settings = [], []
+    real_build = gpu_check.build
+
+    def build(*a, **kw):
+        built.append(a)
+        return real_build(*a, **kw)
+
+    def timed(prob, *a):
+        settings.append((id(prob), torch.are_deterministic_algorithms_enabled()))
+        return 0.5
+    monkeypatch.setattr(gpu_check, "build", build)
+    monkeypatch.setattr(gpu_check, "seconds_per_round", timed)
+    args = type("Args", (), dict(device="cpu", rounds=1, clients=10, per_round=4, local_steps=2, batch=16,
+                                 repeat=2, real=False))()
+    before = (torch.are_deterministic_algorithms_enabled(),
+              torch.is_deterministic_algorithms_warn_only_enabled())
+    try:
+        rows = gpu_check.settings_speeds(args)
+        assert torch.are_deterministic_algorithms_enabled()
+        assert torch.is_deterministic_algorithms_warn_only_enabled()
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+    assert len(rows) == 2 and all(v == 0.5 and "(measured only)" in k for k, v in rows.items())
+    assert len(built) == 2 and len({p for p, _ in settings}) == 2
+    assert [d for _, d in settings] == [False, False, True, True]
