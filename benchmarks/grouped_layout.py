@@ -12,7 +12,6 @@ copies) and each one's CPU time. The GPU check (``gpu_check.py``) measures the s
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -20,37 +19,12 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from layout_census import Census  # noqa: E402
-
-from fedlib import models  # noqa: E402
-
-
-def _problem(clients: int, batch: int):
-    from engine import mnist_like
-
-    from fedlib import partition, problems
-    train, test, _ = mnist_like()
-    part = partition.dirichlet(train[1].numpy(), clients, 0.1, seed=0).indices
-    return problems.Neural(models.build("fedsum_mnist_cnn", seed=0), part, train, test, batch_size=batch,
-                           device="cpu", strategy="vmap", draws="keyed")
+from layout_census import Census, app_h_step, parse_sizes  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--clients", type=int, default=100)
-    ap.add_argument("--per-round", type=int, default=20)
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--repeat", type=int, default=3)
-    a = ap.parse_args()
-    for name in ("clients", "per_round", "batch", "repeat"):
-        if getattr(a, name) < 1:
-            ap.error(f"--{name.replace('_', '-')}: must be an integer >= 1, got {getattr(a, name)}")
-    if a.per_round > a.clients:
-        ap.error(f"--per-round: must be at most --clients ({a.clients}), got {a.per_round}")
-    prob = _problem(a.clients, a.batch)
-    x = prob.initial_params()
-    X = torch.stack([x + 0.001 * k for k in range(a.per_round)])
-    chosen = torch.arange(a.per_round) * (a.clients // a.per_round)
+    a = parse_sizes(__doc__.splitlines()[0], "repeat", 3, "timed steps of each path (the median is printed)")
+    prob, X, chosen = app_h_step(a.clients, a.per_round, a.batch)
     ref = prob.grads(X, chosen, 3, 1)
     got = prob.grads(X, chosen, 3, 1, grouped_layout=True)
     rel = float((got - ref).abs().max() / ref.abs().max())

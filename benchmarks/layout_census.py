@@ -71,16 +71,39 @@ class Census(TorchDispatchMode):
         return out
 
 
-def census(clients: int, per_round: int, batch: int) -> Census:
-    """One keyed vmap step of App. H's problem (``clients`` clients, ``per_round`` of them in the
-    step, ``batch`` rows each) on this CPU, recorded."""
+def app_h_step(clients: int, per_round: int, batch: int) -> tuple:
+    """App. H's problem on this CPU (``clients`` clients of a Dirichlet(0.1) split of MNIST, the
+    vmap strategy, keyed draws, ``batch`` rows a minibatch) and a step's ``per_round`` points
+    and clients: ``(problem, X, clients)``."""
     train, test, _ = mnist_like()
     part = partition.dirichlet(train[1].numpy(), clients, 0.1, seed=0).indices
     prob = problems.Neural(models.build("fedsum_mnist_cnn", seed=0), part, train, test, batch_size=batch,
                            device="cpu", strategy="vmap", draws="keyed")
     x = prob.initial_params()
     X = torch.stack([x + 0.001 * k for k in range(per_round)])
-    chosen = torch.arange(per_round) * (clients // per_round)
+    return prob, X, torch.arange(per_round) * (clients // per_round)
+
+
+def parse_sizes(description: str, name: str, default: int, help: str) -> argparse.Namespace:
+    """``--clients``, ``--per-round`` and ``--batch`` (App. H's by default) and one more integer
+    option ``--<name>``, each checked (>= 1; at most as many clients a step as clients)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--clients", type=int, default=100)
+    ap.add_argument("--per-round", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument(f"--{name}", type=int, default=default, help=help)
+    a = ap.parse_args()
+    for key in ("clients", "per_round", "batch", name):
+        if getattr(a, key) < 1:
+            ap.error(f"--{key.replace('_', '-')}: must be an integer >= 1, got {getattr(a, key)}")
+    if a.per_round > a.clients:
+        ap.error(f"--per-round: must be at most --clients ({a.clients}), got {a.per_round}")
+    return a
+
+
+def census(clients: int, per_round: int, batch: int) -> Census:
+    """One keyed vmap step of App. H's problem (:func:`app_h_step`) on this CPU, recorded."""
+    prob, X, chosen = app_h_step(clients, per_round, batch)
     prob.grads(X, chosen, 3, 1)                      # warm: the first call records dropout shapes
     with Census() as c:
         prob.grads(X, chosen, 3, 1)
@@ -88,17 +111,7 @@ def census(clients: int, per_round: int, batch: int) -> Census:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--clients", type=int, default=100)
-    ap.add_argument("--per-round", type=int, default=20)
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--top", type=int, default=15, help="rows printed, most strided elements first")
-    a = ap.parse_args()
-    for name in ("clients", "per_round", "batch", "top"):
-        if getattr(a, name) < 1:
-            ap.error(f"--{name.replace('_', '-')}: must be an integer >= 1, got {getattr(a, name)}")
-    if a.per_round > a.clients:
-        ap.error(f"--per-round: must be at most --clients ({a.clients}), got {a.per_round}")
+    a = parse_sizes(__doc__.splitlines()[0], "top", 15, "rows printed, most strided elements first")
     rows = census(a.clients, a.per_round, a.batch).rows
     total, strided = sum(r[1] for r in rows.values()), sum(r[3] for r in rows.values())
     print(f"one keyed vmap step, N = {a.clients}, S = {a.per_round}, batch {a.batch} "
