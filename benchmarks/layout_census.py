@@ -47,6 +47,18 @@ def _dense(t: torch.Tensor) -> bool:
     return t.permute(*order).is_contiguous()
 
 
+def _pointwise(func) -> bool:
+    """A pointwise aten op, its ``out=`` overloads included (torch tags only the functional
+    overload ``pointwise``: ``where.self`` is, ``where.self_out`` is not)."""
+    if torch.Tag.pointwise in func.tags:
+        return True
+    name = func._overloadname
+    if torch.Tag.out not in func.tags or not name.endswith("out"):
+        return False
+    base = getattr(func.overloadpacket, name.removesuffix("out").removesuffix("_") or "default", None)
+    return base is not None and torch.Tag.pointwise in base.tags
+
+
 class Census(TorchDispatchMode):
     """Per (op, site): [calls, elements, strided calls, strided elements, one example layout]."""
 
@@ -56,7 +68,7 @@ class Census(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        if torch.Tag.pointwise in func.tags and isinstance(out, torch.Tensor) and out.dim() > 0:
+        if _pointwise(func) and isinstance(out, torch.Tensor) and out.dim() > 0:
             ops = [a for a in (*args, *(kwargs or {}).values())
                    if isinstance(a, torch.Tensor) and a.dim() > 0]
             odd = [a for a in ops if a.shape != out.shape or a.stride() != out.stride()]

@@ -12,7 +12,7 @@ of the elements its pointwise ops write meet such operands, 75 M of them in copi
 
 :func:`grouped_vgrad` computes the same gradients with the convolutional blocks written out on
 (batch, clients x channels, H, W) tensors as they come (grouped convolutions without bias, the
-bias added, dropout, ReLU, max-pool, each on the whole step), the linear layers and the loss under
+bias added, dropout, max-pool, ReLU, each on the whole step), the linear layers and the loss under
 ``vmap(grad(...))`` exactly as the vmap path computes them, and the convolutions' gradients by
 autograd from the features' gradient (the clients share no parameter, so the gradient of the sum
 of their losses with respect to client s's parameters is client s's gradient). The kernels are
@@ -20,6 +20,17 @@ the vmap path's own (its convolution batching rule calls the same grouped convol
 the gradients are bit-equal to the vmap path's (``tests/test_grouped.py``); on a GPU
 ``benchmarks/gpu_check.py`` compares them before a campaign takes the option
 (``VectorizedEngine(grouped_layout=True)``).
+
+Two rewrites that keep every value. ReLU after the max-pool rather than before, on a quarter of
+the elements: ReLU is monotone, so ``max(relu(a), ...) = relu(max(a, ...))``; where a window's
+maximum is positive both pools pick the same (first) maximal element and ReLU passes its gradient
+unchanged; where it is not, ReLU's gradient is zero either way. And the inputs come in the
+grouped layout from :class:`fedlib.tasks.Neural`'s keyed draws: the minibatch gathered
+batch-major, (B, S, ...) in memory, so the first activation is a view, and the convolutions'
+dropout masks written in (B, S x C, H, W) order by the draws themselves (masks in the vmap
+path's [S, B, C, H, W], as the legacy draws give them, are laid out here with one copy).
+On App. H's step the pointwise ops write 81 M elements, against the vmap path's 197 M
+(``benchmarks/grouped_layout.py``).
 """
 
 from __future__ import annotations
@@ -70,8 +81,9 @@ def grouped_vgrad(problem) -> Callable:
             h = F.conv2d(h, wk.reshape(-1, *wk.shape[2:]), None, conv.stride, conv.padding, conv.dilation, S)
             h = h + bk.reshape(1, -1, 1, 1)
             if k in net.dropout_after_conv and p > 0:
-                h = h * next(m).movedim(0, 1).reshape(h.shape)       # a mask is [S, B, C, H, W]
-            h = F.max_pool2d(torch.relu(h), 2)        # torch's own on every device, as under vmap
+                mk = next(m)                 # [S, B, C, H, W], or laid out as h already (keyed draws)
+                h = h * (mk if mk.dim() == h.dim() else mk.movedim(0, 1).reshape(h.shape))
+            h = torch.relu(F.max_pool2d(h, 2))        # torch's own max-pool on every device, as under vmap
         return h.reshape(B, S, -1).movedim(0, 1).contiguous()
 
     def head(pf, f, y, w, masks):

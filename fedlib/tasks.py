@@ -267,12 +267,18 @@ class Neural(Problem):
         return self._drop_shapes[m]
 
     def _keyed_draws(self, clients, round: int, step: int, rows: int | None = None,
-                     compiled: bool | str = False) -> tuple:
+                     compiled: bool | str = False, grouped_layout: bool = False) -> tuple:
         """Keyed draws (:mod:`fedlib.keyed`) of ``clients`` (a list of ints or an int64 tensor)
         at (round, step), all at once: (indices [S, B] into the training split, weights [S, B],
         dropout masks, each [S, rows, ...] with zero rows past each client's m; ``rows``
         defaults to B). ``compiled``: :func:`fedlib.keyed.step_draws`' (the device path's; the
-        CPU's numpy path has nothing to compile)."""
+        CPU's numpy path has nothing to compile). ``grouped_layout``: the masks of
+        convolutional layers ([S, rows, C, H, W]) come laid out as :mod:`fedlib.grouped`'s
+        activations, (rows, S x C, H, W), the same values.
+
+        A mask is ``1 / (1 - p)`` where an element is kept and its row is live, else 0, written
+        by one ``where`` in its layout (the same bits as converting the keep flags, scaling and
+        multiplying by the rows' liveness, in one pass instead of three and a copy)."""
         B = self.batch_size
         rows = B if rows is None else int(rows)
         shapes = self._dropout_shapes(B) if rows else []
@@ -294,8 +300,8 @@ class Neural(Problem):
         masks = []
         # rows past a client's m are zero; on the numpy path only when some client has m < rows
         short = not self._keyed_numpy or bool((m < rows).any())
-        if short and shapes:
-            row_live = (torch.arange(rows, device=self.device)[None, :] < m[:, None]).to(self.dtype)
+        row_live = torch.arange(rows, device=self.device)[None, :] < m[:, None] if short and shapes else None
+        zero = torch.zeros((), dtype=self.dtype, device=self.device)
         for layer, (shape, p) in enumerate(shapes):
             rest = tuple(shape[1:])
             if keeps is None:
@@ -305,10 +311,16 @@ class Neural(Problem):
             else:
                 keep = keeps[layer]
             scale = torch.ones((), dtype=self.dtype, device=self.device) / (1.0 - p)   # 1 / (1 - p)
-            mk = keep.to(self.dtype).mul_(scale).reshape(len(c_t), rows, *rest)
-            if short:
-                mk = mk * row_live.reshape(len(c_t), rows, *([1] * len(rest)))
-            masks.append(mk)
+            if row_live is not None:                # scale on live rows, 0 on padding [S, rows, 1...]
+                scale = torch.where(row_live, scale, zero).reshape(len(c_t), rows, *([1] * len(rest)))
+            keep = keep.reshape(len(c_t), rows, *rest)
+            if grouped_layout and len(rest) == 3:
+                out = torch.empty((rows, len(c_t), *rest), dtype=self.dtype, device=self.device)
+                torch.where(keep.movedim(0, 1), scale if scale.dim() == 0 else scale.movedim(0, 1), zero,
+                            out=out)
+                masks.append(out.reshape(rows, len(c_t) * rest[0], *rest[1:]))
+            else:
+                masks.append(torch.where(keep, scale, zero))
         return idx, w, tuple(masks)
 
     def _batch_loss(self, flat, xb, yb, wb, masks=()):
@@ -384,9 +396,12 @@ class Neural(Problem):
             self._grouped = grouped.grouped_vgrad(self)
         return self._grouped
 
-    def _stacked(self, idx: torch.Tensor, clients_innermost: bool) -> torch.Tensor:
+    def _stacked(self, idx: torch.Tensor, clients_innermost: bool,
+                 grouped_layout: bool = False) -> torch.Tensor:
         """The clients' minibatches ``train.x[idx]`` [S, B, ...]; with ``clients_innermost`` the
-        same values laid out in memory with the client index innermost (strides (1, ...)).
+        same values laid out in memory with the client index innermost (strides (1, ...));
+        otherwise with ``grouped_layout`` laid out batch-major, (B, S, ...) in memory, which
+        :mod:`fedlib.grouped` views as its first activation (B, S x channels, H, W) without a copy.
 
         Under ``vmap`` a convolution of per-client weights runs as one grouped convolution whose
         channels are the clients' (``torch.func``'s batching rule moves the client dimension
@@ -396,10 +411,11 @@ class Neural(Problem):
         convolution's input is channels-last (``tests/test_engine.py`` checks the strides that
         reach ``aten.convolution``). Another kernel computes the same sums, so a run's last bits
         change (the entry records the engine's choice); the values are equal."""
-        xb = self.train.x[idx]
         if clients_innermost:
-            xb = xb.movedim(0, -1).contiguous().movedim(-1, 0)
-        return xb
+            return self.train.x[idx].movedim(0, -1).contiguous().movedim(-1, 0)
+        if grouped_layout:
+            return self.train.x[idx.t().contiguous()].transpose(0, 1)
+        return self.train.x[idx]
 
     def grads(self, X, clients, round=0, step=0, stochastic=True, *, compiled_draws: bool | str = False,
               clients_innermost: bool = False, grouped_layout: bool = False):
@@ -415,8 +431,10 @@ class Neural(Problem):
             return torch.stack([self._client_full_grad(x, int(c)) for x, c in zip(X, clients, strict=True)])
         self.model.train()
         if self.draws == "keyed" and self.strategy == "vmap":      # on the device, no host read
-            idx, w, stacked = self._keyed_draws(clients, round, step, compiled=compiled_draws)
-            return vgrad(X, self._stacked(idx, clients_innermost), self.train.y[idx], w, stacked)
+            idx, w, stacked = self._keyed_draws(clients, round, step, compiled=compiled_draws,
+                                                grouped_layout=grouped_layout)
+            xb = self._stacked(idx, clients_innermost, grouped_layout)
+            return vgrad(X, xb, self.train.y[idx], w, stacked)
         clients = [int(c) for c in clients]
         if self.strategy == "loop":
             return torch.stack([self.grad_one(X[s], c, round, step) for s, c in enumerate(clients)])
@@ -424,7 +442,7 @@ class Neural(Problem):
         idx = torch.stack([d[0] for d in draws])
         w = torch.stack([d[1] for d in draws])
         masks = [d[2] for d in draws]
-        xb, yb = self._stacked(idx, clients_innermost), self.train.y[idx]
+        xb, yb = self._stacked(idx, clients_innermost, grouped_layout), self.train.y[idx]
         stacked = tuple(torch.stack(m) for m in zip(*masks, strict=True)) if masks[0] else ()
         return vgrad(X, xb, yb, w, stacked)
 

@@ -47,6 +47,32 @@ def test_the_grouped_layout_gives_the_vmap_paths_gradients_bit_for_bit(draws, dr
                          "gradients with the clients innermost")
 
 
+def test_masks_and_minibatches_drawn_in_the_grouped_layout_are_the_same_values_on_both_draw_paths():
+    """The keyed draws write a convolutional layer's mask directly in the grouped layout (rows, S x
+    C, H, W) and gather the minibatch batch-major: the same values as the vmap path's [S, rows,
+    ...] masks and minibatches, on the CPU's numpy path and on the device path (torch int64, run
+    on the CPU), with a batch larger than some clients' data (zero rows past m); the gradients
+    from them are the vmap path's, bit for bit."""
+    p, q = _problem("keyed", batch=160), _problem("keyed", batch=160)
+    q._keyed_numpy = False                            # the device path (keyed.step_draws)
+    sizes = torch.tensor([len(ix) for ix in p.partition])
+    clients = torch.tensor([int(torch.argmin(sizes)), int(torch.argmax(sizes)), 2])
+    assert sizes[clients[0]] < 160 <= sizes[clients[1]]
+    X = _points(p, 3)
+    for prob in (p, q):
+        idx, w, plain = prob._keyed_draws(clients, 4, 2)
+        idx_g, w_g, laid = prob._keyed_draws(clients, 4, 2, grouped_layout=True)
+        assert torch.equal(idx, idx_g) and torch.equal(w, w_g) and len(plain) == len(laid) == 2
+        conv, fc = plain
+        assert laid[0].shape == (160, 3 * conv.shape[2], *conv.shape[3:]) and laid[0].is_contiguous()
+        assert torch.equal(laid[0], conv.movedim(0, 1).reshape(laid[0].shape)) and torch.equal(laid[1], fc)
+        assert bool((conv[0, int(sizes[clients[0]]):] == 0).all())
+        assert float(conv.max()) == float(torch.ones(()) / (1 - 0.3))
+        xb = prob._stacked(idx, False, grouped_layout=True)
+        assert torch.equal(xb, prob._stacked(idx, False)) and xb.movedim(0, 1).is_contiguous()
+        assert torch.equal(prob.grads(X, clients, 4, 2, grouped_layout=True), p.grads(X, clients, 4, 2))
+
+
 def test_clients_with_fewer_samples_than_a_batch_and_three_input_channels():
     """A batch larger than some clients' data (their rows past m carry zero weight and zero
     masks) and a three-channel model without dropout (FedSUM's SVHN CNN on random stand-ins)."""
