@@ -44,7 +44,7 @@ started runs to its end; each progress line starts with the seconds since the st
    settings (deterministic warn-only, TF32 off), twice (bit-equal), against the run of ``fedlib
    verify``'s replay engine (bit-equal) and against the CPU's replay; the campaign's path timed
    under those settings without and with the option; then the decision row for the campaign's
-   ``--clients-innermost`` (``innermost_decision``: at least 5% faster, bit-equal twice and to
+   ``--clients-innermost`` (``option_decision``: at least 5% faster, bit-equal twice and to
    the replay, within ``CROSS_RTOL``). The same rows for the grouped layout (:data:`OPTIONS`, its
    decision row for ``--grouped-layout``), each option's run also against the campaign's engine
    without it (bit-equal: the option keeps the default arithmetic on this GPU model; measured only).
@@ -123,21 +123,14 @@ def option_labels(words: str, kw: str, flag: str) -> dict[str, str]:
 
 
 #: the engine options the check decides for the campaign, by keyword of ``VectorizedEngine``
+#: (``benchmarks/gpu_window.sh`` turns the campaign's flag on when it reads "<row> | True (")
 OPTIONS = {kw: option_labels(kw.replace("_", " "), kw, "--" + kw.replace("_", "-"))
            for kw in ("clients_innermost", "grouped_layout")}
-INNERMOST_SPEED = OPTIONS["clients_innermost"]["speed"]
 INNERMOST_PLAIN = "vmap, keyed draws, clients innermost (clients_innermost=True)"
 GROUPED_PLAIN = "vmap, keyed draws, grouped layout (grouped_layout=True)"
-#: the decision row for the campaign's ``--clients-innermost`` (``benchmarks/gpu_window.sh`` turns it
-#: on when it reads "<this> | True (")
-INNERMOST_ROW = OPTIONS["clients_innermost"]["row"]
-#: the bit rows of a run with ``clients_innermost`` (:func:`bit_checks`)
-INNERMOST_TWICE = OPTIONS["clients_innermost"]["twice"]
-INNERMOST_CROSS = OPTIONS["clients_innermost"]["cross"]
-INNERMOST_REPLAY = OPTIONS["clients_innermost"]["replay"]
 #: how much faster (relative) the campaign's path must be with an option of :data:`OPTIONS` to take it:
 #: another arithmetic is not worth a difference within the timings' noise
-INNERMOST_GAIN = 0.05
+OPTION_GAIN = 0.05
 #: the probe row of a ``torch.compile``'d gradient (:func:`compiled_gradient`)
 COMPILED_GRADIENT_ROW = ("probe: the campaign's path with the vmapped gradient torch.compile'd "
                          "(not a library option; the campaign's settings)")
@@ -774,11 +767,6 @@ def option_checks(args, cfg: ExperimentConfig, cpu_anchor: arithmetic.Anchor, kw
     return out
 
 
-def innermost_checks(args, cfg: ExperimentConfig, cpu_anchor: arithmetic.Anchor) -> dict[str, str]:
-    """:func:`option_checks` of ``clients_innermost``."""
-    return option_checks(args, cfg, cpu_anchor, "clients_innermost")
-
-
 def campaign_speeds(args) -> dict[str, float]:
     """s/round of the campaign's path (keyed draws, CUDA graphs, compiled draws) without and with
     each option of :data:`OPTIONS`, under the campaign's settings (deterministic algorithms
@@ -829,7 +817,7 @@ def settings_speeds(args) -> dict[str, float]:
 
 def option_decision(med: dict[str, float], checks: dict[str, str], kw: str) -> str:
     """Whether the campaign takes the option ``kw`` of :data:`OPTIONS`: "True (...)" where the
-    campaign's path with it (its speed label) is at least :data:`INNERMOST_GAIN` faster than
+    campaign's path with it (its speed label) is at least :data:`OPTION_GAIN` faster than
     without (:data:`CAMPAIGN_SPEED`; ``med``: :func:`campaign_speeds`, timed under the campaign's
     settings), a run with it is bit-equal twice on the device and to the run of
     ``fedlib verify``'s replay engine (so a stored entry replays exactly on this GPU model), and
@@ -841,8 +829,8 @@ def option_decision(med: dict[str, float], checks: dict[str, str], kw: str) -> s
     why = []
     if base is None or laid is None:
         why.append("speeds not measured (compiled draws and graphs: CUDA only)")
-    elif laid > (1 - INNERMOST_GAIN) * base:
-        why.append(f"not {100 * INNERMOST_GAIN:.0f}% faster: {1e3 * laid:.1f} ms against "
+    elif laid > (1 - OPTION_GAIN) * base:
+        why.append(f"not {100 * OPTION_GAIN:.0f}% faster: {1e3 * laid:.1f} ms against "
                    f"{1e3 * base:.1f} ms a round")
     if not twice.startswith("True"):
         why.append(f"run twice: {twice}")
@@ -854,11 +842,6 @@ def option_decision(med: dict[str, float], checks: dict[str, str], kw: str) -> s
         return f"False ({'; '.join(why)})"
     return (f"True ({1e3 * laid:.1f} ms against {1e3 * base:.1f} ms a round; bit-equal twice and to "
             f"verify's replay; CPU replay {cross})")
-
-
-def innermost_decision(med: dict[str, float], checks: dict[str, str]) -> str:
-    """:func:`option_decision` of ``clients_innermost`` (the campaign's ``--clients-innermost``)."""
-    return option_decision(med, checks, "clients_innermost")
 
 
 def parse_args() -> tuple[argparse.Namespace, bool]:

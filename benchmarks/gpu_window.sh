@@ -13,6 +13,7 @@
 # its bit checks and the decision row; PROBE=1: then the probe of a torch.compile'd gradient (its
 # compilation and timings take ~40-80 s of the campaign's time); NB: the campaign's notebooks (default 02 then 08);
 # ROOT: the folder whose results/<notebook>/<profile> hold the stores (default: the repository);
+# UNPACK=0: leave data/ as it is where .gpu-data/ is here too (the tests, on this machine);
 # GRAPHS: 1 / 0 forces CUDA-graph steps on / off (default: on when the check's graph row is True);
 # COMPILED_DRAWS: 1 / 0 forces the campaign's --compiled-draws on / off (default: on when the check's
 # compiled-draws bit row is True); CLIENTS_INNERMOST: 1 / 0 forces --clients-innermost on / off (default:
@@ -37,7 +38,7 @@ ROOT=${ROOT:-$PWD}
 out=${OUT:-$ROOT/gpu-window-out}
 mkdir -p "$out" "$ROOT"
 PY=${PY:-python3}
-[ -d .gpu-data ] && $PY benchmarks/gpu_window.py unpack
+[ "${UNPACK:-1}" = 1 ] && [ -d .gpu-data ] && $PY benchmarks/gpu_window.py unpack
 [ -d data ] && export FEDLIB_DATA=$PWD/data
 STASH=${STASH:-data}
 if [ -f "$STASH/stores.tgz" ]; then            # an earlier call's entries on this warm machine
@@ -77,20 +78,18 @@ if [ "${COMPILED_DRAWS:-auto}" = 1 ] || { [ "${COMPILED_DRAWS:-auto}" = auto ] &
      grep -q "compiled draws (library, compiled_draws=True) on the device vs CPU: bit-equal | True (" "$log"; }; then
   graphs+=(--compiled-draws)
 fi
-# auto: only on the path the decision row measured (graphs and compiled draws) and for notebook 02
-# alone (the row measured App. H's CNN; another notebook's model is not measured)
+# the options of the check's decision rows (faster, bit-equal twice, to verify's replay, within
+# CROSS_RTOL): auto takes one only on the path its row measured (graphs and compiled draws; the
+# grouped layout with the clients not innermost) and for notebook 02 alone (the rows measured App.
+# H's CNN; another notebook's model is not measured)
+on() { printf '%s\n' "${graphs[@]}" | grep -qx -- "$1"; }
+measured() { on --graphs && on --compiled-draws && [ "$NB" = 02_fedsum_main ] && grep -q "$1 | True (" "$log"; }
 if [ "${CLIENTS_INNERMOST:-auto}" = 1 ] || { [ "${CLIENTS_INNERMOST:-auto}" = auto ] &&
-     [ "${graphs[*]:-}" = "--graphs --compiled-draws" ] && [ "$NB" = 02_fedsum_main ] &&
-     grep -q "clients innermost for the campaign | True (" "$log"; }; then
+     measured "clients innermost for the campaign"; }; then
   graphs+=(--clients-innermost)
 fi
-# the same for the grouped layout (the row "grouped layout for the campaign": faster, bit-equal twice,
-# to verify's replay, within CROSS_RTOL), on the path it measured: App. H's CNN, graphs and compiled
-# draws, the clients not innermost
-on() { printf '%s\n' "${graphs[@]}" | grep -qx -- "$1"; }
-if [ "${GROUPED_LAYOUT:-auto}" = 1 ] || { [ "${GROUPED_LAYOUT:-auto}" = auto ] && on --graphs &&
-     on --compiled-draws && ! on --clients-innermost && [ "$NB" = 02_fedsum_main ] &&
-     grep -q "grouped layout for the campaign | True (" "$log"; }; then
+if [ "${GROUPED_LAYOUT:-auto}" = 1 ] || { [ "${GROUPED_LAYOUT:-auto}" = auto ] && ! on --clients-innermost &&
+     measured "grouped layout for the campaign"; }; then
   graphs+=(--grouped-layout)
 fi
 left=$($PY -c "import time; print(round(max(0.0, ($TOTAL_S - (time.time() - $start)) / 60 - 0.5), 2))")

@@ -97,40 +97,41 @@ def test_the_first_convolutions_forms_agree_bit_for_bit_or_within_fp32_rounding(
         assert ((g_f.double() - g.double()).abs().reshape(S, out, n) <= e_g).all()
 
 
-def test_the_campaign_takes_clients_innermost_only_where_faster_and_verifiable(gpu_check, capsys):
-    """The decision row (``innermost_decision``): True only where the campaign's path is at least
-    INNERMOST_GAIN faster with the clients innermost, a run with it is bit-equal twice and to the
-    run of ``fedlib verify``'s replay engine, and its CPU replay within CROSS_RTOL; each failing
-    condition is named. ``gpu_window.sh`` turns the
-    campaign's ``--clients-innermost`` on by reading the row as the table prints it."""
-    c = gpu_check
-    fast = {c.CAMPAIGN_SPEED: 0.0315, c.INNERMOST_SPEED: 0.0250}
-    good = {c.INNERMOST_TWICE: "True (strict; VectorizedEngine(graphs=True, clients_innermost=True))",
-            c.INNERMOST_REPLAY: "True (VectorizedEngine(graphs=False, clients_innermost=True))",
-            c.INNERMOST_CROSS: c.cross_result(2.69e-07)}
-    assert c.innermost_decision(fast, good).startswith("True (25.0 ms against 31.5 ms a round")
-    slow = {**fast, c.INNERMOST_SPEED: 0.0315 * (1 - c.INNERMOST_GAIN / 2)}
-    assert c.innermost_decision(slow, good) == "False (not 5% faster: 30.7 ms against 31.5 ms a round)"
-    bad = {c.INNERMOST_TWICE: "False (strict; VectorizedEngine(graphs=True, clients_innermost=True))",
-           c.INNERMOST_REPLAY: "False (VectorizedEngine(graphs=False, clients_innermost=True))",
-           c.INNERMOST_CROSS: c.cross_result(3.1e-03)}
-    no = c.innermost_decision(fast, bad)
+def test_the_campaign_takes_an_option_only_where_faster_and_verifiable(gpu_check, capsys):
+    """The decision row (``option_decision``, here of the clients innermost): True only where the
+    campaign's path is at least OPTION_GAIN faster with the option, a run with it is bit-equal
+    twice and to the run of ``fedlib verify``'s replay engine, and its CPU replay within
+    CROSS_RTOL; each failing condition is named. ``gpu_window.sh`` turns the campaign's flag on by
+    reading each option's row as the table prints it."""
+    c, kw = gpu_check, "clients_innermost"
+    lab = c.OPTIONS[kw]
+    fast = {c.CAMPAIGN_SPEED: 0.0315, lab["speed"]: 0.0250}
+    good = {lab["twice"]: "True (strict; VectorizedEngine(graphs=True, clients_innermost=True))",
+            lab["replay"]: "True (VectorizedEngine(graphs=False, clients_innermost=True))",
+            lab["cross"]: c.cross_result(2.69e-07)}
+    assert c.option_decision(fast, good, kw).startswith("True (25.0 ms against 31.5 ms a round")
+    slow = {**fast, lab["speed"]: 0.0315 * (1 - c.OPTION_GAIN / 2)}
+    assert c.option_decision(slow, good, kw) == "False (not 5% faster: 30.7 ms against 31.5 ms a round)"
+    bad = {lab["twice"]: "False (strict; VectorizedEngine(graphs=True, clients_innermost=True))",
+           lab["replay"]: "False (VectorizedEngine(graphs=False, clients_innermost=True))",
+           lab["cross"]: c.cross_result(3.1e-03)}
+    no = c.option_decision(fast, bad, kw)
     assert no.startswith("False (run twice: False") and f"CPU replay: {c.cross_result(3.1e-03)}" in no
     assert c.cross_result(3.1e-03).endswith("FAILS)") and c.cross_result(2.69e-07).endswith("passes)")
     assert "verify's replay: False" in no
-    assert c.innermost_decision(fast, {**good, c.INNERMOST_REPLAY: "False (...)"}).startswith(
+    assert c.option_decision(fast, {**good, lab["replay"]: "False (...)"}, kw).startswith(
         "False (verify's replay: False")
-    none = c.innermost_decision({}, {})
+    none = c.option_decision({}, {}, kw)
     assert none.startswith("False (speeds not measured") and "run twice: not measured" in none
     assert "verify's replay: not measured" in none
     tab = c.Table(1.0)
-    tab.rows.append((c.INNERMOST_ROW, c.innermost_decision(fast, good)))
+    tab.rows.append((lab["row"], c.option_decision(fast, good, kw)))
     tab.report("App. H", "cuda", "a GPU")
+    assert f"| {lab['row']} | True (" in capsys.readouterr().out
     script = (ROOT / "benchmarks" / "gpu_window.sh").read_text()
-    pattern = f"{c.INNERMOST_ROW} | True ("
-    assert f'grep -q "{pattern}"' in script and pattern in capsys.readouterr().out
+    assert 'grep -q "$1 | True ("' in script        # measured "<row>": the row as the table prints it
     for kw, labels in c.OPTIONS.items():             # every option's row is read by the window script
-        assert f'grep -q "{labels["row"]} | True ("' in script
+        assert f'measured "{labels["row"]}"' in script
         grouped = {c.CAMPAIGN_SPEED: 0.0315, labels["speed"]: 0.0250}
         ok = {labels["twice"]: "True (...)", labels["replay"]: "True (...)",
               labels["cross"]: c.cross_result(1e-7)}
@@ -156,8 +157,6 @@ def test_a_failing_innermost_run_is_a_row_and_the_decision_reads_false(gpu_check
         assert all(v.startswith("failed: RuntimeError: no deterministic kernel") for v in rows.values())
         fast = {gpu_check.CAMPAIGN_SPEED: 0.0315, labels["speed"]: 0.0250}
         assert gpu_check.option_decision(fast, rows, kw).startswith("False (run twice: failed: RuntimeError")
-    assert gpu_check.innermost_checks(args, None, None) == gpu_check.option_checks(args, None, None,
-                                                                                   "clients_innermost")
 
 
 def test_the_settings_rows_time_each_setting_on_a_problem_of_its_own(gpu_check, monkeypatch):

@@ -34,7 +34,7 @@ def test_a_later_call_keeps_the_entries_of_an_earlier_call_and_the_tree_wins(tmp
         tar.add(earlier / "results", arcname="results")
     env = {**os.environ, "DEVICE": "cpu", "PROFILE": "smoke", "CHECK_MIN": "0", "TOTAL_S": "1",
            "NB": "02_fedsum_main", "ROOT": str(root), "STASH": str(stash), "OUT": str(out),
-           "PY": sys.executable}
+           "PY": sys.executable, "UNPACK": "0"}
     done = subprocess.run(["bash", "benchmarks/gpu_window.sh"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -72,7 +72,7 @@ def test_a_second_call_takes_the_campaigns_flags_from_the_first_calls_rows(tmp_p
     (tmp_path / "stash" / "gpu_check.log").write_text("\n".join(rows) + "\n")
     env = {**os.environ, "DEVICE": "cpu", "PROFILE": "smoke", "CHECK_MIN": "0", "TOTAL_S": "1",
            "NB": "02_fedsum_main", "ROOT": str(tmp_path / "root"), "STASH": str(tmp_path / "stash"),
-           "OUT": str(tmp_path / "out"), "PY": sys.executable, **env}
+           "OUT": str(tmp_path / "out"), "PY": sys.executable, "UNPACK": "0", **env}
     done = subprocess.run(["bash", "benchmarks/gpu_window.sh"], cwd=ROOT, capture_output=True, text=True,
                           timeout=600, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
