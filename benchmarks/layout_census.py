@@ -47,16 +47,23 @@ def _dense(t: torch.Tensor) -> bool:
     return t.permute(*order).is_contiguous()
 
 
+def _inputs(func) -> list[tuple[str, str]]:
+    """The names and types of an aten overload's arguments other than its ``out=`` ones."""
+    return [(a.name, str(a.type)) for a in func._schema.arguments if not a.is_out]
+
+
 def _pointwise(func) -> bool:
-    """A pointwise aten op, its ``out=`` overloads included (torch tags only the functional
-    overload ``pointwise``: ``where.self`` is, ``where.self_out`` is not)."""
+    """A pointwise aten op, ``out=`` overloads included: torch tags some of those ``pointwise``
+    (``add.out``) and not others (``where.self_out``, ``relu.out``,
+    ``threshold_backward.grad_input``), so an overload with ``out=`` arguments counts where a
+    functional overload of the same op with the same other arguments is tagged."""
     if torch.Tag.pointwise in func.tags:
         return True
-    name = func._overloadname
-    if torch.Tag.out not in func.tags or not name.endswith("out"):
+    if not any(a.is_out for a in func._schema.arguments):
         return False
-    base = getattr(func.overloadpacket, name.removesuffix("out").removesuffix("_") or "default", None)
-    return base is not None and torch.Tag.pointwise in base.tags
+    packet = func.overloadpacket
+    return any(torch.Tag.pointwise in f.tags and not any(a.is_out for a in f._schema.arguments)
+               and _inputs(f) == _inputs(func) for f in (getattr(packet, n) for n in packet.overloads()))
 
 
 class Census(TorchDispatchMode):

@@ -21,11 +21,14 @@ the gradients are bit-equal to the vmap path's (``tests/test_grouped.py``); on a
 ``benchmarks/gpu_check.py`` compares them before a campaign takes the option
 (``VectorizedEngine(grouped_layout=True)``).
 
-Two rewrites that keep every value. ReLU after the max-pool rather than before, on a quarter of
-the elements: ReLU is monotone, so ``max(relu(a), ...) = relu(max(a, ...))``; where a window's
-maximum is positive both pools pick the same (first) maximal element and ReLU passes its gradient
-unchanged; where it is not, ReLU's gradient is zero either way. And the inputs come in the
-grouped layout from :class:`fedlib.tasks.Neural`'s keyed draws: the minibatch gathered
+Two rewrites that keep the gradients' bits. ReLU after the max-pool rather than before, on a
+quarter of the elements: ReLU is monotone, so ``max(relu(a), ...) = relu(max(a, ...))`` in value
+(the sign of a zero may differ: ``relu(-0.0)`` is -0.0 on CPUs, and dropout leaves -0.0 where it
+zeroes a negative activation; the linear layers' sums, which start at +0, absorb it); where a
+window's maximum is positive both pools pick the same (first) maximal element and ReLU passes its
+gradient unchanged; where it is not, ReLU's gradient is +0 either way (its backward zeroes every
+input <= 0, -0.0 included). ``tests/test_grouped.py`` compares the gradients' bits. And the
+inputs come in the grouped layout from :class:`fedlib.tasks.Neural`'s keyed draws: the minibatch gathered
 batch-major, (B, S, ...) in memory, so the first activation is a view, and the convolutions'
 dropout masks written in (B, S x C, H, W) order by the draws themselves (masks in the vmap
 path's [S, B, C, H, W], as the legacy draws give them, are laid out here with one copy).

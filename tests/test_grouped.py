@@ -40,6 +40,7 @@ def test_the_grouped_layout_gives_the_vmap_paths_gradients_bit_for_bit(draws, dr
         plain = p.grads(X, clients, rnd, step)
         got = p.grads(X, clients, rnd, step, grouped_layout=True)
         assert torch.equal(got, plain), f"round {rnd} step {step}: {(got - plain).abs().max():.3e}"
+        assert torch.equal(got.view(torch.int32), plain.view(torch.int32))     # bits: zeros' signs too
     # with the clients innermost too: the first convolution's input arrives in another layout
     # (another kernel on this CPU as on CUDA), so agreement to fp32 rounding, not bits
     both = p.grads(X, clients, 3, 1, grouped_layout=True, clients_innermost=True)
@@ -70,7 +71,8 @@ def test_masks_and_minibatches_drawn_in_the_grouped_layout_are_the_same_values_o
         assert float(conv.max()) == float(torch.ones(()) / (1 - 0.3))
         xb = prob._stacked(idx, False, grouped_layout=True)
         assert torch.equal(xb, prob._stacked(idx, False)) and xb.movedim(0, 1).is_contiguous()
-        assert torch.equal(prob.grads(X, clients, 4, 2, grouped_layout=True), p.grads(X, clients, 4, 2))
+        got, plain = prob.grads(X, clients, 4, 2, grouped_layout=True), p.grads(X, clients, 4, 2)
+        assert torch.equal(got.view(torch.int32), plain.view(torch.int32))
 
 
 def test_clients_with_fewer_samples_than_a_batch_and_three_input_channels():

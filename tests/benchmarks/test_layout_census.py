@@ -36,5 +36,9 @@ def test_the_grouped_layout_writes_fewer_strided_and_copied_elements_for_the_sam
         copies = sum(r[3] for (op, _), r in c.rows.items() if op.startswith(("clone", "copy")))
         counts[grouped] = (sum(r[3] for r in rows), copies, g)
     assert torch.equal(counts[False][2], counts[True][2])
+    aten = torch.ops.aten                # out= overloads of pointwise ops count, reductions do not
+    assert all(census._pointwise(f) for f in (aten.where.self_out, aten.relu.out, aten.add.out,
+                                               aten.mul.Tensor, aten.threshold_backward.grad_input))
+    assert not any(census._pointwise(f) for f in (aten.max.unary_out, aten.mm.out, aten.sum.IntList_out))
     assert counts[True][0] < 0.5 * counts[False][0] and counts[True][1] < 0.5 * counts[False][1]
     assert counts[False][1] > 0
