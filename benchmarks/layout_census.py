@@ -52,6 +52,11 @@ def _inputs(func) -> list[tuple[str, str]]:
     return [(a.name, str(a.type)) for a in func._schema.arguments if not a.is_out]
 
 
+def _has_out(func) -> bool:
+    """Whether an aten overload has ``out=`` arguments."""
+    return any(a.is_out for a in func._schema.arguments)
+
+
 def _pointwise(func) -> bool:
     """A pointwise aten op, ``out=`` overloads included: torch tags some of those ``pointwise``
     (``add.out``) and not others (``where.self_out``, ``relu.out``,
@@ -59,11 +64,11 @@ def _pointwise(func) -> bool:
     functional overload of the same op with the same other arguments is tagged."""
     if torch.Tag.pointwise in func.tags:
         return True
-    if not any(a.is_out for a in func._schema.arguments):
+    if not _has_out(func):
         return False
     packet = func.overloadpacket
-    return any(torch.Tag.pointwise in f.tags and not any(a.is_out for a in f._schema.arguments)
-               and _inputs(f) == _inputs(func) for f in (getattr(packet, n) for n in packet.overloads()))
+    return any(torch.Tag.pointwise in f.tags and not _has_out(f) and _inputs(f) == _inputs(func)
+               for f in (getattr(packet, n) for n in packet.overloads()))
 
 
 class Census(TorchDispatchMode):

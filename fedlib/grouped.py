@@ -32,8 +32,8 @@ inputs come in the grouped layout from :class:`fedlib.tasks.Neural`'s keyed draw
 batch-major, (B, S, ...) in memory, so the first activation is a view, and the convolutions'
 dropout masks written in (B, S x C, H, W) order by the draws themselves (masks in the vmap
 path's [S, B, C, H, W], as the legacy draws give them, are laid out here with one copy).
-On App. H's step the pointwise ops write 81 M elements, against the vmap path's 197 M
-(``benchmarks/grouped_layout.py``).
+How many elements the pointwise ops of App. H's step write, here and on the vmap path, is measured
+by ``benchmarks/grouped_layout.py`` and recorded in ``benchmarks/README.md``.
 """
 
 from __future__ import annotations

@@ -316,8 +316,8 @@ class Neural(Problem):
             keep = keep.reshape(len(c_t), rows, *rest)
             if grouped_layout and len(rest) == 3:
                 out = torch.empty((rows, len(c_t), *rest), dtype=self.dtype, device=self.device)
-                torch.where(keep.movedim(0, 1), scale if scale.dim() == 0 else scale.movedim(0, 1), zero,
-                            out=out)
+                by_row = scale if row_live is None else scale.movedim(0, 1)     # [rows, S, 1, 1, 1]
+                torch.where(keep.movedim(0, 1), by_row, zero, out=out)
                 masks.append(out.reshape(rows, len(c_t) * rest[0], *rest[1:]))
             else:
                 masks.append(torch.where(keep, scale, zero))
