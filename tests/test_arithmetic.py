@@ -57,10 +57,16 @@ def test_current_arithmetic_and_its_signature():
     assert a["aten_capability"] == torch.backends.cpu.get_cpu_capability()
     assert a["torch_threads"] == torch.get_num_threads() and a["hardware_isa"] == arithmetic.hardware_isa()
     assert arithmetic.same_kernels(a, dict(a)) == (True, "")
-    for field, value in (("torch_threads", 7), ("aten_capability", "DEFAULT"), ("onednn_isa", "sse41"),
-                         ("torch", "1.0"), ("device", "cuda"), ("cpu", "another model name"),
-                         ("cpu_vendor", "GenuineIntel"), ("cpu_model_id", "207"), ("cpu_family", "6"),
-                         ("cpu_cache", "322560 KB"), ("onednn_isa_detail", "AVX512_CORE_AMX")):
+    # each value differs from this machine's, whichever CPU of the fleet runs the test (a fixed
+    # "GenuineIntel" or "207" is this machine's own on the Intel Xeon kind)
+    fleet = {"cpu_vendor": ("GenuineIntel", "AuthenticAMD"), "cpu_model_id": ("207", "17"),
+             "cpu_family": ("6", "25"), "cpu_cache": ("322560 KB", "1024 KB"),
+             "onednn_isa_detail": ("AVX512_CORE_AMX", "AVX2"), "aten_capability": ("DEFAULT", "AVX2"),
+             "onednn_isa": ("sse41", "avx2")}
+    other = {f: next(v for v in values if v != a.get(f)) for f, values in fleet.items()}
+    for field, value in (("torch_threads", a["torch_threads"] + 1), ("torch", "1.0"), ("device", "cuda"),
+                         ("cpu", f"not {a['cpu']}"), *other.items()):
+        assert value != a.get(field), field
         assert arithmetic.signature({**a, field: value}) != arithmetic.signature(a), field
         same, why = arithmetic.same_kernels({**a, field: value}, a)
         assert not same and field in why, (field, why)
