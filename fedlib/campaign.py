@@ -164,8 +164,9 @@ class _Pace:
     Where no such run of the setting exists, the same of the entries on the same device kind
     with other engine options (a new option, e.g. compiled draws, is meant to be faster: its
     first run is estimated at the pace of the options before it); then the rule before these:
-    the slowest run of the setting stored on the same device type (another GPU model for a GPU,
-    another CPU or thread count for a CPU; never a CPU's run for a GPU or the reverse: on
+    the slowest run of the setting stored on the same device type (another GPU model for a GPU;
+    for a CPU, another CPU or thread count, and the slower of that and a probe on this kind:
+    :meth:`needs_probe`; never a CPU's run for a GPU or the reverse: on
     2026-11-29 a paper run took 3.5 s a round on this project's CPU and ~0.05 s on an H100, so
     a GPU campaign would never have started the setting's runs, and a CPU campaign would start
     runs it cannot finish); then a probe's pace, which
@@ -210,13 +211,28 @@ class _Pace:
             self.same.setdefault(s, []).append((date, rate))
             self.kin.setdefault(s, []).append((date, rate))
 
+    def needs_probe(self, config: ExperimentConfig) -> bool:
+        """Whether a CPU campaign should probe ``config``'s setting before trusting an estimate:
+        no run of it on this CPU kind (model and threads) is stored or computed here, and no probe
+        has measured it yet. Another CPU's runs are no safe pace for this one: App. H's round took
+        ~2.2 s on the AMD EPYC kind and 4.71 s (one thread) on the Intel Xeon kind (family 6 model
+        207), so a campaign there, paced by the AMD's runs, would start runs it cannot finish. (A
+        GPU's campaign keeps the rule before: its window's minutes are too few to spend on probes
+        a stored run on another GPU model makes unnecessary.)"""
+        s = _setting(config)
+        return (self.kind[0] == "cpu" and not (self.same.get(s) or self.kin.get(s))
+                and s in self.per_round and s not in self.probed)
+
     def estimate(self, config: ExperimentConfig) -> float | None:
         s = _setting(config)
         recent = self.same.get(s) or self.kin.get(s)
+        whole, probe = self.per_round.get(s), self.probed.get(s)
         if recent:
             rate = max(r for _, r in sorted(recent)[-RECENT:])
+        elif whole is not None and probe is not None:     # other kinds' runs and a probe here: the slower
+            rate = max(whole, probe)
         else:
-            rate = self.per_round.get(s, self.probed.get(s))
+            rate = whole if whole is not None else probe
         return None if rate is None else MARGIN * rate * config.rounds
 
 
@@ -326,7 +342,7 @@ class _Compute:
     def _fits(self, c: ExperimentConfig) -> float | None:
         """The run's estimate if it fits the budget (probing its setting first if needed), else None."""
         est = self._estimate(c)
-        if est is None:                      # a probe of its first rounds (three evaluations in them)
+        if est is None or self.pace.needs_probe(c):     # a probe of its first rounds (three evaluations)
             probe = probe_config(c)
             if self.clock() + 60.0 > self.deadline:                 # not even a probe fits
                 return None

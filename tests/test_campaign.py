@@ -229,13 +229,14 @@ def test_the_command_passes_its_engine_options_on(tmp_path, monkeypatch):
 
 def test_a_whole_runs_pace_replaces_a_probes(tmp_path):
     """A probe's few rounds pay warm-ups a whole run amortises: once a whole run of the setting
-    is measured, its pace decides the estimates, even where the probe's was slower."""
+    is measured on the campaign's kind (computed in this call: dated now), its pace decides the
+    estimates, even where the probe's was slower."""
     from fedlib import ExperimentConfig
     c = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=500)
     pace = campaign._Pace(Store(tmp_path))
     pace.note(c.replace(rounds=10), 2.58, probe=True)                 # 0.258 s a round
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 0.258 * 500)
-    pace.note(c, 47.0)                                                # 0.094 s a round
+    pace.note(c, 47.0, date=campaign._now())                          # 0.094 s a round, run here
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 47.0)
     pace.note(c.replace(rounds=10), 5.0, probe=True)                  # a later, slower probe
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 47.0)
@@ -312,6 +313,43 @@ def test_the_pace_comes_from_runs_on_the_same_device_kind_and_engine(tmp_path, m
     monkeypatch.setattr(campaign, "_device_kind", lambda device, threads=None: h100)
     on_gpu = campaign._Pace(st, "cuda", plain)
     assert on_gpu.estimate(base) is None
+
+
+def test_a_cpu_campaign_probes_a_setting_that_only_other_cpu_kinds_have_run(tmp_path, monkeypatch):
+    """Another CPU's runs are no safe pace for this one (App. H's round: ~2.2 s on the AMD EPYC
+    kind, 4.71 s on the Intel Xeon kind): a CPU campaign whose kind (model, threads) has no run of
+    a setting probes it once, and its estimate is the slower of the probe's pace and the slowest
+    stored run; a run on its own kind then decides. Where its own kind has a run: no probe."""
+    from fedlib import ExperimentConfig
+    st = Store(tmp_path / "s")
+    base = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=40,
+                            local_steps=2, lr_local=0.01, eval_every=5)
+    secs = st.compute(base).meta["run_seconds"]                          # on this machine's kind
+    here = campaign._device_kind(None)
+    c = base.replace(lr_local=0.02)                                      # the same setting, not stored
+    assert not campaign._Pace(st).needs_probe(c)
+    monkeypatch.setattr(campaign, "_device_kind", lambda device, threads=None: ("cpu", "Another CPU", 1))
+    assert here != campaign._device_kind(None)
+    pace = campaign._Pace(st)
+    assert pace.needs_probe(c) and pace.estimate(c) == pytest.approx(campaign.MARGIN * secs)
+    pace.note(c, 3 * secs, probe=True)                                  # this kind probes slower
+    assert not pace.needs_probe(c) and pace.estimate(c) == pytest.approx(campaign.MARGIN * 3 * secs)
+    faster = campaign._Pace(st)
+    faster.note(c, secs / 2, probe=True)                                 # or faster: the stored run's
+    assert faster.estimate(c) == pytest.approx(campaign.MARGIN * secs)
+    pace.note(c, 2 * secs, date=campaign._now())                         # a whole run on this kind
+    assert not pace.needs_probe(c) and pace.estimate(c) == pytest.approx(campaign.MARGIN * 2 * secs)
+    # the campaign's check of a run probes first (the probe computed here, not stored)
+    fresh = campaign._Pace(st)
+    compute = campaign._Compute(st, fresh, 1e9, campaign.CampaignReport(), campaign.NotebookReport("x"),
+                                None, "vectorized", lambda: 0.0, lambda s: None)
+    assert compute._fits(c) is not None and not fresh.needs_probe(c) and len(fresh.probed) == 1
+    assert st.keys() == [st.get(base).path.name]
+    # a GPU campaign keeps the rule before: another GPU model's run sets the pace, no probe
+    monkeypatch.setattr(campaign, "_device_kind", lambda device, threads=None: ("cuda", "NVIDIA H200"))
+    gpu = campaign._Pace(st, "cuda")
+    gpu.note(base, secs)                                                 # as if stored from an H100
+    assert not gpu.needs_probe(c) and gpu.estimate(c) == pytest.approx(campaign.MARGIN * secs)
 
 
 def test_the_latest_runs_set_the_pace_and_a_run_of_this_call_counts(tmp_path):
