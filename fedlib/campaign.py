@@ -317,7 +317,7 @@ class _Compute:
         (a run that an earlier window or session cut off) computes only the rounds after it."""
         from .runner import checkpoint_round
         if c.key() not in self.done:                 # (a checkpoint is saved only before the last round)
-            done = checkpoint_round(self.st.checkpoint_path(c), self.under)
+            done = checkpoint_round(self.st.checkpoint_path(c), self._under(c))
             self.done[c.key()] = min(done, c.rounds - 1)
         est = self.pace.estimate(c)
         return None if est is None else est * (c.rounds - self.done[c.key()]) / c.rounds
@@ -334,6 +334,20 @@ class _Compute:
         devices = self.pool.devices if self.pool is not None else [self.device or "cpu"]
         here = not any(str(d).startswith("cuda") for d in devices) or torch.cuda.is_available()
         return [checkpoint_arithmetic(d, self.engine) for d in devices] if here else None
+
+    def _under(self, c: ExperimentConfig) -> list[tuple] | None:
+        """:attr:`under` for ``c``'s run: each device's arithmetic with only the engine's options
+        that ``c``'s problem takes, as its checkpoint records them (a problem that ignores one
+        computes as without it: :func:`fedlib.runner.checkpoint_arithmetic`). The problem is built
+        (on the CPU: which options it takes does not depend on the device) only where the engine
+        has such options and the run has a checkpoint to read."""
+        if self.under is None or not getattr(self.engine, "arithmetic", ()):
+            return self.under
+        if not self.st.checkpoint_path(c).exists():
+            return self.under
+        problem = c.build_problem("cpu")
+        return [(*u[:len(u) - len(self.engine.arithmetic)], *self.engine.arithmetic_of(problem))
+                for u in self.under]
 
     def _missing(self, c: ExperimentConfig, keep_params: bool) -> bool:
         e = self.st.get(c)

@@ -135,6 +135,14 @@ class VectorizedEngine:
         """The options of :data:`ARITHMETIC` this engine has on."""
         return tuple(name for name in self.ARITHMETIC if getattr(self, name))
 
+    def arithmetic_of(self, problem: Problem) -> tuple[str, ...]:
+        """The options of :attr:`arithmetic` that ``problem`` takes (:meth:`_options`): a problem
+        that ignores one (e.g. ``grouped_layout`` for a model other than a ``SimpleCNN``) computes
+        with the arithmetic it has without it, so its checkpoint does not record it
+        (``runner.checkpoint_arithmetic``)."""
+        taken = self._options(problem)
+        return tuple(name for name in self.arithmetic if name in taken)
+
     def _options(self, problem: Problem) -> dict:
         """The keywords of ``problem.grads`` this engine's options set, for the problems that take
         them (``compiles_draws``, ``lays_out_clients``, ``groups_layers``)."""

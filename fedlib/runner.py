@@ -530,7 +530,8 @@ class _Checkpoint(RunCallback):
         """Before the loop: the state of a checkpoint of this very run, if there is one."""
         self.ckpt = _Checkpointer(self.path, self.every,
                                   _fingerprint(run.info, run.schedule, run.x, self.eval_every),
-                                  checkpoint_arithmetic(run.device, getattr(run.algo, "engine", None)))
+                                  checkpoint_arithmetic(run.device, getattr(run.algo, "engine", None),
+                                                        run.problem))
         if (state := self.ckpt.load()) is not None:
             run.t, run.x = state["t"], state["x"].to(run.device)
             run.recorder = _History(run.problem, run.algo, run.schedule)
@@ -767,19 +768,24 @@ def _read_checkpoint(path: Path) -> dict | None:
         return None
 
 
-def checkpoint_arithmetic(device: Any, engine: Any = None) -> tuple:
+def checkpoint_arithmetic(device: Any, engine: Any = None, problem: Any = None) -> tuple:
     """What a checkpoint records of the arithmetic its rounds compute with on ``device``:
     :func:`fedlib.arithmetic.signature` as plain values, without the thread count (a run's bits do
     not depend on it: :mod:`fedlib._threads`) and with deterministic algorithms as on or off (strict
     and warn-only choose the same kernels); and the options of ``engine`` that change the
     arithmetic (``VectorizedEngine.arithmetic``, e.g. ``clients_innermost``: other kernels on
-    CUDA), so that a run does not resume across them. The other engine options (graphs, compiled
-    draws) give the plain path's bits and are left out."""
+    CUDA), so that a run does not resume across them: with ``problem``, only those it takes
+    (``VectorizedEngine.arithmetic_of``; a problem that ignores an option computes as without
+    it, so its run resumes across it). The other engine options (graphs, compiled draws) give the
+    plain path's bits and are left out."""
     arith = {**arithmetic.current(device), "torch_threads": None}
     if arith.get("deterministic") is not None:
         arith["deterministic"] = bool(arith["deterministic"])
+    options = getattr(engine, "arithmetic", ())
+    if problem is not None and hasattr(engine, "arithmetic_of"):
+        options = engine.arithmetic_of(problem)
     return tuple(v if v is None or isinstance(v, (bool, int, float)) else str(v)   # torch's version is
-                 for v in arithmetic.signature(arith)) + tuple(getattr(engine, "arithmetic", ()))
+                 for v in arithmetic.signature(arith)) + tuple(options)
 
 
 def _same_arithmetic(state: dict, under: Sequence[tuple]) -> bool:

@@ -446,6 +446,44 @@ def test_a_run_resumed_from_its_checkpoint_is_estimated_and_paced_for_the_rounds
     assert comp._estimate(foreign) == comp._estimate(unrecorded) == pytest.approx(69.0)   # not resumed here
 
 
+def test_a_run_whose_problem_ignores_the_engines_arithmetic_options_is_estimated_as_resumed(
+        tmp_path, monkeypatch):
+    """A campaign with ``clients_innermost`` (an option that changes a neural problem's arithmetic):
+    a quadratic run ignores it, so its checkpoint records none of it and the run resumes under it;
+    the campaign's estimate, which builds the problem of a run with a checkpoint to know, counts
+    the rounds left (half), where a checkpoint of another arithmetic counts the whole run."""
+    from fedlib import runner
+    from fedlib.engine import VectorizedEngine
+
+    from .run_helpers import base_config
+    st = Store(tmp_path / "paper")
+    laid = VectorizedEngine(clients_innermost=True)
+    c, foreign = base_config(), base_config(seed=1)
+    save = runner._Checkpointer.save
+
+    def save_then_stop(self, t, *a):
+        save(self, t, *a)
+        raise _Killed
+    monkeypatch.setattr(runner._Checkpointer, "save", save_then_stop)
+    with pytest.raises(_Killed):
+        runner.run_config(c, checkpoint=st.checkpoint_path(c), checkpoint_every=6, engine=laid)
+    monkeypatch.setattr(runner._Checkpointer, "save", save)
+    plain = list(runner.checkpoint_arithmetic("cpu"))
+    assert torch.load(st.checkpoint_path(c), weights_only=True)["arithmetic"] == plain
+    torch.save({"t": 6, "arithmetic": ["cuda", *plain[1:]]}, st.checkpoint_path(foreign))
+    pace = campaign._Pace(st, None, laid)
+    pace.note(c, 60.0, date="2026-11-29T10:00:00+00:00")
+    comp = campaign._Compute(st, pace, 1e9, campaign.CampaignReport(), campaign.NotebookReport("nb"),
+                             None, laid, clock=lambda: 0.0, echo=lambda s: None)
+    assert comp.under == [(*plain, "clients_innermost")]
+    assert comp._estimate(c) == pytest.approx(69.0 / 2) and comp._estimate(foreign) == pytest.approx(69.0)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                              # "saved under another arithmetic"
+        resumed = runner.run_config(c, checkpoint=st.checkpoint_path(c), engine=laid)
+    assert torch.equal(resumed.params, runner.run_config(c, engine=laid).params)
+
+
 @pytest.mark.parametrize("patterns", [[], "P1", ["P9"], ["P1", "P1"], [["P1"]], [1]])
 def test_a_render_scope_refuses_patterns_that_are_not_the_setups(tmp_path, patterns):
     from fedlib import studies

@@ -369,29 +369,38 @@ def test_a_checkpoint_saved_under_another_arithmetic_starts_the_run_over(tmp_pat
 
 def test_a_checkpoint_is_not_resumed_across_the_clients_layout(tmp_path, quad):
     """``VectorizedEngine(clients_innermost=True)`` computes with other kernels on CUDA, so a
-    checkpoint records it: a run with it starts over from a checkpoint saved without it (and its
-    estimate counts no rounds done), while the options that keep the plain path's bits (graphs,
+    checkpoint of a problem that takes it (a neural problem's vmap strategy) records it: a run with
+    it starts over from a checkpoint saved without it (and its estimate counts no rounds done).
+    A problem that ignores it (the quadratics) computes as without it: its checkpoint does not
+    record it and its run resumes across it. The options that keep the plain path's bits (graphs,
     compiled draws) leave the record as it was, so earlier checkpoints still resume."""
     from fedlib.engine import VectorizedEngine
     laid = VectorizedEngine(clients_innermost=True)
     plain = runner.checkpoint_arithmetic("cpu")
+    cnn = problems.digits_cnn(num_clients=4, alpha=0.5, batch_size=8, seed=0, dropout=0.0)
+    cnn.strategy = "vmap"
     assert runner.checkpoint_arithmetic("cpu", VectorizedEngine(graphs=True, compiled_draws=True)) == plain
     assert runner.checkpoint_arithmetic("cpu", laid) == (*plain, "clients_innermost")
-    sched = participation.build("bernoulli", quad.num_clients, 9, seed=2, p=0.5, local_steps=2)
+    assert runner.checkpoint_arithmetic("cpu", laid, cnn) == (*plain, "clients_innermost")
+    assert runner.checkpoint_arithmetic("cpu", laid, quad) == plain
     kw = dict(lr_local=0.02, progress=False, seed=1)
-    ck = tmp_path / "c.pt"
-    with pytest.raises(_Stop):
-        fedlib.run("fedsum_cr", quad, sched, **kw, checkpoint=ck, checkpoint_every=5, callback=_stop_at(5),
-                   engine=VectorizedEngine())
-    assert runner.checkpoint_round(ck, [plain]) == 5
-    assert runner.checkpoint_round(ck, [runner.checkpoint_arithmetic("cpu", laid)]) == 0
-    computed = []
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always")
-        fedlib.run("fedsum_cr", quad, sched, **kw, checkpoint=ck, engine=laid,
-                   callback=lambda t, x: computed.append(t))
-    assert len(computed) == 9
-    assert any("saved under another arithmetic" in str(w.message) for w in said)
+    for prob, resumes in ((cnn, False), (quad, True)):
+        sched = participation.build("bernoulli", prob.num_clients, 9, seed=2, p=0.5, local_steps=2)
+        full = fedlib.run("fedsum_cr", prob, sched, **kw, engine=laid)
+        ck = tmp_path / f"c{int(resumes)}.pt"
+        with pytest.raises(_Stop):
+            fedlib.run("fedsum_cr", prob, sched, **kw, checkpoint=ck, checkpoint_every=5,
+                       callback=_stop_at(5), engine=VectorizedEngine())
+        assert runner.checkpoint_round(ck, [plain]) == 5
+        assert runner.checkpoint_round(ck, [runner.checkpoint_arithmetic("cpu", laid, prob)]) == 5 * resumes
+        computed = []
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            res = fedlib.run("fedsum_cr", prob, sched, **kw, checkpoint=ck, engine=laid,
+                             callback=lambda t, x, c=computed: c.append(t))
+        assert len(computed) == (4 if resumes else 9)
+        assert any("saved under another arithmetic" in str(w.message) for w in said) != resumes
+        assert torch.equal(res.params, full.params)        # every round under one arithmetic
 
 
 class _Stop(Exception):
