@@ -768,6 +768,92 @@ def _whole_block(stored: dict, seeds: list[int], patterns: list[str]) -> tuple[l
     return best
 
 
+class _NotStored(Exception):
+    """Raised by :func:`stored_scope_08`'s reading ``compute`` when a run it is asked for is not stored."""
+
+
+@dataclass(frozen=True)
+class StoredScope08:
+    """What notebook 08 can render from its store without computing (:func:`stored_scope_08`).
+
+    Attributes:
+        warm_seeds: the tuning seeds and the seeds asked for whose warm-up is stored, in that order.
+        grid: the rate grid's runs stored of those the search has asked for so far: config ->
+            (method, rate).
+        searches: method -> its rate search (:meth:`~fedlib.studies.amplified.AmplifiedSetup.search_rate`)
+            where every method's search is stored whole, else None.
+        seeds: the seeds asked for whose runs (warm-up, Fig. 1 at the best and at the authors'
+            rates, Fig. 2) are all stored; [] until ``searches`` is known.
+        lines: one ``missing: ...`` line per part left out.
+    """
+
+    warm_seeds: list[int]
+    grid: dict
+    searches: dict | None
+    seeds: list[int]
+    lines: list[str]
+
+
+def stored_scope_08(setup, store: str | Path, seeds: list[int]) -> StoredScope08:
+    """What notebook 08 can render from its store without computing (``make figures
+    PROFILE=paper``), in the order the campaign fills it
+    (:meth:`~fedlib.studies.amplified.AmplifiedSetup.compute_in_order`): the warm-ups stored; the
+    rate grid's runs stored, and each method's search where every run it asks for (extensions
+    past an edge included) is stored; then, once every search is whole, the seeds asked for
+    whose runs are all stored; one line per part left out naming what it lacks (``make campaign
+    NB=08_amplified_fedavg`` computes them).
+
+    Raises:
+        ValueError: ``seeds`` is not a list of distinct non-negative integers, or holds a tuning
+            seed.
+    """
+    from .notebook import check_seeds
+    from .sweeps import sweep
+    seeds = check_seeds(seeds)
+    setup.check_seeds(seeds)
+    st = Store(store, create=False)                                # a render reads, never writes
+    lines = []
+    warm_seeds = []
+    for k, c in zip([*setup.tuning_seeds, *seeds], setup.warmups([*setup.tuning_seeds, *seeds]), strict=True):
+        if st.get(c) is not None:
+            warm_seeds.append(k)
+        elif k in setup.tuning_seeds:
+            lines.append(f"missing: the warm-up of tuning seed {k}: the rate grid continues it")
+    grid, searches = {}, {}
+    for m in setup.methods:
+        asked: list = []
+
+        def read(configs, asked=asked):
+            asked.extend(configs)
+            if any(st.get(c) is None for c in configs):
+                raise _NotStored
+            return sweep(configs, st, progress=False, compute=False)
+        try:
+            searches[m] = setup.search_rate(m, read)
+        except _NotStored:
+            have = [c for c in asked if st.get(c) is not None]
+            lines.append(f"missing: the rate grid of {m}: {len(have)} of the {len(asked)} runs asked for so "
+                         f"far stored (seeds {', '.join(map(str, setup.grid_seeds))})")
+        grid.update({c: (m, c.lr_local) for c in asked if st.get(c) is not None})
+    if len(searches) < len(setup.methods):
+        lines.append("missing: Fig. 1, Fig. 2 and the claims: they need every method's rate search whole")
+        return StoredScope08(warm_seeds, grid, None, [], lines)
+    best = {m: g.best for m, g in searches.items()}
+    amp = next(iter(setup.methods))
+    whole = []
+    for k in seeds:
+        need = [*setup.warmups([k]), *setup.fig1_configs(best, [k]),
+                *setup.fig1_configs(setup.authors_rates(), [k]), *setup.fig2_configs(best[amp], [k])]
+        need = list(dict.fromkeys(need))                           # a rate both sets share: one run
+        n = sum(st.get(c) is not None for c in need)
+        if n == len(need):
+            whole.append(k)
+        else:
+            lines.append(f"missing: seed {k}: {n} of {len(need)} runs stored (warm-up, Fig. 1 at both rate "
+                         "sets, Fig. 2); the seed is left out")
+    return StoredScope08(warm_seeds, grid, searches, whole, lines)
+
+
 #: notebooks with a campaign, in the order a campaign of several takes them (issue 48: 02's grid
 #: and main runs, 08 on Fashion-MNIST, 05, 03), and the function that computes each one's runs in order
 CAMPAIGNS: dict[str, Callable[[_Context], None]] = {

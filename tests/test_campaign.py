@@ -484,6 +484,60 @@ def test_a_run_whose_problem_ignores_the_engines_arithmetic_options_is_estimated
     assert torch.equal(resumed.params, runner.run_config(c, engine=laid).params)
 
 
+def test_the_scope_notebook_08_renders_follows_the_order_the_campaign_fills_its_store(tmp_path):
+    """Notebook 08's smoke store filled for seed 0 in the campaign's order (warm-ups, the rate
+    search, then the seed whole): the scope renders it all; a run of the seed removed leaves the
+    seed out (named); a grid run removed leaves every search out and names the method's grid; an
+    empty store renders nothing and names the tuning warm-up; a render creates nothing."""
+    import shutil
+
+    from fedlib.studies import amplified
+    from fedlib.sweeps import sweep
+    setup = amplified.amplified_setup("smoke", 0)
+    full = Store(tmp_path / "full")
+    best = setup.compute_in_order(lambda cs, keep_params=False: sweep(cs, full, progress=False,
+                                                                      keep_params=keep_params), [0])
+    whole = campaign.stored_scope_08(setup, full.path, [0])
+    assert whole.seeds == [0] and whole.lines == [] and whole.warm_seeds == [*setup.tuning_seeds, 0]
+    assert {m: g.best for m, g in whole.searches.items()} == best
+    assert set(whole.grid) == {setup.grid_config(m, r, k) for m, g in whole.searches.items() for r in g.scores
+                               for k in setup.grid_seeds}
+    two = campaign.stored_scope_08(setup, full.path, [0, 1])
+    assert two.seeds == [0] and two.warm_seeds == whole.warm_seeds
+    assert two.lines == ["missing: seed 1: 0 of 12 runs stored (warm-up, Fig. 1 at both rate sets, Fig. 2); "
+                         "the seed is left out"]
+
+    def without(name, config):
+        shutil.copytree(full.path, tmp_path / name)
+        st = Store(tmp_path / name)
+        shutil.rmtree(st.get(config).path)
+        return campaign.stored_scope_08(setup, st.path, [0])
+    amp = next(iter(setup.methods))
+    cut = without("fig2", next(iter(setup.fig2_configs(best[amp], [0]))))
+    assert cut.seeds == [] and cut.searches is not None
+    assert cut.lines == ["missing: seed 0: 11 of 12 runs stored (warm-up, Fig. 1 at both rate sets, Fig. 2); "
+                         "the seed is left out"]
+    wait = list(setup.methods)[2]
+    gone = setup.grid_config(wait, setup.grid_rates[0], setup.grid_seeds[0])
+    grid = without("grid", gone)
+    assert grid.searches is None and grid.seeds == [] and gone not in grid.grid
+    assert set(grid.grid) == set(whole.grid) - {gone} - {c for c, (m, _) in whole.grid.items()
+                                                          if m == wait and c.lr_local not in setup.grid_rates}
+    asked = len(setup.grid_rates) * len(setup.grid_seeds)
+    assert grid.lines == [
+        f"missing: the rate grid of {wait}: {asked - 1} of the {asked} runs asked for so far stored "
+        f"(seeds {', '.join(map(str, setup.grid_seeds))})",
+        "missing: Fig. 1, Fig. 2 and the claims: they need every method's rate search whole"]
+    empty = campaign.stored_scope_08(setup, tmp_path / "empty", [0])
+    assert empty.warm_seeds == [] and empty.grid == {} and empty.searches is None
+    k = setup.tuning_seeds[0]
+    assert empty.lines[0] == f"missing: the warm-up of tuning seed {k}: the rate grid continues it"
+    assert len(empty.lines) == len(setup.tuning_seeds) + len(setup.methods) + 1
+    assert not (tmp_path / "empty").exists()
+    with pytest.raises(ValueError, match="also tune the rates"):
+        campaign.stored_scope_08(setup, full.path, [setup.tuning_seeds[0]])
+
+
 @pytest.mark.parametrize("patterns", [[], "P1", ["P9"], ["P1", "P1"], [["P1"]], [1]])
 def test_a_render_scope_refuses_patterns_that_are_not_the_setups(tmp_path, patterns):
     from fedlib import studies

@@ -224,6 +224,35 @@ def test_the_paper_store_renders_the_block_it_holds_whole_and_names_every_patter
     assert _tree(results) == before                         # the store is read, never written
 
 
+def test_notebook_08s_paper_store_renders_as_far_as_it_is_stored_and_names_the_rest(tmp_path):
+    """``make figures PROFILE=paper`` on notebook 08's committed paper store (computing nothing):
+    the warm-ups stored and the rate grid's runs stored so far are rendered (the table ``lr_grid``
+    has one row per stored grid run), every part left out has its "missing:" line
+    (:func:`fedlib.campaign.stored_scope_08`), and a store with no seed whole stops after the
+    grid, saying why; the store is read, never written."""
+    from fedlib import campaign
+    from fedlib.studies import amplified
+    results = ROOT / "results" / "08_amplified_fedavg"
+    seeds = [0, 1, 2, 3, 4]                                         # the notebook's default
+    scope = campaign.stored_scope_08(amplified.amplified_setup("paper", seeds[0]), results / "paper", seeds)
+    env = {**os.environ, "FEDLIB_OUT_ROOT": str(tmp_path), "FEDLIB_NO_COMPUTE": "1"}
+    before = _tree(results)
+    r = subprocess.run([sys.executable, "-m", "papermill", str(ROOT / "notebooks/08_amplified_fedavg.ipynb"),
+                        str(tmp_path / "out.ipynb"), "-k", "python3", "--cwd", str(ROOT / "notebooks"),
+                        "-p", "profile", "paper", "--no-progress-bar", "--log-output"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    out = r.stdout + r.stderr
+    assert re.findall(r"^missing: .*$", out, flags=re.M) == scope.lines
+    assert (r.returncode == 0) == bool(scope.seeds), out[-2000:]
+    if not scope.seeds:
+        assert "the store holds no seed whole" in out
+    [folder] = (tmp_path / "results" / "notebooks").glob("08_amplified_fedavg-*profile=paper*")
+    grid = pd.read_csv(folder / "lr_grid.csv")
+    assert len(grid) == len(scope.grid) and grid["chosen"].any() == (scope.searches is not None)
+    assert (folder / "warmup.png").exists()
+    assert _tree(results) == before
+
+
 def test_notebook_runs_save_figures_tables_and_claims_into_the_ledger(tmp_path):
     import matplotlib.pyplot as plt
 

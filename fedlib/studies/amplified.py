@@ -545,22 +545,25 @@ class AmplifiedSetup:
 
     def search_rates(self, compute: Callable[[list], pd.DataFrame],
                      max_extensions: int = 3) -> dict[str, GridSearch]:
-        """Each method's rate: :func:`fedlib.analysis.search_log_grid` over :attr:`grid_rates`,
+        """Each method's rate (:meth:`search_rate`), in the order of :attr:`methods`; ``compute``
+        maps a list of configs to their :func:`fedlib.sweep` frame. Returns method label -> the
+        search."""
+        return {m: self.search_rate(m, compute, max_extensions) for m in self.methods}
+
+    def search_rate(self, label: str, compute: Callable[[list], pd.DataFrame],
+                    max_extensions: int = 3) -> GridSearch:
+        """Method ``label``'s rate: :func:`fedlib.analysis.search_log_grid` over :attr:`grid_rates`,
         scored by the late-window training loss (:meth:`late_window`) of a run over the grid's
         horizon (at least two cycles at the quick and paper profiles, so the score covers a whole
         cycle after the first amplification), averaged over :attr:`grid_seeds`, extended by 10x
-        past an edge; ``compute`` maps a list of configs to their :func:`fedlib.sweep` frame.
-        Returns method label -> the search."""
-        def evaluate(label: str):
-            def scores(rates: list[float]) -> dict[float, float]:
-                configs = {r: [self.grid_config(label, r, k) for k in self.grid_seeds] for r in rates}
-                df = compute([c for cs in configs.values() for c in cs])
-                # the mean over the tuning seeds (NaN if any of them failed: a rate is not picked
-                # on the seeds it survived)
-                return {r: float(np.mean([self.late_window(df, c) for c in cs])) for r, cs in configs.items()}
-            return scores
-        return {m: search_log_grid(evaluate(m), self.grid_rates, lower=True, max_extensions=max_extensions)
-                for m in self.methods}
+        past an edge."""
+        def scores(rates: list[float]) -> dict[float, float]:
+            configs = {r: [self.grid_config(label, r, k) for k in self.grid_seeds] for r in rates}
+            df = compute([c for cs in configs.values() for c in cs])
+            # the mean over the tuning seeds (NaN if any of them failed: a rate is not picked
+            # on the seeds it survived)
+            return {r: float(np.mean([self.late_window(df, c) for c in cs])) for r, cs in configs.items()}
+        return search_log_grid(scores, self.grid_rates, lower=True, max_extensions=max_extensions)
 
     def authors_rates(self) -> dict[str, float]:
         """Method label -> the rate of the authors' FashionMNIST runs (:data:`AUTHORS_RATES`)."""
