@@ -44,7 +44,7 @@ def pick(store: Store, sample: int | None, seed: int = 0) -> list[str]:
     if sample is None or sample >= len(keys):
         return keys
     if sample < 1:
-        raise ValueError(f"--sample: must be >= 1, got {sample}")
+        raise ValueError(f"--sample: must be an integer >= 1, got {sample}")
     rng = np.random.default_rng(seed)
     by_algo: dict[str, list[str]] = {}
     for k in keys:
@@ -74,10 +74,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "renew":
         return _renew(parser, Path(args.path), rounds)
     if args.sample is not None and args.sample < 1:
-        parser.error(f"--sample: must be >= 1, got {args.sample}")
+        parser.error(f"--sample: must be an integer >= 1, got {args.sample}")
     if args.seed < 0:
         parser.error(f"--seed: must be an integer >= 0 (the sample's seed), got {args.seed}")
     return _verify(parser, Path(args.path), args.sample, args.seed, args.imports, rounds)
+
+
+def _number(kind: type, allowed: str):
+    """An argparse ``type`` that reads ``kind`` (int or float) and, for text that is not one,
+    names what is allowed (argparse prefixes the option): ``argument --seed: must be an integer
+    >= 0 (the sample's seed), got 'x'`` rather than argparse's ``invalid int value: 'x'``. Ranges
+    are checked after parsing, with the same wording."""
+    def parse(text: str):
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}") from None
+    parse.__name__ = kind.__name__             # argparse's own messages name the type by it
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -91,12 +105,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="replay the first rounds of stored runs and compare")
     v.add_argument("path", help="a store folder (e.g. results/02_fedsum_main/quick) or one entry folder")
-    v.add_argument("--sample", type=int, default=None,
+    v.add_argument("--sample", type=_number(int, "an integer >= 1"), default=None,
                    help="replay this many entries (every algorithm at least once) instead of all")
     v.add_argument("--rounds", default="auto",
                    help="rounds to replay: a number, or 'all' for the whole run (default: up to the first "
                         "evaluation after round 0, and the anchor's rounds)")
-    v.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    v.add_argument("--seed", type=_number(int, "an integer >= 0 (the sample's seed)"), default=0,
+                   help="seed of the sample")
     v.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
                    help="import this module first (one that registers your own algorithms or problems); "
                         "repeatable")
@@ -126,12 +141,13 @@ def _campaign_parser(sub) -> None:
     c.add_argument("--devices", nargs="+", default=None,
                    help="one process per device, runs in parallel in the campaign's order, e.g. "
                         "cuda:0 cuda:1 (two GPUs) or cpu cpu (two cores); not with --device")
-    c.add_argument("--budget-min", type=float, default=12.0, help="minutes this call may use (default 12)")
+    c.add_argument("--budget-min", type=_number(float, "a finite number of minutes >= 0"), default=12.0,
+                   help="minutes this call may use (default 12)")
     c.add_argument("--store", default=None,
                    help="one notebook's store (default: results/<notebook>/<profile>)")
     c.add_argument("--root", default=None, help="folder holding results/<notebook>/<profile> (default: the "
                                                 "project's)")
-    c.add_argument("--seeds", type=int, nargs="+", default=None,
+    c.add_argument("--seeds", type=_number(int, "integers >= 0"), nargs="+", default=None,
                    help="main runs' seeds, in order (default 0-4)")
     c.add_argument("--datasets", nargs="+", default=None,
                    help="default: every dataset of the profile present")
@@ -151,7 +167,8 @@ def _campaign_parser(sub) -> None:
     c.add_argument("--list", action="store_true",
                    help="compute nothing: list what the stores lack (as --budget-min 0), in minutes of "
                         "--device (cuda: from the stored GPU runs, also on a machine without one)")
-    c.add_argument("--stand-in-rounds", type=int, default=0, help=argparse.SUPPRESS)
+    c.add_argument("--stand-in-rounds", type=_number(int, "an integer >= 0"), default=0,
+                   help=argparse.SUPPRESS)
 
 
 def _strip(parser: argparse.ArgumentParser, notebooks: list[str]) -> int:
@@ -294,9 +311,9 @@ def _rounds(parser: argparse.ArgumentParser, text: str) -> int | str | None:
     try:
         rounds = int(text)
     except ValueError:
-        parser.error(f"--rounds: must be a number, 'auto' or 'all', got {text!r}")
+        parser.error(f"--rounds: must be an integer >= 1, 'auto' or 'all', got {text!r}")
     if rounds < 1:
-        parser.error(f"--rounds: must be >= 1, got {rounds}")
+        parser.error(f"--rounds: must be an integer >= 1, 'auto' or 'all', got {rounds}")
     return rounds
 
 

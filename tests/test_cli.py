@@ -112,7 +112,7 @@ def test_renew_reports_a_store_with_nothing_stale_and_refuses_an_entry_folder(tm
     assert "is not a store folder" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["renew", str(tmp_path), "--rounds", "0"])
-    assert "--rounds: must be >= 1" in capsys.readouterr().err
+    assert "--rounds: must be an integer >= 1, 'auto' or 'all', got 0" in capsys.readouterr().err
 
 
 def test_help_says_what_every_command_does_in_whole_sentences():
@@ -140,7 +140,16 @@ def test_import_fedlib_reaches_analysis_and_claims():
     (["verify", "{tmp}", "--import", "no_such_module_xyz"], "--import: cannot import 'no_such_module_xyz'"),
     (["campaign", "02_fedsum_main", "--list", "--budget-min", "inf"], "--budget-min: must be a finite"),
     (["campaign", "02_fedsum_main", "--list", "--store", ""], "store: must be a folder path, got ''"),
-    (["campaign", "all", "02_fedsum_main", "--list"], "notebook: 'all' stands alone")])
+    (["campaign", "all", "02_fedsum_main", "--list"], "notebook: 'all' stands alone"),
+    # text that is not a number: the option and what it allows, not argparse's "invalid int value"
+    (["verify", "{tmp}", "--seed", "x"],
+     "argument --seed: must be an integer >= 0 (the sample's seed), got 'x'"),
+    (["verify", "{tmp}", "--sample", "1.5"], "argument --sample: must be an integer >= 1, got '1.5'"),
+    (["verify", "{tmp}", "--sample", "0"], "--sample: must be an integer >= 1, got 0"),
+    (["campaign", "02_fedsum_main", "--list", "--budget-min", "ten"],
+     "argument --budget-min: must be a finite number of minutes >= 0, got 'ten'"),
+    (["campaign", "02_fedsum_main", "--list", "--seeds", "0", "a"],
+     "argument --seeds: must be integers >= 0, got 'a'")])
 def test_a_bad_command_line_is_one_usage_error_naming_the_option(tmp_path, capsys, argv, message):
     """Refused with status 2 and one line naming the option, never a traceback; an empty store
     (``{tmp}``) does not excuse a bad ``--seed`` or ``--import``."""

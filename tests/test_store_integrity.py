@@ -174,7 +174,7 @@ def test_verify_replays_a_whole_run(tmp_path, capsys):
         capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["verify", str(e.path), "--rounds", "some"])
-    assert "--rounds: must be a number, 'auto' or 'all', got 'some'" in capsys.readouterr().err
+    assert "--rounds: must be an integer >= 1, 'auto' or 'all', got 'some'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="^rounds: must be 'auto', None"):
         fedlib.verify(e, rounds=0)
 
