@@ -214,9 +214,10 @@ class _Pace:
     def needs_probe(self, config: ExperimentConfig) -> bool:
         """Whether a CPU campaign should probe ``config``'s setting before trusting an estimate:
         no run of it on this CPU kind (model and threads) is stored or computed here, and no probe
-        has measured it yet. Another CPU's runs are no safe pace for this one: App. H's round took
-        ~2.2 s on the AMD EPYC kind and 4.71 s (one thread) on the Intel Xeon kind (family 6 model
-        207), so a campaign there, paced by the AMD's runs, would start runs it cannot finish. (A
+        has measured it yet. Another CPU's runs are no safe pace for this one: App. H's round costs
+        about twice as much on the Intel Xeon kind (family 6 model 207) as on the AMD EPYC kind
+        (``benchmarks/README.md``, "On the Intel Xeon kind"), so a campaign there, paced by the
+        AMD's runs, would start runs it cannot finish. (A
         GPU's campaign keeps the rule before: its window's minutes are too few to spend on probes
         a stored run on another GPU model makes unnecessary.)"""
         s = _setting(config)
@@ -345,9 +346,10 @@ class _Compute:
             return self.under
         if not self.st.checkpoint_path(c).exists():
             return self.under
+        from .runner import checkpoint_arithmetic
         problem = c.build_problem("cpu")
-        return [(*u[:len(u) - len(self.engine.arithmetic)], *self.engine.arithmetic_of(problem))
-                for u in self.under]
+        devices = self.pool.devices if self.pool is not None else [self.device or "cpu"]
+        return [checkpoint_arithmetic(d, self.engine, problem) for d in devices]
 
     def _missing(self, c: ExperimentConfig, keep_params: bool) -> bool:
         e = self.st.get(c)
@@ -819,22 +821,23 @@ def stored_scope_08(setup, store: str | Path, seeds: list[int]) -> StoredScope08
             warm_seeds.append(k)
         elif k in setup.tuning_seeds:
             lines.append(f"missing: the warm-up of tuning seed {k}: the rate grid continues it")
+    stored = functools.cache(lambda c: st.get(c) is not None)     # each entry's meta read once
     grid, searches = {}, {}
     for m in setup.methods:
         asked: list = []
 
         def read(configs, asked=asked):
             asked.extend(configs)
-            if any(st.get(c) is None for c in configs):
+            if not all(map(stored, configs)):
                 raise _NotStored
             return sweep(configs, st, progress=False, compute=False)
         try:
             searches[m] = setup.search_rate(m, read)
         except _NotStored:
-            have = [c for c in asked if st.get(c) is not None]
+            have = [c for c in asked if stored(c)]
             lines.append(f"missing: the rate grid of {m}: {len(have)} of the {len(asked)} runs asked for so "
                          f"far stored (seeds {', '.join(map(str, setup.grid_seeds))})")
-        grid.update({c: (m, c.lr_local) for c in asked if st.get(c) is not None})
+        grid.update({c: (m, c.lr_local) for c in asked if stored(c)})
     if len(searches) < len(setup.methods):
         lines.append("missing: Fig. 1, Fig. 2 and the claims: they need every method's rate search whole")
         return StoredScope08(warm_seeds, grid, None, [], lines)
@@ -845,7 +848,7 @@ def stored_scope_08(setup, store: str | Path, seeds: list[int]) -> StoredScope08
         need = [*setup.warmups([k]), *setup.fig1_configs(best, [k]),
                 *setup.fig1_configs(setup.authors_rates(), [k]), *setup.fig2_configs(best[amp], [k])]
         need = list(dict.fromkeys(need))                           # a rate both sets share: one run
-        n = sum(st.get(c) is not None for c in need)
+        n = sum(map(stored, need))
         if n == len(need):
             whole.append(k)
         else:

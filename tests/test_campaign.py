@@ -316,8 +316,8 @@ def test_the_pace_comes_from_runs_on_the_same_device_kind_and_engine(tmp_path, m
 
 
 def test_a_cpu_campaign_probes_a_setting_that_only_other_cpu_kinds_have_run(tmp_path, monkeypatch):
-    """Another CPU's runs are no safe pace for this one (App. H's round: ~2.2 s on the AMD EPYC
-    kind, 4.71 s on the Intel Xeon kind): a CPU campaign whose kind (model, threads) has no run of
+    """Another CPU's runs are no safe pace for this one (App. H's round costs about twice as much
+    on the Intel Xeon kind as on the AMD EPYC kind): a CPU campaign whose kind (model, threads) has no run of
     a setting probes it once, and its estimate is the slower of the probe's pace and the slowest
     stored run; a run on its own kind then decides. Where its own kind has a run: no probe."""
     from fedlib import ExperimentConfig
