@@ -782,16 +782,20 @@ class StoredScope08:
         warm_seeds: the tuning seeds and the seeds asked for whose warm-up is stored, in that order.
         grid: the rate grid's runs stored of those the search has asked for so far: config ->
             (method, rate).
-        searches: method -> its rate search (:meth:`~fedlib.studies.amplified.AmplifiedSetup.search_rate`)
-            where every method's search is stored whole, else None.
+        searches: method -> its rate search (:meth:`~fedlib.studies.amplified.AmplifiedSetup.search_rate`),
+            for each method whose search is stored whole (every run it asks for, extensions past an
+            edge included), so its chosen rate is known while another method's grid is still
+            being computed.
+        searched: every method's search is whole (``searches`` has them all).
         seeds: the seeds asked for whose runs (warm-up, Fig. 1 at the best and at the authors'
-            rates, Fig. 2) are all stored; [] until ``searches`` is known.
+            rates, Fig. 2) are all stored; [] until ``searched``.
         lines: one ``missing: ...`` line per part left out.
     """
 
     warm_seeds: list[int]
     grid: dict
-    searches: dict | None
+    searches: dict
+    searched: bool
     seeds: list[int]
     lines: list[str]
 
@@ -801,9 +805,9 @@ def stored_scope_08(setup, store: str | Path, seeds: list[int]) -> StoredScope08
     PROFILE=paper``), in the order the campaign fills it
     (:meth:`~fedlib.studies.amplified.AmplifiedSetup.compute_in_order`): the warm-ups stored; the
     rate grid's runs stored, and each method's search where every run it asks for (extensions
-    past an edge included) is stored; then, once every search is whole, the seeds asked for
-    whose runs are all stored; one line per part left out naming what it lacks (``make campaign
-    NB=08_amplified_fedavg`` computes them).
+    past an edge included) is stored (its chosen rate, whatever the other methods' state); then,
+    once every search is whole, the seeds asked for whose runs are all stored; one line per part
+    left out naming what it lacks (``make campaign NB=08_amplified_fedavg`` computes them).
 
     Raises:
         ValueError: ``seeds`` is not a list of distinct non-negative integers, or holds a tuning
@@ -840,7 +844,7 @@ def stored_scope_08(setup, store: str | Path, seeds: list[int]) -> StoredScope08
         grid.update({c: (m, c.lr_local) for c in asked if stored(c)})
     if len(searches) < len(setup.methods):
         lines.append("missing: Fig. 1, Fig. 2 and the claims: they need every method's rate search whole")
-        return StoredScope08(warm_seeds, grid, None, [], lines)
+        return StoredScope08(warm_seeds, grid, searches, False, [], lines)
     best = {m: g.best for m, g in searches.items()}
     amp = next(iter(setup.methods))
     whole = []
@@ -854,7 +858,7 @@ def stored_scope_08(setup, store: str | Path, seeds: list[int]) -> StoredScope08
         else:
             lines.append(f"missing: seed {k}: {n} of {len(need)} runs stored (warm-up, Fig. 1 at both rate "
                          "sets, Fig. 2); the seed is left out")
-    return StoredScope08(warm_seeds, grid, searches, whole, lines)
+    return StoredScope08(warm_seeds, grid, searches, True, whole, lines)
 
 
 #: notebooks with a campaign, in the order a campaign of several takes them (issue 48: 02's grid

@@ -174,12 +174,12 @@ runs.table(setup.warmup_table(dw, EARLIER_WARMUP), "warmup")
 # that edge is run too (up to 3 times), and a pick still on the edge is reported.
 
 # %%
-if scope is None or scope.searches is not None:
+if scope is None or scope.searched:
     searches = setup.search_rates(compute)                    # method -> GridSearch
     grid_cfgs = {setup.grid_config(m, r, k): (m, r) for m, g in searches.items() for r in g.scores
                  for k in setup.grid_seeds}
-else:                                                         # the paper store: the grid's runs so far
-    searches, grid_cfgs = {}, scope.grid
+else:                                                         # the paper store: the grid's runs so far,
+    searches, grid_cfgs = scope.searches, scope.grid          # the searches stored whole
 df_grid = compute(list(grid_cfgs))
 grid_table = runs.table(pd.DataFrame([
     {"method": m, "lr": r, **({"seed": c.seed} if setup.tuning_seeds else {}),

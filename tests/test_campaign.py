@@ -487,7 +487,8 @@ def test_a_run_whose_problem_ignores_the_engines_arithmetic_options_is_estimated
 def test_the_scope_notebook_08_renders_follows_the_order_the_campaign_fills_its_store(tmp_path):
     """Notebook 08's smoke store filled for seed 0 in the campaign's order (warm-ups, the rate
     search, then the seed whole): the scope renders it all; a run of the seed removed leaves the
-    seed out (named); a grid run removed leaves every search out and names the method's grid; an
+    seed out (named); a grid run removed leaves that method's search out (the others' searches,
+    whole, are kept with their chosen rates), names its grid and renders no seed; an
     empty store renders nothing and names the tuning warm-up; a render creates nothing."""
     import shutil
 
@@ -514,13 +515,14 @@ def test_the_scope_notebook_08_renders_follows_the_order_the_campaign_fills_its_
         return campaign.stored_scope_08(setup, st.path, [0])
     amp = next(iter(setup.methods))
     cut = without("fig2", next(iter(setup.fig2_configs(best[amp], [0]))))
-    assert cut.seeds == [] and cut.searches is not None
+    assert cut.seeds == [] and cut.searched and set(cut.searches) == set(setup.methods)
     assert cut.lines == ["missing: seed 0: 11 of 12 runs stored (warm-up, Fig. 1 at both rate sets, Fig. 2); "
                          "the seed is left out"]
     wait = list(setup.methods)[2]
     gone = setup.grid_config(wait, setup.grid_rates[0], setup.grid_seeds[0])
     grid = without("grid", gone)
-    assert grid.searches is None and grid.seeds == [] and gone not in grid.grid
+    assert not grid.searched and grid.seeds == [] and gone not in grid.grid
+    assert {m: g.best for m, g in grid.searches.items()} == {m: r for m, r in best.items() if m != wait}
     assert set(grid.grid) == set(whole.grid) - {gone} - {c for c, (m, _) in whole.grid.items()
                                                           if m == wait and c.lr_local not in setup.grid_rates}
     asked = len(setup.grid_rates) * len(setup.grid_seeds)
@@ -529,7 +531,7 @@ def test_the_scope_notebook_08_renders_follows_the_order_the_campaign_fills_its_
         f"(seeds {', '.join(map(str, setup.grid_seeds))})",
         "missing: Fig. 1, Fig. 2 and the claims: they need every method's rate search whole"]
     empty = campaign.stored_scope_08(setup, tmp_path / "empty", [0])
-    assert empty.warm_seeds == [] and empty.grid == {} and empty.searches is None
+    assert empty.warm_seeds == [] and empty.grid == {} and empty.searches == {} and not empty.searched
     k = setup.tuning_seeds[0]
     assert empty.lines[0] == f"missing: the warm-up of tuning seed {k}: the rate grid continues it"
     assert len(empty.lines) == len(setup.tuning_seeds) + len(setup.methods) + 1

@@ -227,7 +227,8 @@ def test_the_paper_store_renders_the_block_it_holds_whole_and_names_every_patter
 def test_notebook_08s_paper_store_renders_as_far_as_it_is_stored_and_names_the_rest(tmp_path):
     """``make figures PROFILE=paper`` on notebook 08's committed paper store (computing nothing):
     the warm-ups stored and the rate grid's runs stored so far are rendered (the table ``lr_grid``
-    has one row per stored grid run), every part left out has its "missing:" line
+    has one row per stored grid run, and marks the chosen rate of each method whose search is
+    whole), every part left out has its "missing:" line
     (:func:`fedlib.campaign.stored_scope_08`), and a store with no seed whole stops after the
     grid, saying why; the store is read, never written."""
     from fedlib import campaign
@@ -248,7 +249,9 @@ def test_notebook_08s_paper_store_renders_as_far_as_it_is_stored_and_names_the_r
         assert "the store holds no seed whole" in out
     [folder] = (tmp_path / "results" / "notebooks").glob("08_amplified_fedavg-*profile=paper*")
     grid = pd.read_csv(folder / "lr_grid.csv")
-    assert len(grid) == len(scope.grid) and grid["chosen"].any() == (scope.searches is not None)
+    assert len(grid) == len(scope.grid)
+    chosen = grid[grid["chosen"]].groupby("method")["lr"].unique()         # each whole search's pick, alone
+    assert {m: list(r) for m, r in chosen.items()} == {m: [g.best] for m, g in scope.searches.items()}
     assert (folder / "warmup.png").exists()
     assert _tree(results) == before
 
