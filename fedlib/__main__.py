@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from ._validate import InputError
 from .store import Store
 from .verification import verify
 
@@ -44,7 +45,7 @@ def pick(store: Store, sample: int | None, seed: int = 0) -> list[str]:
     if sample is None or sample >= len(keys):
         return keys
     if sample < 1:
-        raise ValueError(f"--sample: must be an integer >= 1, got {sample}")
+        raise InputError(f"--sample: must be an integer >= 1, got {sample}")
     rng = np.random.default_rng(seed)
     by_algo: dict[str, list[str]] = {}
     for k in keys:

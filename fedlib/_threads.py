@@ -13,6 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
+from ._validate import InputError
+
 __all__ = ["cpu_threads", "map_single_threaded", "single_threaded_ops", "worker_pool"]
 
 #: the thread count outside the single-threaded blocks now open (innermost last)
@@ -46,7 +48,7 @@ def cpu_threads() -> int:
     env = os.environ.get("FEDLIB_THREADS", "")
     if env:
         if not env.isdigit() or int(env) < 1:
-            raise ValueError(f"FEDLIB_THREADS: must be a positive integer, got {env!r}")
+            raise InputError(f"FEDLIB_THREADS: must be a positive integer, got {env!r}")
         return int(env)
     return max(1, _OUTER[-1] if _OUTER else torch.get_num_threads())
 

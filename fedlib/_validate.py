@@ -1,5 +1,5 @@
-"""Argument checks shared by fedlib's modules (package-internal): each raises one ValueError
-naming the argument and what it allows."""
+"""Argument checks shared by fedlib's modules (package-internal): each raises one
+:class:`InputError` naming the argument and what it allows."""
 
 from __future__ import annotations
 
@@ -18,7 +18,14 @@ __all__ = ["InputError", "available_memory", "broadcast_rows", "check_device", "
 class InputError(ValueError):
     """A value fedlib refuses at its public boundary: the message starts with the argument's name
     (``name: ...``), says the value it got and what is allowed. A ValueError, so code that
-    catches ValueError keeps working; ``fedlib.InputError`` catches fedlib's refusals alone."""
+    catches ValueError keeps working; ``fedlib.InputError`` catches fedlib's refusals alone.
+
+    Every refusal in fedlib's code raises it, with two exceptions that keep a plain ValueError:
+    the checks inside the built-in problem builders ``random_quadratic`` and ``neural``, whose
+    source is part of stored runs' fingerprints (:mod:`fedlib.fingerprint`: editing it would mark
+    every stored run stale); called through the public boundary (:func:`guard`), theirs comes out
+    as an InputError too. Other errors of fedlib's own: ``fedlib.data.DataNotFoundError`` (a
+    FileNotFoundError) and ``fedlib.store.CorruptEntry``."""
 
 
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
@@ -264,11 +271,11 @@ def check_new_name(what: str, name: object, builtin, registered: dict, replace: 
     built-in's, and not registered already unless ``replace`` (``registered`` maps names to
     entries with a ``module``). One ValueError naming ``name`` else."""
     if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"name: a {what}'s name must be an identifier, got {name!r}")
+        raise InputError(f"name: a {what}'s name must be an identifier, got {name!r}")
     if name in builtin:
-        raise ValueError(f"name: {what} {name!r} is a built-in {what}; choose another name")
+        raise InputError(f"name: {what} {name!r} is a built-in {what}; choose another name")
     if name in registered and not replace:
-        raise ValueError(f"name: {what} {name!r} is already registered (by {registered[name].module}); pass "
+        raise InputError(f"name: {what} {name!r} is already registered (by {registered[name].module}); pass "
                          "replace=True to replace it")
 
 def own_error(e: BaseException) -> bool:
@@ -338,6 +345,8 @@ def guard(fn: Any, globalns: dict | None = None, what: str | None = None,
             return fn(*args, **kwargs)
         except Exception as e:
             if own_error(e):
+                if type(e) is ValueError:      # a registered builder's own check (its source is kept
+                    raise InputError(str(e)) from e   # as stored runs' fingerprint): one class for all
                 raise
             problem = _misfit(fn, sig, globalns, label, state, args, kwargs)
             if problem is None:

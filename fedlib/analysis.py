@@ -42,12 +42,12 @@ def finals(df: pd.DataFrame, last: int = 1) -> pd.DataFrame:
     ``outcome`` says ``"ok"``, ``"diverged at round R"`` or ``"error"``.
     """
     if not isinstance(df, pd.DataFrame):
-        raise ValueError(f"df: expected a frame of fedlib.sweep, got {type(df).__name__}")
+        raise InputError(f"df: expected a frame of fedlib.sweep, got {type(df).__name__}")
     if last < 1:
-        raise ValueError(f"last: must be >= 1, got {last!r}")
+        raise InputError(f"last: must be >= 1, got {last!r}")
     cols = list(df.columns)
     if "diverged_at" not in cols:
-        raise ValueError("df: expected a frame of fedlib.sweep (it has no diverged_at column)")
+        raise InputError("df: expected a frame of fedlib.sweep (it has no diverged_at column)")
     history = cols[cols.index("diverged_at") + 1:]             # the history columns follow the meta
     metrics = [c for c in history if c != "round" and c not in TIMING_COLUMNS
                and pd.api.types.is_numeric_dtype(df[c])]
@@ -89,7 +89,7 @@ def label(df: pd.DataFrame, labels: Mapping, names: Sequence[str]) -> pd.DataFra
     keys = df["key"] if "key" in df.columns else pd.Series(df.index, index=df.index)
     missing = sorted(set(keys) - set(by_key))
     if missing:
-        raise ValueError(f"labels: no labels for run {missing[0]} (and {len(missing) - 1} more)")
+        raise InputError(f"labels: no labels for run {missing[0]} (and {len(missing) - 1} more)")
     out = df.copy()
     for i, name in enumerate(names):
         out[name] = [by_key[k][i] for k in keys]
@@ -102,11 +102,11 @@ def best_rows(table: pd.DataFrame, score: str, by: str | None = None, lower: boo
     finite score); a diverged or failed run is never chosen. A group with no such run is a
     RuntimeError naming it."""
     if not isinstance(table, pd.DataFrame):
-        raise ValueError(f"table: expected a frame, got {type(table).__name__}")
+        raise InputError(f"table: expected a frame, got {type(table).__name__}")
     for arg, col in (("score", score), ("by", by)):
         if col is not None and col not in table.columns:
             have = ", ".join(map(str, table.columns))
-            raise ValueError(f"{arg}: {col!r} is not a column of table (columns: {have})")
+            raise InputError(f"{arg}: {col!r} is not a column of table (columns: {have})")
     fine = np.isfinite(table[score].astype(float))
     if "status" in table:
         fine &= table["status"] == "ok"
@@ -127,15 +127,15 @@ def first_reach(df: pd.DataFrame, target: float, metric: str = "test_acc",
     model units, local steps, seconds, ...) at the first evaluation where ``metric`` reaches
     ``target`` (``>=``); NaN where it never does."""
     if not isinstance(df, pd.DataFrame) or "key" not in df:
-        raise ValueError("df: expected a frame of fedlib.sweep (with a key column)")
+        raise InputError("df: expected a frame of fedlib.sweep (with a key column)")
     for arg, col in [("metric", metric), *(("columns", c) for c in columns)]:
         if col not in df.columns:
-            raise ValueError(f"{arg}: {col!r} is not a column of df")
+            raise InputError(f"{arg}: {col!r} is not a column of df")
     if isinstance(target, bool) or not isinstance(target, (int, float, np.integer, np.floating)) \
             or not np.isfinite(target):
-        raise ValueError(f"target: must be a finite number, got {target!r}")
+        raise InputError(f"target: must be a finite number, got {target!r}")
     if metric.endswith("acc") and not 0 <= target <= 1:
-        raise ValueError(f"target: {metric} is a fraction, so the target must lie in [0, 1] (0.9, not 90), "
+        raise InputError(f"target: {metric} is a fraction, so the target must lie in [0, 1] (0.9, not 90), "
                          f"got {target!r}")
     rows = {}
     for key, h in df.groupby("key", sort=False):
@@ -198,16 +198,16 @@ def search_log_grid(evaluate: Callable[[list[float]], Mapping[float, float]], ra
     """
     rates = [float(r) for r in rates]
     if not rates or any(not np.isfinite(r) or r <= 0 for r in rates):
-        raise ValueError(f"rates: must be positive numbers, got {rates!r}")
+        raise InputError(f"rates: must be positive numbers, got {rates!r}")
     if not factor > 1:
-        raise ValueError(f"factor: must be > 1, got {factor!r}")
+        raise InputError(f"factor: must be > 1, got {factor!r}")
     got = evaluate(rates)
     if not isinstance(got, Mapping):
         raise InputError(f"evaluate: must return a mapping rate -> score, got {type(got).__name__} {got!r}")
     scores = {float(k): float(v) for k, v in got.items()}
     missing = sorted(set(rates) - set(scores))
     if missing:
-        raise ValueError(f"evaluate: returned no score for rate {missing[0]!r}")
+        raise InputError(f"evaluate: returned no score for rate {missing[0]!r}")
     extended: list[float] = []
 
     def best_rate() -> float:
@@ -232,7 +232,7 @@ def search_log_grid(evaluate: Callable[[list[float]], Mapping[float, float]], ra
             raise InputError(f"evaluate: must return a mapping rate -> score, got "
                              f"{type(got).__name__} {got!r}")
         if nxt not in got:
-            raise ValueError(f"evaluate: returned no score for rate {nxt!r}")
+            raise InputError(f"evaluate: returned no score for rate {nxt!r}")
         scores[nxt] = float(got[nxt])
         extended.append(nxt)
 

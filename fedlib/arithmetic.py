@@ -38,6 +38,8 @@ from pathlib import Path
 
 import torch
 
+from ._validate import InputError
+
 __all__ = ["ANCHOR_ROUNDS", "CROSS_RTOL", "IDENTITY_FIELDS", "LEGACY", "Anchor", "AnchorRecorder",
            "cpu_flags", "cpu_identity", "cpu_model", "current", "describe", "hardware_isa", "lowered_isa_env",
            "onednn_isa_detail", "same_kernels", "signature", "verifiable", "verifiable_cuda"]
@@ -333,7 +335,7 @@ def lowered_isa_env(level: str) -> dict[str, str]:
     (``"avx2"`` or ``"sse41"``, the baseline every x86-64 CPU here has) instead of its best."""
     table = {"avx2": ("avx2", "AVX2", "AVX2"), "sse41": ("default", "SSE41", "SSE4_2")}
     if level not in table:
-        raise ValueError(f"level: must be one of {', '.join(table)}; got {level!r}")
+        raise InputError(f"level: must be one of {', '.join(table)}; got {level!r}")
     aten, onednn, mkl = table[level]
     return {"ATEN_CPU_CAPABILITY": aten, "ONEDNN_MAX_CPU_ISA": onednn, "MKL_ENABLE_INSTRUCTIONS": mkl}
 
@@ -359,7 +361,7 @@ class Anchor:
         a = cls(tuple(int(r) for r in d["rounds"]), tuple(float(v) for v in d["step_norm"]),
                 tuple(float(v) for v in d["step_proj"]))
         if not len(a.rounds) == len(a.step_norm) == len(a.step_proj):
-            raise ValueError("anchor: rounds, step_norm and step_proj differ in length")
+            raise InputError("anchor: rounds, step_norm and step_proj differ in length")
         return a
 
     def compare(self, other: Anchor, rtol: float = CROSS_RTOL) -> list[dict]:
@@ -412,7 +414,7 @@ class AnchorRecorder:
 
     def __init__(self, x0: torch.Tensor, rounds: int = ANCHOR_ROUNDS, recorded: dict | None = None):
         if not isinstance(x0, torch.Tensor):
-            raise ValueError(f"x0: must be the starting model, a tensor, got {type(x0).__name__}")
+            raise InputError(f"x0: must be the starting model, a tensor, got {type(x0).__name__}")
         self.x0 = x0.detach().to("cpu", torch.float64).clone()
         self.rounds = rounds
         self.data = {"rounds": [], "step_norm": [], "step_proj": []} if recorded is None else \

@@ -957,27 +957,27 @@ def _check_campaign_devices(devices, device, budget_min) -> tuple[list[str] | No
     from .sweeps import _check_devices
     devices = _check_devices(devices)
     if device is not None:
-        raise ValueError(f"devices: give either devices (one process each) or device, not both "
+        raise InputError(f"devices: give either devices (one process each) or device, not both "
                          f"(got devices={devices!r}, device={device!r})")
     for d in devices:
         _check_here("devices", d, budget_min)
     gpus = [d if ":" in d else f"{d}:0" for d in devices if d.startswith("cuda")]
     for g in gpus:
         if gpus.count(g) > 1:
-            raise ValueError(f"devices: {g} is named twice: processes sharing one GPU time-slice it, "
+            raise InputError(f"devices: {g} is named twice: processes sharing one GPU time-slice it, "
                              f"so the budget would be checked with a pace several times too fast; "
                              f"name each GPU once")
     cores = os.cpu_count() or 1
     cpus = sum(d.split(":")[0] == "cpu" for d in devices)
     if cpus > cores:
-        raise ValueError(f"devices: {cpus} CPU processes on a machine of {cores} cores; "
+        raise InputError(f"devices: {cpus} CPU processes on a machine of {cores} cores; "
                          f"name 'cpu' at most once per core")
     if devices[0].startswith("cuda"):
         from .arithmetic import verifiable_cuda
         verifiable_cuda()                # before CUDA computes here (the kinds below ask CUDA)
     kinds = {d: _device_kind(d) for d in devices}
     if len(set(kinds.values())) > 1:
-        raise ValueError("devices: must all be of one kind (the pace is measured per kind), got "
+        raise InputError("devices: must all be of one kind (the pace is measured per kind), got "
                          + ", ".join(f"{d} ({' '.join(map(str, k))})" for d, k in kinds.items()))
     return devices, devices[0]
 
@@ -1040,29 +1040,29 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     names = (list(CAMPAIGNS) if notebook == "all" else [notebook] if isinstance(notebook, str)
              else list(notebook) if isinstance(notebook, (list, tuple)) else None)
     if not names or not all(isinstance(nb, str) for nb in names):
-        raise ValueError(f"notebook: name at least one campaign ({', '.join(CAMPAIGNS)}) or all, "
+        raise InputError(f"notebook: name at least one campaign ({', '.join(CAMPAIGNS)}) or all, "
                          f"got {notebook!r}")
     for nb in names:
         if nb == "all" and len(names) > 1:
-            raise ValueError(f"notebook: 'all' stands alone (it names every campaign), got {list(names)!r}")
+            raise InputError(f"notebook: 'all' stands alone (it names every campaign), got {list(names)!r}")
         if nb not in CAMPAIGNS:
-            raise ValueError(f"notebook: no campaign for {nb!r}; campaigns: {', '.join(CAMPAIGNS)} or all")
+            raise InputError(f"notebook: no campaign for {nb!r}; campaigns: {', '.join(CAMPAIGNS)} or all")
         if names.count(nb) > 1:
-            raise ValueError(f"notebook: each campaign once; {nb} repeated in {list(names)!r}")
+            raise InputError(f"notebook: each campaign once; {nb} repeated in {list(names)!r}")
     names = [nb for nb in CAMPAIGNS if nb in names]
     for what, path in (("store", store), ("root", root)):
         if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip()):
-            raise ValueError(f"{what}: must be a folder path, got {path!r}")
+            raise InputError(f"{what}: must be a folder path, got {path!r}")
     if store is not None and len(names) > 1:
-        raise ValueError("store: one store folder is for one notebook; leave it out for several "
+        raise InputError("store: one store folder is for one notebook; leave it out for several "
                          "(each goes to results/<notebook>/<profile>)")
     check_profile(profile)
     if isinstance(budget_min, bool) or not isinstance(budget_min, (int, float)) or not (
             0 <= budget_min < float("inf")):
-        raise ValueError(f"budget_min: must be a finite number of minutes >= 0, got {budget_min!r}")
+        raise InputError(f"budget_min: must be a finite number of minutes >= 0, got {budget_min!r}")
     for name, flag in flags.items():
         if not isinstance(flag, bool):
-            raise ValueError(f"{name}: must be True or False, got {flag!r}")
+            raise InputError(f"{name}: must be True or False, got {flag!r}")
     if device is not None:
         _check_here("device", device, budget_min)
     if device is not None and str(device).startswith("cuda"):

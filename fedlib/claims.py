@@ -179,7 +179,7 @@ LEDGER_COLUMNS = ["notebook", "paper", "where", "quote", "setting", "claim", "ve
 
 def _history(h: pd.DataFrame, metric: str) -> pd.DataFrame:
     if "round" not in h.columns or metric not in h.columns:
-        raise ValueError(f"history: expected columns 'round' and {metric!r}, got {list(h.columns)}")
+        raise InputError(f"history: expected columns 'round' and {metric!r}, got {list(h.columns)}")
     return h.sort_values("round")
 
 
@@ -189,7 +189,7 @@ def late_mean(h: pd.DataFrame, metric: str = "test_acc", window: float = 0.1,
     (rounds >= T - window T, T = ``rounds`` or the history's last round; at least the last
     evaluation)."""
     if not 0 < window <= 1:
-        raise ValueError(f"window: must be in (0, 1], got {window!r}")
+        raise InputError(f"window: must be in (0, 1], got {window!r}")
     h = _history(h, metric)
     if h.empty:
         return math.nan
@@ -207,7 +207,7 @@ def rounds_to(h: pd.DataFrame, target: float, metric: str = "test_acc", smooth: 
     where lower is better, ``higher=False``: a loss); NaN if it never does. Smoothing keeps one
     lucky evaluation of a swinging curve from counting as arrival."""
     if smooth < 1:
-        raise ValueError(f"smooth: must be >= 1, got {smooth!r}")
+        raise InputError(f"smooth: must be >= 1, got {smooth!r}")
     h = _history(h, metric)
     level = h[metric].rolling(smooth, min_periods=smooth).mean().to_numpy()
     hit = h[level >= target] if higher else h[level <= target]
@@ -230,7 +230,7 @@ def _check_chance(chance: object) -> None:
     """``chance``: an accuracy, a fraction in [0, 1); else one ValueError naming it."""
     if isinstance(chance, bool) or not isinstance(chance, (int, float, np.integer, np.floating)) \
             or not 0 <= chance < 1:
-        raise ValueError(f"chance: must be an accuracy in [0, 1) (0.1 for ten classes, not 10), "
+        raise InputError(f"chance: must be an accuracy in [0, 1) (0.1 for ten classes, not 10), "
                          f"got {chance!r}")
 
 
@@ -245,7 +245,7 @@ def collapse(h: pd.DataFrame, chance: float, margin: float = 0.1, sustain: int =
         collapsed at its end: its last ``sustain`` evaluations all meet the condition).
     """
     if sustain < 1:
-        raise ValueError(f"sustain: must be >= 1, got {sustain!r}")
+        raise InputError(f"sustain: must be >= 1, got {sustain!r}")
     if metric == "test_acc":
         _check_chance(chance)
     h = _history(h, metric)
@@ -282,7 +282,7 @@ def summarize(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: f
     from .analysis import label
     _check_chance(chance)
     if "key" not in df.columns:
-        raise ValueError("df: expected a frame of fedlib.sweep (it has no key column)")
+        raise InputError("df: expected a frame of fedlib.sweep (it has no key column)")
     by_key = {(c if isinstance(c, str) else c.key()): c for c in labels}
     rows = []
     for key, h in df.groupby("key", sort=False):
@@ -387,12 +387,12 @@ def margin_for(metric: str, eval_every: int | None = None, per_round: float | No
     "to target" one evaluation interval: ``eval_every`` rounds, or ``per_round * eval_every``
     model units / local steps."""
     if metric not in MARGINS:
-        raise ValueError(f"metric: must be one of {', '.join(MARGINS)}; got {metric!r}")
+        raise InputError(f"metric: must be one of {', '.join(MARGINS)}; got {metric!r}")
     m = MARGINS[metric]
     if not isinstance(m, str):
         return float(m)
     if eval_every is None or (metric != "rounds to target" and per_round is None):
-        raise ValueError(f"eval_every{'' if metric == 'rounds to target' else ', per_round'}: the margin of "
+        raise InputError(f"eval_every{'' if metric == 'rounds to target' else ', per_round'}: the margin of "
                          f"{metric!r} is {m}; give the notebook's evaluation interval")
     return float(eval_every if metric == "rounds to target" else per_round * eval_every)
 
@@ -468,15 +468,15 @@ class ClaimRow:
 
     def __post_init__(self):
         if not isinstance(self.check, Verdict):
-            raise ValueError(f"check: must be a fedlib.claims.Verdict; got {type(self.check).__name__} "
+            raise InputError(f"check: must be a fedlib.claims.Verdict; got {type(self.check).__name__} "
                              f"(claim {self.claim!r})")
         for name in ("claim", "where", "quote"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
-                raise ValueError(f"{name}: every claim names its {name} as text (claim {self.claim!r})")
+                raise InputError(f"{name}: every claim names its {name} as text (claim {self.claim!r})")
         clash = sorted(set(self.context) & {"where", "quote", "claim", "check", "cause", "setting", "paper",
                                             "short"})
         if clash:
-            raise ValueError(f"context: {', '.join(clash)} is a field of the row, not a context column")
+            raise InputError(f"context: {', '.join(clash)} is a field of the row, not a context column")
 
     def to_dict(self) -> dict[str, Any]:
         """The row as a mapping: its context columns, where, quote, claim, check, then short,
@@ -659,7 +659,7 @@ def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = 
         (verdict, reason, (effect, ci_low, ci_high)).
     """
     if kind not in ("better", "no worse"):
-        raise ValueError(f"kind: must be one of better, no worse; got {kind!r}")
+        raise InputError(f"kind: must be one of better, no worse; got {kind!r}")
     d, threshold = _numbers("diffs", diffs), _finite("threshold", threshold)
     effect, lo, hi = interval(d)
     notes = []
@@ -738,7 +738,7 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
     unmatched = [f"{nm}: {sorted(set(x) - set(y), key=str)}" for nm, x, y in (("a", a, b), ("b", b, a))
                  if set(x) - set(y)]
     if not seeds and (a or b):
-        raise ValueError(f"a, b: no seed in common (a: {sorted(a)}, b: {sorted(b)}); a paired comparison "
+        raise InputError(f"a, b: no seed in common (a: {sorted(a)}, b: {sorted(b)}); a paired comparison "
                          "compares the two methods' runs of the same seeds")
     an, bn = names
     diffs, own, other = _paired_differences(a, b, seeds, higher, names, missing)
@@ -772,7 +772,7 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
 def _check_paired(a: Any, b: Any, margin: Any, names: Any, digits: Any, missing: Any = "failed") -> None:
     """:func:`paired`'s arguments that its computation does not check itself, or one error."""
     if not margin >= 0:
-        raise ValueError(f"margin: must be >= 0, got {margin!r}")
+        raise InputError(f"margin: must be >= 0, got {margin!r}")
     for nm, side in (("a", a), ("b", b)):
         if not isinstance(side, Mapping):
             raise InputError(f"{nm}: must be a mapping seed -> value (e.g. {{0: 0.91, 1: 0.90}}), got "
@@ -908,7 +908,7 @@ def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
     inconclusive combination leans "against" if any of its inconclusive comparisons leans against,
     "for" if all of them lean for, else "split"."""
     if not verdicts:
-        raise ValueError("verdicts: nothing to combine")
+        raise InputError("verdicts: nothing to combine")
     order = {NOT_HOLDS: 0, NOT_TESTED: 1, INCONCLUSIVE: 2, EQUIVALENT: 3, HOLDS: 4}
 
     def weakness(item):
@@ -940,7 +940,7 @@ def against_all(a: Mapping, others: Mapping[str, Mapping], name: str = "A",
     ``kwargs``, ``off_rule`` among them) and the verdicts :func:`combine`-d: every rival keeps its
     verdict, none is left out."""
     if not others:
-        raise ValueError("others: no method to compare with")
+        raise InputError("others: no method to compare with")
     return combine({o: compare(a, b, names=(name, o), **kwargs) for o, b in others.items()})
 
 
@@ -962,7 +962,7 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
     """
     if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)) \
             or not 0 < level <= 1:
-        raise ValueError(f"level: must be a fraction in (0, 1] of the lower plateau (0.98, not 98), "
+        raise InputError(f"level: must be a fraction in (0, 1] of the lower plateau (0.98, not 98), "
                          f"got {level!r}")
     ta, tb, targets = {}, {}, {}
     for s in (s for s in a if s in b):
@@ -989,11 +989,11 @@ def event_seeds(level: float = 0.5) -> tuple[int, int]:
     all showing the event that put the 95% Clopper-Pearson interval above ``level``: ``0.025^(1/n)
     > level``; seeds none showing it that put the interval below: ``1 - 0.025^(1/n) < level``)."""
     if not 0 < level < 1:
-        raise ValueError(f"level: must be in (0, 1), got {level!r}")
+        raise InputError(f"level: must be in (0, 1), got {level!r}")
     up = next((n for n in range(1, 10**6) if 0.025 ** (1 / n) > level), None)
     down = next((n for n in range(1, 10**6) if 1 - 0.025 ** (1 / n) < level), None)
     if up is None or down is None:
-        raise ValueError(f"level: {level!r} needs a million seeds or more to decide; use a level in "
+        raise InputError(f"level: {level!r} needs a million seeds or more to decide; use a level in "
                          "(1e-5, 1 - 1e-5)")
     return up, down
 
@@ -1032,12 +1032,12 @@ def event_count(events: Mapping, what: str = "the event", level: float = 0.5) ->
     above ``level``, "against" if below, "split" if on it."""
     from scipy import stats
     if not isinstance(events, Mapping):
-        raise ValueError(f"events: must be a mapping seed -> True (it happened), False (it did not) or None "
+        raise InputError(f"events: must be a mapping seed -> True (it happened), False (it did not) or None "
                          f"(cannot tell), got {type(events).__name__}")
     bad = {s: v for s, v in events.items() if v is not None and not isinstance(v, (bool, np.bool_))}
     if bad:
         s, v = next(iter(bad.items()))
-        raise ValueError(f"events: seed -> True (it happened), False (it did not) or None (cannot tell); "
+        raise InputError(f"events: seed -> True (it happened), False (it did not) or None (cannot tell); "
                          f"seed {s} has {v!r}")
     event_seeds(level)                                # a level outside (0, 1): its error, before counting
     known = {s: bool(v) for s, v in events.items() if v is not None}
@@ -1093,17 +1093,17 @@ def claims_table(rows: Sequence[ClaimRow | Mapping]) -> pd.DataFrame:
         r = r.to_dict() if isinstance(r, ClaimRow) else dict(r)
         check = r.pop("check", None)
         if not isinstance(check, Verdict):
-            raise ValueError(f"rows[{i}].check: must be a fedlib.claims.Verdict; got {type(check).__name__}")
+            raise InputError(f"rows[{i}].check: must be a fedlib.claims.Verdict; got {type(check).__name__}")
         for col in ("claim", "where", "quote"):
             if not str(r.get(col) or "").strip():
-                raise ValueError(f"rows[{i}].{col}: every claim names {col} (claim {r.get('claim')!r})")
+                raise InputError(f"rows[{i}].{col}: every claim names {col} (claim {r.get('claim')!r})")
         if check.verdict not in VERDICTS:
-            raise ValueError(f"rows[{i}].verdict: must be one of {', '.join(VERDICTS)}; "
+            raise InputError(f"rows[{i}].verdict: must be one of {', '.join(VERDICTS)}; "
                              f"got {check.verdict!r}")
         extra = str(r.pop("cause", "") or "").strip()
         cause = "; ".join(x for x in (check.reason, "" if check.verdict == HOLDS else extra) if x)
         if check.verdict != HOLDS and not cause:
-            raise ValueError(f"rows[{i}].cause: the claim {r['claim']!r} is {check.verdict!r} without a "
+            raise InputError(f"rows[{i}].cause: the claim {r['claim']!r} is {check.verdict!r} without a "
                              "reason")
         r.update(verdict=check.verdict, direction=check.direction, effect=check.effect, ci_low=check.ci_low,
                  ci_high=check.ci_high,
@@ -1175,14 +1175,14 @@ def what_holds(ledger: pd.DataFrame | str | os.PathLike) -> pd.DataFrame:
     with. ``ledger`` is the ledger frame or its CSV path."""
     if not isinstance(ledger, pd.DataFrame):
         if not isinstance(ledger, (str, os.PathLike)):
-            raise ValueError(f"ledger: must be a ledger frame or the path of its CSV, "
+            raise InputError(f"ledger: must be a ledger frame or the path of its CSV, "
                              f"got {type(ledger).__name__}")
         if not Path(ledger).is_file():
-            raise ValueError(f"ledger: no such file {os.fspath(ledger)}")
+            raise InputError(f"ledger: no such file {os.fspath(ledger)}")
     df = pd.read_csv(ledger, keep_default_na=False) if not isinstance(ledger, pd.DataFrame) else ledger
     missing = [c for c in ("paper", "notebook", "verdict") if c not in df]
     if missing:
-        raise ValueError(f"ledger: expected columns paper, notebook, verdict; {', '.join(missing)} missing")
+        raise InputError(f"ledger: expected columns paper, notebook, verdict; {', '.join(missing)} missing")
     lean = df["direction"] if "direction" in df else pd.Series("", index=df.index)
     keys = pd.Series([_count_key(v, str(d)) for v, d in zip(df["verdict"], lean, strict=True)],
                      index=df.index)
@@ -1216,7 +1216,7 @@ def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | N
     if ledger is None:
         ledger = project_root() / "figures" / "claims_ledger.csv"
     if not isinstance(ledger, pd.DataFrame) and Path(ledger).is_dir():
-        raise ValueError(f"ledger: {ledger} is a folder; expected the ledger's CSV file or its frame")
+        raise InputError(f"ledger: {ledger} is a folder; expected the ledger's CSV file or its frame")
     if not isinstance(ledger, pd.DataFrame) and not Path(ledger).exists():
         return f"No claims of `{notebook}` in the ledger yet (run the notebook at its defaults)."
     df = pd.read_csv(ledger, keep_default_na=False) if not isinstance(ledger, pd.DataFrame) else ledger

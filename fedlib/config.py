@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from . import algorithms, participation
+from ._validate import InputError
 from .participation import Schedule
 from .partition import builder as partition_builder
 from .problems import Problem, check_run_inputs, get_problem
@@ -65,13 +66,13 @@ def _args(field_name: str, value: Any) -> tuple:
     if isinstance(value, dict):
         for name, v in value.items():
             if type(v).__module__.split(".")[0] == "pandas":      # not plain data: no key, no config.json
-                raise ValueError(f"{field_name}.{name}: must be plain data (numbers, text, lists, arrays), "
+                raise InputError(f"{field_name}.{name}: must be plain data (numbers, text, lists, arrays), "
                                  f"got a pandas {type(v).__name__}; give its values (.to_numpy()) or a file")
         return _freeze(value)
     if isinstance(value, (tuple, list)) and all(isinstance(p, (tuple, list)) and len(p) == 2
                                                  and isinstance(p[0], str) for p in value):
         return _freeze(dict(value))
-    raise ValueError(f"{field_name}: expected a dict or (name, value) pairs, got {value!r}")
+    raise InputError(f"{field_name}: expected a dict or (name, value) pairs, got {value!r}")
 
 
 def _parameters(fn, skip: tuple = ()) -> dict[str, inspect.Parameter]:
@@ -91,12 +92,12 @@ def _check_arguments(args: dict, allowed: dict | None, what: str, where: str) ->
         return
     for name, value in args.items():
         if name not in allowed:
-            raise ValueError(f"{where}.{name}: not an argument of {what}; its arguments: "
+            raise InputError(f"{where}.{name}: not an argument of {what}; its arguments: "
                              f"{', '.join(allowed)}")
         note = str(allowed[name].annotation).replace(" ", "")
         if note in ("int", "int|None") and value is not None and (
                 isinstance(value, bool) or not isinstance(value, (int, np.integer))):
-            raise ValueError(f"{where}.{name}: must be an integer, got {value!r}")
+            raise InputError(f"{where}.{name}: must be an integer, got {value!r}")
 
 
 #: problem arguments that count something (at least 1 when given), and the allowed range of real
@@ -111,7 +112,7 @@ def _check_values(args: dict, where: str) -> None:
     for name in _COUNTS:
         v = args.get(name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
-            raise ValueError(f"{where}.{name}: must be an integer >= 1, got {v!r}")
+            raise InputError(f"{where}.{name}: must be an integer >= 1, got {v!r}")
     for name, (low, high, closed) in _REALS.items():
         if name not in args:
             continue
@@ -120,7 +121,7 @@ def _check_values(args: dict, where: str) -> None:
               and math.isfinite(v) and (v >= low if closed else v > low) and v <= high)
         if not ok:
             rng = f"in {'[' if closed else '('}{low:g}, {high:g}]" if math.isfinite(high) else f"> {low:g}"
-            raise ValueError(f"{where}.{name}: must be a real number {rng}, got {v!r}")
+            raise InputError(f"{where}.{name}: must be a real number {rng}, got {v!r}")
 
 
 @dataclass(frozen=True)
@@ -181,15 +182,15 @@ class ExperimentConfig:
             try:                                               # must itself be a valid config
                 ExperimentConfig.from_dict(warm)
             except TypeError:                                  # a required field missing
-                raise ValueError(f"init_from: must be an ExperimentConfig or its dict (with algorithm, "
+                raise InputError(f"init_from: must be an ExperimentConfig or its dict (with algorithm, "
                                  f"problem, participation and rounds), got {warm!r}") from None
             except ValueError as e:                            # a field of the warm-up's, named under it
-                raise ValueError(f"init_from.{e}") from None
+                raise InputError(f"init_from.{e}") from None
             object.__setattr__(self, "init_from", _freeze(warm))
         elif isinstance(warm, (tuple, list)) and _is_pairs(tuple(warm)):
             object.__setattr__(self, "init_from", tuple(warm))
         else:
-            raise ValueError(f"init_from: expected an ExperimentConfig or its dict, got {warm!r}")
+            raise InputError(f"init_from: expected an ExperimentConfig or its dict, got {warm!r}")
         for name in ("lr_local", "lr_global"):
             v = getattr(self, name)
             if isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool):
@@ -217,7 +218,7 @@ class ExperimentConfig:
         """The arguments of ``name`` (``problem_args``, ``participation_args`` or
         ``algorithm_args``) as a plain dict, ready to pass to the builder."""
         if name not in _ARG_FIELDS:
-            raise ValueError(f"name: must be one of {', '.join(_ARG_FIELDS)}; got {name!r}")
+            raise InputError(f"name: must be one of {', '.join(_ARG_FIELDS)}; got {name!r}")
         value = getattr(self, name)
         return _thaw(value) if value else {}
 
@@ -237,7 +238,7 @@ class ExperimentConfig:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - known)
         if unknown:
-            raise ValueError(f"{unknown[0]}: not a field of ExperimentConfig; fields: "
+            raise InputError(f"{unknown[0]}: not a field of ExperimentConfig; fields: "
                              f"{', '.join(sorted(known))}")
         return cls(**d)
 
@@ -251,7 +252,7 @@ class ExperimentConfig:
         names = [f.name for f in fields(self)]
         unknown = [k for k in changes if k not in names]
         if unknown:
-            raise ValueError(f"{unknown[0]}: not a field of ExperimentConfig (its fields: "
+            raise InputError(f"{unknown[0]}: not a field of ExperimentConfig (its fields: "
                              f"{', '.join(names)})")
         return dataclasses.replace(self, **changes)
 
@@ -284,7 +285,7 @@ class ExperimentConfig:
         try:
             warm = self.warmup()
         except ValueError as e:                    # a field of the warm-up's dict: named under init_from
-            raise ValueError(f"{where}.init_from.{e}") from None
+            raise InputError(f"{where}.init_from.{e}") from None
         if warm is not None:
             warm.validate(where=f"{where}.init_from", inputs=inputs)
             for name in ("problem", "problem_args", "participation", "participation_args", "local_steps"):
@@ -495,7 +496,7 @@ _PROBLEM_CACHE: dict[str, Any] = {}
 
 def _bad(where: str, field_name: str, msg: str) -> ValueError:
     """One error naming ``<where>.<field>``."""
-    return ValueError(f"{where}.{field_name}: {msg}")
+    return InputError(f"{where}.{field_name}: {msg}")
 
 
 def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
@@ -511,7 +512,7 @@ def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
     for axis in axes:
         head = axis.split(".", 1)[0]
         if head not in names or ("." in axis) != head.endswith("_args"):
-            raise ValueError(f"{axis}: not an axis of grid; use a field of ExperimentConfig "
+            raise InputError(f"{axis}: not an axis of grid; use a field of ExperimentConfig "
                              f"({', '.join(sorted(names))}) or '<*_args>.<name>'")
     out = []
     values = []
@@ -519,7 +520,7 @@ def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
         one = isinstance(v, (str, bytes, dict)) or not isinstance(v, Iterable)
         values.append([v] if one else list(v))
         if not values[-1]:
-            raise ValueError(f"{axis}: an axis of grid needs at least one value")
+            raise InputError(f"{axis}: an axis of grid needs at least one value")
     for combo in itertools.product(*values):
         d = base.to_dict()
         for axis, v in zip(axes, combo, strict=True):

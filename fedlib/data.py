@@ -93,27 +93,27 @@ class DatasetInfo:
     def __post_init__(self) -> None:
         shape = tuple(self.shape) if isinstance(self.shape, (tuple, list)) else ()
         if len(shape) != 3 or not all(isinstance(d, (int, np.integer)) and d >= 1 for d in shape):
-            raise ValueError("info.shape: must be (channels, height, width), three integers >= 1; got "
+            raise InputError("info.shape: must be (channels, height, width), three integers >= 1; got "
                              f"{self.shape!r}")
         object.__setattr__(self, "shape", tuple(int(d) for d in shape))
         if isinstance(self.classes, bool) or not isinstance(self.classes, (int, np.integer)) \
                 or self.classes < 1:
-            raise ValueError(f"info.classes: must be an integer >= 1, got {self.classes!r}")
+            raise InputError(f"info.classes: must be an integer >= 1, got {self.classes!r}")
         for name in ("mean", "std"):
             v = tuple(float(x) for x in np.atleast_1d(getattr(self, name)))
             if len(v) not in (1, shape[0]) or not all(np.isfinite(v)) or (name == "std" and min(v) <= 0):
-                raise ValueError(f"info.{name}: must be one finite number or one per channel ({shape[0]})"
+                raise InputError(f"info.{name}: must be one finite number or one per channel ({shape[0]})"
                                  f"{', each > 0' if name == 'std' else ''}; got {getattr(self, name)!r}")
             object.__setattr__(self, name, v)
         for name in ("n_train", "n_test"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
-                raise ValueError(f"info.{name}: must be an integer >= 1 or None, got {v!r}")
+                raise InputError(f"info.{name}: must be an integer >= 1 or None, got {v!r}")
         if self.pixels is not None:
             lo, hi = (tuple(self.pixels) + (None, None))[:2]
             if not all(isinstance(v, (int, float, np.number)) and np.isfinite(v) for v in (lo, hi)) \
                     or lo >= hi:
-                raise ValueError("info.pixels: must be (low, high) with low < high, or None; got "
+                raise InputError("info.pixels: must be (low, high) with low < high, or None; got "
                                  f"{self.pixels!r}")
         object.__setattr__(self, "files", tuple(self.files))
 
@@ -173,7 +173,7 @@ def get_dataset(name: str) -> DatasetSpec:
         ValueError: an unknown name, naming the known ones.
     """
     if not isinstance(name, str) or name not in _DATASETS:
-        raise ValueError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(_DATASETS)}")
+        raise InputError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(_DATASETS)}")
     return _DATASETS[name]
 
 
@@ -199,7 +199,7 @@ def data_roots(data_root: str | os.PathLike | None = None) -> list[Path]:
 def _folder(name: str, path: Path) -> Path:
     """``path`` unless it is a file (a dataset's own file given instead of its folder)."""
     if path.is_file():
-        raise ValueError(f"{name}: must be the folder that holds the datasets' files, got {path}, which is a "
+        raise InputError(f"{name}: must be the folder that holds the datasets' files, got {path}, which is a "
                          f"file (give its folder, {path.parent})")
     return path
 
@@ -258,12 +258,12 @@ def _read_mnist(root: Path):
             with np.load(npz, allow_pickle=False) as z:
                 missing = [k for k in keys if k not in z.files]
                 if missing:
-                    raise ValueError(f"mnist: {npz} is not in the Keras layout: it lacks "
+                    raise InputError(f"mnist: {npz} is not in the Keras layout: it lacks "
                                      f"{', '.join(missing)} (has {', '.join(z.files) or 'nothing'}; "
                                      f"expected {', '.join(keys)})")
                 return {"train": (z["x_train"], z["y_train"]), "test": (z["x_test"], z["y_test"])}
         except (OSError, EOFError, zipfile.BadZipFile) as e:
-            raise ValueError(f"mnist: cannot read {npz} ({type(e).__name__}: {e}); the file is truncated or "
+            raise InputError(f"mnist: cannot read {npz} ({type(e).__name__}: {e}); the file is truncated or "
                              "not an .npz archive: replace it") from None
     return _read_idx_set(root / "MNIST" / "raw")
 
@@ -354,7 +354,7 @@ def check_files(name: str, data_root: str | os.PathLike | None = None) -> dict[s
     """
     spec = get_dataset(name)
     if data_root is not None and not isinstance(data_root, (str, os.PathLike)):
-        raise ValueError(f"data_root: must be a folder path (str or os.PathLike) or None, "
+        raise InputError(f"data_root: must be a folder path (str or os.PathLike) or None, "
                          f"got {type(data_root).__name__} {data_root!r}")
     if name in ("digits", "cinic10") and spec.info.n_train:     # embedded; PNG files (labels by folder)
         return {"train": spec.info.n_train, "test": spec.info.n_test}
@@ -470,12 +470,12 @@ def register_dataset(name: str, loader: Callable[[Path], dict | None], *, info: 
     """
     check_new_name("dataset", name, _BUILTIN, _DATASETS, replace)
     if not callable(loader):
-        raise ValueError(f"loader: dataset {name!r} needs a function root -> {{'train': (x, y), "
+        raise InputError(f"loader: dataset {name!r} needs a function root -> {{'train': (x, y), "
                          f"'test': (x, y)}}, got {loader!r}")
     if not isinstance(info, DatasetInfo):
-        raise ValueError(f"info: dataset {name!r} needs a fedlib.data.DatasetInfo, got {info!r}")
+        raise InputError(f"info: dataset {name!r} needs a fedlib.data.DatasetInfo, got {info!r}")
     if download is not None and not callable(download):
-        raise ValueError(f"download: must be a function root -> None or None, got {download!r}")
+        raise InputError(f"download: must be a function root -> None or None, got {download!r}")
     spec = DatasetSpec(name, loader, info, download)
     _DATASETS[name] = spec
     return spec
@@ -529,24 +529,24 @@ def _check_split(name: str, split: str, x: np.ndarray, y: np.ndarray, info: Data
     c, h, w = info.shape
     if not (x.ndim == 4 and x.shape[1:] == info.shape) \
             and not (x.ndim == 3 and c == 1 and x.shape[1:] == (h, w)):
-        raise ValueError(f"{where}: images of shape {tuple(x.shape)}; expected [n, {c}, {h}, {w}]"
+        raise InputError(f"{where}: images of shape {tuple(x.shape)}; expected [n, {c}, {h}, {w}]"
                          f"{f' or [n, {h}, {w}]' if c == 1 else ''} (info.shape {info.shape})")
     if len(x) == 0 or y.shape != (len(x),):
-        raise ValueError(f"{where}: labels of shape {tuple(y.shape)}; expected one per image, [{len(x)}] "
+        raise InputError(f"{where}: labels of shape {tuple(y.shape)}; expected one per image, [{len(x)}] "
                          "(and at least one image)")
     if y.dtype.kind not in "iu" and not (y.dtype.kind == "f" and np.all(y == np.round(y))):
-        raise ValueError(f"{where}: labels must be integers 0..{info.classes - 1}, got dtype {y.dtype}")
+        raise InputError(f"{where}: labels must be integers 0..{info.classes - 1}, got dtype {y.dtype}")
     bad = (y < 0) | (y >= info.classes)
     if bad.any():
-        raise ValueError(f"{where}: labels must lie in 0..{info.classes - 1} (info.classes {info.classes}); "
+        raise InputError(f"{where}: labels must lie in 0..{info.classes - 1} (info.classes {info.classes}); "
                          f"label {y[bad][0].item()!r} at index {int(np.flatnonzero(bad)[0])}")
     if x.dtype.kind not in "iuf":
-        raise ValueError(f"{where}: images must be numbers, got dtype {x.dtype}")
+        raise InputError(f"{where}: images must be numbers, got dtype {x.dtype}")
     if x.dtype == np.uint8 and info.pixels is not None and tuple(info.pixels) == (0, 255):
         return                                                     # always in range
     if info.pixels is not None and tuple(info.pixels) == (0, 255) and x.dtype.kind == "f" and x.size \
             and np.isfinite(x).all() and 0 <= x.min() and x.max() <= 1.0:
-        raise ValueError(f"{where}: pixels are floats in {x.min():g}..{x.max():g}, already scaled to [0, 1]; "
+        raise InputError(f"{where}: pixels are floats in {x.min():g}..{x.max():g}, already scaled to [0, 1]; "
                          "fedlib scales 0..255 pixels by 1/255 itself (they would all be near 0): store the "
                          "images as their 0..255 values (uint8)")
     lo, hi = info.pixels if info.pixels is not None else (-np.inf, np.inf)
@@ -556,20 +556,20 @@ def _check_split(name: str, split: str, x: np.ndarray, y: np.ndarray, info: Data
         finite = x[np.isfinite(x)]
         span = f"{finite.min():g}..{finite.max():g}" if finite.size else "none finite"
         first = x[~ok].ravel()[0].item()
-        raise ValueError(f"{where}: pixel values must be {allowed}; found {first!r} (values {span})")
+        raise InputError(f"{where}: pixel values must be {allowed}; found {first!r} (values {span})")
 
 
 def _checked_parts(spec: DatasetSpec, parts: object) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The loader's arrays per split, checked (:func:`_check_split`)."""
     if not isinstance(parts, dict) or set(parts) != {"train", "test"}:
-        raise ValueError(f"dataset {spec.name!r}: its loader must return {{'train': (x, y), 'test': (x, y)}} "
+        raise InputError(f"dataset {spec.name!r}: its loader must return {{'train': (x, y), 'test': (x, y)}} "
                          f"or None, got {type(parts).__name__}"
                          f"{' with keys ' + ', '.join(map(str, parts)) if isinstance(parts, dict) else ''}")
     out = {}
     for split in ("train", "test"):
         pair = parts[split]
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(f"dataset {spec.name!r}, {split} split: expected a pair (x, y), got "
+            raise InputError(f"dataset {spec.name!r}, {split} split: expected a pair (x, y), got "
                              f"{type(pair).__name__}")
         x, y = (np.asarray(v.detach().cpu() if hasattr(v, "detach") else v) for v in pair)
         _check_split(spec.name, split, x, y, spec.info)
@@ -614,7 +614,7 @@ def load(name: str, data_root: str | os.PathLike | None = None, device: str | to
     """
     spec = get_dataset(name)
     if data_root is not None and not isinstance(data_root, (str, os.PathLike)):
-        raise ValueError(f"data_root: must be a folder path (str or os.PathLike) or None, "
+        raise InputError(f"data_root: must be a folder path (str or os.PathLike) or None, "
                          f"got {type(data_root).__name__} {data_root!r}")
     roots = data_roots(data_root)
     parts = _find(spec, roots, download)
@@ -638,7 +638,7 @@ def synthetic_like(name: str, n_train: int | None = None, n_test: int | None = N
         if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
             raise InputError(f"{what}: must be a positive integer (or None: info.{what}), got {n!r}")
         if (n or default) is None:
-            raise ValueError(f"{what}: dataset {name!r} declares no split size (info.{what}); give {what}")
+            raise InputError(f"{what}: dataset {name!r} declares no split size (info.{what}); give {what}")
         x = rng.integers(0, 256, (n or default, *info.shape), dtype=np.uint8)
         y = rng.permutation(np.arange(n or default) % info.classes)
         out.append((_normalise_uint8(x, info).to(device),

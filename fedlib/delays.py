@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validate import check_int, check_real
+from ._validate import InputError, check_int, check_real
 
 __all__ = [
     "DelayMetrics",
@@ -42,15 +42,15 @@ __all__ = [
 def _as_active(active: np.ndarray) -> np.ndarray:
     a = np.asarray(active)
     if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 1:
-        raise ValueError(f"active: expected a non-empty 2-D array [rounds, num_clients], "
+        raise InputError(f"active: expected a non-empty 2-D array [rounds, num_clients], "
                          f"got shape {a.shape}")
     if a.dtype != bool:
         if not np.issubdtype(a.dtype, np.number):
-            raise ValueError(f"active: expected participation counts (integers >= 0) or booleans, "
+            raise InputError(f"active: expected participation counts (integers >= 0) or booleans, "
                              f"got an array of {a.dtype}")
         bad = ~np.isfinite(a) | (a < 0) | (a != np.round(a))
         if bad.any():
-            raise ValueError(f"active: expected participation counts (integers >= 0) or booleans, got "
+            raise InputError(f"active: expected participation counts (integers >= 0) or booleans, got "
                              f"{a[bad].ravel()[0]!r} at index {tuple(int(i) for i in np.argwhere(bad)[0])}")
     return a > 0
 
@@ -171,10 +171,10 @@ def monte_carlo(kind: str, num_clients: int, rounds: int | Sequence[int],
 
     horizons = np.atleast_1d(np.asarray(rounds, dtype=np.int64))
     if horizons.ndim != 1 or (horizons < 1).any():
-        raise ValueError(f"rounds: expected positive horizons, got {rounds!r}")
+        raise InputError(f"rounds: expected positive horizons, got {rounds!r}")
     seed_list = list(range(seeds)) if isinstance(seeds, (int, np.integer)) else list(seeds)
     if not seed_list:
-        raise ValueError("seeds: need at least one seed")
+        raise InputError("seeds: need at least one seed")
     t_max = int(horizons.max())
     maxes = np.empty((len(seed_list), len(horizons)))
     avgs = np.empty_like(maxes)

@@ -31,6 +31,7 @@ import torch
 
 from . import keyed
 from ._threads import cpu_threads, map_single_threaded
+from ._validate import InputError
 from .models import dropout_masks
 from .problems import Problem
 
@@ -90,9 +91,9 @@ class VectorizedEngine:
         for name, flag in (("graphs", graphs), ("clients_innermost", clients_innermost),
                            ("grouped_layout", grouped_layout)):
             if not isinstance(flag, bool):
-                raise ValueError(f"{name}: must be True or False, got {flag!r}")
+                raise InputError(f"{name}: must be True or False, got {flag!r}")
         if not isinstance(compiled_draws, (bool, str)) or compiled_draws not in keyed.COMPILED:
-            raise ValueError(f"compiled_draws: must be one of {', '.join(map(repr, keyed.COMPILED))}, "
+            raise InputError(f"compiled_draws: must be one of {', '.join(map(repr, keyed.COMPILED))}, "
                              f"got {compiled_draws!r}")
         #: take minibatch gradients through the problem's ``graphed_grads`` (a CUDA graph per
         #: step shape where the problem can capture one, its plain ``grads`` elsewhere): the
@@ -310,16 +311,16 @@ def get_engine(name: str, graphs: bool | None = None, compiled_draws: bool | str
             :func:`fedlib.keyed.step_draws` (:class:`VectorizedEngine`); refused for the reference engine.
     """
     if name not in _ENGINES:
-        raise ValueError(f"engine: unknown engine {name!r}; known engines: {', '.join(_ENGINES)}")
+        raise InputError(f"engine: unknown engine {name!r}; known engines: {', '.join(_ENGINES)}")
     if graphs is not None and not isinstance(graphs, bool):
-        raise ValueError(f"graphs: must be True, False or None, got {graphs!r}")
+        raise InputError(f"graphs: must be True, False or None, got {graphs!r}")
     if name == "vectorized":
         return VectorizedEngine(graphs=os.environ.get(GRAPHS_ENV, "") == "1" if graphs is None else graphs,
                                 compiled_draws=compiled_draws)
     if graphs:
-        raise ValueError(f"graphs: only the vectorized engine replays CUDA graphs, not {name!r}")
+        raise InputError(f"graphs: only the vectorized engine replays CUDA graphs, not {name!r}")
     if compiled_draws is not False:
-        raise ValueError(f"compiled_draws: only the vectorized engine compiles draws, not {name!r}")
+        raise InputError(f"compiled_draws: only the vectorized engine compiles draws, not {name!r}")
     return _ENGINES[name]()
 
 

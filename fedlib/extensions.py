@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from . import algorithms, data, participation, problems
+from ._validate import InputError
 
 __all__ = ["worker_modules"]
 
@@ -48,7 +49,7 @@ def worker_modules(configs: Iterable) -> tuple[str, ...]:
             if mod.split(".")[0] == "fedlib":
                 continue
             if not mod or mod == "__main__" or mod.startswith("__"):
-                raise ValueError(f"workers: {what} {name!r} is defined in {mod or 'no module'} (a notebook "
+                raise InputError(f"workers: {what} {name!r} is defined in {mod or 'no module'} (a notebook "
                                  "cell or a script), which worker processes cannot import; define it in a "
                                  "module and import that module before sweeping, or compute in this process "
                                  "(workers=1, no executor)")

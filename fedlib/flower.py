@@ -54,6 +54,7 @@ from typing import Any
 import torch
 
 from . import algorithms
+from ._validate import InputError
 from .algorithms.base import Algorithm, RoundInput
 from .config import ExperimentConfig
 from .engine import LocalResult, UnreachableClients, _per_client, get_engine
@@ -110,7 +111,7 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
         key = key or config.key()
         make_problem = lambda context: config.build_problem()       # noqa: E731
     elif not callable(make_problem):
-        raise ValueError(f"make_problem: expected an ExperimentConfig or a callable (Context -> Problem), "
+        raise InputError(f"make_problem: expected an ExperimentConfig or a callable (Context -> Problem), "
                          f"got {type(make_problem).__name__}")
     slot = key or f"{getattr(make_problem, '__module__', '')}.{getattr(make_problem, '__qualname__', '')}"
     node = _ClientNode(app, make_problem, slot)
@@ -138,7 +139,7 @@ class _ClientNode:
             _BUILT[self.slot] = self.make_problem(context)
         problem = _BUILT[self.slot]
         if "partition-id" not in context.node_config:
-            raise ValueError("node_config.partition-id: this node has no partition-id, so it cannot tell "
+            raise InputError("node_config.partition-id: this node has no partition-id, so it cannot tell "
                              "which fedlib client it is (flower-supernode --node-config 'partition-id=<i>')")
         return problem, int(context.node_config["partition-id"])
 
@@ -155,7 +156,7 @@ class _ClientNode:
         problem, me = self.problem_and_client(context)
         task = msg.content["config"]
         if int(task["client"]) != me:
-            raise ValueError(f"client: this node is client {me} (its partition-id), the server sent the "
+            raise InputError(f"client: this node is client {me} (its partition-id), the server sent the "
                              f"task of client {int(task['client'])}")
         tensors = {k: v.to(problem.device, problem.dtype)[None]
                    for k, v in msg.content["arrays"].to_torch_state_dict().items()}
@@ -201,7 +202,7 @@ class _ClientNode:
         problem, task, t, c = self.task_of(msg, context)
         meta = context.state[_META] if _META in context.state else None
         if meta is None or str(meta["run"]) != str(task["run"]):
-            raise ValueError(f"client {c}: no state for run {task['run']} (the run's start did not reach "
+            raise InputError(f"client {c}: no state for run {task['run']} (the run's start did not reach "
                              "this node)")
         if int(meta["pending_round"]) == int(task["committed"]):         # the last upload counted
             context.state[_STATE] = context.state[_PENDING]
@@ -418,7 +419,7 @@ def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int
     seconds for ``num_clients`` nodes to connect; a federation of another size, a client index
     out of range or twice, or a node of another problem size is a ValueError before round 0."""
     if not hasattr(grid, "get_node_ids"):
-        raise ValueError(f"grid: must be Flower's Grid of a ServerApp (with get_node_ids), got "
+        raise InputError(f"grid: must be Flower's Grid of a ServerApp (with get_node_ids), got "
                          f"{type(grid).__name__}")
     app, _, _ = _flwr()
     deadline = time.monotonic() + wait
@@ -426,25 +427,25 @@ def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int
         time.sleep(0.1)
     nodes = sorted(grid.get_node_ids())
     if len(nodes) != num_clients:
-        raise ValueError(f"num_clients: the schedule has {num_clients} clients, the Flower federation "
+        raise InputError(f"num_clients: the schedule has {num_clients} clients, the Flower federation "
                          f"{len(nodes)} nodes (after waiting {wait:g} s); start one node per client")
     msgs = [app.Message(app.RecordDict(), dst_node_id=n, message_type=WHO) for n in nodes]
     out: dict[int, int] = {}
     for rep in grid.send_and_receive(msgs, timeout=wait):
         if rep.has_error():
-            raise ValueError(f"node {rep.metadata.src_node_id}: could not say which client it is: "
+            raise InputError(f"node {rep.metadata.src_node_id}: could not say which client it is: "
                              f"{rep.error.reason}")
         info = rep.content["config"]
         c, n = int(info["client"]), int(info["num_clients"])
         if n != num_clients:
-            raise ValueError(f"num_clients: node {rep.metadata.src_node_id} holds a problem of {n} clients, "
+            raise InputError(f"num_clients: node {rep.metadata.src_node_id} holds a problem of {n} clients, "
                              f"the schedule has {num_clients}")
         if not 0 <= c < num_clients or c in out:
-            raise ValueError(f"partition-id: node {rep.metadata.src_node_id} says it is client {c}; each of "
+            raise InputError(f"partition-id: node {rep.metadata.src_node_id} says it is client {c}; each of "
                              f"0..{num_clients - 1} must be exactly one node")
         out[c] = rep.metadata.src_node_id
     if len(out) != num_clients:
-        raise ValueError(f"num_clients: {len(out)} of {num_clients} nodes answered within {wait:g} s")
+        raise InputError(f"num_clients: {len(out)} of {num_clients} nodes answered within {wait:g} s")
     return out
 
 
@@ -456,34 +457,34 @@ def _check_waits(**seconds: float | None) -> None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             allowed = " or None (no limit)" if name == "timeout" else ""
-            raise ValueError(f"{name}: must be a number of seconds > 0{allowed}, got {value!r}")
+            raise InputError(f"{name}: must be a number of seconds > 0{allowed}, got {value!r}")
 
 
 def _same_problem(configs: list[ExperimentConfig]) -> ExperimentConfig:
     """The first config, after checking that every config trains the same problem (one
     federation holds one problem's clients)."""
     if not configs:
-        raise ValueError("configs: nothing to run")
+        raise InputError("configs: nothing to run")
     for i, c in enumerate(configs):
         if not isinstance(c, ExperimentConfig):
-            raise ValueError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
+            raise InputError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
         try:
             c.validate()
         except ValueError as e:
             msg = str(e)
-            raise ValueError(f"configs[{i}].{msg.removeprefix('config.')}" if msg.startswith("config.")
+            raise InputError(f"configs[{i}].{msg.removeprefix('config.')}" if msg.startswith("config.")
                              else f"configs[{i}]: {msg}") from None
         if (c.problem, c.problem_args) != (configs[0].problem, configs[0].problem_args):
-            raise ValueError(f"configs[{i}].problem_args: every config of one federation trains the same "
+            raise InputError(f"configs[{i}].problem_args: every config of one federation trains the same "
                              f"problem; configs[0] has {configs[0].problem} {dict(configs[0].problem_args)}, "
                              f"configs[{i}] {c.problem} {dict(c.problem_args)}")
         algo = algorithms.get(c.algorithm)
         if algo.client_state and algo.client_step is Algorithm.client_step:
-            raise ValueError(f"configs[{i}].algorithm: {algo.name} lists client_state {algo.client_state} "
+            raise InputError(f"configs[{i}].algorithm: {algo.name} lists client_state {algo.client_state} "
                              "but implements no client_step, so its clients' state cannot live on the Flower "
                              "nodes; implement client_init / downlink_message / client_step / server_step")
         if c.warmup() is not None:
-            raise ValueError(f"configs[{i}].init_from: a run that continues a warm-up is not supported by "
+            raise InputError(f"configs[{i}].init_from: a run that continues a warm-up is not supported by "
                              "fedlib.flower; run the warm-up and the phase as one config")
     return configs[0]
 
@@ -494,14 +495,14 @@ def _check_schedule(schedule, configs: list[ExperimentConfig], first: Experiment
     if schedule is None:
         return None
     if not isinstance(schedule, Schedule):
-        raise ValueError(f"schedule: expected a fedlib.participation.Schedule or None, got "
+        raise InputError(f"schedule: expected a fedlib.participation.Schedule or None, got "
                          f"{type(schedule).__name__}")
     if len(configs) != 1:
-        raise ValueError(f"schedule: one schedule replaces the participation of one config; got "
+        raise InputError(f"schedule: one schedule replaces the participation of one config; got "
                          f"{len(configs)} configs (give each its participation instead)")
     n = first.build_problem().num_clients
     if schedule.num_clients != n:
-        raise ValueError(f"schedule.num_clients: the schedule has {schedule.num_clients} clients, the "
+        raise InputError(f"schedule.num_clients: the schedule has {schedule.num_clients} clients, the "
                          f"problem and so the federation {n}")
     return schedule
 
@@ -593,7 +594,7 @@ def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads:
     configs = [configs] if single else list(configs)
     first = _same_problem(configs)
     if isinstance(client_threads, bool) or not isinstance(client_threads, int) or client_threads < 1:
-        raise ValueError(f"client_threads: must be an integer >= 1, got {client_threads!r}")
+        raise InputError(f"client_threads: must be an integer >= 1, got {client_threads!r}")
     n = first.build_problem().num_clients
     results: dict = {}
 

@@ -45,6 +45,7 @@ import torch.nn.functional as F
 from torch.func import grad, vmap
 
 from . import models
+from ._validate import InputError
 
 __all__ = ["grouped_vgrad", "supports"]
 
@@ -64,7 +65,7 @@ def grouped_vgrad(problem) -> Callable:
     :func:`supports` says is one."""
     net, buffers = getattr(problem, "model", None), getattr(problem, "buffers", None)
     if not isinstance(buffers, dict) or not supports(net, buffers):
-        raise ValueError(f"grouped_layout: written for a SimpleCNN without buffers (a Neural problem's "
+        raise InputError(f"grouped_layout: written for a SimpleCNN without buffers (a Neural problem's "
                          f"model), got {type(problem if net is None else net).__name__}")
     n_conv, p = len(net.convs), net.drop.p
     conv_masks = sum(1 for k in range(n_conv) if k in net.dropout_after_conv) if p > 0 else 0

@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from ._validate import check_real
+from ._validate import InputError, check_real
 
 __all__ = ["COMPILED", "DRAWS", "MINIBATCH", "drop_threshold", "dropout_bits", "dropout_keep",
            "minibatch_positions", "step_draws", "stream_keys", "threefry2x32", "words"]
@@ -141,7 +141,7 @@ def threefry2x32(key: Sequence, counter: Sequence) -> tuple:
     values in [0, 2^32); Python ints are allowed as keys). Returns the pair of output words, of
     the counter's kind."""
     if len(key) != 2 or len(counter) != 2:
-        raise ValueError(f"key, counter: each must be a pair of words, got {len(key)} and {len(counter)}")
+        raise InputError(f"key, counter: each must be a pair of words, got {len(key)} and {len(counter)}")
     if isinstance(counter[0], torch.Tensor) or isinstance(counter[1], torch.Tensor):
         return _threefry_torch(*key, *counter)
     return _threefry_np(*key, *counter)
@@ -248,7 +248,7 @@ def step_draws(seed: int, clients: torch.Tensor, sizes: torch.Tensor, round, ste
     plain path's (``tests/test_keyed.py`` on the CPU; ``benchmarks/gpu_check.py`` against the CPU's
     numpy draws on each GPU model). The first call of a process compiles (a minute or more)."""
     if compiled not in COMPILED or not isinstance(compiled, (bool, str)):
-        raise ValueError(f"compiled: must be one of {', '.join(map(repr, COMPILED))}, got {compiled!r}")
+        raise InputError(f"compiled: must be one of {', '.join(map(repr, COMPILED))}, got {compiled!r}")
     seed = int(seed)
     base = (seed & _M, (seed >> 32) & _M)
     W = max(int(batch), int(width))

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 import torch
 from torch import nn
 
+from ._validate import InputError
+
 __all__ = ["KeyedDropout", "available", "build", "dropout_masks", "dropout_shapes", "param_count",
            "spec_param_count"]
 
@@ -45,7 +47,7 @@ class KeyedDropout(nn.Module):
     def __init__(self, p: float = 0.5):
         super().__init__()
         if not 0.0 <= float(p) < 1.0:
-            raise ValueError(f"dropout: must be in [0, 1), got {p!r}")
+            raise InputError(f"dropout: must be in [0, 1), got {p!r}")
         self.p = float(p)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -219,7 +221,7 @@ class ResNet18(nn.Module):
             def mk(c):
                 return nn.BatchNorm2d(c, track_running_stats=False)
         else:
-            raise ValueError(f"norm: must be 'group' or 'batch', got {norm!r}")
+            raise InputError(f"norm: must be 'group' or 'batch', got {norm!r}")
         self.stem = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
         self.n0 = mk(64)
         layers, cin = [], 64
@@ -272,7 +274,7 @@ def input_shape(name: str) -> tuple[int, int, int]:
 
 def _known(name: str) -> str:
     if name not in _CNN and name != "resnet18":
-        raise ValueError(f"model: unknown model {name!r}; known models: {', '.join(available())}")
+        raise InputError(f"model: unknown model {name!r}; known models: {', '.join(available())}")
     return name
 
 
@@ -293,7 +295,7 @@ def build(name: str, seed: int = 0, num_classes: int = 10, **kwargs) -> nn.Modul
         ("dropout", "kernel", "convs", "fcs", "in_ch", "image", "dropout_after_conv")
     for k in kwargs:
         if k not in allowed:
-            raise ValueError(f"{k}: not an argument of model {name!r}; its arguments: {', '.join(allowed)}")
+            raise InputError(f"{k}: not an argument of model {name!r}; its arguments: {', '.join(allowed)}")
     g = torch.Generator().manual_seed(seed)
     if _known(name) == "resnet18":
         model = ResNet18(num_classes=num_classes, **kwargs)

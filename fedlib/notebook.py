@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ._validate import InputError
 from .analysis import require_ok
 from .config import ExperimentConfig
 from .paths import fedlib_project, project_root
@@ -31,7 +32,7 @@ PROFILES = ("smoke", "quick", "paper")
 def check_profile(profile: str) -> str:
     """``profile`` if it is one of :data:`PROFILES`, else a ValueError naming the choices."""
     if profile not in PROFILES:
-        raise ValueError(f"profile: must be one of {', '.join(PROFILES)}; got {profile!r}")
+        raise InputError(f"profile: must be one of {', '.join(PROFILES)}; got {profile!r}")
     return profile
 
 
@@ -43,14 +44,14 @@ def check_seeds(seeds, name: str = "seeds") -> list[int]:
         seeds = list(seeds)
     if not isinstance(seeds, list) or not seeds or any(
             isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0 for k in seeds):
-        raise ValueError(f"{name}: must be a non-empty list of non-negative integers, got {seeds!r}")
+        raise InputError(f"{name}: must be a non-empty list of non-negative integers, got {seeds!r}")
     big = [int(k) for k in seeds if k >= 2 ** 63]
     if big:
-        raise ValueError(f"{name}: each seed below 2**63 (numpy's and torch's seeds are 64-bit), "
+        raise InputError(f"{name}: each seed below 2**63 (numpy's and torch's seeds are 64-bit), "
                          f"got {big[0]}")
     twice = sorted({int(k) for k in seeds if seeds.count(k) > 1})
     if twice:
-        raise ValueError(f"{name}: each seed once (a seed twice would count one run twice in every "
+        raise InputError(f"{name}: each seed once (a seed twice would count one run twice in every "
                          f"interval); {', '.join(map(str, twice))} repeated in {seeds!r}")
     return [int(k) for k in seeds]
 
@@ -86,14 +87,14 @@ def store_path(notebook: str, profile: str, root: str | os.PathLike | None = Non
     """
     check_profile(profile)
     if not isinstance(notebook, str) or not notebook or "/" in notebook or notebook.startswith("."):
-        raise ValueError(f"notebook: must be a notebook's name such as '02_fedsum_main', got {notebook!r}")
+        raise InputError(f"notebook: must be a notebook's name such as '02_fedsum_main', got {notebook!r}")
     if root is not None and not isinstance(root, (str, os.PathLike)):
-        raise ValueError(f"root: must be a folder path or None, got {type(root).__name__} {root!r}")
+        raise InputError(f"root: must be a folder path or None, got {type(root).__name__} {root!r}")
     project = fedlib_project()
     if root is None and project is not None:
         known = sorted(p.stem for p in (project / "notebooks").glob("[0-9]*.py"))
         if known and notebook not in known:
-            raise ValueError(f"notebook: no notebook {notebook!r} in {project / 'notebooks'}; its notebooks: "
+            raise InputError(f"notebook: no notebook {notebook!r} in {project / 'notebooks'}; its notebooks: "
                              f"{', '.join(known)}")
     return Path(root or project or project_root()) / "results" / notebook / profile
 
@@ -115,7 +116,7 @@ def notebook_defaults(notebook: str) -> dict:
     ipynb = root / "notebooks" / f"{notebook}.ipynb"
     if not ipynb.exists() and not (root / "notebooks" / f"{notebook}.py").exists():
         known = sorted(p.stem for p in (root / "notebooks").glob("[0-9]*.py"))
-        raise ValueError(f"notebook: no notebook {notebook!r} in {root / 'notebooks'}; its notebooks: "
+        raise InputError(f"notebook: no notebook {notebook!r} in {root / 'notebooks'}; its notebooks: "
                          f"{', '.join(known) or '(none)'}")
     if ipynb.exists():
         cells = json.loads(ipynb.read_text())["cells"]
@@ -125,7 +126,7 @@ def notebook_defaults(notebook: str) -> dict:
         text = (root / "notebooks" / f"{notebook}.py").read_text()
         src = text.split('# %% tags=["parameters"]', 1)[1].split("# %%", 1)[0]
     if src is None:
-        raise ValueError(f"notebook: {ipynb} has no cell tagged 'parameters'")
+        raise InputError(f"notebook: {ipynb} has no cell tagged 'parameters'")
     ns: dict = {}
     exec(compile(src, f"{notebook} parameters", "exec"), ns)   # literals only, by convention
     return {k: v for k, v in ns.items() if not k.startswith("__")}
@@ -155,13 +156,13 @@ def check_parameters(notebook: str, params: dict) -> None:
         if want is float and isinstance(value, int) and not isinstance(value, bool):
             ok = True
         if not ok:
-            raise ValueError(f"parameter {name}: expected {want.__name__} (default {default!r}), got "
+            raise InputError(f"parameter {name}: expected {want.__name__} (default {default!r}), got "
                              f"{type(value).__name__} {value!r}")
     unknown = sorted(k for k, v in params.items()
                      if k not in defaults and not k.startswith("_") and k not in _KERNEL_NAMES
                      and not (inspect.ismodule(v) or callable(v)))
     if unknown:
-        raise ValueError(f"parameter {unknown[0]}: not a parameter of {notebook} (its parameters: "
+        raise InputError(f"parameter {unknown[0]}: not a parameter of {notebook} (its parameters: "
                          f"{', '.join(defaults)})")
 
 
@@ -225,20 +226,20 @@ def folded_tables(title: str, tables: pd.DataFrame | Sequence[pd.DataFrame], tex
     # call fails (a wrong ``text``, ``lead``, ``na_rep``, ``index`` or ``digits`` would pass silently)
     # and reads ``str`` as "a string or a path" (a Path title would end in an AttributeError)
     if not isinstance(title, str) or not title.strip():
-        raise ValueError(f"title: must be a non-empty string, got {title!r}")
+        raise InputError(f"title: must be a non-empty string, got {title!r}")
     frames = [tables] if isinstance(tables, pd.DataFrame) else tables
     if not isinstance(frames, (list, tuple)) or not frames \
             or not all(isinstance(t, pd.DataFrame) for t in frames):
-        raise ValueError(f"tables: must be a DataFrame or a non-empty list or tuple of DataFrames, got "
+        raise InputError(f"tables: must be a DataFrame or a non-empty list or tuple of DataFrames, got "
                          f"{type(tables).__name__} {tables!r}"[:300])
     for name, value in (("text", text), ("lead", lead), ("na_rep", na_rep)):
         if not isinstance(value, str):
-            raise ValueError(f"{name}: must be a string, got {type(value).__name__} {value!r}")
+            raise InputError(f"{name}: must be a string, got {type(value).__name__} {value!r}")
     if not isinstance(index, bool):
-        raise ValueError(f"index: must be True or False, got {index!r}")
+        raise InputError(f"index: must be True or False, got {index!r}")
     if digits is not None and (isinstance(digits, bool) or not isinstance(digits, int)
                                or not 1 <= digits <= 17):
-        raise ValueError(f"digits: must be None or an integer in 1..17, got {digits!r}")
+        raise InputError(f"digits: must be None or an integer in 1..17, got {digits!r}")
     fmt = None if digits is None else (lambda v: f"{v:.{digits}g}")
     body = "\n\n".join('<div style="overflow-x: auto">' + t.to_html(
         index=index, border=0, float_format=fmt, na_rep=na_rep).replace("\n", "") + "</div>" for t in frames)
@@ -258,9 +259,9 @@ def _read_notebook(path: str | os.PathLike) -> tuple[str, dict]:
         text = path.read_text(encoding="utf-8")
         nb = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"path: {path} is not an executed notebook (.ipynb JSON): {e}") from None
+        raise InputError(f"path: {path} is not an executed notebook (.ipynb JSON): {e}") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise ValueError(f"path: {path} is not an executed notebook (.ipynb JSON with a list of cells)")
+        raise InputError(f"path: {path} is not an executed notebook (.ipynb JSON with a list of cells)")
     return text, nb
 
 
@@ -271,7 +272,7 @@ def strip_run_metadata(path: str | os.PathLike) -> bool:
     Returns whether the file changed."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"path: no such notebook file {path}")
+        raise InputError(f"path: no such notebook file {path}")
     text, nb = _read_notebook(path)
     for key in RUN_METADATA:
         nb.get("metadata", {}).pop(key, None)
@@ -341,7 +342,7 @@ class NotebookRuns:
             return pd.read_csv(output_dir(self.out_dir) / f"{name}.csv")
         kept = project_root() / "figures" / self.name / f"{name}.csv"
         if not kept.is_file():
-            raise ValueError(f"{name}: its inputs are not here and no table was committed at {kept}")
+            raise InputError(f"{name}: its inputs are not here and no table was committed at {kept}")
         self.table(pd.read_csv(kept), name)
         return pd.read_csv(kept)
 

@@ -113,15 +113,15 @@ class QuadraticForm(Problem):
         self.r = torch.as_tensor(r, dtype=dtype, device=self.device)
         self.k = torch.as_tensor(k, dtype=dtype, device=self.device)
         if self.H.ndim != 3 or self.H.shape[1] != self.H.shape[2]:
-            raise ValueError(f"H: expected [N, d, d], got {tuple(self.H.shape)}")
+            raise InputError(f"H: expected [N, d, d], got {tuple(self.H.shape)}")
         self.num_clients, self.dim = self.H.shape[0], self.H.shape[1]
         if self.r.shape != (self.num_clients, self.dim):
-            raise ValueError(f"r: expected {(self.num_clients, self.dim)}, got {tuple(self.r.shape)}")
+            raise InputError(f"r: expected {(self.num_clients, self.dim)}, got {tuple(self.r.shape)}")
         w = torch.full((self.num_clients,), 1.0 / self.num_clients, dtype=dtype) if weights is None \
             else torch.as_tensor(weights, dtype=dtype)
         if w.shape != (self.num_clients,) or (w < 0).any() or not math.isclose(float(w.sum()), 1.0,
                                                                                 rel_tol=1e-9):
-            raise ValueError("weights: expected N non-negative client weights summing to 1")
+            raise InputError("weights: expected N non-negative client weights summing to 1")
         self.weights = w.to(self.device)
         check_real("sigma", sigma, 0.0)
         self.sigma, self.seed = float(sigma), int(seed)
@@ -191,10 +191,10 @@ class Quadratic(QuadraticForm):
         A = torch.as_tensor(A, dtype=dtype)
         c = torch.as_tensor(c, dtype=dtype)
         if A.ndim != 3 or c.shape != A.shape[:2]:
-            raise ValueError(f"A, c: expected A [N, d, d] and c [N, d], got {tuple(A.shape)}, "
+            raise InputError(f"A, c: expected A [N, d, d] and c [N, d], got {tuple(A.shape)}, "
                              f"{tuple(c.shape)}")
         if not torch.allclose(A, A.transpose(1, 2)) or torch.linalg.eigvalsh(A).min() <= 0:
-            raise ValueError("A: every A_i must be symmetric positive definite")
+            raise InputError("A: every A_i must be symmetric positive definite")
         self.A, self.c = A.to(device), c.to(device)
         k = 0.5 * torch.einsum("ni,nij,nj->n", c, A, c)
         super().__init__(A, torch.einsum("nij,nj->ni", A, c), k, weights, sigma, seed, dtype, device)
@@ -222,11 +222,11 @@ class LeastSquares(QuadraticForm):
         b = torch.as_tensor(b_rows, dtype=dtype)
         owner = torch.as_tensor(np.asarray(client_of_row), dtype=torch.long)
         if A.ndim != 2 or b.shape != (A.shape[0],) or owner.shape != (A.shape[0],):
-            raise ValueError("A_rows, b_rows, client_of_row: expected [n, d], [n], [n]")
+            raise InputError("A_rows, b_rows, client_of_row: expected [n, d], [n], [n]")
         n_clients = int(owner.max()) + 1
         counts = torch.bincount(owner, minlength=n_clients)
         if (counts == 0).any():
-            raise ValueError("client_of_row: every client 0..N-1 needs at least one row")
+            raise InputError("client_of_row: every client 0..N-1 needs at least one row")
         scale = (1.0 / counts.to(dtype)) if normalized else torch.ones(n_clients, dtype=dtype)
         H = torch.zeros(n_clients, A.shape[1], A.shape[1], dtype=dtype)
         r = torch.zeros(n_clients, A.shape[1], dtype=dtype)

@@ -86,22 +86,22 @@ class Schedule:
         uplink = np.ascontiguousarray(self.uplink_ok, dtype=bool)
         steps = np.ascontiguousarray(_integral("local_steps", self.local_steps))
         if active.ndim != 2:
-            raise ValueError(f"active: expected a 2-D array [rounds, num_clients], got {active.shape}")
+            raise InputError(f"active: expected a 2-D array [rounds, num_clients], got {active.shape}")
         for name, arr in (("uplink_ok", uplink), ("local_steps", steps)):
             if arr.shape != active.shape:
-                raise ValueError(f"{name}: shape {arr.shape} must equal active's {active.shape}")
+                raise InputError(f"{name}: shape {arr.shape} must equal active's {active.shape}")
         if (active < 0).any():
-            raise ValueError("active: counts must be >= 0")
+            raise InputError("active: counts must be >= 0")
         if (steps < 1).any():
-            raise ValueError("local_steps: every entry must be >= 1")
+            raise InputError("local_steps: every entry must be >= 1")
         for name in ("probs", "uplink_probs"):
             val = getattr(self, name)
             if val is not None:
                 arr = np.ascontiguousarray(val, dtype=float)
                 if arr.shape != active.shape:
-                    raise ValueError(f"{name}: shape {arr.shape} must equal active's {active.shape}")
+                    raise InputError(f"{name}: shape {arr.shape} must equal active's {active.shape}")
                 if not np.all(np.isfinite(arr) & (arr >= 0) & (arr <= 1)):
-                    raise ValueError(f"{name}: probabilities must lie in [0, 1]")
+                    raise InputError(f"{name}: probabilities must lie in [0, 1]")
                 arr.setflags(write=False)
                 object.__setattr__(self, name, arr)
         for arr in (active, uplink, steps):
@@ -136,7 +136,7 @@ class Schedule:
     def truncate(self, rounds: int) -> Schedule:
         """The first ``rounds`` rounds of this schedule."""
         if not 1 <= rounds <= self.num_rounds:
-            raise ValueError(f"rounds: must be in 1..{self.num_rounds}, got {rounds}")
+            raise InputError(f"rounds: must be in 1..{self.num_rounds}, got {rounds}")
         def cut(a):
             return None if a is None else a[:rounds]
         return Schedule(self.active[:rounds], self.uplink_ok[:rounds],
@@ -146,7 +146,7 @@ class Schedule:
     def window(self, start: int, stop: int) -> Schedule:
         """Rounds ``start`` .. ``stop - 1`` of this schedule (a phase continuing another)."""
         if not 0 <= start < stop <= self.num_rounds:
-            raise ValueError(f"start, stop: need 0 <= start < stop <= {self.num_rounds}, got {start}, {stop}")
+            raise InputError(f"start, stop: need 0 <= start < stop <= {self.num_rounds}, got {start}, {stop}")
 
         def cut(a):
             return None if a is None else a[start:stop]
@@ -204,7 +204,7 @@ def load(path: str | os.PathLike) -> Schedule:
         with z:
             missing = [k for k in ("active", "uplink_ok", "local_steps", "spec") if k not in z.files]
             if missing:
-                raise ValueError(f"schedule: {os.fspath(path)} is not a schedule file (it lacks "
+                raise InputError(f"schedule: {os.fspath(path)} is not a schedule file (it lacks "
                                  f"{', '.join(missing)}; write one with Schedule.save)")
             opt = {k: (z[k] if k in z.files else None) for k in ("probs", "uplink_probs")}
             return Schedule(z["active"], z["uplink_ok"], z["local_steps"], json.loads(str(z["spec"])), **opt)
@@ -214,7 +214,7 @@ def load(path: str | os.PathLike) -> Schedule:
         if isinstance(e, ValueError) and "pickled" in str(e):      # neither .npz nor .npy: e.g. text
             raise InputError(not_schedule) from None
         why = str(e).split(".")[0] if str(e) else type(e).__name__
-        raise ValueError(f"schedule: cannot read {os.fspath(path)} as a schedule file written by "
+        raise InputError(f"schedule: cannot read {os.fspath(path)} as a schedule file written by "
                          f"Schedule.save ({why})") from None
 
 
@@ -227,10 +227,10 @@ def _integral(name: str, arr: Any) -> np.ndarray:
     if a.dtype == bool or np.issubdtype(a.dtype, np.integer):
         return a.astype(np.int64)
     if not np.issubdtype(a.dtype, np.number):
-        raise ValueError(f"{name}: expected integer counts, got an array of {a.dtype}")
+        raise InputError(f"{name}: expected integer counts, got an array of {a.dtype}")
     bad = ~np.isfinite(a) | (a != np.round(a))
     if bad.any():
-        raise ValueError(f"{name}: expected integer counts, got {a[bad].ravel()[0]!r} at index "
+        raise InputError(f"{name}: expected integer counts, got {a[bad].ravel()[0]!r} at index "
                          f"{tuple(int(i) for i in np.argwhere(bad)[0])}")
     return a.astype(np.int64)
 
@@ -239,14 +239,14 @@ def _weights(name: str, q: Any, n: int) -> np.ndarray:
     try:
         q = np.asarray(q, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected {n} real sampling weights, got {q!r}") from None
+        raise InputError(f"{name}: expected {n} real sampling weights, got {q!r}") from None
     if q.shape != (n,):
-        raise ValueError(f"{name}: expected {n} sampling weights (one per client), got shape {q.shape}")
+        raise InputError(f"{name}: expected {n} sampling weights (one per client), got shape {q.shape}")
     bad = np.flatnonzero(~np.isfinite(q) | (q < 0))
     if len(bad):
-        raise ValueError(f"{name}: weights must be finite and >= 0; entry {bad[0]} is {q[bad[0]]:g}")
+        raise InputError(f"{name}: weights must be finite and >= 0; entry {bad[0]} is {q[bad[0]]:g}")
     if not np.isclose(q.sum(), 1.0, atol=1e-8):
-        raise ValueError(f"{name}: weights must be >= 0 and sum to 1, got sum {q.sum():.6g}")
+        raise InputError(f"{name}: weights must be >= 0 and sum to 1, got sum {q.sum():.6g}")
     return q / q.sum()
 
 
@@ -336,17 +336,17 @@ class Arg:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise ValueError(f"name: an argument's name must be an identifier, got {self.name!r}")
+            raise InputError(f"name: an argument's name must be an identifier, got {self.name!r}")
         types = (self.type,) if isinstance(self.type, str) else tuple(self.type)
         unknown = [t for t in types if t not in TYPES]
         if not types or unknown:
-            raise ValueError(f"{self.name}: type must be one of {', '.join(TYPES)} (or a tuple of them); got "
+            raise InputError(f"{self.name}: type must be one of {', '.join(TYPES)} (or a tuple of them); got "
                              f"{self.type!r}")
         object.__setattr__(self, "type", types)
         if self.choices is not None:
             object.__setattr__(self, "choices", tuple(self.choices))
         if self.high is not None and not _is_number(self.high) and self.high != "n":
-            raise ValueError(f"{self.name}: high must be a number, 'n' (the number of clients) or None; got "
+            raise InputError(f"{self.name}: high must be a number, 'n' (the number of clients) or None; got "
                              f"{self.high!r}")
         if self.low is not None and _is_number(self.high) and self.low > self.high:
             raise InputError(f"{self.name}: low must be <= high, got low {self.low!r} > high {self.high!r}")
@@ -390,10 +390,10 @@ class Arg:
         if value is None and self.default is None:
             return
         if not any(_IS[t](value) for t in self.type):
-            raise ValueError(f"{self.name}: {self._type_message()}, got {value!r}")
+            raise InputError(f"{self.name}: {self._type_message()}, got {value!r}")
         if self.choices is not None:
             if value not in self.choices:
-                raise ValueError(f"{self.name}: must be one of {', '.join(map(str, self.choices))}; "
+                raise InputError(f"{self.name}: must be one of {', '.join(map(str, self.choices))}; "
                                  f"got {value!r}")
             return
         if callable(value) or (self.low is None and self.high is None) or not (
@@ -414,7 +414,7 @@ class Arg:
         try:
             arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
-            raise ValueError(f"{self.name}: must be a rectangular array of numbers, got {value!r}") from None
+            raise InputError(f"{self.name}: must be a rectangular array of numbers, got {value!r}") from None
         ok = np.isfinite(arr)
         if self.low is not None:
             ok &= (arr > self.low) if self.low_open else (arr >= self.low)
@@ -424,14 +424,14 @@ class Arg:
             return
         rng = self._range(n)
         if self.type == ("integer",):
-            raise ValueError(f"{self.name}: must be an integer {rng}, got {value!r}")
+            raise InputError(f"{self.name}: must be an integer {rng}, got {value!r}")
         verb = f"must lie {rng}" if rng.startswith("in ") else f"must be {rng}"
         if arr.ndim == 0:
             shown = f", got {value!r}"
         else:
             at = tuple(int(i) for i in np.argwhere(~ok)[0])
             shown = f"; entry {at[0] if len(at) == 1 else at} is {arr[at]:g}"
-        raise ValueError(f"{self.name}: {self.noun + ' ' if self.noun else ''}{verb}{shown}")
+        raise InputError(f"{self.name}: {self.noun + ' ' if self.noun else ''}{verb}{shown}")
 
 
 @dataclass(frozen=True)
@@ -521,7 +521,7 @@ def register_kind(name: str, builder: Callable[..., Draw | np.ndarray], *, descr
     """
     check_new_name("participation kind", name, _BUILTIN, _KINDS, replace)
     if not isinstance(description, str) or not description.strip():
-        raise ValueError(f"description: kind {name!r} needs a one-line description, got {description!r}")
+        raise InputError(f"description: kind {name!r} needs a one-line description, got {description!r}")
     spec = Kind(name, builder, description, _declared(name, builder, args), bool(draws), key)
     _KINDS[name] = spec
     _document_kinds()
@@ -545,29 +545,29 @@ _OWN = ("kind", "num_clients", "rounds")
 def _declared(name: str, builder: Any, args: Any) -> tuple[Arg, ...]:
     """The declared arguments, checked against the builder's signature."""
     if not callable(builder):
-        raise ValueError(f"builder: kind {name!r} needs a function (rng, rounds, n, **arguments), "
+        raise InputError(f"builder: kind {name!r} needs a function (rng, rounds, n, **arguments), "
                          f"got {builder!r}")
     decl = tuple(args.values()) if isinstance(args, dict) else tuple(args)
     if not all(isinstance(a, Arg) for a in decl):
-        raise ValueError(f"args: kind {name!r} declares its arguments as participation.Arg objects, "
+        raise InputError(f"args: kind {name!r} declares its arguments as participation.Arg objects, "
                          f"got {args!r}")
     names = [a.name for a in decl]
     clash = [a for a in names if a in _OWN or any(c.name == a for c in COMMON_ARGS) or names.count(a) > 1]
     if clash:
-        raise ValueError(f"args: kind {name!r} declares {clash[0]!r} twice or as an argument every kind has "
+        raise InputError(f"args: kind {name!r} declares {clash[0]!r} twice or as an argument every kind has "
                          f"({', '.join(_OWN + tuple(c.name for c in COMMON_ARGS))})")
     params = list(inspect.signature(builder).parameters.values())
     if len(params) < 3 or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params[:3]):
-        raise ValueError(f"builder: kind {name!r}'s function must take (rng, rounds, n, ...) first")
+        raise InputError(f"builder: kind {name!r}'s function must take (rng, rounds, n, ...) first")
     rest = {p.name: p for p in params[3:] if p.kind is not p.VAR_KEYWORD}
     if len(rest) < len(params) - 3 or set(rest) == set(names):          # **kwargs, or the same names
         for a in decl:
             got = rest.get(a.name)
             if got is not None and got.default is not REQUIRED and not _same(got.default, a.default):
-                raise ValueError(f"args: kind {name!r}'s argument {a.name!r} declares default {a.default!r}, "
+                raise InputError(f"args: kind {name!r}'s argument {a.name!r} declares default {a.default!r}, "
                                  f"its function {got.default!r}")
         return decl
-    raise ValueError(f"args: kind {name!r} declares {', '.join(names) or 'no arguments'}; its function takes "
+    raise InputError(f"args: kind {name!r} declares {', '.join(names) or 'no arguments'}; its function takes "
                      f"{', '.join(rest) or 'none'} after its first three parameters "
                      f"({', '.join(p.name for p in params[:3])}), which must be (rng, rounds, n)")
 
@@ -602,7 +602,7 @@ def get_kind(name: str) -> Kind:
         ValueError: an unknown kind, naming the known ones.
     """
     if name not in _KINDS:
-        raise ValueError(f"kind: unknown participation kind {name!r}; known kinds: "
+        raise InputError(f"kind: unknown participation kind {name!r}; known kinds: "
                          f"{', '.join(sorted(_KINDS))}")
     return _KINDS[name]
 
@@ -619,12 +619,12 @@ def check_arguments(name: str, args: dict, n: int | None = None) -> None:
     for arg, value in args.items():
         decl = spec.arg(arg)
         if decl is None:
-            raise ValueError(f"{arg}: not an argument of participation kind {name!r}; its arguments: "
+            raise InputError(f"{arg}: not an argument of participation kind {name!r}; its arguments: "
                              f"{', '.join(a.name for a in (*spec.args, *COMMON_ARGS))}")
         decl.check(value, n)
     missing = [a.name for a in spec.args if a.required and a.name not in args]
     if missing:
-        raise ValueError(f"{missing[0]}: required by kind {name!r} ({spec.arg(missing[0]).allowed(n)})")
+        raise InputError(f"{missing[0]}: required by kind {name!r} ({spec.arg(missing[0]).allowed(n)})")
 
 
 def key_arguments(name: str, args: dict) -> dict:
@@ -747,12 +747,12 @@ def _sine(rng: np.random.Generator, rounds: int, n: int, per_round: int | None =
         period: period of the sine in rounds (default 10, i.e. sin(pi t / 5)).
     """
     if (per_round is None) == (p is None):
-        raise ValueError("per_round / p: give exactly one of per_round (S) or p (base probability)")
+        raise InputError("per_round / p: give exactly one of per_round (S) or p (base probability)")
     base = (check_int("per_round", per_round, 1, n) / n) if per_round is not None else float(p)
     if not 0 <= amplitude < 1:
-        raise ValueError(f"amplitude: must lie in [0, 1), got {amplitude}")
+        raise InputError(f"amplitude: must lie in [0, 1), got {amplitude}")
     if not period > 0:
-        raise ValueError(f"period: must be > 0, got {period}")
+        raise InputError(f"period: must be > 0, got {period}")
     probs = sine_probs(np.arange(rounds), base, amplitude, period)
     pm = check_probs("p", np.broadcast_to(probs[:, None], (rounds, n)))
     return Draw((rng.random((rounds, n)) < pm).astype(np.int64), pm)
@@ -873,7 +873,7 @@ def _markov(rng: np.random.Generator, rounds: int, n: int, p: Any, on_rate: floa
 def _shape_check(name: str, value: Any, shape: tuple) -> np.ndarray:
     arr = np.asarray(value, dtype=float)
     if arr.ndim != 0 and arr.shape != shape:
-        raise ValueError(f"{name}: expected a scalar or shape {shape}, got shape {arr.shape}")
+        raise InputError(f"{name}: expected a scalar or shape {shape}, got shape {arr.shape}")
     return arr
 
 
@@ -938,7 +938,7 @@ def _periodic(rng: np.random.Generator, rounds: int, n: int, per_round: int, gro
     else:
         gid = np.asarray(groups)
         if gid.shape != (n,) or not np.issubdtype(gid.dtype, np.integer) or gid.min() < 0:
-            raise ValueError(f"groups: expected an int or {n} non-negative integer group ids")
+            raise InputError(f"groups: expected an int or {n} non-negative integer group ids")
         g = int(gid.max()) + 1
     window = check_int("window", window, 1)
     cycle = g * window if cycle is None else check_int("cycle", cycle, window)
@@ -988,7 +988,7 @@ def _trace_array(trace: Any) -> np.ndarray:
             raise InputError(f"trace: rows of unequal length (row {bad} has {lens[bad]}, expected "
                              f"{lens[0]}, as row 0)")
     if arr.dtype == object or arr.dtype.kind in "USb":
-        raise ValueError(f"trace: entries must be the numbers 0 or 1, got dtype {arr.dtype}")
+        raise InputError(f"trace: entries must be the numbers 0 or 1, got dtype {arr.dtype}")
     return arr.astype(float)
 
 
@@ -1006,7 +1006,7 @@ def read_trace(trace: Any) -> np.ndarray:
         return _trace_array(trace)
     path = os.path.expanduser(os.fspath(trace))
     if not os.path.isfile(path):
-        raise ValueError(f"trace: no such file {path}")
+        raise InputError(f"trace: no such file {path}")
     if not path.endswith(".npy") and _binary(path):
         ext = os.path.splitext(path)[1] or "a binary file"
         raise InputError(f"trace: {path} is not a CSV or .npy file ({ext} not supported; CSV or .npy)")
@@ -1014,11 +1014,11 @@ def read_trace(trace: Any) -> np.ndarray:
         try:
             return np.asarray(np.load(path, allow_pickle=False), dtype=float)
         except (ValueError, OSError) as e:
-            raise ValueError(f"trace: {path} is not a numeric .npy array ({e})") from None
+            raise InputError(f"trace: {path} is not a numeric .npy array ({e})") from None
     with open(path, encoding="utf-8") as f:
         rows = [line.rstrip("\r\n").split(",") for line in f if line.strip()]
     if not rows:
-        raise ValueError(f"trace: {path} is empty")
+        raise InputError(f"trace: {path} is empty")
 
     def number(cell: str) -> bool:
         try:
@@ -1034,15 +1034,15 @@ def read_trace(trace: Any) -> np.ndarray:
     for i, row in enumerate(rows[first_row:], start=first_row + 1):
         cells = row[skip_col:]
         if out and len(cells) != len(out[0]):
-            raise ValueError(f"trace: {path} row {i} has {len(cells)} columns, the rows above "
+            raise InputError(f"trace: {path} row {i} has {len(cells)} columns, the rows above "
                              f"{len(out[0])}")
         for j, cell in enumerate(cells, start=skip_col + 1):
             if not number(cell):
-                raise ValueError(f"trace: {path} row {i}, column {j}: {cell!r} is not a number"
+                raise InputError(f"trace: {path} row {i}, column {j}: {cell!r} is not a number"
                                  f"{_cell_hint(cell, first_row)}")
         out.append([float(c) for c in cells])
     if not out:
-        raise ValueError(f"trace: {path} has a header but no rows")
+        raise InputError(f"trace: {path} has a header but no rows")
     return np.array(out, dtype=float)
 
 
@@ -1082,10 +1082,10 @@ def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> Draw:
     """
     arr = read_trace(trace)
     if arr.shape != (rounds, n):
-        raise ValueError(f"trace: expected shape ({rounds}, {n}), got {arr.shape}")
+        raise InputError(f"trace: expected shape ({rounds}, {n}), got {arr.shape}")
     if not np.isin(arr, (0, 1)).all():
         bad = np.argwhere(~np.isin(arr, (0, 1)))[0]
-        raise ValueError(f"trace: entries must be 0 or 1; round {bad[0]}, client {bad[1]} holds "
+        raise InputError(f"trace: entries must be 0 or 1; round {bad[0]}, client {bad[1]} holds "
                          f"{arr[tuple(bad)]:g}")
     return Draw(arr.astype(np.int64))
 
@@ -1113,12 +1113,12 @@ def _recorded(rng: np.random.Generator, rounds: int, n: int, path: Any, format: 
     """
     from .traces import availability, file_sha256
     if sha256 is not None and file_sha256(path) != str(sha256).lower():
-        raise ValueError(f"sha256: the trace file {path} has SHA-256 {file_sha256(path)}, not the {sha256} "
+        raise InputError(f"sha256: the trace file {path} has SHA-256 {file_sha256(path)}, not the {sha256} "
                          "the config asks for (another version of the trace?)")
     m = availability(path, format=format, round_minutes=round_minutes, rule=rule)
     usable = np.flatnonzero(m.any(axis=1))
     if n > len(usable):
-        raise ValueError(f"num_clients: {n} clients asked of {path}, which has {len(usable)} records that "
+        raise InputError(f"num_clients: {n} clients asked of {path}, which has {len(usable)} records that "
                          f"are ever online (of {m.shape[0]})")
     length = m.shape[1]
     offset = check_int("offset", offset, 0, length - 1)
@@ -1137,14 +1137,14 @@ def _prob_ranges(rng: np.random.Generator, ranges: Any, rounds: int, n: int) -> 
     try:
         arr = np.asarray(ranges, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"uplink_p_range: expected (lo, hi) or shape ({n}, 2), got {ranges!r}") from None
+        raise InputError(f"uplink_p_range: expected (lo, hi) or shape ({n}, 2), got {ranges!r}") from None
     if arr.shape == (2,):
         arr = np.broadcast_to(arr, (n, 2))
     if arr.shape != (n, 2):
-        raise ValueError(f"uplink_p_range: expected (lo, hi) or shape ({n}, 2), got shape {arr.shape}")
+        raise InputError(f"uplink_p_range: expected (lo, hi) or shape ({n}, 2), got shape {arr.shape}")
     lo, hi = arr[:, 0], arr[:, 1]
     if not (np.isfinite(arr).all() and (lo > 0).all() and (hi <= 1).all() and (lo <= hi).all()):
-        raise ValueError("uplink_p_range: ranges (lo, hi) need 0 < lo <= hi <= 1")
+        raise InputError("uplink_p_range: ranges (lo, hi) need 0 < lo <= hi <= 1")
     return lo + (hi - lo) * rng.random((rounds, n))
 
 
@@ -1161,21 +1161,21 @@ def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds:
             raise InputError(f"{name}_range: must be integers (lo, hi) or an [N, 2] array of integers, "
                              f"got {steps_range!r}")
         if arr.shape != (n, 2) or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"{name}_range: expected integers (lo, hi) or shape ({n}, 2), "
+            raise InputError(f"{name}_range: expected integers (lo, hi) or shape ({n}, 2), "
                              f"got shape {arr.shape}")
         lo, hi = arr[:, 0], arr[:, 1]
         if (lo < 1).any() or (hi < lo).any():
-            raise ValueError(f"{name}_range: ranges (lo, hi) need 1 <= lo <= hi")
+            raise InputError(f"{name}_range: ranges (lo, hi) need 1 <= lo <= hi")
         return rng.integers(lo, hi + 1, size=(rounds, n)).astype(np.int64)
     arr = np.asarray(steps)
     if arr.ndim == 0:
         k = check_int(name, steps, 1)
         return np.full((rounds, n), k, dtype=np.int64)
     if not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"{name}: entries must be integers >= 1")
+        raise InputError(f"{name}: entries must be integers >= 1")
     out = broadcast_rows(name, arr, rounds, n, "an int, ")
     if (out < 1).any():
-        raise ValueError(f"{name}: every entry must be >= 1")
+        raise InputError(f"{name}: every entry must be >= 1")
     return np.array(out, dtype=np.int64)
 
 
@@ -1240,12 +1240,12 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
     epochs_given = local_epochs is not None or local_epochs_range is not None
     if epochs_given:
         if local_steps_range is not None or not (np.ndim(local_steps) == 0 and local_steps == 1):
-            raise ValueError("local_epochs / local_steps: give local work either in steps or in epochs, "
+            raise InputError("local_epochs / local_steps: give local work either in steps or in epochs, "
                              "not both")
         steps = _epoch_steps(r_steps, local_epochs, local_epochs_range, client_sizes, batch_size, t, n)
     else:
         if client_sizes is not None or batch_size is not None:
-            raise ValueError("client_sizes / batch_size: only used with local_epochs")
+            raise InputError("client_sizes / batch_size: only used with local_epochs")
         steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
     epochs = {"local_epochs": local_epochs, "local_epochs_range": local_epochs_range,
               "client_sizes": client_sizes, "batch_size": batch_size} if epochs_given else {}
@@ -1265,7 +1265,7 @@ def _check_size(num_clients: Any, rounds: Any) -> tuple[int, int]:
     need = t * n * 41 / 2**30          # active, local steps (int64), uplink (bool), probabilities and a temp
     limit = float(os.environ.get("FEDLIB_MAX_SCHEDULE_GIB", "8"))
     if need > limit:
-        raise ValueError(f"rounds x num_clients: a {t:,} x {n:,} schedule needs about {need:,.0f} GiB "
+        raise InputError(f"rounds x num_clients: a {t:,} x {n:,} schedule needs about {need:,.0f} GiB "
                          f"(over the limit of {limit:g} GiB; set FEDLIB_MAX_SCHEDULE_GIB to raise it)")
     return n, t
 
@@ -1277,12 +1277,12 @@ def _draw(spec: Kind, rng: np.random.Generator, t: int, n: int, args: dict) -> t
         draw = Draw(np.asarray(draw))
     shape = np.shape(draw.active)
     if shape != (t, n):
-        raise ValueError(f"kind: participation kind {spec.name!r} ({spec.module}) drew activity of shape "
+        raise InputError(f"kind: participation kind {spec.name!r} ({spec.module}) drew activity of shape "
                          f"{shape}, expected (rounds, num_clients) = ({t}, {n})")
     try:
         _integral("active", draw.active)
     except ValueError as e:                        # e.g. probabilities returned instead of 0/1 draws
-        raise ValueError(f"kind: participation kind {spec.name!r} ({spec.module}) drew activity that is not "
+        raise InputError(f"kind: participation kind {spec.name!r} ({spec.module}) drew activity that is not "
                          f"counts (integers >= 0: 0/1 for who takes part; draw from rng for probabilities): "
                          f"{str(e).partition(': expected integer counts, ')[2]}") from None
     return draw.active, draw.probs
@@ -1293,7 +1293,7 @@ def _uplink(rng: np.random.Generator, uplink_p: Any, uplink_p_range: Any, t: int
     """Whether each upload arrives [t, n], and its probability (None: always)."""
     if uplink_p_range is not None:
         if uplink_p is not None:
-            raise ValueError("uplink_p / uplink_p_range: give the upload probabilities either fixed or as "
+            raise InputError("uplink_p / uplink_p_range: give the upload probabilities either fixed or as "
                              "ranges, not both")
         uplink_probs = _prob_ranges(rng, uplink_p_range, t, n)
         return rng.random((t, n)) < uplink_probs, uplink_probs
@@ -1307,11 +1307,11 @@ def _epoch_steps(rng: np.random.Generator, local_epochs: Any, local_epochs_range
                  batch_size: Any, t: int, n: int) -> np.ndarray:
     """Local steps from epochs: epochs_i^t x ceil(n_i / B) (FedACS App. I.3.1)."""
     if client_sizes is None or batch_size is None:
-        raise ValueError("client_sizes / batch_size: local_epochs needs the clients' sample counts "
+        raise InputError("client_sizes / batch_size: local_epochs needs the clients' sample counts "
                          "n_i and the batch size B (steps = epochs x ceil(n_i / B))")
     sizes = _integral("client_sizes", client_sizes)
     if sizes.shape != (n,) or (sizes < 1).any():
-        raise ValueError(f"client_sizes: expected {n} sample counts >= 1, got shape {sizes.shape}")
+        raise InputError(f"client_sizes: expected {n} sample counts >= 1, got shape {sizes.shape}")
     b = check_int("batch_size", batch_size, 1)
     epochs = _local_steps(rng, 1 if local_epochs is None else local_epochs, local_epochs_range, t, n,
                           name="local_epochs")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_int, check_real
+from ._validate import InputError, check_int, check_real
 
 __all__ = ["Partition", "available", "build", "builder", "dirichlet", "dirichlet_prior", "iid",
            "majority_label", "one_class"]
@@ -50,10 +50,10 @@ def _finish(parts: list, labels: np.ndarray, num_classes: int) -> Partition:
 def _check(labels, num_clients: int) -> tuple[np.ndarray, int]:
     labels = np.asarray(labels)
     if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer) or labels.min() < 0:
-        raise ValueError("labels: expected a 1-D array of non-negative integer class labels")
+        raise InputError("labels: expected a 1-D array of non-negative integer class labels")
     if isinstance(num_clients, bool) or not isinstance(num_clients, (int, np.integer)) \
             or not 1 <= num_clients <= len(labels):
-        raise ValueError(f"num_clients: must be an integer in 1..{len(labels)} (one sample each at least), "
+        raise InputError(f"num_clients: must be an integer in 1..{len(labels)} (one sample each at least), "
                          f"got {num_clients!r}")
     return labels, int(labels.max()) + 1
 
@@ -75,7 +75,7 @@ def dirichlet(labels, num_clients: int, alpha: float, seed: int = 0, min_size: i
     labels, C = _check(labels, num_clients)
     alpha = check_real("alpha", alpha, 0.0, low_open=True)
     if num_clients * min_size > len(labels):
-        raise ValueError(f"min_size: {num_clients} clients x {min_size} exceeds {len(labels)} samples")
+        raise InputError(f"min_size: {num_clients} clients x {min_size} exceeds {len(labels)} samples")
     rng = np.random.default_rng(seed)
     for _ in range(1000):
         parts: list[list[int]] = [[] for _ in range(num_clients)]
@@ -86,7 +86,7 @@ def dirichlet(labels, num_clients: int, alpha: float, seed: int = 0, min_size: i
                 parts[i].extend(chunk.tolist())
         if min(len(p) for p in parts) >= min_size:
             return _finish(parts, labels, C)
-    raise ValueError(f"alpha: Dirichlet({alpha}) left a client with fewer than {min_size} samples in 1000 "
+    raise InputError(f"alpha: Dirichlet({alpha}) left a client with fewer than {min_size} samples in 1000 "
                      "draws; use fewer clients or a larger alpha")
 
 
@@ -125,7 +125,7 @@ def majority_label(labels, num_clients: int, similarity: float = 0.05, seed: int
     index). Requires N to be a multiple of the number of classes."""
     labels, C = _check(labels, num_clients)
     if num_clients % C:
-        raise ValueError(f"num_clients: must be a multiple of the {C} classes, got {num_clients}")
+        raise InputError(f"num_clients: must be a multiple of the {C} classes, got {num_clients}")
     check_real("similarity", similarity, 0.0, 1.0)
     rng = np.random.default_rng(seed)
     per = num_clients // C
@@ -141,7 +141,7 @@ def majority_label(labels, num_clients: int, similarity: float = 0.05, seed: int
         parts[k].append(int(s))
         fill[k] += 1
     if min(fill) == 0:
-        raise ValueError("num_clients: a client received no sample; use fewer clients")
+        raise InputError("num_clients: a client received no sample; use fewer clients")
     return _finish(parts, labels, C)
 
 
@@ -150,7 +150,7 @@ def one_class(labels, num_clients: int, seed: int = 0) -> Partition:
     are shuffled and split evenly among its clients. Requires N >= C (so no class is dropped)."""
     labels, C = _check(labels, num_clients)
     if num_clients < C:
-        raise ValueError(f"num_clients: one_class needs at least one client per class ({C}), "
+        raise InputError(f"num_clients: one_class needs at least one client per class ({C}), "
                          f"got {num_clients}")
     rng = np.random.default_rng(seed)
     parts: list = [None] * num_clients
@@ -160,7 +160,7 @@ def one_class(labels, num_clients: int, seed: int = 0) -> Partition:
                             strict=True):
             parts[k] = chunk
     if min(len(p) for p in parts) == 0:
-        raise ValueError("num_clients: more clients than samples of some class")
+        raise InputError("num_clients: more clients than samples of some class")
     return _finish(parts, labels, C)
 
 
@@ -181,24 +181,24 @@ def available() -> dict[str, str]:
 def builder(name: str) -> Callable[..., Partition]:
     """The function of a registered partition (its signature lists the partition's arguments)."""
     if name not in _PARTITIONS:
-        raise ValueError(f"partition: unknown partition {name!r}; known partitions: {', '.join(_PARTITIONS)}")
+        raise InputError(f"partition: unknown partition {name!r}; known partitions: {', '.join(_PARTITIONS)}")
     return _PARTITIONS[name][0]
 
 
 def build(name: str, labels, num_clients: int, seed: int = 0, **kwargs) -> Partition:
     """Partition by name (see :func:`available`)."""
     if name not in _PARTITIONS:
-        raise ValueError(f"partition: unknown partition {name!r}; known partitions: {', '.join(_PARTITIONS)}")
+        raise InputError(f"partition: unknown partition {name!r}; known partitions: {', '.join(_PARTITIONS)}")
     fn = _PARTITIONS[name][0]
     sig = inspect.signature(fn).parameters
     params = [p for p in sig if p not in ("labels", "num_clients", "seed")]
     unknown = sorted(set(kwargs) - set(params))
     if unknown:
-        raise ValueError(f"{unknown[0]}: not an argument of partition {name!r}; its arguments: "
+        raise InputError(f"{unknown[0]}: not an argument of partition {name!r}; its arguments: "
                          f"{', '.join(params) or '(none)'}")
     missing = [p for p in params if sig[p].default is inspect.Parameter.empty and p not in kwargs]
     if missing:
-        raise ValueError(f"{missing[0]}: partition {name!r} needs it (its arguments: {', '.join(params)})")
+        raise InputError(f"{missing[0]}: partition {name!r} needs it (its arguments: {', '.join(params)})")
     check_int("seed", seed, 0)
     return fn(labels, num_clients, seed=seed, **kwargs)
 

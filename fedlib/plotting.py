@@ -31,7 +31,7 @@ def log_loss_axis(ax: plt.Axes, start: float, factor: float = 3.0) -> plt.Axes:
     ``start``: no starting value, only the scale is set)."""
     if isinstance(start, bool) or not isinstance(start, (int, float, np.integer, np.floating)) \
             or (np.isfinite(start) and start <= 0):
-        raise ValueError(f"start: must be the starting loss, a number > 0 (NaN: none), got {start!r}")
+        raise InputError(f"start: must be the starting loss, a number > 0 (NaN: none), got {start!r}")
     check_real("factor", factor, 0.0, low_open=True)
     ax.set_yscale("log")
     if np.isfinite(start) and start > 0:
@@ -93,7 +93,7 @@ def curves(data: pd.DataFrame, hue: str, col: str | None, x: str = "round", col_
     named = (("hue", hue), ("col", col), ("row", row), ("x", x), *(("metrics", m) for m in metrics))
     for name, column in named:
         if column is not None and column not in data:
-            raise ValueError(f"{name}: {column!r} is not a column of data (its columns: "
+            raise InputError(f"{name}: {column!r} is not a column of data (its columns: "
                              f"{', '.join(map(str, data.columns))})")
     cols = [None] if col is None else col_order if col_order is not None else list(dict.fromkeys(data[col]))
     rows = [(r, m) for r in (dict.fromkeys(data[row]) if row else [None]) for m in metrics]
@@ -155,7 +155,7 @@ def save_figure(fig: plt.Figure, out_dir: str | os.PathLike, name: str) -> list[
 
     File metadata carry no dates, so the same figure gives the same bytes."""
     if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or os.sep in name:
-        raise ValueError(f"name: must be a file name without a folder (e.g. 'loss_curves'; the folder is "
+        raise InputError(f"name: must be a file name without a folder (e.g. 'loss_curves'; the folder is "
                          f"out_dir), got {name!r}")
     if Path(out_dir).exists() and not Path(out_dir).is_dir():
         raise InputError(f"out_dir: must be a folder, got {os.fspath(out_dir)!r}, which is a file")

@@ -254,13 +254,13 @@ def register_problem(name: str, builder: Callable[..., Problem], *, description:
     """
     check_new_name("problem", name, _BUILTIN, _PROBLEMS, replace)
     if not callable(builder):
-        raise ValueError(f"builder: problem {name!r} needs a function (**arguments) -> Problem, "
+        raise InputError(f"builder: problem {name!r} needs a function (**arguments) -> Problem, "
                          f"got {builder!r}")
     if not isinstance(description, str) or not description.strip():
-        raise ValueError(f"description: problem {name!r} needs a one-line description, got {description!r}")
+        raise InputError(f"description: problem {name!r} needs a one-line description, got {description!r}")
     for field, fn in (("check", check), ("memory", memory), ("inputs", inputs), ("datasets", datasets)):
         if fn is not None and not callable(fn):
-            raise ValueError(f"{field}: must be a function of the arguments (a dict) or None, got {fn!r}")
+            raise InputError(f"{field}: must be a function of the arguments (a dict) or None, got {fn!r}")
     targets = _forwarded(name, builder, forwards)
     capture(builder)                        # its source as loaded, for the runs' fingerprints
     spec = ProblemSpec(name, builder, description, check, targets, memory, inputs, datasets)
@@ -272,10 +272,10 @@ def _forwarded(name: str, builder: Callable[..., Problem], forwards: Any) -> tup
     """``forwards`` of :func:`register_problem` as a tuple of functions, checked."""
     targets = tuple(forwards) if isinstance(forwards, (tuple, list)) else (forwards,)
     if not all(callable(f) for f in targets):
-        raise ValueError(f"forwards: must be the function(s) the builder passes its **kw on to, "
+        raise InputError(f"forwards: must be the function(s) the builder passes its **kw on to, "
                          f"got {forwards!r}")
     if targets and not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(builder).parameters.values()):
-        raise ValueError(f"forwards: problem {name!r}'s builder takes no **kw to pass on; got {forwards!r}")
+        raise InputError(f"forwards: problem {name!r}'s builder takes no **kw to pass on; got {forwards!r}")
     return targets
 
 
@@ -449,7 +449,7 @@ def get_problem(name: str) -> ProblemSpec:
         ValueError: an unknown name, naming the known ones.
     """
     if not isinstance(name, str) or name not in _PROBLEMS:
-        raise ValueError(f"problem: unknown problem {name!r}; known problems: {', '.join(sorted(_PROBLEMS))}")
+        raise InputError(f"problem: unknown problem {name!r}; known problems: {', '.join(sorted(_PROBLEMS))}")
     return _PROBLEMS[name]
 
 
@@ -471,7 +471,7 @@ def build(name: str, **kwargs) -> Problem:
     prob = _build(name, **kwargs)
     if draws is not None:
         if not hasattr(prob, "set_draws"):
-            raise ValueError(f"draws: problem {name!r} draws no minibatches; draws is for neural problems")
+            raise InputError(f"draws: problem {name!r} draws no minibatches; draws is for neural problems")
         prob.set_draws(draws)
     return prob
 
@@ -482,7 +482,7 @@ def _build(name: str, **kwargs) -> Problem:
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         unknown = sorted(set(kwargs) - set(params))
         if unknown:
-            raise ValueError(f"{unknown[0]}: not an argument of problem {name!r}; its arguments: "
+            raise InputError(f"{unknown[0]}: not an argument of problem {name!r}; its arguments: "
                              f"{', '.join(params)}")
     return fn(**kwargs)
 

@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from . import algorithms, arithmetic, participation
 from ._threads import single_threaded_ops
-from ._validate import check_int
+from ._validate import InputError, check_int
 from ._validate import jsonable as _json_value
 from .arithmetic import AnchorRecorder
 from .config import ExperimentConfig, Planned
@@ -84,7 +84,7 @@ class Result:
 def _positive(name: str, value: float) -> float:
     if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value > 0 \
             or not math.isfinite(value):
-        raise ValueError(f"{name}: must be a positive finite number, got {value!r}")
+        raise InputError(f"{name}: must be a positive finite number, got {value!r}")
     return float(value)
 
 
@@ -94,20 +94,20 @@ def _device(device: Any, field: str = "device") -> torch.device:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError, ValueError):
-        raise ValueError(f"{field}: {device!r} is not a device name (use 'cpu', 'cuda', 'cuda:0', "
+        raise InputError(f"{field}: {device!r} is not a device name (use 'cpu', 'cuda', 'cuda:0', "
                          "'mps')") from None
     if dev.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"{field}: {device!r} is not a device fedlib computes on (use 'cpu', 'cuda', "
+        raise InputError(f"{field}: {device!r} is not a device fedlib computes on (use 'cpu', 'cuda', "
                          "'cuda:0', 'mps')")
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise ValueError(f"{field}: {device!r} asked for, but this machine has no CUDA device "
+            raise InputError(f"{field}: {device!r} asked for, but this machine has no CUDA device "
                              "(torch.cuda.is_available() is False); use 'cpu'")
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"{field}: {device!r} does not exist; this machine has "
+            raise InputError(f"{field}: {device!r} does not exist; this machine has "
                              f"{torch.cuda.device_count()} CUDA device(s)")
     if dev.type == "mps" and not torch.backends.mps.is_available():
-        raise ValueError(f"{field}: {device!r} asked for, but MPS is not available here; use 'cpu'")
+        raise InputError(f"{field}: {device!r} asked for, but MPS is not available here; use 'cpu'")
     return dev
 
 
@@ -116,7 +116,7 @@ def _schedule(participation_spec: Any, problem: Problem, rounds: int | None,
     if isinstance(participation_spec, Schedule):
         sched = participation_spec
         if sched.num_clients != problem.num_clients:
-            raise ValueError(f"participation: schedule has {sched.num_clients} clients, the "
+            raise InputError(f"participation: schedule has {sched.num_clients} clients, the "
                              f"problem {problem.num_clients}")
         if rounds is not None:
             sched = sched.truncate(rounds)
@@ -128,9 +128,9 @@ def _schedule(participation_spec: Any, problem: Problem, rounds: int | None,
     if isinstance(participation_spec, str):
         participation_spec = {"kind": participation_spec}
     if not isinstance(participation_spec, dict) or "kind" not in participation_spec:
-        raise ValueError("participation: expected a Schedule, a kind name, or a dict with 'kind'")
+        raise InputError("participation: expected a Schedule, a kind name, or a dict with 'kind'")
     if rounds is None:
-        raise ValueError("rounds: required when participation is a spec rather than a Schedule")
+        raise InputError("rounds: required when participation is a spec rather than a Schedule")
     spec = dict(participation_spec)
     kind = spec.pop("kind")
     spec.setdefault("local_steps", 10 if local_steps is None else local_steps)
@@ -210,18 +210,18 @@ class RunPlan:
         if isinstance(problem, str):
             problem = build_problem(problem)
         if not isinstance(problem, Problem):
-            raise ValueError(f"problem: expected a fedlib.problems.Problem or a problem name "
+            raise InputError(f"problem: expected a fedlib.problems.Problem or a problem name "
                              f"({', '.join(problems_available())}), got {type(problem).__name__}")
         plan = cls(algorithm_class, options, problem, participation, **run_options)
         if plan.lr_schedule not in algorithms.lr_schedules:
-            raise ValueError(f"lr_schedule: unknown schedule {plan.lr_schedule!r}; known: "
+            raise InputError(f"lr_schedule: unknown schedule {plan.lr_schedule!r}; known: "
                              f"{', '.join(algorithms.lr_schedules)}")
         checked = {"lr_local": _positive("lr_local", plan.lr_local),
                    "lr_global": _positive("lr_global", plan.lr_global)}
         check_int("eval_every", plan.eval_every, 1)
         check_int("checkpoint_every", plan.checkpoint_every, 1)
         if plan.checkpoint is not None and Path(plan.checkpoint).is_dir():
-            raise ValueError(f"checkpoint: {plan.checkpoint} is a folder; give the path of a file (it need "
+            raise InputError(f"checkpoint: {plan.checkpoint} is a folder; give the path of a file (it need "
                              f"not exist yet), e.g. {Path(plan.checkpoint) / 'run.pt'}")
         checked["round_offset"] = check_int("round_offset", plan.round_offset, 0)
         if plan.rounds is not None:
@@ -287,7 +287,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
                            engine=engine, x0=x0, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                            round_offset=round_offset)
     if not isinstance(progress, (bool, np.bool_)):
-        raise ValueError(f"progress: must be True or False, got {type(progress).__name__} {progress!r}")
+        raise InputError(f"progress: must be True or False, got {type(progress).__name__} {progress!r}")
     return _run_plan(plan, progress, callback, callbacks)
 
 
@@ -422,17 +422,17 @@ def _prepare(plan: RunPlan) -> RunState:
     dev = _device(plan.device) if plan.device is not None else problem.device
     x = (problem.initial_params(seed) if plan.x0 is None else torch.as_tensor(plan.x0)).to(dev, problem.dtype)
     if x.shape != (problem.dim,):
-        raise ValueError(f"x0: expected shape ({problem.dim},), got {tuple(x.shape)}")
+        raise InputError(f"x0: expected shape ({problem.dim},), got {tuple(x.shape)}")
     if plan.x0 is not None and not bool(torch.isfinite(x).all()):
         bad = int(torch.nonzero(~torch.isfinite(x))[0, 0])
-        raise ValueError(f"x0: must be finite (a starting model); entry {bad} is {float(x[bad])}")
+        raise InputError(f"x0: must be finite (a starting model); entry {bad} is {float(x[bad])}")
     algo = plan.algorithm(problem, eng, **plan.options)
     sched = algo.prepare_schedule(sched, seed, plan.lr_local)
     _warn_idle_clients(sched)       # the schedule the algorithm runs (a wait baseline asks everyone)
     algo.init(x, float(sched.local_steps.mean()))
     unset = [name for name in algo.server_state if not hasattr(algo, name)]
     if unset:
-        raise ValueError(f"server_state: algorithm {plan.algorithm.name!r} declares {unset[0]!r}, which its "
+        raise InputError(f"server_state: algorithm {plan.algorithm.name!r} declares {unset[0]!r}, which its "
                          f"init() did not set (server_state names the attributes init creates, "
                          f"self.{unset[0]} = ..., and its rounds change)")
     lr_fn, lr_local = algorithms.lr_schedules[plan.lr_schedule], plan.lr_local
@@ -594,7 +594,7 @@ def _checked(algo: algorithms.Algorithm, x: torch.Tensor, r: algorithms.RoundInp
         return out
     got = (f"a tensor of shape {tuple(out.shape)}, dtype {out.dtype} on {out.device}"
            if isinstance(out, torch.Tensor) else f"{type(out).__name__} {out!r:.60}")
-    raise ValueError(f"algorithm {type(algo).name!r}: round() of round {r.t} returned {got}; expected the "
+    raise InputError(f"algorithm {type(algo).name!r}: round() of round {r.t} returned {got}; expected the "
                      f"new model, a tensor of shape {tuple(x.shape)}, dtype {x.dtype} on {x.device}")
 
 
@@ -662,7 +662,7 @@ class _Checkpointer:
         """The saved state of this run, None when there is none (or it is unreadable: reported)."""
         state = _read_checkpoint(self.path) if self.path.exists() else None
         if state is not None and state["fingerprint"] != self.fingerprint:
-            raise ValueError(f"checkpoint: {self.path} belongs to another run (its algorithm, problem, "
+            raise InputError(f"checkpoint: {self.path} belongs to another run (its algorithm, problem, "
                              "schedule, rates or starting point differ); delete it or pass another path")
         if state is not None and self.arith is not None and not _same_arithmetic(state, [self.arith]):
             warnings.warn(f"checkpoint: {self.path} (round {state.get('t')}) was saved under another "
@@ -836,7 +836,7 @@ def run_config(config: ExperimentConfig | Planned, device: str | None = None, pr
         sched = config.schedule(problem.num_clients, problem)
     else:
         if x0 is None:
-            raise ValueError("init_from: a run that continues a warm-up needs the warm-up's final model; "
+            raise InputError("init_from: a run that continues a warm-up needs the warm-up's final model; "
                              "run it through fedlib.sweep or a Store, which supply it")
         offset = warm.rounds
         sched = config.replace(rounds=warm.rounds + config.rounds, init_from=None).schedule(

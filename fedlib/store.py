@@ -42,6 +42,7 @@ import pandas as pd
 import torch
 
 from . import algorithms, arithmetic
+from ._validate import InputError
 from ._version import __version__
 from .config import ExperimentConfig, Planned
 from .data import DataNotFoundError
@@ -138,7 +139,7 @@ def reseal(folder: str | os.PathLike) -> None:
     files' digests are left as they are, so an edited file is still caught)."""
     d = Path(folder)
     if not (d / "meta.json").is_file():
-        raise ValueError(f"folder: {d} is not a stored entry (no meta.json there)")
+        raise InputError(f"folder: {d} is not a stored entry (no meta.json there)")
     write_meta(d, json.loads((d / "meta.json").read_text()))
 
 
@@ -248,7 +249,7 @@ class Store:
         #: whether entries can be written here (False: a read-only store, e.g. a shared copy)
         self.writable = True
         if self.path.is_file():
-            raise ValueError(f"store: {self.path} is a file, not a store folder (a store is a folder of "
+            raise InputError(f"store: {self.path} is a file, not a store folder (a store is a folder of "
                              "stored runs; give a folder path, new or existing)")
         if not create and not self.path.exists():
             self.writable, self._why = False, "it does not exist (opened to read only: create=False)"
@@ -265,14 +266,14 @@ class Store:
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise ValueError(f"store: cannot write to {self.path} ({e.strerror or e})") from None
+            raise InputError(f"store: cannot write to {self.path} ({e.strerror or e})") from None
         try:
             fd, probe = tempfile.mkstemp(dir=self.path, prefix=".probe-")
             os.close(fd)
             os.unlink(probe)
         except OSError as e:
             if not os.access(self.path, os.R_OK | os.X_OK):
-                raise ValueError(f"store: cannot read {self.path} ({e.strerror or e})") from None
+                raise InputError(f"store: cannot read {self.path} ({e.strerror or e})") from None
             self.writable, self._why = False, e.strerror or str(e)
 
     def require_writable(self, what: str = "") -> None:
@@ -280,7 +281,7 @@ class Store:
         the write, for the message)."""
         if not self.writable:
             need = f": {what}" if what else ""
-            raise ValueError(f"store: cannot write to {self.path} ({self._why}; a read-only store can be "
+            raise InputError(f"store: cannot write to {self.path} ({self._why}; a read-only store can be "
                              f"read, not added to){need}")
 
     def __repr__(self) -> str:
@@ -309,7 +310,7 @@ class Store:
         try:
             meta = json.loads((d / "meta.json").read_text())
             if not isinstance(meta, dict):
-                raise ValueError("meta.json does not hold an object")
+                raise InputError("meta.json does not hold an object")
             edits = digest_problems(d, meta) if check_digests else []
             if edits:
                 raise EditedEntry(f"{d}: {'; '.join(edits)}; fedlib does not load it as data (recompute it; "
@@ -452,7 +453,7 @@ class Store:
         entry = self.get(warm)
         params = entry.params() if entry is not None and entry.status == "ok" else None
         if params is None:
-            raise ValueError(f"init_from: the warm-up run {_keyed(warm)[1]} is not in {self.path} with its "
+            raise InputError(f"init_from: the warm-up run {_keyed(warm)[1]} is not in {self.path} with its "
                              "final model (status ok, params.npy); fedlib.sweep computes warm-ups first")
         return params
 
@@ -538,9 +539,9 @@ def run_cached(config: ExperimentConfig, cache_dir: str | os.PathLike | None = N
     this fedlib was imported from, whatever the working directory; for an installed package,
     ``~/.cache/fedlib/runs``), keeping the final model: a thin layer over :class:`Store`."""
     if not isinstance(config, ExperimentConfig):
-        raise ValueError(f"config: must be an ExperimentConfig, got {type(config).__name__} {config!r}")
+        raise InputError(f"config: must be an ExperimentConfig, got {type(config).__name__} {config!r}")
     if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
-        raise ValueError(f"cache_dir: must be a folder path or None, got {type(cache_dir).__name__} "
+        raise InputError(f"cache_dir: must be a folder path or None, got {type(cache_dir).__name__} "
                          f"{cache_dir!r}")
     config.validate()                                   # before the cache folder is made
     project = fedlib_project()

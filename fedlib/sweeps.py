@@ -48,6 +48,7 @@ import torch
 from tqdm import tqdm
 
 from . import extensions, participation
+from ._validate import InputError
 from .config import ExperimentConfig, Planned
 from .problems import get_problem
 from .store import Entry, Store
@@ -100,14 +101,14 @@ def _queue_of(manager, items):
 def _check_devices(devices) -> list[str]:
     """``devices`` as a list of device names; else one ValueError naming the field."""
     if isinstance(devices, str) or not isinstance(devices, (list, tuple)) or not devices:
-        raise ValueError(f"devices: must be a non-empty list of device names (e.g. ['cuda:0', 'cuda:1']), "
+        raise InputError(f"devices: must be a non-empty list of device names (e.g. ['cuda:0', 'cuda:1']), "
                          f"got {devices!r}")
     out = []
     for d in devices:
         try:
             out.append(str(torch.device(d)))
         except (RuntimeError, TypeError):
-            raise ValueError(f"devices: {d!r} is not a torch device name (e.g. 'cpu', 'cuda:0')") from None
+            raise InputError(f"devices: {d!r} is not a torch device name (e.g. 'cpu', 'cuda:0')") from None
     return out
 
 
@@ -246,13 +247,13 @@ def _check_placement(executor: cf.Executor | None, workers: int | None, devices:
     """:func:`sweep`'s ``workers``, ``executor``, ``devices`` and ``device`` checked together:
     ``devices`` as device names; a ValueError naming the field for a bad value or a clash."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers: must be a positive integer or None, got {workers!r}")
+        raise InputError(f"workers: must be a positive integer or None, got {workers!r}")
     if workers is not None and workers > 1 and executor is not None:
-        raise ValueError("workers: give either workers (local processes) or an executor, not both")
+        raise InputError("workers: give either workers (local processes) or an executor, not both")
     if devices is not None:
         devices = _check_devices(devices)
         if device is not None or executor is not None or (workers is not None and workers > 1):
-            raise ValueError("devices: give either devices (one local process each) or device / workers / "
+            raise InputError("devices: give either devices (one local process each) or device / workers / "
                              "an executor, not both")
     if executor is None:                       # computed on this machine: its devices must exist here
         from .runner import _device  # (an executor's workers may have devices this one lacks)
@@ -300,12 +301,12 @@ def _as_configs(configs) -> list[ExperimentConfig]:
     if isinstance(configs, ExperimentConfig):
         return [configs]
     if isinstance(configs, (str, bytes, dict)) or not hasattr(configs, "__iter__"):
-        raise ValueError(f"configs: expected ExperimentConfig objects (a list of them, or one), got "
+        raise InputError(f"configs: expected ExperimentConfig objects (a list of them, or one), got "
                          f"{type(configs).__name__}")
     configs = list(configs)
     for i, c in enumerate(configs):
         if not isinstance(c, ExperimentConfig):
-            raise ValueError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
+            raise InputError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
     return configs
 
 
@@ -448,7 +449,7 @@ def _check_missing(store: Store, todo: list[Planned], total: int, compute: bool)
         store.require_writable(f"{len(todo)} of {total} runs are missing (first: {todo[0].key})")
     if todo and not compute:
         refused = [store.rejected[p.key] for p in todo if p.key in store.rejected]
-        raise ValueError(f"store: {store.path} lacks {len(todo)} of {total} runs (first: "
+        raise InputError(f"store: {store.path} lacks {len(todo)} of {total} runs (first: "
                          f"{todo[0].key}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
                          "compute them with fedlib.sweep(configs, store) where computing is on (a "
                          "notebook's store: its `make results` target)"

@@ -17,7 +17,7 @@ from torch.func import functional_call, grad, vmap
 
 from . import grouped, keyed, models
 from ._threads import cpu_threads, map_single_threaded, worker_pool
-from ._validate import check_int
+from ._validate import InputError, check_int
 from .objectives import Problem, stream_seed
 
 __all__ = ["Neural", "Split"]
@@ -108,11 +108,11 @@ class Neural(Problem):
                  parallel_draws: bool = False, draws: str = "legacy"):
         self.device = torch.device(device)
         if not isinstance(parallel_draws, bool):
-            raise ValueError(f"parallel_draws: must be True or False, got {parallel_draws!r}")
+            raise InputError(f"parallel_draws: must be True or False, got {parallel_draws!r}")
         self.parallel_draws = bool(parallel_draws)
         self._prefetched: tuple[tuple, list[Future]] | None = None
         if strategy not in ("auto", "vmap", "loop"):
-            raise ValueError(f"strategy: must be one of auto, vmap, loop; got {strategy!r}")
+            raise InputError(f"strategy: must be one of auto, vmap, loop; got {strategy!r}")
         self.strategy = strategy if strategy != "auto" else (
             "loop" if self.device.type == "cpu" else "vmap")
         self._threads = threading.local()
@@ -131,12 +131,12 @@ class Neural(Problem):
         self.num_clients = len(self.partition)
         sizes = torch.tensor([len(p) for p in self.partition], dtype=torch.float64)
         if self.num_clients < 1 or (sizes == 0).any():
-            raise ValueError("partition: need at least one client and every client non-empty")
+            raise InputError("partition: need at least one client and every client non-empty")
         self.sizes = sizes
         self.weights = (sizes / sizes.sum()).to(self.dtype).to(self.device)
         if train_eval_per_client is not None and (isinstance(train_eval_per_client, bool) or not isinstance(
                 train_eval_per_client, int) or train_eval_per_client < 1):
-            raise ValueError(f"train_eval_per_client: must be a positive int or None, got "
+            raise InputError(f"train_eval_per_client: must be a positive int or None, got "
                              f"{train_eval_per_client!r}")
         self.train_eval_per_client = train_eval_per_client
         batch_size = check_int("batch_size", batch_size, 1)
@@ -151,7 +151,7 @@ class Neural(Problem):
         n_test = len(self.test.y)
         if test_eval_size is not None and (isinstance(test_eval_size, bool) or not isinstance(
                 test_eval_size, int) or not 1 <= test_eval_size):
-            raise ValueError(f"test_eval_size: must be a positive int or None, got {test_eval_size!r}")
+            raise InputError(f"test_eval_size: must be a positive int or None, got {test_eval_size!r}")
         self.test_eval_size = test_eval_size
         if test_eval_size is None or test_eval_size >= n_test:
             self._test_idx = None
@@ -167,9 +167,9 @@ class Neural(Problem):
         the partition is also kept as one padded [N, W] index tensor on the device (W = max(n_i,
         B)), so a step's samples are gathered without a copy from the host."""
         if draws not in keyed.DRAWS:
-            raise ValueError(f"draws: must be one of {', '.join(keyed.DRAWS)}; got {draws!r}")
+            raise InputError(f"draws: must be one of {', '.join(keyed.DRAWS)}; got {draws!r}")
         if draws == "keyed" and self.parallel_draws:
-            raise ValueError("parallel_draws: keyed draws are computed for all clients of a step at once; "
+            raise InputError("parallel_draws: keyed draws are computed for all clients of a step at once; "
                              "parallel_draws=True is for draws='legacy' only")
         self.draws = draws
         if draws != "keyed":
@@ -390,7 +390,7 @@ class Neural(Problem):
         if not grouped_layout:
             return self._vgrad
         if not self.groups_layers:
-            raise ValueError(f"grouped_layout: needs the vmap strategy and a SimpleCNN without buffers "
+            raise InputError(f"grouped_layout: needs the vmap strategy and a SimpleCNN without buffers "
                              f"(strategy {self.strategy!r}, model {type(self.model).__name__})")
         if "_grouped" not in self.__dict__:
             self._grouped = grouped.grouped_vgrad(self)

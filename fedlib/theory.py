@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import algorithms
+from ._validate import InputError
 from .algorithms.reweighting import nova_normaliser
 from .participation import Schedule
 
@@ -54,7 +55,7 @@ def _declared(method: str, attr: str) -> staticmethod:
     if cls is None or attr not in vars(cls):
         having = sorted(n for n, c in ((n, algorithms.get(n)) for n in algorithms.available())
                         if attr in vars(c))
-        raise ValueError(f"method: must be one of {', '.join(having)}; got {method!r}")
+        raise InputError(f"method: must be one of {', '.join(having)}; got {method!r}")
     return getattr(cls, attr)
 
 
@@ -159,10 +160,10 @@ def step_factors(method: str, schedule: Schedule, uplink_p: np.ndarray | None = 
                    else (1.0 if uplink_p is None else uplink_p), dtype=float)
     p = np.broadcast_to(p, (T, n)) if p.ndim < 2 else p
     if p.shape != (T, n) or (p <= 0).any() or (p > 1).any():
-        raise ValueError(f"uplink_p: expected probabilities in (0, 1] of shape ({T}, {n}) or broadcastable")
+        raise InputError(f"uplink_p: expected probabilities in (0, 1] of shape ({T}, {n}) or broadcastable")
     d = np.ones(n) / n if weights is None else np.asarray(weights, dtype=float)
     if d.shape != (n,) or (d < 0).any() or d.sum() <= 0:
-        raise ValueError(f"weights: expected {n} non-negative client weights with a positive sum")
+        raise InputError(f"weights: expected {n} non-negative client weights with a positive sum")
     a = nova_normaliser(torch.as_tensor(np.array(schedule.local_steps)), eta, momentum, prox_mu).numpy()
     a = np.broadcast_to(a, (T, n))
     asked = active.sum(1)
@@ -198,17 +199,17 @@ def calibrated_rates(lr: float, schedule: Schedule, methods: tuple[str, ...] = C
         method -> local learning rate.
     """
     if not lr > 0:
-        raise ValueError(f"lr: must be positive, got {lr!r}")
+        raise InputError(f"lr: must be positive, got {lr!r}")
     unknown = [m for m in methods if m not in CALIBRATED + UNCALIBRATED]
     if unknown:
-        raise ValueError(f"methods: unknown {unknown}; allowed: {', '.join(CALIBRATED + UNCALIBRATED)}")
+        raise InputError(f"methods: unknown {unknown}; allowed: {', '.join(CALIBRATED + UNCALIBRATED)}")
     ref = step_factors("fedavg", schedule, **kwargs).mean()
     if ref <= 0:
-        raise ValueError("schedule: FedAvg makes no progress on it (no client asked or no upload possible)")
+        raise InputError("schedule: FedAvg makes no progress on it (no client asked or no upload possible)")
     schedules = dict(schedules or {})
     extra = sorted(set(schedules) - set(methods))
     if extra:
-        raise ValueError(f"schedules: methods {extra} are not in methods ({', '.join(methods)})")
+        raise InputError(f"schedules: methods {extra} are not in methods ({', '.join(methods)})")
     out = {}
     for m in methods:
         same = m in UNCALIBRATED or m == "fedavg"

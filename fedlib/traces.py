@@ -65,7 +65,7 @@ def file_sha256(path: str | os.PathLike) -> str:
     same run on every machine, and an edited file is a new one."""
     p = resolve(path)
     if not p.is_file():
-        raise ValueError(f"path: no such trace file {p}")
+        raise InputError(f"path: no such trace file {p}")
     st = p.stat()
     return _sha256(str(p.resolve()), st.st_size, st.st_mtime_ns)
 
@@ -91,11 +91,11 @@ def read_stunner(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, int
     """
     path = resolve(path)
     if not path.is_file():
-        raise ValueError(f"path: no such trace file {path}")
+        raise InputError(f"path: no such trace file {path}")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise ValueError(f"path: {path} is not a Stunner session file (text, one record a line: '<user> "
+        raise InputError(f"path: {path} is not a Stunner session file (text, one record a line: '<user> "
                          f"<first state> <start ms> <tz hours> d1 d2 ...'); it is not UTF-8 text") from None
     out = []
     lines = 0
@@ -106,21 +106,21 @@ def read_stunner(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, int
                 continue
             lines += 1
             if len(fields) < 5:
-                raise ValueError(f"{path}, line {i}: expected '<user> <first state> <start ms> <tz hours> "
+                raise InputError(f"{path}, line {i}: expected '<user> <first state> <start ms> <tz hours> "
                                  f"d1 d2 ...', got {len(fields)} field(s)")
             try:
                 state, durations = int(fields[1]), [int(d) for d in fields[4:]]
                 int(fields[2]), float(fields[3])
             except ValueError:
-                raise ValueError(f"{path}, line {i}: the state, start, time zone and durations must be "
+                raise InputError(f"{path}, line {i}: the state, start, time zone and durations must be "
                                  f"numbers (durations whole milliseconds): {line.strip()[:80]!r}") from None
             if state not in (0, 1):
-                raise ValueError(f"{path}, line {i}: first state must be 0 or 1, got {state}")
+                raise InputError(f"{path}, line {i}: first state must be 0 or 1, got {state}")
             if min(durations) < 0:
-                raise ValueError(f"{path}, line {i}: a duration is negative ({min(durations)} ms)")
+                raise InputError(f"{path}, line {i}: a duration is negative ({min(durations)} ms)")
             total = sum(durations)
             if total <= 0 or total % _DAY_MS:
-                raise ValueError(f"{path}, line {i}: the durations add up to {total} ms, not a whole number "
+                raise InputError(f"{path}, line {i}: the durations add up to {total} ms, not a whole number "
                                  "of days")
             if total != WEEK_MS:
                 continue                                    # a partial week: not used
@@ -132,7 +132,7 @@ def read_stunner(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, int
                 online = not online
             out.append((total, intervals))
     if not lines:
-        raise ValueError(f"{path}: the trace is empty")
+        raise InputError(f"{path}: the trace is empty")
     return out
 
 
@@ -150,12 +150,12 @@ def safe_load(path: str | os.PathLike):
     naming the file and what it asked for."""
     path = resolve(path)
     if not path.is_file():
-        raise ValueError(f"path: no such trace file {path}")
+        raise InputError(f"path: no such trace file {path}")
     try:
         return _ContainersOnly(io.BytesIO(path.read_bytes())).load()
     except pickle.UnpicklingError as e:
         if str(e).startswith("refuses "):
-            raise ValueError(f"{path}: {e}") from None
+            raise InputError(f"{path}: {e}") from None
         raise InputError(f"path: {path} is not a FedScale trace (a pickle expected; {e})") from None
     except (EOFError, ValueError, TypeError, IndexError, KeyError) as e:
         raise InputError(f"path: {path} is not a FedScale trace (a pickle expected; {type(e).__name__}: "
@@ -173,24 +173,24 @@ def read_fedscale(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, in
     """
     data = safe_load(path)
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a dict client id -> record, got {type(data).__name__}")
+        raise InputError(f"{path}: expected a dict client id -> record, got {type(data).__name__}")
     if not data:
-        raise ValueError(f"{path}: the trace is empty")
+        raise InputError(f"{path}: the trace is empty")
     out = []
     for cid, rec in data.items():
         where = f"{path}, client {cid!r}"
         if not isinstance(rec, dict) or not {"active", "inactive", "finish_time"} <= set(rec):
-            raise ValueError(f"{where}: expected a dict with 'active', 'inactive' and 'finish_time'")
+            raise InputError(f"{where}: expected a dict with 'active', 'inactive' and 'finish_time'")
         act, ina, end = rec["active"], rec["inactive"], rec["finish_time"]
         if not isinstance(act, (list, tuple)) or not isinstance(ina, (list, tuple)) or len(act) != len(ina):
-            raise ValueError(f"{where}: 'active' and 'inactive' must be lists of the same length")
+            raise InputError(f"{where}: 'active' and 'inactive' must be lists of the same length")
         if not isinstance(end, (int, float)) or end <= 0:
-            raise ValueError(f"{where}: 'finish_time' must be a positive number of seconds, got {end!r}")
+            raise InputError(f"{where}: 'finish_time' must be a positive number of seconds, got {end!r}")
         intervals, last = [], 0.0
         for a, b in zip(act, ina, strict=True):
             numbers = isinstance(a, (int, float)) and isinstance(b, (int, float))
             if not numbers or not 0 <= last <= a <= b <= end:
-                raise ValueError(f"{where}: online intervals must be increasing within [0, finish_time = "
+                raise InputError(f"{where}: online intervals must be increasing within [0, finish_time = "
                                  f"{end}], got [{a!r}, {b!r}] after {last:g}")
             intervals.append((round(a * 1000), round(b * 1000)))
             last = b
@@ -217,12 +217,12 @@ def availability(path: str | os.PathLike, format: str = "stunner", round_minutes
         ValueError: one message naming the argument, or the file and line / client.
     """
     if format not in FORMATS:
-        raise ValueError(f"format: must be one of {', '.join(FORMATS)}; got {format!r}")
+        raise InputError(f"format: must be one of {', '.join(FORMATS)}; got {format!r}")
     if rule not in RULES:
-        raise ValueError(f"rule: must be one of {', '.join(RULES)}; got {rule!r}")
+        raise InputError(f"rule: must be one of {', '.join(RULES)}; got {rule!r}")
     if isinstance(round_minutes, bool) or not isinstance(round_minutes, (int, float)) \
             or not round_minutes > 0:
-        raise ValueError(f"round_minutes: must be a positive number, got {round_minutes!r}")
+        raise InputError(f"round_minutes: must be a positive number, got {round_minutes!r}")
     p = resolve(path)
     stat = p.stat() if p.is_file() else None
     key = (str(p.resolve()) if stat else str(p), stat.st_size if stat else None,
@@ -241,13 +241,13 @@ def _availability(path: str, format: str, round_minutes: float, rule: str) -> np
     """:func:`availability` without its argument checks and cache."""
     records = read_stunner(path) if format == "stunner" else read_fedscale(path)
     if not records:
-        raise ValueError(f"{path}: no record of one whole week" if format == "stunner"
+        raise InputError(f"{path}: no record of one whole week" if format == "stunner"
                          else f"{path}: no records")
     step = round_minutes * 60_000
     horizon = min(length for length, _ in records)
     rounds = horizon / step
     if abs(rounds - round(rounds)) > 1e-9 or round(rounds) < 1:
-        raise ValueError(f"round_minutes: {round_minutes:g} does not divide the record "
+        raise InputError(f"round_minutes: {round_minutes:g} does not divide the record "
                          f"({horizon / 60_000:g} minutes)")
     rounds = int(round(rounds))
     starts = np.arange(rounds) * step
@@ -296,7 +296,7 @@ def sessions(path: str | os.PathLike, format: str = "stunner") -> tuple[np.ndarr
     between two sessions of one record (the time before the first and after the last are not
     gaps: the record cuts them)."""
     if format not in FORMATS:
-        raise ValueError(f"format: must be one of {', '.join(FORMATS)}; got {format!r}")
+        raise InputError(f"format: must be one of {', '.join(FORMATS)}; got {format!r}")
     records = read_stunner(path) if format == "stunner" else read_fedscale(path)
     on, off = [], []
     for _, intervals in records:
@@ -319,10 +319,10 @@ def write_synthetic_stunner(path: str | os.PathLike, records: int = 40, seed: in
     chance of being online follows the device's local hour (about 45% by day, 15% at night), time
     zones of UTC-5 to UTC+8, starts on UTC midnights of 2014. Seeded by ``seed``; returns the path."""
     if Path(path).is_dir():
-        raise ValueError(f"path: {path} is a folder; expected the file to write")
+        raise InputError(f"path: {path} is a folder; expected the file to write")
     for name, value, low in (("records", records, 1), ("partial", partial, 0), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"{name}: must be an integer >= {low}, got {value!r}")
+            raise InputError(f"{name}: must be an integer >= {low}, got {value!r}")
     rng = np.random.default_rng(seed)
     path = Path(path).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ import pandas as pd
 import torch
 
 from . import arithmetic
+from ._validate import InputError
 from .engine import VectorizedEngine
 from .runner import Result, run_config
 from .store import TIMING_COLUMNS, CorruptEntry, Entry, Store, digest_problems, write_meta
@@ -126,10 +127,10 @@ def _check_verify_args(rounds: object, rtol: object, atol: object) -> None:
     """:func:`verify`'s ``rounds`` and tolerances; else one ValueError naming the argument."""
     if not (rounds is None or rounds == "auto" or (isinstance(rounds, int) and not isinstance(rounds, bool)
                                                    and rounds >= 1)):
-        raise ValueError(f"rounds: must be 'auto', None (the whole run) or an int >= 1; got {rounds!r}")
+        raise InputError(f"rounds: must be 'auto', None (the whole run) or an int >= 1; got {rounds!r}")
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol < 0:
-            raise ValueError(f"{name}: must be a finite number >= 0 (a tolerance), got {tol!r}")
+            raise InputError(f"{name}: must be a finite number >= 0 (a tolerance), got {tol!r}")
 
 
 def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", rtol: float = 1e-6,
@@ -182,7 +183,7 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
     sealed = "" if entry.meta.get("digests") or not check_digests else \
         " (not sealed: the stored files' integrity is not checked; python -m fedlib seal)"
     if entry.status == "error" or not len(entry.history):
-        raise ValueError(f"entry: {entry.path} holds a failed run; nothing to verify")
+        raise InputError(f"entry: {entry.path} holds a failed run; nothing to verify")
     plan, replay = _plan_and_replay(entry, rounds, rtol, atol, device)
     if replay is None:
         return VerifyReport(entry.path.name, 0, [], pd.DataFrame(columns=_MISMATCH_COLUMNS), rtol, atol,
@@ -224,11 +225,11 @@ def _open_entry(entry: Entry | str | os.PathLike) -> Entry:
         return entry
     p = Path(entry)
     if not (p / "meta.json").is_file():
-        raise ValueError(f"entry: {p} is not a stored run (no meta.json there)")
+        raise InputError(f"entry: {p} is not a stored run (no meta.json there)")
     try:
         return Store(p.parent).read(p.name, check_digests=False)
     except CorruptEntry as e:
-        raise ValueError(f"entry: {e}") from None
+        raise InputError(f"entry: {e}") from None
 
 
 @dataclass(frozen=True)

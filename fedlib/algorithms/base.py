@@ -94,7 +94,7 @@ class Algorithm:
             if "options" not in cls.__dict__:
                 cls.options = cls.Options.names()
             elif set(cls.options) != set(cls.Options.names()):
-                raise ValueError(f"Options: the fields of {cls.Options.__name__} "
+                raise InputError(f"Options: the fields of {cls.Options.__name__} "
                                  f"({', '.join(cls.Options.names()) or 'none'}) must be the options of "
                                  f"{cls.__name__} ({', '.join(cls.options) or 'none'}); leave out options, "
                                  "which then follow from the fields")
@@ -276,13 +276,13 @@ def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
     """
     def add(c: type[Algorithm]) -> type[Algorithm]:
         if not (isinstance(c, type) and issubclass(c, Algorithm)):
-            raise ValueError(f"register: expected an Algorithm subclass, got {c!r}")
+            raise InputError(f"register: expected an Algorithm subclass, got {c!r}")
         if not isinstance(c.name, str) or not c.name or c.__dict__.get("_named_after_class", False):
             raise InputError(f"name: must be set on {c.__name__} (a non-empty class attribute 'name', its "
                              f"name in configs) to register it, got none (it would run as {c.name!r}, after "
                              "its class)")
         if c.name in _REGISTRY and _REGISTRY[c.name] is not c and not replace:
-            raise ValueError(f"name: algorithm {c.name!r} is already registered "
+            raise InputError(f"name: algorithm {c.name!r} is already registered "
                              f"({_REGISTRY[c.name].__module__}.{_REGISTRY[c.name].__name__}); "
                              "use @register(replace=True) to replace it")
         for k in c.__mro__:                 # the source as loaded, for the runs' fingerprints
@@ -313,7 +313,7 @@ def get(name: str | type[Algorithm]) -> type[Algorithm]:
     if isinstance(name, Algorithm):
         return type(name)
     if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(f"algorithm: unknown algorithm {name!r}; known algorithms: "
+        raise InputError(f"algorithm: unknown algorithm {name!r}; known algorithms: "
                          f"{', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[name]
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from .._validate import InputError
 from .base import Algorithm, RoundInput, register
 from .options import Options, SolverOptions, any_value, one_of, option
 from .reweighting import arrival_share_factor
@@ -30,7 +31,7 @@ class AggregationOptions(Options):
 
     def _check_together(self) -> None:
         if (self.aggregation == "weights") != (self.weights is not None):
-            raise ValueError("weights: give client weights [N] exactly when aggregation='weights'")
+            raise InputError("weights: give client weights [N] exactly when aggregation='weights'")
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class FedAvg(Algorithm):
             return (m * pt * at).sum() / (asked if fedavg_aggregation == "contacted" else len(m))
         if fedavg_aggregation == "participants":
             return arrival_share_factor(m, pt, at, 1.0, rng, mc_samples)
-        raise ValueError(f"fedavg_aggregation: must be one of contacted, participants, all; "
+        raise InputError(f"fedavg_aggregation: must be one of contacted, participants, all; "
                          f"got {fedavg_aggregation!r}")
 
     def init(self, x0, nominal_steps):
@@ -87,7 +88,7 @@ class FedAvg(Algorithm):
         if self.settings.aggregation == "weights":      # its value was checked with the options
             w = torch.as_tensor(self.settings.weights, dtype=x0.dtype, device=x0.device)
             if w.shape != (self.N,):
-                raise ValueError(f"weights: expected shape ({self.N},), got {tuple(w.shape)}")
+                raise InputError(f"weights: expected shape ({self.N},), got {tuple(w.shape)}")
             self.w = w
 
     def round(self, x: torch.Tensor, r: RoundInput) -> torch.Tensor:

@@ -33,6 +33,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any
 
+from .._validate import InputError
+
 __all__ = ["Options", "SolverOptions", "any_value", "in_unit_interval", "int_at_least", "non_negative",
            "one_of", "option", "positive"]
 
@@ -105,7 +107,7 @@ class Options:
         for name, f in vars(cls).items():
             if isinstance(f, Field) and "check" in f.metadata and f.default is not MISSING \
                     and not _passes(f.metadata["check"], f.default):
-                raise ValueError(f"{name}: default must be {f.metadata['must']} (its own check), got "
+                raise InputError(f"{name}: default must be {f.metadata['must']} (its own check), got "
                                  f"{f.default!r} (in {cls.__name__})")
 
     def __post_init__(self) -> None:
@@ -113,7 +115,7 @@ class Options:
             check = f.metadata.get("check")
             value = getattr(self, f.name)
             if check is not None and not _passes(check, value):
-                raise ValueError(f"{f.name}: must be {f.metadata['must']}, got {value!r}")
+                raise InputError(f"{f.name}: must be {f.metadata['must']}, got {value!r}")
         self._check_together()
 
     def _check_together(self) -> None:
@@ -131,18 +133,18 @@ class Options:
         where = f" (algorithm {algorithm!r})" if algorithm else ""
         declared = list(vars(cls).get("__annotations__", {}))
         if declared and "__dataclass_fields__" not in vars(cls):      # @dataclass(frozen=True) forgotten
-            raise ValueError(f"Options: {cls.__name__} declares {', '.join(declared)} but is not a "
+            raise InputError(f"Options: {cls.__name__} declares {', '.join(declared)} but is not a "
                              "dataclass; "
                              f"decorate it with @dataclass(frozen=True) (algorithm {algorithm!r})")
         unknown = sorted(set(given) - set(cls.names()))
         if unknown:
-            raise ValueError(f"{unknown[0]}: not an option of algorithm {algorithm!r}; its options: "
+            raise InputError(f"{unknown[0]}: not an option of algorithm {algorithm!r}; its options: "
                              f"{', '.join(cls.names()) or '(none)'}")
         try:
             return cls(**given)
         except ValueError as e:
             name, _, rest = str(e).partition(": ")
-            raise ValueError(f"{name}: {rest.replace(', got', where + ', got', 1)}") from None
+            raise InputError(f"{name}: {rest.replace(', got', where + ', got', 1)}") from None
 
     def changed(self) -> dict[str, Any]:
         """The options whose value is not their default, by name: what builds these options again

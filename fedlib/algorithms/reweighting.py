@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._validate import prob_matrix
+from .._validate import InputError, prob_matrix
 from .base import Algorithm, register
 from .options import Options, SolverOptions, any_value, int_at_least, one_of, option, positive
 
@@ -217,7 +217,7 @@ def nova_normaliser(steps: torch.Tensor, lr: float, momentum: float = 0.0,
     sum_k (1 - rho^(k+1)) / (1 - rho) with momentum rho; sum_k (1 - eta mu)^k with a proximal
     term mu."""
     if momentum and prox_mu:
-        raise ValueError("momentum / prox_mu: choose one local solver, not both")
+        raise InputError("momentum / prox_mu: choose one local solver, not both")
     steps = steps.to(torch.float64)
     if momentum:
         rho = momentum

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._validate import InputError
 from ..participation import Schedule
 from .base import Algorithm, register
 from .options import Options, SolverOptions, any_value, int_at_least, option
@@ -110,7 +111,7 @@ class FedACS(Algorithm):
         given = self.settings.weights
         d = np.asarray(self.problem.weights.cpu().numpy() if given is None else given, dtype=float)
         if d.shape != (N,) or (d < 0).any():
-            raise ValueError(f"weights: expected {N} non-negative client weights")
+            raise InputError(f"weights: expected {N} non-negative client weights")
         a = nova_normaliser(torch.tensor(np.array(schedule.local_steps)), lr,
                             float(self.settings.momentum), float(self.settings.prox_mu)).numpy()
         score = np.where(schedule.active > 0, d / (p * a), 0.0)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims
+from .._validate import InputError
 from ..analysis import GridSearch, mean_std, search_log_grid
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
@@ -205,14 +206,14 @@ class AmplifiedSetup:
         """The same setup at ``seed``: its own split, model, minibatch streams, availability offset,
         selection walk and warm-up run (seeds are independent runs, each with its own warm-up)."""
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed: must be a non-negative integer, got {seed!r}")
+            raise InputError(f"seed: must be a non-negative integer, got {seed!r}")
         return replace(self, seed=int(seed))
 
     def phase(self, label: str, horizon: int, lr: float, **extra) -> ExperimentConfig:
         """Method ``label`` continuing this setup's warm-up (:meth:`base`) for ``horizon`` rounds
         of time (a wait round costs a cycle), everything seeded by the setup's ``seed``."""
         if label not in self.methods:
-            raise ValueError(f"label: must be one of {', '.join(map(repr, self.methods))}; got {label!r}")
+            raise InputError(f"label: must be one of {', '.join(map(repr, self.methods))}; got {label!r}")
         algo, opts = self.methods[label]
         wait = algo.startswith("wait")
         rounds = horizon // self.cycle if wait and not self.stand_in else horizon
@@ -234,7 +235,7 @@ class AmplifiedSetup:
         that are then scored: issue 49's leakage)."""
         shared = sorted(set(map(int, seeds)) & set(self.tuning_seeds))
         if shared:
-            raise ValueError(f"seeds: {', '.join(map(str, shared))} also tune the rates (tuning seeds "
+            raise InputError(f"seeds: {', '.join(map(str, shared))} also tune the rates (tuning seeds "
                              f"{', '.join(map(str, self.tuning_seeds))}); evaluate other seeds")
 
     def window_times(self, horizon: int | None = None) -> list[int]:
@@ -243,9 +244,9 @@ class AmplifiedSetup:
         cycles of ``horizon`` (default :attr:`horizon`), the same for every method."""
         h = self.horizon if horizon is None else horizon
         if not self.score_cycles:
-            raise ValueError("score_cycles: 0 scores every evaluation of the last cycle (late_window)")
+            raise InputError("score_cycles: 0 scores every evaluation of the last cycle (late_window)")
         if h % self.cycle or h // self.cycle < self.score_cycles:
-            raise ValueError(f"horizon: {h} must be a multiple of the cycle ({self.cycle}) covering at least "
+            raise InputError(f"horizon: {h} must be a multiple of the cycle ({self.cycle}) covering at least "
                              f"score_cycles = {self.score_cycles} cycles")
         return [h - j * self.cycle for j in reversed(range(self.score_cycles))]
 
@@ -535,7 +536,7 @@ class AmplifiedSetup:
             want = self.window_times(horizon)
             at = t[t["time"].isin(want)]
             if sorted(at["time"]) != want:
-                raise ValueError(f"score_cycles: run {config.key()} has no evaluation at time "
+                raise InputError(f"score_cycles: run {config.key()} has no evaluation at time "
                                  f"{', '.join(str(w) for w in want if w not in set(at['time']))}")
             return float(at[metric].mean())
         end = float(t["time"].iloc[-1])
@@ -577,7 +578,7 @@ class AmplifiedSetup:
         seed's own warm-up (:meth:`at_seed`): config -> (seed, method)."""
         missing = [m for m in self.methods if m not in rates]
         if missing:
-            raise ValueError(f"rates: no rate for {', '.join(map(repr, missing))}")
+            raise InputError(f"rates: no rate for {', '.join(map(repr, missing))}")
         return {self.at_seed(k).phase(m, self.horizon, rates[m]): (int(k), m)
                 for k in seeds for m in self.methods}
 
@@ -764,7 +765,7 @@ def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
     dataset = DATASETS[profile][0] if dataset is None else dataset
     if dataset not in DATASETS[profile]:
         allowed = " or ".join(map(repr, DATASETS[profile]))
-        raise ValueError(f"dataset: the {profile} profile runs on {allowed}; got {dataset!r}")
+        raise InputError(f"dataset: the {profile} profile runs on {allowed}; got {dataset!r}")
     settings = {**SETTINGS[profile], **FASHION[profile]} if dataset == "fashion_mnist" else SETTINGS[profile]
     s = AmplifiedSetup(profile=profile, seed=seed, **settings)
     if stand_in_rounds:

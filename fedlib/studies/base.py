@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validate import check_text
+from .._validate import InputError, check_text
 from ..claims import MISSING_WHAT, ClaimRow
 
 __all__ = ["Frames", "Study", "get", "names", "register_study"]
@@ -75,7 +75,7 @@ class Frames:
         check_text("missing", self.missing, MISSING_WHAT)
         object.__setattr__(self, "seeds", tuple(self.seeds))
         if not self.seeds:
-            raise ValueError("seeds: no seed to compare")
+            raise InputError("seeds: no seed to compare")
         object.__setattr__(self, "methods", tuple(self.methods))
 
     def at(self, seed: int, method: str) -> tuple:
@@ -133,7 +133,7 @@ class Study:
         """The paper's headline claims on ``frames`` (``kwargs`` to :attr:`headline`), each row naming
         the paper."""
         if self.headline is None:
-            raise ValueError(f"study {self.name!r}: has no headline claims to check on other runs")
+            raise InputError(f"study {self.name!r}: has no headline claims to check on other runs")
         return [_with_paper(r, self.paper) for r in self.headline(frames, **kwargs)]
 
 
@@ -148,11 +148,11 @@ _STUDIES: dict[str, Study] = {}
 def register_study(study: Study, replace: bool = False) -> Study:
     """Add ``study`` to the registry under its name (a taken name only with ``replace=True``)."""
     if not isinstance(study, Study):
-        raise ValueError(f"study: must be a fedlib.studies.Study, got {type(study).__name__}")
+        raise InputError(f"study: must be a fedlib.studies.Study, got {type(study).__name__}")
     if not study.name or not isinstance(study.name, str):
-        raise ValueError(f"study.name: must be a non-empty string, got {study.name!r}")
+        raise InputError(f"study.name: must be a non-empty string, got {study.name!r}")
     if study.name in _STUDIES and not replace:
-        raise ValueError(f"study.name: {study.name!r} is already registered (pass replace=True to change it)")
+        raise InputError(f"study.name: {study.name!r} is already registered (pass replace=True to change it)")
     _STUDIES[study.name] = study
     return study
 
@@ -160,7 +160,7 @@ def register_study(study: Study, replace: bool = False) -> Study:
 def get(name: str) -> Study:
     """The registered study ``name``."""
     if name not in _STUDIES:
-        raise ValueError(f"name: must be one of {', '.join(map(repr, _STUDIES))}; got {name!r}")
+        raise InputError(f"name: must be one of {', '.join(map(repr, _STUDIES))}; got {name!r}")
     return _STUDIES[name]
 
 

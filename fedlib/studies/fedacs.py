@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .. import algorithms, claims, theory
+from .._validate import InputError
 from ..analysis import finals, first_reach
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
@@ -123,7 +124,7 @@ class FedAcsSetup:
 
     def __post_init__(self):
         if self.pairing not in PAIRINGS:
-            raise ValueError(f"pairing: must be one of {list(PAIRINGS)}, got {self.pairing!r}")
+            raise InputError(f"pairing: must be one of {list(PAIRINGS)}, got {self.pairing!r}")
 
     @property
     def alpha_dataset(self) -> str:
@@ -232,7 +233,7 @@ class FedAcsSetup:
         seeds = check_seeds(seeds)
         other = seeds if other_seeds is None else check_seeds(other_seeds, "other_seeds")
         if not set(other) <= set(seeds):
-            raise ValueError(f"other_seeds: must be among seeds {seeds}, got {list(other)}")
+            raise InputError(f"other_seeds: must be among seeds {seeds}, got {list(other)}")
         ds = self.datasets[0]
         rates = sorted({*REGIME_RATES, self.lr}) if self.profile != "smoke" else [self.lr]
         return {(lr, pairing, seed): self.regime(lr, pairing, seed).experiment(
@@ -727,7 +728,7 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
         ("further destabilizing the training process", Sec. 6).
     """
     if kind not in KINDS:
-        raise ValueError(f"kind: must be one of {', '.join(KINDS)}; got {kind!r}")
+        raise InputError(f"kind: must be one of {', '.join(KINDS)}; got {kind!r}")
     runs = CellRuns.of(df, cell, target, chance, window, last)
     words = target_words or f"{target:.0%}"
     return [*_speed_rows(runs, words, kind), _accuracy_row(runs, kind),
@@ -825,7 +826,7 @@ def late_fluctuation(h: pd.DataFrame, window: float, rounds: int) -> float:
     ``rounds`` x (1 - ``window``), two degrees of freedom taken by the line (a curve still rising
     in the window is not counted as variance). NaN with fewer than three evaluations there."""
     if not 0 < window <= 1:
-        raise ValueError(f"window: must be in (0, 1], got {window!r}")
+        raise InputError(f"window: must be in (0, 1], got {window!r}")
     tail = h[h["round"] >= rounds - window * rounds].sort_values("round")
     if len(tail) < 3:
         return float("nan")
@@ -839,7 +840,7 @@ def _run_metrics(summ: pd.DataFrame, sel: pd.DataFrame, window: float, last: int
     :func:`late_fluctuation` (``fluctuation``) and, where ``last`` > 0, ``final_acc`` the mean test
     accuracy over their last ``last`` evaluations (App. I.3.4); both NaN unless the run is ok."""
     if last < 0:
-        raise ValueError(f"last: must be >= 0 (0: the late window), got {last!r}")
+        raise InputError(f"last: must be >= 0 (0: the late window), got {last!r}")
     runs = {k: h.sort_values("round") for k, h in sel.groupby("key", sort=False)}
     ok = (summ["outcome"] == "ok").to_numpy()
     keys, rounds = summ["key"].to_numpy(), summ["rounds"].to_numpy()
@@ -1121,7 +1122,7 @@ def pilot_cell(dataset: str, seeds, store: Store, methods=PILOT_METHODS) -> dict
     rates as :meth:`FedAcsSetup.experiment` calibrates them) on ``dataset``, restricted to
     ``methods``: seed -> {method: config}. On ``"mnist"`` these are the committed quick runs."""
     if dataset not in DATASETS:
-        raise ValueError(f"dataset: must be one of {', '.join(DATASETS)}; got {dataset!r}")
+        raise InputError(f"dataset: must be one of {', '.join(DATASETS)}; got {dataset!r}")
     out = {}
     for k in check_seeds(seeds):
         s = fedacs_setup("quick", k)
@@ -1138,7 +1139,7 @@ def pilot_target(mnist_plateau: float, fashion_plateau: float, mnist_target: flo
     down to a whole percent (plateaus: :func:`pilot_plateau`)."""
     for name, v in (("mnist_plateau", mnist_plateau), ("fashion_plateau", fashion_plateau)):
         if not 0 < v <= 1:
-            raise ValueError(f"{name}: must be an accuracy in (0, 1]; got {v!r}")
+            raise InputError(f"{name}: must be an accuracy in (0, 1]; got {v!r}")
     return float(np.floor(100 * mnist_target * fashion_plateau / mnist_plateau + 1e-9) / 100)
 
 

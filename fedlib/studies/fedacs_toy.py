@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import claims, theory
+from .._validate import InputError
 from ..claims import ClaimRow, Verdict
 from ..participation import build
 from ..problems import Quadratic
@@ -44,7 +45,7 @@ class Toy:
     def __init__(self, num_clients: int = 10, dim: int = 2, lr: float = 0.02, draws: int = 10,
                  seed: int = 0, rounds: int | None = None, profile: str = "quick"):
         if profile not in self.ROUNDS:
-            raise ValueError(f"profile: must be one of {sorted(self.ROUNDS)}, got {profile!r}")
+            raise InputError(f"profile: must be one of {sorted(self.ROUNDS)}, got {profile!r}")
         rounds = self.ROUNDS[profile] if rounds is None else rounds
         self.N, self.dim, self.lr, self.draws = num_clients, dim, lr, draws
         self.seed, self.rounds = seed, rounds
@@ -97,7 +98,7 @@ class Toy:
         environment when only one source of inconsistency acts: ``communication`` (p_i, tau = 5) or
         ``computation`` (tau_i, p = 1); or ``both`` (p_i and tau_i), under the local ``solver``."""
         if source not in SOURCES:
-            raise ValueError(f"source: must be one of {', '.join(SOURCES)}; got {source!r}")
+            raise InputError(f"source: must be one of {', '.join(SOURCES)}; got {source!r}")
         n = self.N
         p, steps = {"communication": (self.p_up, np.full(n, 5)), "computation": (np.ones(n), self.tau),
                     "both": (self.p_up, self.tau)}[source]
@@ -116,7 +117,7 @@ class Toy:
         the rounds (:func:`fedlib.theory.fixed_point`): no noise of realised uplinks, so what is left
         at eta -> 0 is the method's own bias, as :meth:`single_source` in the static environment."""
         if source not in SOURCES:
-            raise ValueError(f"source: must be one of {', '.join(SOURCES)}; got {source!r}")
+            raise InputError(f"source: must be one of {', '.join(SOURCES)}; got {source!r}")
         dyn, _ = self.environment("dynamic")
         p = np.ones((self.rounds, self.N)) if source == "computation" else self.p_dyn
         sched = build("full", self.N, self.rounds, local_steps=np.full(self.N, 5)) \
@@ -405,7 +406,7 @@ def _toy_check(values: dict, kind: str, method: str, arg) -> Verdict:
         return claims.combine({sv: claims.paired(dist(method, "both", sv), dist(arg, "both", sv),
                                                  margin=dist_margin, names=(method, arg))
                                for sv in TOY_SOLVERS})
-    raise ValueError(f"kind: must be one of removes, keeps, closer, farther, closer_under, "
+    raise InputError(f"kind: must be one of removes, keeps, closer, farther, closer_under, "
                      f"farther_all_solvers, unchanged; got {kind!r}")
 
 

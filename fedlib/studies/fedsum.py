@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims, delays
+from .._validate import InputError
 from ..analysis import best_rows
 from ..claims import ClaimRow, late_mean
 from ..config import ExperimentConfig
@@ -721,11 +722,11 @@ class FedSumSetup:
         """FedAvg under a pattern of :attr:`patterns` (a name like ``"P1"``) or a
         ``(kind, arguments)`` pair, eta_l = eta_0 / sqrt(t/10 + 1) with eta_0 = 0.01, eta_g = 1."""
         if dataset not in self.datasets:
-            raise ValueError(f"dataset: {dataset!r} is not in this profile's datasets "
+            raise InputError(f"dataset: {dataset!r} is not in this profile's datasets "
                              f"({', '.join(self.datasets)})")
         if isinstance(participation, str):
             if participation not in self.patterns:
-                raise ValueError(f"participation: unknown pattern {participation!r}; known: "
+                raise InputError(f"participation: unknown pattern {participation!r}; known: "
                                  f"{', '.join(self.patterns)} (or a (kind, arguments) pair)")
             kind, args = self.patterns[participation]
         else:
@@ -932,11 +933,11 @@ def fedsum_setup(profile: str, stand_in_rounds: int = 0, regime: str = "app_h") 
     profile only) is the quick profile of the first figures (see :data:`_EARLIER_QUICK`)."""
     check_profile(profile)
     if isinstance(stand_in_rounds, bool) or not isinstance(stand_in_rounds, int) or stand_in_rounds < 0:
-        raise ValueError(f"stand_in_rounds: must be an integer >= 0, got {stand_in_rounds!r}")
+        raise InputError(f"stand_in_rounds: must be an integer >= 0, got {stand_in_rounds!r}")
     if regime not in REGIMES:
-        raise ValueError(f"regime: must be one of {', '.join(REGIMES)}; got {regime!r}")
+        raise InputError(f"regime: must be one of {', '.join(REGIMES)}; got {regime!r}")
     if regime == "earlier" and profile != "quick":
-        raise ValueError(f"regime: 'earlier' exists for the quick profile only, got profile {profile!r}")
+        raise InputError(f"regime: 'earlier' exists for the quick profile only, got profile {profile!r}")
     s = FedSumSetup(profile=profile, **(_EARLIER_QUICK if regime == "earlier" else _FEDSUM[profile]))
     if s.grid is None:
         p = matched_product(s.local_steps, s.rounds)
@@ -963,7 +964,7 @@ def summed_step(eta_0: float, eta_g: float, local_steps: int, rounds: int,
     move in all (App. H's run: about 26.4)."""
     from ..algorithms.base import lr_schedules
     if schedule not in lr_schedules:
-        raise ValueError(f"schedule: must be one of {', '.join(lr_schedules)}; got {schedule!r}")
+        raise InputError(f"schedule: must be one of {', '.join(lr_schedules)}; got {schedule!r}")
     return float(eta_g * local_steps * sum(lr_schedules[schedule](eta_0, t) for t in range(rounds)))
 
 
@@ -1060,7 +1061,7 @@ DELAY_PROFILES = {"quick": ([10, 20, 50, 100, 200, 500], 20),
 def delay_profile(profile: str) -> tuple[list, int]:
     """(horizons T, seeds) of notebook 01's delay estimates at ``profile`` (quick or paper)."""
     if profile not in DELAY_PROFILES:
-        raise ValueError(f"profile: must be one of {sorted(DELAY_PROFILES)}, got {profile!r}")
+        raise InputError(f"profile: must be one of {sorted(DELAY_PROFILES)}, got {profile!r}")
     return DELAY_PROFILES[profile]
 
 

@@ -13,6 +13,7 @@ import pandas as pd
 import torch
 
 from .. import analysis, claims
+from .._validate import InputError
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
 from ..notebook import check_profile, check_seeds
@@ -130,7 +131,7 @@ class FocusSetup:
         row's numbers say so. Each client's share is exact, so the row needs no run."""
         counts = np.asarray(counts, dtype=float)
         if counts.ndim != 2 or counts.shape[1] < 2 or (counts < 0).any() or (counts.sum(axis=1) <= 0).any():
-            raise ValueError(f"counts: must be clients x classes (at least 2) of sample counts >= 0, every "
+            raise InputError(f"counts: must be clients x classes (at least 2) of sample counts >= 0, every "
                              f"client with data; got shape {counts.shape}")
         top2 = np.sort(counts, axis=1)[:, ::-1][:, :2].sum(axis=1) / counts.sum(axis=1)
         what = f"a client's two largest classes hold >= {MAINLY:.0%} of its data"

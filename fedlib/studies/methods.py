@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .._validate import InputError
+
 __all__ = ["CATALOGUE", "Method", "algorithms", "method", "register_method", "specs"]
 
 
@@ -36,7 +38,7 @@ class Method:
     def __post_init__(self):
         for name in ("label", "algorithm"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
-                raise ValueError(f"{name}: must be a non-empty string, got {getattr(self, name)!r}")
+                raise InputError(f"{name}: must be a non-empty string, got {getattr(self, name)!r}")
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
 
     def spec(self, **extra) -> tuple[str, dict]:
@@ -83,11 +85,11 @@ CATALOGUE: dict[str, Method] = {
 def register_method(name: str, m: Method, replace: bool = False) -> Method:
     """Add ``m`` to the catalogue under ``name`` (a taken name only with ``replace=True``)."""
     if not isinstance(m, Method):
-        raise ValueError(f"m: must be a fedlib.studies.methods.Method, got {type(m).__name__}")
+        raise InputError(f"m: must be a fedlib.studies.methods.Method, got {type(m).__name__}")
     if not isinstance(name, str) or not name:
-        raise ValueError(f"name: must be a non-empty string, got {name!r}")
+        raise InputError(f"name: must be a non-empty string, got {name!r}")
     if name in CATALOGUE and not replace:
-        raise ValueError(f"name: {name!r} is already in the catalogue (pass replace=True to change it)")
+        raise InputError(f"name: {name!r} is already in the catalogue (pass replace=True to change it)")
     CATALOGUE[name] = m
     return m
 
@@ -95,7 +97,7 @@ def register_method(name: str, m: Method, replace: bool = False) -> Method:
 def method(name: str) -> Method:
     """The catalogue's method ``name``."""
     if name not in CATALOGUE:
-        raise ValueError(f"name: must be one of {', '.join(map(repr, CATALOGUE))}; got {name!r}")
+        raise InputError(f"name: must be one of {', '.join(map(repr, CATALOGUE))}; got {name!r}")
     return CATALOGUE[name]
 
 
@@ -106,12 +108,12 @@ def specs(names: Sequence[str], extra: Mapping[str, Mapping[str, Any]] | None = 
     extra = dict(extra or {})
     for n in extra:
         if n not in names:
-            raise ValueError(f"extra: {n!r} is not among the names ({', '.join(names)})")
+            raise InputError(f"extra: {n!r} is not among the names ({', '.join(names)})")
     found = {n: method(n) for n in names}
     labels = [m.label for m in found.values()]
     twice = sorted({lab for lab in labels if labels.count(lab) > 1})
     if twice:
-        raise ValueError(f"names: two methods labelled {twice[0]!r}")
+        raise InputError(f"names: two methods labelled {twice[0]!r}")
     return {m.label: m.spec(**extra.get(n, {})) for n, m in found.items()}
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims, delays, traces
+from .._validate import InputError
 from ..analysis import GridSearch, search_log_grid
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
@@ -365,7 +366,7 @@ class RealSetup:
         with App. H's decaying schedule of the shared runs, or with ``constant`` at the constant rate
         of Wang & Ji's Alg. 1 (their gamma)."""
         if label not in AMPLIFIED:
-            raise ValueError(f"label: must be one of {', '.join(map(repr, AMPLIFIED))}; got {label!r}")
+            raise InputError(f"label: must be one of {', '.join(map(repr, AMPLIFIED))}; got {label!r}")
         warm = self.warmup(rates, seed)
         c = self.base(seed).replace(
             algorithm="amplified_fedavg",
@@ -437,7 +438,7 @@ class RealSetup:
         label of :data:`TUNED`)."""
         missing = [label for label in AMPLIFIED if label not in picks]
         if missing:
-            raise ValueError(f"picks: needs a rate for {', '.join(map(repr, missing))}")
+            raise InputError(f"picks: needs a rate for {', '.join(map(repr, missing))}")
         out = self.focus_configs(seeds)
         for seed in seeds:
             for label in AMPLIFIED:
@@ -856,7 +857,7 @@ def real_setup(profile: str, trace: str | Path = "traces/sessions_100.txt",
     to that many rounds."""
     check_profile(profile)
     if isinstance(stand_in_rounds, bool) or not isinstance(stand_in_rounds, int) or stand_in_rounds < 0:
-        raise ValueError(f"stand_in_rounds: must be an integer >= 0, got {stand_in_rounds!r}")
+        raise InputError(f"stand_in_rounds: must be an integer >= 0, got {stand_in_rounds!r}")
     s = RealSetup(profile=profile, trace=str(trace), **SETTINGS[profile])
     if stand_in_rounds:
         s = replace(
