@@ -111,10 +111,17 @@ class CampaignReport(_RunsLeft):
 
 def _setting(config: ExperimentConfig) -> str:
     """What sets a run's pace per round: its problem (but its seed), local steps, participation
-    and evaluation cadence; not its algorithm, rates or seed."""
+    and evaluation cadence, and whether its algorithm's local steps take each client's whole data
+    (the class attribute ``full_batch``: Wang & Ji's wait-full); not its algorithm otherwise, nor
+    its rates or seed. Why full batches count: on the Intel Xeon kind (2026-11-30), notebook 08's
+    paper grid runs of wait-full took 414-419 s where wait-minibatch's, the same setting but for
+    that, took 43-55 s, and the campaign, pacing the one by the other, put them at 50 s."""
+    from .algorithms import available, get
     args = {k: v for k, v in config.arguments("problem_args").items() if k != "seed"}
-    return repr((config.problem, sorted(args.items()), config.local_steps, config.participation,
-                 config.arguments("participation_args"), config.eval_every))
+    key = (config.problem, sorted(args.items()), config.local_steps, config.participation,
+           config.arguments("participation_args"), config.eval_every)
+    full = config.algorithm in available() and bool(getattr(get(config.algorithm), "full_batch", False))
+    return repr((*key, "full-batch local steps") if full else key)
 
 
 #: how many of the latest runs on the same device kind and engine set a setting's pace (the

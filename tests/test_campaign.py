@@ -242,6 +242,26 @@ def test_a_whole_runs_pace_replaces_a_probes(tmp_path):
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 47.0)
 
 
+def test_full_batch_local_steps_are_a_setting_of_their_own(tmp_path):
+    """A wait-full run (every local step on the client's whole data) is not paced by the
+    wait-minibatch runs of the same problem and schedule (on the Intel Xeon kind, 2026-11-30:
+    414-419 s against 43-55 s a run), while algorithms whose steps draw minibatches share a pace."""
+    from fedlib import ExperimentConfig
+    from fedlib.studies import amplified
+    setup = amplified.amplified_setup("paper", 0)
+    amp, no_amp, minibatch, full = setup.methods
+    mb, fb = (setup.grid_config(m, 0.1, setup.grid_seeds[0]) for m in (minibatch, full))
+    assert fb == mb.replace(algorithm="wait_full")                       # the same run but for its steps
+    assert campaign._setting(fb) != campaign._setting(mb)
+    a, n = (setup.grid_config(m, 0.1, setup.grid_seeds[0]) for m in (amp, no_amp))
+    assert campaign._setting(a) == campaign._setting(n)
+    pace = campaign._Pace(Store(tmp_path))
+    pace.note(mb, 45.0, date=campaign._now())
+    assert pace.estimate(fb) is None and pace.estimate(mb) == pytest.approx(campaign.MARGIN * 45.0)
+    c = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=5)
+    assert campaign._setting(c) == campaign._setting(c.replace(algorithm="a_users_unregistered_algorithm"))
+
+
 def test_a_campaign_of_several_notebooks_lists_what_is_left_of_each(tmp_path):
     """NB=all in one budget: the notebooks in the campaign order (02, 08, 05, 03), each store under
     the root, and per notebook what is left: runs listed with estimates (none measured here),
