@@ -294,8 +294,7 @@ def own_error(e: BaseException) -> bool:
     return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(here + os.sep)
 
 
-def guard(fn: Any, globalns: dict | None = None, what: str | None = None,
-          before: Any = None) -> Any:
+def guard(fn: Any, globalns: dict | None = None, what: str | None = None, before: Any = None) -> Any:
     """``fn`` wrapped as fedlib's public boundary: a ``device`` argument (and ``before(arguments)``
     if given: a check of values, e.g. a size that cannot fit in memory, kept outside a function
     whose source is part of stored runs' fingerprints) is checked before ``fn`` runs; if ``fn``

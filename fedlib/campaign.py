@@ -113,9 +113,10 @@ def _setting(config: ExperimentConfig) -> str:
     """What sets a run's pace per round: its problem (but its seed), local steps, participation
     and evaluation cadence, and whether its algorithm's local steps take each client's whole data
     (the class attribute ``full_batch``: Wang & Ji's wait-full); not its algorithm otherwise, nor
-    its rates or seed. Why full batches count: on the Intel Xeon kind (2026-11-30), notebook 08's
-    paper grid runs of wait-full took 414-419 s where wait-minibatch's, the same setting but for
-    that, took 43-55 s, and the campaign, pacing the one by the other, put them at 50 s."""
+    its rates or seed. Why full batches count: a wait-full run of notebook 08's paper grid costs
+    several times a wait-minibatch one, the same setting but for that (``benchmarks/README.md``,
+    "On the Intel Xeon kind"), and the campaign, pacing the one by the other, once estimated
+    wait-full's first runs at an eighth of what they took."""
     from .algorithms import available, get
     args = {k: v for k, v in config.arguments("problem_args").items() if k != "seed"}
     key = (config.problem, sorted(args.items()), config.local_steps, config.participation,

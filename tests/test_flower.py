@@ -293,7 +293,7 @@ def test_a_federation_smaller_than_the_schedule_stops_loudly(in_process):
     cfg = _config("fedavg", rounds=2)
     out: dict = {}
     server = flower.server_app(cfg, out, wait=0.1)
-    with pytest.warns(RuntimeWarning, match=r"^fedlib server_app: the runs stopped: ValueError: num_clients: "
+    with pytest.warns(RuntimeWarning, match=r"^fedlib server_app: the runs stopped: InputError: num_clients: "
                                             r"the schedule has 10 clients, the Flower federation 4 nodes"):
         _single_thread(lambda: server._main(_Grid(flower.client_app(cfg), list(range(4))), None))
     assert isinstance(out["error"], ValueError) and "results" not in out
