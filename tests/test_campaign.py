@@ -244,8 +244,9 @@ def test_a_whole_runs_pace_replaces_a_probes(tmp_path):
 
 def test_full_batch_local_steps_are_a_setting_of_their_own(tmp_path):
     """A wait-full run (every local step on the client's whole data) is not paced by the
-    wait-minibatch runs of the same problem and schedule (on the Intel Xeon kind, 2026-11-30:
-    414-419 s against 43-55 s a run), while algorithms whose steps draw minibatches share a pace."""
+    wait-minibatch runs of the same problem and schedule (several times their cost:
+    ``benchmarks/README.md``, "On the Intel Xeon kind"), while algorithms whose steps draw
+    minibatches share a pace."""
     from fedlib import ExperimentConfig
     from fedlib.studies import amplified
     setup = amplified.amplified_setup("paper", 0)
