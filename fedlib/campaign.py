@@ -697,7 +697,7 @@ def stored_scope_02(setup, store: str | Path, seeds: list[int], patterns: list[s
     complete. With no whole pattern of any seed, the seeds are [] and the patterns are kept.
 
     Raises:
-        ValueError: ``seeds`` is not a list of distinct non-negative integers, or ``patterns`` not
+        InputError: ``seeds`` is not a list of distinct non-negative integers, or ``patterns`` not
             None or a list of distinct patterns of ``setup``.
     """
     import dataclasses
@@ -818,7 +818,7 @@ def stored_scope_08(setup, store: str | Path, seeds: list[int]) -> StoredScope08
     left out naming what it lacks (``make campaign NB=08_amplified_fedavg`` computes them).
 
     Raises:
-        ValueError: ``seeds`` is not a list of distinct non-negative integers, or holds a tuning
+        InputError: ``seeds`` is not a list of distinct non-negative integers, or holds a tuning
             seed.
     """
     from .notebook import check_seeds

@@ -247,7 +247,7 @@ class ExperimentConfig:
         see :func:`fedlib.grid` for that.
 
         Raises:
-            ValueError: a name that is not a field, naming the fields.
+            InputError: a name that is not a field, naming the fields.
         """
         names = [f.name for f in fields(self)]
         unknown = [k for k in changes if k not in names]

@@ -170,7 +170,7 @@ def get_dataset(name: str) -> DatasetSpec:
     """The registered dataset ``name`` (its loader, info and download).
 
     Raises:
-        ValueError: an unknown name, naming the known ones.
+        InputError: an unknown name, naming the known ones.
     """
     if not isinstance(name, str) or name not in _DATASETS:
         raise InputError(f"dataset: unknown dataset {name!r}; known datasets: {', '.join(_DATASETS)}")
@@ -187,7 +187,7 @@ def data_roots(data_root: str | os.PathLike | None = None) -> list[Path]:
     ``~/.cache/fedlib``.
 
     Raises:
-        ValueError: the folder given (``data_root`` or ``$FEDLIB_DATA``) is a file, naming it and
+        InputError: the folder given (``data_root`` or ``$FEDLIB_DATA``) is a file, naming it and
             its folder."""
     if data_root is not None:
         return [_folder("data_root", Path(data_root).expanduser())]
@@ -349,7 +349,7 @@ def check_files(name: str, data_root: str | os.PathLike | None = None) -> dict[s
     come back.
 
     Raises:
-        ValueError: unknown name, a bad ``data_root``, or files :func:`load` would misread.
+        InputError: unknown name, a bad ``data_root``, or files :func:`load` would misread.
         DataNotFoundError: the files are missing.
     """
     spec = get_dataset(name)
@@ -465,7 +465,7 @@ def register_dataset(name: str, loader: Callable[[Path], dict | None], *, info: 
     worker processes refuses it (define it in a module and import that).
 
     Raises:
-        ValueError: a bad name, a clash, a loader that is not callable, an info that is not a
+        InputError: a bad name, a clash, a loader that is not callable, an info that is not a
             :class:`DatasetInfo`.
     """
     check_new_name("dataset", name, _BUILTIN, _DATASETS, replace)
@@ -609,7 +609,7 @@ def load(name: str, data_root: str | os.PathLike | None = None, device: str | to
     (:data:`SYSTEM_FOLDERS`).
 
     Raises:
-        ValueError: unknown name; a loader's arrays of the wrong shape, labels or pixel values.
+        InputError: unknown name; a loader's arrays of the wrong shape, labels or pixel values.
         DataNotFoundError: the files are missing (and ``download`` is False or impossible).
     """
     spec = get_dataset(name)

@@ -40,7 +40,7 @@ def worker_modules(configs: Iterable) -> tuple[str, ...]:
     problems, participation kinds and datasets, in first-use order.
 
     Raises:
-        ValueError: one of them is defined in ``__main__`` (a notebook cell or a script), which
+        InputError: one of them is defined in ``__main__`` (a notebook cell or a script), which
             worker processes cannot import; raised before any run.
     """
     out: list[str] = []

@@ -82,7 +82,7 @@ def store_path(notebook: str, profile: str, root: str | os.PathLike | None = Non
     caches.
 
     Raises:
-        ValueError: a profile that is not one of :data:`PROFILES`; a notebook name the project has
+        InputError: a profile that is not one of :data:`PROFILES`; a notebook name the project has
             no notebook of (a misspelled name would otherwise be a new, empty store).
     """
     check_profile(profile)
@@ -217,7 +217,7 @@ def folded_tables(title: str, tables: pd.DataFrame | Sequence[pd.DataFrame], tex
         An ``IPython.display.Markdown`` object (a notebook cell ending with it renders it).
 
     Raises:
-        ValueError: an argument of another type or value than the above, naming it.
+        InputError: an argument of another type or value than the above, naming it.
     """
     import html
 
@@ -334,7 +334,7 @@ class NotebookRuns:
         the inputs (nbval compares them).
 
         Raises:
-            ValueError: the inputs are absent and no table was committed.
+            InputError: the inputs are absent and no table was committed.
         """
         from .paths import output_dir
         if fresh:

@@ -192,7 +192,7 @@ def load(path: str | os.PathLike) -> Schedule:
     reads the ``.npz`` that save wrote for it).
 
     Raises:
-        ValueError: the file is missing or is not a schedule file (naming the file).
+        InputError: the file is missing or is not a schedule file (naming the file).
     """
     not_schedule = (f"schedule: {os.fspath(path)} is not a schedule file (.npz written by Schedule.save)")
     if not os.path.exists(path) and os.path.isfile(os.fspath(path) + ".npz"):
@@ -517,7 +517,7 @@ def register_kind(name: str, builder: Callable[..., Draw | np.ndarray], *, descr
     processes refuses it (define it in a module and import that).
 
     Raises:
-        ValueError: a bad name, a clash, or arguments that do not match the builder.
+        InputError: a bad name, a clash, or arguments that do not match the builder.
     """
     check_new_name("participation kind", name, _BUILTIN, _KINDS, replace)
     if not isinstance(description, str) or not description.strip():
@@ -599,7 +599,7 @@ def get_kind(name: str) -> Kind:
     """The registered kind ``name`` (its builder, arguments and description).
 
     Raises:
-        ValueError: an unknown kind, naming the known ones.
+        InputError: an unknown kind, naming the known ones.
     """
     if name not in _KINDS:
         raise InputError(f"kind: unknown participation kind {name!r}; known kinds: "
@@ -613,7 +613,7 @@ def check_arguments(name: str, args: dict, n: int | None = None) -> None:
     choices (``n``: the number of clients where known).
 
     Raises:
-        ValueError: one message ``<argument>: ...`` naming the value and what is allowed.
+        InputError: one message ``<argument>: ...`` naming the value and what is allowed.
     """
     spec = get_kind(name)
     for arg, value in args.items():
@@ -1000,7 +1000,7 @@ def read_trace(trace: Any) -> np.ndarray:
     as an editor shows them). Rows must all be as long as the first.
 
     Raises:
-        ValueError: naming the file (or ``trace``) and what is wrong.
+        InputError: naming the file (or ``trace``) and what is wrong.
     """
     if not isinstance(trace, (str, os.PathLike)):
         return _trace_array(trace)
@@ -1227,7 +1227,7 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
         The schedule; the same arguments give identical arrays.
 
     Raises:
-        ValueError: unknown kind or argument, or a value outside its allowed range.
+        InputError: unknown kind or argument, or a value outside its allowed range.
     """
     spec = get_kind(kind)
     n, t = _check_size(num_clients, rounds)

@@ -249,7 +249,7 @@ def register_problem(name: str, builder: Callable[..., Problem], *, description:
     processes refuses it (define it in a module and import that).
 
     Raises:
-        ValueError: a bad name, a clash, a builder, check, memory, inputs, datasets or forwarded
+        InputError: a bad name, a clash, a builder, check, memory, inputs, datasets or forwarded
             target that is not a function, or ``forwards`` for a builder that takes no ``**kw``.
     """
     check_new_name("problem", name, _BUILTIN, _PROBLEMS, replace)
@@ -446,7 +446,7 @@ def get_problem(name: str) -> ProblemSpec:
     """The registered problem ``name`` (its builder, description and declared checks).
 
     Raises:
-        ValueError: an unknown name, naming the known ones.
+        InputError: an unknown name, naming the known ones.
     """
     if not isinstance(name, str) or name not in _PROBLEMS:
         raise InputError(f"problem: unknown problem {name!r}; known problems: {', '.join(sorted(_PROBLEMS))}")

@@ -278,7 +278,7 @@ def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, prob
         seconds spent evaluating (part of ``seconds``).
 
     Raises:
-        ValueError: unknown algorithm, engine or schedule; mismatched sizes; non-positive
+        InputError: unknown algorithm, engine or schedule; mismatched sizes; non-positive
             learning rates, steps or eval_every; a checkpoint of another run.
     """
     plan = RunPlan.checked(algorithm, problem, participation, options=algorithm_options, rounds=rounds,

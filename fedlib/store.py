@@ -239,7 +239,7 @@ class Store:
             read-only store (a listing or a render that only reads must leave nothing behind).
 
     Raises:
-        ValueError: the folder cannot be created, or exists but cannot be read (checked at once).
+        InputError: the folder cannot be created, or exists but cannot be read (checked at once).
             A folder that exists but cannot be written is a read-only store: its entries read as
             usual (:attr:`writable` is False) and writing one raises naming the folder.
     """

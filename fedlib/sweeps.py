@@ -223,7 +223,7 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
         ``error``, ``diverged_at``, the history's columns. A run that raised has one row, round NaN.
 
     Raises:
-        ValueError: an invalid config (naming its index and field) before anything runs; an
+        InputError: an invalid config (naming its index and field) before anything runs; an
             unwritable store; missing runs with ``compute=False``.
     """
     devices = _check_placement(executor, workers, devices, device)
@@ -350,7 +350,7 @@ def plan_sweep(configs: list[ExperimentConfig], store: str | os.PathLike | Store
     final model. Nothing is computed or written.
 
     Raises:
-        ValueError: an invalid config (naming its index and field); missing runs with
+        InputError: an invalid config (naming its index and field); missing runs with
             ``compute=False``; an unwritable store with runs to compute.
     """
     root = (store.path if isinstance(store, Store) else Path(store)) if compute else None
@@ -583,7 +583,7 @@ def load(store: str | os.PathLike | Store,
         df.groupby("algorithm")["test_acc"].max()
 
     Raises:
-        ValueError: a store folder that does not exist; a run of ``configs`` that is not stored
+        InputError: a store folder that does not exist; a run of ``configs`` that is not stored
             (naming how many and the store).
     """
     _check_readable(Path(store.path if isinstance(store, Store) else store).expanduser())

@@ -85,7 +85,7 @@ def read_stunner(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, int
     online intervals [start, end) in ms from the record's start).
 
     Raises:
-        ValueError: naming the file and line of a malformed line (too few fields, a field that is
+        InputError: naming the file and line of a malformed line (too few fields, a field that is
             not an integer, a first state other than 0 / 1, a negative duration) or of durations
             that do not add up to whole days; and an empty file.
     """
@@ -167,7 +167,7 @@ def read_fedscale(path: str | os.PathLike) -> list[tuple[int, list[tuple[int, in
     length ``finish_time`` in ms, its online intervals [active[i], inactive[i]) in ms).
 
     Raises:
-        ValueError: naming the file and the client of a record that lacks a field, whose lists
+        InputError: naming the file and the client of a record that lacks a field, whose lists
             differ in length, or whose intervals are negative, reversed, overlapping or past
             ``finish_time``; an empty trace; anything but a dict.
     """
@@ -214,7 +214,7 @@ def availability(path: str | os.PathLike, format: str = "stunner", round_minutes
         rule: ``"start"`` (online when the round starts) or ``"whole"`` (online throughout it).
 
     Raises:
-        ValueError: one message naming the argument, or the file and line / client.
+        InputError: one message naming the argument, or the file and line / client.
     """
     if format not in FORMATS:
         raise InputError(f"format: must be one of {', '.join(FORMATS)}; got {format!r}")

@@ -1259,7 +1259,7 @@ def pilot_decision(tables: dict, mnist: str, other: str) -> tuple[bool, str]:
     fewer; never counts as infinitely many).
 
     Raises:
-        ValueError: ``mnist`` or ``other`` is not a dataset of the tables, or the two datasets'
+        InputError: ``mnist`` or ``other`` is not a dataset of the tables, or the two datasets'
             comparisons differ.
     """
     needs = tables["comparisons"].set_index(["dataset", "comparison"])["seeds to decide"]

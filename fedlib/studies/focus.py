@@ -366,7 +366,7 @@ def pilot_decision(checks: pd.DataFrame, base: str, other: str, other_ok: bool, 
     of ``other``'s runs diverged or collapsed).
 
     Raises:
-        ValueError: a dataset that is not in ``checks``, or the two datasets' rows do not pair; an
+        InputError: a dataset that is not in ``checks``, or the two datasets' rows do not pair; an
             ``at_least`` that is not an integer >= 0.
     """
     needs = checks.set_index(["dataset", "rival", "check"])["seeds needed"]
