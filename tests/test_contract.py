@@ -96,7 +96,8 @@ PLAIN_VALUE_ERRORS = {("problems.py", "random_quadratic"), ("problems.py", "neur
 def test_fedlib_raises_its_refusals_as_input_errors_but_in_the_fingerprinted_builders():
     """Every ``raise ValueError(...)`` (or a ValueError built to be raised) in fedlib's source is
     an InputError, so ``except fedlib.InputError`` catches each refusal, but in the functions of
-    :data:`PLAIN_VALUE_ERRORS`; and those raise an InputError through the public boundary."""
+    :data:`PLAIN_VALUE_ERRORS`; and those raise an InputError through the public boundary. The
+    docstrings say so too (a Raises section names ``InputError``, not ``ValueError``)."""
     import ast
     plain = set()
     for path in sorted((ROOT / "fedlib").rglob("*.py")):
@@ -105,6 +106,11 @@ def test_fedlib_raises_its_refusals_as_input_errors_but_in_the_fingerprinted_bui
                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ValueError":
                     plain.add((path.name, getattr(top, "name", "<module>")))
     assert plain == PLAIN_VALUE_ERRORS
+    # and the docstrings' Raises sections name the class a caller should catch
+    said = sorted(f"{p.name}:{i}" for p in (ROOT / "fedlib").rglob("*.py")
+                  for i, line in enumerate(p.read_text().splitlines(), 1)
+                  if line.strip().startswith("ValueError:"))
+    assert not said, f"Raises sections that say ValueError for fedlib's InputError: {said}"
     from fedlib import problems
     for bad in ((0.0, 1.0), (2.0, 1.0), "x"):
         with pytest.raises(fedlib.InputError, match=r"^curvature: "):
