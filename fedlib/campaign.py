@@ -13,7 +13,10 @@ latest stored entries of the same problem setting computed on the same device ki
 engine options, and this call's runs; else other stored entries of the setting; else a short
 probe of the run's first rounds, whose cost counts against the budget: :class:`_Pace`) and
 starts it only if it can finish inside the budget with a margin; it never starts a run it cannot
-finish. Finished runs are sealed entries (their digests in
+finish. Once a run does not fit, a later one whose setting's pace is measured still starts where
+it fits what is left (minutes a long run cannot use go to a shorter one: in a seed's list of
+notebook 08, a wait run of a few minutes after a 5,000-round run); no probe is paid for then, and
+the run left out comes first in the next call. Finished runs are sealed entries (their digests in
 ``meta.json``) and can be committed at once; the next call loads them and goes on. At the end it
 prints what is left in device-minutes at the measured pace.
 
@@ -309,8 +312,9 @@ class NotebookReport(_RunsLeft):
 
 class _Compute:
     """A study's ``compute`` (configs -> their :func:`fedlib.sweep` frame) that computes each
-    missing run into the store only if its estimate fits the budget; once one does not, every
-    later call lists its missing runs as left and raises :class:`Incomplete`."""
+    missing run into the store only if its estimate fits the budget; once one does not, a later
+    run starts only if its measured estimate fits what is left (no probe), and a call that left
+    any run out lists those as left and raises :class:`Incomplete`."""
 
     def __init__(self, st: Store, pace: _Pace, deadline: float, report: CampaignReport, part: NotebookReport,
                  device: str | None, engine, clock: Callable[[], float], echo: Callable[[str], None],
@@ -363,10 +367,13 @@ class _Compute:
         e = self.st.get(c)
         return e is None or (keep_params and not (e.path / "params.npy").exists())
 
-    def _fits(self, c: ExperimentConfig) -> float | None:
-        """The run's estimate if it fits the budget (probing its setting first if needed), else None."""
+    def _fits(self, c: ExperimentConfig, probe: bool = True) -> float | None:
+        """The run's estimate if it fits the budget (probing its setting first if needed and
+        ``probe``; without, a run whose setting needs a probe does not fit), else None."""
         est = self._estimate(c)
         if est is None or self.pace.needs_probe(c):     # a probe of its first rounds (three evaluations)
+            if not probe:
+                return None
             probe = probe_config(c)
             if self.clock() + 60.0 > self.deadline:                 # not even a probe fits
                 return None
@@ -413,9 +420,11 @@ class _Compute:
                 continue
             if any(c.key() == r.key() for r, _, _ in self.running.values()):
                 continue                       # listed twice, and running in the pool already
-            if self.pool is not None and self.report.stopped != "budget":
+            if self.pool is not None:
                 self._collect(below=self.pool.slots)             # a process free: the estimate is from now
-            est = None if self.report.stopped == "budget" else self._fits(c)
+            # once a run did not fit, a later one still starts if its measured estimate fits what
+            # is left (no probe then): minutes the longer run cannot use go to a shorter one
+            est = self._fits(c, probe=self.report.stopped != "budget")
             if est is None:
                 self.report.stopped = "budget"
                 if first:

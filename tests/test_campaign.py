@@ -242,6 +242,34 @@ def test_a_whole_runs_pace_replaces_a_probes(tmp_path):
     assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 47.0)
 
 
+def test_once_a_run_does_not_fit_a_later_one_that_does_still_starts(tmp_path):
+    """Minutes a long run cannot use go to a shorter one after it whose setting's pace is measured
+    (no probe is paid for then); the long run is listed as left, the call raises Incomplete, and
+    the next call with the time for it computes it first."""
+    from fedlib import ExperimentConfig
+    base = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=10)
+    long, short = base.replace(rounds=1000), base.replace(seed=1)
+    unmeasured = base.replace(participation="bernoulli", participation_args={"p": 0.5}, seed=2)
+    st, now = Store(tmp_path), [0.0]
+    pace = campaign._Pace(st)
+    pace.note(base.replace(seed=9), 1.0, date=campaign._now())         # 0.1 s a round, measured here
+
+    def compute(budget_s):
+        report, part = campaign.CampaignReport(), campaign.NotebookReport("test")
+        return campaign._Compute(st, pace, budget_s, report, part, "cpu", "vectorized", lambda: now[0],
+                                 lambda line: None), report, part
+
+    c, report, part = compute(30.0)                    # the long run needs 115 s; the short 1.15
+    with pytest.raises(campaign.Incomplete):
+        c([long, short, unmeasured])
+    assert st.get(short) is not None and st.get(long) is None and st.get(unmeasured) is None
+    assert report.stopped == "budget" and [k for k, _ in part.left] == [long, unmeasured]
+    assert part.left[0][1] == pytest.approx(campaign.MARGIN * 100.0) and part.left[1][1] != part.left[1][1]
+    c, report, part = compute(200.0)                   # the time for the long run: computed first
+    c([long, short])
+    assert st.get(long) is not None and part.loaded == 1 and report.stopped == "done" and not part.left
+
+
 def test_full_batch_local_steps_are_a_setting_of_their_own(tmp_path):
     """A wait-full run (every local step on the client's whole data) is not paced by the
     wait-minibatch runs of the same problem and schedule (several times their cost:
