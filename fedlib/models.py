@@ -259,6 +259,11 @@ _CNN = {
     "wj_fmnist_cnn": (dict(in_ch=1, convs=[32, 32], fcs=[128], image=28, kernel=5), "default", (1, 28, 28),
                       "Wang & Ji FashionMNIST: 5x5 conv 1-32-32, FC 1568-128-10 (default init; "
                       "theirs: Kaiming)"),
+    # the same CNN as the authors' code initialises it, to measure what the init changes
+    # (benchmarks/init_08.py)
+    "wj_fmnist_cnn_kaiming": (dict(in_ch=1, convs=[32, 32], fcs=[128], image=28, kernel=5), "kaiming",
+                              (1, 28, 28), "Wang & Ji FashionMNIST: 5x5 conv 1-32-32, FC 1568-128-10, "
+                              "Kaiming init (as the authors' code)"),
     "wj_cifar10_cnn": (dict(in_ch=3, convs=[32, 64], fcs=[512, 128], image=32, kernel=5), "kaiming",
                        (3, 32, 32), "Wang & Ji CIFAR-10: 5x5 conv 3-32-64, FC 4096-512-128-10, Kaiming init "
                        "(as the authors' code)"),
