@@ -12,7 +12,7 @@ means the same split, availability offset, selection walk and minibatches: the r
 the initial model only.
 
     python benchmarks/init_08.py [--seeds 0 1] [--store results/08_amplified_fedavg/paper]
-                                 [--out /tmp/init_08.csv]
+                                 [--out /tmp/init_08.csv | --read /tmp/init_08.csv]
 
 Needs Fashion-MNIST (the Debian package ``dataset-fashion-mnist``, or ``$FEDLIB_DATA``). About
 20 CPU-minutes a warm-up on one core.
@@ -42,12 +42,16 @@ def main() -> None:
     ap.add_argument("--store", default="results/08_amplified_fedavg/paper",
                     help="the paper store holding the default-init warm-ups")
     ap.add_argument("--out", default=None, help="a CSV of both runs' evaluations (optional)")
+    ap.add_argument("--read", default=None, help="print the tables from a CSV --out wrote (no run)")
     args = ap.parse_args()
+    paper = amplified_setup("paper")
+    if args.read:
+        report(pd.read_csv(args.read), paper)
+        return
     torch.set_num_threads(1)
     print(f"cpu: {arithmetic.cpu_model()} ({platform.machine()}), torch {torch.__version__}, 1 thread, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", flush=True)
     store = Store(args.store, create=False)
-    paper = amplified_setup("paper")
     curves = []
     for seed in args.seeds:
         kaiming = replace(paper, model=KAIMING).at_seed(seed)
@@ -65,6 +69,11 @@ def main() -> None:
     df = pd.concat(curves, ignore_index=True)
     if args.out:
         df.to_csv(args.out, index=False)
+    report(df, paper)
+
+
+def report(df: pd.DataFrame, paper) -> None:
+    """The tables of both inits' warm-ups (``df``: evaluations with ``seed`` and ``init`` columns)."""
     ends = df[df["round"] % paper.cycle == 0]
     table = ends.pivot_table(index=["seed", "round"], columns="init", values=["test_acc", "loss"])
     with pd.option_context("display.width", 160, "display.max_rows", 200):
@@ -74,7 +83,8 @@ def main() -> None:
         for init, d in df.groupby("init", sort=False):
             print(f"{init} init:")
             print(paper.warmup_table(d, earlier=paper.warmup // 2).round(4).to_string(index=False))
-        plateau = {init: paper.warmup_table(d, earlier=paper.warmup).iloc[:, -2].to_numpy()
+        last = f"test acc, cycle to round {paper.warmup}"
+        plateau = {init: paper.warmup_table(d, earlier=paper.warmup // 2)[last].to_numpy()
                    for init, d in df.groupby("init", sort=False)}
         diff = plateau["kaiming"] - plateau["default"]
         print(f"\nkaiming - default, last cycle's mean test accuracy, per seed: "
