@@ -91,12 +91,15 @@ def dirichlet(labels, num_clients: int, alpha: float, seed: int = 0, min_size: i
 
 
 def dirichlet_prior(labels, num_clients: int, alpha: float, seed: int = 0) -> Partition:
-    """Dirichlet split rebalanced to equal client sizes (the FOCUS code's variant).
+    """Dirichlet split with equal client sizes, after the FOCUS code's (Ying, Li & Yang 2025,
+    arXiv:2503.20117): the same law per client, by another procedure.
 
     Each client gets floor(n/N) or ceil(n/N) samples. Its label mix is p_i ~ Dir(alpha * prior),
     prior = the global class frequencies; the client is filled one sample at a time by drawing a
     class from p_i restricted to the classes that still have unassigned samples (renormalised),
-    then a random unassigned sample of that class."""
+    then a random unassigned sample of that class. (The FOCUS code cuts each class over the
+    clients in proportion to their p_i, then moves random samples from clients above the even
+    size to those below: the label skew of the two can differ.)"""
     labels, C = _check(labels, num_clients)
     alpha = check_real("alpha", alpha, 0.0, low_open=True)
     rng = np.random.default_rng(seed)

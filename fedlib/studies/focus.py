@@ -25,7 +25,8 @@ from .base import Frames, Study, register_study
 __all__ = ["ETA", "LABEL_QUOTE", "MAINLY", "MARKOV_QUOTE", "ROUGHLY_EACH", "METHODS", "METHOD_NAMES",
            "PILOT_NAMES", "PILOT_RIVALS", "PILOT_RULE",
            "PILOT_SEEDS", "QUOTE", "RIVALS", "STUDY", "EXACT_QUOTE", "FEDAVG_QUOTE", "TOY_ADDED",
-           "MARKOV_ON_RATE", "MARKOV_P", "MARKOV_PANEL", "TOY_CHECKS", "TOY_CLIENTS", "TOY_METHODS",
+           "MARKOV_ON_RATE", "MARKOV_P", "MARKOV_PANEL", "PASSIVE", "PASSIVE_P", "TOY_CHECKS", "TOY_CLIENTS",
+           "TOY_METHODS",
            "TOY_QUOTE",
            "TOY_RIVALS", "FocusSetup", "exact_floor", "focus_setup",
            "headline_claims", "late_swing", "pilot_checks", "pilot_decision", "rate_kept", "toy_beyond",
@@ -61,6 +62,16 @@ QUOTE = ("our SG-FOCUS shows the best performance on convergence speed and test 
 RIVALS = {"FedAU and SCAFFOLD": ["FedAU", "SCAFFOLD"],
           "the authors' variants": ["FedAU as in the authors' code (= FedAvg)",
                                     "SCAFFOLD as in the authors' code (divisor 10)"]}
+#: the authors' "markov" participation, the runs their plotting notebook draws as Fig. 9's "Passive
+#: Arbitrary Client Participation" panel ("bern" is its "Active" one): each client a two-state chain
+#: with transition matrix [[0.8, 0.2], [0.8, 0.2]]. Both rows are equal, so the next state does not
+#: depend on the current one: every client is present with probability PASSIVE_P in every round,
+#: independently (the p_i ~ U(0.1, 0.9) their code draws set only the state before the first round,
+#: which no round uses). Here: Bernoulli participation at PASSIVE_P for every client, the same law
+PASSIVE_P = 0.2
+PASSIVE = f"markov (p = {PASSIVE_P:g})"
+#: how a claim row's setting names the profile's model
+_MODEL_NAMES = {"fedsum_mnist_cnn": "FedSUM's small CNN", "focus_cifar10_cnn": "App. F.1's three-layer CNN"}
 #: the labels of :meth:`FocusSetup.configs`; test accuracy at chance (10 classes); the late
 #: window (the last fifth: the curves swing); "converges faster" compares the rounds to this
 #: fraction of the plateau both runs reach
@@ -198,16 +209,23 @@ class FocusSetup:
             local_steps=self.local_steps, lr_local=self.eta, lr_global=1.0, eval_every=self.eval_every,
             seed=self.seed)
 
-    def configs(self, seeds: Sequence[int] | None = None
+    @property
+    def passive_pattern(self) -> dict[str, tuple[str, dict]]:
+        """Fig. 9's passive panel, the authors' "markov" runs (:data:`PASSIVE_P`): label ->
+        (participation kind, arguments)."""
+        return {PASSIVE: ("bernoulli", {"p": PASSIVE_P})}
+
+    def configs(self, seeds: Sequence[int] | None = None, passive: bool = False
                 ) -> dict[ExperimentConfig, tuple[str, int, str]]:
         """Every run of Fig. 9 for each of ``seeds`` (default: the setup's seed): config ->
         (pattern, seed, method). A seed draws the split, the model, the "bern" p_i, the schedule
-        and the minibatches."""
+        and the minibatches. ``passive``: the runs of :attr:`passive_pattern` instead of
+        :attr:`patterns`."""
         out = {}
         for k in self._seeds(seeds):
             s = replace(self, seed=int(k))
             b = s.base()
-            for pname, (kind, args) in s.patterns.items():
+            for pname, (kind, args) in (s.passive_pattern if passive else s.patterns).items():
                 for label, (algo, opts) in METHODS.items():
                     c = b.replace(algorithm=algo, algorithm_args=opts, participation=kind,
                                   participation_args=args)
@@ -242,8 +260,8 @@ class FocusSetup:
         """The setting of the claim rows (a stand-in or smoke run reproduces nothing)."""
         if self.stand_in or self.profile == "smoke":
             return claims.scale_cause(self.profile, self.stand_in, self.rounds, "")
-        return (f"{self.profile} profile ({self.data_name}, FedSUM's small CNN, {self.rounds:,} of 10,000 "
-                "rounds)")
+        model = _MODEL_NAMES.get(self.model, self.model)
+        return f"{self.profile} profile ({self.data_name}, {model}, {self.rounds:,} of 10,000 rounds)"
 
     def claims(self, summary: pd.DataFrame, curves: dict, pattern: str, seeds: list,
                ours: tuple | None = None, then: dict | None = None) -> list[ClaimRow]:
@@ -262,12 +280,35 @@ class FocusSetup:
 
     def pattern_note(self, pattern: str) -> str:
         """What a claim row under ``pattern`` says of where the pattern comes from: "uniform" (a fixed
-        number of clients a round) is an option of the authors' code, while App. F.1 states "we do not
-        restrict the number of participating clients in each round" ("bern" is that test); "" for
-        the other patterns."""
+        number of clients a round) is an option of the authors' code and not a panel of Fig. 9, while
+        App. F.1 states "we do not restrict the number of participating clients in each round"
+        ("bern" is that test); :data:`PASSIVE` is the authors' "markov", Fig. 9's passive panel; ""
+        for "bern"."""
+        if pattern == PASSIVE:
+            return (f"the authors' \"markov\" (Fig. 9's passive panel in their plotting notebook): as their "
+                    f"code draws it, each client present with probability {PASSIVE_P:g} in every round, "
+                    "independently")
         kind = self.patterns.get(pattern, ("",))[0]
-        return ("the pattern is the authors' code's option; the paper states unrestricted participation "
-                "(App. F.1)" if kind == "uniform" else "")
+        return ("the pattern is the authors' code's option, not a panel of Fig. 9; the paper states "
+                "unrestricted participation (App. F.1)" if kind == "uniform" else "")
+
+    def passive_claim(self, held: int, total: int) -> ClaimRow:
+        """App. F.2's claim under Fig. 9's passive panel (:data:`PASSIVE`) while the store holds
+        ``held`` of its ``total`` runs and computing is off: one "not tested" row
+        (:func:`fedlib.claims.not_run`), its reason counting the runs stored.
+
+        Raises:
+            InputError: ``held`` and ``total`` are not integers with 0 <= held < total.
+        """
+        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (held, total))
+        if not ok or not 0 <= held < total:
+            raise InputError(f"held, total: must be integers with 0 <= held < total (the panel's runs "
+                             f"stored, and all of them); got {held!r}, {total!r}")
+        why = claims.not_run(f"{held} of the {total} runs of Fig. 9's passive panel are in the "
+                             f"{self.profile} store; the claim is checked under it once all are")
+        return ClaimRow("App. F.2, Fig. 9", QUOTE, "SG-FOCUS the best on convergence speed and test "
+                        "accuracy, compared to FedAU and SCAFFOLD, under the passive panel", why,
+                        context={"pattern": PASSIVE}, setting=f"{self.setting}; {self.pattern_note(PASSIVE)}")
 
     def horizon_check(self, df: pd.DataFrame, labels: dict, rows: list[ClaimRow], seeds: list,
                       cut: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -275,7 +316,8 @@ class FocusSetup:
         ``labels`` cut at round ``cut``. Returns the verdict table and the cut runs' summary."""
         cut_labels = {c.key(): v for c, v in labels.items()}         # keyed by run: the horizon is the cut
         _, cut_summary, cut_curves = claims.tidy(df[df["round"] <= cut], cut_labels, NAMES, CHANCE, WINDOW)
-        cut_rows = {(r.context["pattern"], r.claim): r.check for p in self.patterns
+        cut_rows = {(r.context["pattern"], r.claim): r.check
+                    for p in dict.fromkeys(r.context["pattern"] for r in rows)
                     for r in self.claims(cut_summary, cut_curves, p, seeds)}
         table = pd.DataFrame([{"pattern": r.context["pattern"], "claim": r.claim,
                                f"at T = {self.rounds}": r.check.verdict,

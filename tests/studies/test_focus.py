@@ -289,6 +289,51 @@ def test_fig4_claims_compare_focus_with_its_figures_algorithms_and_the_added_met
     assert (row["effect"], row["ci_low"], row["seeds"]) == (one.effect, one.ci_low, one.seeds)
 
 
+def test_the_passive_panel_is_the_authors_markov_every_client_at_p_0_2_independently():
+    """The authors' "markov" (Fig. 9's passive panel) steps each client's state by the transition
+    matrix [[0.8, 0.2], [0.8, 0.2]]: its rows are equal, so whatever the state, the next is 1 with
+    probability 0.2, independently of the past. The authors' chain, simulated, and our runs'
+    schedules both give that law; the panel's runs are the other patterns' runs in all else."""
+    f = studies.focus
+    T, N = 4000, 32
+    rng = np.random.default_rng(7)
+    trans = np.array([[0.8, 0.2], [0.8, 0.2]])
+    state = rng.binomial(1, rng.uniform(0.1, 0.9, N))               # their start: never used by a round
+    chain = np.empty((T, N), dtype=int)
+    for t in range(T):
+        state = (rng.random(N) < trans[state, 1]).astype(int)
+        chain[t] = state
+    s = f.focus_setup("quick")
+    passive = s.configs([0, 1], passive=True)
+    assert len(passive) == 2 * len(f.METHODS) and {v[0] for v in passive.values()} == {f.PASSIVE}
+    normal = {(v[1], v[2]): c for c, v in s.configs([0, 1]).items() if v[0] == "bern"}
+    for c, (_, k, m) in passive.items():
+        assert c.participation == "bernoulli" and dict(c.participation_args) == {"p": f.PASSIVE_P}
+        assert c.replace(participation_args=normal[(k, m)].participation_args) == normal[(k, m)]
+    ours = next(iter(passive)).replace(rounds=T).schedule(num_clients=N).active
+    # 4000 x 32 draws: the rate within 0.01 of 0.2 is > 14 standard errors (sqrt(0.16 / 128,000));
+    # P(present | present the round before) as well (about 25,600 pairs: > 6 standard errors)
+    for m in (chain, ours):
+        assert abs(m.mean() - f.PASSIVE_P) < 0.01
+        prev, nxt = m[:-1].ravel(), m[1:].ravel()
+        assert abs(nxt[prev == 1].mean() - f.PASSIVE_P) < 0.015
+    assert s.pattern_note(f.PASSIVE).startswith("the authors' \"markov\" (Fig. 9's passive panel")
+
+
+def test_the_passive_panel_is_a_not_tested_row_counting_its_stored_runs_until_all_are_in():
+    s = studies.focus.focus_setup("quick")
+    row = s.passive_claim(7, 25)
+    assert row.check.verdict == "not tested" and row.context == {"pattern": studies.focus.PASSIVE}
+    assert "7 of the 25 runs of Fig. 9's passive panel are in the quick store" in row.check.reason
+    assert row.setting == f"{s.setting}; {s.pattern_note(studies.focus.PASSIVE)}"
+    for held, total in ((25, 25), (-1, 25), (3, 0), (1.0, 25), (True, 25)):
+        with pytest.raises(ValueError, match="^held, total: must be integers"):
+            s.passive_claim(held, total)
+    # the paper profile's rows name its own model
+    assert "App. F.1's three-layer CNN" in studies.focus.focus_setup("paper").setting
+    assert "FedSUM's small CNN" in s.setting
+
+
 def test_uniform_rows_say_the_pattern_is_the_authors_codes_option():
     """App. F.1: "we do not restrict the number of participating clients in each round"; the
     "uniform" pattern (4 of 32) comes from the authors' code, and its rows say so in their setting;
@@ -307,8 +352,8 @@ def test_uniform_rows_say_the_pattern_is_the_authors_codes_option():
     summary = pd.DataFrame(summary).set_index(["pattern", "seed", "method"])
     rows = {p: s.claims(summary, curves, p, [0, 1, 2]) for p in s.patterns}
     assert all(r.setting == s.setting for r in rows["bern"])
-    note = ("the pattern is the authors' code's option; the paper states unrestricted participation "
-            "(App. F.1)")
+    note = ("the pattern is the authors' code's option, not a panel of Fig. 9; the paper states "
+            "unrestricted participation (App. F.1)")
     assert s.pattern_note(uniform) == note and s.pattern_note("bern") == ""
     assert len(rows[uniform]) == 4 and all(r.setting == f"{s.setting}; {note}" for r in rows[uniform])
     assert rows[uniform][0].check.verdict == "holds"
