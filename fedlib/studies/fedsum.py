@@ -1031,8 +1031,9 @@ RESNET = {"CIFAR-10": ("cifar10", 0.01, 10), "CIFAR-100": ("cifar100", 0.001, 10
 
 def resnet_configs(profile: str, stand_in_rounds: int = 0, seed: int = 0) -> dict:
     """Fig. 12 (ResNet-18 on CIFAR-10 / CIFAR-100; App. H: N = 50, S = 10, K = 10, batch 32; the
-    rounds are not stated, 1,000 here): config -> (dataset name, method). The smoke profile runs one round of 4 clients on
-    random stand-ins (FedSUM only for CIFAR-100), stand-in tests FedSUM only."""
+    rounds are not stated, 1,000 here): config -> (dataset name, method). The smoke profile runs
+    one round of 4 clients on random stand-ins (FedSUM only for CIFAR-100), stand-in tests FedSUM
+    only."""
     check_profile(profile)
     small = profile == "smoke"
     out = {}
