@@ -25,7 +25,7 @@ from torch import nn
 from ._validate import InputError
 
 __all__ = ["KeyedDropout", "available", "build", "dropout_masks", "dropout_shapes", "param_count",
-           "spec_param_count"]
+           "short_name", "spec_param_count"]
 
 # --------------------------------------------------------------------------------------------
 # Keyed dropout: masks supplied by the caller, not drawn from torch's global generator
@@ -236,6 +236,9 @@ class ResNet18(nn.Module):
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+# Wang & Ji's FashionMNIST CNN: one layer spec, two inits (see _CNN)
+_WJ_FMNIST = dict(in_ch=1, convs=[32, 32], fcs=[128], image=28, kernel=5)
+
 # name -> (constructor kwargs for SimpleCNN, init, input shape, description)
 _CNN = {
     "fedsum_mnist_cnn": (dict(in_ch=1, convs=[10, 20], fcs=[50], image=28, dropout=0.2,
@@ -258,18 +261,29 @@ _CNN = {
     # store was computed with it (found after; changing it would compute every stored run again;
     # on two seeds' warm-ups the authors' init moved the last cycle's test accuracy by < 0.01:
     # benchmarks/init_08.py)
-    "wj_fmnist_cnn": (dict(in_ch=1, convs=[32, 32], fcs=[128], image=28, kernel=5), "default", (1, 28, 28),
+    "wj_fmnist_cnn": (_WJ_FMNIST, "default", (1, 28, 28),
                       "Wang & Ji FashionMNIST: 5x5 conv 1-32-32, FC 1568-128-10 (default init; "
                       "theirs: Kaiming)"),
     # the same CNN as the authors' code initialises it, to measure what the init changes
     # (benchmarks/init_08.py)
-    "wj_fmnist_cnn_kaiming": (dict(in_ch=1, convs=[32, 32], fcs=[128], image=28, kernel=5), "kaiming",
-                              (1, 28, 28), "Wang & Ji FashionMNIST: 5x5 conv 1-32-32, FC 1568-128-10, "
+    "wj_fmnist_cnn_kaiming": (_WJ_FMNIST, "kaiming", (1, 28, 28),
+                              "Wang & Ji FashionMNIST: 5x5 conv 1-32-32, FC 1568-128-10, "
                               "Kaiming init (as the authors' code)"),
     "wj_cifar10_cnn": (dict(in_ch=3, convs=[32, 64], fcs=[512, 128], image=32, kernel=5), "kaiming",
                        (3, 32, 32), "Wang & Ji CIFAR-10: 5x5 conv 3-32-64, FC 4096-512-128-10, Kaiming init "
                        "(as the authors' code)"),
 }
+
+
+# name -> the short name a claim's setting gives the model (the papers' own words for it)
+_SHORT = {"fedsum_mnist_cnn": "FedSUM's small CNN", "focus_cifar10_cnn": "App. F.1's three-layer CNN",
+          "wj_fmnist_cnn": "Wang & Ji's CNN"}
+
+
+def short_name(name: str) -> str:
+    """The model's short name in prose (e.g. "FedSUM's small CNN"); ``name`` itself where the
+    model has none."""
+    return _SHORT.get(name, name)
 
 
 def available() -> dict[str, str]:

@@ -57,6 +57,14 @@ def test_wang_ji_cnns_init_as_stated():
     assert [p.shape for p in f.parameters()] == [p.shape for p in k.parameters()]
 
 
+def test_short_names_are_of_known_models():
+    """A claim's setting names a model by its short name; a model without one by its own name."""
+    assert models.short_name("wj_fmnist_cnn") == "Wang & Ji's CNN"
+    assert models.short_name("resnet18") == "resnet18"
+    from fedlib.models import _SHORT
+    assert set(_SHORT) <= set(models.available())
+
+
 def test_resnet_groupnorm_has_no_running_state_and_batchnorm_option():
     m = models.build("resnet18")
     assert not list(m.buffers())

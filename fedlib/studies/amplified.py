@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from .. import claims
+from .. import claims, models
 from .._validate import InputError
 from ..analysis import GridSearch, mean_std, search_log_grid
 from ..claims import ClaimRow
@@ -107,7 +107,6 @@ AUTHORS_RATES = {("amplified_fedavg", 10.0): 1e-5, ("amplified_fedavg", 1.0): 1e
 _NAMES = {"mnist": "MNIST, standing in for FashionMNIST", "digits": "digits (smoke test)",
           "fashion_mnist": "FashionMNIST, Wang & Ji's own dataset"}
 _SHORT = {"mnist": "MNIST", "digits": "digits", "fashion_mnist": "FashionMNIST"}
-_MODEL_NAMES = {"fedsum_mnist_cnn": "FedSUM's small CNN", "wj_fmnist_cnn": "Wang & Ji's CNN"}
 #: Sec. 6's words behind notebook 08's claims
 QUOTES = {
     "best": "we clearly see that Algorithm 1 with amplification gives the best performance",
@@ -285,7 +284,7 @@ class AmplifiedSetup:
             ends = ", ".join(str(t // self.cycle) for t in self.window_times())
             scored = (f", scored at the ends of cycles {ends}, rates tuned on seeds "
                       f"{', '.join(map(str, self.tuning_seeds))}")
-        model = _MODEL_NAMES.get(self.model, self.model)
+        model = models.short_name(self.model)
         if self.dataset == "fashion_mnist" and self.model != "wj_fmnist_cnn":
             model += " for Wang & Ji's CNN"
         return (f"{self.profile} profile ({self.data_name}, {model}, "

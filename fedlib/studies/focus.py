@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import analysis, claims
+from .. import analysis, claims, models
 from .._validate import InputError
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
@@ -70,8 +70,6 @@ RIVALS = {"FedAU and SCAFFOLD": ["FedAU", "SCAFFOLD"],
 #: which no round uses). Here: Bernoulli participation at PASSIVE_P for every client, the same law
 PASSIVE_P = 0.2
 PASSIVE = f"markov (p = {PASSIVE_P:g})"
-#: how a claim row's setting names the profile's model
-_MODEL_NAMES = {"fedsum_mnist_cnn": "FedSUM's small CNN", "focus_cifar10_cnn": "App. F.1's three-layer CNN"}
 #: the labels of :meth:`FocusSetup.configs`; test accuracy at chance (10 classes); the late
 #: window (the last fifth: the curves swing); "converges faster" compares the rounds to this
 #: fraction of the plateau both runs reach
@@ -260,7 +258,7 @@ class FocusSetup:
         """The setting of the claim rows (a stand-in or smoke run reproduces nothing)."""
         if self.stand_in or self.profile == "smoke":
             return claims.scale_cause(self.profile, self.stand_in, self.rounds, "")
-        model = _MODEL_NAMES.get(self.model, self.model)
+        model = models.short_name(self.model)
         return f"{self.profile} profile ({self.data_name}, {model}, {self.rounds:,} of 10,000 rounds)"
 
     def claims(self, summary: pd.DataFrame, curves: dict, pattern: str, seeds: list,
