@@ -80,12 +80,13 @@ def report(df: pd.DataFrame, paper) -> None:
         print("\ntest accuracy and training loss at each cycle's end:")
         print(table.round(4).to_string())
         print(f"\ntest accuracy averaged over each cycle of evaluations (cycle {paper.cycle} rounds):")
-        for init, d in df.groupby("init", sort=False):
-            print(f"{init} init:")
-            print(paper.warmup_table(d, earlier=paper.warmup // 2).round(4).to_string(index=False))
         last = f"test acc, cycle to round {paper.warmup}"
-        plateau = {init: paper.warmup_table(d, earlier=paper.warmup // 2)[last].to_numpy()
-                   for init, d in df.groupby("init", sort=False)}
+        plateau = {}
+        for init, d in df.groupby("init", sort=False):
+            cycles = paper.warmup_table(d, earlier=paper.warmup // 2)
+            print(f"{init} init:")
+            print(cycles.round(4).to_string(index=False))
+            plateau[init] = cycles[last].to_numpy()
         diff = plateau["kaiming"] - plateau["default"]
         print(f"\nkaiming - default, last cycle's mean test accuracy, per seed: "
               f"{', '.join(f'{x:+.4f}' for x in diff)}")
