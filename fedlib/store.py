@@ -355,6 +355,12 @@ class Store:
                           "loaded as it is", RuntimeWarning, stacklevel=2)
         return entry
 
+    def missing(self, configs: Iterable[ExperimentConfig | Planned]) -> list[ExperimentConfig | Planned]:
+        """The configs of ``configs`` the store holds no entry of (as :meth:`get` reads it: a
+        corrupt entry counts as missing), in their order. Warm-ups are not added: a run stored
+        without its warm-up is held."""
+        return [c for c in configs if self.get(c) is None]
+
     # -- writing ------------------------------------------------------------------------------
     def write(self, config: ExperimentConfig | Planned, result: Result | None, meta: dict,
               save_params: bool = False) -> Entry:

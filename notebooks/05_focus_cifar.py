@@ -96,7 +96,7 @@ PATTERNS = list(setup.patterns)
 # computing off (nbval, make figures at the paper profile) and some missing, its claim is a "not
 # tested" row counting them
 passive = setup.configs(seeds, passive=True)                   # config -> (pattern, seed, method)
-held = sum(Store(store).get(c) is not None for c in passive)
+held = len(passive) - len(Store(store).missing(passive))
 if held == len(passive) or not notebook.computing_off():
     PATTERNS.append(focus.PASSIVE)
 print(f"Fig. 9's passive panel ({focus.PASSIVE}): {held} of its {len(passive)} runs stored" +

@@ -63,6 +63,16 @@ def test_load_reads_a_store_into_the_sweep_frame_without_computing(tmp_path):
                                   _no_timing(computed[computed["key"] == b.key()]).reset_index(drop=True))
     with pytest.raises(ValueError, match=r"^store: .* lacks 1 of 1 runs"):
         fedlib.load(tmp_path, _base(rounds=3, seed=2))
+    c = _base(rounds=3, seed=2)
+    assert Store(tmp_path).missing([a, c, b, c]) == [c, c]          # in their order, repeats kept
+
+
+def test_missing_counts_a_corrupt_entry_as_missing(tmp_path):
+    a = _base(rounds=3)
+    fedlib.sweep([a], tmp_path, progress=False)
+    (tmp_path / a.key() / "history.csv").write_text("round\n0\n")
+    with pytest.warns(RuntimeWarning, match="entry"):
+        assert Store(tmp_path).missing([a]) == [a]
 
 
 
