@@ -282,7 +282,13 @@ _SHORT = {"fedsum_mnist_cnn": "FedSUM's small CNN", "focus_cifar10_cnn": "App. F
 
 def short_name(name: str) -> str:
     """The model's short name in prose (e.g. "FedSUM's small CNN"); ``name`` itself where the
-    model has none."""
+    model has none.
+
+    Raises:
+        InputError: ``name`` is not a string.
+    """
+    if not isinstance(name, str):
+        raise InputError(f"name: must be a model's name (a string), got {type(name).__name__} {name!r}")
     return _SHORT.get(name, name)
 
 

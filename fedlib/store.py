@@ -358,7 +358,19 @@ class Store:
     def missing(self, configs: Iterable[ExperimentConfig | Planned]) -> list[ExperimentConfig | Planned]:
         """The configs of ``configs`` the store holds no entry of (as :meth:`get` reads it: a
         corrupt entry counts as missing), in their order. Warm-ups are not added: a run stored
-        without its warm-up is held."""
+        without its warm-up is held.
+
+        Raises:
+            InputError: ``configs`` is not an iterable of configs (naming the first misfit).
+        """
+        one = (ExperimentConfig, Planned, str, bytes, dict)
+        if isinstance(configs, one) or not hasattr(configs, "__iter__"):
+            raise InputError(f"configs: expected an iterable of ExperimentConfig objects, got "
+                             f"{type(configs).__name__}")
+        configs = list(configs)
+        for i, c in enumerate(configs):
+            if not isinstance(c, (ExperimentConfig, Planned)):
+                raise InputError(f"configs[{i}]: expected an ExperimentConfig, got {type(c).__name__}")
         return [c for c in configs if self.get(c) is None]
 
     # -- writing ------------------------------------------------------------------------------

@@ -1001,3 +1001,21 @@ def test_campaign_list_still_checks_its_budget(tmp_path, capsys):
         main(["campaign", "02_fedsum_main", "--list", "--budget-min", "-5", "--root", str(tmp_path)])
     assert "--budget-min: must be a finite number of minutes >= 0, got -5.0" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_missing_short_name_and_passive_name_a_wrong_argument(tmp_path):
+    from fedlib import models
+    from fedlib.store import Store
+    from fedlib.studies import focus
+    st = Store(tmp_path)
+    for bad, msg in (([1], r"^configs\[0\]: expected an ExperimentConfig, got int$"),
+                     ("abc", r"^configs: expected an iterable of ExperimentConfig objects, got str$"),
+                     (None, r"^configs: expected an iterable of ExperimentConfig objects, got NoneType$")):
+        with pytest.raises(ValueError, match=msg):
+            st.missing(bad)
+    with pytest.raises(ValueError, match=r"^name: must be a model's name \(a string\), got NoneType None$"):
+        models.short_name(None)
+    for bad in ("yes", 1, None):
+        with pytest.raises(ValueError, match=r"^passive: must be True or False, got "):
+            focus.focus_setup("quick").configs([0], passive=bad)
+    assert not any(tmp_path.iterdir())

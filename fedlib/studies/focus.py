@@ -218,7 +218,13 @@ class FocusSetup:
         """Every run of Fig. 9 for each of ``seeds`` (default: the setup's seed): config ->
         (pattern, seed, method). A seed draws the split, the model, the "bern" p_i, the schedule
         and the minibatches. ``passive``: the runs of :attr:`passive_pattern` instead of
-        :attr:`patterns`."""
+        :attr:`patterns`.
+
+        Raises:
+            InputError: a seed that is not an integer >= 0; ``passive`` not a bool.
+        """
+        if not isinstance(passive, (bool, np.bool_)):
+            raise InputError(f"passive: must be True or False, got {type(passive).__name__} {passive!r}")
         out = {}
         for k in self._seeds(seeds):
             s = replace(self, seed=int(k))
