@@ -356,14 +356,14 @@ class Store:
         return entry
 
     def missing(self, configs: Iterable[ExperimentConfig | Planned]) -> list[ExperimentConfig | Planned]:
-        """The configs of ``configs`` the store holds no entry of (as :meth:`get` reads it: a
-        corrupt entry counts as missing), in their order. Warm-ups are not added: a run stored
-        without its warm-up is held.
+        """The configs of ``configs`` (an iterable of configs, or a dict keyed by them) the store
+        holds no entry of (as :meth:`get` reads it: a corrupt entry counts as missing), in their
+        order. Warm-ups are not added: a run stored without its warm-up is held.
 
         Raises:
             InputError: ``configs`` is not an iterable of configs (naming the first misfit).
         """
-        one = (ExperimentConfig, Planned, str, bytes, dict)
+        one = (ExperimentConfig, Planned, str, bytes)             # a dict: its keys (config -> label)
         if isinstance(configs, one) or not hasattr(configs, "__iter__"):
             raise InputError(f"configs: expected an iterable of ExperimentConfig objects, got "
                              f"{type(configs).__name__}")

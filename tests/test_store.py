@@ -65,6 +65,7 @@ def test_load_reads_a_store_into_the_sweep_frame_without_computing(tmp_path):
         fedlib.load(tmp_path, _base(rounds=3, seed=2))
     c = _base(rounds=3, seed=2)
     assert Store(tmp_path).missing([a, c, b, c]) == [c, c]          # in their order, repeats kept
+    assert Store(tmp_path).missing({c: "label", a: "label"}) == [c]     # a dict: its keys
 
 
 def test_missing_counts_a_corrupt_entry_as_missing(tmp_path):
