@@ -174,7 +174,7 @@ OPTION_CHANGES = {
     "draws": [({}, {"draws": 3})],
     "budget": [({}, {"budget": 3}), ({"budget": 4}, {"budget": 5})],
     "uplink_vectors": [({}, {"uplink_vectors": 1})],
-    "c_divisor": [({}, {"c_divisor": 3.0})],
+    "dy_divisor": [({}, {"dy_divisor": 3.0})],
 }
 #: the FedACS weights: the problem's (default) against given ones
 FEDACS_WEIGHTS = [({}, {"weights": W2})]

@@ -300,7 +300,7 @@ def test_a_federation_smaller_than_the_schedule_stops_loudly(in_process):
 
 
 _STATEFUL = [n for n in sorted(algorithms.available()) if algorithms.get(n).client_state]
-_NODE_OPTIONS = {"fedsum_cr": {"rebuild": "rate_sum"}, "scaffold": {"uplink_vectors": 1, "c_divisor": 3.0}}
+_NODE_OPTIONS = {"fedsum_cr": {"rebuild": "rate_sum"}, "scaffold": {"uplink_vectors": 1, "dy_divisor": 3.0}}
 
 
 @pytest.mark.parametrize("name", _STATEFUL)

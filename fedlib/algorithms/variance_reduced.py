@@ -30,8 +30,9 @@ class ScaffoldOptions(Options):
 
     uplink_vectors: int = option(2, *one_of(1, 2),
                                  doc="model units per upload: 2 (SCAFFOLD's, FOCUS's) or 1 (FedSUM's)")
-    c_divisor: float | None = option(None, *positive(none=True),
-                                     doc="divide the server's control update by this; None: N (the paper)")
+    dy_divisor: float | None = option(None, *positive(none=True),
+                                      doc="divide the sum of the arrivals' Delta y by this; None: their "
+                                          "count (the mean, the paper)")
 
 
 @register
@@ -47,8 +48,11 @@ class Scaffold(Algorithm):
         uplink_vectors: model units counted per upload, 2 (Delta y and Delta c: SCAFFOLD's and
             FOCUS's count, the default) or 1 (FedSUM's count: under option II the server can
             rebuild Delta c_i from Delta y_i, "single-variable uplink communication").
-        c_divisor: divide the server's control update by this instead of N (the FOCUS authors'
-            code divides by a fixed 10 clients); default N, as in the paper.
+        dy_divisor: the server step x <- x + eta_g (1/dy_divisor) sum_{i in S} Delta y_i instead
+            of the mean over the arrivals: the FOCUS authors' code (BichengYing/FedASL, ``server.py``,
+            ``ScaffoldServer``) divides by its ``num_sample_clients`` argument (10 by default, 4 in
+            their "uniform" runs) however many clients arrived, while it divides the control
+            update by N as the paper does; default None, the mean, as in the paper.
     """
 
     name = "scaffold"
@@ -90,9 +94,10 @@ class Scaffold(Algorithm):
     def server_step(self, x, up, S, r):
         if up is None:
             return x
-        divisor = self.settings.c_divisor
-        self.c = self.c + up["dc"].sum(0) / float(self.N if divisor is None else divisor)
-        return x + r.lr_global * up["dy"].mean(0)
+        self.c = self.c + up["dc"].sum(0) / float(self.N)
+        divisor = self.settings.dy_divisor
+        step = up["dy"].mean(0) if divisor is None else up["dy"].sum(0) / float(divisor)
+        return x + r.lr_global * step
 
 
 @register

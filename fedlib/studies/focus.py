@@ -46,7 +46,7 @@ SETTINGS = {
 #: the faithful methods and the authors' variants (catalogue names, :mod:`fedlib.studies.methods`), and each
 #: label with its (algorithm, options)
 METHOD_NAMES = ("SG-FOCUS", "FedAU", "SCAFFOLD (FOCUS)", "FedAU as in the authors' code (= FedAvg)",
-                "SCAFFOLD as in the authors' code (divisor 10)")
+                "SCAFFOLD as in the authors' code (sum / fixed S)")
 METHODS = methods.specs(METHOD_NAMES)
 #: App. F's rate eta of every method
 ETA = 2e-3
@@ -61,7 +61,22 @@ QUOTE = ("our SG-FOCUS shows the best performance on convergence speed and test 
 #: SG-FOCUS's rivals: as the paper names them, and as the authors' code ran them
 RIVALS = {"FedAU and SCAFFOLD": ["FedAU", "SCAFFOLD"],
           "the authors' variants": ["FedAU as in the authors' code (= FedAvg)",
-                                    "SCAFFOLD as in the authors' code (divisor 10)"]}
+                                    "SCAFFOLD as in the authors' code (sum / fixed S)"]}
+
+
+def _as_authors_ran(opts: dict, kind: str) -> dict | None:
+    """``opts`` of a method as the authors ran it under a pattern of ``kind``, or None where that
+    run is another method's (:meth:`FocusSetup.same_runs`). Their SCAFFOLD divides the sum of the
+    arrivals' Delta y by a fixed S, their ``num_sample_clients``
+    (:class:`fedlib.algorithms.variance_reduced.Scaffold`'s ``dy_divisor``): 10, their default and
+    the catalogue entry's, in their "bern" and "markov" runs whatever the number that arrive; their
+    run script passes the S of "uniform" (``--num-sample-clients=4``), where exactly S arrive every
+    round, so the sum over S is the mean: SCAFFOLD's own run. Other options as given."""
+    if "dy_divisor" in opts and kind == "uniform":
+        return None
+    return opts
+
+
 #: the authors' "markov" participation, the runs their plotting notebook draws as Fig. 9's "Passive
 #: Arbitrary Client Participation" panel ("bern" is its "Active" one): each client a two-state chain
 #: with transition matrix [[0.8, 0.2], [0.8, 0.2]]. Both rows are equal, so the next state does not
@@ -86,7 +101,7 @@ LABEL_QUOTE = ("From Figure 8, we can roughly observe that the data of each clie
 MAINLY, ROUGHLY_EACH = 0.9, 0.75
 #: issue 50's pilot: SG-FOCUS against the rivals whose MNIST rows stay inconclusive under "bern"
 #: (:meth:`FocusSetup.pilot_configs`, :func:`pilot_checks`), on these seeds; the labels of its runs
-PILOT_RIVALS = ("SCAFFOLD", "SCAFFOLD as in the authors' code (divisor 10)")
+PILOT_RIVALS = ("SCAFFOLD", "SCAFFOLD as in the authors' code (sum / fixed S)")
 PILOT_SEEDS = (0, 1)
 PILOT_NAMES = ["dataset", "seed", "method"]
 #: the pilot's decision rule, fixed before its runs were read (:func:`pilot_decision`)
@@ -231,7 +246,9 @@ class FocusSetup:
             b = s.base()
             for pname, (kind, args) in (s.passive_pattern if passive else s.patterns).items():
                 for label, (algo, opts) in METHODS.items():
-                    c = b.replace(algorithm=algo, algorithm_args=opts, participation=kind,
+                    if (theirs := _as_authors_ran(opts, kind)) is None:
+                        continue                                # another method's run (same_runs)
+                    c = b.replace(algorithm=algo, algorithm_args=theirs, participation=kind,
                                   participation_args=args)
                     out[c] = (pname, int(k), label)
         return out
@@ -268,19 +285,47 @@ class FocusSetup:
         return f"{self.profile} profile ({self.data_name}, {model}, {self.rounds:,} of 10,000 rounds)"
 
     def claims(self, summary: pd.DataFrame, curves: dict, pattern: str, seeds: list,
-               ours: tuple | None = None, then: dict | None = None) -> list[ClaimRow]:
+               ours: tuple | None = None, then: dict | None = None,
+               pending: dict[str, str] | None = None) -> list[ClaimRow]:
         """:func:`headline_claims` under ``pattern`` against each group of :data:`RIVALS`, from a
         :func:`fedlib.claims.tidy` summary and its curves (labels :data:`NAMES`). ``ours`` =
         (summary, curves, seed -> label) takes SG-FOCUS's values from other runs (the same seeds);
-        a row gets ``then[claim]`` as its cause when given; each row names its pattern and the
-        setting, with :meth:`pattern_note` where the pattern has one."""
+        a row gets ``then[claim]`` as its cause when given; a comparison with a method of
+        ``pending`` (label -> reason, :meth:`pending`) is a "not tested" row with that reason; each
+        row names its pattern and the setting, with :meth:`pattern_note` where the pattern has one."""
         frames = Frames(summary, curves, seeds, self.eval_every, prefix=(pattern,))
         own = None if ours is None else Frames(ours[0], ours[1], seeds, key=lambda k, _m: ours[2](k))
         then = then or {}
         note = self.pattern_note(pattern)
         setting = f"{self.setting}; {note}" if note else self.setting
         return [replace(r, context={"pattern": pattern}, setting=setting, cause=then.get(r.claim, ""))
-                for r in headline_claims(frames, tuple(RIVALS), own)]
+                for r in headline_claims(frames, tuple(RIVALS), own, same=self.same_runs(pattern),
+                                         pending=pending)]
+
+    def pending(self, labels: dict, store) -> dict[str, dict[str, str]]:
+        """Per pattern of ``labels`` (config -> (pattern, seed, method)), its methods whose runs
+        ``store`` does not all hold, each with the reason its comparisons wait ("3 of the 5 runs of
+        ... under ... are in the quick store"): with computing off, a notebook leaves them out and
+        their claims are "not tested" until all are in (:meth:`claims`, ``pending=out[pattern]``)."""
+        from ..store import Store
+        lacking = Store(store).missing(labels)
+        out: dict[str, dict[str, str]] = {}
+        for pattern, method in dict.fromkeys((v[0], v[2]) for v in labels.values()):
+            total = sum((v[0], v[2]) == (pattern, method) for v in labels.values())
+            short = sum((labels[c][0], labels[c][2]) == (pattern, method) for c in lacking)
+            if short:
+                out.setdefault(pattern, {})[method] = (
+                    f"{total - short} of the {total} runs of {method} under {pattern} are in the "
+                    f"{self.profile} store; its comparisons are checked once all are")
+        return out
+
+    def same_runs(self, pattern: str) -> dict[str, str]:
+        """Method labels whose runs under ``pattern`` are another label's (:meth:`configs` computes
+        them once): under "uniform" the authors' SCAFFOLD is SCAFFOLD (their fixed S is the number
+        that arrive every round)."""
+        kind = {**self.patterns, **self.passive_pattern}.get(pattern, ("",))[0]
+        return {label: "SCAFFOLD" for label, (_, opts) in METHODS.items()
+                if _as_authors_ran(opts, kind) is None}
 
     def pattern_note(self, pattern: str) -> str:
         """What a claim row under ``pattern`` says of where the pattern comes from: "uniform" (a fixed
@@ -294,35 +339,20 @@ class FocusSetup:
                     "independently")
         kind = self.patterns.get(pattern, ("",))[0]
         return ("the pattern is the authors' code's option, not a panel of Fig. 9; the paper states "
-                "unrestricted participation (App. F.1)" if kind == "uniform" else "")
-
-    def passive_claim(self, held: int, total: int) -> ClaimRow:
-        """App. F.2's claim under Fig. 9's passive panel (:data:`PASSIVE`) while the store holds
-        ``held`` of its ``total`` runs and computing is off: one "not tested" row
-        (:func:`fedlib.claims.not_run`), its reason counting the runs stored.
-
-        Raises:
-            InputError: ``held`` and ``total`` are not integers with 0 <= held < total.
-        """
-        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (held, total))
-        if not ok or not 0 <= held < total:
-            raise InputError(f"held, total: must be integers with 0 <= held < total (the panel's runs "
-                             f"stored, and all of them); got {held!r}, {total!r}")
-        why = claims.not_run(f"{held} of the {total} runs of Fig. 9's passive panel are in the "
-                             f"{self.profile} store; the claim is checked under it once all are")
-        return ClaimRow("App. F.2, Fig. 9", QUOTE, "SG-FOCUS the best on convergence speed and test "
-                        "accuracy, compared to FedAU and SCAFFOLD, under the passive panel", why,
-                        context={"pattern": PASSIVE}, setting=f"{self.setting}; {self.pattern_note(PASSIVE)}")
+                "unrestricted participation (App. F.1); the authors' SCAFFOLD is SCAFFOLD here (their fixed "
+                f"S, {self.per_round}, is the number that arrive every round)" if kind == "uniform" else "")
 
     def horizon_check(self, df: pd.DataFrame, labels: dict, rows: list[ClaimRow], seeds: list,
-                      cut: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+                      cut: int, pending: dict[str, dict[str, str]] | None = None
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The claims of ``rows`` (at the full horizon) beside the same claims on the runs of
-        ``labels`` cut at round ``cut``. Returns the verdict table and the cut runs' summary."""
+        ``labels`` cut at round ``cut`` (``pending``: per pattern, as :meth:`pending` returns it).
+        Returns the verdict table and the cut runs' summary."""
         cut_labels = {c.key(): v for c, v in labels.items()}         # keyed by run: the horizon is the cut
         _, cut_summary, cut_curves = claims.tidy(df[df["round"] <= cut], cut_labels, NAMES, CHANCE, WINDOW)
         cut_rows = {(r.context["pattern"], r.claim): r.check
                     for p in dict.fromkeys(r.context["pattern"] for r in rows)
-                    for r in self.claims(cut_summary, cut_curves, p, seeds)}
+                    for r in self.claims(cut_summary, cut_curves, p, seeds, pending=(pending or {}).get(p))}
         table = pd.DataFrame([{"pattern": r.context["pattern"], "claim": r.claim,
                                f"at T = {self.rounds}": r.check.verdict,
                                f"cut at {cut}": cut_rows[(r.context["pattern"], r.claim)].verdict}
@@ -349,23 +379,36 @@ class FocusSetup:
 
 
 def headline_claims(frames: Frames, groups: tuple[str, ...] = ("FedAU and SCAFFOLD",),
-                    ours: Frames | None = None) -> list[ClaimRow]:
+                    ours: Frames | None = None, same: dict[str, str] | None = None,
+                    pending: dict[str, str] | None = None) -> list[ClaimRow]:
     """App. F.2's claims on ``frames`` (runs by seed and method): SG-FOCUS has a higher final test
     accuracy and converges faster (rounds to the plateau, margin one evaluation interval) than each
     group of :data:`RIVALS` named in ``groups`` (default: the rivals as the paper names them);
-    ``ours`` takes SG-FOCUS's values from other runs of the same seeds; a comparison where a method
-    of ``frames.off_rule`` failed is "not tested"."""
+    ``ours`` takes SG-FOCUS's values from other runs of the same seeds; ``same`` (rival -> label)
+    takes a rival's values from another label's runs, where they are the same runs
+    (:meth:`FocusSetup.same_runs`); a comparison where a method of ``frames.off_rule`` failed is
+    "not tested", and so is one with a method of ``pending`` (label -> reason: its runs are not all
+    stored, :meth:`FocusSetup.pending`), with that reason."""
     ours = ours or frames
+    same, pending = same or {}, pending or {}
     rounds_margin = claims.margin_for("rounds to target", frames.eval_every)
     rows = []
     for group in groups:
         rivals = RIVALS[group]
+        waiting = [pending[m] for m in ("SG-FOCUS", *rivals) if m in pending and m not in same]
+        if waiting:
+            rows += [ClaimRow("App. F.2, Fig. 9", QUOTE, f"SG-FOCUS {what} than {group}",
+                              claims.not_run("; ".join(waiting)))
+                     for what in ("has higher test accuracy", "converges faster")]
+            continue
         rows += [ClaimRow("App. F.2, Fig. 9", QUOTE, f"SG-FOCUS has higher test accuracy than {group}",
-                          claims.against_all(ours.values("SG-FOCUS"), {r: frames.values(r) for r in rivals},
+                          claims.against_all(ours.values("SG-FOCUS"),
+                                             {r: frames.values(same.get(r, r)) for r in rivals},
                                              "SG-FOCUS", margin=claims.MARGINS["test accuracy"],
                                              off_rule=frames.off_rule, missing=frames.missing)),
                  ClaimRow("App. F.2, Fig. 9", QUOTE, f"SG-FOCUS converges faster than {group}",
-                          claims.against_all(ours.hist("SG-FOCUS"), {r: frames.hist(r) for r in rivals},
+                          claims.against_all(ours.hist("SG-FOCUS"),
+                                             {r: frames.hist(same.get(r, r)) for r in rivals},
                                              "SG-FOCUS", compare=claims.paired_reach, level=LEVEL,
                                              margin=rounds_margin, off_rule=frames.off_rule,
                                              missing=frames.missing_or_never))]

@@ -72,7 +72,7 @@ CATALOGUE: dict[str, Method] = {
     **_of("FOCUS", {"FOCUS": ("focus", {}), "SG-FOCUS": ("sg_focus", {}),
                     "SCAFFOLD (FOCUS)": ("scaffold", {}, "SCAFFOLD"),
                     "FedAU as in the authors' code (= FedAvg)": ("fedavg", {}),
-                    "SCAFFOLD as in the authors' code (divisor 10)": ("scaffold", {"c_divisor": 10})}),
+                    "SCAFFOLD as in the authors' code (sum / fixed S)": ("scaffold", {"dy_divisor": 10})}),
     **_of("FedACS", {"FedACS": ("fedacs", {"draws": 10}),
                      "FedAvg (FedACS)": ("fedavg", {"aggregation": "contacted"}, "FedAvg"),
                      "c-a-FedAvg": ("ca_fedavg", {}), "FedNova": ("fednova", {}),

@@ -112,8 +112,18 @@ def test_scaffold_counting_and_divisor_options(quad):
     one = fedlib.run("scaffold", quad, sched, progress=False, uplink_vectors=1)
     assert two.history["uplink"].iloc[-1] == 2 * one.history["uplink"].iloc[-1] == 2 * 3 * 5
     assert torch.equal(one.params, two.params)                                    # counting only
-    ten = fedlib.run("scaffold", quad, sched, progress=False, c_divisor=10)
-    assert not torch.equal(ten.params, two.params)
+    # dy_divisor (the FOCUS authors' code: the sum of the Delta y over a fixed count): at the count
+    # that arrives (3 every round) it is the mean; at twice that, the first round's step is half
+    # (c and every c_i start at 0, so the first round's Delta y do not depend on it); float64,
+    # rounding only
+    same = fedlib.run("scaffold", quad, sched, progress=False, dy_divisor=3)
+    assert torch.allclose(same.params, two.params, rtol=1e-12, atol=0)
+    x0 = torch.ones(4, dtype=torch.float64)
+    one_round = participation.build("uniform", quad.num_clients, 1, seed=0, per_round=3, local_steps=2)
+    full = fedlib.run("scaffold", quad, one_round, progress=False, x0=x0)
+    half = fedlib.run("scaffold", quad, one_round, progress=False, dy_divisor=6, x0=x0)
+    assert not torch.equal(full.params, x0)
+    assert torch.allclose(half.params - x0, 0.5 * (full.params - x0), rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="^uplink_vectors"):
         fedlib.run("scaffold", quad, sched, progress=False, uplink_vectors=3)
 

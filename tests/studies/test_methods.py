@@ -65,5 +65,5 @@ def test_catalogue_lookups_and_registration_say_what_is_wrong(monkeypatch):
     with pytest.raises(TypeError):
         mine.options["prox_mu"] = 1.0                          # a catalogue entry cannot be changed in place
     # a variant keeps its method's colour family, as every figure draws it
-    m = methods.method("SCAFFOLD as in the authors' code (divisor 10)")
+    m = methods.method("SCAFFOLD as in the authors' code (sum / fixed S)")
     assert m.colour == plotting.method_palette([m.label])[m.label] != methods.method("SCAFFOLD").colour
