@@ -69,7 +69,8 @@ PAPERS: tuple[Paper, ...] = (
             "Fig. 4: the least-squares toy under full, uniform and arbitrary participation, with "
             "FOCUS's linear rate, at the paper's own scale (notebook 04).",
             "App. F, Figs. 8-9: the label bubbles and SG-FOCUS against FedAU and SCAFFOLD (faithful "
-            "and as the authors' code runs them) under \"bern\" and \"uniform 4 of 32\" (notebook 05).",
+            "and as the authors' code runs them) under Fig. 9's two panels, \"bern\" and \"markov\", and "
+            "their code's \"uniform 4 of 32\" (notebook 05).",
             "The headline claim again under a recorded smartphone availability trace (notebook 09).",
         ),
         not_regenerated=(
