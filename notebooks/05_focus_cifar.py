@@ -280,8 +280,9 @@ runs.table(pd.DataFrame([{"claim": r.claim, f"SG-FOCUS at eta {ETA:g}": paper_ro
 
 # %% [markdown]
 # ## Pilot: would Fashion-MNIST decide the "bern" rows better? (issue 50)
-# Under "bern" the rows against SCAFFOLD and the authors' SCAFFOLD stay inconclusive on MNIST,
-# where the methods end within a few points of each other near its ceiling. Fashion-MNIST (Debian's `dataset-fashion-mnist`: the same
+# Under "bern" the rows against SCAFFOLD and the authors' SCAFFOLD (then the variant we had misread
+# from their code, see the top) stayed inconclusive on MNIST, where the methods end within a few
+# points of each other near its ceiling. Fashion-MNIST (Debian's `dataset-fashion-mnist`: the same
 # 28x28 inputs, the same small CNN) is harder; like MNIST it stands in for CIFAR-10. The pilot runs
 # SG-FOCUS and the two SCAFFOLDs under "bern" on seeds 0 and 1 with every quick setting but the
 # dataset (the runs a switched profile would compute, kept in this store), beside the MNIST runs of
@@ -360,7 +361,7 @@ if PILOT:
 # times MNIST's), but not as the paper has it: SG-FOCUS at the paper's one rate swings hard under
 # "bern" (its training loss climbs above its start) and ends far below both SCAFFOLDs on both seeds,
 # so the accuracy checks turn against the claim, with a wide spread from seed to seed, where MNIST's
-# same two seeds favour it. The two speed checks it decides better are measured to 98% of the lower
+# same two seeds favour it. A speed check it decides better is measured to 98% of the lower
 # plateau, which is SG-FOCUS's own low one, reached early. By the rule fixed beforehand (two seeds
 # give a coarse spread) this notebook's quick profile stays on MNIST, and the store of a switch is
 # not computed (its CPU-hours above). What the harder dataset magnifies is the "bern" plateau that
