@@ -160,9 +160,10 @@ runs.figure(fig, "fig9_focus", f"Fig. 9 — {setup.data_name}; N={N}, K={K}, bat
 
 # %%
 summary["swing"] = summary["key"].map(focus.late_swing(df, T))
-runs.table(claims.per_group(summary, ["pattern", "method"], {
+final = runs.table(claims.per_group(summary, ["pattern", "method"], {
     "final test acc": "final_acc", "final train loss": "final_loss", "test acc swing (std in window)": "swing"}),
     "fig9_final")
+notebook.folded_tables("Final values per pattern and method", final)   # folded: page height
 
 # %% [markdown]
 # ## The paper's claim, checked seed by seed
@@ -242,7 +243,8 @@ CUT = 400 if profile == "quick" else max(2 * setup.eval_every, T * 2 // 5 // set
 horizon_table, cut_summary = setup.horizon_check(df, labels, claim_rows, seeds, CUT, pending)
 changed = (horizon_table[f"at T = {T}"] != horizon_table[f"cut at {CUT}"]).sum()
 print(f"{changed} of {len(horizon_table)} verdicts differ between the cut at {CUT} rounds and T = {T}.")
-runs.table(horizon_table, "regime_horizon")
+notebook.folded_tables(f"The verdicts at T = {T} and cut at {CUT}", runs.table(horizon_table, "regime_horizon"),
+                       index=False)   # folded: page height
 
 # %%
 LOSS_MARGIN = claims.MARGINS["training loss"]
