@@ -77,6 +77,15 @@ def _as_authors_ran(opts: dict, kind: str) -> dict | None:
     return opts
 
 
+def _run_of(label: str) -> str:
+    """The label of :data:`METHODS` whose run is ``label``'s where :func:`_as_authors_ran` drops it:
+    the same algorithm with the same options less ``dy_divisor`` (the sum over a fixed S that equals
+    the number that arrive is the mean)."""
+    algo, opts = METHODS[label]
+    rest = {k: v for k, v in opts.items() if k != "dy_divisor"}
+    return next(other for other, (a, o) in METHODS.items() if other != label and a == algo and o == rest)
+
+
 #: the authors' "markov" participation, the runs their plotting notebook draws as Fig. 9's "Passive
 #: Arbitrary Client Participation" panel ("bern" is its "Active" one): each client a two-state chain
 #: with transition matrix [[0.8, 0.2], [0.8, 0.2]]. Both rows are equal, so the next state does not
@@ -324,7 +333,7 @@ class FocusSetup:
         them once): under "uniform" the authors' SCAFFOLD is SCAFFOLD (their fixed S is the number
         that arrive every round)."""
         kind = {**self.patterns, **self.passive_pattern}.get(pattern, ("",))[0]
-        return {label: "SCAFFOLD" for label, (_, opts) in METHODS.items()
+        return {label: _run_of(label) for label, (_, opts) in METHODS.items()
                 if _as_authors_ran(opts, kind) is None}
 
     def pattern_note(self, pattern: str) -> str:
