@@ -1,5 +1,6 @@
 """FOCUS App. F (notebook 05): SG-FOCUS against FedAU and SCAFFOLD (faithful and as the authors
-ran them) under "bern" and "uniform 4 of 32", per profile, as labelled configs."""
+ran them) under "bern", "uniform 4 of 32" and the authors' "markov" (p = 0.2), per profile, as
+labelled configs."""
 
 from __future__ import annotations
 
@@ -108,7 +109,8 @@ LABEL_QUOTE = ("From Figure 8, we can roughly observe that the data of each clie
 #: 95% Clopper-Pearson count over the clients, as events are counted over seeds: 13 clients or
 #: more can decide it, Fig. 8 has 32)
 MAINLY, ROUGHLY_EACH = 0.9, 0.75
-#: issue 50's pilot: SG-FOCUS against the rivals whose MNIST rows stay inconclusive under "bern"
+#: issue 50's pilot: SG-FOCUS against the rivals whose MNIST rows were inconclusive under "bern" when it
+#: was planned
 #: (:meth:`FocusSetup.pilot_configs`, :func:`pilot_checks`), on these seeds; the labels of its runs
 PILOT_RIVALS = ("SCAFFOLD", "SCAFFOLD as in the authors' code (sum / fixed S)")
 PILOT_SEEDS = (0, 1)
