@@ -317,9 +317,21 @@ class FocusSetup:
         """Per pattern of ``labels`` (config -> (pattern, seed, method)), its methods whose runs
         ``store`` does not all hold, each with the reason its comparisons wait ("3 of the 5 runs of
         ... under ... are in the quick store"): with computing off, a notebook leaves them out and
-        their claims are "not tested" until all are in (:meth:`claims`, ``pending=out[pattern]``)."""
+        their claims are "not tested" until all are in (:meth:`claims`, ``pending=out[pattern]``).
+        The store is only read (a folder that does not exist holds no run).
+
+        Raises:
+            InputError: ``labels`` is not a dict of configs -> (pattern, seed, method).
+        """
         from ..store import Store
-        lacking = Store(store).missing(labels)
+        if not isinstance(labels, dict):
+            raise InputError(f"labels: expected a dict config -> (pattern, seed, method), got "
+                             f"{type(labels).__name__}")
+        for c, v in labels.items():
+            if not isinstance(c, ExperimentConfig) or not (isinstance(v, tuple) and len(v) == 3):
+                raise InputError(f"labels: expected a dict config -> (pattern, seed, method), got "
+                                 f"{type(c).__name__} -> {v!r}")
+        lacking = Store(store, create=False).missing(labels)
         out: dict[str, dict[str, str]] = {}
         for pattern, method in dict.fromkeys((v[0], v[2]) for v in labels.values()):
             total = sum((v[0], v[2]) == (pattern, method) for v in labels.values())
@@ -330,11 +342,22 @@ class FocusSetup:
                     f"{self.profile} store; its comparisons are checked once all are")
         return out
 
+    def _kind(self, pattern: str) -> str:
+        """The participation kind of ``pattern``, a name of :attr:`patterns` or :attr:`passive_pattern`."""
+        both = {**self.patterns, **self.passive_pattern}
+        if not isinstance(pattern, str) or pattern not in both:
+            raise InputError(f"pattern: must be one of {', '.join(map(repr, both))}, got {pattern!r}")
+        return both[pattern][0]
+
     def same_runs(self, pattern: str) -> dict[str, str]:
         """Method labels whose runs under ``pattern`` are another label's (:meth:`configs` computes
         them once): under "uniform" the authors' SCAFFOLD is SCAFFOLD (their fixed S is the number
-        that arrive every round)."""
-        kind = {**self.patterns, **self.passive_pattern}.get(pattern, ("",))[0]
+        that arrive every round).
+
+        Raises:
+            InputError: ``pattern`` is not one of the setup's patterns.
+        """
+        kind = self._kind(pattern)
         return {label: _run_of(label) for label, (_, opts) in METHODS.items()
                 if _as_authors_ran(opts, kind) is None}
 
@@ -343,12 +366,16 @@ class FocusSetup:
         number of clients a round) is an option of the authors' code and not a panel of Fig. 9, while
         App. F.1 states "we do not restrict the number of participating clients in each round"
         ("bern" is that test); :data:`PASSIVE` is the authors' "markov", Fig. 9's passive panel; ""
-        for "bern"."""
+        for "bern".
+
+        Raises:
+            InputError: ``pattern`` is not one of the setup's patterns.
+        """
+        kind = self._kind(pattern)
         if pattern == PASSIVE:
             return (f"the authors' \"markov\" (Fig. 9's passive panel in their plotting notebook): as their "
                     f"code draws it, each client present with probability {PASSIVE_P:g} in every round, "
                     "independently")
-        kind = self.patterns.get(pattern, ("",))[0]
         return ("the pattern is the authors' code's option, not a panel of Fig. 9; the paper states "
                 "unrestricted participation (App. F.1); the authors' SCAFFOLD is SCAFFOLD here (their fixed "
                 f"S, {self.per_round}, is the number that arrive every round)" if kind == "uniform" else "")

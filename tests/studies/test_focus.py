@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from fedlib import studies
+from fedlib._validate import InputError
 
 
 def test_focus_study_is_app_f_and_the_authors_run_script():
@@ -58,6 +59,11 @@ def test_the_authors_scaffold_sums_over_their_fixed_s_and_is_scaffold_under_unif
     uniform = "uniform (4 of 32)"
     assert s.same_runs(uniform) == {code: "SCAFFOLD"} and s.same_runs("bern") == s.same_runs(f.PASSIVE) == {}
     assert "the authors' SCAFFOLD is SCAFFOLD here (their fixed S, 4," in s.pattern_note(uniform)
+    for bad in ("uniform", "nope", None, 4):                     # a pattern's name, not its kind
+        for ask in (s.same_runs, s.pattern_note):
+            with pytest.raises(InputError, match=r"pattern: must be one of 'bern', 'uniform \(4 of 32\)', "
+                                                 r"'markov \(p = 0.2\)', got "):
+                ask(bad)
     # a claim row under "uniform" reads SCAFFOLD's values for the authors' SCAFFOLD
     methods = ["SG-FOCUS", "FedAU", "SCAFFOLD", "FedAU as in the authors' code (= FedAvg)"]
     acc = {"SG-FOCUS": 0.9, "FedAU": 0.8, "SCAFFOLD": 0.85, methods[3]: 0.7}      # SCAFFOLD the closest
@@ -365,6 +371,11 @@ def test_methods_not_all_stored_are_not_tested_rows_counting_their_runs(tmp_path
     assert pending["bern"]["FedAU"] == ("0 of the 2 runs of FedAU under bern are in the quick store; its "
                                         "comparisons are checked once all are")
     assert not any(tmp_path.iterdir())                           # counting writes nothing
+    absent = tmp_path / "no_store"
+    assert s.pending(labels, absent) == pending and not absent.exists()     # only read: not created
+    for bad in ([*labels], {c: "bern" for c in labels}, {"bern": (0, 0, "FedAU")}):
+        with pytest.raises(InputError, match=r"labels: expected a dict config -> \(pattern, seed, method\)"):
+            s.pending(bad, tmp_path)
     # rows: the group with a pending method is not tested, with its reason; the other is compared
     code = f.RIVALS["the authors' variants"][1]
     methods = [m for m in f.METHODS if m != code]
