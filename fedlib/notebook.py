@@ -56,6 +56,24 @@ def check_seeds(seeds, name: str = "seeds") -> list[int]:
     return [int(k) for k in seeds]
 
 
+def check_seed(seed, name: str = "seed") -> int:
+    """``seed`` as an int if it is one integer in [0, 2**63) (a run's seed: numpy's and torch's are
+    64-bit), else an InputError that names ``name``."""
+    import numpy as np
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 63:
+        raise InputError(f"{name}: must be an integer in [0, 2**63), got {seed!r}")
+    return int(seed)
+
+
+def check_stand_in(rounds, name: str = "stand_in_rounds") -> int:
+    """``rounds`` as an int if it is an integer >= 0 (a setup's ``stand_in_rounds``: 0 runs the
+    profile's own data, n > 0 random data cut to n rounds), else an InputError that names ``name``."""
+    import numpy as np
+    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 0:
+        raise InputError(f"{name}: must be an integer >= 0 (0: the profile's own data), got {rounds!r}")
+    return int(rounds)
+
+
 def seeds_among(some, seeds: list[int], name: str) -> tuple[list[int], str]:
     """A notebook's lagging seed list ``some`` (parameter ``name``: the cells computed on fewer
     seeds so far) narrowed to those among ``seeds`` (both checked by :func:`check_seeds`), with a

@@ -245,6 +245,8 @@ class Store:
     """
 
     def __init__(self, path: str | os.PathLike, create: bool = True):
+        if not isinstance(create, (bool, np.bool_)):
+            raise InputError(f"create: must be True or False, got {type(create).__name__} {create!r}")
         self.path = Path(path).expanduser()
         #: whether entries can be written here (False: a read-only store, e.g. a shared copy)
         self.writable = True

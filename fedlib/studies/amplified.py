@@ -14,7 +14,7 @@ from .._validate import InputError
 from ..analysis import GridSearch, mean_std, search_log_grid
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
-from ..notebook import check_profile
+from ..notebook import check_profile, check_seed, check_seeds, check_stand_in
 from . import methods
 from .base import Frames, Study, register_study
 
@@ -209,21 +209,32 @@ class AmplifiedSetup:
     def at_seed(self, seed: int) -> AmplifiedSetup:
         """The same setup at ``seed``: its own split, model, minibatch streams, availability offset,
         selection walk and warm-up run (seeds are independent runs, each with its own warm-up)."""
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InputError(f"seed: must be a non-negative integer, got {seed!r}")
-        return replace(self, seed=int(seed))
+        return replace(self, seed=check_seed(seed))
 
     def phase(self, label: str, horizon: int, lr: float, **extra) -> ExperimentConfig:
         """Method ``label`` continuing this setup's warm-up (:meth:`base`) for ``horizon`` rounds
-        of time (a wait round costs a cycle), everything seeded by the setup's ``seed``."""
+        of time (a wait round costs a cycle), everything seeded by the setup's ``seed``; ``extra``:
+        options of the method's algorithm (e.g. ``P``).
+
+        Raises:
+            InputError: an unknown ``label``; ``horizon`` not an integer >= 1; ``lr`` not a positive
+                finite number; an ``extra`` that is not an option of the algorithm, or a value it refuses.
+        """
         if label not in self.methods:
             raise InputError(f"label: must be one of {', '.join(map(repr, self.methods))}; got {label!r}")
+        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+            raise InputError(f"horizon: must be an integer >= 1 (rounds of time), got {horizon!r}")
+        if isinstance(lr, bool) or not isinstance(lr, (int, float, np.number)) or not 0 < lr < float("inf"):
+            raise InputError(f"lr: must be a positive finite number, got {lr!r}")
         algo, opts = self.methods[label]
         wait = algo.startswith("wait")
         rounds = horizon // self.cycle if wait and not self.stand_in else horizon
-        return self.base().replace(algorithm=algo, algorithm_args={**opts, **extra}, rounds=max(rounds, 1),
-                                   lr_local=float(lr), eval_every=1 if wait else self.eval_every,
-                                   init_from=self.base())
+        c = self.base().replace(algorithm=algo, algorithm_args={**opts, **extra}, rounds=max(rounds, 1),
+                                lr_local=float(lr), eval_every=1 if wait else self.eval_every,
+                                init_from=self.base())
+        if extra:
+            c.validate(where="phase", inputs=False)              # the extra options, named
+        return c
 
     def warmups(self, seeds) -> list[ExperimentConfig]:
         """The warm-up run of each seed (:meth:`at_seed`, :meth:`base`)."""
@@ -234,13 +245,16 @@ class AmplifiedSetup:
         """The seeds whose runs pick the rates: :attr:`tuning_seeds`, else the setup's own seed."""
         return tuple(self.tuning_seeds) or (self.seed,)
 
-    def check_seeds(self, seeds) -> None:
-        """Evaluated ``seeds`` must not include a tuning seed (the rates would be picked on runs
-        that are then scored: issue 49's leakage)."""
-        shared = sorted(set(map(int, seeds)) & set(self.tuning_seeds))
+    def check_seeds(self, seeds) -> list[int]:
+        """Evaluated ``seeds`` as a list of ints: a non-empty list of distinct non-negative integers
+        (:func:`fedlib.notebook.check_seeds`) none of which is a tuning seed (the rates would be picked
+        on runs that are then scored: issue 49's leakage)."""
+        seeds = check_seeds(seeds)
+        shared = sorted(set(seeds) & set(self.tuning_seeds))
         if shared:
             raise InputError(f"seeds: {', '.join(map(str, shared))} also tune the rates (tuning seeds "
                              f"{', '.join(map(str, self.tuning_seeds))}); evaluate other seeds")
+        return seeds
 
     def window_times(self, horizon: int | None = None) -> list[int]:
         """The points of time (rounds after the warm-up, a wait round charged a cycle) at which
@@ -326,7 +340,15 @@ class AmplifiedSetup:
         """Sec. 6's claims: about Fig. 2 (:meth:`fig2_claims`) and about Fig. 1 under each of
         ``rate_sets`` (:meth:`fig1_claims`), each row's setting this setup's (:attr:`setting`),
         after where its rates come from where the paper's text does not give them
-        (:data:`RATE_SOURCES`)."""
+        (:data:`RATE_SOURCES`).
+
+        Raises:
+            InputError: ``seeds`` not a non-empty list of distinct integers >= 0; ``rate_sets`` empty.
+        """
+        seeds = check_seeds(seeds)
+        if not isinstance(rate_sets, dict) or not rate_sets:
+            raise InputError(f"rate_sets: expected a non-empty dict name -> (method -> rate) "
+                             f"(:meth:`rate_sets`), got {rate_sets!r}")
         rows = [*self.fig2_claims(vals1, vals2, seeds, next(iter(rate_sets))),
                 *self.fig1_claims(vals1, seeds, rate_sets)]
         return [replace(r, setting=", ".join(x for x in (RATE_SOURCES.get(r.context["rates"]), self.setting)
@@ -463,8 +485,7 @@ class AmplifiedSetup:
         :meth:`outcome` and the claim rows (:meth:`claims`). ``compute`` maps a list of configs
         (and ``keep_params``) to their :func:`fedlib.sweep` frame; ``keys`` of the result lists
         every run read."""
-        self.check_seeds(seeds)
-        seeds = [int(k) for k in seeds]
+        seeds = self.check_seeds(seeds)
         warm = compute(self.warmups([*self.tuning_seeds, *seeds]), keep_params=True)
         searches = self.search_rates(compute)
         best = {m: g.best for m, g in searches.items()}
@@ -601,7 +622,7 @@ class AmplifiedSetup:
         are those the notebook asks for; ``compute`` maps a list of configs (and ``keep_params``,
         passed for the warm-ups) to their :func:`fedlib.sweep` frame. Returns the rates picked
         (method label -> rate)."""
-        self.check_seeds(seeds)
+        seeds = self.check_seeds(seeds)
         # warm-ups keep their final models (keep_params): a warm-up stored without it is computed
         # again by the first sweep that continues it
         compute(self.warmups(self.grid_seeds), keep_params=True)
@@ -766,6 +787,7 @@ def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,
     ``stand_in_rounds > 0`` keeps the profile's structure on random data, every phase cut to that
     many rounds, one grid rate and P in {1, cycle}, each run scored at its last evaluation."""
     check_profile(profile)
+    seed, stand_in_rounds = check_seed(seed), check_stand_in(stand_in_rounds)
     dataset = DATASETS[profile][0] if dataset is None else dataset
     if dataset not in DATASETS[profile]:
         allowed = " or ".join(map(repr, DATASETS[profile]))

@@ -76,6 +76,10 @@ class Frames:
         object.__setattr__(self, "seeds", tuple(self.seeds))
         if not self.seeds:
             raise InputError("seeds: no seed to compare")
+        twice = [k for k in dict.fromkeys(self.seeds) if self.seeds.count(k) > 1]
+        if twice:
+            raise InputError(f"seeds: each seed once (a seed twice would count one run twice in every "
+                             f"interval); {', '.join(map(repr, twice))} repeated in {list(self.seeds)!r}")
         object.__setattr__(self, "methods", tuple(self.methods))
 
     def at(self, seed: int, method: str) -> tuple:

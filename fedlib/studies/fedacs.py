@@ -14,7 +14,7 @@ from .._validate import InputError
 from ..analysis import finals, first_reach
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
-from ..notebook import check_profile, check_seeds
+from ..notebook import check_profile, check_seed, check_seeds, check_stand_in
 from ..store import Store
 from . import methods
 from .base import Frames, Study, register_study
@@ -1276,7 +1276,8 @@ def pilot_decision(tables: dict, mnist: str, other: str) -> tuple[bool, str]:
 def fedacs_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FedAcsSetup:
     """FedACS's settings at ``profile``; ``stand_in_rounds > 0`` keeps the profile's structure on
     random data, every run cut to that many rounds, the first dataset only."""
-    s = FedAcsSetup(profile=check_profile(profile), seed=seed, **SETTINGS[profile])
+    stand_in_rounds = check_stand_in(stand_in_rounds)
+    s = FedAcsSetup(profile=check_profile(profile), seed=check_seed(seed), **SETTINGS[profile])
     s = replace(s, methods=_methods(s.per_round))
     if stand_in_rounds:
         s = replace(s, rounds=stand_in_rounds, alpha_rounds=stand_in_rounds, train_eval=2,

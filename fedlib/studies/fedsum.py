@@ -16,7 +16,7 @@ from .._validate import InputError
 from ..analysis import best_rows
 from ..claims import ClaimRow, late_mean
 from ..config import ExperimentConfig
-from ..notebook import check_profile
+from ..notebook import check_profile, check_stand_in
 from ..participation import biased_probs, build, sine_probs
 from . import methods
 from .base import Frames, Study, register_study
@@ -932,8 +932,7 @@ def fedsum_setup(profile: str, stand_in_rounds: int = 0, regime: str = "app_h") 
     ``regime="app_h"`` (default) keeps App. H's rules at every profile; ``"earlier"`` (quick
     profile only) is the quick profile of the first figures (see :data:`_EARLIER_QUICK`)."""
     check_profile(profile)
-    if isinstance(stand_in_rounds, bool) or not isinstance(stand_in_rounds, int) or stand_in_rounds < 0:
-        raise InputError(f"stand_in_rounds: must be an integer >= 0, got {stand_in_rounds!r}")
+    stand_in_rounds = check_stand_in(stand_in_rounds)
     if regime not in REGIMES:
         raise InputError(f"regime: must be one of {', '.join(REGIMES)}; got {regime!r}")
     if regime == "earlier" and profile != "quick":

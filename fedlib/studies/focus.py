@@ -17,7 +17,7 @@ from .. import analysis, claims, models
 from .._validate import InputError
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
-from ..notebook import check_profile, check_seeds
+from ..notebook import check_profile, check_seed, check_seeds, check_stand_in
 from ..participation import build
 from ..problems import LeastSquares, focus_arbitrary_weights, focus_toy_data
 from . import methods
@@ -277,7 +277,15 @@ class FocusSetup:
     def sensitivity_configs(self, seeds: Sequence[int] | None = None, etas: Sequence[float] = SENSITIVITY_ETAS
                             ) -> dict[ExperimentConfig, tuple[float, int]]:
         """SG-FOCUS under "bern" at the smaller rates ``etas`` (the paper's own rate is in
-        :meth:`configs`): config -> (eta, seed)."""
+        :meth:`configs`): config -> (eta, seed).
+
+        Raises:
+            InputError: a seed that is not an integer >= 0; an eta that is not a positive finite number.
+        """
+        for eta in etas:
+            if isinstance(eta, bool) or not isinstance(eta, (int, float, np.number)) or not (
+                    0 < eta < math.inf):
+                raise InputError(f"etas: each a positive finite rate, got {eta!r} in {etas!r}")
         out = {}
         for k in self._seeds(seeds):
             s = replace(self, seed=int(k))
@@ -308,6 +316,10 @@ class FocusSetup:
         own = None if ours is None else Frames(ours[0], ours[1], seeds, key=lambda k, _m: ours[2](k))
         then = then or {}
         note = self.pattern_note(pattern)
+        odd = [m for m in (pending or {}) if m not in METHODS]
+        if odd:
+            raise InputError(f"pending: keys must be method labels ({', '.join(map(repr, METHODS))}), as "
+                             f"FocusSetup.pending(...)[pattern] gives them; got {odd[0]!r}")
         setting = f"{self.setting}; {note}" if note else self.setting
         return [replace(r, context={"pattern": pattern}, setting=setting, cause=then.get(r.claim, ""))
                 for r in headline_claims(frames, tuple(RIVALS), own, same=self.same_runs(pattern),
@@ -386,6 +398,11 @@ class FocusSetup:
         """The claims of ``rows`` (at the full horizon) beside the same claims on the runs of
         ``labels`` cut at round ``cut`` (``pending``: per pattern, as :meth:`pending` returns it).
         Returns the verdict table and the cut runs' summary."""
+        both = {**self.patterns, **self.passive_pattern}
+        odd = [p for p in (pending or {}) if p not in both]
+        if odd:
+            raise InputError(f"pending: keys must be patterns ({', '.join(map(repr, both))}), as "
+                             f"FocusSetup.pending gives them; got {odd[0]!r}")
         cut_labels = {c.key(): v for c, v in labels.items()}         # keyed by run: the horizon is the cut
         _, cut_summary, cut_curves = claims.tidy(df[df["round"] <= cut], cut_labels, NAMES, CHANCE, WINDOW)
         cut_rows = {(r.context["pattern"], r.claim): r.check
@@ -494,8 +511,10 @@ def pilot_decision(checks: pd.DataFrame, base: str, other: str, other_ok: bool, 
 
     Raises:
         InputError: a dataset that is not in ``checks``, or the two datasets' rows do not pair; an
-            ``at_least`` that is not an integer >= 0.
+            ``at_least`` that is not an integer >= 0; ``other_ok`` not a bool.
     """
+    if not isinstance(other_ok, (bool, np.bool_)):
+        raise InputError(f"other_ok: must be True or False, got {type(other_ok).__name__} {other_ok!r}")
     needs = checks.set_index(["dataset", "rival", "check"])["seeds needed"]
     fewer = claims.fewer_seeds(needs, base, other, at_least, name="checks")
     return fewer.better, bool(fewer.enough and other_ok)
@@ -504,7 +523,8 @@ def pilot_decision(checks: pd.DataFrame, base: str, other: str, other_ok: bool, 
 def focus_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FocusSetup:
     """FOCUS App. F settings at ``profile``; ``stand_in_rounds > 0`` keeps the profile's structure
     on random data and cuts every run to that many rounds."""
-    s = FocusSetup(profile=check_profile(profile), seed=seed, **SETTINGS[profile])
+    stand_in_rounds = check_stand_in(stand_in_rounds)
+    s = FocusSetup(profile=check_profile(profile), seed=check_seed(seed), **SETTINGS[profile])
     if stand_in_rounds:
         s = replace(s, rounds=stand_in_rounds, eval_every=stand_in_rounds, train_eval=2,
                     stand_in=stand_in_rounds)

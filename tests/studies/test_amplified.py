@@ -29,7 +29,7 @@ def test_amplified_study_is_wang_and_ji():
         assert c.seed == dict(c.problem_args)["seed"] == c.warmup().seed == k
     assert s.fig1_configs(s.authors_rates(), [0]) == {c: v for c, v in fig1.items() if v[0] == 0}
     assert next(iter(s.fig1_configs(s.authors_rates(), [0]))).warmup() == s.base()   # the setup's seed
-    with pytest.raises(ValueError, match="^seed: must be a non-negative integer, got -1"):
+    with pytest.raises(ValueError, match=r"^seed: must be an integer in \[0, 2\*\*63\), got -1"):
         s.at_seed(-1)
     fig2 = s.fig2_configs(1e-4, [0, 1])
     assert sorted(v[1] for v in fig2.values()) == sorted(list(s.P_values) * 2)
@@ -378,3 +378,39 @@ def test_fig2_similar_holds_only_when_the_interval_lies_within_the_margin_on_bot
     # every P below the cycle, Fig. 1's run without amplification (0.8 + seed / 1000) below them
     assert rows[(Q["partial"], fig2)].check.verdict == "does not hold"
     assert rows[(Q["partial"], studies.amplified.FIG2_VS_FIG1_RATES)].check.verdict == "holds"
+
+
+def test_setup_seeds_rates_and_horizons_are_refused_when_they_are_not_what_a_run_can_take():
+    """A seed bent into another (2.9 -> 2, True -> 1, "3" -> 3), a seed twice (one run counted twice
+    in every interval), no seed, a rate or horizon a run cannot take, or an option the algorithm
+    does not have: each is refused naming its field, before anything is computed."""
+    f = studies.amplified
+    s = f.amplified_setup("smoke")
+    asked = []
+    for bad in ([2.9], [True], ["3"], [0, 0], [], [-1]):
+        with pytest.raises(ValueError, match="^seeds: "):
+            s.evaluate(lambda cs, **kw: asked.append(cs), bad)
+        with pytest.raises(ValueError, match="^seeds: "):
+            s.compute_in_order(lambda cs, **kw: asked.append(cs), bad)
+    assert not asked                                            # refused before the tuning grid
+    assert s.check_seeds((3, 4)) == [3, 4]
+    for seed in (-1, 1.5, True, None, "3", 2 ** 70):
+        with pytest.raises(ValueError, match=r"^seed: must be an integer in \[0, 2\*\*63\)"):
+            f.amplified_setup("smoke", seed=seed)
+    for rounds in (-5, 2.5, True, "3"):
+        with pytest.raises(ValueError, match=r"^stand_in_rounds: must be an integer >= 0"):
+            f.amplified_setup("smoke", stand_in_rounds=rounds)
+    m = next(iter(s.methods))
+    for horizon in (0, -5, 2.5, True):
+        with pytest.raises(ValueError, match="^horizon: must be an integer >= 1"):
+            s.phase(m, horizon, 0.1)
+    for lr in (math.nan, -1, 0, math.inf, "0.1", True):
+        with pytest.raises(ValueError, match="^lr: must be a positive finite number"):
+            s.phase(m, 10, lr)
+    with pytest.raises(ValueError, match="^phase.algorithm_args.bogus: not an option of algorithm"):
+        s.phase(m, 10, 0.1, bogus=3)
+    assert dict(s.phase(m, 10, 0.1, P=2).algorithm_args)["P"] == 2
+    with pytest.raises(ValueError, match="^seeds: "):
+        s.claims({}, {}, [0, 0, 1], {"x": {}})
+    with pytest.raises(ValueError, match="^rate_sets: expected a non-empty dict"):
+        s.claims({}, {}, [0], {})

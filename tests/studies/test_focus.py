@@ -1,5 +1,6 @@
 """fedlib.studies.focus: FOCUS's App. F setup (notebooks 04 and 05)."""
 
+import math
 import re
 from dataclasses import replace
 
@@ -371,6 +372,10 @@ def test_methods_not_all_stored_are_not_tested_rows_counting_their_runs(tmp_path
     assert pending["bern"]["FedAU"] == ("0 of the 2 runs of FedAU under bern are in the quick store; its "
                                         "comparisons are checked once all are")
     assert not any(tmp_path.iterdir())                           # counting writes nothing
+    with pytest.raises(InputError, match=r"^pending: keys must be method labels \('SG-FOCUS', "):
+        s.claims(pd.DataFrame(), {}, "bern", [0, 1], pending=pending)     # all patterns, not one
+    with pytest.raises(InputError, match=r"^pending: keys must be patterns \('bern', "):
+        s.horizon_check(pd.DataFrame(), {}, [], [0, 1], 400, pending={"FedAU": "x"})
     absent = tmp_path / "no_store"
     assert s.pending(labels, absent) == pending and not absent.exists()     # only read: not created
     for bad in ([*labels], {c: "bern" for c in labels}, {"bern": (0, 0, "FedAU")}):
@@ -504,3 +509,29 @@ def test_app_f_on_cifar_10_is_not_tested_where_a_stand_in_runs():
     assert comparison.context == {"pattern": "bern"} and "FedAU and SCAFFOLD" in comparison.claim
     assert f.focus_setup("paper").unrun_claims() == []
     assert len(f.focus_setup("paper", stand_in_rounds=2).unrun_claims()) == 2     # random stand-in data
+
+
+def test_setup_arguments_and_seeds_are_refused_when_they_are_not_what_a_run_can_take():
+    """A setup's seed and stand-in rounds, the sensitivity panel's rates, the pilot's switch flag and
+    the seeds compared (each once) are checked, naming the field, where they were taken as given."""
+    f = studies.focus
+    for seed in (-1, 1.5, True, None, "3", 2 ** 70):
+        with pytest.raises(InputError, match=r"^seed: must be an integer in \[0, 2\*\*63\)"):
+            f.focus_setup("smoke", seed=seed)
+    for rounds in (-5, 2.5, True, "3"):
+        with pytest.raises(InputError, match=r"^stand_in_rounds: must be an integer >= 0"):
+            f.focus_setup("smoke", stand_in_rounds=rounds)
+    s = f.focus_setup("smoke")
+    for eta in (math.nan, -1e-3, 0, math.inf, True, "1e-3"):
+        with pytest.raises(InputError, match="^etas: each a positive finite rate"):
+            s.sensitivity_configs(etas=[eta])
+    checks = pd.DataFrame({"dataset": ["a", "b"], "rival": ["r", "r"], "check": ["c", "c"],
+                           "seeds needed": [5, 3]})
+    assert f.pilot_decision(checks, "a", "b", True, at_least=1)[1] is True
+    for flag in ("no", math.nan, 1):
+        with pytest.raises(InputError, match="^other_ok: must be True or False"):
+            f.pilot_decision(checks, "a", "b", flag, at_least=1)
+    summary = pd.DataFrame({"pattern": ["bern"] * 2, "seed": [0, 0], "method": ["SG-FOCUS", "FedAU"],
+                            "outcome": ["ok"] * 2, "final_acc": [0.9, 0.8]}).set_index(f.NAMES)
+    with pytest.raises(InputError, match="^seeds: each seed once"):
+        s.claims(summary, {}, "bern", [0, 0, 1])
