@@ -268,7 +268,15 @@ class FocusSetup:
                       ) -> dict[ExperimentConfig, tuple[str, int, str]]:
         """Issue 50's pilot: SG-FOCUS and :data:`PILOT_RIVALS` under "bern" with ``dataset`` in
         place of the setup's, every other setting kept (the runs of :meth:`configs` that the
-        switched profile would compute): config -> (``label`` or the dataset, seed, method)."""
+        switched profile would compute): config -> (``label`` or the dataset, seed, method).
+
+        Raises:
+            InputError: a ``dataset`` this study does not know; a ``label`` that is not a string.
+        """
+        if not isinstance(dataset, str) or dataset not in _NAMES:
+            raise InputError(f"dataset: must be one of {', '.join(map(repr, _NAMES))}, got {dataset!r}")
+        if not isinstance(label, str):
+            raise InputError(f"label: must be a string (\"\": the dataset's name), got {label!r}")
         s = replace(self, dataset=dataset)
         keep = ("SG-FOCUS", *PILOT_RIVALS)
         return {c: (label or dataset, k, m) for c, (p, k, m) in s.configs(seeds).items()

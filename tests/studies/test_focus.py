@@ -522,6 +522,11 @@ def test_setup_arguments_and_seeds_are_refused_when_they_are_not_what_a_run_can_
         with pytest.raises(InputError, match=r"^stand_in_rounds: must be an integer >= 0"):
             f.focus_setup("smoke", stand_in_rounds=rounds)
     s = f.focus_setup("smoke")
+    for dataset in ("bogus", None, 5):
+        with pytest.raises(InputError, match="^dataset: must be one of 'mnist', 'fashion_mnist'"):
+            s.pilot_configs(dataset)
+    with pytest.raises(InputError, match="^label: must be a string"):
+        s.pilot_configs("fashion_mnist", label=5)
     for eta in (math.nan, -1e-3, 0, math.inf, True, "1e-3"):
         with pytest.raises(InputError, match="^etas: each a positive finite rate"):
             s.sensitivity_configs(etas=[eta])
