@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from fedlib import claims, studies
+from fedlib._validate import InputError
 from fedlib.analysis import GridSearch
 from fedlib.claims import ClaimRow
 from fedlib.studies import base, real
@@ -185,3 +186,22 @@ def test_notebook_09_asks_each_paper_through_its_registered_study(monkeypatch):
     assert frames.at(2, "SCAFFOLD") == (2, "SCAFFOLD at FOCUS's eta")
     # FedSUM's methods are marked with App. H's rule at this profile's batch and K
     assert "batch 32 instead of 128, K = 5, T = 84" in seen["fedsum"][0].off_rule["FedSUM"]
+
+
+@pytest.mark.parametrize("factory, takes_seed", [
+    ("focus.focus_setup", True), ("amplified.amplified_setup", True), ("fedacs.fedacs_setup", True),
+    ("fedsum.fedsum_setup", False)])
+def test_every_setup_refuses_a_seed_or_stand_in_rounds_a_run_cannot_take(factory, takes_seed):
+    """A setup's seed (-1, 1.5, True, None, "3", beyond 64 bits) and stand-in rounds (negative,
+    fractional, a bool, a string) are refused naming the field (``notebook.check_seed``,
+    ``check_stand_in``), where they went into the configs as given."""
+    module, name = factory.split(".")
+    make = getattr(getattr(studies, module), name)
+    if takes_seed:
+        for seed in (-1, 1.5, True, None, "3", 2 ** 70):
+            with pytest.raises(InputError, match=r"^seed: must be an integer in \[0, 2\*\*63\)"):
+                make("smoke", seed=seed)
+        assert make("smoke", seed=np.int64(3)).seed == 3
+    for rounds in (-5, 2.5, True, "3"):
+        with pytest.raises(InputError, match=r"^stand_in_rounds: must be an integer >= 0"):
+            make("smoke", stand_in_rounds=rounds)

@@ -515,12 +515,6 @@ def test_setup_arguments_and_seeds_are_refused_when_they_are_not_what_a_run_can_
     """A setup's seed and stand-in rounds, the sensitivity panel's rates, the pilot's switch flag and
     the seeds compared (each once) are checked, naming the field, where they were taken as given."""
     f = studies.focus
-    for seed in (-1, 1.5, True, None, "3", 2 ** 70):
-        with pytest.raises(InputError, match=r"^seed: must be an integer in \[0, 2\*\*63\)"):
-            f.focus_setup("smoke", seed=seed)
-    for rounds in (-5, 2.5, True, "3"):
-        with pytest.raises(InputError, match=r"^stand_in_rounds: must be an integer >= 0"):
-            f.focus_setup("smoke", stand_in_rounds=rounds)
     s = f.focus_setup("smoke")
     for dataset in ("bogus", None, 5):
         with pytest.raises(InputError, match="^dataset: must be one of 'mnist', 'fashion_mnist'"):
