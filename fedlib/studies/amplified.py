@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims, models
-from .._validate import InputError
+from .._validate import InputError, check_int, check_real
 from ..analysis import GridSearch, mean_std, search_log_grid
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
@@ -222,10 +222,7 @@ class AmplifiedSetup:
         """
         if label not in self.methods:
             raise InputError(f"label: must be one of {', '.join(map(repr, self.methods))}; got {label!r}")
-        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
-            raise InputError(f"horizon: must be an integer >= 1 (rounds of time), got {horizon!r}")
-        if isinstance(lr, bool) or not isinstance(lr, (int, float, np.number)) or not 0 < lr < float("inf"):
-            raise InputError(f"lr: must be a positive finite number, got {lr!r}")
+        horizon, lr = check_int("horizon", horizon, 1), check_real("lr", lr, 0, low_open=True)
         algo, opts = self.methods[label]
         wait = algo.startswith("wait")
         rounds = horizon // self.cycle if wait and not self.stand_in else horizon

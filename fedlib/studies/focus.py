@@ -14,7 +14,7 @@ import pandas as pd
 import torch
 
 from .. import analysis, claims, models
-from .._validate import InputError
+from .._validate import InputError, check_real
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
 from ..notebook import check_profile, check_seed, check_seeds, check_stand_in
@@ -290,10 +290,8 @@ class FocusSetup:
         Raises:
             InputError: a seed that is not an integer >= 0; an eta that is not a positive finite number.
         """
-        for eta in etas:
-            if isinstance(eta, bool) or not isinstance(eta, (int, float, np.number)) or not (
-                    0 < eta < math.inf):
-                raise InputError(f"etas: each a positive finite rate, got {eta!r} in {etas!r}")
+        for i, eta in enumerate(etas):
+            check_real(f"etas[{i}]", eta, 0, low_open=True)
         out = {}
         for k in self._seeds(seeds):
             s = replace(self, seed=int(k))
@@ -362,9 +360,14 @@ class FocusSetup:
                     f"{self.profile} store; its comparisons are checked once all are")
         return out
 
+    @property
+    def _all_patterns(self) -> dict:
+        """:attr:`patterns` and :attr:`passive_pattern`: name -> (kind, args)."""
+        return {**self.patterns, **self.passive_pattern}
+
     def _kind(self, pattern: str) -> str:
         """The participation kind of ``pattern``, a name of :attr:`patterns` or :attr:`passive_pattern`."""
-        both = {**self.patterns, **self.passive_pattern}
+        both = self._all_patterns
         if not isinstance(pattern, str) or pattern not in both:
             raise InputError(f"pattern: must be one of {', '.join(map(repr, both))}, got {pattern!r}")
         return both[pattern][0]
@@ -406,11 +409,10 @@ class FocusSetup:
         """The claims of ``rows`` (at the full horizon) beside the same claims on the runs of
         ``labels`` cut at round ``cut`` (``pending``: per pattern, as :meth:`pending` returns it).
         Returns the verdict table and the cut runs' summary."""
-        both = {**self.patterns, **self.passive_pattern}
-        odd = [p for p in (pending or {}) if p not in both]
+        odd = [p for p in (pending or {}) if p not in self._all_patterns]
         if odd:
-            raise InputError(f"pending: keys must be patterns ({', '.join(map(repr, both))}), as "
-                             f"FocusSetup.pending gives them; got {odd[0]!r}")
+            raise InputError(f"pending: keys must be patterns ({', '.join(map(repr, self._all_patterns))}), "
+                             f"as FocusSetup.pending gives them; got {odd[0]!r}")
         cut_labels = {c.key(): v for c, v in labels.items()}         # keyed by run: the horizon is the cut
         _, cut_summary, cut_curves = claims.tidy(df[df["round"] <= cut], cut_labels, NAMES, CHANCE, WINDOW)
         cut_rows = {(r.context["pattern"], r.claim): r.check

@@ -396,10 +396,10 @@ def test_setup_seeds_rates_and_horizons_are_refused_when_they_are_not_what_a_run
     assert s.check_seeds((3, 4)) == [3, 4]
     m = next(iter(s.methods))
     for horizon in (0, -5, 2.5, True):
-        with pytest.raises(ValueError, match="^horizon: must be an integer >= 1"):
+        with pytest.raises(ValueError, match="^horizon: must be an integer"):
             s.phase(m, horizon, 0.1)
     for lr in (math.nan, -1, 0, math.inf, "0.1", True):
-        with pytest.raises(ValueError, match="^lr: must be a positive finite number"):
+        with pytest.raises(ValueError, match="^lr: must be a (real|finite) number > 0"):
             s.phase(m, 10, lr)
     with pytest.raises(ValueError, match="^phase.algorithm_args.bogus: not an option of algorithm"):
         s.phase(m, 10, 0.1, bogus=3)
