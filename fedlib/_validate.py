@@ -400,19 +400,24 @@ def _misfit(fn: Any, sig: Any, globalns: dict | None, label: str, state: dict, a
 _WRAPPED: dict[int, Any] = {}
 
 
-def guard_module(namespace: dict, before: dict[str, Any] | None = None) -> None:
+def guard_module(namespace: dict, before: dict[str, Any] | None = None, methods: bool = False) -> None:
     """Wrap every function that a module lists in its ``__all__`` (and the ``__init__`` of its
     public classes; not a dataclass's, whose hints are the stored types that its own
     ``__post_init__`` converts to and checks) with :func:`guard`, in place: fedlib's public
     boundary. Called on the last line of each public module (``guard_module(globals())``);
     ``before``: function name -> a check of its bound arguments, run before the call (see
-    :func:`guard`)."""
+    :func:`guard`); ``methods``: also wrap the public methods (plain and static) of the module's
+    public classes, dataclasses included (the studies' setups, whose methods users call with
+    summaries, seeds and labels: a wrong type there would otherwise end in a pandas or Python
+    error from deep inside; off in modules whose classes are on the per-step path)."""
     import inspect
     module = namespace.get("__name__", "")
     for name in namespace.get("__all__", ()):
         obj = namespace.get(name)
         if obj is None or inspect.ismodule(obj):
             continue
+        if methods and inspect.isclass(obj) and obj.__module__ == module:
+            _guard_methods(obj, namespace, f"{module.removeprefix('fedlib.')}.{name}")
         if inspect.isfunction(obj) and obj.__module__ == module:
             if id(obj) not in _WRAPPED:
                 _WRAPPED[id(obj)] = guard(obj, namespace, before=(before or {}).get(obj.__name__))
@@ -423,3 +428,16 @@ def guard_module(namespace: dict, before: dict[str, Any] | None = None) -> None:
                 and "__init__" in vars(obj) and not getattr(obj.__init__, "__fedlib_guarded__", False) \
                 and not getattr(obj, "_is_protocol", False):
             obj.__init__ = guard(obj.__init__, namespace, what=f"{module.removeprefix('fedlib.')}.{name}")
+
+
+def _guard_methods(cls: type, namespace: dict, what: str) -> None:
+    """:func:`guard_module`'s ``methods``: each public plain or static method of ``cls`` wrapped by
+    :func:`guard`, in place (properties and class methods as they are)."""
+    import inspect
+    for attr, value in list(vars(cls).items()):
+        if attr.startswith("_"):
+            continue
+        if inspect.isfunction(value):
+            setattr(cls, attr, guard(value, namespace, what=f"{what}.{attr}"))
+        elif isinstance(value, staticmethod) and inspect.isfunction(value.__func__):
+            setattr(cls, attr, staticmethod(guard(value.__func__, namespace, what=f"{what}.{attr}")))

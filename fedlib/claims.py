@@ -779,6 +779,9 @@ def _check_paired(a: Any, b: Any, margin: Any, names: Any, digits: Any, missing:
                              f"{type(side).__name__} {side!r}")
     if isinstance(names, str) or len(names) != 2:
         raise InputError(f"names: must be two names (for a and b), got {names!r}")
+    if names[0] == names[1]:
+        raise InputError(f"names: a paired comparison compares two different methods or settings; got "
+                         f"{names[0]!r} for both a and b")
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
         raise InputError(f"digits: must be an integer >= 0, got {digits!r}")
     check_text("missing", missing, MISSING_WHAT)
@@ -941,6 +944,9 @@ def against_all(a: Mapping, others: Mapping[str, Mapping], name: str = "A",
     verdict, none is left out."""
     if not others:
         raise InputError("others: no method to compare with")
+    if name in others:
+        raise InputError(f"others: {name!r} is the method the claim is about; its rivals are the other "
+                         f"methods (got {', '.join(map(repr, others))})")
     return combine({o: compare(a, b, names=(name, o), **kwargs) for o, b in others.items()})
 
 

@@ -255,6 +255,11 @@ class Store:
                              "stored runs; give a folder path, new or existing)")
         if not create and not self.path.exists():
             self.writable, self._why = False, "it does not exist (opened to read only: create=False)"
+        elif not create:                   # read only: ask the system, write no probe into the folder
+            if not os.access(self.path, os.R_OK | os.X_OK):
+                raise InputError(f"store: cannot read {self.path} (permission denied)")
+            if not os.access(self.path, os.W_OK):
+                self.writable, self._why = False, "permission denied"
         else:
             self._open()
         #: entries :meth:`get` refused, by key, with the reason (edited, unreadable)

@@ -563,6 +563,12 @@ CONFUSING = [
      ValueError, r"values: must be numbers, got \['a', 'b'\]"),
     ("confusing: paired with one name", lambda t: claims.paired({0: 1.0, 1: 2.0}, {0: 0.5, 1: 1.0}, names=("A",)),
      ValueError, r"names: must be two names \(for a and b\), got \('A',\)"),
+    ("confusing: paired comparing a method with itself", lambda t: claims.paired(
+        {0: 1.0, 1: 2.0}, {0: 0.5, 1: 1.0}, names=("SG-FOCUS", "SG-FOCUS")), ValueError,
+     r"names: a paired comparison compares two different methods or settings; got 'SG-FOCUS' for both a and b$"),
+    ("confusing: against_all with the method among its rivals", lambda t: claims.against_all(
+        {0: 1.0}, {"B": {0: 0.5}, "A": {0: 1.0}}, "A"), ValueError,
+     r"others: 'A' is the method the claim is about; its rivals are the other methods \(got 'B', 'A'\)$"),
     ("confusing: paired_reach naming a failed run by nothing", lambda t: claims.paired_reach(
         {0: None}, {0: None}, missing=""), ValueError,
      r"missing: must be a non-empty text naming a run with no value \(e\.g\. 'failed'\), got ''$"),

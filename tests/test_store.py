@@ -34,6 +34,16 @@ def test_a_store_opened_to_read_only_creates_no_folder_and_refuses_a_write(tmp_p
     assert Store(tmp_path, create=False).writable                  # an existing folder: as usual
 
 
+def test_a_store_opened_to_read_only_writes_nothing_into_an_existing_folder(tmp_path):
+    """create=False reads: it asks the system whether the folder can be written instead of writing a
+    probe file into it, so the folder's modification time stays as it was."""
+    import os
+    os.utime(tmp_path, (1_000_000_000, 1_000_000_000))
+    st = Store(tmp_path, create=False)
+    assert st.writable and st.keys() == [] and list(tmp_path.iterdir()) == []
+    assert tmp_path.stat().st_mtime == 1_000_000_000
+
+
 def test_corrupt_entries_are_reported_by_name_and_recomputed(tmp_path):
     c = _base()
     fedlib.sweep([c], tmp_path, progress=False)

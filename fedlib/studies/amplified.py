@@ -837,7 +837,7 @@ def main(argv: list[str] | None = None) -> None:
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals())
+guard_module(globals(), methods=True)
 
 #: Wang & Ji's study (notebook 08) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="amplified", paper="Wang & Ji 2022", notebooks=("08_amplified_fedavg",),

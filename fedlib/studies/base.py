@@ -12,6 +12,7 @@ A user adds a study with :func:`register_study` and finds one with :func:`get`."
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,12 +96,49 @@ class Frames:
             return False
 
     def values(self, method: str, column: str = "final_acc") -> dict:
-        """seed -> ``column`` of ``method``'s run in the summary."""
-        return {k: self.summary.loc[self.at(k, method), column] for k in self.seeds}
+        """seed -> ``column`` of ``method``'s run in the summary.
+
+        Raises:
+            InputError: ``column`` is not a column of the summary, a seed of :attr:`seeds` has no run
+                of ``method`` in it (named, with the runs the summary holds), or an accuracy column
+                (``*_acc``) holds a value outside [0, 1] that is not NaN."""
+        if column not in self.summary.columns:
+            have = ", ".join(map(str, self.summary.columns))
+            raise InputError(f"column: must be a column of the summary ({have}); got {column!r}")
+        self._check_runs(method, self.summary.index, "summary")
+        out = {k: self.summary.loc[self.at(k, method), column] for k in self.seeds}
+        if column.endswith("_acc"):                  # an accuracy: a fraction, or NaN for a failed run
+            odd = {k: v for k, v in out.items()
+                   if not (isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+                           and (math.isnan(v) or 0 <= v <= 1))}
+            if odd:
+                k, v = next(iter(odd.items()))
+                raise InputError(f"summary: {column!r} is an accuracy, a fraction in [0, 1] (0.91, not 91) "
+                                 f"or NaN for a run that failed; {method!r} at seed {k!r} has {v!r}")
+        return out
 
     def hist(self, method: str) -> dict:
-        """seed -> ``method``'s curve."""
+        """seed -> ``method``'s curve.
+
+        Raises:
+            InputError: a seed of :attr:`seeds` has no run of ``method`` in :attr:`curves` (named,
+                with the runs the curves hold)."""
+        self._check_runs(method, self.curves, "curves")
         return {k: self.curves[self.at(k, method)] for k in self.seeds}
+
+    def _check_runs(self, method: str, index: Any, where: str) -> None:
+        """One error naming the seeds of :attr:`seeds` with no run of ``method`` in ``index``."""
+        try:
+            absent = [k for k in self.seeds if self.at(k, method) not in index]
+        except (KeyError, TypeError, ValueError) as err:         # a key that cannot label the run
+            raise InputError(f"method: {method!r} has no run label at the seeds {list(self.seeds)!r} ({err})"
+                             ) from None
+        if absent:
+            held = list(index)
+            shown = ", ".join(map(repr, held[:6])) + (f" ... ({len(held)} in all)" if len(held) > 6 else "")
+            raise InputError(f"seeds: the {where} has no run of {method!r} at seed"
+                             f"{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))} (looked up as "
+                             f"{self.at(absent[0], method)!r}); it holds {shown or 'no run'}")
 
     @property
     def missing_or_never(self) -> str:
@@ -175,4 +213,4 @@ def names() -> tuple[str, ...]:
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals())
+guard_module(globals(), methods=True)

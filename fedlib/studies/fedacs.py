@@ -1287,7 +1287,7 @@ def fedacs_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FedAc
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals())
+guard_module(globals(), methods=True)
 
 #: FedACS's study (notebooks 06 and 07) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="fedacs", paper="FedACS",

@@ -412,4 +412,4 @@ def _toy_check(values: dict, kind: str, method: str, arg) -> Verdict:
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals())
+guard_module(globals(), methods=True)

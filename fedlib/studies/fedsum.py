@@ -1139,7 +1139,7 @@ def delay_claims(patterns: dict, num_clients: int, rounds: int, seeds: list,
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals())
+guard_module(globals(), methods=True)
 
 #: FedSUM's study (notebooks 02 and 03) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="fedsum", paper="FedSUM",

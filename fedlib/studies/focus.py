@@ -164,10 +164,16 @@ class FocusSetup:
         clients by :func:`fedlib.claims.event_count` at the rate :data:`ROUGHLY_EACH`. One split
         (the seed's, as Fig. 8 draws one): the clients are the units the count is over, and the
         row's numbers say so. Each client's share is exact, so the row needs no run."""
-        counts = np.asarray(counts, dtype=float)
-        if counts.ndim != 2 or counts.shape[1] < 2 or (counts < 0).any() or (counts.sum(axis=1) <= 0).any():
-            raise InputError(f"counts: must be clients x classes (at least 2) of sample counts >= 0, every "
-                             f"client with data; got shape {counts.shape}")
+        try:
+            counts = np.asarray(counts, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError("counts: must be clients x classes of sample counts, got "
+                             f"{type(counts).__name__}") from None
+        if (counts.ndim != 2 or counts.shape[1] < 2 or not np.isfinite(counts).all() or (counts < 0).any()
+                or (counts.sum(axis=1) <= 0).any()):
+            raise InputError(f"counts: must be clients x classes (at least 2) of finite sample counts >= 0, "
+                             f"every client with data; got shape {counts.shape}"
+                             + (" with NaN or inf" if counts.size and not np.isfinite(counts).all() else ""))
         top2 = np.sort(counts, axis=1)[:, ::-1][:, :2].sum(axis=1) / counts.sum(axis=1)
         what = f"a client's two largest classes hold >= {MAINLY:.0%} of its data"
         check = claims.event_count({i: bool(v >= MAINLY) for i, v in enumerate(top2)}, what,
@@ -903,7 +909,7 @@ def _lead(curves: dict, panel: str, seeds: Sequence[int], rivals: Sequence[str])
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals())
+guard_module(globals(), methods=True)
 
 #: FOCUS's study (notebooks 04 and 05) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="focus", paper="FOCUS", notebooks=("04_focus_toy", "05_focus_cifar"),

@@ -125,4 +125,4 @@ def algorithms(names: Sequence[str], star: bool = False) -> dict[str, str]:
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals())
+guard_module(globals(), methods=True)

@@ -876,7 +876,7 @@ def real_setup(profile: str, trace: str | Path = "traces/sessions_100.txt",
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals())
+guard_module(globals(), methods=True)
 
 #: the study of notebook 09 in the registry of :mod:`fedlib.studies` (its claims are the other
 #: papers', each row naming its own)

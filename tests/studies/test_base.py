@@ -64,6 +64,34 @@ def test_frames_read_runs_by_seed_and_method_under_a_prefix_or_a_key():
             studies.Frames(summary, curves, [0], missing=bad)
 
 
+def test_frames_name_a_missing_run_a_missing_column_and_an_accuracy_that_is_not_a_fraction():
+    """A seed with no run of the method, in the summary or the curves, is one error naming the seed
+    and the runs held, not a pandas KeyError from inside a claim; so is a column the summary lacks and
+    an accuracy given in percent or as inf (NaN stays: a run that failed)."""
+    f = _frames({"A": 0.9, "B": 0.8}, {"A": 10, "B": 20}, seeds=(0, 1))
+    wide = replace(f, seeds=(0, 1, 7))
+    with pytest.raises(ValueError, match=r"^seeds: the summary has no run of 'A' at seed 7 \(looked up as "
+                                         r"\(7, 'A'\)\); it holds \(0, 'A'\)"):
+        wide.values("A")
+    with pytest.raises(ValueError, match="^seeds: the curves has no run of 'B' at seed 7"):
+        wide.hist("B")
+    with pytest.raises(ValueError, match="^seeds: the summary has no run of 'C' at seeds 0, 1"):
+        f.values("C")
+    with pytest.raises(ValueError, match=r"^column: must be a column of the summary \(final_acc\); got"):
+        f.values("A", "drop")
+    for bad in (91.0, np.inf, -0.1):
+        s = f.summary.copy()
+        s.loc[(1, "B"), "final_acc"] = bad
+        with pytest.raises(ValueError, match=r"^summary: 'final_acc' is an accuracy, .* 'B' at seed 1 has"):
+            replace(f, summary=s).values("B")
+    s = f.summary.copy()
+    s.loc[(1, "B"), "final_acc"] = np.nan
+    assert np.isnan(replace(f, summary=s).values("B")[1])
+    lost = replace(f, key=lambda k, m: {0: (0, m)}[k])             # a key that cannot label seed 1
+    with pytest.raises(ValueError, match="^method: 'A' has no run label at the seeds"):
+        lost.values("A")
+
+
 def test_a_papers_headline_claims_read_any_runs_of_its_methods():
     """FedACS's Sec. 6 on runs labelled by seed and method (notebook 09's shape): FedACS ahead of
     every rival of its claim that ran -- for "outperforms all benchmark methods", Sec. 6's six
@@ -205,3 +233,19 @@ def test_every_setup_refuses_a_seed_or_stand_in_rounds_a_run_cannot_take(factory
     for rounds in (-5, 2.5, True, "3"):
         with pytest.raises(InputError, match=r"^stand_in_rounds: must be an integer >= 0"):
             make("smoke", stand_in_rounds=rounds)
+
+
+def test_the_studies_methods_name_a_wrong_typed_argument():
+    """The setups' public methods are fedlib's boundary too (guard_module(methods=True)): a wrong type
+    that the method's own checks do not look at is one error naming the argument and its hint, not a
+    TypeError or AttributeError from inside pandas."""
+    from fedlib.studies import focus
+    s = focus.focus_setup("smoke")
+    assert getattr(focus.FocusSetup.horizon_check, "__fedlib_guarded__", False)
+    assert getattr(studies.Frames.values, "__fedlib_guarded__", False)
+    with pytest.raises(ValueError, match=r"^df: must be a pandas DataFrame \(argument of "
+                                         r"studies\.focus\.FocusSetup\.horizon_check\), got int 5"):
+        s.horizon_check(5, {}, [], [0], 10)
+    with pytest.raises(ValueError, match=r"^cases: must be a list \(argument of "
+                                         r"studies\.focus\.FocusSetup\.plateau_table\), got str 'abc'"):
+        focus.FocusSetup.plateau_table("abc")                      # a static method, guarded as well

@@ -448,6 +448,11 @@ def test_fig8_label_row_counts_the_clients_whose_two_largest_classes_hold_most_o
     assert "in 12 of 32 clients" in low.check.reason and "seeds" not in low.check.reason
     with pytest.raises(ValueError, match="^counts: must be clients x classes"):
         s.label_claim(np.zeros((4, 10)))
+    nan = two.copy()
+    nan[3, 0] = np.nan                                  # a client whose count is unknown is not counted
+    for bad in (nan, np.where(two > 0, np.inf, 0.0), [["a", "b"]]):
+        with pytest.raises(ValueError, match="^counts: must be clients x classes"):
+            s.label_claim(bad)
 
 
 def test_exact_floor_is_float64_roundings_bound_on_the_toys_data():
