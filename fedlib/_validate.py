@@ -400,7 +400,8 @@ def _misfit(fn: Any, sig: Any, globalns: dict | None, label: str, state: dict, a
 _WRAPPED: dict[int, Any] = {}
 
 
-def guard_module(namespace: dict, before: dict[str, Any] | None = None, methods: bool = False) -> None:
+def guard_module(namespace: dict, before: dict[str, Any] | None = None, methods: bool = False,
+                 by_name: dict[str, Any] | None = None) -> None:
     """Wrap every function that a module lists in its ``__all__`` (and the ``__init__`` of its
     public classes; not a dataclass's, whose hints are the stored types that its own
     ``__post_init__`` converts to and checks) with :func:`guard`, in place: fedlib's public
@@ -409,7 +410,10 @@ def guard_module(namespace: dict, before: dict[str, Any] | None = None, methods:
     :func:`guard`); ``methods``: also wrap the public methods (plain and static) of the module's
     public classes, dataclasses included (the studies' setups, whose methods users call with
     summaries, seeds and labels: a wrong type there would otherwise end in a pandas or Python
-    error from deep inside; off in modules whose classes are on the per-step path)."""
+    error from deep inside; off in modules whose classes are on the per-step path); ``by_name``:
+    parameter name -> ``check(name, value)``, run before the call on each wrapped function's
+    argument of that name where one is given and is not None (a convention of the module, e.g. the
+    studies' ``seeds``: :data:`fedlib.studies.base.ARG_CHECKS`)."""
     import inspect
     module = namespace.get("__name__", "")
     for name in namespace.get("__all__", ()):
@@ -417,10 +421,11 @@ def guard_module(namespace: dict, before: dict[str, Any] | None = None, methods:
         if obj is None or inspect.ismodule(obj):
             continue
         if methods and inspect.isclass(obj) and obj.__module__ == module:
-            _guard_methods(obj, namespace, f"{module.removeprefix('fedlib.')}.{name}")
+            _guard_methods(obj, namespace, f"{module.removeprefix('fedlib.')}.{name}", by_name)
         if inspect.isfunction(obj) and obj.__module__ == module:
             if id(obj) not in _WRAPPED:
-                _WRAPPED[id(obj)] = guard(obj, namespace, before=(before or {}).get(obj.__name__))
+                _WRAPPED[id(obj)] = guard(obj, namespace, before=_by_name(obj, by_name,
+                                                                           (before or {}).get(obj.__name__)))
             namespace[name] = _WRAPPED[id(obj)]
         elif inspect.isclass(obj) and obj.__module__ == module and not issubclass(obj, BaseException) \
                 and not any(c.__name__ == "Algorithm" for c in obj.__mro__) \
@@ -430,14 +435,41 @@ def guard_module(namespace: dict, before: dict[str, Any] | None = None, methods:
             obj.__init__ = guard(obj.__init__, namespace, what=f"{module.removeprefix('fedlib.')}.{name}")
 
 
-def _guard_methods(cls: type, namespace: dict, what: str) -> None:
+def _guard_methods(cls: type, namespace: dict, what: str, by_name: dict[str, Any] | None = None) -> None:
     """:func:`guard_module`'s ``methods``: each public plain or static method of ``cls`` wrapped by
-    :func:`guard`, in place (properties and class methods as they are)."""
+    :func:`guard` (with the checks of ``by_name``), in place (properties and class methods as they
+    are)."""
     import inspect
     for attr, value in list(vars(cls).items()):
         if attr.startswith("_"):
             continue
         if inspect.isfunction(value):
-            setattr(cls, attr, guard(value, namespace, what=f"{what}.{attr}"))
+            setattr(cls, attr, guard(value, namespace, what=f"{what}.{attr}",
+                                     before=_by_name(value, by_name)))
         elif isinstance(value, staticmethod) and inspect.isfunction(value.__func__):
-            setattr(cls, attr, staticmethod(guard(value.__func__, namespace, what=f"{what}.{attr}")))
+            fn = value.__func__
+            setattr(cls, attr, staticmethod(guard(fn, namespace, what=f"{what}.{attr}",
+                                                  before=_by_name(fn, by_name))))
+
+
+def _by_name(fn: Any, by_name: dict[str, Any] | None, before: Any = None) -> Any:
+    """``before`` (a check of a call's bound arguments, or None) extended by the checks of
+    ``by_name`` (parameter name -> ``check(name, value)``) on the parameters of ``fn`` that it names:
+    each runs on its argument where the call gives one that is not None."""
+    import inspect
+    if getattr(fn, "__fedlib_guarded__", False):
+        return before
+    try:
+        params = [p for p in inspect.signature(fn).parameters if p in (by_name or {})]
+    except (TypeError, ValueError):
+        return before
+    if not params:
+        return before
+
+    def check(arguments: dict) -> None:
+        for p in params:
+            if arguments.get(p) is not None:
+                by_name[p](p, arguments[p])
+        if before is not None:
+            before(arguments)
+    return check

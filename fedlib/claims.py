@@ -209,6 +209,9 @@ def rounds_to(h: pd.DataFrame, target: float, metric: str = "test_acc", smooth: 
     if smooth < 1:
         raise InputError(f"smooth: must be >= 1, got {smooth!r}")
     h = _history(h, metric)
+    if x not in h.columns:
+        have = ", ".join(map(str, h.columns))
+        raise InputError(f"x: {x!r} is not a column of the history (columns: {have})")
     level = h[metric].rolling(smooth, min_periods=smooth).mean().to_numpy()
     hit = h[level >= target] if higher else h[level <= target]
     return float(hit[x].iloc[0]) if len(hit) else math.nan

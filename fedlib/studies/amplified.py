@@ -3,6 +3,7 @@ phases after it (amplification, no amplification, wait-minibatch, wait-full), pe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -16,7 +17,7 @@ from ..claims import ClaimRow
 from ..config import ExperimentConfig
 from ..notebook import check_profile, check_seed, check_seeds, check_stand_in
 from . import methods
-from .base import Frames, Study, register_study
+from .base import Frames, Study, check_accuracies, register_study
 
 __all__ = ["AUTHORS_RATES", "DATASETS", "FASHION", "FIG2_RATES", "FIG2_VS_FIG1_RATES", "MEASURED_SECONDS",
            "METHOD_NAMES", "QUOTES", "RATE_SETS", "RATE_SOURCES", "STUDY", "AmplifiedSetup", "Evaluation",
@@ -323,7 +324,7 @@ class AmplifiedSetup:
         for cols in groups.values():
             cols = dict(cols)
             key = cols.pop("key")
-            v = [values[key(k)] for k in seeds]
+            v = [_outcome_of(values, key(k)) for k in seeds]
             okv = [x for x in v if x["outcome"] == "ok"]
             rows.append({**cols, "late test acc": mean_std(pd.Series([x["acc"] for x in okv], dtype=float)),
                          "late train loss": mean_std(pd.Series([x["loss"] for x in okv], dtype=float)),
@@ -362,7 +363,8 @@ class AmplifiedSetup:
         (:data:`FIG2_VS_FIG1_RATES`: two rates, a comparison Sec. 6's text does not make)."""
         margin, _, no_amp, *_ = claims.MARGINS["test accuracy"], *self.methods
         c = self.cycle
-        acc2 = {P: {k: vals2[(k, P)]["acc"] for k in seeds} for P in self.P_values}
+        acc2 = {P: check_accuracies({k: _outcome_of(vals2, (k, P))["acc"] for k in seeds}, f"vals2: P = {P}")
+                for P in self.P_values}
 
         def vs_p(a: int, b: int, **kw):
             return claims.paired(acc2[a], acc2[b], margin=margin, names=(f"P={a}", f"P={b}"), **kw)
@@ -404,9 +406,10 @@ class AmplifiedSetup:
         best, rows = next(iter(rate_sets)), []
         for rname in rate_sets:
             def vs(m, other, rname=rname, **kw):
-                return claims.paired({k: vals1[(rname, k, m)]["acc"] for k in seeds},
-                                     {k: vals1[(rname, k, other)]["acc"] for k in seeds}, margin=margin,
-                                     names=(m, other), **kw)
+                def acc(x):
+                    return check_accuracies({k: _outcome_of(vals1, (rname, k, x))["acc"] for k in seeds},
+                                            f"vals1: {x!r} at {rname!r}")
+                return claims.paired(acc(m), acc(other), margin=margin, names=(m, other), **kw)
             cause = ("" if rname == best else
                      f"at {rname} ({', '.join(f'{m} {v:g}' for m, v in rate_sets[rname].items())})")
             fig1 = [(QUOTES["best"], "amplification is the best: it beats each other method of Fig. 1",
@@ -601,6 +604,11 @@ class AmplifiedSetup:
         missing = [m for m in self.methods if m not in rates]
         if missing:
             raise InputError(f"rates: no rate for {', '.join(map(repr, missing))}")
+        extra = [m for m in rates if m not in self.methods]
+        if extra:
+            raise InputError(f"rates: {', '.join(map(repr, extra))} is not a method of Fig. 1 "
+                             f"({', '.join(map(repr, self.methods))})")
+        seeds = self.check_seeds(seeds)
         return {self.at_seed(k).phase(m, self.horizon, rates[m]): (int(k), m)
                 for k in seeds for m in self.methods}
 
@@ -608,6 +616,7 @@ class AmplifiedSetup:
         """Fig. 2: amplification (eta = 10) with each P of :attr:`P_values` at rate ``lr``, per seed:
         each after its seed's own warm-up: config -> (seed, P)."""
         amp = next(m for m, (a, o) in self.methods.items() if a == "amplified_fedavg" and o["gamma"] != 1.0)
+        seeds = self.check_seeds(seeds)
         return {self.at_seed(k).phase(amp, self.horizon, lr, P=int(P)): (int(k), int(P))
                 for k in seeds for P in self.P_values}
 
@@ -639,6 +648,12 @@ class AmplifiedSetup:
         on one core. The grid counts ``extensions`` rates past an edge per method; the authors'
         rates are counted as runs of their own (an upper bound: a rate the grid picks too is
         one run)."""
+        if (isinstance(seconds, (str, bytes)) or len(seconds) != 4
+                or not all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
+                           and math.isfinite(x) and x > 0 for x in seconds)):
+            raise InputError(f"seconds: must be 4 positive seconds (a round of Alg. 1 / FedAvg, an "
+                             f"evaluation, a wait-minibatch round, a wait-full round: MEASURED_SECONDS), got "
+                             f"{seconds!r}")
         amp_round, evaluation, mb_round, full_round = seconds
         amp, no_amp, wait_mb, wait_full = self.methods
         per_round = {amp: amp_round, no_amp: amp_round, wait_mb: mb_round, wait_full: full_round}
@@ -757,6 +772,16 @@ def compare_claims(evaluations: dict) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def _outcome_of(values: dict, key: tuple) -> dict:
+    """``values[key]`` (an :meth:`AmplifiedSetup.outcome`), or one InputError naming the key that
+    ``values`` lacks (a seed, P, rate set or method with no run)."""
+    if key not in values:
+        held = list(values)
+        raise InputError(f"values: no run at {key!r} (it holds {len(held)} run(s)"
+                         + (f", e.g. {held[0]!r})" if held else ")"))
+    return values[key]
+
+
 def headline_claims(frames: Frames, amplified: str, plain: str, warmup: str = "") -> list[ClaimRow]:
     """Sec. 6's "we clearly see that Algorithm 1 with amplification gives the best performance"
     (Fig. 1) on ``frames`` (runs by seed and method): the run with amplification (label
@@ -835,9 +860,9 @@ def main(argv: list[str] | None = None) -> None:
     print("rates picked: " + "; ".join(f"{m}: {r:g}" for m, r in best.items()), flush=True)
 
 
-from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+from .base import guard_study  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals(), methods=True)
+guard_study(globals())
 
 #: Wang & Ji's study (notebook 08) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="amplified", paper="Wang & Ji 2022", notebooks=("08_amplified_fedavg",),

@@ -23,7 +23,19 @@ import pandas as pd
 from .._validate import InputError, check_text
 from ..claims import MISSING_WHAT, ClaimRow
 
-__all__ = ["Frames", "Study", "get", "names", "register_study"]
+__all__ = ["Frames", "Study", "check_accuracies", "get", "names", "register_study"]
+
+
+def check_accuracies(values: Mapping, what: str) -> Mapping:
+    """``values`` (seed -> test accuracy) if each is a fraction in [0, 1] or NaN (a run that failed),
+    else one InputError saying ``what`` they are, the seed and its value (an accuracy in percent,
+    inf, a text)."""
+    for k, v in values.items():
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)) \
+                or not (math.isnan(v) or 0 <= v <= 1):
+            raise InputError(f"{what}: an accuracy is a fraction in [0, 1] (0.91, not 91) or NaN for a run "
+                             f"that failed; seed {k!r} has {v!r}")
+    return values
 
 
 @dataclass(frozen=True)
@@ -108,13 +120,7 @@ class Frames:
         self._check_runs(method, self.summary.index, "summary")
         out = {k: self.summary.loc[self.at(k, method), column] for k in self.seeds}
         if column.endswith("_acc"):                  # an accuracy: a fraction, or NaN for a failed run
-            odd = {k: v for k, v in out.items()
-                   if not (isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
-                           and (math.isnan(v) or 0 <= v <= 1))}
-            if odd:
-                k, v = next(iter(odd.items()))
-                raise InputError(f"summary: {column!r} is an accuracy, a fraction in [0, 1] (0.91, not 91) "
-                                 f"or NaN for a run that failed; {method!r} at seed {k!r} has {v!r}")
+            check_accuracies(out, f"summary: {column!r} of {method!r}")
         return out
 
     def hist(self, method: str) -> dict:
@@ -211,6 +217,74 @@ def names() -> tuple[str, ...]:
     return tuple(_STUDIES)
 
 
+def _seeds(name: str, value: Any) -> None:
+    from ..notebook import check_seeds
+    check_seeds(value, name)
+
+
+def _accuracy(name: str, value: Any) -> None:
+    if (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
+            or not (0 < value <= 1) or (name.endswith("target") and value == 1)):
+        allowed = "(0, 1)" if name.endswith("target") else "(0, 1]"
+        raise InputError(f"{name}: must be an accuracy in {allowed}, a fraction (0.7, not 70); got {value!r}")
+
+
+def _horizon(name: str, value: Any) -> None:
+    from .._validate import check_int
+    check_int(name, value, 1)
+
+
+def _count(name: str, value: Any) -> None:
+    from .._validate import check_int
+    check_int(name, value, 0)
+
+
+def _fraction(name: str, value: Any) -> None:
+    from .._validate import check_real
+    check_real(name, value, 0.0, 1.0, low_open=True)
+
+
+def _positive(name: str, value: Any) -> None:
+    from .._validate import check_real
+    check_real(name, value, 0.0, low_open=True)
+
+
+def _cap(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not value > 0:
+        raise InputError(f"{name}: must be a number > 0 (inf: no cap), got {value!r}")
+
+
+def _chance(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not 0 <= value < 1:
+        raise InputError(f"{name}: must be an accuracy in [0, 1) (0.1 for ten classes, not 10), got "
+                         f"{value!r}")
+
+
+#: the studies' argument names with one meaning wherever they appear, checked before the call of any
+#: public function or setup method of a study module (:func:`guard_study`): ``seeds`` are the runs'
+#: seeds (a non-empty list of distinct integers >= 0: a seed twice would count one run twice in every
+#: interval); ``target`` and the plateaus are test accuracies, fractions (0.7, not 70), ``chance``
+#: one in [0, 1); ``rounds``, ``horizon``, ``earlier``, ``local_steps``, ``batch_size``,
+#: ``num_clients``, ``digits``, ``records`` and ``test_size`` integers >= 1, ``last`` and
+#: ``extensions`` integers >= 0; ``window`` the late window's share of the horizon, in (0, 1]; the
+#: rates (``lr``, ``eta``, ``eta_0``, ``eta_g``) and ``per_round`` (a mean where the schedules are
+#: real) positive numbers, ``max_eta_g`` too or inf (no cap)
+ARG_CHECKS: dict[str, Callable[[str, Any], None]] = {
+    "seeds": _seeds, "target": _accuracy, "mnist_target": _accuracy, "mnist_plateau": _accuracy,
+    "fashion_plateau": _accuracy, "chance": _chance, "window": _fraction,
+    **dict.fromkeys(("rounds", "horizon", "earlier", "local_steps", "batch_size", "num_clients", "digits",
+                     "records", "test_size"), _horizon),
+    **dict.fromkeys(("last", "extensions"), _count),
+    **dict.fromkeys(("lr", "eta", "eta_0", "eta_g", "per_round"), _positive), "max_eta_g": _cap}
+
+
+def guard_study(namespace: dict) -> None:
+    """A study module's public boundary: its public functions and its setups' public methods
+    wrapped by :func:`fedlib._validate.guard_module`, with :data:`ARG_CHECKS` on the arguments they
+    name. Called on the last line of each study module."""
+    guard_module(namespace, methods=True, by_name=ARG_CHECKS)
+
+
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals(), methods=True)
+guard_study(globals())

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .. import algorithms, claims, theory
-from .._validate import InputError
+from .._validate import InputError, check_real
 from ..analysis import finals, first_reach
 from ..claims import ClaimRow
 from ..config import ExperimentConfig
@@ -156,6 +156,11 @@ class FedAcsSetup:
     def weak_half(self, split: dict) -> np.ndarray:
         """True for the clients of the weak half: on one-class splits the clients of digits 0-4
         (client i holds digit i mod 10), else the first half."""
+        from .. import partition
+        if not isinstance(split, dict) or split.get("partition") not in partition.available():
+            known = ", ".join(partition.available())
+            raise InputError(f"split: must be a dict whose 'partition' is one of {known} (FedAcsSetup.split "
+                             f"gives it), got {split!r}")
         n = self.num_clients
         if split["partition"] == "one_class":
             return (np.arange(n) % 10) < 5
@@ -164,6 +169,12 @@ class FedAcsSetup:
     def environment(self, setting: str, weak: np.ndarray) -> dict:
         """participation_args of the static or the dynamic setting (App. I.3.1, our ranges): the
         ``weak`` clients compute little; the same ones (or, ``crossed``, the others) upload rarely."""
+        if setting not in ("dynamic", "static"):
+            raise InputError(f"setting: must be one of 'dynamic', 'static', got {setting!r}")
+        weak = np.asarray(weak)
+        if weak.dtype != bool or weak.shape != (self.num_clients,):
+            raise InputError(f"weak: must be a boolean mask of the {self.num_clients} clients (True: weak; "
+                             f"FedAcsSetup.weak_half gives it), got dtype {weak.dtype}, shape {weak.shape}")
         weak_up = weak if self.pairing == "same" else ~weak
         ep = np.where(weak[:, None], WEAK["epochs"], STRONG["epochs"])
         pr = np.where(weak_up[:, None], WEAK["p"], STRONG["p"])
@@ -177,6 +188,10 @@ class FedAcsSetup:
     def experiment(self, ds: str, split: dict, setting: str, rounds: int,
                    store: Store) -> tuple[dict, pd.DataFrame]:
         """Configs {label: config} of every method in one environment, and their calibrated rates."""
+        if ds not in DATASETS:
+            raise InputError(f"ds: must be one of {', '.join(DATASETS)}, got {ds!r}")
+        if setting not in ("dynamic", "static"):
+            raise InputError(f"setting: must be one of 'dynamic', 'static', got {setting!r}")
         sizes = self.client_sizes(ds, split, store)
         env = {**self.environment(setting, self.weak_half(split)), "client_sizes": sizes.tolist(),
                "batch_size": DATASETS[ds].batch}
@@ -217,7 +232,9 @@ class FedAcsSetup:
 
     def regime(self, lr: float, pairing: str, seed: int) -> FedAcsSetup:
         """The same profile at another base rate, pairing and seed (one cell of the regime grid)."""
-        return replace(self, lr=lr, pairing=pairing, seed=seed)
+        from ..notebook import check_seed
+        check_real("lr", lr, 0.0, low_open=True)
+        return replace(self, lr=lr, pairing=pairing, seed=check_seed(seed))
 
     def regime_grid(self, seeds, store: Store, other_seeds=None) -> dict:
         """Issue 24's grid: {(base rate, pairing, seed): {label: config}} of the dynamic setting
@@ -311,6 +328,10 @@ class FedAcsSetup:
     @staticmethod
     def kind(key: tuple) -> str:
         """The :data:`KINDS` entry of environment ``key`` (dataset, setting, alpha or None)."""
+        if (not isinstance(key, tuple) or len(key) != 3
+                or (key[2] is None and key[1] not in ("dynamic", "static"))):
+            raise InputError(f"key: must be an environment (dataset, 'dynamic' or 'static', alpha or None), "
+                             f"got {key!r}")
         return "alpha" if key[2] is not None else key[1]
 
     def priority_rows(self, cells: dict, key: tuple, store: Store) -> dict:
@@ -1047,7 +1068,17 @@ def mechanism(config_fedacs: ExperimentConfig, config_fedavg: ExperimentConfig, 
     simulation): the share of its draws that go to the weak-computation clients, and per round the
     expected successful uploads and the expected local steps of the asked clients, FedACS
     (inferred eq. 15 with SGD's ||a_i||_1 = tau_i, d_i = n_i / n) next to FedAvg (uniform)."""
+    sizes, weak = np.asarray(sizes, dtype=float), np.asarray(weak)
     n = len(sizes)
+    if sizes.ndim != 1 or not n or not np.isfinite(sizes).all() or (sizes <= 0).any():
+        raise InputError(f"sizes: must be the clients' sample counts n_i, each > 0, got shape {sizes.shape}")
+    if weak.dtype != bool or weak.shape != (n,):
+        raise InputError(f"weak: must be a boolean mask of the {n} clients of sizes (True: weak; "
+                         f"FedAcsSetup.weak_half gives it), got dtype {weak.dtype}, shape {weak.shape}")
+    for name, c, algo in (("config_fedacs", config_fedacs, "fedacs"),
+                          ("config_fedavg", config_fedavg, "fedavg")):
+        if c.algorithm != algo:
+            raise InputError(f"{name}: must be a config of {algo!r}, got one of {c.algorithm!r}")
     acs = config_fedacs.schedule(num_clients=n)
     avg = config_fedavg.schedule(num_clients=n)
     p, tau = acs.uplink_probs, acs.local_steps.astype(float)
@@ -1095,6 +1126,23 @@ def paper_table(summaries: dict, names: dict, targets: dict) -> pd.DataFrame:
     :func:`summary` or, over seeds, :func:`seed_summary`, named ``names[key]``, target
     ``targets[key]``), rounds and computation to the target with their ratio to FedACS's (over
     seeds: the ratio of the means, "[k of n]" where only k seeds reached the target)."""
+    if not isinstance(summaries, dict) or not summaries:
+        raise InputError(f"summaries: must be a non-empty dict environment -> summary, got {summaries!r}")
+    for what, d in (("names", names), ("targets", targets)):
+        lack = [k for k in summaries if k not in d]
+        if lack:
+            raise InputError(f"{what}: no entry for environment {lack[0]!r} of summaries")
+    for key in summaries:
+        t = targets[key]
+        if isinstance(t, bool) or not isinstance(t, (int, float, np.number)) or not 0 < t < 1:
+            raise InputError(f"targets: {key!r}'s target must be an accuracy in (0, 1), a fraction (0.7, not "
+                             f"70); got {t!r}")
+    first = next(iter(summaries.values()))
+    odd = [k for k, s in summaries.items() if list(s.index) != list(first.index)]
+    if odd:
+        raise InputError(f"summaries: every environment's summary must list the same methods in the same "
+                         f"order; {odd[0]!r} has {list(summaries[odd[0]].index)}, the first "
+                         f"{list(first.index)}")
     out = None
     for key, s in summaries.items():
         out = pd.DataFrame(index=s.index) if out is None else out
@@ -1285,9 +1333,9 @@ def fedacs_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0) -> FedAc
     return s
 
 
-from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+from .base import guard_study  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals(), methods=True)
+guard_study(globals())
 
 #: FedACS's study (notebooks 06 and 07) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="fedacs", paper="FedACS",

@@ -410,6 +410,6 @@ def _toy_check(values: dict, kind: str, method: str, arg) -> Verdict:
                      f"farther_all_solvers, unchanged; got {kind!r}")
 
 
-from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+from .base import guard_study  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals(), methods=True)
+guard_study(globals())

@@ -19,7 +19,7 @@ from ..config import ExperimentConfig
 from ..notebook import check_profile, check_stand_in
 from ..participation import biased_probs, build, sine_probs
 from . import methods
-from .base import Frames, Study, register_study
+from .base import Frames, Study, check_accuracies, register_study
 
 __all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHODS", "METHOD_NAMES", "OURS",
            "QUOTES", "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "REMARK_BATCHES", "SMALL_BATCH", "STUDY",
@@ -340,8 +340,11 @@ class FedSumSetup:
         # "generally": the trend over the p values, not every step -- per seed, the least-squares
         # slope of final accuracy on p times the range of p (the fitted change from the smallest p to
         # the largest, :func:`_trend`), against 0 with the accuracy margin
-        trend = _trend({p: dict.fromkeys(seeds, p) for p in p_values}, per_p, seeds)
         lo, hi = f"{p_values[0]:g}", f"{p_values[-1]:g}"
+        trend = (_acc_paired(_trend({p: dict.fromkeys(seeds, p) for p in p_values}, per_p, seeds),
+                             dict.fromkeys(seeds, 0.0), names=(f"trend p={lo}..{hi}", "no trend"))
+                 if len(p_values) > 1 else
+                 claims.not_run(f"only p = {lo} ran: a trend over p needs runs at two values of p or more"))
         return [ClaimRow("App. H.4, Fig. 9", QUOTES["fig9"],
                          "FedSUM is robust under Cases 1-4: spread of final accuracy below "
                          f"{ROBUST_SPREAD:g} (ours)",
@@ -349,9 +352,7 @@ class FedSumSetup:
                                      names=("spread", "bound"))),
                 ClaimRow("App. H.4, Fig. 10", QUOTES["fig10"],
                          "a larger p (smaller delays) generally gives a higher final accuracy: the fitted "
-                         f"trend of final accuracy over p = {lo} to {hi}",
-                         _acc_paired(trend, dict.fromkeys(seeds, 0.0),
-                                     names=(f"trend p={lo}..{hi}", "no trend")))]
+                         f"trend of final accuracy over p = {lo} to {hi}", trend)]
 
     def family_claims(self, fam_s: pd.DataFrame, dataset: str, seeds: list) -> list[ClaimRow]:
         """App. H.5 on ``dataset`` (by name): FedSUM-B and FedSUM-CR no worse than FedSUM under each
@@ -823,13 +824,18 @@ class FedSumSetup:
 
 def _final_acc(summary: pd.DataFrame, seeds: list, *where) -> dict:
     """seed -> final accuracy of the run at ``where`` (the summary's index without its seed level)."""
-    sel = summary.reset_index().set_index([x for x in summary.index.names if x != "seed"] + ["seed"])
-    return {k: sel.loc[(*where, k), "final_acc"] for k in seeds}
+    return check_accuracies(_values(summary, seeds, "final_acc", *where), f"summary: final_acc at {where!r}")
 
 
 def _values(summary: pd.DataFrame, seeds: list, column: str, *where) -> dict:
     """seed -> ``column`` of the run at ``where`` (the summary's index without its seed level)."""
     sel = summary.reset_index().set_index([x for x in summary.index.names if x != "seed"] + ["seed"])
+    absent = [k for k in seeds if (*where, k) not in sel.index]
+    if absent:
+        raise InputError(f"summary: no run at {where!r} for seed{'s' if len(absent) > 1 else ''} "
+                         f"{', '.join(map(repr, absent))} (its index levels: {list(sel.index.names)})")
+    if column not in sel.columns:
+        raise InputError(f"summary: no column {column!r} (columns: {', '.join(map(str, sel.columns))})")
     return {k: sel.loc[(*where, k), column] for k in seeds}
 
 
@@ -1070,6 +1076,8 @@ def delay_patterns(num_clients: int, per_round: int) -> dict[str, dict]:
     clients and S per round (delta = S / N), the lemma's bound on tau_max as a formula and as a
     function of T (NaN where the paper gives none)."""
     n, s = num_clients, per_round
+    if s > n:
+        raise InputError(f"per_round: must be at most num_clients ({n}), got {s}")
     delta = s / n
     sine_delta = float(min(sine_probs(np.arange(10), s / n, 0.3, 10.0)))
     biased_delta = float(biased_probs(n).min())
@@ -1137,9 +1145,9 @@ def delay_claims(patterns: dict, num_clients: int, rounds: int, seeds: list,
     return rows
 
 
-from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+from .base import guard_study  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals(), methods=True)
+guard_study(globals())
 
 #: FedSUM's study (notebooks 02 and 03) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="fedsum", paper="FedSUM",

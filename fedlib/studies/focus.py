@@ -907,9 +907,9 @@ def _lead(curves: dict, panel: str, seeds: Sequence[int], rivals: Sequence[str])
     return {k: min(final(r, k) - final("FOCUS", k) for r in rivals) for k in seeds}
 
 
-from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+from .base import guard_study  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals(), methods=True)
+guard_study(globals())
 
 #: FOCUS's study (notebooks 04 and 05) in the registry of :mod:`fedlib.studies`
 STUDY = register_study(Study(name="focus", paper="FOCUS", notebooks=("04_focus_toy", "05_focus_cifar"),

@@ -123,6 +123,6 @@ def algorithms(names: Sequence[str], star: bool = False) -> dict[str, str]:
     return {method(n).label + ("*" if star else ""): method(n).algorithm for n in names}
 
 
-from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+from .base import guard_study  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals(), methods=True)
+guard_study(globals())

@@ -136,6 +136,19 @@ def without(frames: Frames, runs: dict[str, tuple[list, str]]) -> Frames:
     (:attr:`Frames.missing`), the why says which."""
     if not runs:
         return frames
+    for method, entry in runs.items():
+        if not (isinstance(entry, (tuple, list)) and len(entry) == 2):
+            raise InputError(f"runs: each method maps to (its seeds, why), got {method!r}: {entry!r}")
+        seeds, why = entry
+        if not frames.has(method):
+            raise InputError(f"runs: {method!r} has no run at every seed of the frames (seeds "
+                             f"{list(frames.seeds)!r}); a run set aside must be one of them")
+        odd = [k for k in seeds if k not in frames.seeds]
+        if odd or not seeds:
+            raise InputError(f"runs: {method!r}'s seeds must be seeds of the frames "
+                             f"({list(frames.seeds)!r}), at least one; got {list(seeds)!r}")
+        if not isinstance(why, str) or not why.strip():
+            raise InputError(f"runs: {method!r} must say why its runs are set aside, as text; got {why!r}")
     summary, curves = frames.summary.copy(), dict(frames.curves)
     for method, (seeds, _) in runs.items():
         for k in seeds:
@@ -154,6 +167,13 @@ def early_phase(frames: Frames, methods: tuple, rounds: int,
     :func:`without`, where ``rounds`` is shorter than App. F's ``paper_rounds`` (none otherwise:
     at App. F's horizon a run that never learns is a result). A method with such a run has its
     runs that failed (collapsed, diverged) counted with them: the horizon, not the paper, is tested."""
+    if isinstance(methods, (str, bytes)) or not all(isinstance(m, str) for m in methods):
+        raise InputError(f"methods: must be a sequence of method labels, e.g. ('FedAU', 'SCAFFOLD'), got "
+                         f"{methods!r}")
+    unknown = [m for m in methods if frames.methods and m not in frames.methods]
+    if unknown:
+        raise InputError(f"methods: {', '.join(map(repr, unknown))} is not a method of the frames "
+                         f"({', '.join(map(repr, frames.methods))})")
     if rounds >= paper_rounds:
         return {}
     out = {}
@@ -186,6 +206,16 @@ def off_calibration(table: pd.DataFrame) -> dict[str, tuple[list, str]]:
     is not its calibrated rate (relative difference above :data:`CALIBRATION_TOL`) on a seed, those
     seeds and why, for :func:`without` (none: every run is at App. I.2's rate)."""
     ratio = "App. I.2 rate / shared"
+    missing = [c for c in ("method", "seed", ratio) if c not in table.columns]
+    if missing:
+        raise InputError(f"table: must be RealSetup.calibration's table; it lacks "
+                         f"{', '.join(map(repr, missing))}")
+    values = pd.to_numeric(table[ratio], errors="coerce")
+    odd = table[~np.isfinite(values) | ~(values > 0)]
+    if len(odd):
+        r = odd.iloc[0]
+        raise InputError(f"table: {ratio!r} must be a positive finite ratio; {r['method']!r} at seed "
+                         f"{r['seed']} has {r[ratio]}")
     off = table[(table[ratio] - 1).abs() > CALIBRATION_TOL]
     return {m: (list(g["seed"]), "run at the shared rate, not FedACS App. I.2's calibrated rate ("
                 + "; ".join(f"seed {k}: {r:.4g}x the shared"
@@ -874,9 +904,9 @@ def real_setup(profile: str, trace: str | Path = "traces/sessions_100.txt",
     return s
 
 
-from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
+from .base import guard_study  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals(), methods=True)
+guard_study(globals())
 
 #: the study of notebook 09 in the registry of :mod:`fedlib.studies` (its claims are the other
 #: papers', each row naming its own)

@@ -82,7 +82,7 @@ def test_frames_name_a_missing_run_a_missing_column_and_an_accuracy_that_is_not_
     for bad in (91.0, np.inf, -0.1):
         s = f.summary.copy()
         s.loc[(1, "B"), "final_acc"] = bad
-        with pytest.raises(ValueError, match=r"^summary: 'final_acc' is an accuracy, .* 'B' at seed 1 has"):
+        with pytest.raises(ValueError, match=r"^summary: 'final_acc' of 'B': an accuracy is a .* seed 1"):
             replace(f, summary=s).values("B")
     s = f.summary.copy()
     s.loc[(1, "B"), "final_acc"] = np.nan
