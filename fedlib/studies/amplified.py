@@ -551,6 +551,8 @@ class AmplifiedSetup:
         Otherwise (MNIST's quick protocol) the last cycle of time: every evaluation at time >=
         horizon - cycle, a wait round charged a cycle, at least the last evaluation; averaging over
         a whole cycle keeps the availability's periodic swing out of the score."""
+        if metric not in ("loss", "test_acc"):
+            raise InputError(f"metric: must be one of 'loss', 'test_acc', got {metric!r}")
         t = self.timeline(df, {config.key(): "run"})
         if t.empty or (t["status"] != "ok").any():
             return float("nan")

@@ -278,11 +278,12 @@ ARG_CHECKS: dict[str, Callable[[str, Any], None]] = {
     **dict.fromkeys(("lr", "eta", "eta_0", "eta_g", "per_round"), _positive), "max_eta_g": _cap}
 
 
-def guard_study(namespace: dict) -> None:
+def guard_study(namespace: dict, checks: dict[str, Callable[[str, Any], None]] | None = None) -> None:
     """A study module's public boundary: its public functions and its setups' public methods
-    wrapped by :func:`fedlib._validate.guard_module`, with :data:`ARG_CHECKS` on the arguments they
-    name. Called on the last line of each study module."""
-    guard_module(namespace, methods=True, by_name=ARG_CHECKS)
+    wrapped by :func:`fedlib._validate.guard_module`, with :data:`ARG_CHECKS` (and the module's own
+    ``checks``, for a name with one meaning within the module) on the arguments they name. Called on
+    the last line of each study module."""
+    guard_module(namespace, methods=True, by_name={**ARG_CHECKS, **(checks or {})})
 
 
 from .._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)

@@ -1033,6 +1033,8 @@ def beside_paper(ours: pd.DataFrame, table: str) -> tuple[pd.DataFrame, dict]:
         orderings of rounds to the target over the methods both reach it with, and those methods.
     """
     from scipy import stats
+    if table not in PAPER_MNIST:
+        raise InputError(f"table: must be one of {', '.join(map(repr, PAPER_MNIST))}, got {table!r}")
     paper = PAPER_MNIST[table]
     ref_o = ours.loc["FedACS", "rounds to target"]
     ref_c = ours.loc["FedACS", "computation to target (local steps)"]
@@ -1099,6 +1101,8 @@ def seed_summary(per_seed: dict) -> pd.DataFrame:
     """:func:`summary` frames of one environment over seeds (seed -> frame) as one: each number
     the mean over the seeds where it exists (a target never reached is left out, not averaged),
     ``reached`` how many seeds reached the target ("k of n"), ``outcome`` the runs not ok."""
+    if not per_seed:
+        raise InputError("per_seed: no seed's summary to stack (seed -> summary frame)")
     seeds = sorted(per_seed)
     stack = pd.concat({k: per_seed[k] for k in seeds}, names=["seed"])
     nums = stack.drop(columns="outcome").groupby(level="method", sort=False).mean()

@@ -716,6 +716,10 @@ class FedSumSetup:
 
     def dataset_name(self, dataset: str) -> str:
         """How figures name ``dataset`` (and what it stands for)."""
+        if dataset not in _NAMES:
+            ids = ", ".join(map(repr, _NAMES))
+            raise InputError(f"dataset: must be a dataset id ({ids}), got {dataset!r}"
+                             + (" (a name: give its id)" if dataset in _NAMES.values() else ""))
         name = _NAMES[dataset]
         return f"{name} on random stand-in data" if self.stand_in else name
 
@@ -747,6 +751,13 @@ class FedSumSetup:
     def main_configs(self, rates: dict, patterns: list, seeds: list) -> dict:
         """Fig. 1 / Figs. 5-8: every method of :data:`METHODS` under each pattern and seed at the
         grid's rates ``rates[dataset] = (eta_0, eta_g)``: config -> (dataset, pattern, seed, method)."""
+        for ds in self.datasets:
+            r = rates.get(ds) if isinstance(rates, dict) else None
+            if not (isinstance(r, (tuple, list)) and len(r) == 2
+                    and all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool) and x > 0
+                            for x in r)):
+                raise InputError(f"rates: must map each dataset of the profile ({', '.join(self.datasets)}) "
+                                 f"to (eta_0, eta_g), two positive rates; {ds!r} has {r!r}")
         out = {}
         for ds in self.datasets:
             eta0, eta_g = rates[ds]

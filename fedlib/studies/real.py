@@ -846,6 +846,8 @@ def trace_table(files: dict[str, Path], round_minutes: int, rule: str) -> pd.Dat
 def session_lengths(files: dict[str, Path]) -> pd.DataFrame:
     """Every session and gap (minutes) of every file (:func:`fedlib.traces.sessions`): columns
     file, kind ("online session" / "offline gap"), minutes."""
+    if not files:
+        raise InputError("files: no trace file to read (name -> path, as trace_files gives them)")
     parts = []
     for name, path in files.items():
         on, off = traces.sessions(path)
@@ -904,9 +906,18 @@ def real_setup(profile: str, trace: str | Path = "traces/sessions_100.txt",
     return s
 
 
+def _shared_rates(name: str, value: object) -> None:
+    """``rates`` in this module: the shared (eta_0, eta_g) of App. H's rule, two positive numbers."""
+    if not (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool) and np.isfinite(x)
+                    and x > 0 for x in value)):
+        raise InputError(f"{name}: must be the shared rates (eta_0, eta_g), two positive numbers "
+                         f"(RealSetup.choose_rates gives them), got {value!r}")
+
+
 from .base import guard_study  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_study(globals())
+guard_study(globals(), {"rates": _shared_rates})
 
 #: the study of notebook 09 in the registry of :mod:`fedlib.studies` (its claims are the other
 #: papers', each row naming its own)

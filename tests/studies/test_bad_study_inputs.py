@@ -203,3 +203,24 @@ def test_rounds_to_names_a_column_the_history_lacks():
     h = pd.DataFrame({"round": [0, 1, 2], "test_acc": [0.1, 0.5, 0.9]})
     with pytest.raises(ValueError, match=r"^x: 'model units' is not a column of the history \(columns: "):
         claims.rounds_to(h, 0.5, x="model units")
+
+
+def test_a_dataset_a_table_a_metric_or_rates_of_the_wrong_kind_is_named(amp):
+    """Raw KeyErrors and unpack errors from inside, now one error naming the argument."""
+    s = fedsum.fedsum_setup("smoke")
+    with pytest.raises(ValueError, match=r"^dataset: must be a dataset id .*, got 'MNIST' \(a name: "):
+        s.dataset_name("MNIST")
+    with pytest.raises(ValueError, match=r"^rates: must map each dataset of the profile"):
+        s.main_configs({"mnist": (0.1,)}, ["P1"], [0])
+    with pytest.raises(ValueError, match=r"^table: must be one of 'Table 1 \(dynamic\)', .*, got 'Table 9'"):
+        fedacs.beside_paper(pd.DataFrame(), "Table 9")
+    with pytest.raises(ValueError, match=r"^metric: must be one of 'loss', 'test_acc', got 'nope'"):
+        amp.late_window(pd.DataFrame(), amp.base(), "nope")
+    q = real.real_setup("smoke")
+    for bad in ((0.1,), (0.1, -1.0), (math.nan, 1.0), "ab"):
+        with pytest.raises(ValueError, match=r"^rates: must be the shared rates \(eta_0, eta_g\)"):
+            q.configs(bad, [0])
+    with pytest.raises(ValueError, match=r"^per_seed: no seed's summary"):
+        fedacs.seed_summary({})
+    with pytest.raises(ValueError, match=r"^files: no trace file"):
+        real.session_lengths({})
