@@ -242,13 +242,15 @@ def _targets(parser: argparse.ArgumentParser, path: Path, sample: int | None, se
         return [path]
     if not path.is_dir():
         parser.error(f"path: {path} is neither a store folder nor an entry folder")
-    store = Store(path)
+    store = Store(path, create=False)                 # verify reads: nothing is written into the folder
     targets = [store.path / k for k in pick(store, sample, seed)]
-    if not targets:
-        below = sorted(str(d) for d in path.iterdir() if d.is_dir() and any(d.glob("*/meta.json")))
-        if below:                          # the folder above stores (results/<notebook>): name them
-            parser.error(f"path: {path} holds no entries, but the stores below it do: "
-                         f"{', '.join(below)}; verify one of them")
+    if not targets:                    # a folder above stores (results/<notebook>, results): name them
+        below = sorted({str(m.parent.parent) for pattern in ("*/*/meta.json", "*/*/*/meta.json")
+                        for m in path.glob(pattern)})
+        if below:
+            shown = ", ".join(below[:6]) + (f" ... ({len(below)} in all)" if len(below) > 6 else "")
+            parser.error(f"path: {path} holds no entries, but the stores below it do: {shown}; verify one "
+                         "of them")
     return targets
 
 
@@ -327,12 +329,13 @@ def _renew(parser: argparse.ArgumentParser, path: Path, rounds) -> int:
         why = f": {outcome.split(': ', 1)[1]}" if ": " in outcome else ""
         print(f"{outcome.split(':')[0]:<13} {key}{why}")
     counts = {k: sum(1 for v in out.values() if v.split(":")[0] == k)
-              for k in ("migrated", "renewed", "differs", "not checkable")}
-    print(f"{path}: {len(out)} stale entries of {len(Store(path).keys())}: {counts['migrated']} migrated "
+              for k in ("migrated", "renewed", "differs", "not checkable", "unreadable")}
+    stale = len(out) - counts["unreadable"]
+    print(f"{path}: {stale} stale entries of {len(Store(path).keys())}: {counts['migrated']} migrated "
           f"(the same code: behavioural fingerprint, no replay), {counts['renewed']} renewed "
           f"(bitwise replay), {counts['differs']} differ (recompute them), {counts['not checkable']} not "
-          "checkable here")
-    return 1 if counts["differs"] or counts["not checkable"] else 0
+          "checkable here" + (f"; {counts['unreadable']} unreadable" if counts["unreadable"] else ""))
+    return 1 if counts["differs"] or counts["not checkable"] or counts["unreadable"] else 0
 
 
 def _seal(parser: argparse.ArgumentParser, path: Path, force: bool) -> int:

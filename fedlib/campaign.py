@@ -570,6 +570,10 @@ class _UnknownDataset(InputError):
     """A dataset a notebook's profile does not have (refused, not reported, for one notebook)."""
 
 
+#: how a notebook's report names a plan stopped by a dataset its profile does not have
+_UNKNOWN = "plan stopped, unknown dataset: "
+
+
 def _check_datasets(ctx: _Context, known: tuple[str, ...] | list[str]) -> None:
     """Refuse a ``datasets`` entry the notebook's profile does not have, naming the profile's."""
     bad = [ds for ds in (ctx.datasets or ()) if ds not in known]
@@ -601,10 +605,9 @@ def _plan_02(ctx: _Context) -> None:
     from . import studies
     setup = studies.fedsum_setup(ctx.profile, ctx.stand_in_rounds)
     _check_datasets(ctx, setup.datasets)
-    datasets = ctx.datasets
-    if datasets is None:
-        datasets = [ds for ds in setup.datasets if _present(ds, setup.stand_in)]
-        ctx.part.missing += [ds for ds in setup.datasets if ds not in datasets]
+    asked = ctx.datasets or setup.datasets               # named or not, only the data on this machine
+    datasets = [ds for ds in asked if _present(ds, setup.stand_in)]
+    ctx.part.missing += [ds for ds in asked if ds not in datasets]
     setup = dataclasses.replace(setup, datasets=tuple(datasets))
     try:
         ctx.compute([c for ds in datasets for c in setup.grid_configs(ds)])
@@ -942,6 +945,13 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
             _plan_notebook(nb, ctx, part, alone=len(names) == 1)
             report.loaded += part.loaded
             report.left += part.left
+    unknown = [p for p in report.notebooks if any(m.startswith(_UNKNOWN) for m in p.missing)]
+    takers = [p for p in report.notebooks if p.notebook != "05_focus_cifar"]   # 05 has one dataset
+    if datasets is not None and unknown and len(unknown) == len(takers):
+        raise InputError(f"datasets: {', '.join(map(repr, datasets))} names a dataset none of the "
+                         f"notebooks {', '.join(p.notebook for p in takers)} has at profile {profile!r}: "
+                         + "; ".join(f"{p.notebook}: {next(m for m in p.missing if m.startswith(_UNKNOWN))}"
+                                     .replace(_UNKNOWN, "") for p in unknown))
     report.seconds = clock() - t0
     echo(str(report))
     return report
@@ -957,7 +967,7 @@ def _plan_notebook(nb: str, ctx: _Context, part: NotebookReport, alone: bool) ->
     except _UnknownDataset as e:
         if alone:
             raise
-        part.missing.append(f"plan stopped: {e}")
+        part.missing.append(f"{_UNKNOWN}{e}")
     except ValueError as e:          # e.g. seeds or datasets the notebook's profile does not have
         part.missing.append(f"plan stopped: {e}")
 

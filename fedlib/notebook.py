@@ -280,6 +280,13 @@ def _read_notebook(path: str | os.PathLike) -> tuple[str, dict]:
         raise InputError(f"path: {path} is not an executed notebook (.ipynb JSON): {e}") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise InputError(f"path: {path} is not an executed notebook (.ipynb JSON with a list of cells)")
+    if not isinstance(nb.get("metadata", {}), dict):
+        raise InputError(f"path: {path} is not an executed notebook (its metadata is not a JSON object)")
+    odd = next((i for i, c in enumerate(nb["cells"])
+                if not isinstance(c, dict) or not isinstance(c.get("metadata", {}), dict)), None)
+    if odd is not None:
+        raise InputError(f"path: {path} is not an executed notebook (cell {odd} is not a cell: a JSON object "
+                         "with a metadata object)")
     return text, nb
 
 

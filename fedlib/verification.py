@@ -227,7 +227,7 @@ def _open_entry(entry: Entry | str | os.PathLike) -> Entry:
     if not (p / "meta.json").is_file():
         raise InputError(f"entry: {p} is not a stored run (no meta.json there)")
     try:
-        return Store(p.parent).read(p.name, check_digests=False)
+        return Store(p.parent, create=False).read(p.name, check_digests=False)
     except CorruptEntry as e:
         raise InputError(f"entry: {e}") from None
 
@@ -295,7 +295,7 @@ def replay_engine(meta: dict) -> VectorizedEngine | str:
 def _replay(entry: Entry, rounds: int, device: str | None):
     """The entry's config run again for its first ``rounds`` rounds (from its warm-up's model),
     with the engine of :func:`replay_engine`."""
-    x0 = Store(entry.path.parent).warmup_model(entry.config) if entry.config.init_from else None
+    x0 = Store(entry.path.parent, create=False).warmup_model(entry.config) if entry.config.init_from else None
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
         # a replay of the first rounds sees only some clients: not worth a warning
@@ -371,7 +371,8 @@ def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int 
     Returns:
         A dict from key to outcome for the stale entries, one of ``migrated``, ``renewed``,
         ``differs: ...`` (left stale: it must be recomputed) or ``not checkable: ...`` (another
-        arithmetic: the exact replay needs the machine kind that computed it).
+        arithmetic: the exact replay needs the machine kind that computed it); and ``unreadable:
+        ...`` for an entry whose files cannot be read (:class:`fedlib.store.CorruptEntry`).
     """
     from tqdm.auto import tqdm
 
@@ -381,7 +382,11 @@ def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int 
     out: dict[str, str] = {}
     for key in tqdm(store.keys() if keys is None else list(keys), desc="renew", unit="entry",
                     disable=not progress):
-        entry = store.read(key)
+        try:
+            entry = store.read(key)
+        except CorruptEntry as e:                   # nothing to renew: named, the others go on
+            out[key] = f"unreadable: {str(e).split(': ', 1)[-1]}"
+            continue
         parts = stale_parts(entry.meta.get("code"), entry.config)
         if not parts:
             continue

@@ -164,3 +164,59 @@ def test_a_campaign_listing_creates_no_store_folder(tmp_path, capsys):
         assert main(["campaign", *notebooks, "--profile", "smoke", "--list", "--root", str(tmp_path),
                      "--seeds", "0"]) == 0
         assert "left" in capsys.readouterr().out and list(tmp_path.iterdir()) == []
+
+
+def test_verify_writes_nothing_and_names_the_stores_two_levels_down(tmp_path, capsys):
+    """verify only reads: the store folder's modification time stays (no probe file written into it);
+    a folder two levels above the stores (results/) names them instead of passing with "no entries"."""
+    import os
+    _store(tmp_path / "results" / "nb" / "quick")
+    store = tmp_path / "results" / "nb" / "quick"
+    os.utime(store, (1_000_000_000, 1_000_000_000))
+    assert main(["verify", str(store), "--sample", "1"]) == 0
+    assert store.stat().st_mtime == 1_000_000_000
+    with pytest.raises(SystemExit) as e:
+        main(["verify", str(tmp_path / "results")])
+    assert e.value.code == 2 and str(store) in capsys.readouterr().err
+
+
+def test_strip_checks_every_notebook_before_it_rewrites_any(tmp_path, capsys):
+    """A notebook whose cells or metadata are not JSON objects is a usage error (not an
+    AttributeError), and the well-formed notebook named before it is left as it was."""
+    import json
+    good = tmp_path / "good.ipynb"
+    good.write_text(json.dumps({"cells": [], "metadata": {"papermill": {"duration": 1.0}}}))
+    before = good.read_bytes()
+    for odd in ({"cells": [1, "x"]}, {"cells": [], "metadata": 3}, {"cells": [{"metadata": []}]}):
+        bad = tmp_path / "odd.ipynb"
+        bad.write_text(json.dumps(odd))
+        with pytest.raises(SystemExit) as e:
+            main(["strip", str(good), str(bad)])
+        assert e.value.code == 2 and "is not an executed notebook" in capsys.readouterr().err
+        assert good.read_bytes() == before
+
+
+def test_renew_names_an_unreadable_entry_and_goes_on(tmp_path, capsys):
+    st, cs = _store(tmp_path)
+    (st.get(cs[0]).path / "meta.json").write_text("{not json")
+    assert main(["renew", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("unreadable") and "; 1 unreadable" in out and "0 stale entries of" in out
+
+
+def test_a_campaign_of_several_notebooks_refuses_a_dataset_none_of_them_has(tmp_path, capsys):
+    """Each notebook's plan stopped on the typo and the campaign said "nothing left" with status 0."""
+    with pytest.raises(SystemExit) as e:
+        main(["campaign", "02_fedsum_main", "08_amplified_fedavg", "--profile", "smoke", "--list",
+              "--root", str(tmp_path), "--datasets", "nosuch"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "datasets: 'nosuch' names a dataset none of the notebooks" in err
+
+
+def test_a_campaign_of_notebook_02_leaves_out_a_named_dataset_that_is_not_here(tmp_path, capsys, monkeypatch):
+    """Named or not, a dataset whose files are not on this machine is listed as not here, not planned."""
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "no-data"))
+    assert main(["campaign", "02_fedsum_main", "--profile", "paper", "--list", "--root", str(tmp_path),
+                 "--datasets", "cifar10"]) == 0
+    out = capsys.readouterr().out
+    assert "nothing left" in out and "not on this machine / not run: cifar10" in out
