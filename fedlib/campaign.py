@@ -1080,6 +1080,11 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     for what, path in (("store", store), ("root", root)):
         if path is not None and (not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip()):
             raise InputError(f"{what}: must be a folder path, got {path!r}")
+    if store is not None and root is not None:
+        raise InputError(f"store, root: give one (store: one notebook's store folder; root: the folder "
+                         f"holding results/<notebook>/<profile>), got store={store!r} and root={root!r}")
+    if root is not None and Path(root).exists() and not Path(root).is_dir():
+        raise InputError(f"root: {root} is a file; give the folder that holds results/<notebook>/<profile>")
     if store is not None and len(names) > 1:
         raise InputError("store: one store folder is for one notebook; leave it out for several "
                          "(each goes to results/<notebook>/<profile>)")

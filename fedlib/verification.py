@@ -83,6 +83,9 @@ class VerifyReport:
             where = f"rounds {self.compared}" if self.compared else f"the anchor of rounds 1-{self.rounds}"
             return (f"{self.key}: reproduces ({what}) over {where} (max relative difference {worst:.2e}, "
                     f"tolerance rtol={self.rtol:g}, atol={self.atol:g}); {self.reason}")
+        if self.check == "digest":                 # nothing was replayed: the files were edited
+            return (f"{self.key}: does NOT reproduce ({what}): {len(self.mismatches)} stored file(s) differ "
+                    f"from the digests sealed with the run, nothing replayed: {self.reason}")
         lines = [f"{self.key}: does NOT reproduce ({what}): {len(self.mismatches)} (round, metric) pairs "
                  f"differ beyond rtol={self.rtol:g}, atol={self.atol:g}; {self.reason}:"]
         for r in self.mismatches.head(20).itertuples():

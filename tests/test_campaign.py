@@ -155,6 +155,8 @@ def test_campaign_arguments_are_checked(tmp_path, capsys):
         with pytest.raises(ValueError, match="budget_min: must be a finite number of minutes >= 0"):
             campaign.run_campaign("02_fedsum_main", profile="smoke", budget_min=budget, store=tmp_path)
     kw = dict(profile="smoke", budget_min=0, store=tmp_path / "refused", echo=lambda s: None)
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
     for args, msg in [
             (dict(notebook=[]), r"notebook: name at least one campaign"),
             (dict(notebook=["all", "02_fedsum_main"]), r"notebook: 'all' stands alone"),
@@ -171,6 +173,8 @@ def test_campaign_arguments_are_checked(tmp_path, capsys):
             (dict(notebook="05_focus_cifar", datasets=["cifar10"]), r"datasets: notebook 05_focus_cifar"),
             (dict(store=""), r"store: must be a folder path, got ''"),
             (dict(store=None, root=""), r"root: must be a folder path, got ''"),
+            (dict(root=str(tmp_path)), r"store, root: give one \(store: one notebook's store folder"),
+            (dict(store=None, root=str(afile)), r"root: .*afile is a file; give the folder"),
             (dict(device="meta"), r"device: 'meta' is not a device fedlib computes on"),
             (dict(devices=["cpu:0"] * ((os.cpu_count() or 1) + 1)), r"devices: \d+ CPU processes on a")]:
         with pytest.raises(ValueError, match=msg):

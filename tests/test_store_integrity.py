@@ -56,6 +56,8 @@ def test_a_hand_edited_value_is_caught_by_name_and_never_loaded(tmp_path, monkey
         st.read(e.path.name)
     rep = fedlib.verify(e.path)
     assert rep.failed and rep.check == "digest" and rep.rounds == 0 and "history.csv was edited" in str(rep)
+    assert "stored file(s) differ from the digests sealed with the run, nothing replayed" in str(rep)
+    assert "nan" not in str(rep)
     monkeypatch.setenv("FEDLIB_NO_COMPUTE", "1")                  # refused, not recomputed, and named
     refused = rf"lacks 1 of 2 runs .* stored but were refused: edited entry {e.path}"
     with pytest.warns(RuntimeWarning, match=f"edited entry {e.path}"), \
