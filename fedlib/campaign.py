@@ -105,9 +105,16 @@ class CampaignReport(_RunsLeft):
         if not self.left and not any(p.unlisted for p in self.notebooks):
             return "\n".join([head + "nothing left", *map(str, self.notebooks)])
         more = f", and {self.unmeasured} of a setting not measured yet" if self.unmeasured else ""
-        head += (f"{len(self.left)} left: about {self.left_minutes:.1f} device-minutes at the measured "
-                 f"pace{more} (stopped: {self.stopped})")
-        if any(p.unlisted for p in self.notebooks):
+        if not self.left:                      # every run left waits on runs that are not stored
+            head += (f"none listed yet: the runs left wait on runs not stored (each notebook's line says "
+                     f"which) (stopped: {self.stopped})")
+        elif self.unmeasured == len(self.left):
+            head += (f"{len(self.left)} left, all of a setting not measured yet: no estimate of their time "
+                     f"(stopped: {self.stopped})")
+        else:
+            head += (f"{len(self.left)} left: about {self.left_minutes:.1f} device-minutes at the measured "
+                     f"pace{more} (stopped: {self.stopped})")
+        if self.left and any(p.unlisted for p in self.notebooks):
             head += "; more runs after them, not listed until they finish"
         return "\n".join([head, *map(str, self.notebooks)]) if self.notebooks else head
 
@@ -302,9 +309,14 @@ class NotebookReport(_RunsLeft):
     def __str__(self) -> str:
         if not self.left and not self.unlisted:
             done = "nothing left"
+        elif not self.left:
+            done = "none listed yet: its runs wait on runs that are not stored"
         else:
-            done = f"{len(self.left)} left: about {self.left_minutes:.1f} device-minutes at the measured pace"
-            done += f", {self.unmeasured} unmeasured" if self.unmeasured else ""
+            pace = f"about {self.left_minutes:.1f} device-minutes at the measured pace"
+            done = (f"{len(self.left)} left, all unmeasured (no estimate of their time)"
+                    if self.unmeasured == len(self.left) else
+                    f"{len(self.left)} left: {pace}"
+                    + (f", {self.unmeasured} unmeasured" if self.unmeasured else ""))
             done += "; later stages not listed until these finish" if self.unlisted else ""
         miss = f"; not on this machine / not run: {', '.join(self.missing)}" if self.missing else ""
         return f"  {self.notebook}: {len(self.computed)} computed, {self.loaded} stored; {done}{miss}"
