@@ -202,8 +202,24 @@ def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                      root=args.root, compiled_draws=args.compiled_draws, devices=args.devices,
                      clients_innermost=args.clients_innermost, grouped_layout=args.grouped_layout)
     except ValueError as e:
-        parser.error(str(e))
+        parser.error(_as_flags(str(e)))
     return 0
+
+
+#: run_campaign's fields -> the campaign's flags, so that a refusal names what the user typed
+_CAMPAIGN_FLAGS = {"profile": "--profile", "device": "--device", "devices": "--devices", "seeds": "--seeds",
+                   "datasets": "--datasets", "store": "--store", "root": "--root",
+                   "budget_min": "--budget-min", "stand_in_rounds": "--stand-in-rounds"}
+
+
+def _as_flags(message: str) -> str:
+    """A refusal of :func:`fedlib.campaign.run_campaign` (``field: why`` or ``field, field: why``)
+    with its fields named as the command line's flags (``--datasets: why``)."""
+    head, sep, rest = message.partition(": ")
+    fields = head.split(", ")
+    if not sep or not all(f in _CAMPAIGN_FLAGS for f in fields):
+        return message
+    return f"{', '.join(_CAMPAIGN_FLAGS[f] for f in fields)}: {rest}"
 
 
 def _verify(parser: argparse.ArgumentParser, path: Path, sample: int | None, seed: int,

@@ -139,7 +139,9 @@ def test_import_fedlib_reaches_analysis_and_claims():
     (["verify", "{tmp}", "--import", ".foo"], "--import: '.foo' is not an importable module name"),
     (["verify", "{tmp}", "--import", "no_such_module_xyz"], "--import: cannot import 'no_such_module_xyz'"),
     (["campaign", "02_fedsum_main", "--list", "--budget-min", "inf"], "--budget-min: must be a finite"),
-    (["campaign", "02_fedsum_main", "--list", "--store", ""], "store: must be a folder path, got ''"),
+    (["campaign", "02_fedsum_main", "--list", "--store", ""], "--store: must be a folder path, got ''"),
+    (["campaign", "02_fedsum_main", "--list", "--seeds", "0", "0"], "error: --seeds: each seed once"),
+    (["campaign", "02_fedsum_main", "--list", "--profile", "big"], "error: --profile: must be one of"),
     (["campaign", "all", "02_fedsum_main", "--list"], "notebook: 'all' stands alone"),
     # text that is not a number: the option and what it allows, not argparse's "invalid int value"
     (["verify", "{tmp}", "--seed", "x"],
@@ -210,7 +212,7 @@ def test_a_campaign_of_several_notebooks_refuses_a_dataset_none_of_them_has(tmp_
         main(["campaign", "02_fedsum_main", "08_amplified_fedavg", "--profile", "smoke", "--list",
               "--root", str(tmp_path), "--datasets", "nosuch"])
     err = capsys.readouterr().err
-    assert e.value.code == 2 and "datasets: 'nosuch' names a dataset none of the notebooks" in err
+    assert e.value.code == 2 and "--datasets: 'nosuch' names a dataset none of the notebooks" in err
 
 
 def test_a_campaign_of_notebook_02_leaves_out_a_named_dataset_that_is_not_here(tmp_path, capsys, monkeypatch):
