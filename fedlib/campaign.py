@@ -941,8 +941,7 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
         graphs=graphs, compiled_draws=compiled_draws, clients_innermost=clients_innermost,
         grouped_layout=grouped_layout), root)
     seeds, datasets, patterns = _check_seeds_and_datasets(seeds, datasets, patterns, names, profile)
-    t0 = clock()
-    deadline = t0 + 60.0 * budget_min
+    deadline = (t0 := clock()) + 60.0 * budget_min
     report = CampaignReport(budget_s=60.0 * budget_min)
     pooled = devices is not None and budget_min > 0            # (a list computes nothing: no processes)
     with _Pool(devices, engine) if pooled else nullcontext() as pool:
@@ -957,16 +956,25 @@ def run_campaign(notebook: str | list[str], profile: str = "paper", device: str 
             _plan_notebook(nb, ctx, part, alone=len(names) == 1)
             report.loaded += part.loaded
             report.left += part.left
+    _refuse_unknown_datasets(report, datasets, profile)
+    report.seconds = clock() - t0
+    echo(str(report))
+    return report
+
+
+def _refuse_unknown_datasets(report: CampaignReport, datasets: list[str] | None, profile: str) -> None:
+    """An InputError where every notebook of ``report`` that takes datasets stopped its plan on a
+    dataset of ``datasets`` (None: none named) its profile does not have (a typo; notebook 05 runs
+    its one dataset)."""
+    if datasets is None:
+        return
     unknown = [p for p in report.notebooks if any(m.startswith(_UNKNOWN) for m in p.missing)]
-    takers = [p for p in report.notebooks if p.notebook != "05_focus_cifar"]   # 05 has one dataset
-    if datasets is not None and unknown and len(unknown) == len(takers):
+    takers = [p for p in report.notebooks if p.notebook != "05_focus_cifar"]
+    if unknown and len(unknown) == len(takers):
         raise InputError(f"datasets: {', '.join(map(repr, datasets))} names a dataset none of the "
                          f"notebooks {', '.join(p.notebook for p in takers)} has at profile {profile!r}: "
                          + "; ".join(f"{p.notebook}: {next(m for m in p.missing if m.startswith(_UNKNOWN))}"
                                      .replace(_UNKNOWN, "") for p in unknown))
-    report.seconds = clock() - t0
-    echo(str(report))
-    return report
 
 
 def _plan_notebook(nb: str, ctx: _Context, part: NotebookReport, alone: bool) -> None:
