@@ -249,6 +249,15 @@ def _positive(name: str, value: Any) -> None:
     check_real(name, value, 0.0, low_open=True)
 
 
+def check_rate_pair(name: str, value: Any, must: str = "be (eta_0, eta_g), two positive numbers") -> None:
+    """``value`` must be a pair (eta_0, eta_g) of positive finite rates, else one InputError
+    ``"{name}: must {must}, got {value!r}"``."""
+    if not (isinstance(value, (tuple, list)) and len(value) == 2
+            and all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool) and np.isfinite(x)
+                    and x > 0 for x in value)):
+        raise InputError(f"{name}: must {must}, got {value!r}")
+
+
 def _cap(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not value > 0:
         raise InputError(f"{name}: must be a number > 0 (inf: no cap), got {value!r}")

@@ -101,6 +101,24 @@ def _methods(per_round: int) -> dict[str, tuple[str, dict, str]]:
 METHODS = tuple(_methods(10))
 
 
+#: App. I.3.1's two settings of an environment (Fig. 10's alpha cells are dynamic)
+_SETTINGS = ("dynamic", "static")
+
+
+def _check_setting(setting: str) -> None:
+    if setting not in _SETTINGS:
+        raise InputError(f"setting: must be one of {', '.join(map(repr, _SETTINGS))}, got {setting!r}")
+
+
+def _weak_mask(weak, n: int) -> np.ndarray:
+    """``weak`` as an array if it is a boolean mask of ``n`` clients (True: weak), else one InputError."""
+    weak = np.asarray(weak)
+    if weak.dtype != bool or weak.shape != (n,):
+        raise InputError(f"weak: must be a boolean mask of the {n} clients (True: weak; "
+                         f"FedAcsSetup.weak_half gives it), got dtype {weak.dtype}, shape {weak.shape}")
+    return weak
+
+
 @dataclass(frozen=True)
 class FedAcsSetup:
     """FedACS's experiments at one profile (see :data:`SETTINGS`)."""
@@ -169,12 +187,8 @@ class FedAcsSetup:
     def environment(self, setting: str, weak: np.ndarray) -> dict:
         """participation_args of the static or the dynamic setting (App. I.3.1, our ranges): the
         ``weak`` clients compute little; the same ones (or, ``crossed``, the others) upload rarely."""
-        if setting not in ("dynamic", "static"):
-            raise InputError(f"setting: must be one of 'dynamic', 'static', got {setting!r}")
-        weak = np.asarray(weak)
-        if weak.dtype != bool or weak.shape != (self.num_clients,):
-            raise InputError(f"weak: must be a boolean mask of the {self.num_clients} clients (True: weak; "
-                             f"FedAcsSetup.weak_half gives it), got dtype {weak.dtype}, shape {weak.shape}")
+        _check_setting(setting)
+        weak = _weak_mask(weak, self.num_clients)
         weak_up = weak if self.pairing == "same" else ~weak
         ep = np.where(weak[:, None], WEAK["epochs"], STRONG["epochs"])
         pr = np.where(weak_up[:, None], WEAK["p"], STRONG["p"])
@@ -190,8 +204,7 @@ class FedAcsSetup:
         """Configs {label: config} of every method in one environment, and their calibrated rates."""
         if ds not in DATASETS:
             raise InputError(f"ds: must be one of {', '.join(DATASETS)}, got {ds!r}")
-        if setting not in ("dynamic", "static"):
-            raise InputError(f"setting: must be one of 'dynamic', 'static', got {setting!r}")
+        _check_setting(setting)                            # before the sizes are computed
         sizes = self.client_sizes(ds, split, store)
         env = {**self.environment(setting, self.weak_half(split)), "client_sizes": sizes.tolist(),
                "batch_size": DATASETS[ds].batch}
@@ -219,7 +232,7 @@ class FedAcsSetup:
         the calibrated rates of all of them."""
         out, tables = {}, []
         for ds in self.datasets:
-            for setting in ("dynamic", "static"):
+            for setting in _SETTINGS:
                 out[ds, setting, None], t = self.experiment(ds, self.split((ds, setting, None)), setting,
                                                             self.rounds, store)
                 tables.append(t)
@@ -329,7 +342,7 @@ class FedAcsSetup:
     def kind(key: tuple) -> str:
         """The :data:`KINDS` entry of environment ``key`` (dataset, setting, alpha or None)."""
         if (not isinstance(key, tuple) or len(key) != 3
-                or (key[2] is None and key[1] not in ("dynamic", "static"))):
+                or (key[2] is None and key[1] not in _SETTINGS)):
             raise InputError(f"key: must be an environment (dataset, 'dynamic' or 'static', alpha or None), "
                              f"got {key!r}")
         return "alpha" if key[2] is not None else key[1]
@@ -1070,13 +1083,11 @@ def mechanism(config_fedacs: ExperimentConfig, config_fedavg: ExperimentConfig, 
     simulation): the share of its draws that go to the weak-computation clients, and per round the
     expected successful uploads and the expected local steps of the asked clients, FedACS
     (inferred eq. 15 with SGD's ||a_i||_1 = tau_i, d_i = n_i / n) next to FedAvg (uniform)."""
-    sizes, weak = np.asarray(sizes, dtype=float), np.asarray(weak)
+    sizes = np.asarray(sizes, dtype=float)
     n = len(sizes)
     if sizes.ndim != 1 or not n or not np.isfinite(sizes).all() or (sizes <= 0).any():
         raise InputError(f"sizes: must be the clients' sample counts n_i, each > 0, got shape {sizes.shape}")
-    if weak.dtype != bool or weak.shape != (n,):
-        raise InputError(f"weak: must be a boolean mask of the {n} clients of sizes (True: weak; "
-                         f"FedAcsSetup.weak_half gives it), got dtype {weak.dtype}, shape {weak.shape}")
+    weak = _weak_mask(weak, n)
     for name, c, algo in (("config_fedacs", config_fedacs, "fedacs"),
                           ("config_fedavg", config_fedavg, "fedavg")):
         if c.algorithm != algo:

@@ -19,7 +19,7 @@ from ..config import ExperimentConfig
 from ..notebook import check_profile, check_stand_in
 from ..participation import biased_probs, build, sine_probs
 from . import methods
-from .base import Frames, Study, check_accuracies, register_study
+from .base import Frames, Study, check_accuracies, check_rate_pair, register_study
 
 __all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHODS", "METHOD_NAMES", "OURS",
            "QUOTES", "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "REMARK_BATCHES", "SMALL_BATCH", "STUDY",
@@ -752,12 +752,9 @@ class FedSumSetup:
         """Fig. 1 / Figs. 5-8: every method of :data:`METHODS` under each pattern and seed at the
         grid's rates ``rates[dataset] = (eta_0, eta_g)``: config -> (dataset, pattern, seed, method)."""
         for ds in self.datasets:
-            r = rates.get(ds) if isinstance(rates, dict) else None
-            if not (isinstance(r, (tuple, list)) and len(r) == 2
-                    and all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool) and x > 0
-                            for x in r)):
-                raise InputError(f"rates: must map each dataset of the profile ({', '.join(self.datasets)}) "
-                                 f"to (eta_0, eta_g), two positive rates; {ds!r} has {r!r}")
+            check_rate_pair("rates", rates.get(ds) if isinstance(rates, dict) else None,
+                            f"map each dataset of the profile ({', '.join(self.datasets)}) to "
+                            f"(eta_0, eta_g), two positive rates ({ds!r})")
         out = {}
         for ds in self.datasets:
             eta0, eta_g = rates[ds]

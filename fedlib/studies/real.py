@@ -907,15 +907,12 @@ def real_setup(profile: str, trace: str | Path = "traces/sessions_100.txt",
 
 
 def _shared_rates(name: str, value: object) -> None:
-    """``rates`` in this module: the shared (eta_0, eta_g) of App. H's rule, two positive numbers."""
-    if not (isinstance(value, (tuple, list)) and len(value) == 2
-            and all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool) and np.isfinite(x)
-                    and x > 0 for x in value)):
-        raise InputError(f"{name}: must be the shared rates (eta_0, eta_g), two positive numbers "
-                         f"(RealSetup.choose_rates gives them), got {value!r}")
+    """``rates`` in this module: the shared (eta_0, eta_g) of App. H's rule."""
+    check_rate_pair(name, value, "be the shared rates (eta_0, eta_g), two positive numbers "
+                                 "(RealSetup.choose_rates gives them)")
 
 
-from .base import guard_study  # noqa: E402  (the public boundary: arguments checked against their hints)
+from .base import check_rate_pair, guard_study  # noqa: E402  (the public boundary: arguments checked against their hints)
 
 guard_study(globals(), {"rates": _shared_rates})
 
