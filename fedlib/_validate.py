@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["InputError", "available_memory", "broadcast_rows", "check_device", "check_int", "check_probs",
-           "check_real", "check_text", "guard", "guard_module", "jsonable", "own_error", "prob_matrix"]
+           "check_real", "check_text", "guard", "guard_module", "jsonable", "own_error", "prob_matrix",
+           "warn"]
 
 
 class InputError(ValueError):
@@ -26,6 +27,34 @@ class InputError(ValueError):
     every stored run stale); called through the public boundary (:func:`guard`), theirs comes out
     as an InputError too. Other errors of fedlib's own: ``fedlib.data.DataNotFoundError`` (a
     FileNotFoundError) and ``fedlib.store.CorruptEntry``."""
+
+
+#: fedlib's own folder: :func:`warn` attributes a warning to the first caller outside it
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message: str, category: type[Warning] = RuntimeWarning) -> None:
+    """``warnings.warn(message, category)`` attributed to the user's line: the first caller outside
+    fedlib (a notebook cell, a script, a test), however many of fedlib's functions and :func:`guard`
+    wrappers lie between (a fixed ``stacklevel`` pointed into fedlib, e.g. at the wrapper, once a
+    function was guarded). Where that caller is the standard library or an installed package (the
+    command line's ``runpy``, a process pool's worker, Dask), the warning names fedlib's outermost
+    function instead, which says more. Python 3.12's ``skip_file_prefixes`` does the first half;
+    fedlib supports 3.11."""
+    import sys
+    import sysconfig
+    import warnings
+    frame, level, own = sys._getframe(1), 2, 2      # level 2: warn's caller; own: fedlib's outermost
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        if frame.f_code is not _GUARD_CODE:
+            own = level
+        frame, level = frame.f_back, level + 1
+    name = frame.f_code.co_filename
+    paths = sysconfig.get_paths()
+    outside = [paths[k] + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths]
+    if name.startswith("<frozen") or any(name.startswith(p) for p in outside):
+        level = own
+    warnings.warn(message, category, stacklevel=level)
 
 
 def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
@@ -354,6 +383,10 @@ def guard(fn: Any, globalns: dict | None = None, what: str | None = None, before
 
     checked.__fedlib_guarded__ = True
     return checked
+
+
+#: the code of :func:`guard`'s wrapper, which :func:`warn` does not name as fedlib's outermost function
+_GUARD_CODE = guard(lambda x: x).__code__
 
 
 def _check_first(sig: Any, device: Any, before: Any, label: str, args: tuple, kwargs: dict) -> None:

@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 from ._source import capture, source_fingerprint
+from ._validate import warn
 
 __all__ = ["BEHAVIOURAL", "MAX_PROBE_ROUNDS", "algorithm_fingerprint", "capture", "config_fingerprint",
            "legacy_algorithm_fingerprint", "probe_record", "probe_rounds", "same_legacy_code",
@@ -359,9 +360,9 @@ def algorithm_fingerprint(cls: type, options: dict | None = None) -> str | None:
             _CACHE[key] = BEHAVIOURAL + hashlib.sha256(text.encode()).hexdigest()
         except Exception as e:  # noqa: BLE001 - any failure of a user's algorithm on the probes
             src = legacy_algorithm_fingerprint(cls)
-            warnings.warn(f"fingerprint: algorithm {getattr(cls, 'name', cls.__name__)!r} cannot run on the "
-                          f"probe problems ({type(e).__name__}: {e}); its stored runs are fingerprinted by "
-                          "its source instead", RuntimeWarning, stacklevel=3)
+            warn(f"fingerprint: algorithm {getattr(cls, 'name', cls.__name__)!r} cannot run on the "
+                 f"probe problems ({type(e).__name__}: {e}); its stored runs are fingerprinted by "
+                 "its source instead")
             _CACHE[key] = None if src is None else SOURCE + src
     return _CACHE[key]
 

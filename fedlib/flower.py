@@ -47,14 +47,13 @@ import hashlib
 import json
 import secrets
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from . import algorithms
-from ._validate import InputError
+from ._validate import InputError, warn
 from .algorithms.base import Algorithm, RoundInput
 from .config import ExperimentConfig
 from .engine import LocalResult, UnreachableClients, _per_client, get_engine
@@ -313,9 +312,8 @@ class FlowerEngine:
                 if c is None:
                     continue
                 if rep.has_error():
-                    warnings.warn(f"round {round}: client {c} (Flower node {rep.metadata.src_node_id}) "
-                                  f"failed: {rep.error.reason}; its upload counts as failed", RuntimeWarning,
-                                  stacklevel=2)
+                    warn(f"round {round}: client {c} (Flower node {rep.metadata.src_node_id}) "
+                         f"failed: {rep.error.reason}; its upload counts as failed")
                     failed.append(c)
                     continue
                 self._replies[key] = got[c] = rep.content["arrays"].to_torch_state_dict()
@@ -557,9 +555,8 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
                 out["run_seconds"].append(time.perf_counter() - start)
         except Exception as e:          # handed to the caller: Flower would only log it
             out["error"] = e
-            warnings.warn(f"fedlib server_app: the runs stopped: {type(e).__name__}: {e} (the exception is "
-                          "in results['error']; fedlib.flower.simulate raises it)", RuntimeWarning,
-                          stacklevel=1)
+            warn(f"fedlib server_app: the runs stopped: {type(e).__name__}: {e} (the exception is "
+                 "in results['error']; fedlib.flower.simulate raises it)")
 
     return server
 

@@ -32,7 +32,7 @@ from tqdm import tqdm
 
 from . import algorithms, arithmetic, participation
 from ._threads import single_threaded_ops
-from ._validate import InputError, check_int
+from ._validate import InputError, check_int, warn
 from ._validate import jsonable as _json_value
 from .arithmetic import AnchorRecorder
 from .config import ExperimentConfig, Planned
@@ -371,8 +371,8 @@ class RunState:
             info["unreachable"] = {str(t): c for t, c in self.unreachable.items()}
         info["anchor"] = self.anchor.data
         if self.diverged:
-            warnings.warn(f"{type(self.algo).name}: diverged (non-finite model or metric) at round "
-                          f"{self.history[-1]['round']}; the run stopped there", RuntimeWarning, stacklevel=4)
+            warn(f"{type(self.algo).name}: diverged (non-finite model or metric) at round "
+                 f"{self.history[-1]['round']}; the run stopped there")
         return Result(pd.DataFrame(self.history), self.x, self.diverged, info, self.algo, self.schedule)
 
 
@@ -665,9 +665,9 @@ class _Checkpointer:
             raise InputError(f"checkpoint: {self.path} belongs to another run (its algorithm, problem, "
                              "schedule, rates or starting point differ); delete it or pass another path")
         if state is not None and self.arith is not None and not _same_arithmetic(state, [self.arith]):
-            warnings.warn(f"checkpoint: {self.path} (round {state.get('t')}) was saved under another "
-                          "arithmetic (device, CPU or torch build), or records none; starting the run over, "
-                          "so that all its rounds compute under one", RuntimeWarning, stacklevel=3)
+            warn(f"checkpoint: {self.path} (round {state.get('t')}) was saved under another "
+                 "arithmetic (device, CPU or torch build), or records none; starting the run over, "
+                 "so that all its rounds compute under one")
             return None
         return state
 
@@ -686,15 +686,14 @@ def _warn_idle_clients(sched: Schedule) -> None:
     rounds, n = act.shape
     kind = sched.kind
     if not act.any():
-        warnings.warn(f"participation: no client is active in any of the {rounds} rounds of this {kind!r} "
-                      "schedule: the model will not move", RuntimeWarning, stacklevel=5)
+        warn(f"participation: no client is active in any of the {rounds} rounds of this {kind!r} "
+             "schedule: the model will not move")
         return
     never = np.flatnonzero(~act.any(axis=0))
     if len(never):
         shown = ", ".join(str(int(i)) for i in never[:10]) + (", ..." if len(never) > 10 else "")
-        warnings.warn(f"participation: {len(never)} of {n} clients are never active in the {rounds} rounds "
-                      f"of this {kind!r} schedule (clients {shown}): their data never reaches the model",
-                      RuntimeWarning, stacklevel=5)
+        warn(f"participation: {len(never)} of {n} clients are never active in the {rounds} rounds "
+             f"of this {kind!r} schedule (clients {shown}): their data never reaches the model")
 
 
 def _fingerprint(info: dict, sched: Schedule, x0: torch.Tensor, eval_every: int) -> str:
@@ -763,8 +762,7 @@ def _read_checkpoint(path: Path) -> dict | None:
     try:
         return _unplain(torch.load(path, weights_only=True))
     except Exception as e:  # noqa: BLE001 - an unreadable checkpoint is reported and ignored
-        warnings.warn(f"checkpoint: cannot read {path} ({type(e).__name__}: {e}); starting the run over",
-                      RuntimeWarning, stacklevel=3)
+        warn(f"checkpoint: cannot read {path} ({type(e).__name__}: {e}); starting the run over")
         return None
 
 

@@ -42,7 +42,7 @@ import pandas as pd
 import torch
 
 from . import algorithms, arithmetic
-from ._validate import InputError
+from ._validate import InputError, warn
 from ._version import __version__
 from .config import ExperimentConfig, Planned
 from .data import DataNotFoundError
@@ -340,16 +340,16 @@ class Store:
         config, key = _keyed(config)
         if not (self.path / key / "meta.json").exists():
             if (self.path / key).exists():
-                warnings.warn(f"store: incomplete entry {self.path / key} (no meta.json); it will be "
-                              "recomputed", RuntimeWarning, stacklevel=2)
+                warn(f"store: incomplete entry {self.path / key} (no meta.json); it will be "
+                     "recomputed")
             return None
         try:
             entry = self.read(key, expected=config)
         except CorruptEntry as e:
             kind = "edited" if isinstance(e, EditedEntry) else "unreadable"
             self.rejected[key] = f"{kind} entry {e}"
-            warnings.warn(f"store: {kind} entry {e}; it is not loaded, and it is recomputed where "
-                          "computing is allowed", RuntimeWarning, stacklevel=2)
+            warn(f"store: {kind} entry {e}; it is not loaded, and it is recomputed where "
+                 "computing is allowed")
             return None
         known = config.algorithm in algorithms.available()     # a user's class not imported: read as stored
         parts = stale_parts(entry.meta.get("code"), config) if known else []
@@ -358,8 +358,8 @@ class Store:
             what = " and ".join(names[p] for p in parts)
             self.stale[key] = (f"stale entry {entry.path}: the code of its {what} has changed since it "
                                "was stored")
-            warnings.warn(f"store: {self.stale[key]}; it is recomputed where computing is allowed, else "
-                          "loaded as it is", RuntimeWarning, stacklevel=2)
+            warn(f"store: {self.stale[key]}; it is recomputed where computing is allowed, else "
+                 "loaded as it is")
         return entry
 
     def missing(self, configs: Iterable[ExperimentConfig | Planned]) -> list[ExperimentConfig | Planned]:

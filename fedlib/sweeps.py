@@ -37,7 +37,6 @@ import importlib
 import json
 import os
 import time
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +47,7 @@ import torch
 from tqdm import tqdm
 
 from . import extensions, participation
-from ._validate import InputError
+from ._validate import InputError, warn
 from .config import ExperimentConfig, Planned
 from .problems import get_problem
 from .store import Entry, Store
@@ -124,9 +123,9 @@ def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_
     if torch_threads:
         torch.set_num_threads(torch_threads)
     if "MALLOC_TRIM_THRESHOLD_" in os.environ:
-        warnings.warn("fedlib: MALLOC_TRIM_THRESHOLD_ is set in this worker (Dask's default); torch CPU "
-                      "training runs about 2x slower; start Dask workers with "
-                      "fedlib.sweeps.DASK_WORKER_ENV (see the README)", RuntimeWarning, stacklevel=1)
+        warn("fedlib: MALLOC_TRIM_THRESHOLD_ is set in this worker (Dask's default); torch CPU "
+             "training runs about 2x slower; start Dask workers with "
+             "fedlib.sweeps.DASK_WORKER_ENV (see the README)")
     cfg = ExperimentConfig.from_dict(config)
     entry = Store(store).compute(cfg, device=device, checkpoint_every=checkpoint_every,
                                  save_params=save_params)
@@ -268,10 +267,9 @@ def _warn_stored_errors(plan: SweepPlan) -> None:
     failed; ``retry_errors`` recomputes them)."""
     if plan.stored_errors:
         first = str(plan.entries[plan.stored_errors[0]].meta.get("error") or "").splitlines()[:1]
-        warnings.warn(f"sweep: {len(plan.stored_errors)} stored run(s) failed when they were computed "
-                      f"(status error; first: {plan.stored_errors[0]}: {first[0] if first else '?'}); they "
-                      "count as failed; sweep(..., retry_errors=True) recomputes them", RuntimeWarning,
-                      stacklevel=3)
+        warn(f"sweep: {len(plan.stored_errors)} stored run(s) failed when they were computed "
+             f"(status error; first: {plan.stored_errors[0]}: {first[0] if first else '?'}); they "
+             "count as failed; sweep(..., retry_errors=True) recomputes them")
 
 
 def _compute_missing(plan: SweepPlan, executor: cf.Executor | None, workers: int | None,
@@ -562,12 +560,11 @@ def _warn_idle_seeds(configs: list[ExperimentConfig]) -> None:
         seeds = sorted({configs[i].seed for i in idx})
         if len(seeds) > 1:
             c = configs[idx[0]]
-            warnings.warn(f"seed: configs {idx[:4]} differ only in seed ({seeds[:4]}), which under "
-                          f"participation {c.participation!r} draws no schedule; it reaches only an "
-                          f"algorithm's own sampling, so {c.algorithm!r} may give the same run for each. "
-                          "Vary "
-                          "problem_args.seed (data, split, starting model, minibatches) for independent runs",
-                          RuntimeWarning, stacklevel=4)
+            warn(f"seed: configs {idx[:4]} differ only in seed ({seeds[:4]}), which under "
+                 f"participation {c.participation!r} draws no schedule; it reaches only an "
+                 f"algorithm's own sampling, so {c.algorithm!r} may give the same run for each. "
+                 "Vary "
+                 "problem_args.seed (data, split, starting model, minibatches) for independent runs")
             return
 
 
@@ -609,9 +606,9 @@ def _warn_incomplete(folder: Path) -> None:
     bad = sorted(p.name for p in folder.iterdir()
                  if p.is_dir() and not p.name.startswith(".") and not (p / "meta.json").exists())
     if bad:
-        warnings.warn(f"store: {len(bad)} incomplete entr{'y' if len(bad) == 1 else 'ies'} in {folder} (no "
-                      f"meta.json: {', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}) not loaded; "
-                      "fedlib.sweep with their configs recomputes them", RuntimeWarning, stacklevel=3)
+        warn(f"store: {len(bad)} incomplete entr{'y' if len(bad) == 1 else 'ies'} in {folder} (no "
+             f"meta.json: {', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}) not loaded; "
+             "fedlib.sweep with their configs recomputes them")
 
 
 def _check_readable(folder: Path) -> None:

@@ -2,6 +2,7 @@
 its loop over callbacks (the user's hooks see every round and can stop the run early; a run with
 callbacks computes the same bits as one without), checkpoints and resuming."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -83,6 +84,33 @@ def test_divergence_is_reported_not_raised(quad):
         res = fedlib.run("fedavg", quad, "full", rounds=500, lr_local=10.0, progress=False)
     assert res.diverged and res.info["diverged_at"] < 500
     assert np.isnan(res.history["loss"].iloc[-1])
+
+
+def test_warnings_name_the_line_that_called_fedlib(quad, tmp_path):
+    """A warning points at the user's line, not into fedlib: through the guard wrapper of the
+    public boundary and the helpers below it (a fixed stacklevel pointed at the wrapper once the
+    functions were guarded), for run, for a schedule's idle clients and for a store's entry."""
+    nobody = participation.Schedule(np.zeros((4, quad.num_clients), dtype=bool),
+                                    np.ones((4, quad.num_clients), dtype=bool),
+                                    np.full((4, quad.num_clients), 2), {"kind": "trace"})
+    cfg = _base(rounds=2)
+    (tmp_path / "store" / cfg.key()).mkdir(parents=True)          # an entry with no meta.json
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        fedlib.run("fedavg", quad, "full", rounds=500, lr_local=10.0, progress=False)
+        fedlib.run("fedavg", quad, nobody, progress=False)
+        assert fedlib.store.Store(tmp_path / "store").get(cfg) is None
+    seen = {(str(w.message).split(":")[0], w.filename, w.lineno) for w in rec}
+    assert ("fedavg", __file__, line) in seen
+    assert ("participation", __file__, line + 1) in seen
+    assert ("store", __file__, line + 2) in seen
+    assert all(f == __file__ for _, f, _ in seen), seen
+    with warnings.catch_warnings(record=True) as rec:        # called by the standard library (as
+        warnings.simplefilter("always")                      # runpy calls the command line): fedlib's
+        with contextlib.ExitStack() as stack:                # outermost function, not the guard's wrapper
+            stack.callback(fedlib.run, "fedavg", quad, nobody, progress=False)
+    assert [w.filename for w in rec] == [runner.__file__]
 
 
 def test_run_cached_hits_and_recovers_from_corruption(tmp_path):

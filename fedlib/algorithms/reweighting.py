@@ -10,14 +10,13 @@ Example, FedAU recording an absence of 50 rounds as an interval (its K) (``prob`
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from .._validate import InputError, prob_matrix
+from .._validate import InputError, prob_matrix, warn
 from .base import Algorithm, register
 from .options import Options, SolverOptions, any_value, int_at_least, one_of, option, positive
 
@@ -73,9 +72,8 @@ def known_probs(settings, key: str, schedule) -> np.ndarray:
             return np.array(true, dtype=float)
         if key == "uplink_p":
             return np.ones((schedule.num_rounds, schedule.num_clients))
-        warnings.warn(f"p: participation kind {schedule.kind!r} defines no probabilities; the known-p "
-                      "baseline uses each client's observed participation frequency (pass p= to set them)",
-                      RuntimeWarning, stacklevel=3)
+        warn(f"p: participation kind {schedule.kind!r} defines no probabilities; the known-p "
+             "baseline uses each client's observed participation frequency (pass p= to set them)")
         freq = (schedule.active > 0).sum(0) / schedule.num_rounds
         val = np.clip(freq, 1e-12, 1)
     return np.array(prob_matrix(key, val, schedule.num_rounds, schedule.num_clients))
