@@ -226,7 +226,8 @@ print("FOCUS error shrinks by a factor 10 every",
 # %%
 print(claims.RULE)
 setting = (f"least squares n = 8000, d = 50, N = 16 (the authors' data), K = {local_steps}, T = {rounds}; "
-           f"seeds {claim_seeds} of the participation draws")
+           f"seeds {claim_seeds} of the participation draws; Sec. 5 says ridge regression, the authors' "
+           "notebook (and ours) has no penalty term; each panel's rate, one for every algorithm, is theirs")
 markov = []                                       # Sec. 5.3: Markov participation, FOCUS and FedAvg per seed
 for k in claim_seeds:
     sched, lr = studies.focus.toy_markov_panel(markov_rounds, local_steps, k)

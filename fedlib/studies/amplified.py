@@ -380,7 +380,8 @@ class AmplifiedSetup:
                 ("smaller", f"a smaller P ({below}) performs similarly to P = {c}: no worse than it, nor it "
                             f"than them, by more than the margin ({margin:g})", similar, FIG2_RATES),
                 ("larger", f"a larger P ({', '.join(map(str, larger))}) is worse than P = {c} (the sentence "
-                           "is about CIFAR-10; our reading applies it to FashionMNIST)",
+                           "follows one on CIFAR-10 and does not say whether it covers FashionMNIST; our "
+                           "reading applies it here)",
                  {f"P={P}": vs_p(c, P) for P in larger}, FIG2_RATES),
                 ("partial", f"amplification with P below the cycle ({below}) ends above P = 1 (amplifying "
                             "each round's clients alone, the paragraph's \"classical\" setting), at the same "
@@ -443,17 +444,17 @@ class AmplifiedSetup:
         fig2 = " ... ".join(QUOTES[k] for k in ("P1", "partial", "larger"))          # in the paper's order
         return [ClaimRow("Sec. 6, Fig. 1", fig1,
                          "Fig. 1's claims on CIFAR-10 (checked here on FashionMNIST)",
-                         why, setting="CIFAR-10, cycle 500 (App. D), not run",
+                         why, setting="CIFAR-10, cycle 500 (Sec. 6), not run",
                          context={"rates": RATE_SETS[0],
                                   "in the paper": "Fig. 1: curves only, no number printed"}),
                 ClaimRow("Sec. 6, Fig. 2", fig2,
                          "Fig. 2's claims on CIFAR-10 (checked here on FashionMNIST)",
-                         why, setting="CIFAR-10, cycle 500 (App. D), not run",
+                         why, setting="CIFAR-10, cycle 500 (Sec. 6), not run",
                          context={"rates": FIG2_RATES,
                                   "in the paper": "Fig. 2: curves only, no number printed"}),
                 ClaimRow("Sec. 6, Fig. 2", QUOTES["cifar"],
                          "on CIFAR-10, P = 100 and P = 300 perform slightly better than P = 500 (the cycle)",
-                         why, setting="CIFAR-10, cycle 500 (App. D), not run",
+                         why, setting="CIFAR-10, cycle 500 (Sec. 6), not run",
                          context={"rates": FIG2_RATES,
                                   "in the paper": "Fig. 2: curves only, no number printed"}),
                 ClaimRow("Sec. 6, Fig. 2", QUOTES["smaller rate"],

@@ -657,8 +657,9 @@ class RealSetup:
         rule as run here, where it departs from the paper and which parts are ours."""
         f = focus_setup("paper")                    # App. F's own settings (notebook 05's paper profile)
         focus = (f"SG-FOCUS, FedAU and SCAFFOLD at FOCUS App. F's rule: one constant rate eta = "
-                 f"{FOCUS_ETA:g} for all three (App. F: N = {f.num_clients}, K = {f.local_steps}, batch "
-                 f"{f.batch}, {f.rounds:,} rounds; here this profile's N = {self.num_clients}, "
+                 f"{FOCUS_ETA:g} for all three (App. F and the authors' code, which sets the batch: "
+                 f"N = {f.num_clients}, K = {f.local_steps}, batch {f.batch}, {f.rounds:,} rounds; here this "
+                 f"profile's N = {self.num_clients}, "
                  f"K = {self.local_steps}, batch {self.batch}, T = {self.rounds}); SG-FOCUS's server step "
                  "sums every client's last gradient, so its step grows with N, the rivals' does not")
         focus_setting = (f"{self.setting}; FOCUS App. F's rule: SG-FOCUS, FedAU and SCAFFOLD at one constant "

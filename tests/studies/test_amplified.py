@@ -291,7 +291,8 @@ def test_evaluate_reads_every_run_and_compare_puts_the_datasets_side_by_side_und
     assert across.check.reason == "per rival: P=20: holds; P=60: holds"
     assert "(20, 60) ends above no amplification" in across.claim
     (larger,) = [r for r in evals["FashionMNIST"].rows if r.quote == studies.amplified.QUOTES["larger"]]
-    assert larger.claim.endswith("(the sentence is about CIFAR-10; our reading applies it to FashionMNIST)")
+    assert larger.claim.endswith("(the sentence follows one on CIFAR-10 and does not say whether it covers "
+                                 "FashionMNIST; our reading applies it here)")
     # "Algorithm 1 with amplification gives the best performance": against each of the three others
     best = [r for r in evals["FashionMNIST"].rows if r.quote == studies.amplified.QUOTES["best"]]
     assert [r.context["rates"] for r in best] == list(studies.amplified.RATE_SETS)
