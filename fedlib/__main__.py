@@ -60,8 +60,8 @@ def pick(store: Store, sample: int | None, seed: int = 0) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """The command line (see the module docstring): parse ``argv`` and run its command; returns
     the exit status (argparse exits with status 2 on a usage error, naming the argument)."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
+    parser = _COMMANDS[args.command]           # a refusal shows the command's usage, not the top level's
     if isinstance(getattr(args, "path", None), str) and not args.path.strip():
         what = "a store or one entry" if args.command == "verify" else "a store"
         parser.error(f"path: must be a folder path ({what}), got {args.path!r}")
@@ -128,7 +128,12 @@ def _parser() -> argparse.ArgumentParser:
     _campaign_parser(sub)
     n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
+    _COMMANDS.update(sub.choices)
     return parser
+
+
+#: each command's parser (:func:`_parser` fills it), for its usage errors
+_COMMANDS: dict[str, argparse.ArgumentParser] = {}
 
 
 def _campaign_parser(sub) -> None:
@@ -142,7 +147,7 @@ def _campaign_parser(sub) -> None:
     c.add_argument("--devices", nargs="+", default=None,
                    help="one process per device, runs in parallel in the campaign's order, e.g. "
                         "cuda:0 cuda:1 (two GPUs) or cpu cpu (two cores); not with --device")
-    c.add_argument("--budget-min", type=_number(float, "a finite number of minutes >= 0"), default=12.0,
+    c.add_argument("--budget-min", type=_number(float, "a finite number of minutes >= 0"), default=None,
                    help="minutes this call may use (default 12)")
     c.add_argument("--store", default=None,
                    help="one notebook's store (default: results/<notebook>/<profile>)")
@@ -194,10 +199,14 @@ def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``campaign``: a notebook's runs into its store within the budget (:mod:`fedlib.campaign`)."""
     from .campaign import run_campaign
     notebooks = "all" if args.notebook == ["all"] else args.notebook
-    if not 0 <= args.budget_min < float("inf"):    # checked even with --list (which computes nothing)
-        parser.error(f"--budget-min: must be a finite number of minutes >= 0, got {args.budget_min}")
+    budget = 12.0 if args.budget_min is None else args.budget_min
+    if not 0 <= budget < float("inf"):             # checked even with --list (which computes nothing)
+        parser.error(f"--budget-min: must be a finite number of minutes >= 0, got {budget}")
+    if args.list and budget > 0 and args.budget_min is not None:
+        parser.error(f"--budget-min: --list computes nothing (a budget of 0), so a budget of {budget:g} "
+                     "minutes would be ignored; leave one of them out")
     try:
-        run_campaign(notebooks, args.profile, args.device, 0.0 if args.list else args.budget_min,
+        run_campaign(notebooks, args.profile, args.device, 0.0 if args.list else budget,
                      args.store, args.seeds, args.datasets, args.stand_in_rounds, graphs=args.graphs,
                      root=args.root, compiled_draws=args.compiled_draws, devices=args.devices,
                      clients_innermost=args.clients_innermost, grouped_layout=args.grouped_layout)
@@ -209,7 +218,7 @@ def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 #: run_campaign's fields -> the campaign's flags, so that a refusal names what the user typed
 _CAMPAIGN_FLAGS = {"profile": "--profile", "device": "--device", "devices": "--devices", "seeds": "--seeds",
                    "datasets": "--datasets", "store": "--store", "root": "--root",
-                   "budget_min": "--budget-min", "stand_in_rounds": "--stand-in-rounds"}
+                   "budget_min": "--budget-min", "stand_in_rounds": "--stand-in-rounds", "graphs": "--graphs"}
 
 
 def _as_flags(message: str) -> str:
@@ -261,13 +270,33 @@ def _targets(parser: argparse.ArgumentParser, path: Path, sample: int | None, se
     store = Store(path, create=False)                 # verify reads: nothing is written into the folder
     targets = [store.path / k for k in pick(store, sample, seed)]
     if not targets:                    # a folder above stores (results/<notebook>, results): name them
-        below = sorted({str(m.parent.parent) for pattern in ("*/*/meta.json", "*/*/*/meta.json")
-                        for m in path.glob(pattern)})
-        if below:
-            shown = ", ".join(below[:6]) + (f" ... ({len(below)} in all)" if len(below) > 6 else "")
-            parser.error(f"path: {path} holds no entries, but the stores below it do: {shown}; verify one "
-                         "of them")
+        _refuse_above_stores(parser, path, "verify")
     return targets
+
+
+def _refuse_above_stores(parser: argparse.ArgumentParser, path: Path, verb: str) -> None:
+    """A usage error where ``path`` holds no entries but stores lie below it (``results/<notebook>``,
+    ``results``), naming them."""
+    below = sorted({str(m.parent.parent) for pattern in ("*/*/meta.json", "*/*/*/meta.json")
+                    for m in path.glob(pattern)})
+    if below:
+        shown = ", ".join(below[:6]) + (f" ... ({len(below)} in all)" if len(below) > 6 else "")
+        parser.error(f"path: {path} holds no entries, but the stores below it do: {shown}; {verb} one "
+                     "of them")
+
+
+def _store_folder(parser: argparse.ArgumentParser, path: Path, verb: str) -> None:
+    """``seal`` and ``renew`` work on a store: a usage error naming ``path`` for an entry, a file, a
+    missing folder, a folder above stores (naming them) and a folder of other things (a store
+    counted "0 of 0" and exited 0)."""
+    from .sweeps import _check_readable
+    if not path.is_dir() or (path / "meta.json").is_file():
+        parser.error(f"path: {path} is not a store folder")
+    _refuse_above_stores(parser, path, verb)
+    try:
+        _check_readable(path)
+    except ValueError as e:
+        parser.error(f"path: {str(e).removeprefix('store: ')}")
 
 
 def _verify_entry(t: Path, rounds: int | str | None) -> str:
@@ -338,8 +367,7 @@ def _rounds(parser: argparse.ArgumentParser, text: str) -> int | str | None:
 
 def _renew(parser: argparse.ArgumentParser, path: Path, rounds) -> int:
     from .verification import renew_fingerprints
-    if not path.is_dir() or (path / "meta.json").is_file():
-        parser.error(f"path: {path} is not a store folder")
+    _store_folder(parser, path, "renew")
     out = renew_fingerprints(path, rounds=rounds, progress=True)
     for key, outcome in out.items():
         why = f": {outcome.split(': ', 1)[1]}" if ": " in outcome else ""
@@ -355,8 +383,7 @@ def _renew(parser: argparse.ArgumentParser, path: Path, rounds) -> int:
 
 
 def _seal(parser: argparse.ArgumentParser, path: Path, force: bool) -> int:
-    if not path.is_dir() or (path / "meta.json").is_file():
-        parser.error(f"path: {path} is not a store folder")
+    _store_folder(parser, path, "seal")
     out = Store(path).seal(force=force)
     for key, outcome in out.items():
         if outcome != "unchanged":

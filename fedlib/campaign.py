@@ -1115,6 +1115,10 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     for name, flag in flags.items():
         if not isinstance(flag, bool):
             raise InputError(f"{name}: must be True or False, got {flag!r}")
+    if flags.get("graphs") and not str(device).startswith("cuda"):
+        raise InputError(f"graphs: CUDA graphs are captured on a CUDA device only; this campaign computes on "
+                         f"{device or 'cpu'}, where it would change nothing but the engine its entries "
+                         "record: leave it out, or name a CUDA device")
     if device is not None:
         _check_here("device", device, budget_min)
     if device is not None and str(device).startswith("cuda"):
@@ -1124,6 +1128,13 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     return names, VectorizedEngine(**flags)
 
 
+def _check_stand_in(name: str, value: object) -> None:
+    """``stand_in_rounds`` of the public functions: an integer >= 0, checked before any plan (a bad
+    one stopped every notebook's plan and the campaign said "nothing left" with status 0)."""
+    from .notebook import check_stand_in
+    check_stand_in(value, name)
+
+
 from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)
 
-guard_module(globals())
+guard_module(globals(), by_name={"stand_in_rounds": _check_stand_in})

@@ -422,6 +422,17 @@ class ExperimentConfig:
         schedule is built now (no data needed) when its size is known, so that a bad value fails
         before any run of a sweep, not inside one."""
         spec = self.arguments("participation_args")
+        for name in ("seed", "local_steps"):                 # the config's own fields, not the kind's
+            if name in spec:
+                raise _bad(where, f"participation_args.{name}",
+                           f"the schedule takes the config's own {name} field ({getattr(self, name)!r}); "
+                           f"set {name}={spec[name]!r} there instead (given here it would override it "
+                           "unseen by the store key)")
+        drawn = next((k for k in ("local_steps_range", "local_epochs", "local_epochs_range") if k in spec),
+                     None)
+        if drawn and self.local_steps != type(self).local_steps:
+            raise _bad(where, "local_steps", f"unused where participation_args.{drawn} sets the local work; "
+                       f"leave it at its default ({type(self).local_steps}), got {self.local_steps}")
         try:
             participation.check_arguments(self.participation, spec, n)
             if not inputs and not participation.inputs_here(self.participation, spec):
@@ -483,9 +494,9 @@ class ExperimentConfig:
                 spec["client_sizes"] = [int(v) for v in getattr(problem, "sizes", [])] or None
             if "batch_size" not in spec:
                 spec["batch_size"] = getattr(problem, "batch_size", None)
-        else:
-            spec.setdefault("local_steps", self.local_steps)
-        spec.setdefault("seed", self.seed)
+        elif "local_steps_range" not in spec:
+            spec["local_steps"] = self.local_steps
+        spec["seed"] = self.seed
         n = (problem or self.build_problem()).num_clients if num_clients is None else num_clients
         return participation.build(self.participation, n, self.rounds, **spec)
 
@@ -497,6 +508,17 @@ _PROBLEM_CACHE: dict[str, Any] = {}
 def _bad(where: str, field_name: str, msg: str) -> ValueError:
     """One error naming ``<where>.<field>``."""
     return InputError(f"{where}.{field_name}: {msg}")
+
+
+_NONE = object()
+
+
+def _equal(x: Any, y: Any) -> bool:
+    """``x == y`` as one truth value (False where the comparison has none, e.g. two arrays)."""
+    try:
+        return bool(x == y)
+    except (TypeError, ValueError):
+        return False
 
 
 def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
@@ -521,6 +543,11 @@ def grid(base: ExperimentConfig, **axes: Iterable) -> list[ExperimentConfig]:
         values.append([v] if one else list(v))
         if not values[-1]:
             raise InputError(f"{axis}: an axis of grid needs at least one value")
+        vals = values[-1]
+        twice = next((x for i, x in enumerate(vals) if any(_equal(x, y) for y in vals[:i])), _NONE)
+        if twice is not _NONE:
+            raise InputError(f"{axis}: each value of an axis once (a value twice makes the same runs twice), "
+                             f"got {twice!r} more than once")
     for combo in itertools.product(*values):
         d = base.to_dict()
         for axis, v in zip(axes, combo, strict=True):

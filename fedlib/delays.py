@@ -40,6 +40,10 @@ __all__ = [
 
 
 def _as_active(active: np.ndarray) -> np.ndarray:
+    """``active`` as a boolean [T, N] array: an array of counts or booleans, or a
+    :class:`fedlib.participation.Schedule` (its ``active``)."""
+    if hasattr(active, "active") and hasattr(active, "uplink_ok"):     # a Schedule
+        active = active.active
     a = np.asarray(active)
     if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 1:
         raise InputError(f"active: expected a non-empty 2-D array [rounds, num_clients], "
@@ -94,7 +98,8 @@ def delay_metrics(active: np.ndarray) -> DelayMetrics:
     """tau_t, tau_max and tau_avg of a participation matrix (FedSUM Sec. 2.2).
 
     Args:
-        active: array [T, N] (e.g. ``Schedule.active``); entries > 0 mean "participates".
+        active: array [T, N], entries > 0 mean "participates"; or a
+            :class:`~fedlib.participation.Schedule` (its ``active``).
 
     Returns:
         :class:`DelayMetrics`.
@@ -169,12 +174,21 @@ def monte_carlo(kind: str, num_clients: int, rounds: int | Sequence[int],
 
     from . import participation
 
-    horizons = np.atleast_1d(np.asarray(rounds, dtype=np.int64))
-    if horizons.ndim != 1 or (horizons < 1).any():
-        raise InputError(f"rounds: expected positive horizons, got {rounds!r}")
-    seed_list = list(range(seeds)) if isinstance(seeds, (int, np.integer)) else list(seeds)
-    if not seed_list:
-        raise InputError("seeds: need at least one seed")
+    given = [rounds] if isinstance(rounds, (int, np.integer)) else rounds
+    if isinstance(given, (str, bytes)) or not isinstance(given, (Sequence, np.ndarray)) \
+            or np.ndim(given) != 1 or len(given) == 0:
+        raise InputError(f"rounds: expected a horizon T >= 1 or a non-empty sequence of them, got {rounds!r}")
+    horizons = np.array([check_int(f"rounds[{i}]", t, 1) for i, t in enumerate(given)], dtype=np.int64)
+    if isinstance(seeds, (int, np.integer)):
+        seed_list = list(range(check_int("seeds", seeds, 1)))
+    else:
+        seed_list = [check_int(f"seeds[{i}]", s, 0) for i, s in enumerate(seeds)]
+        if not seed_list:
+            raise InputError("seeds: need at least one seed")
+        if len(set(seed_list)) < len(seed_list):
+            twice = sorted({s for s in seed_list if seed_list.count(s) > 1})
+            raise InputError(f"seeds: each seed once (a repeated seed repeats its run and narrows the "
+                             f"spread), got {twice} more than once")
     t_max = int(horizons.max())
     maxes = np.empty((len(seed_list), len(horizons)))
     avgs = np.empty_like(maxes)

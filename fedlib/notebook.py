@@ -391,10 +391,18 @@ def notebook_runs(notebook: str, params: dict, out_dir: str = "") -> NotebookRun
     plotting.set_style()
     for option in ("display.max_columns", "display.max_colwidth", "display.max_rows"):
         pd.set_option(option, None)                  # tables whole: no column, cell or row cut to "..."
+    from ._validate import check_int
+    if not isinstance(params, dict) or "profile" not in params:
+        raise InputError(f"params: must be the notebook's parameters (its globals(), with profile), got "
+                         f"{type(params).__name__} without profile")
     profile = check_profile(params["profile"])
-    return NotebookRuns(notebook_output_dir(notebook, params, out_dir),
-                        notebook_store(notebook, profile, committed=params.get("stand_in_rounds", 0) == 0),
-                        int(params.get("workers", 1)), bool(params.get("progress", False)), notebook)
+    stand_in = check_stand_in(params.get("stand_in_rounds", 0))
+    workers = check_int("workers", params.get("workers", 1), 1)
+    progress = params.get("progress", False)
+    if not isinstance(progress, bool):
+        raise InputError(f"progress: must be True or False, got {progress!r}")
+    store = notebook_store(notebook, profile, committed=stand_in == 0)
+    return NotebookRuns(notebook_output_dir(notebook, params, out_dir), store, workers, progress, notebook)
 
 
 from ._validate import guard_module  # noqa: E402  (the public boundary: arguments checked against their hints)

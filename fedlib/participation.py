@@ -267,7 +267,8 @@ REQUIRED = inspect.Parameter.empty
 
 #: the types an argument of a kind may declare, and how an error message names them
 TYPES = {"number": "a number", "integer": "an integer", "text": "a text (str)", "path": "a file path (str)",
-         "bool": "True or False", "array": "an array of numbers", "function": "a function"}
+         "bool": "True or False", "array": "an array of numbers", "function": "a function",
+         "mask": "an array of 0/1 or booleans"}
 
 
 def _is_number(v: Any) -> bool:
@@ -293,7 +294,29 @@ def _is_array(v: Any) -> bool:
 _IS = {"number": _is_number,
        "integer": lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)),
        "text": lambda v: isinstance(v, str), "path": lambda v: isinstance(v, (str, os.PathLike)),
-       "bool": lambda v: isinstance(v, (bool, np.bool_)), "array": _is_array, "function": callable}
+       "bool": lambda v: isinstance(v, (bool, np.bool_)), "array": _is_array, "function": callable,
+       "mask": lambda v: _is_array(v) or _is_bool_array(v)}
+
+
+def _is_bool_array(v: Any) -> bool:
+    """A numpy array, a torch tensor or a (nested) list / tuple of booleans."""
+    if isinstance(v, np.ndarray) or (hasattr(v, "detach") and hasattr(v, "dtype")):
+        return str(v.dtype).endswith("bool")
+    if isinstance(v, (list, tuple)) and v:
+        return all(isinstance(x, (bool, np.bool_)) or (isinstance(x, (list, tuple)) and _is_bool_array(x))
+                   for x in v)
+    return False
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, or for an array (or a long list) its kind and shape: an error message
+    names the value without printing a whole matrix."""
+    if isinstance(value, np.ndarray) or (hasattr(value, "detach") and hasattr(value, "shape")):
+        return f"{type(value).__name__} of shape {tuple(value.shape)} and dtype {value.dtype}"
+    if hasattr(value, "shape") and hasattr(value, "__array__"):        # a pandas frame or series
+        return f"{type(value).__name__} of shape {tuple(value.shape)}"
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 200 else text[:200] + " ..."
 
 
 def _either(words: Any) -> str:
@@ -390,7 +413,7 @@ class Arg:
         if value is None and self.default is None:
             return
         if not any(_IS[t](value) for t in self.type):
-            raise InputError(f"{self.name}: {self._type_message()}, got {value!r}")
+            raise InputError(f"{self.name}: {self._type_message()}, got {_shown(value)}")
         if self.choices is not None:
             if value not in self.choices:
                 raise InputError(f"{self.name}: must be one of {', '.join(map(str, self.choices))}; "
@@ -987,7 +1010,7 @@ def _trace_array(trace: Any) -> np.ndarray:
         if bad is not None:
             raise InputError(f"trace: rows of unequal length (row {bad} has {lens[bad]}, expected "
                              f"{lens[0]}, as row 0)")
-    if arr.dtype == object or arr.dtype.kind in "USb":
+    if arr.dtype == object or arr.dtype.kind in "US":
         raise InputError(f"trace: entries must be the numbers 0 or 1, got dtype {arr.dtype}")
     return arr.astype(float)
 
@@ -1005,6 +1028,8 @@ def read_trace(trace: Any) -> np.ndarray:
     if not isinstance(trace, (str, os.PathLike)):
         return _trace_array(trace)
     path = os.path.expanduser(os.fspath(trace))
+    if os.path.isdir(path):
+        raise InputError(f"trace: {path} is a folder; give the CSV or .npy file of the trace")
     if not os.path.isfile(path):
         raise InputError(f"trace: no such file {path}")
     if not path.endswith(".npy") and _binary(path):
@@ -1071,7 +1096,8 @@ def trace_digest(trace: Any) -> str:
 
 
 @kind("trace", description="a user-supplied 0/1 array or file (CSV, .npy) of shape [rounds, N]",
-      args=[Arg("trace", ("array", "path"), doc="0/1 [rounds, N], or a CSV / .npy file holding it")],
+      args=[Arg("trace", ("mask", "path"),
+                doc="0/1 or booleans [rounds, N], or a CSV / .npy file holding it")],
       draws=False, key=_trace_key)
 def _trace(rng: np.random.Generator, rounds: int, n: int, trace: Any) -> Draw:
     """Replay a recorded availability trace.
@@ -1146,6 +1172,15 @@ def _prob_ranges(rng: np.random.Generator, ranges: Any, rounds: int, n: int) -> 
     if not (np.isfinite(arr).all() and (lo > 0).all() and (hi <= 1).all() and (lo <= hi).all()):
         raise InputError("uplink_p_range: ranges (lo, hi) need 0 < lo <= hi <= 1")
     return lo + (hi - lo) * rng.random((rounds, n))
+
+
+def _one_local_work(local_steps: Any, local_steps_range: Any) -> None:
+    """:func:`build`'s local work given once: ``local_steps`` (other than its default, 1) and
+    ``local_steps_range`` both given is one InputError (the range won, unseen)."""
+    if local_steps_range is not None and not (np.ndim(local_steps) == 0 and local_steps == 1):
+        raise InputError(f"local_steps / local_steps_range: give local work either as steps or as a "
+                         f"range to draw them from, not both (got local_steps={local_steps!r} and "
+                         f"local_steps_range={local_steps_range!r})")
 
 
 def _local_steps(rng: np.random.Generator, steps: Any, steps_range: Any, rounds: int,
@@ -1246,6 +1281,7 @@ def build(kind: str, num_clients: int, rounds: int, seed: int = 0, *, local_step
     else:
         if client_sizes is not None or batch_size is not None:
             raise InputError("client_sizes / batch_size: only used with local_epochs")
+        _one_local_work(local_steps, local_steps_range)
         steps = _local_steps(r_steps, local_steps, local_steps_range, t, n)
     epochs = {"local_epochs": local_epochs, "local_epochs_range": local_epochs_range,
               "client_sizes": client_sizes, "batch_size": batch_size} if epochs_given else {}

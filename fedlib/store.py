@@ -247,12 +247,18 @@ class Store:
     def __init__(self, path: str | os.PathLike, create: bool = True):
         if not isinstance(create, (bool, np.bool_)):
             raise InputError(f"create: must be True or False, got {type(create).__name__} {create!r}")
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip():
+            raise InputError(f"store: must be a folder path, new or existing, got {path!r} (an empty path "
+                             "would be the current folder)")
         self.path = Path(path).expanduser()
         #: whether entries can be written here (False: a read-only store, e.g. a shared copy)
         self.writable = True
         if self.path.is_file():
             raise InputError(f"store: {self.path} is a file, not a store folder (a store is a folder of "
                              "stored runs; give a folder path, new or existing)")
+        if (self.path / "meta.json").is_file() and (self.path / "config.json").is_file():
+            raise InputError(f"store: {self.path} is one stored entry, not a store; its store is "
+                             f"{self.path.parent}")
         if not create and not self.path.exists():
             self.writable, self._why = False, "it does not exist (opened to read only: create=False)"
         elif not create:                   # read only: ask the system, write no probe into the folder

@@ -599,6 +599,55 @@ CONFUSING = [
     ("confusing: a NaN starting model", lambda t: _run(x0=torch.tensor([math.nan, 0.0, 0.0], dtype=torch.float64)),
      ValueError, r"x0: must be finite \(a starting model\); entry 0 is nan$"),
 ]
+#: a fresh-eyed trial of bad inputs (2026-12-02): each was accepted and overrode, ignored or
+#: misplaced something, or failed inside numpy
+TRIAL = [
+    ("trial: an empty store path", lambda t: fedlib.sweep([BASE], "", progress=False), ValueError,
+     r"store: must be a folder path, new or existing, got '' \(an empty path would be the current folder\)"),
+    ("trial: a stored entry as the store", lambda t: fedlib.sweep([BASE.replace(seed=1)], _error_entry(t),
+                                                                  progress=False), ValueError,
+     r"store: .*store/fails_in_a_run-[0-9a-f]{16} is one stored entry, not a store; its store is .*store$"),
+    ("trial: the schedule's seed in participation_args",
+     lambda t: BASE.replace(participation_args={"seed": 7}).validate(), ValueError,
+     r"config\.participation_args\.seed: the schedule takes the config's own seed field \(0\); set seed=7 "
+     r"there instead"),
+    ("trial: local_steps in participation_args",
+     lambda t: BASE.replace(participation_args={"local_steps": 5}, local_steps=2).validate(), ValueError,
+     r"config\.participation_args\.local_steps: the schedule takes the config's own local_steps field \(2\)"),
+    ("trial: local_steps beside a drawn range",
+     lambda t: BASE.replace(participation_args={"local_steps_range": (1, 4)}, local_steps=2).validate(),
+     ValueError, r"config\.local_steps: unused where participation_args\.local_steps_range sets the local "
+     r"work; leave it at its default \(10\), got 2"),
+    ("trial: build with local_steps and a range",
+     lambda t: participation.build("full", 3, 4, local_steps=3, local_steps_range=(1, 4)), ValueError,
+     r"local_steps / local_steps_range: give local work either as steps or as a range to draw them from, "
+     r"not both \(got local_steps=3 and local_steps_range=\(1, 4\)\)"),
+    ("trial: run's local_steps and the spec's", lambda t: fedlib.run(
+        "fedavg", QUAD, {"kind": "uniform", "per_round": 2, "local_steps": 4}, rounds=3, local_steps=2,
+        progress=False), ValueError,
+     r"local_steps: given both as an argument \(2\) and by the participation spec \(local_steps=4\)"),
+    ("trial: run's seed and the spec's", lambda t: fedlib.run(
+        "fedavg", QUAD, {"kind": "uniform", "per_round": 2, "seed": 4}, rounds=3, seed=2, progress=False),
+     ValueError, r"seed: the argument \(2\) and the participation spec's seed \(4\) differ; give the seed once"),
+    ("trial: monte_carlo over no horizon", lambda t: delays.monte_carlo("uniform", 10, [], per_round=3),
+     ValueError, r"rounds: expected a horizon T >= 1 or a non-empty sequence of them, got \[\]"),
+    ("trial: monte_carlo over a float horizon", lambda t: delays.monte_carlo("uniform", 10, 50.0, per_round=3),
+     ValueError, r"rounds: expected a horizon T >= 1 or a non-empty sequence of them, got 50\.0"),
+    ("trial: monte_carlo with a seed twice",
+     lambda t: delays.monte_carlo("uniform", 10, [5], seeds=[1, 1], per_round=3), ValueError,
+     r"seeds: each seed once \(a repeated seed repeats its run and narrows the spread\), got \[1\] more "
+     r"than once"),
+    ("trial: a trace path that is a folder", lambda t: participation.build("trace", 3, 4, trace=str(t)),
+     ValueError, r"trace: .* is a folder; give the CSV or \.npy file of the trace"),
+    ("trial: a whole array in a message", lambda t: participation.build("uniform", 10, 5,
+                                                                        per_round=np.zeros((300, 300))),
+     ValueError, r"per_round: must be an integer, got ndarray of shape \(300, 300\) and dtype float64$"),
+]
+TRIAL += [
+    ("trial: a value twice on a grid axis", lambda t: fedlib.grid(BASE, seed=[0, 0, 1]), ValueError,
+     r"seed: each value of an axis once \(a value twice makes the same runs twice\), got 0 more than once"),
+]
+CASES += TRIAL
 CASES += LATE + SILENT + CRASH + CONFUSING
 
 
@@ -766,6 +815,23 @@ def test_real_numbers_of_any_type_are_accepted():
     assert r.info["lr_local"] == pytest.approx(0.1)
     assert problems.digits_cnn(num_clients=5, batch_size=np.int64(8)).batch_size == 8
     assert len(participation.build("uniform", np.int64(5), np.int32(3), per_round=np.int64(2)).active) == 3
+
+
+def test_natural_forms_of_a_value_are_accepted_as_the_value():
+    """What the trial found refused: a numpy scalar equal to an allowed option, the library's own
+    Schedule for delay_metrics, a boolean trace; each gives what its plain form gives."""
+    plain = fedlib.run("fedavg", QUAD, "full", rounds=2, aggregation="all", progress=False).params
+    numpy = fedlib.run("fedavg", QUAD, "full", rounds=2, aggregation=np.str_("all"), progress=False).params
+    assert torch.equal(plain, numpy)
+    fedlib.run("scaffold", QUAD, "full", rounds=2, uplink_vectors=np.int64(1), progress=False)
+    with pytest.raises(fedlib.InputError, match=r"^uplink_vectors: must be one of 1, 2 .*got np\.float64\(1\.0\)"):
+        fedlib.run("scaffold", QUAD, "full", rounds=2, uplink_vectors=np.float64(1.0), progress=False)
+    sched = participation.build("uniform", 10, 30, per_round=3)
+    assert delays.delay_metrics(sched).tau_max == delays.delay_metrics(sched.active).tau_max
+    on = np.random.default_rng(0).random((6, 4)) < 0.5
+    as_bool = participation.build("trace", 4, 6, trace=on)
+    assert (as_bool.active == participation.build("trace", 4, 6, trace=on.astype(float)).active).all()
+    assert participation.trace_digest(on) == participation.trace_digest(on.astype(int))
 
 
 # ------------------------------------------------------------------------------ a researcher's own code

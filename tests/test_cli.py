@@ -143,6 +143,8 @@ def test_import_fedlib_reaches_analysis_and_claims():
     (["campaign", "02_fedsum_main", "--list", "--seeds", "0", "0"], "error: --seeds: each seed once"),
     (["campaign", "02_fedsum_main", "--list", "--profile", "big"], "error: --profile: must be one of"),
     (["campaign", "all", "02_fedsum_main", "--list"], "notebook: 'all' stands alone"),
+    (["campaign", "02_fedsum_main", "--list", "--budget-min", "30"],
+     "--budget-min: --list computes nothing (a budget of 0), so a budget of 30 minutes would be ignored"),
     # text that is not a number: the option and what it allows, not argparse's "invalid int value"
     (["verify", "{tmp}", "--seed", "x"],
      "argument --seed: must be an integer >= 0 (the sample's seed), got 'x'"),
@@ -198,6 +200,25 @@ def test_strip_checks_every_notebook_before_it_rewrites_any(tmp_path, capsys):
         assert good.read_bytes() == before
 
 
+@pytest.mark.parametrize("verb", ["seal", "renew"])
+def test_seal_and_renew_refuse_a_folder_that_is_not_a_store(tmp_path, capsys, verb):
+    """Both counted "0 of 0" and exited 0 on the folder above the stores and on a folder of notes."""
+    _store(tmp_path / "nb" / "quick")
+    with pytest.raises(SystemExit) as e:
+        main([verb, str(tmp_path / "nb")])
+    err = capsys.readouterr().err
+    below = tmp_path / "nb" / "quick"
+    assert e.value.code == 2
+    assert f"holds no entries, but the stores below it do: {below}; {verb} one of them" in err
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("not a run")
+    with pytest.raises(SystemExit) as e:
+        main([verb, str(tmp_path / "notes")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "is not a store (no stored entry, no entry folder with a meta.json" in err
+    assert main([verb, str(tmp_path / "nb" / "quick")]) == 0
+
+
 def test_renew_names_an_unreadable_entry_and_goes_on(tmp_path, capsys):
     st, cs = _store(tmp_path)
     (st.get(cs[0]).path / "meta.json").write_text("{not json")
@@ -213,6 +234,18 @@ def test_a_campaign_of_several_notebooks_refuses_a_dataset_none_of_them_has(tmp_
               "--root", str(tmp_path), "--datasets", "nosuch"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and "--datasets: 'nosuch' names a dataset none of the notebooks" in err
+
+
+@pytest.mark.parametrize("where", [[], ["--device", "cpu"], ["--devices", "cpu"]])
+def test_a_campaign_on_a_cpu_refuses_cuda_graphs_it_would_only_record(tmp_path, capsys, where):
+    """--graphs on a CPU captured nothing and every entry's meta.json said graphs=True."""
+    with pytest.raises(SystemExit) as e:
+        main(["campaign", "02_fedsum_main", "--profile", "smoke", "--list", "--root", str(tmp_path),
+              *where, "--graphs"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "--graphs: CUDA graphs are captured on a CUDA device only; this campaign " \
+        "computes on cpu" in err
+    assert not (tmp_path / "results").exists()
 
 
 def test_a_campaign_of_notebook_02_leaves_out_a_named_dataset_that_is_not_here(tmp_path, capsys, monkeypatch):

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+import fedlib
 from fedlib import ExperimentConfig, notebook
 
 
@@ -31,6 +32,12 @@ def test_notebook_runs_set_up_a_notebook_from_its_parameters():
     assert set(df["key"]) == {cfg.key()} and (runs.store / cfg.key()).is_dir()
     with pytest.raises(ValueError, match="^profile"):
         notebook.notebook_runs("05_focus_cifar", {**params, "profile": "fast"})
+    for bad, match in (({}, r"^params: must be the notebook's parameters \(its globals\(\), with profile\)"),
+                       ({**params, "workers": 0}, r"^workers: must be an integer >= 1, got 0"),
+                       ({**params, "stand_in_rounds": -5}, r"^stand_in_rounds: must be an integer >= 0"),
+                       ({**params, "progress": "yes"}, r"^progress: must be True or False")):
+        with pytest.raises(fedlib.InputError, match=match):      # a KeyError, or stored as given
+            notebook.notebook_runs("05_focus_cifar", bad)
 
 
 

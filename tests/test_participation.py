@@ -485,5 +485,6 @@ def test_array_arguments_may_come_as_pandas_objects():
     frame = pd.DataFrame(np.arange(12).reshape(3, 4) % 2)
     assert np.array_equal(participation.build("trace", 4, 3, trace=frame).active, frame.to_numpy())
     assert participation.build("bernoulli", 4, 3, p=pd.Series([1.0] * 4)).active.all()
-    with pytest.raises(ValueError, match=r"^trace: must be an array of numbers or a file path \(str\)"):
+    with pytest.raises(ValueError, match=r"^trace: must be an array of 0/1 or booleans or a file path "
+                       r"\(str\), got DataFrame of shape \(1, 2\)$"):    # one line, not the frame printed
         participation.build("trace", 2, 1, trace=pd.DataFrame([["a", "b"]]))

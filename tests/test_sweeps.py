@@ -26,7 +26,8 @@ from .run_helpers import no_timing as _no_timing
 
 
 def test_sweep_stores_each_run_once_and_loads_it_back(tmp_path):
-    cs = config.grid(_base(), algorithm=["fedavg", "fedsum", "fedavg"], seed=[0, 1])   # duplicates
+    cs = config.grid(_base(), algorithm=["fedavg", "fedsum"], seed=[0, 1])
+    cs += config.grid(_base(), algorithm="fedavg", seed=[0, 1])                     # duplicates
     df = fedlib.sweep(cs, tmp_path, progress=False)
     st = Store(tmp_path)
     assert len(st.keys()) == 4

@@ -33,6 +33,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any
 
+import numpy as np
+
 from .._validate import InputError
 
 __all__ = ["Options", "SolverOptions", "any_value", "in_unit_interval", "int_at_least", "non_negative",
@@ -66,9 +68,13 @@ def in_unit_interval() -> tuple[str, Callable[[Any], bool]]:
 
 
 def one_of(*values) -> tuple[str, Callable[[Any], bool]]:
-    """A rule: one of ``values`` (of the same type: ``True`` is not ``1``)."""
-    return (f"one of {', '.join(map(repr, values))}",
-            lambda v: not isinstance(v, bool) and any(v == x and type(v) is type(x) for x in values))
+    """A rule: one of ``values`` (of the same type: ``True`` is not ``1``, nor ``1.0``; a numpy
+    scalar counts as the Python value it holds: ``np.int64(1)`` is ``1``, ``np.str_("all")`` is
+    ``"all"``)."""
+    def fits(v) -> bool:
+        v = v.item() if isinstance(v, np.generic) else v
+        return not isinstance(v, bool) and any(v == x and type(v) is type(x) for x in values)
+    return f"one of {', '.join(map(repr, values))}", fits
 
 
 def any_value(what: str) -> tuple[str, Callable[[Any], bool]]:

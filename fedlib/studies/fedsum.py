@@ -750,11 +750,21 @@ class FedSumSetup:
 
     def main_configs(self, rates: dict, patterns: list, seeds: list) -> dict:
         """Fig. 1 / Figs. 5-8: every method of :data:`METHODS` under each pattern and seed at the
-        grid's rates ``rates[dataset] = (eta_0, eta_g)``: config -> (dataset, pattern, seed, method)."""
+        grid's rates ``rates[dataset] = (eta_0, eta_g)``: config -> (dataset, pattern, seed, method).
+        ``patterns``: names of :attr:`patterns` or ``(kind, arguments)`` pairs, each once."""
         for ds in self.datasets:
+            missing = isinstance(rates, dict) and ds not in rates
+            keys = f"; its keys: {', '.join(map(repr, rates))}" if missing else ""
             check_rate_pair("rates", rates.get(ds) if isinstance(rates, dict) else None,
                             f"map each dataset of the profile ({', '.join(self.datasets)}) to "
-                            f"(eta_0, eta_g), two positive rates ({ds!r})")
+                            f"(eta_0, eta_g), two positive rates ({ds!r}{keys})")
+        if isinstance(patterns, (str, bytes)) or not isinstance(patterns, (list, tuple)) or not patterns:
+            raise InputError(f"patterns: must be a non-empty list of patterns (names among "
+                             f"{', '.join(self.patterns)}, or (kind, arguments) pairs), got {patterns!r}")
+        twice = [p for i, p in enumerate(patterns) if p in patterns[:i]]
+        if twice:
+            raise InputError(f"patterns: each pattern once (a pattern twice would count its runs twice), "
+                             f"got {twice[0]!r} more than once")
         out = {}
         for ds in self.datasets:
             eta0, eta_g = rates[ds]

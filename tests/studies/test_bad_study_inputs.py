@@ -212,6 +212,12 @@ def test_a_dataset_a_table_a_metric_or_rates_of_the_wrong_kind_is_named(amp):
         s.dataset_name("MNIST")
     with pytest.raises(ValueError, match=r"^rates: must map each dataset of the profile"):
         s.main_configs({"mnist": (0.1,)}, ["P1"], [0])
+    with pytest.raises(ValueError, match=r"^rates: .*\('digits'; its keys: 'mnsit'\), got None"):
+        s.main_configs({"mnsit": (0.1, 1.0)}, ["P1"], [0])          # the typo named
+    for bad, why in (("P1", "must be a non-empty list"), ([], "must be a non-empty list"),
+                     (["P1", "P1"], "each pattern once")):            # a text iterated letter by letter,
+        with pytest.raises(ValueError, match=rf"^patterns: {why}"):     # nothing, or one counted twice
+            s.main_configs({"digits": (0.1, 1.0)}, bad, [0])
     with pytest.raises(ValueError, match=r"^table: must be one of 'Table 1 \(dynamic\)', .*, got 'Table 9'"):
         fedacs.beside_paper(pd.DataFrame(), "Table 9")
     with pytest.raises(ValueError, match=r"^metric: must be one of 'loss', 'test_acc', got 'nope'"):
