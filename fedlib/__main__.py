@@ -218,7 +218,8 @@ def _campaign(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 #: run_campaign's fields -> the campaign's flags, so that a refusal names what the user typed
 _CAMPAIGN_FLAGS = {"profile": "--profile", "device": "--device", "devices": "--devices", "seeds": "--seeds",
                    "datasets": "--datasets", "store": "--store", "root": "--root",
-                   "budget_min": "--budget-min", "stand_in_rounds": "--stand-in-rounds", "graphs": "--graphs"}
+                   "budget_min": "--budget-min", "stand_in_rounds": "--stand-in-rounds", "graphs": "--graphs",
+                   "compiled_draws": "--compiled-draws"}
 
 
 def _as_flags(message: str) -> str:

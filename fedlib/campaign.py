@@ -1115,10 +1115,13 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     for name, flag in flags.items():
         if not isinstance(flag, bool):
             raise InputError(f"{name}: must be True or False, got {flag!r}")
-    if flags.get("graphs") and not str(device).startswith("cuda"):
-        raise InputError(f"graphs: CUDA graphs are captured on a CUDA device only; this campaign computes on "
-                         f"{device or 'cpu'}, where it would change nothing but the engine its entries "
-                         "record: leave it out, or name a CUDA device")
+    off_cpu = {"graphs": "CUDA graphs are captured on a CUDA device only",
+               "compiled_draws": "keyed draws are compiled off the CPU only (a CPU draws them in numpy)"}
+    for name, why in off_cpu.items():
+        if flags.get(name) and not str(device).startswith("cuda"):
+            raise InputError(f"{name}: {why}; this campaign computes on {device or 'cpu'}, where it would "
+                             "change nothing but the engine its entries record: leave it out, or name a "
+                             "CUDA device")
     if device is not None:
         _check_here("device", device, budget_min)
     if device is not None and str(device).startswith("cuda"):

@@ -236,15 +236,17 @@ def test_a_campaign_of_several_notebooks_refuses_a_dataset_none_of_them_has(tmp_
     assert e.value.code == 2 and "--datasets: 'nosuch' names a dataset none of the notebooks" in err
 
 
+@pytest.mark.parametrize("flag, why", [("--graphs", "CUDA graphs are captured on a CUDA device only"),
+                                       ("--compiled-draws", "keyed draws are compiled off the CPU only")])
 @pytest.mark.parametrize("where", [[], ["--device", "cpu"], ["--devices", "cpu"]])
-def test_a_campaign_on_a_cpu_refuses_cuda_graphs_it_would_only_record(tmp_path, capsys, where):
-    """--graphs on a CPU captured nothing and every entry's meta.json said graphs=True."""
+def test_a_campaign_on_a_cpu_refuses_gpu_options_it_would_only_record(tmp_path, capsys, where, flag, why):
+    """--graphs (--compiled-draws) on a CPU captured (compiled) nothing, and every entry's
+    meta.json said graphs=True (compiled_draws=True)."""
     with pytest.raises(SystemExit) as e:
         main(["campaign", "02_fedsum_main", "--profile", "smoke", "--list", "--root", str(tmp_path),
-              *where, "--graphs"])
+              *where, flag])
     err = capsys.readouterr().err
-    assert e.value.code == 2 and "--graphs: CUDA graphs are captured on a CUDA device only; this campaign " \
-        "computes on cpu" in err
+    assert e.value.code == 2 and f"{flag}: {why}" in err and "this campaign computes on cpu" in err
     assert not (tmp_path / "results").exists()
 
 
