@@ -203,7 +203,9 @@ for _, r in claim_table.iterrows():
 
 # %% [markdown]
 # * **P3 and biased** fall under Lemma F.2 with $\delta$ the *smallest* probability, which is
-#   pessimistic for the biased pattern where only one block of 11 clients has $p=0.05$.
+#   pessimistic for the biased pattern, where only the last block of clients has the smallest $p$
+#   (at $N = 100$ a block of one client). Lemma F.2 is stated for fixed $p_i$: applying it to P3's
+#   time-varying $p_i^t$ is our extension (no claim row rests on it).
 # * **Markov** participation has long off-spells (mean length $1/0.05 = 20$ rounds at the
 #   rates used by FedAU), so with the same stationary probability $S/N$ it has by far the
 #   largest delays; none of the paper's lemmas covers it.

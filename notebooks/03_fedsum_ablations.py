@@ -88,7 +88,7 @@ Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (th
 # **Final values and failed runs.** "Final" is the mean over the evaluations of the last tenth
 # of the rounds. A run that diverged, or collapsed (test accuracy within 0.1 of chance, or
 # training loss above its start, for 4 evaluations in a row and still at the end), has no final
-# value: it is listed, and counts as the worst value of its seed in a claim.
+# value: it is listed, and left out of its comparison, named (the rule printed below).
 
 # %%
 CASES, FAMILY, SMALL_BATCH = setup.cases(), studies.fedsum.FAMILY, studies.fedsum.SMALL_BATCH

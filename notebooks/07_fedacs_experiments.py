@@ -426,9 +426,10 @@ finals_table.pivot(index="method", columns="environment", values="final test acc
 #    so no run shows FedNova without it.
 # 6. Sec. 6: FedACS "tends to prioritize clients with fewer local training epochs, as long as
 #    clients with larger workloads do not suffer from extremely poor communication reliability"
-#    (its share of draws to the weak-computation half above that half's share of the clients),
-#    where that proviso holds: the `same` cells and the static setting (in `crossed`, the clients
-#    with larger workloads are the ones with the weak uplinks).
+#    (its share of draws to the weak-computation half above the share its own rule gives that half
+#    with every client's epochs equal: that half also has the weak uplinks, which alone draw FedACS
+#    to it), where that proviso holds: the `same` cells and the static setting (in `crossed`, the
+#    clients with larger workloads are the ones with the weak uplinks).
 #
 # Each is checked in every regime cell (dynamic setting), in the static setting and on the
 # Dirichlet split, by the one rule of `fedlib.claims` (printed below). A verdict other than

@@ -214,8 +214,8 @@ TOY_CLAIMS = (
     (_I4, _Q_ACS, "FedACS's fixed point lies closer to x* than every other method's",
      ("closer", "FedACS", "every")),
     (_I4, _Q_DIM,
-     "FedACS's remaining distance shrinks with the learning rate (halves with eta; the learning-rate "
-     "half of the statement only)", ("removes", "FedACS", "both together")),
+     "FedACS's remaining distance shrinks when the learning rate is halved (the share it keeps at eta/2 "
+     "is below 3/4; the learning-rate half of the statement only)", ("removes", "FedACS", "both together")),
     ("App. I.2",
      "The step size influences the convergence speed, either accelerating or decelerating the "
      "optimization process, but does not determine the final convergence point.",

@@ -411,18 +411,19 @@ class FedSumSetup:
 
     def bias_claims(self, case_s: pd.DataFrame, dataset: str, seeds: list) -> list[ClaimRow]:
         """App. H.8 on ``dataset`` (by name): under biased sampling FedSUM ends at or above FedAvg
-        (our reading of Fig. 14(b), a "no worse" claim) and keeps within its Cases 1-4 accuracies
+        (our reading of Fig. 14(b), a "no worse" claim) and is no worse than its lowest of Cases 1-4
         (Fig. 14(a), the row that tests App. H.8's sentence)."""
         per_case = [_final_acc(case_s, seeds, dataset, c, "FedSUM") for c in self.cases()]
         lowest = {k: min(v[k] for v in per_case) for k in seeds}
         biased = _final_acc(case_s, seeds, dataset, "biased (H.8)", "FedSUM")
         return [ClaimRow("App. H.8, Fig. 14(b)", QUOTES["fig14"],
                          "Fig. 14(b): under biased sampling FedSUM ends at or above FedAvg (our reading of "
-                         "the figure; the sentence itself is the Fig. 14(a) row's)",
+                         "Fig. 14(b); App. H.8's sentence cites both 14(a) and 14(b))",
                          _acc_paired(biased, _final_acc(case_s, seeds, dataset, "biased (H.8)", "FedAvg"),
                                      kind="no worse", names=("FedSUM", "FedAvg"))),
                 ClaimRow("App. H.8, Fig. 14(a)", QUOTES["fig14"],
-                         "biased sampling keeps FedSUM within its Cases 1-4 accuracies",
+                         "biased sampling leaves FedSUM no worse than its lowest final accuracy of Cases "
+                         "1-4 (by more than the accuracy margin)",
                          _acc_paired(biased, lowest, kind="no worse",
                                      names=("biased", "lowest of Cases 1-4")))]
 
@@ -450,8 +451,10 @@ class FedSumSetup:
         claim = (f"FedAvg's grid (App. H.2's rule as read here) selects eta_g = {APP_H_ETA_G:g}: at eta_0 "
                  f"eta_g = {t['eta_0 x eta_g'].iloc[0]:g} it has the lowest training loss over {window} (the "
                  "grid's score for 'best performance') against every other eta_g of the grid")
-        setting = (f"{self.setting}; App. H's grid: FedAvg under P1, seed {', '.join(map(str, seeds))}, "
-                   f"{self.grid_rounds} rounds, eta_g in {{{', '.join(f'{g:g}' for g in t['eta_g'])}}}")
+        setting = (f"{self.setting}; our grid (App. H.2's rule at this profile's scale): FedAvg under P1, "
+                   f"seed {', '.join(map(str, seeds))} (ours: App. H names neither), {self.grid_rounds} "
+                   f"rounds (App. H: 500), eta_0 eta_g = {t['eta_0 x eta_g'].iloc[0]:g} (App. H: 0.01), "
+                   f"eta_g in {{{', '.join(f'{g:g}' for g in t['eta_g'])}}}")
         if ours.empty or not rivals:
             return ClaimRow("App. H.2", QUOTES["grid"], claim, claims.not_run(
                 f"the {self.profile} profile's grid{' (stand-ins: its first pair)' if self.stand_in else ''} "
@@ -644,22 +647,27 @@ class FedSumSetup:
                  "FedSUM-B degrades and FedSUM takes the lead over FedSUM-B", "Fig. 11"),
                 ("App. H.8, Fig. 14(b)", "fig14", "under biased sampling FedSUM ends at or above FedAvg",
                  "Fig. 14(b)")]
+        own = {"Fig. 10": f"Case 2 with p in {{{', '.join(f'{p:g}' for p in FIG10_P)}}} (not S of N), "
+                          f"constant eta_l = {FIG10_RATE:g}, eta_g = 1",
+               "Fig. 11": f"constant eta_l = {FIG11_RATE:g}"}
         return [r for where, key, claim, figs in rows
                 for r in self._unrun_datasets(where, QUOTES[key], claim, figs, "ablation runs", {},
-                                              joint=True)]
+                                              joint=True, detail=own.get(figs, ""))]
 
     def _unrun_datasets(self, where: str, quote: str, claim: str, figs: str, stored: str,
-                        context: dict, joint: bool = False) -> list[ClaimRow]:
+                        context: dict, joint: bool = False, detail: str = "") -> list[ClaimRow]:
         """One "not tested" row per dataset of the paper profile (MNIST aside) that this setup does
         not run: ``figs`` draw it, the reason says which profile runs it (its ``stored`` runs);
-        ``joint``: one row naming all of them (none if there is none)."""
+        ``joint``: one row naming all of them (none if there is none); ``detail``: the figure's own
+        setting (its participation and rates, as its caption states them), in place of S of N."""
         paper = _FEDSUM["paper"]
         runs = ", ".join(self.dataset_name(d) for d in self.datasets) or "none"
         names = ", ".join(_NAMES[d] for d in paper["datasets"])
-        setting = (f"App. H's CNN (Table 2), N = {paper['num_clients']}, S = {paper['per_round']}, K = "
-                   f"{paper['local_steps']}, batch {paper['batch_size']}, T = {paper['rounds']} (the paper "
-                   "profile), " + ("its runs not in this store" if self.profile == "paper"
-                                  else f"not run at the {self.profile} profile"))
+        clients = f"N = {paper['num_clients']}, " + (detail or f"S = {paper['per_round']}") + ", "
+        setting = (f"App. H's CNN (Table 2), {clients}K = {paper['local_steps']}, batch "
+                   f"{paper['batch_size']}, T = {paper['rounds']} (the paper profile), "
+                   + ("its runs not in this store" if self.profile == "paper"
+                      else f"not run at the {self.profile} profile"))
 
         def check(datasets: list) -> claims.Verdict:
             name = " and ".join(datasets)
@@ -892,7 +900,7 @@ def headline_claims(frames: Frames) -> list[ClaimRow]:
     (Fig. 1(a) shows both), in fewer rounds and fewer model units than every baseline and drop less
     test accuracy along the way; FedSUM-CR keeps FedSUM's final accuracy, needs fewer model units
     than FedSUM and, "the most effective algorithm in this comparison", fewer model units than
-    every other method. Margins: one evaluation interval, two rounds' worth of model units,
+    every other method. Margins: one evaluation interval, in rounds and in model units (eval_every x 2S),
     :data:`fedlib.claims.MARGINS`; a comparison where a method of ``frames.off_rule`` failed is "not
     tested"."""
     rounds_margin = claims.margin_for("rounds to target", frames.eval_every)

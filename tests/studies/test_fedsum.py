@@ -372,8 +372,8 @@ def test_fig14b_row_reads_at_or_above_fedavg_as_a_no_worse_claim():
     rows = s.ablation_claims(*_ablation_summaries(s, seeds), seeds, s.datasets[:1], s.setting)
     b, a = (r for r in rows if r.where.startswith("App. H.8"))
     assert b.where == "App. H.8, Fig. 14(b)" and a.where == "App. H.8, Fig. 14(a)"
-    assert b.claim == ("Fig. 14(b): under biased sampling FedSUM ends at or above FedAvg (our reading of the "
-                       "figure; the sentence itself is the Fig. 14(a) row's)")
+    assert b.claim == ("Fig. 14(b): under biased sampling FedSUM ends at or above FedAvg (our reading of "
+                       "Fig. 14(b); App. H.8's sentence cites both 14(a) and 14(b))")
     # FedAvg 0.003 above FedSUM: within the margin, so "at or above" holds where "beats" could not
     assert b.check.threshold == -claims.MARGINS["test accuracy"]
     assert b.check.verdict == "holds" and b.check.effect == pytest.approx(-0.003)
@@ -399,7 +399,8 @@ def test_grid_claim_scores_eta_g_1_against_every_other_eta_g_of_the_grid():
     row = s.grid_claim(_grid_table(s, [0.38, 0.37, 0.48, 0.43]), "mnist")   # the rule picks eta_g = 2
     v = row.check
     assert row.where == "App. H.2" and "we select eta_g = 1.0" in row.quote
-    assert row.context == {"dataset": "MNIST", "pattern": "P1"} and "seed 0, 50 rounds" in row.setting
+    assert row.context == {"dataset": "MNIST", "pattern": "P1"}
+    assert "seed 0 (ours: App. H names neither), 50 rounds (App. H: 500)" in row.setting
     assert v.verdict == claims.INCONCLUSIVE and v.seeds == 1 and v.direction == "against"
     assert "per rival: eta_g = 2: inconclusive (against); eta_g = 10: inconclusive (for); eta_g = 20: " \
            "inconclusive (for)" in v.reason and "no interval" in v.reason
