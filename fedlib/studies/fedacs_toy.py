@@ -220,7 +220,8 @@ TOY_CLAIMS = (
      "The step size influences the convergence speed, either accelerating or decelerating the "
      "optimization process, but does not determine the final convergence point.",
      f"halving eta leaves the distance to x* of each method that keeps a source ({', '.join(_BIASED)}) "
-     "unchanged: share kept at eta/2 within 1/4 of 1 (FedACS removes both: outside the sentence's scope)",
+     "unchanged: share kept at eta/2 within 1/4 of 1 (FedACS, which removes both, is left out: its "
+     "remaining distance is first order in eta, as its own row checks)",
      ("unchanged", _BIASED, "both together")),
 )
 #: Sec. 6 on FedVARP, which puts its failure on non-stationary statistics: (claim, quote)
