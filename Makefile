@@ -100,9 +100,11 @@ verify: $(STAMP)
 	$(BIN)/python -m fedlib verify results/$(NB)/$(PROFILE) $(if $(SAMPLE),--sample $(SAMPLE))
 
 # datasets for replaying stored runs (fedlib.verify) and the slow tests: $FEDLIB_DATA if set, else
-# ../shared/data when that folder exists (tests that need a dataset skip without one)
+# ../shared/data when that folder exists (tests that need a dataset skip without one); a relative
+# path is taken from the project's folder (the notebooks run in notebooks/: papermill --cwd)
 FEDLIB_DATA ?= $(wildcard $(CURDIR)/../shared/data)
 ifneq ($(strip $(FEDLIB_DATA)),)
+override FEDLIB_DATA := $(if $(filter /% ~%,$(FEDLIB_DATA)),$(FEDLIB_DATA),$(abspath $(FEDLIB_DATA)))
 export FEDLIB_DATA
 endif
 
