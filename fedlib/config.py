@@ -428,8 +428,7 @@ class ExperimentConfig:
                            f"the schedule takes the config's own {name} field ({getattr(self, name)!r}); "
                            f"set {name}={spec[name]!r} there instead (given here it would override it "
                            "unseen by the store key)")
-        drawn = next((k for k in ("local_steps_range", "local_epochs", "local_epochs_range") if k in spec),
-                     None)
+        drawn = next((k for k in participation.LOCAL_WORK if k in spec), None)   # local_steps refused above
         if drawn and self.local_steps != type(self).local_steps:
             raise _bad(where, "local_steps", f"unused where participation_args.{drawn} sets the local work; "
                        f"leave it at its default ({type(self).local_steps}), got {self.local_steps}")

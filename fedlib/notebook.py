@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._validate import InputError
+from ._validate import InputError, check_int
 from .analysis import require_ok
 from .config import ExperimentConfig
 from .paths import fedlib_project, project_root
@@ -391,7 +391,6 @@ def notebook_runs(notebook: str, params: dict, out_dir: str = "") -> NotebookRun
     plotting.set_style()
     for option in ("display.max_columns", "display.max_colwidth", "display.max_rows"):
         pd.set_option(option, None)                  # tables whole: no column, cell or row cut to "..."
-    from ._validate import check_int
     if not isinstance(params, dict) or "profile" not in params:
         raise InputError(f"params: must be the notebook's parameters (its globals(), with profile), got "
                          f"{type(params).__name__} without profile")

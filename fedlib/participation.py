@@ -47,9 +47,9 @@ from ._validate import (
 )
 from .traces import FORMATS, RULES, file_sha256
 
-__all__ = ["COMMON_ARGS", "REQUIRED", "TYPES", "Arg", "Draw", "Kind", "Schedule", "arguments", "available",
-           "build", "check_arguments", "draws_from_seed", "get_kind", "inputs_here", "key_arguments", "kind",
-           "kind_function", "load", "read_trace", "register_kind", "trace_digest"]
+__all__ = ["COMMON_ARGS", "LOCAL_WORK", "REQUIRED", "TYPES", "Arg", "Draw", "Kind", "Schedule", "arguments",
+           "available", "build", "check_arguments", "draws_from_seed", "get_kind", "inputs_here",
+           "key_arguments", "kind", "kind_function", "load", "read_trace", "register_kind", "trace_digest"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,6 +264,10 @@ class Draw:
 
 #: the default of a required argument
 REQUIRED = inspect.Parameter.empty
+
+#: the arguments of :func:`build` that set each client's local work: steps, or a range to draw them
+#: from, or epochs (or their range); one of them at a time
+LOCAL_WORK = ("local_steps", "local_steps_range", "local_epochs", "local_epochs_range")
 
 #: the types an argument of a kind may declare, and how an error message names them
 TYPES = {"number": "a number", "integer": "an integer", "text": "a text (str)", "path": "a file path (str)",

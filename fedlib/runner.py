@@ -133,12 +133,11 @@ def _schedule(participation_spec: Any, problem: Problem, rounds: int | None,
         raise InputError("rounds: required when participation is a spec rather than a Schedule")
     spec = dict(participation_spec)
     kind = spec.pop("kind")
-    work = next((k for k in ("local_steps", "local_steps_range", "local_epochs", "local_epochs_range")
-                 if k in spec), None)
+    work = next((k for k in participation.LOCAL_WORK if k in spec), None)
     if local_steps is not None and work is not None:
         raise InputError(f"local_steps: given both as an argument ({local_steps!r}) and by the participation "
                          f"spec ({work}={spec[work]!r}); give the local work once")
-    if "seed" in spec and seed != 0 and spec["seed"] != seed:
+    if "seed" in spec and seed != 0 and spec["seed"] != seed:      # (0 is also run's default: not a conflict)
         raise InputError(f"seed: the argument ({seed!r}) and the participation spec's seed "
                          f"({spec['seed']!r}) differ; give the seed once")
     if work is None:

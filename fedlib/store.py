@@ -256,7 +256,7 @@ class Store:
         if self.path.is_file():
             raise InputError(f"store: {self.path} is a file, not a store folder (a store is a folder of "
                              "stored runs; give a folder path, new or existing)")
-        if (self.path / "meta.json").is_file() and (self.path / "config.json").is_file():
+        if (self.path / "meta.json").is_file():               # an entry's folder, as verify tells one
             raise InputError(f"store: {self.path} is one stored entry, not a store; its store is "
                              f"{self.path.parent}")
         if not create and not self.path.exists():
