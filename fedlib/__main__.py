@@ -338,7 +338,7 @@ def _verify_entry(t: Path, rounds: int | str | None) -> str:
 
 
 def _changed_code(entry_dir) -> list[str]:
-    """The parts (algorithm, problem) of a stored entry's code fingerprint that differ from the
+    """The parts (algorithm, problem, participation) of a stored entry's code fingerprint that differ from the
     code as it is now (:func:`fedlib.fingerprint.stale_parts`); [] if none or unreadable."""
     import json
 

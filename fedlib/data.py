@@ -548,7 +548,8 @@ def _check_split(name: str, split: str, x: np.ndarray, y: np.ndarray, info: Data
             and np.isfinite(x).all() and 0 <= x.min() and x.max() <= 1.0:
         raise InputError(f"{where}: pixels are floats in {x.min():g}..{x.max():g}, already scaled to [0, 1]; "
                          "fedlib scales 0..255 pixels by 1/255 itself (they would all be near 0): store the "
-                         "images as their 0..255 values (uint8)")
+                         "images as their 0..255 values (uint8), or declare their range: "
+                         "DatasetInfo(pixels=(0, 1))")
     lo, hi = info.pixels if info.pixels is not None else (-np.inf, np.inf)
     ok = np.isfinite(x) & (x >= lo) & (x <= hi)
     if not ok.all():

@@ -14,6 +14,12 @@ A stored entry's ``meta["code"]`` holds two parts:
 * **problem** -- the *source* fingerprint of the problem builder registered under the config's
   problem name (:func:`source_fingerprint`: its docstring-free, normalised source). A problem
   builds data (datasets, splits, models) that a probe cannot stand in for.
+* **participation** -- the source fingerprint of the function that draws the config's
+  participation kind (:func:`fedlib.participation.kind_function`), so that a user's kind whose
+  body changes marks its runs stale as a changed algorithm does. Entries stored before this part
+  existed carry none, and a part an entry does not carry is never compared (:func:`stale_parts`).
+  A kind's files (a trace) enter the run's store key by their content, not here; a dataset's
+  files enter neither.
 
 Why the algorithm part is behavioural rather than the source of the algorithm's classes (the
 scheme before, still read as ``"sha256:..."``): it changes exactly when what the algorithm
@@ -368,15 +374,24 @@ def algorithm_fingerprint(cls: type, options: dict | None = None) -> str | None:
 
 
 def config_fingerprint(config) -> dict[str, str | None]:
-    """``{"algorithm": ..., "problem": ...}`` as the code is now: the behavioural fingerprint of the
-    config's algorithm with its options (:func:`algorithm_fingerprint`) and the source fingerprint
-    of its problem builder (:func:`source_fingerprint`; None for a lambda)."""
-    from . import algorithms, problems
+    """``{"algorithm": ..., "problem": ..., "participation": ...}`` as the code is now: the
+    behavioural fingerprint of the config's algorithm with its options
+    (:func:`algorithm_fingerprint`) and the source fingerprints of its problem builder and of its
+    participation kind's function (:func:`source_fingerprint`; None for a lambda or a source that
+    cannot be read)."""
+    from . import algorithms, participation, problems
     _check_config(config)
     builder = problems.builder(config.problem)
+    known = config.participation in participation.available()     # a user's kind not imported: not compared
+    draw = participation.kind_function(config.participation) if known else None
     return {"algorithm": algorithm_fingerprint(algorithms.get(config.algorithm),
                                                config.arguments("algorithm_args")),
-            "problem": None if builder.__name__ == "<lambda>" else source_fingerprint(builder)}
+            "problem": _source_or_none(builder), "participation": draw and _source_or_none(draw)}
+
+
+def _source_or_none(fn) -> str | None:
+    """:func:`source_fingerprint` of a function; None for a lambda (no name to tell it by)."""
+    return None if getattr(fn, "__name__", "<lambda>") == "<lambda>" else source_fingerprint(fn)
 
 
 def stale_parts(stored: dict | None, config) -> list[str]:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import json
 import secrets
 import time
@@ -57,6 +58,7 @@ from ._validate import InputError, warn
 from .algorithms.base import Algorithm, RoundInput
 from .config import ExperimentConfig
 from .engine import LocalResult, UnreachableClients, _per_client, get_engine
+from .extensions import worker_modules
 from .problems import Problem
 
 __all__ = ["FlowerEngine", "client_app", "identify_nodes", "server_app", "simulate"]
@@ -341,12 +343,16 @@ class FlowerEngine:
             content = app.RecordDict({"config": task, "arrays": _arrays(x0=x0)})
             msgs.append(app.Message(content, dst_node_id=n, message_type=START))
         self.exchanges += 1
-        answered = {rep.metadata.src_node_id for rep in self.grid.send_and_receive(msgs, timeout=self.timeout)
-                    if not rep.has_error()}
+        replies = list(self.grid.send_and_receive(msgs, timeout=self.timeout))
+        answered = {rep.metadata.src_node_id for rep in replies if not rep.has_error()}
+        errors = list(dict.fromkeys((str(rep.error.reason).strip().splitlines() or [''])[-1]   # the cause
+                                    for rep in replies if rep.has_error()))
         missing = [c for c, n in sorted(self.nodes.items()) if n not in answered]
         if missing:
+            why = (f"; their error{'s' if len(errors) > 1 else ''}: {' | '.join(errors)}" if errors
+                   else " (no reply within the timeout)")
             raise RuntimeError(f"client(s) {missing}: did not set up their state for the run ({algo.name} "
-                               "keeps state on its clients); the run cannot start without them")
+                               f"keeps state on its clients){why}; the run cannot start without them")
 
     def client_steps(self, algo: Algorithm, down: dict, clients: torch.Tensor, r: RoundInput) -> dict:
         """The algorithm's client step on each client's node: the downlink's tensors and numbers
@@ -580,9 +586,14 @@ def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads:
             ``run_seconds``).
         schedule: a Schedule to run instead of the config's participation (:func:`server_app`).
 
+    The modules that define the configs' own algorithm, problem, participation kind or dataset
+    (:func:`fedlib.extensions.worker_modules`) are imported in each client process, as a sweep's
+    workers import them.
+
     Raises:
         whatever stopped the runs on the server (a ValueError naming the field for a
-        federation that does not match the schedule).
+        federation that does not match the schedule); an InputError before Flower starts where
+        one of them is defined in ``__main__``, which client processes cannot import.
     """
     _check_waits(timeout=timeout)
     from flwr.simulation import run_simulation
@@ -593,10 +604,13 @@ def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads:
     if isinstance(client_threads, bool) or not isinstance(client_threads, int) or client_threads < 1:
         raise InputError(f"client_threads: must be an integer >= 1, got {client_threads!r}")
     n = first.build_problem().num_clients
+    modules = worker_modules(configs)        # a user's algorithm, problem, kind, dataset: imported there
     results: dict = {}
 
     def make(context) -> Problem:
         torch.set_num_threads(client_threads)
+        for m in modules:
+            importlib.import_module(m)
         return first.build_problem()
 
     backend = backend_config or {"client_resources": {"num_cpus": 1, "num_gpus": 0.0}}

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ._source import capture
 from ._validate import (
     InputError,
     broadcast_rows,
@@ -549,7 +550,7 @@ def register_kind(name: str, builder: Callable[..., Draw | np.ndarray], *, descr
     check_new_name("participation kind", name, _BUILTIN, _KINDS, replace)
     if not isinstance(description, str) or not description.strip():
         raise InputError(f"description: kind {name!r} needs a one-line description, got {description!r}")
-    spec = Kind(name, builder, description, _declared(name, builder, args), bool(draws), key)
+    spec = Kind(name, capture(builder), description, _declared(name, builder, args), bool(draws), key)
     _KINDS[name] = spec
     _document_kinds()
     return spec

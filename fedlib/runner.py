@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import hashlib
+import inspect
 import json
 import math
 import numbers
@@ -215,6 +217,7 @@ class RunPlan:
             options = {**algorithm.settings.changed(), **options}
             algorithm = type(algorithm)
         algorithm_class = algorithms.get(algorithm)
+        _check_options(algorithm_class, options)
         if isinstance(problem, str):
             problem = build_problem(problem)
         if not isinstance(problem, Problem):
@@ -235,6 +238,25 @@ class RunPlan:
         if plan.rounds is not None:
             checked["rounds"] = check_int("rounds", plan.rounds, 1)
         return dataclasses.replace(plan, **checked)
+
+
+def _check_options(cls: type[algorithms.Algorithm], options: dict) -> None:
+    """The algorithm's check of its options (:meth:`~fedlib.algorithms.Algorithm.check_options`);
+    a name that is no option but looks like :func:`run`'s own argument (``lr`` for ``lr_local``)
+    gets those arguments named in the message."""
+    try:
+        cls.check_options(options)
+    except InputError as e:
+        name, _, rest = str(e).partition(": ")
+        if not rest.startswith("not an option of algorithm"):
+            raise
+        params = [p for p in inspect.signature(run).parameters
+                  if p not in ("algorithm", "problem", "participation", "algorithm_options")]
+        near = [p for p in params if p.startswith(name) or name.startswith(p)] if len(name) > 1 else []
+        near = near or difflib.get_close_matches(name, params, n=3)
+        if not near:
+            raise
+        raise InputError(f"{e} (fedlib.run takes {', '.join(near)} itself)") from None
 
 
 def run(algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm, problem: Problem | str,
@@ -539,7 +561,8 @@ class _Checkpoint(RunCallback):
         self.ckpt = _Checkpointer(self.path, self.every,
                                   _fingerprint(run.info, run.schedule, run.x, self.eval_every),
                                   checkpoint_arithmetic(run.device, getattr(run.algo, "engine", None),
-                                                        run.problem))
+                                                        run.problem),
+                                  parts=_fingerprint_parts(run.info, run.schedule, run.x, self.eval_every))
         if (state := self.ckpt.load()) is not None:
             run.t, run.x = state["t"], state["x"].to(run.device)
             run.recorder = _History(run.problem, run.algo, run.schedule)
@@ -660,8 +683,10 @@ class _Checkpointer:
     ``.checkpoints`` moved between machines), or without a record of it, is not resumed, so that a
     run's rounds, and its entry's record, have one arithmetic."""
 
-    def __init__(self, path: str | os.PathLike, every: int, fingerprint: str, arith: tuple | None = None):
+    def __init__(self, path: str | os.PathLike, every: int, fingerprint: str, arith: tuple | None = None,
+                 parts: dict | None = None):
         self.path, self.every, self.fingerprint, self.arith = Path(path), every, fingerprint, arith
+        self.parts = parts
 
     def due(self, t: int, rounds: int) -> bool:
         return t % self.every == 0 and t < rounds
@@ -670,8 +695,8 @@ class _Checkpointer:
         """The saved state of this run, None when there is none (or it is unreadable: reported)."""
         state = _read_checkpoint(self.path) if self.path.exists() else None
         if state is not None and state["fingerprint"] != self.fingerprint:
-            raise InputError(f"checkpoint: {self.path} belongs to another run (its algorithm, problem, "
-                             "schedule, rates or starting point differ); delete it or pass another path")
+            raise InputError(f"checkpoint: {self.path} belongs to another run "
+                             f"({_differences(state, self.parts)}); delete it or pass another path")
         if state is not None and self.arith is not None and not _same_arithmetic(state, [self.arith]):
             warn(f"checkpoint: {self.path} (round {state.get('t')}) was saved under another "
                  "arithmetic (device, CPU or torch build), or records none; starting the run over, "
@@ -683,7 +708,7 @@ class _Checkpointer:
              anchor: AnchorRecorder) -> None:
         _write_checkpoint(self.path, {"fingerprint": self.fingerprint, "t": t, "x": x.detach().cpu(),
                                       **history.state(), "algorithm": algo.state_dict(),
-                                      "anchor": anchor.data,
+                                      "anchor": anchor.data, "parts": self.parts,
                                       "arithmetic": None if self.arith is None else list(self.arith)})
 
 
@@ -712,6 +737,40 @@ def _fingerprint(info: dict, sched: Schedule, x0: torch.Tensor, eval_every: int)
         h.update(np.ascontiguousarray(arr).tobytes())
     h.update(x0.detach().cpu().double().numpy().tobytes())
     return h.hexdigest()
+
+
+def _fingerprint_parts(info: dict, sched: Schedule, x0: torch.Tensor, eval_every: int) -> dict:
+    """What :func:`_fingerprint` hashes, by part, so that a refused checkpoint says what differs:
+    the run's settings (as JSON values), and digests of its schedule and of its starting point."""
+    schedule = hashlib.sha256()
+    for arr in (sched.active, sched.uplink_ok, sched.local_steps):
+        schedule.update(np.ascontiguousarray(arr).tobytes())
+    settings = json.dumps({**info, "eval_every": eval_every}, sort_keys=True, default=str)
+    return {"settings": json.loads(settings),
+            "schedule": schedule.hexdigest(),
+            "starting point": hashlib.sha256(x0.detach().cpu().double().numpy().tobytes()).hexdigest()}
+
+
+def _differences(state: dict, parts: dict | None) -> str:
+    """What differs between a saved checkpoint's run and this one, in words (a checkpoint saved
+    before its parts were recorded: the parts that could differ)."""
+    saved = state.get("parts")
+    if not saved or not parts:
+        return "its algorithm, problem, schedule, rates or starting point differ"
+    old, new = _flat(saved.get("settings", {})), _flat(parts["settings"])
+    keys = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+    said = [f"{k}: {old.get(k)!r} saved, {new.get(k)!r} now" for k in keys[:4]] + (
+        [f"and {len(keys) - 4} more settings"] if len(keys) > 4 else [])
+    said += [f"its {p}" for p in ("schedule", "starting point") if saved.get(p) != parts[p]]
+    return "what differs: " + "; ".join(said or ["the run's digest only"])
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    """Nested settings as one level, ``{"schedule.rounds": 20, ...}``."""
+    out = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
+    return out
 
 
 def _plain(v: Any) -> Any:

@@ -360,7 +360,8 @@ class Store:
         known = config.algorithm in algorithms.available()     # a user's class not imported: read as stored
         parts = stale_parts(entry.meta.get("code"), config) if known else []
         if parts:
-            names = {"algorithm": f"algorithm {config.algorithm!r}", "problem": f"problem {config.problem!r}"}
+            names = {"algorithm": f"algorithm {config.algorithm!r}", "problem": f"problem {config.problem!r}",
+                     "participation": f"participation kind {config.participation!r}"}
             what = " and ".join(names[p] for p in parts)
             self.stale[key] = (f"stale entry {entry.path}: the code of its {what} has changed since it "
                                "was stored")

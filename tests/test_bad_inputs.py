@@ -1003,7 +1003,8 @@ def test_notebook_stores_are_the_projects_whatever_the_working_directory(tmp_pat
 
 def test_late_inputs_of_a_user_file_also_stop_data_load(tmp_path):
     floats = np.random.default_rng(0).random((200, 28, 28)).astype(np.float32)
-    with pytest.raises(ValueError, match=r"already scaled to \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"already scaled to \[0, 1\].*or declare their range: "
+                                         r"DatasetInfo\(pixels=\(0, 1\)\)$"):
         data.load("mnist", data_root=_mnist_root(tmp_path, x_train=floats))
     good = data.load("mnist", data_root=_mnist_root(tmp_path))                 # uint8 0..255: as before
     assert good.train[0].shape == (200, 1, 28, 28) and float(good.train[0].std()) > 0.5

@@ -336,6 +336,38 @@ def test_a_changed_rule_is_reported_and_recomputed_or_loaded_when_computing_is_o
     assert fingerprint.stale_parts(again.meta["code"], cfg) == []
 
 
+KIND = """
+import numpy as np
+from fedlib import participation
+
+@participation.kind("mine_kind", description="the first {k} clients, every round", replace=True)
+def mine_kind(rng, rounds, n):
+    active = np.zeros((rounds, n), dtype=np.int64)
+    active[:, :{k}] = 1
+    return participation.Draw(active)
+"""
+
+
+def test_a_users_changed_participation_kind_makes_its_stored_entries_stale(tmp_path, monkeypatch):
+    """A kind is part of what computes a run: its body edited, the runs stored of it are stale
+    (named by the kind), recomputed where computing is allowed, and then current again."""
+    from fedlib import participation
+    monkeypatch.setattr(participation, "_KINDS", dict(participation._KINDS))    # the registry as it was
+    _module(tmp_path, monkeypatch, KIND.format(k=2), "fp_kind_v1")
+    cfg = BASE.replace(participation="mine_kind", participation_args={})
+    store = tmp_path / "store"
+    first = fedlib.sweep([cfg], store, progress=False)
+    code = Store(store).read(cfg.key()).meta["code"]
+    assert code["participation"] == fingerprint.config_fingerprint(cfg)["participation"] is not None
+    assert fingerprint.stale_parts({k: v for k, v in code.items() if k != "participation"}, cfg) == []
+    _module(tmp_path, monkeypatch, KIND.format(k=3), "fp_kind_v2")                 # the body edited
+    assert fingerprint.stale_parts(code, cfg) == ["participation"]
+    with pytest.warns(RuntimeWarning, match=r"stale entry .*participation kind 'mine_kind' has changed"):
+        again = fedlib.sweep([cfg], store, progress=False)                      # recomputed
+    assert not np.isclose(again["loss"].iloc[-1], first["loss"].iloc[-1])
+    assert fingerprint.stale_parts(Store(store).read(cfg.key()).meta["code"], cfg) == []
+
+
 def test_an_algorithm_that_cannot_run_on_the_probes_is_fingerprinted_by_its_source(tmp_path, monkeypatch):
     body = '''
     from fedlib.algorithms import register

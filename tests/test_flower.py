@@ -47,6 +47,29 @@ def test_flower_simulation_equals_fedlib_run_bitwise():
     assert info["connect_seconds"] > 0 and len(info["run_seconds"]) == len(configs)
 
 
+def test_a_users_algorithm_runs_on_flower_imported_in_each_client_process(tmp_path, monkeypatch):
+    """A user's algorithm whose clients keep state, defined in a module of the user's, runs through
+    Flower's simulation (its client processes import the module, as a sweep's workers do) and
+    equals fedlib.run's."""
+    (tmp_path / "my_flower_algo.py").write_text(
+        "from fedlib.algorithms import register\n"
+        "from fedlib.algorithms.variance_reduced import Scaffold\n\n\n"
+        "@register(replace=True)\n"
+        "class MyScaffold(Scaffold):\n"
+        "    name = 'my_scaffold_flower'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))            # the client processes find it there
+    import my_flower_algo  # noqa: F401
+    cfg = _config("my_scaffold_flower", rounds=5)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        expected = run_config(cfg)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(flower.simulate(cfg).params, expected.params)
+
+
 @pytest.fixture
 def in_process(monkeypatch):
     """Messages may be created outside a Flower process (Flower reads the run's identity)."""

@@ -327,8 +327,11 @@ def test_checkpoint_of_another_run_is_refused(tmp_path, quad):
     fedlib.run("fedsum", quad, "full", rounds=4, progress=False, checkpoint=ck, checkpoint_every=2)
     done = fedlib.run("fedsum", quad, "full", rounds=4, progress=False, checkpoint=ck)   # resumes at end
     assert len(done.history) == 5
-    with pytest.raises(ValueError, match=rf"^checkpoint: {ck} belongs to another run"):
+    with pytest.raises(ValueError, match=rf"^checkpoint: {ck} belongs to another run \(what differs: "
+                                         r"lr_local: 0\.01 saved, 0\.02 now\)"):
         fedlib.run("fedsum", quad, "full", rounds=4, lr_local=0.02, progress=False, checkpoint=ck)
+    with pytest.raises(ValueError, match=r"schedule\.rounds: 4 saved, 6 now; its schedule\)"):
+        fedlib.run("fedsum", quad, "full", rounds=6, progress=False, checkpoint=ck)
     ck.write_bytes(b"garbage")
     with pytest.warns(RuntimeWarning, match="cannot read"):
         fedlib.run("fedsum", quad, "full", rounds=4, progress=False, checkpoint=ck)
@@ -460,3 +463,15 @@ def test_run_goes_through_one_checked_frozen_plan(quad):
     pd.testing.assert_frame_equal(_no_timing(_run_plan(plan).history), _no_timing(res.history))
     with pytest.raises(ValueError, match="^lr_global: must be a positive finite number"):
         RunPlan.checked("fedavg", quad, "full", rounds=2, lr_global=0.0)
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"lr": 0.1}, r"^lr: not an option of algorithm 'fedavg'; its options: momentum, prox_mu, aggregation, "
+                  r"weights \(fedlib.run takes lr_local, lr_global, lr_schedule itself\)$"),
+    ({"local_step": 3}, r"^local_step: not an option .* \(fedlib.run takes local_steps itself\)$"),
+    ({"zzz": 1}, r"^zzz: not an option of algorithm 'fedavg'; its options: momentum, prox_mu, aggregation, "
+                 r"weights$"),
+])
+def test_a_guessed_keyword_that_is_runs_own_is_named(given, message, quad):
+    with pytest.raises(ValueError, match=message):
+        fedlib.run("fedavg", quad, "full", rounds=2, progress=False, **given)

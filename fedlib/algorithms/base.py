@@ -57,7 +57,13 @@ class Algorithm:
     Subclasses set ``name``, ``description``, ``uplink`` and ``downlink`` (model-sized vectors
     per active client and round, FedSUM Fig. 1(b)), implement :meth:`init` (state for
     ``problem`` and ``x0``) and :meth:`round` (returns x^(t+1)). Local training goes through
-    ``self.engine.local_sgd`` so it runs for all active clients at once.
+    :meth:`local` (the engine's local SGD) so it runs for all active clients at once. Options are
+    one frozen dataclass, ``Options`` (a subclass of :class:`~fedlib.algorithms.Options`, its
+    fields made by :func:`~fedlib.algorithms.option`), read as ``self.settings.<name>``; the
+    server's state set in ``init`` is named in ``server_state`` (checkpoints save it); an
+    algorithm whose clients keep state names it in ``client_state`` and writes its round as
+    :meth:`client_init`, :meth:`downlink_message`, :meth:`client_step` and :meth:`server_step`
+    instead of :meth:`round`.
 
     Convention: a client whose upload fails is treated as absent for the round (it keeps its
     previous state), unless the algorithm's docstring says otherwise.
