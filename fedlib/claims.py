@@ -26,7 +26,7 @@ warm-up), one run of each method per seed, by comparing the methods **seed by se
      were read, each for a reason stated with it, not from the verdicts);
   4. the verdict, in this order of precedence: **not tested** (no run here makes the claim's
      setting, :func:`not_run`; or a method of the comparison that a study marks as run outside its
-     paper's rule -- ``off_rule``, method -> why -- failed on a seed: the comparison tests the rate,
+     paper's settings -- ``off_rule``, method -> why -- failed on a seed: the comparison tests the rate,
      not the paper), **equivalent** (a "better" claim whose
      interval lies wholly inside +-margin, whatever its sign: no difference that matters at this
      scale), **holds** (the interval lies above the threshold), **does not hold** (below it: the
@@ -82,7 +82,7 @@ __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LED
            "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
            "collapse", "combine", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
            "event_count", "interval", "late_mean", "margin_for", "mean_drop", "not_had", "not_run",
-           "ok_curves", "outcome_counts", "Rivals", "against_rivals", "set_aside",
+           "ok_curves", "one_run", "outcome_counts", "Rivals", "against_rivals", "set_aside",
            "FewerSeeds", "fewer_seeds", "paired", "paired_reach", "per_group", "rounds_to", "scale_cause",
            "seeds_needed", "seeds_to_decide", "summarize",
            "tidy",
@@ -96,15 +96,20 @@ VERDICTS = (HOLDS, NOT_HOLDS, EQUIVALENT, INCONCLUSIVE, NOT_TESTED)
 DIRECTIONS = ("for", "against", "split")
 #: the verdict rule, as the notebooks and the README print it
 RULE = ("Per seed, the paired difference d between the methods compared (positive favours the claim); the "
-        "mean effect and its 95% t-interval over seeds; a threshold from the claim's wording (0 for "
+        "mean effect and its 95% t-interval over seeds (a setting that draws nothing, e.g. full "
+        "participation, is one run whatever the seed: one seed, whose difference is exact and is its "
+        "interval); a threshold from the claim's wording (0 for "
         "'better', minus the metric's margin for 'keeps / comparable'). The verdict, first that applies: "
         "not tested: no run here makes the claim's setting (its data cannot be had, or the paper states it "
         "without an experiment: the reason says which), or a method of the comparison that the study marks "
-        "as run outside its own paper's rule (a rate its paper would not use, or a horizon far shorter than "
-        "its paper's, named with the reason) failed (diverged, collapsed, never reached the target, or by "
-        "the study's stated rule never left its early phase) on a seed -- such a row has no effect and no "
-        "interval (the comparison was not made; its numbers and cause keep what was measured); equivalent: "
-        "a 'better' claim whose interval lies wholly inside +-margin, whatever its sign; holds: the "
+        "as run outside its own paper's settings (a rate its paper would not use, or a horizon far shorter "
+        "than its paper's, named with the reason) failed (diverged, collapsed, never reached the target, or "
+        "by the study's stated rule never left its early phase) on a seed, or the claim is a selection the "
+        "paper makes once (a grid's pick) that a run here repeats once (one observation, which no interval "
+        "can decide) -- such a row has no effect and no interval (the comparison was not made; its numbers "
+        "and cause keep what was measured, and the cause names the verdict the rest of this rule would "
+        "give without the mark); equivalent: a 'better' claim whose interval lies wholly inside +-margin "
+        "(its bounds included), whatever its sign; holds: the "
         "interval lies above the threshold; does not hold: below it; inconclusive: anything else, with its "
         "direction: for if the mean of d lies above the threshold and more seeds lie above it than below, "
         "against if the mean lies below and more seeds lie below than above, split otherwise. A seed where "
@@ -648,6 +653,12 @@ def direction(diffs: Sequence[float], threshold: float = 0.0) -> str:
     return "split"
 
 
+def _without(verdict: str, d: np.ndarray, threshold: float) -> str:
+    """What a row set aside as "not tested" would say under the rest of :data:`RULE`, in words."""
+    lean = f" ({direction(d, threshold)})" if verdict == INCONCLUSIVE and len(d) else ""
+    return f"without the mark, the {len(d)} seed(s) where both ran: {verdict}{lean}"
+
+
 def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = "better",
            failed_own: Sequence[str] = (), failed_other: Sequence[str] = (),
            untested: str = "") -> tuple[str, str, tuple]:
@@ -655,7 +666,7 @@ def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = 
     claim; failed seeds already left out). ``kind`` is ``"better"`` (threshold 0, may be
     equivalent) or ``"no worse"`` (threshold -margin). ``failed_own`` / ``failed_other`` name the
     seeds left out because the claimed method / the rival had no value there; ``untested`` (not
-    empty) says that a method which failed was run outside its paper's rule, and why: the verdict
+    empty) says that a method which failed was run outside its paper's settings, and why: the verdict
     is "not tested", whatever the interval.
 
     Returns:
@@ -672,7 +683,8 @@ def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = 
         notes.append(f"the rival has no value on {', '.join(failed_other)} (left out)")
     if untested:
         verdict = NOT_TESTED
-        notes.insert(0, untested)
+        rest = decide(d, threshold, margin, kind, failed_own, failed_other)[0]
+        notes.insert(0, f"{untested} ({_without(rest, d, threshold)})")
     elif len(d) < 2:
         verdict = INCONCLUSIVE
         notes.insert(0, f"{len(d)} seed(s) with both runs: no interval")
@@ -752,8 +764,8 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
         bad = [s for s in seeds if not np.isfinite(float(side[s]))]
         if why and bad:
             untested.append(f"not tested: {name} has no value ({missing}) on {len(bad)} of {len(seeds)} "
-                            f"seeds ({', '.join(f'seed {s}' for s in bad)}), run outside its paper's rule: "
-                            f"{why}")
+                            f"seeds ({', '.join(f'seed {s}' for s in bad)}), run outside its paper's "
+                            f"settings: {why}")
     verdict, reason, (effect, lo, hi) = decide(diffs, threshold, margin, kind, own, other,
                                                "; ".join(untested))
     if unmatched:
@@ -884,13 +896,39 @@ def against_rivals(rivals: Sequence[str], compare: Callable[[str], Verdict], ran
                                                            else ")"))
 
 
+def one_run(check: Verdict, repeats: int) -> Verdict:
+    """``check`` of a setting that draws nothing (full participation, a fixed cycle), computed on
+    ``repeats`` seeds that all repeat one deterministic run, as :data:`RULE` counts it: one run,
+    its difference exact, so ``seeds`` 1 and the interval that difference (the seeds' t-interval
+    of equal differences is that point already: the verdict is unchanged); its numbers say what the
+    seeds repeat. A check with no difference (not tested) is returned as it is.
+
+    Raises:
+        InputError: ``check`` is not a :class:`Verdict`, ``repeats`` is not an integer >= 1, or
+            the check's differences are not all equal (its seeds are not one run).
+    """
+    if not isinstance(check, Verdict):
+        raise InputError(f"check: must be a Verdict, got {type(check).__name__}")
+    check_int("repeats", repeats, 1)
+    if not check.diffs:
+        return check
+    d = np.asarray(check.diffs, dtype=float)
+    if not np.all(d == d[0]):
+        shown = ", ".join(f"{x:g}" for x in d)
+        raise InputError(f"check: its seeds' differences are not all equal ({shown}): they are not one run "
+                         "repeated")
+    return replace(check, seeds=1, diffs=(float(d[0]),),
+                   numbers=f"one run, repeated by {repeats} seeds (the setting draws nothing; the difference "
+                           f"is exact): {check.numbers}")
+
+
 def set_aside(check: Verdict, why: str) -> Verdict:
     """``check`` as "not tested": a comparison that was computed but that a study's stated rule
     sets aside because its runs cannot test the paper's claim (e.g. the horizon stops a method
     that still improves short of the claim's end point), with no effect and no interval (NaN),
     its numbers (what was measured) kept, its direction dropped and its reason
     ``"not tested: " + why``. The same mark :func:`paired` gives a comparison where a method run
-    outside its paper's rule (``off_rule``) failed.
+    outside its paper's settings (``off_rule``) failed.
 
     Raises:
         InputError: ``check`` is not a :class:`Verdict`, or ``why`` is not a non-empty string.
@@ -899,8 +937,10 @@ def set_aside(check: Verdict, why: str) -> Verdict:
         raise InputError(f"check: must be a Verdict (the comparison set aside), got {type(check).__name__}")
     if not isinstance(why, str) or not why.strip():
         raise InputError(f"why: must say why the rule sets the comparison aside, as text; got {why!r}")
+    without = "" if check.verdict == NOT_TESTED else (
+        f" (without this rule: {check.verdict}{f' ({check.direction})' if check.direction else ''})")
     return replace(check, verdict=NOT_TESTED, effect=math.nan, ci_low=math.nan, ci_high=math.nan,
-                   direction="", reason=f"not tested: {why.strip()}")
+                   direction="", reason=f"not tested: {why.strip()}{without}")
 
 
 def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
@@ -1219,7 +1259,8 @@ def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | N
     """What a notebook's committed claims say, for the top of the notebook: how many of its claim
     rows hold, do not hold, are equivalent, inconclusive (by direction) or not tested, the seeds
     and the setting of its comparisons (a :func:`not_run` row has none), the claims that hold, do
-    not hold or are not tested (each once), and a link to the ledger. ``ledger``: the ledger frame or
+    not hold or are not tested (each once; a claim asked in several settings with different
+    verdicts says in how many of them), and a link to the ledger. ``ledger``: the ledger frame or
     its CSV path (default: the project's ``figures/claims_ledger.csv``)."""
     from .paths import project_root
     if ledger is None:
@@ -1244,8 +1285,11 @@ def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | N
     lines = [f"**What the committed runs say** ({len(rows)} claim rows; seeds per comparison: "
              f"{', '.join(map(str, seeds)) or 'none'}): " + ", ".join(parts) + ".",
              f"Scale: {_scale((ran if len(ran) else rows)['setting'].iloc[0])}."]
+    total = rows["claim"].value_counts()
     for verdict in (HOLDS, NOT_HOLDS, NOT_TESTED):
-        claims = list(dict.fromkeys(rows.loc[rows["verdict"] == verdict, "claim"]))
+        here = rows.loc[rows["verdict"] == verdict, "claim"].value_counts(sort=False)
+        claims = [c if here[c] == total[c] else f"{c} (in {here[c]} of its {total[c]} settings)"
+                  for c in dict.fromkeys(rows.loc[rows["verdict"] == verdict, "claim"])]
         if claims:
             shown = "; ".join(claims[:6]) + (f"; and {len(claims) - 6} more" if len(claims) > 6 else "")
             lines.append(f"*{verdict.capitalize()}*: {shown}.")

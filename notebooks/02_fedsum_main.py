@@ -238,8 +238,8 @@ runs.table(claims.per_group(summary, ["dataset", "pattern", "method"], {
 print(claims.RULE)
 off_rule = {d: setup.off_rule(*rates[setup.datasets[DATASETS.index(d)]]) for d in DATASETS}
 for d, marks in off_rule.items():
-    print(f"{d}: run outside App. H's rule: " + (f"{', '.join(marks)}: {next(iter(marks.values()))}"
-                                                 if marks else "none"))
+    why = f"{', '.join(marks)}: {next(iter(marks.values()))}" if marks else "none"
+    print(f"{d}: run outside App. H's settings (its rate rule kept): {why}")
 claim_rows = [r for d in DATASETS for p in PATTERNS
               for r in setup.main_claims(summary, curves, d, p, seeds, setup.setting, off_rule[d])]
 unrun = setup.unrun_main_claims()      # Fig. 1 on the datasets (and patterns) this render does not run

@@ -128,8 +128,8 @@ plt.show()
 # (`studies.focus.toy_floor`) lies one decade above it: every table, the figure and the comparisons
 # of the claims *read* error values, and between the two floors x*'s last bits (LAPACK's, which differ
 # between processes; the exact methods end near $2\cdot10^{-15}$) still move the digits they print,
-# so errors below `FLOOR` count as `FLOOR`. No verdict differs between the two (the commit that set
-# them records the check). The rate is the slope of $\log_{10}$ error against rounds, fitted while the
+# so errors below `FLOOR` count as `FLOOR`. Whether a verdict of the comparisons would differ with
+# the floating-point floor in its place is printed with the claims below. The rate is the slope of $\log_{10}$ error against rounds, fitted while the
 # error is above `FLOOR`; final errors below it are reported as `FLOOR` in `final_relative_error.csv`.
 
 # %%
@@ -253,6 +253,11 @@ plotting.save_table(claim_table, out_dir, "claims")
 claims.update_ledger(claim_table, "04_focus_toy", "FOCUS", out_dir, setting=["panel"])
 for _, r in claim_table.iterrows():
     print(f"[{r['verdict']}] {r['claim']} ({r['panel']})")
+at_exact = studies.focus.toy_claims(runs_all, claim_seeds, setting, exact_floor)   # the other floor's reading
+moved = [f"{r.claim} ({r.context['panel']})" for r, e in zip(claim_rows[:len(at_exact)], at_exact, strict=True)
+         if r.check.verdict != e.check.verdict]
+print(f"comparisons read at the floating-point floor ({exact_floor:g}) instead of FLOOR ({FLOOR:g}): "
+      f"{len(moved)} of {len(at_exact)} verdicts differ" + (f": {'; '.join(moved)}" if moved else ""))
 
 # %% [markdown]
 # Every row's cause lists each comparison's verdict (`figures/04_focus_toy/claims.md`). The rows

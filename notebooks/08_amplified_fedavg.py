@@ -165,8 +165,9 @@ cost.pivot_table(index="model", columns="part", values="CPU-hours", sort=False, 
 
 # %% [markdown]
 # ## The warm-ups
-# FedAvg at the warm-up rate until the plateau, one run per seed. The dotted line marks the 300
-# rounds of our earlier quick profile (the paper's 2,000 scaled down 5x).
+# FedAvg at the warm-up rate until the plateau, one run per seed. The dotted line marks where the
+# warm-up of our earlier quick profile stopped; the table gives the test accuracy over the cycle to
+# that round beside the last two cycles'.
 
 # %%
 warm_seeds = [*setup.tuning_seeds, *seeds] if scope is None else scope.warm_seeds   # the tuning seeds' too

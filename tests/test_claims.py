@@ -366,6 +366,10 @@ def test_a_notebook_opens_with_what_its_committed_claims_say():
     assert "*Holds*: A beats B." in text and "*Does not hold*: A beats C." in text    # each claim once
     assert "figures/nb/claims.md" in text and "x" not in text.split("Scale")[0]
     assert claims.summary_markdown("missing", ledger).startswith("No claims of `missing`")
+    split = ledger.assign(verdict=[HOLDS, NOT_HOLDS, NOT_HOLDS, HOLDS])     # A beats B: one of each
+    text = claims.summary_markdown("nb", split)
+    assert "*Holds*: A beats B (in 1 of its 2 settings)." in text
+    assert "*Does not hold*: A beats C; A beats B (in 1 of its 2 settings)." in text
 
 
 def test_a_claim_no_run_makes_is_counted_not_tested_but_adds_no_seeds_or_scale_to_the_summary():
@@ -418,7 +422,8 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
     t = claims.claims_table([claims.ClaimRow("Sec. 5", "q", "F beats S", v)])
     assert t[["effect", "ci_low", "ci_high"]].isna().all(axis=None)
     assert v.reason.startswith("not tested: S has no value (failed) on 2 of 4 seeds (seed 0, seed 2), run "
-                               f"outside its paper's rule: {why}")
+                               f"outside its paper's settings: {why} (without the mark, the 2 seed(s) "
+                               "where both ran: holds)")           # what the rest of the rule gives
     # the same failures at the rival's own rate: left out and named; the two seeds where both ran decide
     v = claims.paired(ours, rival, names=("F", "S"))
     assert v.verdict == HOLDS and v.seeds == 2
@@ -426,10 +431,11 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
     # marked, but it did not fail: the comparison is a test like any other
     v = claims.paired(ours, {0: 0.80, 1: 0.80, 2: 0.81, 3: 0.80}, names=("F", "S"), off_rule={"S": why})
     assert v.verdict == HOLDS
-    # the claimed method failing outside its paper's rule
+    # the claimed method failing outside its paper's settings
     v = claims.paired({0: nan, 1: nan, 2: nan}, {0: 0.8, 1: 0.8, 2: 0.8}, names=("F", "S"),
                       off_rule={"F": "63.5x FOCUS's rate"})
     assert v.verdict == NOT_TESTED and "F has no value (failed) on 3 of 3 seeds" in v.reason
+    assert "(without the mark, the 0 seed(s) where both ran: inconclusive)" in v.reason      # none: no lean
     assert math.isnan(v.effect) and math.isnan(v.ci_low)
     # paired_reach passes it on
     h = curve([0.1, 0.85, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
@@ -493,7 +499,9 @@ def test_a_comparison_a_rule_sets_aside_is_not_tested_with_its_numbers_kept():
     v = claims.paired({0: 0.9, 1: 0.8, 2: 0.7}, {0: 0.85, 1: 0.82, 2: 0.6})     # inconclusive, leans for
     assert v.verdict == INCONCLUSIVE and v.direction == "for"
     s = claims.set_aside(v, " the horizon stops it short ")
-    assert (s.verdict, s.direction, s.reason) == (NOT_TESTED, "", "not tested: the horizon stops it short")
+    assert (s.verdict, s.direction, s.reason) == (NOT_TESTED, "", "not tested: the horizon stops it short "
+                                                                  "(without this rule: inconclusive (for))")
+    assert claims.set_aside(s, "again").reason == "not tested: again"      # no verdict to name
     assert all(math.isnan(x) for x in (s.effect, s.ci_low, s.ci_high))
     assert (s.numbers, s.seeds, s.diffs, s.threshold, s.margin) == (v.numbers, v.seeds, v.diffs, v.threshold,
                                                                      v.margin)
@@ -665,3 +673,19 @@ def test_a_pipe_in_a_cell_stays_in_its_cell_in_the_markdown_tables(tmp_path):
     # the CSV keeps the text as it is
     ledger = pd.read_csv(tmp_path / "figures" / "claims_ledger.csv")
     assert ledger.loc[0, "quote"] == "with |S_t| = S clients a round"
+
+
+def test_a_setting_that_draws_nothing_counts_as_one_run():
+    """claims.RULE: full participation (or a fixed cycle) is one run whatever the seed: one seed, its
+    difference exact; the verdict is the one the seeds' equal differences gave."""
+    v = claims.paired({0: 0.9, 1: 0.9, 2: 0.9}, {0: 0.8, 1: 0.8, 2: 0.8}, margin=0.01)
+    once = claims.one_run(v, 3)
+    assert (once.verdict, once.seeds, once.diffs) == (v.verdict, 1, (pytest.approx(0.1),))
+    assert once.effect == once.ci_low == once.ci_high == pytest.approx(0.1)
+    assert once.numbers == "one run, repeated by 3 seeds (the setting draws nothing; the difference is " \
+                           "exact): " + v.numbers
+    assert claims.one_run(claims.not_run("x"), 3) == claims.not_run("x")           # nothing to count
+    with pytest.raises(ValueError, match=r"^check: its seeds' differences are not all equal \(0.1, 0.2\)"):
+        claims.one_run(claims.paired({0: 0.9, 1: 0.9}, {0: 0.8, 1: 0.7}), 2)
+    with pytest.raises(ValueError, match="^repeats: must be an integer >= 1"):
+        claims.one_run(v, 0)

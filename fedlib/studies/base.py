@@ -49,7 +49,7 @@ class Frames:
         eval_every: the runs' evaluation interval (the margin of "rounds to target").
         per_round: clients per round (two rounds' worth of model units is that claim's margin).
         prefix: the index levels before (seed, method) that select these runs (dataset, pattern).
-        off_rule: method -> why its runs are outside its own paper's rule (:func:`fedlib.claims.paired`).
+        off_rule: method -> why its runs are outside its own paper's settings (:func:`fedlib.claims.paired`).
         methods: the methods that ran, where a claim compares against "every other" one.
         key: (seed, method) -> index of a run, where the runs are labelled otherwise (default:
             ``(*prefix, seed, method)``).

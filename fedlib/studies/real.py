@@ -581,7 +581,7 @@ class RealSetup:
 
     # ------------------------------------------------------------------ the claims
     def off_rule(self, rates: tuple) -> dict[str, str]:
-        """Every method of this notebook -> why its runs are outside its own paper's rule: all run at
+        """Every method of this notebook -> why its runs are outside its own paper's settings: all run at
         the rates App. H's rule picked for FedAvg under the trace (``rates``: eta_0, eta_g); FedSUM's
         methods and baselines at that local step (:func:`fedlib.studies.fedsum.off_rule`), SG-FOCUS at
         that rate against FOCUS App. F's (FedACS: App. I.2's calibration of that rate, :meth:`calibration`),
@@ -720,8 +720,11 @@ class RealSetup:
         focus, focus_setting, phases, phase_setting = self._own_rule_words(rates, searches)
         amp, plain = AMPLIFIED
         pair = {"amplified": amp, "plain": plain, "warmup": f"a {WARMUP_CYCLES}-day FedAvg warm-up"}
+        focus_rows = get("focus").claims(without(own, early))
+        if early:                                   # what the horizon rule sets aside, named
+            focus_rows = _lifted(focus_rows, get("focus").claims(own), "the horizon rule")
         asked = {"fedsum": (get("fedsum").claims(frames), "", self.setting),
-                 "focus": (get("focus").claims(without(own, early)), focus, focus_setting),
+                 "focus": (focus_rows, focus, focus_setting),
                  "fedacs": (self._fedacs_rows(frames, calibration), "", None),
                  "amplified": (get("amplified").claims(own, **pair), phases, phase_setting)}
         rows = []
@@ -730,6 +733,20 @@ class RealSetup:
             rows += [replace(r, setting=setting or r.setting,
                              cause="; ".join(c for c in (r.cause, cause) if c)) for r in found]
         return rows
+
+
+def _lifted(rows: list[ClaimRow], lifted: list[ClaimRow], rule: str) -> list[ClaimRow]:
+    """``rows`` of a rule set after the runs were read, each "not tested" one whose verdict the rule
+    decided naming in its cause the verdict of the same claim in ``lifted`` (the rows computed
+    without ``rule``), so that what the rule sets aside is never hidden."""
+    out = []
+    for r, free in zip(rows, lifted, strict=True):
+        if r.check.verdict == claims.NOT_TESTED and free.check.verdict != claims.NOT_TESTED:
+            lean = f" ({free.check.direction})" if free.check.direction else ""
+            r = replace(r, cause="; ".join(c for c in (r.cause, f"without {rule}: {free.check.verdict}{lean}")
+                                          if c))
+        out.append(r)
+    return out
 
 
 def closest_pattern(delay_table: pd.DataFrame) -> dict:

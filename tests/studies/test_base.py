@@ -115,7 +115,7 @@ def test_a_papers_headline_claims_read_any_runs_of_its_methods():
     beside = _frames({"FedACS": 0.9, "FedAvg": 0.8, "MIFA": 0.95}, {"FedACS": 10, "FedAvg": 30, "MIFA": 10},
                      methods=("FedACS", "FedAvg", "MIFA"))
     assert studies.get("fedacs").claims(beside)[1].check.verdict == claims.HOLDS
-    # a rival marked as run outside its paper's rule that failed makes the comparison "not tested"
+    # a rival marked as run outside its paper's settings that failed makes the comparison "not tested"
     broken = replace(f, curves={**f.curves, (1, "FedAvg"): None},
                      off_rule={"FedAvg": "a rate its paper would not use"})
     assert studies.get("fedacs").claims(broken)[0].check.verdict == claims.NOT_TESTED

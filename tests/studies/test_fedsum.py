@@ -230,7 +230,10 @@ def test_delay_claims_check_app_f_lemmas_seed_by_seed():
                                        "App. F, Lemma F.4"]
     cyclic = rows[-1].check                                   # deterministic: tau_max = N/S - 1 every seed
     assert cyclic.verdict == "holds" and cyclic.effect == pytest.approx(2 * 20 / 4 - (20 / 4 - 1))
-    assert all(r.check.verdict == "holds" and r.setting == "s" for r in rows)
+    assert cyclic.seeds == 1 and cyclic.ci_low == cyclic.ci_high == cyclic.effect    # counted once
+    assert rows[-1].setting == "s; this pattern draws nothing: its 3 seeds repeat one schedule, counted once"
+    assert all(r.check.verdict == "holds" for r in rows)
+    assert all(r.setting == "s" and r.check.seeds == 3 for r in rows[:-1])                    # they draw
     # App. F numbers the cyclic cases the other way round from Sec. 2.1 (the patterns' names): the
     # claims of Lemmas F.3 and F.4 say both, the others nothing
     assert [r.claim.split(":")[0] for r in rows] == [
@@ -393,21 +396,27 @@ def _grid_table(s, losses):
 
 def test_grid_claim_scores_eta_g_1_against_every_other_eta_g_of_the_grid():
     """App. H.2's "we select eta_g = 1.0": the grid's own score (training loss, lower is better) at
-    eta_g = 1 against each other eta_g, over the grid's one seed (so no interval can decide it); the
-    cause names the rule's own pick and, where the pick is capped, that eta_g = 1 is the theory's."""
+    eta_g = 1 against each other eta_g, over the grid's one seed: a selection made once, as App. H
+    makes it, so "not tested" (no interval can decide it), with the verdict the rest of the rule
+    would give; the cause names the rule's own pick and, where the pick is capped, that eta_g = 1
+    is the theory's."""
     s = studies.fedsum_setup("quick")
     row = s.grid_claim(_grid_table(s, [0.38, 0.37, 0.48, 0.43]), "mnist")   # the rule picks eta_g = 2
     v = row.check
     assert row.where == "App. H.2" and "we select eta_g = 1.0" in row.quote
     assert row.context == {"dataset": "MNIST", "pattern": "P1"}
     assert "seed 0 (ours: App. H names neither), 50 rounds (App. H: 500)" in row.setting
-    assert v.verdict == claims.INCONCLUSIVE and v.seeds == 1 and v.direction == "against"
+    assert v.verdict == claims.NOT_TESTED and v.seeds == 1 and v.direction == ""
+    assert v.reason.startswith("not tested: a selection App. H makes once, on a pattern and seed it does not "
+                               "state, repeated here once (seed 0): one observation, which no interval can "
+                               "decide (without this rule: inconclusive (against))")
     assert "per rival: eta_g = 2: inconclusive (against); eta_g = 10: inconclusive (for); eta_g = 20: " \
-           "inconclusive (for)" in v.reason and "no interval" in v.reason
-    assert v.effect == pytest.approx(0.37 - 0.38) and v.margin == claims.MARGINS["training loss"]
+           "inconclusive (for)" not in v.reason and "effect -0.0100" in v.numbers
+    assert math.isnan(v.effect) and v.margin == claims.MARGINS["training loss"]
     assert row.cause.startswith("the grid's rule picks eta_g = 2 on its 1 seed(s); the runs use eta_g = 1")
     row = s.grid_claim(_grid_table(s, [0.36, 0.37, 0.48, 0.43]), "mnist")   # the rule picks eta_g = 1
-    assert row.check.direction == "for" and row.cause == "the grid's rule picks eta_g = 1 on its 1 seed(s)"
+    assert row.check.reason.endswith("(without this rule: inconclusive (for))")
+    assert row.cause == "the grid's rule picks eta_g = 1 on its 1 seed(s)"
     smoke = studies.fedsum_setup("smoke")                                   # every pair at eta_g = 1
     t = pd.DataFrame({"eta_0": [0.1, 0.03], "eta_g": [1.0, 1.0], "eta_0 x eta_g": [0.1, 0.03],
                       "final train loss": [0.5, 0.6], "status": "ok", "chosen": [True, False],

@@ -149,8 +149,12 @@ def test_fig4_claims_call_a_tie_at_the_floor_equivalent_never_a_win():
     assert all(r.setting == "s" for r in rows)
     same = {m: (lambda k, e=(0.9 ** t): e) for m in ("FOCUS", "SCAFFOLD", "FedAvg", *studies.focus.TOY_ADDED)}
     repeated = studies.focus.toy_claims(_toy_frame(same), [0, 1], "s")
-    assert all(r.setting == "s; this scenario draws nothing: its 2 seeds repeat one run (the interval is "
-               "that run's difference)" for r in repeated if r.context["panel"] != "all")
+    assert all(r.setting == "s; this scenario draws nothing: its 2 seeds repeat one run, counted once (the "
+               "interval is that run's difference)" for r in repeated if r.context["panel"] != "all")
+    # counted once (claims.RULE): one seed, the interval that run's difference
+    once = [r.check for r in repeated if r.context["panel"] != "all" and r.check.diffs]
+    assert once and all(v.seeds == 1 and len(v.diffs) == 1 and v.ci_low == v.ci_high == v.effect
+                        and v.numbers.startswith("one run, repeated by 2 seeds") for v in once)
 
 
 def test_the_pilot_configs_are_the_bern_runs_a_switched_profile_would_compute():
