@@ -10,7 +10,7 @@ Replays the first rounds of stored runs (:func:`fedlib.verify`) and prints one l
 exits with status 1 if any entry does not reproduce. An entry whose files differ from the digests
 sealed in its meta.json fails without a replay. ``seal`` records those digests in entries that lack
 them (stored before fedlib sealed entries, or rewritten by fedlib itself: ``--force``). ``renew``
-gives stale entries (what their algorithm or problem code computes may have changed since) the
+gives stale entries (what their algorithm, problem or participation code computes may have changed since) the
 current code's fingerprint where their code is the same (an entry fingerprinted by its algorithm's
 source before behavioural fingerprints: migrated, no replay) or a replay with zero tolerance shows
 the change moved no bit (:func:`fedlib.verification.renew_fingerprints`); it prints the counts,

@@ -27,7 +27,10 @@ def source_fingerprint(*objects) -> str | None:
     functions) in order; None if any source cannot be read."""
     h = hashlib.sha256()
     for obj in objects:
-        text = _normalised(obj)
+        try:
+            text = _normalised(obj)
+        except TypeError:                   # an unhashable callable (an instance with __call__)
+            return None
         if text is None:
             return None
         h.update(text.encode())
@@ -54,6 +57,10 @@ def _normalised(obj) -> str | None:
 
 def capture(obj):
     """Read and keep ``obj``'s source now, while the file holds the code just loaded; returns
-    ``obj`` (a class decorator's or a registry's pass-through)."""
-    _normalised(obj)
+    ``obj`` (a class decorator's or a registry's pass-through; an unhashable callable, whose
+    source is not kept, passes through as it is)."""
+    try:
+        _normalised(obj)
+    except TypeError:
+        pass
     return obj

@@ -19,7 +19,7 @@ warm-up), one run of each method per seed, by comparing the methods **seed by se
      so that a positive ``d`` favours the claim;
   2. the mean effect and its 95% **t-interval** over the seeds (``mean +- t_{0.975, n-1} s /
      sqrt(n)``: few seeds, differences of independent runs, no assumption beyond roughly normal
-     differences);
+     differences); a setting that draws nothing is one run, its difference exact (:func:`one_run`);
   3. a **threshold** from the claim's wording: 0 for "better / faster / fewer / more stable",
      ``-margin`` for "comparable / keeps its accuracy"; the **margin** of each metric is fixed
      from what the metric means and its resolution (:data:`MARGINS`; two were changed after runs
@@ -27,10 +27,12 @@ warm-up), one run of each method per seed, by comparing the methods **seed by se
   4. the verdict, in this order of precedence: **not tested** (no run here makes the claim's
      setting, :func:`not_run`; or a method of the comparison that a study marks as run outside its
      paper's settings -- ``off_rule``, method -> why -- failed on a seed: the comparison tests the rate,
-     not the paper), **equivalent** (a "better" claim whose
-     interval lies wholly inside +-margin, whatever its sign: no difference that matters at this
-     scale), **holds** (the interval lies above the threshold), **does not hold** (below it: the
-     data favour the opposite), **inconclusive** (anything else), with its **direction**
+     not the paper; or a study's stated rule sets the comparison aside, :func:`set_aside`, e.g. a
+     selection the paper makes once, repeated here once; each names the verdict the rest of the
+     rule gives without the mark), **equivalent** (a "better" claim whose
+     interval lies wholly inside +-margin, its bounds included, whatever its sign: no difference
+     that matters at this scale), **holds** (the interval lies above the threshold), **does not
+     hold** (below it: the data favour the opposite), **inconclusive** (anything else), with its **direction**
      (:func:`direction`: for, against or split). A seed where a run has no value (diverged,
      collapsed, never reached the target) is left out of the interval and named; a claim cannot
      hold when its own method failed on a seed where the rival did not. Every verdict other than
@@ -654,9 +656,12 @@ def direction(diffs: Sequence[float], threshold: float = 0.0) -> str:
 
 
 def _without(verdict: str, d: np.ndarray, threshold: float) -> str:
-    """What a row set aside as "not tested" would say under the rest of :data:`RULE`, in words."""
-    lean = f" ({direction(d, threshold)})" if verdict == INCONCLUSIVE and len(d) else ""
-    return f"without the mark, the {len(d)} seed(s) where both ran: {verdict}{lean}"
+    """What a row set aside as "not tested" would say under the rest of :data:`RULE`, in words; ""
+    where no seed is left to judge (every seed set aside)."""
+    if not len(d):
+        return ""
+    lean = f" ({direction(d, threshold)})" if verdict == INCONCLUSIVE else ""
+    return f" (without the mark, the {len(d)} seed(s) where both ran: {verdict}{lean})"
 
 
 def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = "better",
@@ -684,7 +689,7 @@ def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = 
     if untested:
         verdict = NOT_TESTED
         rest = decide(d, threshold, margin, kind, failed_own, failed_other)[0]
-        notes.insert(0, f"{untested} ({_without(rest, d, threshold)})")
+        notes.insert(0, f"{untested}{_without(rest, d, threshold)}")
     elif len(d) < 2:
         verdict = INCONCLUSIVE
         notes.insert(0, f"{len(d)} seed(s) with both runs: no interval")
@@ -899,19 +904,25 @@ def against_rivals(rivals: Sequence[str], compare: Callable[[str], Verdict], ran
 def one_run(check: Verdict, repeats: int) -> Verdict:
     """``check`` of a setting that draws nothing (full participation, a fixed cycle), computed on
     ``repeats`` seeds that all repeat one deterministic run, as :data:`RULE` counts it: one run,
-    its difference exact, so ``seeds`` 1 and the interval that difference (the seeds' t-interval
-    of equal differences is that point already: the verdict is unchanged); its numbers say what the
-    seeds repeat. A check with no difference (not tested) is returned as it is.
+    its difference exact, so ``seeds`` 1 and the interval that difference. The verdict is the one
+    the exact difference gives: over two or more seeds of equal differences the t-interval is that
+    point already, so the check's verdict is kept (a check of one seed, which the rule leaves
+    without an interval, is refused: decide it on the repeats); its numbers say what the seeds
+    repeat. A check with no difference (not tested) is returned as it is.
 
     Raises:
-        InputError: ``check`` is not a :class:`Verdict`, ``repeats`` is not an integer >= 1, or
-            the check's differences are not all equal (its seeds are not one run).
+        InputError: ``check`` is not a :class:`Verdict`, ``repeats`` is not an integer >= 2 or
+            is not the check's seed count, or the check's differences are not all equal (its seeds
+            are not one run).
     """
     if not isinstance(check, Verdict):
         raise InputError(f"check: must be a Verdict, got {type(check).__name__}")
-    check_int("repeats", repeats, 1)
+    check_int("repeats", repeats, 2)
     if not check.diffs:
         return check
+    if check.seeds != repeats:
+        raise InputError(f"repeats: the check counts {check.seeds} seed(s), not the {repeats} that repeat "
+                         "the run")
     d = np.asarray(check.diffs, dtype=float)
     if not np.all(d == d[0]):
         shown = ", ".join(f"{x:g}" for x in d)
@@ -927,7 +938,8 @@ def set_aside(check: Verdict, why: str) -> Verdict:
     sets aside because its runs cannot test the paper's claim (e.g. the horizon stops a method
     that still improves short of the claim's end point), with no effect and no interval (NaN),
     its numbers (what was measured) kept, its direction dropped and its reason
-    ``"not tested: " + why``. The same mark :func:`paired` gives a comparison where a method run
+    ``"not tested: " + why``, followed by the verdict the comparison gives without the rule and
+    its own reason. The same mark :func:`paired` gives a comparison where a method run
     outside its paper's settings (``off_rule``) failed.
 
     Raises:
@@ -939,8 +951,9 @@ def set_aside(check: Verdict, why: str) -> Verdict:
         raise InputError(f"why: must say why the rule sets the comparison aside, as text; got {why!r}")
     without = "" if check.verdict == NOT_TESTED else (
         f" (without this rule: {check.verdict}{f' ({check.direction})' if check.direction else ''})")
+    was = f"; {check.reason}" if check.reason and check.verdict != NOT_TESTED else ""
     return replace(check, verdict=NOT_TESTED, effect=math.nan, ci_low=math.nan, ci_high=math.nan,
-                   direction="", reason=f"not tested: {why.strip()}{without}")
+                   direction="", reason=f"not tested: {why.strip()}{without}{was}")
 
 
 def combine(verdicts: Mapping[str, Verdict]) -> Verdict:

@@ -1,7 +1,7 @@
 """Fingerprints of the code that computes a run, so that a stored run whose code computes something
 else since it was stored is noticed (:class:`fedlib.store.Store` marks it stale).
 
-A stored entry's ``meta["code"]`` holds two parts:
+A stored entry's ``meta["code"]`` holds three parts:
 
 * **algorithm** -- a *behavioural* fingerprint, ``"b1:<sha256>"``: the digest of the trajectory the
   config's algorithm class computes, with the config's own algorithm options (its ``Options``
@@ -15,8 +15,9 @@ A stored entry's ``meta["code"]`` holds two parts:
   problem name (:func:`source_fingerprint`: its docstring-free, normalised source). A problem
   builds data (datasets, splits, models) that a probe cannot stand in for.
 * **participation** -- the source fingerprint of the function that draws the config's
-  participation kind (:func:`fedlib.participation.kind_function`), so that a user's kind whose
-  body changes marks its runs stale as a changed algorithm does. Entries stored before this part
+  participation kind (:func:`fedlib.participation.kind_function`; its decorator included, so an
+  edited description counts too; a helper it calls does not), so that a user's kind whose body
+  changes marks its runs stale as a changed algorithm does. Entries stored before this part
   existed carry none, and a part an entry does not carry is never compared (:func:`stale_parts`).
   A kind's files (a trace) enter the run's store key by their content, not here; a dataset's
   files enter neither.

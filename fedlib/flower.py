@@ -345,8 +345,9 @@ class FlowerEngine:
         self.exchanges += 1
         replies = list(self.grid.send_and_receive(msgs, timeout=self.timeout))
         answered = {rep.metadata.src_node_id for rep in replies if not rep.has_error()}
-        errors = list(dict.fromkeys((str(rep.error.reason).strip().splitlines() or [''])[-1]   # the cause
-                                    for rep in replies if rep.has_error()))
+        errors = list(dict.fromkeys(str(rep.error.reason).strip().splitlines()[-1]        # the cause
+                                    for rep in replies if rep.has_error() and rep.error.reason
+                                    and str(rep.error.reason).strip()))
         missing = [c for c, n in sorted(self.nodes.items()) if n not in answered]
         if missing:
             why = (f"; their error{'s' if len(errors) > 1 else ''}: {' | '.join(errors)}" if errors
@@ -603,8 +604,8 @@ def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads:
     first = _same_problem(configs)
     if isinstance(client_threads, bool) or not isinstance(client_threads, int) or client_threads < 1:
         raise InputError(f"client_threads: must be an integer >= 1, got {client_threads!r}")
-    n = first.build_problem().num_clients
     modules = worker_modules(configs)        # a user's algorithm, problem, kind, dataset: imported there
+    n = first.build_problem().num_clients
     results: dict = {}
 
     def make(context) -> Problem:

@@ -19,6 +19,7 @@ import json
 import math
 import numbers
 import os
+import reprlib
 import tempfile
 import time
 import warnings
@@ -758,8 +759,9 @@ def _differences(state: dict, parts: dict | None) -> str:
     if not saved or not parts:
         return "its algorithm, problem, schedule, rates or starting point differ"
     old, new = _flat(saved.get("settings", {})), _flat(parts["settings"])
-    keys = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
-    said = [f"{k}: {old.get(k)!r} saved, {new.get(k)!r} now" for k in keys[:4]] + (
+    same = lambda k: json.dumps(old.get(k), sort_keys=True) == json.dumps(new.get(k), sort_keys=True)  # noqa: E731
+    keys = [k for k in sorted(set(old) | set(new)) if not same(k)]            # as JSON: NaN equals NaN
+    said = [f"{k}: {reprlib.repr(old.get(k))} saved, {reprlib.repr(new.get(k))} now" for k in keys[:4]] + (
         [f"and {len(keys) - 4} more settings"] if len(keys) > 4 else [])
     said += [f"its {p}" for p in ("schedule", "starting point") if saved.get(p) != parts[p]]
     return "what differs: " + "; ".join(said or ["the run's digest only"])

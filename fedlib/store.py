@@ -270,7 +270,8 @@ class Store:
             self._open()
         #: entries :meth:`get` refused, by key, with the reason (edited, unreadable)
         self.rejected: dict[str, str] = {}
-        #: entries :meth:`get` found whose algorithm or problem code changed since they were stored
+        #: entries :meth:`get` found whose algorithm, problem or participation code changed since they
+        #: were stored
         self.stale: dict[str, str] = {}
 
     def _open(self) -> None:

@@ -346,9 +346,10 @@ def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int 
     unchanged by the code change: the same code under another fingerprint scheme, or a replay that
     moves no bit (a refactor: the same arithmetic in another shape).
 
-    An entry is stale when its algorithm's behaviour or its problem builder's source differs from
-    what its ``meta.json`` records (:func:`fedlib.fingerprint.stale_parts`); :class:`Store` then
-    recomputes it. Two ways out of that without recomputing:
+    An entry is stale when its algorithm's behaviour, its problem builder's source or its
+    participation kind's source differs from what its ``meta.json`` records
+    (:func:`fedlib.fingerprint.stale_parts`); :class:`Store` then recomputes it. Two ways out of
+    that without recomputing:
 
     * **migrated** (no replay): the entry records an algorithm fingerprint of the scheme before
       behavioural ones (``"sha256:..."``, the source of its algorithm's classes) that equals the

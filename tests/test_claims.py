@@ -435,7 +435,7 @@ def test_a_failure_outside_the_papers_rule_makes_the_comparison_not_tested():
     v = claims.paired({0: nan, 1: nan, 2: nan}, {0: 0.8, 1: 0.8, 2: 0.8}, names=("F", "S"),
                       off_rule={"F": "63.5x FOCUS's rate"})
     assert v.verdict == NOT_TESTED and "F has no value (failed) on 3 of 3 seeds" in v.reason
-    assert "(without the mark, the 0 seed(s) where both ran: inconclusive)" in v.reason      # none: no lean
+    assert "without the mark" not in v.reason                  # no seed left to judge: nothing to name
     assert math.isnan(v.effect) and math.isnan(v.ci_low)
     # paired_reach passes it on
     h = curve([0.1, 0.85, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
@@ -499,8 +499,9 @@ def test_a_comparison_a_rule_sets_aside_is_not_tested_with_its_numbers_kept():
     v = claims.paired({0: 0.9, 1: 0.8, 2: 0.7}, {0: 0.85, 1: 0.82, 2: 0.6})     # inconclusive, leans for
     assert v.verdict == INCONCLUSIVE and v.direction == "for"
     s = claims.set_aside(v, " the horizon stops it short ")
-    assert (s.verdict, s.direction, s.reason) == (NOT_TESTED, "", "not tested: the horizon stops it short "
-                                                                  "(without this rule: inconclusive (for))")
+    assert (s.verdict, s.direction) == (NOT_TESTED, "")
+    assert s.reason == ("not tested: the horizon stops it short (without this rule: inconclusive (for)); "
+                        + v.reason)                                   # what the rule set aside, kept
     assert claims.set_aside(s, "again").reason == "not tested: again"      # no verdict to name
     assert all(math.isnan(x) for x in (s.effect, s.ci_low, s.ci_high))
     assert (s.numbers, s.seeds, s.diffs, s.threshold, s.margin) == (v.numbers, v.seeds, v.diffs, v.threshold,
@@ -687,5 +688,7 @@ def test_a_setting_that_draws_nothing_counts_as_one_run():
     assert claims.one_run(claims.not_run("x"), 3) == claims.not_run("x")           # nothing to count
     with pytest.raises(ValueError, match=r"^check: its seeds' differences are not all equal \(0.1, 0.2\)"):
         claims.one_run(claims.paired({0: 0.9, 1: 0.9}, {0: 0.8, 1: 0.7}), 2)
-    with pytest.raises(ValueError, match="^repeats: must be an integer >= 1"):
-        claims.one_run(v, 0)
+    with pytest.raises(ValueError, match="^repeats: must be an integer >= 2"):
+        claims.one_run(v, 1)                                   # one seed: the rule gives no interval
+    with pytest.raises(ValueError, match=r"^repeats: the check counts 3 seed\(s\), not the 4"):
+        claims.one_run(v, 4)

@@ -340,7 +340,7 @@ KIND = """
 import numpy as np
 from fedlib import participation
 
-@participation.kind("mine_kind", description="the first {k} clients, every round", replace=True)
+@participation.kind("mine_kind", description="the first clients, every round", replace=True)
 def mine_kind(rng, rounds, n):
     active = np.zeros((rounds, n), dtype=np.int64)
     active[:, :{k}] = 1
@@ -366,6 +366,30 @@ def test_a_users_changed_participation_kind_makes_its_stored_entries_stale(tmp_p
         again = fedlib.sweep([cfg], store, progress=False)                      # recomputed
     assert not np.isclose(again["loss"].iloc[-1], first["loss"].iloc[-1])
     assert fingerprint.stale_parts(Store(store).read(cfg.key()).meta["code"], cfg) == []
+
+
+def test_a_kind_without_a_readable_source_or_not_imported_is_not_compared(monkeypatch):
+    """A lambda, an instance with __call__ (unhashable) or a kind not registered in this process
+    (a user's module not imported) has no participation part: nothing to compare, nothing stale."""
+    from fedlib import participation
+    monkeypatch.setattr(participation, "_KINDS", dict(participation._KINDS))
+
+    class Everyone:
+        __hash__ = None                                         # an unhashable callable
+
+        def __call__(self, rng, rounds, n):
+            return participation.Draw(np.ones((rounds, n), dtype=np.int64))
+
+    participation.register_kind("lambda_kind", lambda rng, rounds, n: np.ones((rounds, n), dtype=np.int64),
+                                description="everyone")
+    participation.register_kind("callable_kind", Everyone(), description="everyone")
+    for name in ("lambda_kind", "callable_kind"):
+        cfg = BASE.replace(participation=name, participation_args={})
+        assert fingerprint.config_fingerprint(cfg)["participation"] is None
+        assert fingerprint.stale_parts({"participation": "sha256:0"}, cfg) == []
+    cfg = BASE.replace(participation="lambda_kind", participation_args={})
+    del participation._KINDS["lambda_kind"]                     # as in a process that did not import it
+    assert fingerprint.config_fingerprint(cfg)["participation"] is None
 
 
 def test_an_algorithm_that_cannot_run_on_the_probes_is_fingerprinted_by_its_source(tmp_path, monkeypatch):

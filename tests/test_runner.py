@@ -332,6 +332,12 @@ def test_checkpoint_of_another_run_is_refused(tmp_path, quad):
         fedlib.run("fedsum", quad, "full", rounds=4, lr_local=0.02, progress=False, checkpoint=ck)
     with pytest.raises(ValueError, match=r"schedule\.rounds: 4 saved, 6 now; its schedule\)"):
         fedlib.run("fedsum", quad, "full", rounds=6, progress=False, checkpoint=ck)
+    state = torch.load(ck, weights_only=False)                   # as the code before parts saved it
+    del state["parts"]
+    torch.save(state, ck)
+    with pytest.raises(ValueError, match=r"another run \(its algorithm, problem, schedule, rates or starting "
+                                         r"point differ\)"):
+        fedlib.run("fedsum", quad, "full", rounds=6, progress=False, checkpoint=ck)
     ck.write_bytes(b"garbage")
     with pytest.warns(RuntimeWarning, match="cannot read"):
         fedlib.run("fedsum", quad, "full", rounds=4, progress=False, checkpoint=ck)
