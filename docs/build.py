@@ -367,7 +367,9 @@ def claims_table(rows: list[dict[str, str]], up: str, table_id: str = "ledger", 
                         "</th></tr>")
         interval = f" [{r['ci_low']}, {r['ci_high']}]" if r["ci_low"] or r["ci_high"] else ""
         effect = f"{r['effect']}{interval}" if r["effect"] else "&mdash;"
+        printed = r.get("in the paper", "")          # the paper's own numbers, where it prints them
         more = (f'<p><b>{e(r["paper"])}, {e(r["where"])}:</b> &ldquo;{e(r["quote"])}&rdquo;</p>'
+                + (f'<p><b>In the paper:</b> {e(printed)}</p>' if printed else "") +
                 f'<p><b>Rule numbers:</b> effect {e(r["effect"] or "none")}, 95% interval '
                 f'[{e(r["ci_low"])}, {e(r["ci_high"])}], threshold {e(r["threshold"])}, '
                 f'margin {e(r["margin"])}, '

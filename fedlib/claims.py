@@ -80,7 +80,8 @@ import pandas as pd
 
 from ._validate import InputError, check_int, check_text
 
-__all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "INCONCLUSIVE", "LEDGER_COLUMNS", "MARGINS",
+__all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "IN_THE_PAPER", "INCONCLUSIVE", "LEDGER_COLUMNS",
+           "MARGINS",
            "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
            "collapse", "combine", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
            "event_count", "interval", "late_mean", "margin_for", "mean_drop", "not_had", "not_run",
@@ -180,8 +181,11 @@ MARGINS = {
 CLAIM_COLUMNS = ["where", "quote", "claim", "verdict", "direction", "effect", "ci_low", "ci_high",
                  "threshold", "margin", "seeds", "numbers", "cause"]
 #: the columns of the ledger of all notebooks' claims
-LEDGER_COLUMNS = ["notebook", "paper", "where", "quote", "setting", "claim", "verdict", "direction",
-                  "effect", "ci_low", "ci_high", "threshold", "margin", "seeds", "cause"]
+LEDGER_COLUMNS = ["notebook", "paper", "where", "quote", "setting", "claim", "in the paper", "verdict",
+                  "direction", "effect", "ci_low", "ci_high", "threshold", "margin", "seeds", "cause"]
+#: the context column a study fills with the paper's own numbers for a claim, where it prints them
+#: (empty where it prints none, e.g. a figure's curves)
+IN_THE_PAPER = "in the paper"
 
 
 def _history(h: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -1206,13 +1210,15 @@ def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str |
         rows["paper"] = rows["paper"].where(rows["paper"].astype(str).str.strip() != "", paper)
     else:
         rows["paper"] = paper
+    if IN_THE_PAPER not in rows:                  # a study that names no number of the paper's
+        rows[IN_THE_PAPER] = ""
     rows = rows[LEDGER_COLUMNS]
     if path.exists():
         old = pd.read_csv(path, keep_default_na=False, na_values=[""])
         old = old[old["notebook"] != notebook]
         rows = pd.concat([old.reindex(columns=LEDGER_COLUMNS), rows], ignore_index=True)   # earlier columns
     rows = rows.sort_values("notebook", kind="stable").reset_index(drop=True)
-    text = ["notebook", "paper", "where", "quote", "setting", "claim", "verdict", "cause"]
+    text = ["notebook", "paper", "where", "quote", "setting", "claim", IN_THE_PAPER, "verdict", "cause"]
     text = [*text, "direction"]
     rows[text] = rows[text].fillna("")           # the same file whichever notebook wrote last
     save_table(rows, root, "claims_ledger")

@@ -211,7 +211,18 @@ runs.figure(fig, "regime_grid", f"Regime grid — {DATASETS[setup.datasets[0]].l
 # "prioritizes fewer local epochs" only where the paper's proviso holds: the clients with larger
 # workloads upload reliably (`same`; in `crossed` they are the ones with the weak uplinks)
 PRIORITY = setup.priority_rows({c: r for c, r in CELLS.items() if c[1] == "same"}, GRID_KEY, st)
-CELL_CLAIMS = {cell: fedacs.cell_claims(df, runs_, TARGET, chance=CHANCE, window=WINDOW, last=LAST)
+# the paper's numbers beside the claims that read them: the MNIST columns of Tables 1 and 4
+PAPER_OF = {"dynamic": "Table 1 (dynamic)", "static": "Table 4 (static)"}
+
+
+def paper_of(key: tuple) -> str | None:
+    """The table of `fedacs.PAPER_MNIST` an environment's claims read: MNIST's only (the others' were not
+    transcribed), and not the Dirichlet splits (Table 4's right half)."""
+    return PAPER_OF.get(key[1]) if key[0] == "mnist" and key[2] is None else None
+
+
+CELL_CLAIMS = {cell: fedacs.cell_claims(df, runs_, TARGET, chance=CHANCE, window=WINDOW, last=LAST,
+                                        paper=paper_of(GRID_KEY))
                + ([PRIORITY[cell]] if cell in PRIORITY else []) for cell, runs_ in CELLS.items()}
 verdict_grid = pd.DataFrame({fedacs.cell_name(c): {r.short: r.check.verdict for r in rows}
                              for c, rows in CELL_CLAIMS.items()}).fillna("not asked (the paper's proviso fails)")
@@ -308,7 +319,7 @@ paper_table(alpha_keys, "table4_alphas") if alpha_keys else pd.DataFrame()
 DASHES = {key: setup.dashes(key) for key in static_keys + alpha_keys}
 others = {key: fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=CHANCE, window=WINDOW,
                                  kind=setup.kind(key), target_words=setup.target_words(key), last=LAST,
-                                 dashes=DASHES[key][0], dash_note=DASHES[key][1])
+                                 dashes=DASHES[key][0], dash_note=DASHES[key][1], paper=paper_of(key))
           for key in static_keys + alpha_keys}
 
 

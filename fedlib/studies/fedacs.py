@@ -398,7 +398,8 @@ class FedAcsSetup:
             return f"holds in {', '.join(cells)} of the grid" if cells else "holds in no cell of the grid"
         def placed(r: ClaimRow, environment: str, k: tuple) -> ClaimRow:
             setting = self.claim_setting(k) + (f"; {r.setting}" if r.setting else "")   # the row's own note
-            return replace(r, context={"environment": environment}, setting=setting,
+            paper = {k: v for k, v in r.context.items() if k == claims.IN_THE_PAPER}     # kept beside it
+            return replace(r, context={"environment": environment, **paper}, setting=setting,
                            cause=cause(r.short), short="")
         out = [placed(r, f"{DATASETS[key[0]].label}, dynamic, {cell_name(cell)}", key)
                for cell, rows in cell_rows.items() for r in rows]
@@ -733,7 +734,8 @@ UNSTABLE_RATE = 0.1
 
 def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1,
                 window: float = 0.1, kind: str = "dynamic", target_words: str = "", last: int = 0,
-                dashes: tuple[str, ...] = (), dash_note: str = "") -> list[ClaimRow]:
+                dashes: tuple[str, ...] = (), dash_note: str = "",
+                paper: str | None = None) -> list[ClaimRow]:
     """The paper's claims in one environment, seed by seed, by the rule of :mod:`fedlib.claims`,
     as the paper states them for that kind of environment (``kind``, one of :data:`KINDS`).
 
@@ -751,6 +753,9 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
             I.3.4's metric: :data:`PAPER_LAST`) instead of the late window.
         dashes: methods besides FedAU that the paper's table prints a dash for here
             (:meth:`FedAcsSetup.dashes`), each checked as FedAU's dash; ``dash_note`` their setting.
+        paper: the table of :data:`PAPER_MNIST` whose MNIST entries the rows' claims read (an MNIST
+            environment of Table 1 or Table 4), put beside them in the context column
+            ``in the paper``; None: no number of the paper's beside them.
 
     Returns:
         One :class:`fedlib.claims.ClaimRow` per claim, its ``short`` naming the claim in
@@ -770,11 +775,37 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
     """
     if kind not in KINDS:
         raise InputError(f"kind: must be one of {', '.join(KINDS)}; got {kind!r}")
+    if paper is not None and paper not in PAPER_MNIST:
+        raise InputError(f"paper: must be one of {', '.join(map(repr, PAPER_MNIST))} or None; got {paper!r}")
     runs = CellRuns.of(df, cell, target, chance, window, last)
     words = target_words or f"{target:.0%}"
-    return [*_speed_rows(runs, words, kind), _accuracy_row(runs, kind),
+    rows = [*_speed_rows(runs, words, kind), _accuracy_row(runs, kind),
             *_fedau_rows(runs, words, kind, dashes, dash_note), *_os_rows(runs, words, kind),
             *_rival_rows(runs, kind, window), _calibration_row(runs)]
+    return [_with_paper(r, paper) for r in rows] if paper else rows
+
+
+def _with_paper(row: ClaimRow, table: str) -> ClaimRow:
+    """``row`` with the paper's MNIST entries of ``table`` (:data:`PAPER_MNIST`) that its claim reads
+    in the context column ``in the paper``: rounds to the target, time to it (the paper's seconds;
+    ours counts local steps), a dash; a row whose claim the table has no number for, as it is."""
+    entries = PAPER_MNIST[table]
+
+    def shown(m: str, value) -> str:
+        return f"{m} {'–' if value is None else f'{value:g}'}"
+    short = row.short
+    if short == "rounds to the target":
+        text = "rounds to 70%: " + ", ".join(shown(m, r.rounds) for m, r in entries.items())
+    elif short == "computation to the target":
+        text = "seconds to 70%: " + ", ".join(shown(m, r.seconds) for m, r in entries.items())
+    elif short.endswith(("never reaches the target", "is not stable in reaching the target")):
+        m = short.split()[0]
+        if m not in entries:
+            return row
+        text = f"rounds to 70%: {shown(m, entries[m].rounds)}"
+    else:
+        return row
+    return replace(row, context={**row.context, claims.IN_THE_PAPER: f"{table}, MNIST: {text}"})
 
 
 def _calibration_row(runs: CellRuns) -> ClaimRow:

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib import studies
+from fedlib import claims, studies
 
 
 def test_fedacs_environments_and_calibrated_rates(tmp_path):
@@ -141,6 +141,23 @@ def test_fedacs_cell_claims_are_seed_by_seed(tmp_path):
                                                              "Table 4's dash")
     with pytest.raises(ValueError, match="^kind"):
         studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7, kind="windy")
+    # the paper's MNIST numbers beside the claims that read them (Table 1's as printed), none elsewhere
+    table1 = {r.short: r.context.get(claims.IN_THE_PAPER) for r in studies.fedacs.cell_claims(
+        _fake_cell(cell, curves), cell, target=0.7, paper="Table 1 (dynamic)")}
+    assert table1["rounds to the target"] == ("Table 1 (dynamic), MNIST: rounds to 70%: FedACS 68, FedAvg "
+                                              "93, c-a-FedAvg 84, FedVARP 115, FedNova 99, FedAU –, OS 72")
+    assert table1["computation to the target"].startswith("Table 1 (dynamic), MNIST: seconds to 70%: "
+                                                          "FedACS 3548.6, FedAvg 5470.4")
+    assert table1["FedAU never reaches the target"] == "Table 1 (dynamic), MNIST: rounds to 70%: FedAU –"
+    assert table1["OS is not stable in reaching the target"].endswith("rounds to 70%: OS 72")
+    assert table1["highest test accuracy"] is None and table1["OS is sub-optimal"] is None
+    table4 = {r.short: r.context.get(claims.IN_THE_PAPER) for r in studies.fedacs.cell_claims(
+        _fake_cell(cell, curves), cell, target=0.7, kind="static", paper="Table 4 (static)")}
+    assert table4["FedAU is not stable in reaching the target"] == ("Table 4 (static), MNIST: rounds to 70%: "
+                                                                    "FedAU –")
+    with pytest.raises(ValueError, match=r"^paper: must be one of 'Table 1 \(dynamic\)', 'Table 4 "
+                                         r"\(static\)'"):
+        studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7, paper="Table 2")
     curves["FedACS"] = (np.full(T, 0.5), down)                              # never reaches the target
     curves["FedAU"] = (np.full(T, 0.5), bumpy)
     found = studies.fedacs.cell_claims(_fake_cell(cell, curves), cell, target=0.7)
