@@ -27,10 +27,7 @@ def source_fingerprint(*objects) -> str | None:
     functions) in order; None if any source cannot be read."""
     h = hashlib.sha256()
     for obj in objects:
-        try:
-            text = _normalised(obj)
-        except TypeError:                   # an unhashable callable (an instance with __call__)
-            return None
+        text = _normalised(obj)
         if text is None:
             return None
         h.update(text.encode())
@@ -38,8 +35,19 @@ def source_fingerprint(*objects) -> str | None:
     return f"sha256:{h.hexdigest()}"
 
 
-@functools.cache
 def _normalised(obj) -> str | None:
+    """The docstring-free source of one class or function, read once per process (:func:`_read`);
+    None where it cannot be read or kept: an unhashable callable, e.g. an instance with
+    ``__call__`` and no ``__hash__``, has no entry in the cache and no fingerprint."""
+    try:
+        hash(obj)
+    except TypeError:
+        return None
+    return _read(obj)
+
+
+@functools.cache
+def _read(obj) -> str | None:
     """The docstring-free source of one class or function, read once per process.
 
     ``inspect`` reads a source from the file on disk when asked, at the line numbers of the code
@@ -57,10 +65,6 @@ def _normalised(obj) -> str | None:
 
 def capture(obj):
     """Read and keep ``obj``'s source now, while the file holds the code just loaded; returns
-    ``obj`` (a class decorator's or a registry's pass-through; an unhashable callable, whose
-    source is not kept, passes through as it is)."""
-    try:
-        _normalised(obj)
-    except TypeError:
-        pass
+    ``obj`` (a class decorator's or a registry's pass-through)."""
+    _normalised(obj)
     return obj

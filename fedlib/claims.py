@@ -451,6 +451,11 @@ class Verdict:
                              f"comparison was not made; got {self.effect!r}, [{self.ci_low!r}, "
                              f"{self.ci_high!r}] (what was measured belongs in numbers)")
 
+    @property
+    def words(self) -> str:
+        """The verdict as the rows and causes print it: ``"inconclusive (against)"``, ``"holds"``."""
+        return f"{self.verdict} ({self.direction})" if self.direction else self.verdict
+
 
 @dataclass(frozen=True)
 class ClaimRow:
@@ -953,8 +958,7 @@ def set_aside(check: Verdict, why: str) -> Verdict:
         raise InputError(f"check: must be a Verdict (the comparison set aside), got {type(check).__name__}")
     if not isinstance(why, str) or not why.strip():
         raise InputError(f"why: must say why the rule sets the comparison aside, as text; got {why!r}")
-    without = "" if check.verdict == NOT_TESTED else (
-        f" (without this rule: {check.verdict}{f' ({check.direction})' if check.direction else ''})")
+    without = "" if check.verdict == NOT_TESTED else f" (without this rule: {check.words})"
     was = f"; {check.reason}" if check.reason and check.verdict != NOT_TESTED else ""
     return replace(check, verdict=NOT_TESTED, effect=math.nan, ci_low=math.nan, ci_high=math.nan,
                    direction="", reason=f"not tested: {why.strip()}{without}{was}")
@@ -984,7 +988,7 @@ def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
     notes = []
     if len(verdicts) > 1:
         notes.append("per rival: " + "; ".join(
-            f"{o}: {x.verdict}" + (f" ({x.direction})" if x.direction else "") for o, x in verdicts.items()))
+            f"{o}: {x.words}" for o, x in verdicts.items()))
     if v.reason:
         notes.append(f"against {key}: {v.reason}" if len(verdicts) > 1 else v.reason)
     notes += [f"against {o}: {x.reason}" for o, x in verdicts.items() if o != key and x.reason]

@@ -559,11 +559,10 @@ class _Checkpoint(RunCallback):
 
     def restore(self, run: RunState) -> None:
         """Before the loop: the state of a checkpoint of this very run, if there is one."""
-        self.ckpt = _Checkpointer(self.path, self.every,
-                                  _fingerprint(run.info, run.schedule, run.x, self.eval_every),
+        digest, parts = _fingerprint(run.info, run.schedule, run.x, self.eval_every)
+        self.ckpt = _Checkpointer(self.path, self.every, digest,
                                   checkpoint_arithmetic(run.device, getattr(run.algo, "engine", None),
-                                                        run.problem),
-                                  parts=_fingerprint_parts(run.info, run.schedule, run.x, self.eval_every))
+                                                        run.problem), parts=parts)
         if (state := self.ckpt.load()) is not None:
             run.t, run.x = state["t"], state["x"].to(run.device)
             run.recorder = _History(run.problem, run.algo, run.schedule)
@@ -730,26 +729,21 @@ def _warn_idle_clients(sched: Schedule) -> None:
              f"of this {kind!r} schedule (clients {shown}): their data never reaches the model")
 
 
-def _fingerprint(info: dict, sched: Schedule, x0: torch.Tensor, eval_every: int) -> str:
-    """Hash of everything that determines a run's trajectory (for checkpoints)."""
-    h = hashlib.sha256(json.dumps({**info, "eval_every": eval_every}, sort_keys=True,
-                                  default=str).encode())
-    for arr in (sched.active, sched.uplink_ok, sched.local_steps):
-        h.update(np.ascontiguousarray(arr).tobytes())
-    h.update(x0.detach().cpu().double().numpy().tobytes())
-    return h.hexdigest()
-
-
-def _fingerprint_parts(info: dict, sched: Schedule, x0: torch.Tensor, eval_every: int) -> dict:
-    """What :func:`_fingerprint` hashes, by part, so that a refused checkpoint says what differs:
-    the run's settings (as JSON values), and digests of its schedule and of its starting point."""
-    schedule = hashlib.sha256()
-    for arr in (sched.active, sched.uplink_ok, sched.local_steps):
-        schedule.update(np.ascontiguousarray(arr).tobytes())
+def _fingerprint(info: dict, sched: Schedule, x0: torch.Tensor, eval_every: int) -> tuple[str, dict]:
+    """Hash of everything that determines a run's trajectory (for checkpoints), and the same by
+    part, so that a refused checkpoint says what differs: the run's settings (as JSON values), and
+    digests of its schedule and of its starting point. One pass over the same bytes; the whole
+    digest is the one checkpoints have always recorded."""
     settings = json.dumps({**info, "eval_every": eval_every}, sort_keys=True, default=str)
-    return {"settings": json.loads(settings),
-            "schedule": schedule.hexdigest(),
-            "starting point": hashlib.sha256(x0.detach().cpu().double().numpy().tobytes()).hexdigest()}
+    start = x0.detach().cpu().double().numpy().tobytes()
+    h, schedule = hashlib.sha256(settings.encode()), hashlib.sha256()
+    for arr in (sched.active, sched.uplink_ok, sched.local_steps):
+        b = np.ascontiguousarray(arr).tobytes()
+        h.update(b)
+        schedule.update(b)
+    h.update(start)
+    return h.hexdigest(), {"settings": json.loads(settings), "schedule": schedule.hexdigest(),
+                           "starting point": hashlib.sha256(start).hexdigest()}
 
 
 def _differences(state: dict, parts: dict | None) -> str:

@@ -324,8 +324,7 @@ others = {key: fedacs.cell_claims(df, EXPERIMENTS[key], target_of(key), chance=C
 
 
 def _verdict(row) -> str:
-    v = row.check.verdict
-    return f"{v} ({row.check.direction})" if row.check.direction else v
+    return row.check.words
 
 
 def mnist_beside(key: tuple, mcell: dict, mdf: pd.DataFrame, mtarget: float) -> pd.DataFrame:

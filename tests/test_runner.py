@@ -481,3 +481,24 @@ def test_run_goes_through_one_checked_frozen_plan(quad):
 def test_a_guessed_keyword_that_is_runs_own_is_named(given, message, quad):
     with pytest.raises(ValueError, match=message):
         fedlib.run("fedavg", quad, "full", rounds=2, progress=False, **given)
+
+
+def test_the_checkpoint_digest_is_the_one_earlier_checkpoints_recorded(quad):
+    """The digest and its parts come from one pass; the whole digest is the formula checkpoints have
+    always recorded (so a checkpoint written before the parts existed still resumes)."""
+    import hashlib
+    import json
+
+    from fedlib.participation import build
+    from fedlib.runner import _fingerprint
+    sched = build("bernoulli", quad.num_clients, 5, seed=3, p=0.5, local_steps=2)
+    x0 = torch.arange(quad.dim, dtype=torch.float64)
+    info = {"algorithm": "fedsum", "lr_local": 0.05, "schedule": {"kind": "bernoulli", "rounds": 5}}
+    h = hashlib.sha256(json.dumps({**info, "eval_every": 2}, sort_keys=True, default=str).encode())
+    for arr in (sched.active, sched.uplink_ok, sched.local_steps):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    h.update(x0.numpy().tobytes())
+    digest, parts = _fingerprint(info, sched, x0, 2)
+    assert digest == h.hexdigest()
+    assert parts["settings"] == {**info, "eval_every": 2}
+    assert parts["starting point"] == hashlib.sha256(x0.numpy().tobytes()).hexdigest()

@@ -398,7 +398,7 @@ class FedAcsSetup:
             return f"holds in {', '.join(cells)} of the grid" if cells else "holds in no cell of the grid"
         def placed(r: ClaimRow, environment: str, k: tuple) -> ClaimRow:
             setting = self.claim_setting(k) + (f"; {r.setting}" if r.setting else "")   # the row's own note
-            paper = {k: v for k, v in r.context.items() if k == claims.IN_THE_PAPER}     # kept beside it
+            paper = {c: r.context[c] for c in (claims.IN_THE_PAPER,) if c in r.context}   # kept beside it
             return replace(r, context={"environment": environment, **paper}, setting=setting,
                            cause=cause(r.short), short="")
         out = [placed(r, f"{DATASETS[key[0]].label}, dynamic, {cell_name(cell)}", key)
@@ -789,20 +789,20 @@ def _with_paper(row: ClaimRow, table: str) -> ClaimRow:
     """``row`` with the paper's MNIST entries of ``table`` (:data:`PAPER_MNIST`) that its claim reads
     in the context column ``in the paper``: rounds to the target, time to it (the paper's seconds;
     ours counts local steps), a dash; a row whose claim the table has no number for, as it is."""
-    entries = PAPER_MNIST[table]
+    entries, target = PAPER_MNIST[table], f"{DATASETS['mnist'].target:.0%}"     # the tables' MNIST target
 
     def shown(m: str, value) -> str:
         return f"{m} {'–' if value is None else f'{value:g}'}"
     short = row.short
     if short == "rounds to the target":
-        text = "rounds to 70%: " + ", ".join(shown(m, r.rounds) for m, r in entries.items())
+        text = f"rounds to {target}: " + ", ".join(shown(m, r.rounds) for m, r in entries.items())
     elif short == "computation to the target":
-        text = "seconds to 70%: " + ", ".join(shown(m, r.seconds) for m, r in entries.items())
+        text = f"seconds to {target}: " + ", ".join(shown(m, r.seconds) for m, r in entries.items())
     elif short.endswith(("never reaches the target", "is not stable in reaching the target")):
         m = short.split()[0]
         if m not in entries:
             return row
-        text = f"rounds to 70%: {shown(m, entries[m].rounds)}"
+        text = f"rounds to {target}: {shown(m, entries[m].rounds)}"
     else:
         return row
     return replace(row, context={**row.context, claims.IN_THE_PAPER: f"{table}, MNIST: {text}"})

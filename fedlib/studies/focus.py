@@ -15,7 +15,7 @@ import torch
 
 from .. import analysis, claims, models
 from .._validate import InputError, check_real
-from ..claims import ClaimRow
+from ..claims import ClaimRow, Verdict
 from ..config import ExperimentConfig
 from ..notebook import check_profile, check_seed, check_seeds, check_stand_in
 from ..participation import build
@@ -669,7 +669,7 @@ def toy_claims(hist: pd.DataFrame, seeds: Sequence[int], setting: str = "",
     for p in panels:
         repeat = _one_run(curves, p, seeds)
         rows += [replace(r, context={"panel": p}, setting=setting + repeat,
-                         check=claims.one_run(r.check, len(seeds)) if repeat else r.check)
+                         check=_once(r.check, repeat, seeds))
                  for r in _toy_panel_claims(curves, p, seeds, floor)]
     arbitrary = next((p for p in panels if p.startswith("arbitrary")), None)
     if arbitrary is not None:
@@ -743,18 +743,15 @@ def toy_exact_claims(hist: pd.DataFrame, seeds: Sequence[int], floor: float, set
         end = {m: {k: float(curves[(p, k, m)]["log10_error"].iloc[-1]) for k in seeds}
                for m in ("FOCUS", "FedAvg")}
         at, repeat = dict.fromkeys(seeds, level), _one_run(curves, p, seeds)
-
-        def once(check, repeat=repeat):            # a scenario that draws nothing: one run (claims.RULE)
-            return claims.one_run(check, len(seeds)) if repeat else check
         rows += [ClaimRow(EXACT_WHERE, EXACT_QUOTE, "FOCUS converges exactly: its relative error at the last "
                           f"round lies at the floating-point floor ({floor:g}, float64 rounding's bound)",
-                          once(claims.paired(end["FOCUS"], at, higher=False, kind="no worse", margin=margin,
-                                             names=("FOCUS log10 error", "floor"))),
+                          _once(claims.paired(end["FOCUS"], at, higher=False, kind="no worse", margin=margin,
+                                              names=("FOCUS log10 error", "floor")), repeat, seeds),
                           context={"panel": p}, setting=setting + repeat),
                  ClaimRow(FEDAVG_WHERE, FEDAVG_QUOTE, "FedAvg does not converge exactly: its relative error "
                           f"at the last round stays above the floating-point floor ({floor:g})",
-                          once(claims.paired(end["FedAvg"], at, higher=True, margin=margin,
-                                             names=("FedAvg log10 error", "floor"))),
+                          _once(claims.paired(end["FedAvg"], at, higher=True, margin=margin,
+                                              names=("FedAvg log10 error", "floor")), repeat, seeds),
                           context={"panel": p}, setting=setting + repeat)]
     return rows
 
@@ -826,6 +823,12 @@ def _one_run(curves: dict, panel: str, seeds: Sequence[int]) -> str:
         for m in methods for k in seeds[1:])
     return (f"; this scenario draws nothing: its {len(seeds)} seeds repeat one run, counted once (the "
             "interval is that run's difference)") if same else ""
+
+
+def _once(check: Verdict, repeat: str, seeds: Sequence[int]) -> Verdict:
+    """``check`` counted as one run where its scenario draws nothing (``repeat``, :func:`_one_run`'s
+    words, not empty): :func:`fedlib.claims.one_run`."""
+    return claims.one_run(check, len(seeds)) if repeat else check
 
 
 def _late_fall(h: pd.DataFrame, floor: float, per_round: bool = False) -> float:
@@ -902,7 +905,7 @@ def toy_beyond(hist: pd.DataFrame, seeds: Sequence[int], floor: float | None = N
         for m in added:
             for check, v in zip(TOY_CHECKS, _toy_checks(curves, p, seeds, [m]), strict=True):
                 rows.append({"panel": p, "method": m, "check": check,
-                             "verdict": v.verdict + (f" ({v.direction})" if v.direction else ""),
+                             "verdict": v.words,
                              "effect": v.effect, "ci_low": v.ci_low, "ci_high": v.ci_high, "seeds": v.seeds})
     return pd.DataFrame(rows, columns=["panel", "method", "check", "verdict", "effect", "ci_low", "ci_high",
                                        "seeds"])

@@ -742,9 +742,7 @@ def _lifted(rows: list[ClaimRow], lifted: list[ClaimRow], rule: str) -> list[Cla
     out = []
     for r, free in zip(rows, lifted, strict=True):
         if r.check.verdict == claims.NOT_TESTED and free.check.verdict != claims.NOT_TESTED:
-            lean = f" ({free.check.direction})" if free.check.direction else ""
-            r = replace(r, cause="; ".join(c for c in (r.cause, f"without {rule}: {free.check.verdict}{lean}")
-                                          if c))
+            r = replace(r, cause="; ".join(c for c in (r.cause, f"without {rule}: {free.check.words}") if c))
         out.append(r)
     return out
 
