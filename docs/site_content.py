@@ -255,7 +255,7 @@ API_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Problems, data and models", ("fedlib.problems", "fedlib.objectives", "fedlib.tasks", "fedlib.data",
                                    "fedlib.partition", "fedlib.models")),
     ("Running and sweeps", ("fedlib", "fedlib.runner", "fedlib.engine", "fedlib.grouped", "fedlib.config",
-                            "fedlib.sweeps",
+                            "fedlib.sweeps", "fedlib.dask_preload",
                             "fedlib.extensions",
                             "fedlib.analysis", "fedlib.plotting")),
     ("Stores and verification", ("fedlib.store", "fedlib.verification")),

@@ -254,8 +254,8 @@ def _verify(parser: argparse.ArgumentParser, path: Path, sample: int | None, see
     print(f"{ok} of {len(targets)} entries reproduce ({counts['exact']} by the exact check, "
           f"{counts['cross-cpu']} by the cross-CPU check); {counts['unchecked']} not checkable here; "
           f"{counts['failed']} differ; {counts['stale']} differ after a change of their code; "
-          f"{counts['unknown']} cannot be replayed without --import (their algorithm or problem is not "
-          "registered here)"
+          f"{counts['unknown']} cannot be replayed without --import (their algorithm, problem, participation "
+          "kind or dataset is not registered here)"
           + (f"; {counts['error']} are failed runs (stored with status error): nothing to verify"
              if counts["error"] else ""))
     return 1 if counts["failed"] or counts["stale"] or counts["unknown"] else 0     # 0: all verified
@@ -317,7 +317,8 @@ def _verify_entry(t: Path, rounds: int | str | None) -> str:
             tqdm.write(f"skip {t.name}: not checkable here: {str(e).splitlines()[0]} (verify it where "
                        "the file is: from the folder the run was computed in, or with it in FEDLIB_DATA)")
             return "unchecked"
-        unknown = "unknown algorithm" in str(e) or "unknown problem" in str(e)
+        unknown = any(f"unknown {what} " in str(e) for what in ("algorithm", "problem", "participation kind",
+                                                                 "dataset"))
         hint = "; if it is your own, pass --import <the module that registers it>" if unknown else ""
         tqdm.write(f"{'skip' if unknown else 'FAIL'} {t.name}: cannot replay: "
                    f"{str(e).splitlines()[0]}{hint}")

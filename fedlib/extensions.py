@@ -35,9 +35,10 @@ def _definitions(config) -> Iterator[tuple[str, str, str]]:
         yield "dataset", dataset, data.get_dataset(dataset).module
 
 
-def worker_modules(configs: Iterable) -> tuple[str, ...]:
+def worker_modules(configs: Iterable, field: str = "workers") -> tuple[str, ...]:
     """The modules (not fedlib's) a worker process must import to know the configs' algorithms,
-    problems, participation kinds and datasets, in first-use order.
+    problems, participation kinds and datasets, in first-use order. ``field``: the argument that
+    sent the runs to other processes, named in the error (``workers``, ``executor``, ``devices``).
 
     Raises:
         InputError: one of them is defined in ``__main__`` (a notebook cell or a script), which
@@ -49,7 +50,7 @@ def worker_modules(configs: Iterable) -> tuple[str, ...]:
             if mod.split(".")[0] == "fedlib":
                 continue
             if not mod or mod == "__main__" or mod.startswith("__"):
-                raise InputError(f"workers: {what} {name!r} is defined in {mod or 'no module'} (a notebook "
+                raise InputError(f"{field}: {what} {name!r} is defined in {mod or 'no module'} (a notebook "
                                  "cell or a script), which worker processes cannot import; define it in a "
                                  "module and import that module before sweeping, or compute in this process "
                                  "(workers=1, no executor)")

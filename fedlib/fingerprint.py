@@ -406,8 +406,8 @@ def stale_parts(stored: dict | None, config) -> list[str]:
                          f"{type(stored).__name__} {stored!r}")
     if not stored:
         return []
-    now = config_fingerprint(config)
-    return [part for part, fp in stored.items() if fp and now.get(part) and now[part] != fp]
+    from .runner import changed_parts
+    return changed_parts(stored, config_fingerprint(config))
 
 
 def _check_config(config) -> None:

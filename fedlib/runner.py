@@ -34,6 +34,7 @@ import torch
 from tqdm import tqdm
 
 from . import algorithms, arithmetic, participation
+from ._source import source_fingerprint
 from ._threads import single_threaded_ops
 from ._validate import InputError, check_int, warn
 from ._validate import jsonable as _json_value
@@ -45,7 +46,7 @@ from .problems import Problem
 from .problems import available as problems_available
 from .problems import build as build_problem
 
-__all__ = ['Result', 'RunCallback', 'RunPlan', 'RunState', 'run', 'run_config']
+__all__ = ['CheckpointMismatch', 'Result', 'RunCallback', 'RunPlan', 'RunState', 'run', 'run_config']
 
 
 @dataclass
@@ -185,6 +186,11 @@ class RunPlan:
         round_offset: the schedule's round t is round t + round_offset of a longer run (a phase
             continuing a warm-up): minibatch and dropout keys and the learning-rate schedule use
             the global round; the history counts from 0.
+        checkpoint_code: the fingerprint of the code that computes the run, saved with its
+            checkpoint (a store passes :func:`fedlib.fingerprint.config_fingerprint`; None: the
+            source of the algorithm's classes, :func:`_code_of`). A checkpoint saved by code
+            whose fingerprint differs in a part both record is not resumed: the run starts over,
+            with a warning naming the part (resuming would mix two codes' rounds).
     """
 
     algorithm: type[algorithms.Algorithm]
@@ -204,6 +210,7 @@ class RunPlan:
     checkpoint: str | os.PathLike | None = None
     checkpoint_every: int = 50
     round_offset: int = 0
+    checkpoint_code: dict | None = None
 
     @classmethod
     def checked(cls, algorithm: str | type[algorithms.Algorithm] | algorithms.Algorithm,
@@ -334,7 +341,7 @@ def _run_plan(plan: RunPlan, progress: bool = False,
     hooks += list(callbacks)
     hooks.append(_Record(plan.eval_every))
     if plan.checkpoint is not None:
-        hooks.append(_Checkpoint(plan.checkpoint, plan.checkpoint_every, plan.eval_every))
+        hooks.append(_Checkpoint(plan.checkpoint, plan.checkpoint_every, plan.eval_every, _code_of(plan)))
         hooks[-1].restore(state)           # resume from a checkpoint of this run, if there is one
     if progress:
         hooks.append(_Progress())
@@ -550,20 +557,47 @@ class _Record(RunCallback):
                 run.diverged = True
 
 
+def _code_of(plan: RunPlan) -> dict:
+    """The fingerprint of the code that computes ``plan``'s run, for its checkpoint:
+    :attr:`RunPlan.checkpoint_code` (a store's, behavioural: :mod:`fedlib.fingerprint`, which runs
+    its probes through this module, so this module cannot ask it), else, for a direct run, the
+    source of its algorithm's classes and of their options' classes (``"algorithm source"``: an
+    edit of them, a refactor too, starts the run over; a helper they call is not seen)."""
+    if plan.checkpoint_code is not None:
+        return dict(plan.checkpoint_code)
+    def fedlib_base(c: type) -> bool:
+        return c in (algorithms.Algorithm, algorithms.Options, object)
+    classes = [c for c in plan.algorithm.__mro__ if not fedlib_base(c)]
+    classes += [c for c in plan.algorithm.Options.__mro__ if not fedlib_base(c)]
+    return {"algorithm source": source_fingerprint(*classes)}
+
+
+def changed_parts(saved: dict | None, now: dict) -> list[str]:
+    """The parts of a recorded code fingerprint ``saved`` (an entry's ``meta["code"]``, a
+    checkpoint's ``code``) that differ from ``now``, in ``saved``'s order: only parts both sides
+    hold (not None), so a record made before a part existed, or a part that could not be computed,
+    is never compared; ``[]`` for no record."""
+    if not saved:
+        return []
+    return [part for part, fp in saved.items() if fp and now.get(part) and now[part] != fp]
+
+
 class _Checkpoint(RunCallback):
     """Saves what the run needs to go on every ``every`` rounds and at the end; a run started with
-    a checkpoint of itself resumes from it (on_start restores the state)."""
+    a checkpoint of itself, saved by the same code (``code``, :func:`_code_of`), resumes from it
+    (on_start restores the state)."""
 
-    def __init__(self, path, every: int, eval_every: int):
-        self.path, self.every, self.eval_every = path, every, eval_every
+    def __init__(self, path, every: int, eval_every: int, code: dict | None = None):
+        self.path, self.every, self.eval_every, self.code = path, every, eval_every, code
 
     def restore(self, run: RunState) -> None:
         """Before the loop: the state of a checkpoint of this very run, if there is one."""
         digest, parts = _fingerprint(run.info, run.schedule, run.x, self.eval_every)
         self.ckpt = _Checkpointer(self.path, self.every, digest,
                                   checkpoint_arithmetic(run.device, getattr(run.algo, "engine", None),
-                                                        run.problem), parts=parts)
+                                                        run.problem), parts=parts, code=self.code)
         if (state := self.ckpt.load()) is not None:
+            run.info["resumed_at"] = int(state["t"])          # after the digest: what a store's entry records
             run.t, run.x = state["t"], state["x"].to(run.device)
             run.recorder = _History(run.problem, run.algo, run.schedule)
             run.recorder.restore(state)
@@ -676,17 +710,30 @@ class _History:
         self.start = time.perf_counter() - state["seconds"]
 
 
+class CheckpointMismatch(InputError):
+    """A checkpoint that belongs to another run than the one asked to resume from it: its
+    settings, schedule or starting point differ (``differences`` says what, in words)."""
+
+    def __init__(self, path: Path, differences: str):
+        super().__init__(f"checkpoint: {path} belongs to another run ({differences}); delete it or pass "
+                         "another path")
+        self.path, self.differences = path, differences
+
+
 class _Checkpointer:
     """Saves what a run needs to go on, atomically, every ``every`` rounds; refuses another run's.
     ``arith``: the arithmetic the run computes with (:func:`checkpoint_arithmetic`), saved with
     the state; a checkpoint saved under another one (another CPU or GPU, torch build: a store's
     ``.checkpoints`` moved between machines), or without a record of it, is not resumed, so that a
-    run's rounds, and its entry's record, have one arithmetic."""
+    run's rounds, and its entry's record, have one arithmetic. ``code``: the fingerprint of the
+    code that computes the run (:func:`_code_of`), saved with the state; a checkpoint saved by code
+    that differs in a part both record is not resumed either (its run is this one, but its rounds
+    were computed by the code before), whether or not the change moved the run's digest."""
 
     def __init__(self, path: str | os.PathLike, every: int, fingerprint: str, arith: tuple | None = None,
-                 parts: dict | None = None):
+                 parts: dict | None = None, code: dict | None = None):
         self.path, self.every, self.fingerprint, self.arith = Path(path), every, fingerprint, arith
-        self.parts = parts
+        self.parts, self.code = parts, code
 
     def due(self, t: int, rounds: int) -> bool:
         return t % self.every == 0 and t < rounds
@@ -694,9 +741,13 @@ class _Checkpointer:
     def load(self) -> dict | None:
         """The saved state of this run, None when there is none (or it is unreadable: reported)."""
         state = _read_checkpoint(self.path) if self.path.exists() else None
+        if state is not None and (changed := changed_parts(state.get("code"), self.code or {})):
+            warn(f"checkpoint: {self.path} (round {state.get('t')}) was saved by other code (the code "
+                 f"of its {' and '.join(changed)} has changed since); starting the run over, so that all "
+                 "its rounds are computed by the code as it is now")
+            return None
         if state is not None and state["fingerprint"] != self.fingerprint:
-            raise InputError(f"checkpoint: {self.path} belongs to another run "
-                             f"({_differences(state, self.parts)}); delete it or pass another path")
+            raise CheckpointMismatch(self.path, _differences(state, self.parts))
         if state is not None and self.arith is not None and not _same_arithmetic(state, [self.arith]):
             warn(f"checkpoint: {self.path} (round {state.get('t')}) was saved under another "
                  "arithmetic (device, CPU or torch build), or records none; starting the run over, "
@@ -708,7 +759,7 @@ class _Checkpointer:
              anchor: AnchorRecorder) -> None:
         _write_checkpoint(self.path, {"fingerprint": self.fingerprint, "t": t, "x": x.detach().cpu(),
                                       **history.state(), "algorithm": algo.state_dict(),
-                                      "anchor": anchor.data, "parts": self.parts,
+                                      "anchor": anchor.data, "parts": self.parts, "code": self.code,
                                       "arithmetic": None if self.arith is None else list(self.arith)})
 
 
@@ -880,12 +931,14 @@ def _jsonable(v: Any) -> Any:
 def run_config(config: ExperimentConfig | Planned, device: str | None = None, progress: bool = False,
                rounds: int | None = None, checkpoint: str | os.PathLike | None = None,
                checkpoint_every: int = 50, x0: torch.Tensor | None = None,
-               engine: str | Any = "vectorized") -> Result:
+               engine: str | Any = "vectorized", checkpoint_code: dict | None = None) -> Result:
     """Run one :class:`ExperimentConfig` (no store). ``rounds`` truncates the run to its first
     rounds on the config's full schedule (what :func:`fedlib.verify` replays). A config
     with ``init_from`` needs ``x0``, the warm-up's final model (a store supplies it). ``engine``
-    is :func:`run`'s (e.g. ``fedlib.engine.VectorizedEngine(graphs=True)``: CUDA-graph steps). The
-    config is validated first, unless it is :class:`~fedlib.config.Planned` (a sweep validated it)."""
+    is :func:`run`'s (e.g. ``fedlib.engine.VectorizedEngine(graphs=True)``: CUDA-graph steps).
+    ``checkpoint_code``: :attr:`RunPlan.checkpoint_code` (a store passes the config's code
+    fingerprint). The config is validated first, unless it is :class:`~fedlib.config.Planned`
+    (a sweep validated it)."""
     if isinstance(config, Planned):
         config = config.config
     else:
@@ -908,7 +961,7 @@ def run_config(config: ExperimentConfig | Planned, device: str | None = None, pr
                            lr_local=config.lr_local, lr_global=config.lr_global,
                            lr_schedule=config.lr_schedule, eval_every=config.eval_every, seed=config.seed,
                            checkpoint=checkpoint, checkpoint_every=checkpoint_every, device=device, x0=x0,
-                           round_offset=offset, engine=engine)
+                           round_offset=offset, engine=engine, checkpoint_code=checkpoint_code)
     return _run_plan(plan, progress)
 
 

@@ -7,14 +7,18 @@ sub-folder named by :meth:`ExperimentConfig.key`::
     <key>/config.json    the config (ExperimentConfig.to_dict())
     <key>/history.csv    every evaluated round (round, metrics, uplink, downlink, seconds, ...)
     <key>/meta.json      status (ok / diverged / error), error text or divergence round, versions,
-                         git commit, arithmetic and replay anchor, wall time, date, rows, the
+                         git commit, arithmetic and replay anchor, wall time, date, the round
+                         a resumed run's checkpoint had reached (``resumed_at``), rows, the
                          history's columns, the content digests of the other files and
                          (``meta_digest``) the digest of its own other fields: every byte sealed
     <key>/params.npy     the final model, only when asked for (``save_params=True``)
 
 Entries are written into a temporary folder and renamed into place, so a worker killed mid-way
-leaves no partial entry, and several workers can share one store folder. A truncated,
-unreadable or edited entry is reported by name and never loaded as data.
+leaves no partial entry, and several workers can share one store folder. A run that another writer
+stored first (two sweeps over the same configs at once: each computes the runs it found missing)
+keeps that writer's entry; an entry is replaced only where it is corrupt, stale, a failure or
+lacks the model asked for, moved aside in one rename so that no reader finds half of
+it. A truncated, unreadable or edited entry is reported by name and never loaded as data.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from .config import ExperimentConfig, Planned
 from .data import DataNotFoundError
 from .fingerprint import config_fingerprint, stale_parts
 from .paths import fedlib_project, project_root
-from .runner import Result, _device, run_config
+from .runner import CheckpointMismatch, Result, _device, run_config
 
 __all__ = ["CorruptEntry", "EditedEntry", "Entry", "SEALED_FILES", "Store", "TIMING_COLUMNS",
            "META_SEAL", "digest_problems", "entry_digests", "meta_seal", "reseal", "run_cached", "write_meta"]
@@ -406,18 +410,35 @@ class Store:
             meta = {**meta, "rows": len(hist), "columns": [str(c) for c in hist.columns],
                     "digests": entry_digests(tmp)}
             (tmp / "meta.json").write_text(_meta_text(meta))
-            final = self.path / key
-            if final.exists():                      # a corrupt or stale entry being replaced
-                shutil.rmtree(final, ignore_errors=True)
-            try:
-                os.rename(tmp, final)
-            except OSError:                         # another worker finished the same run first
-                if not (final / "meta.json").exists():
-                    raise
+            kept = self._kept(key, config, meta["status"], save_params)
+            if kept is not None:                    # another writer stored this run since it was planned
+                return kept
+            _replace(tmp, self.path / key)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return self.read(key, expected=config)
+
+    def _kept(self, key: str, config: ExperimentConfig, status: str, save_params: bool) -> Entry | None:
+        """The entry already at ``key`` when a run about to be written there finds one as good as
+        itself: another writer (a second sweep over the same configs, another worker) stored the
+        same run after this one was planned, and it stays, so that no reader ever finds it
+        removed. As good: readable, its code current, not a failure (a failure is replaced, by
+        the new run's traceback where it failed again), with its final model where this run saves
+        one; and a run that failed never replaces one that did not. None: nothing there, or an
+        entry this run replaces."""
+        if not (self.path / key / "meta.json").exists():
+            return None
+        try:
+            entry = self.read(key, expected=config)
+        except CorruptEntry:
+            return None
+        known = config.algorithm in algorithms.available()
+        if known and stale_parts(entry.meta.get("code"), config):
+            return None
+        if entry.status == "error" or (save_params and entry.params() is None and status != "error"):
+            return None
+        return entry
 
     def compute(self, config: ExperimentConfig | Planned, device: str | None = None, progress: bool = False,
                 checkpoint_every: int | None = 50, save_params: bool = False,
@@ -428,27 +449,23 @@ class Store:
         :func:`fedlib.run_config`'s (CUDA-graph steps: ``VectorizedEngine(graphs=True)``). On a
         GPU (``device``, else the problem's ``device``) the run computes under
         :func:`fedlib.arithmetic.verifiable`; a device this machine lacks is a ValueError naming
-        the field, and nothing is stored (as for missing data)."""
+        the field, and nothing is stored (as for missing data). A run resumes from its checkpoint
+        only if the checkpoint was saved by the same code (:func:`_run`); running out of memory
+        (``MemoryError``, ``torch.OutOfMemoryError``) is raised and nothing is stored: a property
+        of the machine, as missing data is, not of the run."""
         plain = config.config if isinstance(config, Planned) else config
         self.require_writable(f"computing {_keyed(config)[1]}")       # refused before the run, not after
         x0 = self.warmup_model(config)
         ckpt = self.checkpoint_path(config) if checkpoint_every else None
+        code = config_fingerprint(plain)         # before the run: its checkpoints record it too
         t0 = time.perf_counter()
         date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-        result, error = None, None
         on = device or plain.arguments("problem_args").get("device")
         if on is not None:                         # a device this machine lacks (or a misnamed one):
             _device(on, field="device" if device else "config.problem_args.device")   # store nothing
         with arithmetic.verifiable(on):              # on a GPU: TF32 off, deterministic algorithms
-            try:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
-                    result = run_config(config, device=device, progress=progress, checkpoint=ckpt,
-                                        checkpoint_every=checkpoint_every or 1, x0=x0, engine=engine)
-            except DataNotFoundError:
-                raise               # the machine lacks the data: not a property of the run, store nothing
-            except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
-                error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+            result, error = _run(config, ckpt, code, device=device, progress=progress,
+                                 checkpoint_every=checkpoint_every or 1, x0=x0, engine=engine)
             ran_on = device or (result.params.device if result is not None else on) or "cpu"
             arith = arithmetic.current(ran_on)       # as computed: inside the scope
         wall = time.perf_counter() - t0
@@ -463,7 +480,7 @@ class Store:
             "cpu": arithmetic.cpu_model(), "torch_threads": torch.get_num_threads(), "date": date,
             "arithmetic": arith,
             "anchor": result.info.get("anchor") if result is not None else None,
-            "code": config_fingerprint(plain),
+            "code": code, "resumed_at": result.info.get("resumed_at") if result is not None else None,
             "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
             "engine": engine if isinstance(engine, str) else repr(engine),
             "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
@@ -564,6 +581,54 @@ class Store:
             write_meta(d, meta)
             out[key] = "sealed"
         return out
+
+
+def _replace(tmp: Path, final: Path) -> None:
+    """Move the written entry ``tmp`` to ``final``; an entry there (one it replaces) is first moved
+    aside in one rename and removed after, so that a reader finds the old entry or the new one,
+    never part of one. Where another writer's entry lands at ``final`` in between, that one stays."""
+    aside = None
+    if final.exists():
+        aside = final.with_name(f".old-{final.name}-{uuid.uuid4().hex[:8]}")
+        try:
+            os.rename(final, aside)
+        except FileNotFoundError:            # another writer moved it first
+            aside = None
+    try:
+        os.rename(tmp, final)
+    except OSError:                          # another writer's entry landed first: it stays
+        if not (final / "meta.json").exists():
+            raise
+    finally:
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
+
+
+def _run(config: ExperimentConfig | Planned, ckpt: Path | None, code: dict, **run_options: Any
+         ) -> tuple[Result | None, str | None]:
+    """:meth:`Store.compute`'s run: ``(result, None)``, or ``(None, error)`` for a run that raised
+    (its type, message and traceback). Its checkpoint ``ckpt`` is keyed by the run, so one that
+    :func:`fedlib.run_config` refuses as another run's was saved by this run under code that has
+    changed in a way no fingerprint part names (``code`` is saved with checkpoints, and a
+    checkpoint of other code is started over by the run itself): it is removed, with a warning,
+    and the run started over. Missing data and running out of memory are raised (nothing stored)."""
+    for last in (False, True):
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
+                return run_config(config, checkpoint=ckpt, checkpoint_code=code, **run_options), None
+        except (DataNotFoundError, MemoryError, torch.OutOfMemoryError):
+            raise          # the machine lacks the data or the memory: not the run's property, store nothing
+        except CheckpointMismatch as e:
+            if last:                              # removed, yet refused again: stored as the run's error
+                return None, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+            warn(f"store: the checkpoint {e.path} is another run's ({e.differences}), yet the store names "
+                 "it by this run's key: this run's, saved before its code changed in a way the code "
+                 "fingerprint does not name; it is removed and the run started over")
+            ckpt.unlink(missing_ok=True)
+        except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
+            return None, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+    raise AssertionError("unreachable")
 
 
 def run_cached(config: ExperimentConfig, cache_dir: str | os.PathLike | None = None,

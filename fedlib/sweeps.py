@@ -132,12 +132,16 @@ def _compute_in_worker(store: str, config: dict, device: str | None, checkpoint_
     return {"key": entry.path.name, "status": entry.status}
 
 
-def _worker_modules(configs: list[ExperimentConfig]) -> tuple[str, ...]:
+def _worker_modules(configs: list[ExperimentConfig], executor: cf.Executor | None, field: str
+                    ) -> tuple[str, ...]:
     """The modules a worker process must import to know the configs' algorithms, participation
     kinds and datasets (those not defined in fedlib: :func:`fedlib.extensions.worker_modules`);
     one defined in ``__main__`` (a notebook cell, a script) cannot be imported there: a ValueError
-    says so before any run."""
-    return extensions.worker_modules(configs)
+    naming ``field`` (the argument that sent the runs away) says so before any run. None for runs
+    in this process: no executor, or a thread pool (its threads share this process's modules)."""
+    if executor is None or isinstance(executor, cf.ThreadPoolExecutor):
+        return ()
+    return extensions.worker_modules(configs, field)
 
 
 def _config_columns(config: ExperimentConfig) -> dict:
@@ -237,6 +241,7 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
     _warn_stored_errors(plan)
     options = dict(device=device, checkpoint_every=checkpoint_every, keep_params=keep_params)
     failed = _compute_missing(plan, executor, workers, devices, progress, torch_threads, options)
+    _warn_new_failures(plan, failed)
     frames = [_frame(plan.entries.get(p.key), p, failed.get(p.key)) for p in plan.configs]
     return pd.concat(frames, ignore_index=True)
 
@@ -272,6 +277,23 @@ def _warn_stored_errors(plan: SweepPlan) -> None:
              "count as failed; sweep(..., retry_errors=True) recomputes them")
 
 
+def _warn_new_failures(plan: SweepPlan, failed: dict[str, str]) -> None:
+    """A warning for each way runs of this sweep failed (the frame has them as rows with status
+    ``error``): runs with no entry (a worker that died, a warm-up that failed, out of memory),
+    which the next sweep computes, and runs that raised, stored with status ``error``, which
+    ``retry_errors=True`` recomputes."""
+    if failed:
+        key, why = next(iter(failed.items()))
+        warn(f"sweep: {len(failed)} run(s) did not finish and have no entry (first: {key}: "
+             f"{str(why).splitlines()[0]}); they are rows with status error in the frame, and sweeping "
+             "again computes them")
+    raised = [k for k, e in plan.entries.items() if e.status == "error" and k not in plan.stored_errors]
+    if raised:
+        first = str(plan.entries[raised[0]].meta.get("error") or "?").splitlines()[0]
+        warn(f"sweep: {len(raised)} run(s) raised and are stored with status error (first: {raised[0]}: "
+             f"{first}); sweep(..., retry_errors=True) recomputes them")
+
+
 def _compute_missing(plan: SweepPlan, executor: cf.Executor | None, workers: int | None,
                      devices: list[str] | None, progress: bool, torch_threads: int | None,
                      options: dict) -> dict[str, str]:
@@ -285,11 +307,13 @@ def _compute_missing(plan: SweepPlan, executor: cf.Executor | None, workers: int
         with ctx.Manager() as manager, cf.ProcessPoolExecutor(
                 len(devices), mp_context=ctx, initializer=_device_slot,
                 initargs=(os.getpid(), _queue_of(manager, devices))) as pool:
-            return _execute(plan, plan.store, pool, progress, torch_threads=one_thread, **options)
+            return _execute(plan, plan.store, pool, progress, torch_threads=one_thread, field="devices",
+                            **options)
     if workers is not None and workers > 1 and plan.todo:
         with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                     initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
-            return _execute(plan, plan.store, pool, progress, torch_threads=one_thread, **options)
+            return _execute(plan, plan.store, pool, progress, torch_threads=one_thread, field="workers",
+                            **options)
     return _execute(plan, plan.store, executor, progress, torch_threads=torch_threads, **options)
 
 
@@ -451,7 +475,8 @@ def _check_missing(store: Store, todo: list[Planned], total: int, compute: bool)
                          f"{todo[0].key}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
                          "compute them with fedlib.sweep(configs, store) where computing is on (a "
                          "notebook's store: its `make results` target)"
-                         + (f"; {len(refused)} of them are stored but were refused: {refused[0]}" if refused
+                         + (f"; {len(refused)} of them {'is' if len(refused) == 1 else 'are'} stored but "
+                            f"{'was' if len(refused) == 1 else 'were'} refused: {refused[0]}" if refused
                             else ""))
 
 
@@ -485,9 +510,10 @@ def _depths(known: dict[str, Planned]) -> dict[str, int]:
 
 
 def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress: bool, *, device,
-             checkpoint_every, torch_threads, keep_params) -> dict[str, str]:
-    """Compute the plan's runs wave by wave, in this process or on ``executor``; returns why each
-    run that has no entry failed (its key -> message). ``plan.entries`` gains the new entries."""
+             checkpoint_every, torch_threads, keep_params, field: str = "executor") -> dict[str, str]:
+    """Compute the plan's runs wave by wave, in this process or on ``executor`` (given as :func:`sweep`'s
+    ``field``); returns why each run that has no entry failed (its key -> message). ``plan.entries``
+    gains the new entries."""
     entries, failed = plan.entries, {}
     counts = {"loaded": len(entries) - len(plan.stored_errors), "done": 0, "failed": len(plan.stored_errors)}
     bar = tqdm(total=plan.total, initial=len(entries), disable=not progress, desc="runs", unit="run")
@@ -502,7 +528,7 @@ def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress:
         bar.update(1)
         bar.set_postfix(counts)
 
-    modules = _worker_modules([p.config for p in plan.todo]) if executor is not None else ()
+    modules = _worker_modules([p.config for p in plan.todo], executor, field)
     for batch in plan.levels:
         ready = [p for p in batch if p.warmup is None or p.warmup.key in entries
                  and entries[p.warmup.key].status == "ok"]
@@ -534,8 +560,14 @@ def _compute_here(ready: list[Planned], st: Store, finished, torch_threads, keep
         if torch_threads:
             torch.set_num_threads(torch_threads)
         for p in ready:
-            finished(p, st.compute(p, device=device, checkpoint_every=checkpoint_every,
-                                   save_params=keep[p.key]), None)
+            try:
+                entry = st.compute(p, device=device, checkpoint_every=checkpoint_every,
+                                   save_params=keep[p.key])
+            except (MemoryError, torch.OutOfMemoryError) as e:    # the machine's, not the run's: no entry
+                finished(p, None, f"out of memory ({type(e).__name__}: {e}); not stored: the next sweep "
+                                  "computes it, on a machine with more memory")
+                continue
+            finished(p, entry, None)
     finally:
         torch.set_num_threads(before)          # the caller's setting, whatever the runs used
 

@@ -121,7 +121,7 @@ LAYERS = {
                                "fedlib.store", "fedlib.sweeps", "fedlib.verification"),
     "evidence and studies": ("fedlib.analysis", "fedlib.campaign", "fedlib.claims", "fedlib.notebook",
                              "fedlib.plotting", "fedlib.studies"),
-    "deployment": ("fedlib.__main__", "fedlib.flower"),
+    "deployment": ("fedlib.__main__", "fedlib.dask_preload", "fedlib.flower"),
     "facade": ("fedlib",),
 }
 

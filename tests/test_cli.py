@@ -80,20 +80,30 @@ def test_verify_imports_the_module_of_a_users_algorithm(tmp_path):
             def round(self, x, r):
                 S = r.delivered
                 return x if len(S) == 0 else x + 0.5 * (self.local(x, S, r, r.lr_local).X.mean(0) - x)
+
+        import numpy as np
+        from fedlib import participation
+
+        @participation.kind("first_two_for_cli", description="the first two clients, every round")
+        def first_two(rng, rounds, n):
+            active = np.zeros((rounds, n), dtype=np.int64)
+            active[:, :2] = 1
+            return participation.Draw(active)
     """))
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    make = ("import fedlib, my_algos; fedlib.sweep([fedlib.ExperimentConfig('half_step_for_cli', "
-            "'quadratic', 'full', 6, problem_args={'num_clients': 3, 'dim': 2}, eval_every=3)], "
-            f"{str(tmp_path / 's')!r}, progress=False)")
+    make = ("import fedlib, my_algos; fedlib.sweep([fedlib.ExperimentConfig(a, 'quadratic', k, 6, "
+            "problem_args={'num_clients': 3, 'dim': 2}, eval_every=3) for a, k in (('half_step_for_cli', "
+            f"'full'), ('fedavg', 'first_two_for_cli'))], {str(tmp_path / 's')!r}, progress=False)")
     subprocess.run([sys.executable, "-c", make], env=env, check=True, cwd=tmp_path)
     plain = subprocess.run([sys.executable, "-m", "fedlib", "verify", str(tmp_path / "s")], env=env,
                            capture_output=True, text=True, cwd=tmp_path)
     assert plain.returncode == 1 and "unknown algorithm 'half_step_for_cli'" in plain.stdout
-    assert "pass --import <the module that registers it>" in plain.stdout
-    assert "; 0 differ;" in plain.stdout and "1 cannot be replayed without --import" in plain.stdout
+    assert "unknown participation kind 'first_two_for_cli'" in plain.stdout     # a user's kind: the same
+    assert plain.stdout.count("pass --import <the module that registers it>") == 2
+    assert "; 0 differ;" in plain.stdout and "2 cannot be replayed without --import" in plain.stdout
     ok = subprocess.run([sys.executable, "-m", "fedlib", "verify", str(tmp_path / "s"), "--import",
                          "my_algos"], env=env, capture_output=True, text=True, cwd=tmp_path)
-    assert ok.returncode == 0 and "1 of 1 entries reproduce" in ok.stdout, ok.stdout + ok.stderr
+    assert ok.returncode == 0 and "2 of 2 entries reproduce" in ok.stdout, ok.stdout + ok.stderr
     src = (tmp_path / "my_algos.py").read_text()
     (tmp_path / "my_algos.py").write_text(src.replace("0.5 *", "0.25 *"))     # the user edits the rule
     edited = subprocess.run([sys.executable, "-m", "fedlib", "verify", str(tmp_path / "s"), "--import",

@@ -260,6 +260,7 @@ def test_an_early_stop_checkpoints_where_it_stopped(quad, tmp_path):
     resumed = fedlib.run("fedsum", quad, _sched(quad), lr_local=0.05, progress=False, checkpoint=ck)
     whole = fedlib.run("fedsum", quad, _sched(quad), lr_local=0.05, progress=False)
     assert torch.equal(resumed.params, whole.params)       # resumed from round 5, bitwise
+    assert resumed.info["resumed_at"] == 5 and "resumed_at" not in whole.info
 
 
 def test_a_divergence_stops_without_naming_a_callback(quad):
@@ -502,3 +503,36 @@ def test_the_checkpoint_digest_is_the_one_earlier_checkpoints_recorded(quad):
     assert digest == h.hexdigest()
     assert parts["settings"] == {**info, "eval_every": 2}
     assert parts["starting point"] == hashlib.sha256(x0.numpy().tobytes()).hexdigest()
+
+
+def test_a_checkpoint_saved_by_other_code_starts_the_run_over(tmp_path, quad):
+    """A checkpoint records the code fingerprint of its run (a direct run, with no store: the source
+    of its algorithm's classes): the same run under an edited algorithm -- same name, settings,
+    schedule and start, so the same digest -- does not resume the old code's rounds but starts
+    over, saying so, and ends as a fresh run of the edited code; the unedited code resumes."""
+    fedavg = fedlib.algorithms.get("fedavg")
+
+    class Edited(fedavg):             # the same algorithm by name, its server step edited since
+        def round(self, x, r):
+            return x + 0.5 * (super().round(x, r) - x)
+
+    sched = participation.build("bernoulli", quad.num_clients, 9, seed=2, p=0.5, local_steps=2)
+    kw = dict(lr_local=0.02, progress=False, seed=1)
+    ck = tmp_path / "c.pt"
+    for algo, resumes in ((fedavg, True), (Edited, False)):
+        with pytest.raises(_Stop):
+            fedlib.run(fedavg, quad, sched, **kw, checkpoint=ck, checkpoint_every=5, callback=_stop_at(5))
+        saved = torch.load(ck, weights_only=True)
+        assert saved["t"] == 5 and list(saved["code"]) == ["algorithm source"]
+        assert saved["code"]["algorithm source"].startswith("sha256:")
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            res = fedlib.run(algo, quad, sched, **kw, checkpoint=ck)
+        over = [str(w.message) for w in said if "saved by other code" in str(w.message)]
+        start_over = (f"checkpoint: {ck} (round 5) was saved by other code (the code of its algorithm source "
+                      "has changed since); starting the run over, so that all its rounds are computed by the "
+                      "code as it is now")
+        assert over == ([] if resumes else [start_over])
+        assert res.info.get("resumed_at") == (5 if resumes else None)
+        assert torch.equal(res.params, fedlib.run(algo, quad, sched, **kw).params)
+        ck.unlink()

@@ -4,6 +4,7 @@ import tempfile
 
 import pandas as pd
 import pytest
+import torch
 
 import fedlib
 from fedlib import runner
@@ -132,3 +133,76 @@ def test_a_run_finishing_never_breaks_the_checkpoint_another_run_is_writing(tmp_
     assert not ck.parent.exists()                        # a's own cleanup: its checkpoint, then the folder
     whole = Store(tmp_path / "whole").compute(a, checkpoint_every=None)
     pd.testing.assert_frame_equal(_no_timing(entry.history), _no_timing(whole.history), check_exact=True)
+
+
+def _fresh_history(config):
+    return _no_timing(Store(tempfile.mkdtemp()).compute(config, checkpoint_every=None).history)
+
+
+def test_a_stores_checkpoint_saved_by_other_code_is_not_resumed(tmp_path):
+    """A run killed after its last checkpoint, its code then changed, computed again: the store
+    passes the config's code fingerprint to the run, which saves it with every checkpoint, and a
+    checkpoint saved under another one is started over (a warning names the part), so the entry is
+    what the code as it is now computes. Under the same code the run resumes, and its entry says
+    from which round (``resumed_at``)."""
+    from fedlib.fingerprint import config_fingerprint
+    a = _base(rounds=6)
+    now = config_fingerprint(a)
+    for code, resumes in ((now, True), ({**now, "algorithm": "b1:" + "0" * 64}, False)):
+        st = Store(tmp_path / f"store-{resumes}")
+        runner.run_config(a, checkpoint=st.checkpoint_path(a), checkpoint_every=2, checkpoint_code=code)
+        assert torch.load(st.checkpoint_path(a), weights_only=True)["code"] == code
+        if resumes:
+            entry = st.compute(a, checkpoint_every=2)
+        else:
+            with pytest.warns(RuntimeWarning, match=r"\(round 6\) was saved by other code \(the code of its "
+                                                    r"algorithm has changed since\); starting the run over"):
+                entry = st.compute(a, checkpoint_every=2)
+        assert entry.status == "ok" and entry.meta["resumed_at"] == (6 if resumes else None)
+        assert entry.meta["code"] == now and not st.checkpoint_path(a).exists()
+        pd.testing.assert_frame_equal(_no_timing(entry.history), _fresh_history(a), check_exact=True)
+
+
+def test_a_stores_checkpoint_the_run_refuses_is_removed_and_the_run_started_over(tmp_path):
+    """A store names a run's checkpoint by the run's key, so a checkpoint there that the run refuses
+    as another run's (settings, schedule or start differ under a code fingerprint that does not:
+    a change no fingerprint part names) is this run's before such a change. It is removed with a
+    warning and the run computed from its start -- not stored as a failed run that asks the user to
+    delete a checkpoint the store has already removed."""
+    st = Store(tmp_path / "store")
+    a = _base(rounds=6)
+    from fedlib.fingerprint import config_fingerprint
+    runner.run_config(a.replace(lr_local=0.07), checkpoint=st.checkpoint_path(a), checkpoint_every=2,
+                      checkpoint_code=config_fingerprint(a))
+    with pytest.warns(RuntimeWarning, match=r"is another run's \(what differs: lr_local: 0\.07 saved, "
+                                            r"0\.05 now\), yet the store names it by this run's key: .* "
+                                            "it is removed and the run started over"):
+        entry = st.compute(a, checkpoint_every=2)
+    assert entry.status == "ok" and entry.meta["resumed_at"] is None, entry.meta["error"]
+    pd.testing.assert_frame_equal(_no_timing(entry.history), _fresh_history(a), check_exact=True)
+
+
+def test_a_run_another_writer_stored_first_keeps_that_entry(tmp_path, monkeypatch):
+    """Two writers of one run (two sweeps over the same configs at once): the second finds the
+    first's entry where it would write its own. An entry as good as its own stays as it is -- no
+    reader of it ever finds it removed -- while a failure is mended by a run that did not fail, and
+    a failed run never replaces an entry that did not fail."""
+    from fedlib import store as store_module
+    st, a = Store(tmp_path / "store"), _base(rounds=4)
+    first = st.compute(a)
+    files = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in first.path.iterdir()}
+    second = st.compute(a)                                     # planned before the first was stored
+    assert second.meta == first.meta and second.path == first.path
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in first.path.iterdir()} == files
+
+    def raises(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(store_module, "run_config", raises)
+    assert st.compute(a).meta == first.meta                   # a failure does not replace it
+    failed = Store(tmp_path / "other").compute(a)
+    assert failed.status == "error" and "RuntimeError: boom" in failed.meta["error"]
+    monkeypatch.undo()
+    mended = Store(tmp_path / "other").compute(a)
+    assert mended.status == "ok" and mended.meta["error"] is None
+    assert not [p for p in (tmp_path / "other").iterdir() if p.name.startswith(".")]   # nothing set aside

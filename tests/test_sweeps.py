@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +54,10 @@ def test_failures_are_stored_and_marked_and_the_sweep_goes_on(tmp_path):
     with failing_algorithm() as name:                             # raises inside its run
         boom = _base(algorithm=name, problem_args={**QUAD, "num_clients": 4}, participation="full",
                      participation_args={})
-        df = fedlib.sweep([boom, div, ok], tmp_path, progress=False)
+        said = (rf"^sweep: 1 run\(s\) raised and are stored with status error \(first: {boom.key()}: "
+                r"RuntimeError: fails on purpose\); sweep\(\.\.\., retry_errors=True\) recomputes them$")
+        with pytest.warns(RuntimeWarning, match=said):
+            df = fedlib.sweep([boom, div, ok], tmp_path, progress=False)
     status = df.drop_duplicates("key").set_index("key")["status"]
     assert status[boom.key()] == "error" and status[div.key()] == "diverged" and status[ok.key()] == "ok"
     err = df[df["key"] == boom.key()]
@@ -70,6 +73,53 @@ def test_failures_are_stored_and_marked_and_the_sweep_goes_on(tmp_path):
         fedlib.sweep([boom], tmp_path, progress=False, retry_errors=True)
     assert (tmp_path / boom.key() / "meta.json").stat().st_mtime_ns != written
 
+
+
+class _DyingExecutor(Executor):
+    """An executor whose worker dies on every run it is given (killed, out of memory)."""
+
+    def submit(self, fn, *args, **kwargs):
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+        fut = Future()
+        fut.set_exception(BrokenProcessPool("a worker died"))
+        return fut
+
+
+def test_runs_whose_worker_died_are_said_kept_out_of_the_store_and_computed_by_the_next_sweep(tmp_path):
+    """A worker that dies (killed, out of memory) is the machine's failure, not the run's: the sweep
+    warns, its runs are rows with status error and no entry, and sweeping again computes them."""
+    cs = [_base(rounds=3), _base(rounds=3, seed=1)]
+    said = (r"^sweep: 2 run\(s\) did not finish and have no entry \(first: fedsum-[0-9a-f]{16}: worker "
+            r"failed: BrokenProcessPool: a worker died\); they are rows with status error in the frame, and "
+            "sweeping again computes them$")
+    with pytest.warns(RuntimeWarning, match=said):
+        df = fedlib.sweep(cs, tmp_path, progress=False, executor=_DyingExecutor())
+    assert list(df["status"]) == ["error", "error"] and Store(tmp_path).keys() == []
+    again = fedlib.sweep(cs, tmp_path, progress=False)
+    assert set(again["status"]) == {"ok"} and len(Store(tmp_path).keys()) == 2
+
+
+def test_a_run_out_of_memory_in_this_process_is_not_stored_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    """Out of memory is the machine's: not stored as a failed run (a larger machine would need
+    ``retry_errors`` to compute it), reported, and the other runs computed."""
+    real = store.run_config
+    big, small = _base(rounds=3, seed=1), _base(rounds=3)
+
+    def run_config(config, **kwargs):
+        if getattr(config, "config", config).seed == 1:          # a sweep's runs come Planned
+            raise MemoryError("no room")
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(store, "run_config", run_config)
+    with pytest.warns(RuntimeWarning, match=rf"did not finish and have no entry \(first: {big.key()}: out of "
+                                            r"memory \(MemoryError: no room\); not stored"):
+        df = fedlib.sweep([big, small], tmp_path, progress=False)
+    assert df.drop_duplicates("key")["status"].tolist() == ["error", "ok"]
+    assert Store(tmp_path).keys() == [small.key()]
+    with pytest.raises(MemoryError):
+        Store(tmp_path).compute(big)                   # the store raises it: nothing written
+    assert Store(tmp_path).keys() == [small.key()]
 
 
 def test_bad_configs_fail_before_anything_runs(tmp_path):
@@ -302,9 +352,11 @@ def test_seeds_that_draw_nothing_are_not_passed_over_silently(tmp_path):
             for _, g in df.groupby("key"))
     pd.testing.assert_frame_equal(a, b)                        # indeed the same run twice
     import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")                         # a seed that draws: no warning
-        fedlib.sweep(fedlib.grid(_base(rounds=3), seed=[0, 1]), tmp_path, progress=False)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        df = fedlib.sweep(fedlib.grid(_base(rounds=3), seed=[0, 1]), tmp_path, progress=False)
+    assert not [w for w in said if "differ only in seed" in str(w.message)]     # a seed that draws: none
+    assert set(df["status"]) == {"ok"}
 
 
 def test_devices_spread_runs_over_processes_and_give_the_serial_frame(tmp_path):
@@ -379,7 +431,9 @@ def test_a_users_kind_and_dataset_reach_the_workers_of_a_sweep(tmp_path, monkeyp
                                 participation_args={"mode": "flaky"})
         cs = config.grid(base, algorithm=["fedavg", "fedsum"],
                          **{"participation_args.mode": ["strict", "flaky"]})
-        assert sweeps._worker_modules(cs) == ("my_extensions",)
+        assert fedlib.extensions.worker_modules(cs) == ("my_extensions",)
+        with ThreadPoolExecutor(1) as threads:                  # threads share this process's modules
+            assert sweeps._worker_modules(cs, threads, "executor") == ()
         df = fedlib.sweep(cs, tmp_path / "store", progress=False, workers=2)
         assert set(df["status"]) == {"ok"} and df["error"].isna().all(), df["error"].dropna().unique()
         assert df["round"].max() == 3 and df["test_acc"].notna().any()
@@ -425,7 +479,7 @@ def test_a_kind_or_dataset_defined_in_main_is_refused_before_anything_is_stored(
         data_run = ExperimentConfig(algorithm="fedavg", problem="neural", participation="full", rounds=2,
                                     problem_args={"dataset": "notebook_data_test", "num_clients": 2,
                                                   "partition": "iid", "batch_size": 2})
-        refused = r"^workers: dataset 'notebook_data_test' is defined in __main__"
+        refused = r"^executor: dataset 'notebook_data_test' is defined in __main__"    # the argument given
         with ProcessPoolExecutor(1) as ex, pytest.raises(ValueError, match=refused):
             fedlib.sweep([data_run], tmp_path / "s", progress=False, executor=ex)
         assert not list((tmp_path / "s").glob("*/meta.json")) and not list((tmp_path / "s").glob("*-*"))
@@ -490,3 +544,16 @@ def test_a_planned_config_is_what_store_and_runner_take_as_checked(tmp_path, mon
     assert counts == {"key": 1, "validate": []}                 # a plain config is keyed there
     fedlib.run_config(c, progress=False)
     assert counts["validate"] == ["config"]                     # and validated before it runs
+
+
+def test_the_dask_preload_replaces_the_nannys_worker_environment():
+    """``dask worker --preload-nanny fedlib.dask_preload``: the nanny spawns workers with
+    ``DASK_WORKER_ENV`` alone; Dask's own default (which sets ``MALLOC_TRIM_THRESHOLD_``) is
+    replaced, not merged into, as environment variables and YAML files would."""
+    pytest.importorskip("distributed")
+    code = ("import dask, distributed; before = dict(dask.config.get('distributed.nanny.pre-spawn-environ')); "
+            "import fedlib.dask_preload, fedlib.sweeps; "
+            "after = dask.config.get('distributed.nanny.pre-spawn-environ'); "
+            "print('MALLOC_TRIM_THRESHOLD_' in before, after == fedlib.sweeps.DASK_WORKER_ENV)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True"]
