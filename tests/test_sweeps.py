@@ -551,9 +551,10 @@ def test_the_dask_preload_replaces_the_nannys_worker_environment():
     ``DASK_WORKER_ENV`` alone; Dask's own default (which sets ``MALLOC_TRIM_THRESHOLD_``) is
     replaced, not merged into, as environment variables and YAML files would."""
     pytest.importorskip("distributed")
-    code = ("import dask, distributed; before = dict(dask.config.get('distributed.nanny.pre-spawn-environ')); "
+    key = "'distributed.nanny.pre-spawn-environ'"
+    code = (f"import dask, distributed; before = dict(dask.config.get({key})); "
             "import fedlib.dask_preload, fedlib.sweeps; "
-            "after = dask.config.get('distributed.nanny.pre-spawn-environ'); "
+            f"after = dask.config.get({key}); "
             "print('MALLOC_TRIM_THRESHOLD_' in before, after == fedlib.sweeps.DASK_WORKER_ENV)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "True"]
