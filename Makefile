@@ -18,7 +18,7 @@ FASHION_NOTEBOOKS := 07_fedacs_experiments 08_amplified_fedavg
 .PHONY: venv figures results campaign verify test test-slow lint sync lab docs chromium fashion-mnist clean-results help
 
 help:
-	@echo "make figures [PROFILE=quick|paper]  execute every notebook (papermill), write figures/"
+	@echo "make figures [PROFILE=quick|paper] [NB=01_participation_delays]  execute every notebook (or NB; papermill), write figures/"
 	@echo "make results NB=02_fedsum_main [PROFILE=quick]  compute the runs of one notebook into its store"
 	@echo "make campaign NB=02_fedsum_main [PROFILE=paper] [DEVICE=cuda] [BUDGET_MIN=12] [GRAPHS=1] [COMPILED_DRAWS=1] [CLIENTS_INNERMOST=1] [GROUPED_LAYOUT=1]  runs in order, in a budget"
 	@echo "make verify NB=02_fedsum_main [SAMPLE=10]  replay the first rounds of a store's runs"
@@ -42,14 +42,30 @@ venv: $(STAMP)
 # other profiles: pass the profile, keep the executed copies under results/notebooks/, compute
 # nothing (FEDLIB_NO_COMPUTE=1: paper runs need a GPU): a notebook renders what its store holds and
 # says what is missing; a notebook with no stored run is skipped; last, what the stores lack.
+# NB=<name>: that notebook only. Each pair is synced first (jupytext --sync: the newer file is the
+# source), so an edit of the .py is what runs and is never overwritten by the executed .ipynb. A
+# notebook's summary cell reads the ledger as it was before the notebook ran: a quick notebook
+# whose ledger rows changed is executed a second time, so that its summary says what it wrote.
+FIGURE_NOTEBOOKS := $(if $(NB),notebooks/$(NB).ipynb,$(NOTEBOOKS))
 figures: $(STAMP) fashion-mnist
-	@left=""; for nb in $(NOTEBOOKS); do \
+	@case "$(PROFILE)" in quick|paper) ;; smoke) echo "PROFILE: smoke runs compute into a temporary store and render nothing to keep; run one with papermill -p profile smoke (README, \"Profiles\")"; exit 2;; \
+	  *) echo "PROFILE: must be quick or paper, got '$(PROFILE)'"; exit 2;; esac
+	@test -z "$(NB)" -o -f "notebooks/$(NB).ipynb" || { echo "NB: no notebook notebooks/$(NB).ipynb; the notebooks: $(notdir $(basename $(NOTEBOOKS)))"; exit 2; }
+	@left=""; before=$$(mktemp); cp figures/claims_ledger.csv $$before 2>/dev/null; \
+	for nb in $(FIGURE_NOTEBOOKS); do \
 	  name=$$(basename $$nb .ipynb); \
 	  echo "== $$name ($(PROFILE))"; \
+	  $(BIN)/jupytext --sync "notebooks/$$name.py" --quiet || exit 1; \
 	  if [ "$(PROFILE)" = "quick" ]; then \
 	    $(BIN)/papermill "$$nb" "$$nb" -k python3 --cwd notebooks --no-progress-bar || exit 1; \
 	    $(BIN)/python -m fedlib strip "$$nb" || exit 1; \
-	  elif [ -z "$$(ls results/$$name/$(PROFILE) 2>/dev/null)" ]; then \
+	    if [ -s $$before ] && ! $(BIN)/python -m fedlib ledger-same $$before figures/claims_ledger.csv $$name; then \
+	      echo "$$name: its ledger rows changed: executed again, so that its summary reads them"; \
+	      $(BIN)/papermill "$$nb" "$$nb" -k python3 --cwd notebooks --no-progress-bar || exit 1; \
+	      $(BIN)/python -m fedlib strip "$$nb" || exit 1; \
+	    fi; \
+	    $(BIN)/jupytext --sync "notebooks/$$name.py" --quiet || exit 1; \
+	  elif [ -d results/$$name ] && [ -z "$$(ls results/$$name/$(PROFILE) 2>/dev/null)" ]; then \
 	    echo "$$name: no run stored at the $(PROFILE) profile: nothing to render (make results NB=$$name PROFILE=$(PROFILE) computes it$$(case $$name in 02_*|03_*|05_*|08_*) echo "; on a GPU: make campaign NB=$$name";; esac))"; \
 	  else \
 	    mkdir -p results/notebooks; \
@@ -63,6 +79,7 @@ figures: $(STAMP) fashion-mnist
 	           grep -E "^missing:|^ValueError" results/notebooks/$$name-$(PROFILE).log | sed 's/^/  /' | tail -8; left="$$left $$name"; }; \
 	  fi; \
 	done; \
+	rm -f $$before; \
 	campaigns=$$(for n in $$left; do case $$n in 02_*|03_*|05_*|08_*) echo $$n;; esac; done); \
 	if [ -n "$$campaigns" ]; then echo "== what the $(PROFILE) stores lack (make campaign computes it in order):"; \
 	  $(BIN)/python -m fedlib campaign $$campaigns --profile $(PROFILE) --list $(if $(filter paper,$(PROFILE)),--device cuda); fi
@@ -72,7 +89,7 @@ figures: $(STAMP) fashion-mnist
 # under results/notebooks/ (figures of non-quick profiles go there too, never into figures/).
 results: $(STAMP) $(if $(filter $(FASHION_NOTEBOOKS),$(NB)),fashion-mnist)
 	@test -n "$(NB)" || { echo "usage: make results NB=<notebook name, e.g. 02_fedsum_main> [PROFILE=quick]"; exit 2; }
-	@test -f "notebooks/$(NB).ipynb" || { echo "NB: no notebook notebooks/$(NB).ipynb"; exit 2; }
+	@test -f "notebooks/$(NB).ipynb" || { echo "NB: no notebook notebooks/$(NB).ipynb; the notebooks: $(notdir $(basename $(NOTEBOOKS)))"; exit 2; }
 	mkdir -p results/notebooks
 	$(BIN)/papermill "notebooks/$(NB).ipynb" "results/notebooks/$(NB)-$(PROFILE).ipynb" -k python3 \
 	  --cwd notebooks -p profile $(PROFILE)

@@ -19,6 +19,9 @@ changes nothing on a second run, and exits 1 if any differs or cannot be checked
 budget, never starting a run it cannot finish, and prints what is left (:mod:`fedlib.campaign`).
 ``strip`` removes what an execution writes that differs from run to run (papermill's timings,
 execution timestamps) from executed notebooks; ``make figures`` runs it after each notebook.
+``ledger-same BEFORE AFTER NOTEBOOK`` exits 0 where a notebook's rows are the same in two claims
+ledgers (``make figures`` executes a notebook whose rows changed a second time, so that its
+summary cell, which reads the ledger first, says what it wrote).
 ``make verify NB=<notebook>`` runs verify on a notebook's quick store.
 """
 
@@ -67,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"path: must be a folder path ({what}), got {args.path!r}")
     if args.command == "strip":
         return _strip(parser, args.notebooks)
+    if args.command == "ledger-same":
+        from .claims import same_ledger_rows
+        return 0 if same_ledger_rows(args.before, args.after, args.notebook) else 1
     if args.command == "seal":
         return _seal(parser, Path(args.path), args.force)
     if args.command == "campaign":
@@ -96,8 +102,8 @@ def _number(kind: type, allowed: str):
 
 
 def _parser() -> argparse.ArgumentParser:
-    """The parser of the command line: one sub-command each for verify, seal, renew, campaign and
-    strip."""
+    """The parser of the command line: one sub-command each for verify, seal, renew, campaign,
+    strip and ledger-same."""
     parser = argparse.ArgumentParser(
         prog="python -m fedlib", description="fedlib's command line: check stored runs by replaying them "
         "(verify), seal their files' digests (seal), renew the code fingerprints of entries whose code "
@@ -128,6 +134,12 @@ def _parser() -> argparse.ArgumentParser:
     _campaign_parser(sub)
     n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
+    g = sub.add_parser("ledger-same", help="exit 0 if a notebook's rows are the same in two claims "
+                                           "ledgers, 1 if not (make figures executes a notebook whose rows "
+                                           "changed again)")
+    g.add_argument("before", help="a claims ledger CSV")
+    g.add_argument("after", help="a claims ledger CSV")
+    g.add_argument("notebook", help="the notebook whose rows are compared, e.g. 02_fedsum_main")
     _COMMANDS.update(sub.choices)
     return parser
 

@@ -100,20 +100,23 @@ class CampaignReport(_RunsLeft):
     notebooks: list[NotebookReport] = field(default_factory=list)
 
     def __str__(self) -> str:
-        head = (f"campaign: {len(self.computed)} run(s) computed in {self.seconds / 60:.1f} of "
+        listing = self.budget_s == 0 and not self.computed        # --list: nothing was to be computed
+        head = (f"campaign (a listing: nothing computed): {self.loaded} already stored; " if listing else
+                f"campaign: {len(self.computed)} run(s) computed in {self.seconds / 60:.1f} of "
                 f"{self.budget_s / 60:.1f} min, {self.loaded} already stored; ")
+        stop = "" if listing else f" (stopped: {self.stopped})"
         if not self.left and not any(p.unlisted for p in self.notebooks):
             return "\n".join([head + "nothing left", *map(str, self.notebooks)])
         more = f", and {self.unmeasured} of a setting not measured yet" if self.unmeasured else ""
         if not self.left:                      # every run left waits on runs that are not stored
             head += (f"none listed yet: the runs left wait on runs not stored (each notebook's line says "
-                     f"which) (stopped: {self.stopped})")
+                     f"which){stop}")
         elif self.unmeasured == len(self.left):
-            head += (f"{len(self.left)} left, all of a setting not measured yet: no estimate of their time "
-                     f"(stopped: {self.stopped})")
+            head += (f"{len(self.left)} left, all of a setting not measured yet: no estimate of their "
+                     f"time{stop}")
         else:
             head += (f"{len(self.left)} left: about {self.left_minutes:.1f} device-minutes at the measured "
-                     f"pace{more} (stopped: {self.stopped})")
+                     f"pace{more}{stop}")
         if self.left and any(p.unlisted for p in self.notebooks):
             head += "; more runs after them, not listed until they finish"
         return "\n".join([head, *map(str, self.notebooks)]) if self.notebooks else head

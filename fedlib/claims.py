@@ -86,7 +86,8 @@ __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "IN_THE_PAPER", "INC
            "collapse", "combine", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
            "event_count", "interval", "late_mean", "margin_for", "mean_drop", "not_had", "not_run",
            "ok_curves", "one_run", "outcome_counts", "Rivals", "against_rivals", "set_aside",
-           "FewerSeeds", "fewer_seeds", "paired", "paired_reach", "per_group", "rounds_to", "scale_cause",
+           "same_ledger_rows", "FewerSeeds", "fewer_seeds", "paired", "paired_reach", "per_group",
+           "rounds_to", "scale_cause",
            "seeds_needed", "seeds_to_decide", "summarize",
            "tidy",
            "summary_markdown", "update_ledger", "what_holds", "what_holds_markdown"]
@@ -1190,10 +1191,15 @@ def claims_table(rows: Sequence[ClaimRow | Mapping]) -> pd.DataFrame:
 def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str | os.PathLike,
                   setting: Sequence[str] = ()) -> Path:
     """Put a notebook's claims (a :func:`claims_table`) into the ledger of all notebooks,
-    ``claims_ledger.csv`` and ``.md`` in the folder above ``out_dir`` (``figures/`` for a
-    notebook run at its defaults), replacing that notebook's earlier rows and keeping the
-    others'; rows are ordered by notebook. ``setting`` names the table's context columns that
-    make up each row's setting (e.g. dataset and pattern), joined with the row's own ``setting``.
+    ``claims_ledger.csv`` and ``.md`` in the folder above ``out_dir`` where ``out_dir`` is the
+    notebook's own folder there (its name the notebook's, or the notebook's with its parameters:
+    ``figures/<notebook>`` at the defaults, ``results/notebooks/<notebook>-<parameters>``
+    otherwise), replacing that notebook's earlier rows and keeping the others'; rows are ordered
+    by notebook. Any other ``out_dir`` (a user's ``-p out_dir``, e.g. ``figures/01_per_round_10``
+    or a folder at the project's top) holds a ledger of its own rows, so that a run at other
+    parameters never rewrites the committed ``figures/claims_ledger.csv``. ``setting`` names the
+    table's context columns that make up each row's setting (e.g. dataset and pattern), joined
+    with the row's own ``setting``.
     A table with a ``paper`` column (a notebook that asks several papers' claims) keeps each
     row's paper; ``paper`` fills the rows that name none.
 
@@ -1202,7 +1208,8 @@ def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str |
     """
     from .paths import output_dir
     from .plotting import save_table
-    root = output_dir(Path(out_dir).parent)
+    own = Path(out_dir).name == notebook or Path(out_dir).name.startswith(f"{notebook}-")
+    root = output_dir(Path(out_dir).parent) if own else output_dir(out_dir)
     path = root / "claims_ledger.csv"
     rows = table.copy()
     parts = [rows[c].astype(str) for c in setting if c in rows]
@@ -1276,6 +1283,18 @@ def what_holds_markdown(ledger: pd.DataFrame | str | os.PathLike) -> str:
     rows.append("| all | [ledger](figures/claims_ledger.md) | " + " | ".join(map(str, total))
                 + f" | {int(t['rows'].sum())} |")
     return "\n".join([head, "|" + "---|" * (len(COUNT_COLUMNS) + 3), *rows])
+
+
+def same_ledger_rows(before: str | os.PathLike, after: str | os.PathLike, notebook: str) -> bool:
+    """Whether ``notebook``'s rows are the same in two claims ledgers (CSV files; a missing file
+    has none): ``make figures`` executes a notebook again when they differ, since its summary cell
+    (:func:`summary_markdown`) read the ledger before the notebook rewrote its rows."""
+    def rows(path) -> pd.DataFrame:
+        if not Path(path).is_file():
+            return pd.DataFrame(columns=LEDGER_COLUMNS)
+        df = pd.read_csv(path, keep_default_na=False, dtype=str)
+        return df[df["notebook"] == notebook].reset_index(drop=True)
+    return rows(before).equals(rows(after))
 
 
 def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | None = None) -> str:

@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 from ._validate import InputError, check_new_name
+from .paths import project_root
 
 __all__ = ["SYSTEM_FOLDERS", "DataNotFoundError", "Dataset", "DatasetInfo", "DatasetSpec", "available",
            "check_files", "data_roots", "get_dataset", "info", "load", "register_dataset", "synthetic_like"]
@@ -183,8 +184,10 @@ def info(name: str) -> DatasetInfo:
 
 
 def data_roots(data_root: str | os.PathLike | None = None) -> list[Path]:
-    """Folders searched, in order: ``data_root`` if given, else ``$FEDLIB_DATA`` if set, else
-    ``~/.cache/fedlib``.
+    """Folders searched, in order: ``data_root`` if given, else ``$FEDLIB_DATA`` if set (a relative
+    path taken from the project's folder, :func:`fedlib.paths.project_root`, as the README and the
+    Makefile say, so that a notebook's kernel in ``notebooks/`` finds what the project's folder
+    names), else ``~/.cache/fedlib``.
 
     Raises:
         InputError: the folder given (``data_root`` or ``$FEDLIB_DATA``) is a file, naming it and
@@ -192,7 +195,8 @@ def data_roots(data_root: str | os.PathLike | None = None) -> list[Path]:
     if data_root is not None:
         return [_folder("data_root", Path(data_root).expanduser())]
     if os.environ.get("FEDLIB_DATA"):
-        return [_folder("FEDLIB_DATA", Path(os.environ["FEDLIB_DATA"]).expanduser())]
+        env = Path(os.environ["FEDLIB_DATA"]).expanduser()
+        return [_folder("FEDLIB_DATA", env if env.is_absolute() else project_root() / env)]
     return [Path("~/.cache/fedlib").expanduser()]
 
 
@@ -210,7 +214,7 @@ def _missing(spec: DatasetSpec, roots: list[Path]) -> DataNotFoundError:
            f"data_root='{roots[0]}', download=True)\" " if spec.download is not None else
            (info.source.format(root=roots[0]) + " " if info.source else
             f"Its loader ({spec.module}) found no files in {roots[0]}. "))
-    searched = [str(r) for r in roots]
+    searched = [str(r) + ("" if r.is_dir() else " (no such folder)") for r in roots]
     debian = ""
     if name in SYSTEM_FOLDERS:
         folder, package = SYSTEM_FOLDERS[name]

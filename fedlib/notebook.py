@@ -4,8 +4,11 @@ keep runs, and the set-up of a deep-learning notebook (:func:`notebook_runs`).
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -78,11 +81,20 @@ def seeds_among(some, seeds: list[int], name: str) -> tuple[list[int], str]:
     """A notebook's lagging seed list ``some`` (parameter ``name``: the cells computed on fewer
     seeds so far) narrowed to those among ``seeds`` (both checked by :func:`check_seeds`), with a
     line that says what was dropped ("" where nothing was); all of ``seeds`` where none is among
-    them (e.g. a test's ``seeds [0]``: the lagging cells follow it)."""
+    them all (e.g. a test's ``seeds [0]``: the lagging cells follow it).
+
+    Raises:
+        InputError: ``some`` names a seed outside ``seeds`` and does not hold them all (a user's
+            ``alpha_seeds [7]`` beside ``seeds 0-5``: its cells would run on other seeds than asked).
+    """
     some, seeds = check_seeds(some, name), check_seeds(seeds)
     if set(some) <= set(seeds):
         return some, ""
-    kept = [k for k in some if k in seeds] or seeds
+    if not set(seeds) <= set(some):
+        outside = ", ".join(str(k) for k in some if k not in seeds)
+        raise InputError(f"{name}: {outside} not among seeds {seeds}; "
+                         f"{name} lists the seeds, among seeds, that its cells run on")
+    kept = [k for k in some if k in seeds]
     return kept, (f"{name} {some}: {', '.join(str(k) for k in some if k not in seeds)} not among seeds "
                   f"{seeds}; those cells run on {kept}")
 
@@ -90,7 +102,8 @@ def seeds_among(some, seeds: list[int], name: str) -> tuple[list[int], str]:
 def computing_off() -> bool:
     """Whether ``$FEDLIB_NO_COMPUTE`` forbids computing missing runs (``make test``'s nbval, ``make
     figures PROFILE=paper``): a notebook then renders what its store holds."""
-    return os.environ.get("FEDLIB_NO_COMPUTE", "") in ("1", "true", "yes")
+    from .sweeps import no_compute_env
+    return no_compute_env()
 
 
 def store_path(notebook: str, profile: str, root: str | os.PathLike | None = None) -> Path:
@@ -124,7 +137,9 @@ def notebook_store(notebook: str, profile: str, committed: bool = True) -> Path:
     stand-in tests leave nothing behind)."""
     if committed and check_profile(profile) != "smoke":
         return store_path(notebook, profile)          # created by the first run stored in it
-    return Path(tempfile.mkdtemp(prefix=f"fedlib-{notebook}-{check_profile(profile)}-"))
+    folder = tempfile.mkdtemp(prefix=f"fedlib-{notebook}-{check_profile(profile)}-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)      # removed when the kernel exits
+    return Path(folder)
 
 
 def notebook_defaults(notebook: str) -> dict:
@@ -174,8 +189,10 @@ def check_parameters(notebook: str, params: dict) -> None:
         if want is float and isinstance(value, int) and not isinstance(value, bool):
             ok = True
         if not ok:
+            hint = (f" (papermill -p passes text; a list goes as YAML: -y \"{name}: {default!r}\")"
+                    if want in (list, dict) and isinstance(value, str) else "")
             raise InputError(f"parameter {name}: expected {want.__name__} (default {default!r}), got "
-                             f"{type(value).__name__} {value!r}")
+                             f"{type(value).__name__} {value!r}{hint}")
     unknown = sorted(k for k, v in params.items()
                      if k not in defaults and not k.startswith("_") and k not in _KERNEL_NAMES
                      and not (inspect.ismodule(v) or callable(v)))
@@ -203,7 +220,9 @@ def notebook_output_dir(notebook: str, params: dict, out_dir: str = "",
     if not changed:
         return f"figures/{notebook}"
     tag = "-".join(f"{k}={v}" for k, v in sorted(changed.items()))
-    tag = "".join(c if c.isalnum() or c in "=-_." else "_" for c in tag)[:120]
+    tag = "".join(c if c.isalnum() or c in "=-_." else "_" for c in tag)
+    if len(tag) > 120:                            # cut, and told apart by a digest of the whole
+        tag = f"{tag[:100]}-{hashlib.sha256(tag.encode()).hexdigest()[:12]}"
     target = f"results/notebooks/{notebook}-{tag}"
     print(f"parameters differ from the defaults ({', '.join(f'{k}={v!r}' for k, v in changed.items())}): "
           f"figures and tables go to {target}/, not to the committed figures/{notebook}/")
@@ -330,8 +349,16 @@ class NotebookRuns:
     def compute(self, configs: Iterable[ExperimentConfig], keep_params: bool = False) -> pd.DataFrame:
         """Load or compute ``configs`` in the store (``workers`` processes with one thread
         each) and return their histories; a run that failed raises (:func:`require_ok`).
-        ``keep_params``: keep the final models (a warm-up computed before its phases)."""
-        return require_ok(sweep(list(configs), self.store, progress=self.progress, workers=self.workers,
+        ``keep_params``: keep the final models (a warm-up computed before its phases). Without
+        progress bars, runs about to be computed are announced first (how many, where), so that a
+        cell that computes for minutes does not look stuck."""
+        configs = list(configs)
+        if not self.progress and not computing_off():
+            absent = sum(not (Path(self.store) / c.key() / "meta.json").exists() for c in configs)
+            if absent:
+                print(f"computing {absent} of {len(configs)} runs not in {self.store} (progress=True shows "
+                      "progress bars)")
+        return require_ok(sweep(configs, self.store, progress=self.progress, workers=self.workers,
                                 keep_params=keep_params))
 
     def figure(self, fig, name: str, suptitle: str | None = None) -> None:
@@ -370,6 +397,20 @@ class NotebookRuns:
             raise InputError(f"{name}: its inputs are not here and no table was committed at {kept}")
         self.table(pd.read_csv(kept), name)
         return pd.read_csv(kept)
+
+    def summary(self):
+        """What the committed runs say (:func:`fedlib.claims.summary_markdown`), for the top of the
+        notebook, as Markdown; a run at other parameters than the defaults (its figures not in
+        ``figures/<notebook>``) is told first that this is not what it computes."""
+        from IPython.display import Markdown
+
+        from . import claims
+        text = claims.summary_markdown(self.name)
+        if Path(self.out_dir) != Path("figures") / self.name:
+            text = (f"*This run's parameters differ from the defaults, so the summary below is of the "
+                    f"committed runs, not of this run: this run's claims are checked at the end and saved "
+                    f"in `{self.out_dir}/claims.md`.*\n\n" + text)
+        return Markdown(text)
 
     def claims(self, rows, paper: str, setting: Sequence[str] = ()) -> pd.DataFrame:
         """The notebook's claim rows as a :func:`fedlib.claims.claims_table`, saved as ``claims``

@@ -52,7 +52,7 @@ from .config import ExperimentConfig, Planned
 from .problems import get_problem
 from .store import Entry, Store
 
-__all__ = ['DASK_WORKER_ENV', 'SweepPlan', 'load', 'plan_sweep', 'stored_configs', 'sweep']
+__all__ = ['DASK_WORKER_ENV', 'SweepPlan', 'load', 'no_compute_env', 'plan_sweep', 'stored_configs', 'sweep']
 
 
 #: environment for Dask worker processes running fedlib on CPUs: Dask's default also sets
@@ -236,7 +236,7 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
     if not configs:
         return pd.DataFrame(columns=["key", "status", "error", "diverged_at", "round"])
     if compute is None:
-        compute = os.environ.get("FEDLIB_NO_COMPUTE", "") not in ("1", "true", "yes")
+        compute = not no_compute_env()
     plan = plan_sweep(configs, store, compute=compute, retry_errors=retry_errors)
     _warn_stored_errors(plan)
     options = dict(device=device, checkpoint_every=checkpoint_every, keep_params=keep_params)
@@ -244,6 +244,23 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
     _warn_new_failures(plan, failed)
     frames = [_frame(plan.entries.get(p.key), p, failed.get(p.key)) for p in plan.configs]
     return pd.concat(frames, ignore_index=True)
+
+
+def no_compute_env() -> bool:
+    """Whether the environment turns computing off: ``FEDLIB_NO_COMPUTE`` set to ``1``, ``true``,
+    ``yes`` or ``on`` (any case; ``make test`` sets 1); ``0``, ``false``, ``no``, ``off`` or unset
+    leaves it on.
+
+    Raises:
+        InputError: any other value (``FEDLIB_NO_COMPUTE=ture`` must not compute hours of runs).
+    """
+    value = os.environ.get("FEDLIB_NO_COMPUTE", "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    raise InputError(f"FEDLIB_NO_COMPUTE: must be 1, true, yes or on (computing off) or 0, false, no, off or "
+                     f"unset (on), got {os.environ['FEDLIB_NO_COMPUTE']!r}")
 
 
 def _check_placement(executor: cf.Executor | None, workers: int | None, devices: list[str] | None,
@@ -474,7 +491,8 @@ def _check_missing(store: Store, todo: list[Planned], total: int, compute: bool)
         raise InputError(f"store: {store.path} lacks {len(todo)} of {total} runs (first: "
                          f"{todo[0].key}) and computing is off (compute=False or FEDLIB_NO_COMPUTE=1); "
                          "compute them with fedlib.sweep(configs, store) where computing is on (a "
-                         "notebook's store: its `make results` target)"
+                         "notebook's store at its defaults: make results NB=<notebook>; at other "
+                         "parameters: papermill with those parameters and FEDLIB_NO_COMPUTE unset)"
                          + (f"; {len(refused)} of them {'is' if len(refused) == 1 else 'are'} stored but "
                             f"{'was' if len(refused) == 1 else 'were'} refused: {refused[0]}" if refused
                             else ""))
@@ -534,7 +552,8 @@ def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress:
                  and entries[p.warmup.key].status == "ok"]
         for p in batch:
             if p not in ready:
-                finished(p, None, f"warm-up {p.warmup.key} failed; this run was not started")
+                finished(p, None, f"warm-up {p.warmup.key} {_how_failed(entries.get(p.warmup.key), failed)}; "
+                                  "this run was not started")
         keep = {p.key: keep_params or p.key in plan.warm_keys for p in ready}
         if executor is None:
             _compute_here(ready, st, finished, torch_threads, keep, device, checkpoint_every)
@@ -550,6 +569,16 @@ def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress:
                 finished(p, None, f"worker failed: {type(e).__name__}: {e}")
     bar.close()
     return failed
+
+
+def _how_failed(entry: Entry | None, failed: dict[str, str]) -> str:
+    """How a warm-up that cannot start its phases failed, in words: diverged (at which round), raised
+    (its error's first line), or did not finish (no entry)."""
+    if entry is None:
+        return "did not finish (no entry)"
+    if entry.status == "diverged":
+        return f"diverged at round {entry.meta.get('diverged_at')}"
+    return f"raised: {str(entry.meta.get('error') or '?').splitlines()[0]}"
 
 
 def _compute_here(ready: list[Planned], st: Store, finished, torch_threads, keep, device,

@@ -48,6 +48,9 @@ from fedlib import claims, delays, notebook, participation, plotting, studies
 plotting.set_style()
 out_dir = notebook.notebook_output_dir("01_participation_delays", globals(), out_dir)
 T_grid, n_seeds = studies.fedsum.delay_profile(profile)   # horizons T and Monte Carlo seeds
+if not 1 <= heatmap_rounds <= max(T_grid):
+    raise ValueError(f"heatmap_rounds: must be from 1 to {max(T_grid)} (the rounds drawn at the {profile} "
+                     f"profile), got {heatmap_rounds}")
 N, S = num_clients, per_round
 
 # %% [markdown]

@@ -49,7 +49,7 @@ out_dir: str = ""  # empty: figures/02_fedsum_main at the default parameters, el
 progress: bool = False  # progress bars of the sweeps
 
 # %%
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from fedlib import campaign, claims, notebook, plotting, studies
 
@@ -58,7 +58,7 @@ out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 setup = studies.fedsum_setup(profile, stand_in_rounds)
 
 # %%
-Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (the claims ledger)
+runs.summary()   # what the committed runs say (the claims ledger)
 
 # %% [markdown]
 # ## Settings per profile

@@ -49,7 +49,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from fedlib import analysis, claims, notebook, plotting, studies
 from fedlib.store import Store
@@ -62,7 +62,7 @@ committed = profile != "smoke" and stand_in_rounds == 0
 grid_runs = replace(runs, store=notebook.store_path("02_fedsum_main", profile)) if committed else runs
 
 # %%
-Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (the claims ledger)
+runs.summary()   # what the committed runs say (the claims ledger)
 
 # %% [markdown]
 # ## Settings per profile

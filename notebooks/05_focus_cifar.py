@@ -61,7 +61,7 @@ progress: bool = False  # progress bars of the sweeps
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from fedlib import claims, notebook, plotting, studies
 from fedlib.store import Store
@@ -71,7 +71,7 @@ out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 focus = studies.focus
 
 # %%
-Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (the claims ledger)
+runs.summary()   # what the committed runs say (the claims ledger)
 
 # %% [markdown]
 # ## Settings per profile

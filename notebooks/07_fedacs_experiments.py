@@ -71,7 +71,7 @@ print("\n".join(x for x in (note, more) if x) or "", end="")
 
 
 # %%
-Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (the claims ledger)
+runs.summary()   # what the committed runs say (the claims ledger)
 
 # %% [markdown]
 # ## Settings: paper says / we use / why

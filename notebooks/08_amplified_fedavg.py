@@ -57,7 +57,7 @@ progress: bool = False  # progress bars of the sweeps
 # %%
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from fedlib import analysis, campaign, claims, notebook, plotting, studies
 from fedlib.store import Store
@@ -66,7 +66,7 @@ runs = notebook.notebook_runs("08_amplified_fedavg", globals(), out_dir)   # sty
 out_dir, store, compute = runs.out_dir, runs.store, runs.compute
 
 # %%
-Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (the claims ledger)
+runs.summary()   # what the committed runs say (the claims ledger)
 
 # %% [markdown]
 # ## Settings per profile

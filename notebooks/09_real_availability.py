@@ -57,7 +57,7 @@ progress: bool = False  # progress bars of the sweeps
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from fedlib import claims, notebook, plotting
 from fedlib.studies import focus, real
@@ -81,7 +81,7 @@ seeds = notebook.check_seeds(seeds)
 fresh = real.have(files)   # the trace files are here: the trace's tables are computed, else the committed ones
 
 # %%
-Markdown(claims.summary_markdown(runs.name))   # what the committed runs say (the claims ledger)
+runs.summary()   # what the committed runs say (the claims ledger)
 
 # %% [markdown]
 # ## Settings per profile

@@ -295,6 +295,15 @@ def test_claims_table_names_where_and_quote_and_computes_every_cause(tmp_path):
     claims.update_ledger(several, "09_z", "FedSUM", tmp_path / "figures" / "09_z")
     ledger = pd.read_csv(tmp_path / "figures" / "claims_ledger.csv")
     assert ledger.loc[ledger["notebook"] == "09_z", "paper"].tolist() == ["FOCUS", "FedSUM"]
+    # a run at other parameters (``-p out_dir``) in a folder not named for its notebook, or at the
+    # project's top: a ledger of its own rows, and the ledger of all notebooks as it was
+    before = (tmp_path / "figures" / "claims_ledger.csv").read_bytes()
+    for own in (tmp_path / "figures" / "02_per_round_10", tmp_path / "o1"):
+        claims.update_ledger(t.iloc[:1], "02_x", "FedSUM", own)
+        assert pd.read_csv(own / "claims_ledger.csv")["notebook"].tolist() == ["02_x"]
+    assert (tmp_path / "figures" / "claims_ledger.csv").read_bytes() == before
+    claims.update_ledger(t.iloc[:1], "02_x", "FedSUM", tmp_path / "results" / "02_x-per_round=10")
+    assert pd.read_csv(tmp_path / "results" / "claims_ledger.csv")["notebook"].tolist() == ["02_x"]
 
 
 def test_the_ledger_collects_every_notebooks_claims_and_the_readme_shows_its_counts():

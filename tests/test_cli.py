@@ -267,3 +267,18 @@ def test_a_campaign_of_notebook_02_leaves_out_a_named_dataset_that_is_not_here(t
                  "--datasets", "cifar10"]) == 0
     out = capsys.readouterr().out
     assert "nothing left" in out and "not on this machine / not run: cifar10" in out
+
+
+def test_ledger_same_compares_one_notebooks_rows_of_two_ledgers(tmp_path):
+    """``make figures`` executes a quick notebook a second time when ``ledger-same`` says its rows
+    changed (status 1): its summary cell read the ledger before the notebook rewrote them."""
+    import pandas as pd
+    rows = pd.DataFrame({"notebook": ["01_a", "02_b"], "claim": ["c1", "c2"], "verdict": ["holds", "holds"]})
+    before, after = tmp_path / "before.csv", tmp_path / "after.csv"
+    rows.to_csv(before, index=False)
+    rows.assign(verdict=["holds", "does not hold"]).to_csv(after, index=False)
+    cmd = [sys.executable, "-m", "fedlib", "ledger-same"]
+    same = [subprocess.run([*cmd, str(before), str(after), nb]).returncode for nb in ("01_a", "02_b")]
+    assert same == [0, 1]
+    none = tmp_path / "none.csv"                                   # no ledger before: its rows are new
+    assert subprocess.run([*cmd, str(none), str(after), "01_a"]).returncode == 1

@@ -320,3 +320,18 @@ def test_registering_a_dataset_refuses_clashes_and_bad_info(bars, tmp_path):
         data.load(bars, data_root=tmp_path)
     with pytest.raises(ValueError, match=r"^n_train: dataset 'bars_test' declares no split size"):
         data.synthetic_like(bars)
+
+
+def test_a_relative_fedlib_data_is_taken_from_the_projects_folder(monkeypatch):
+    """As the README says: a notebook's kernel runs in ``notebooks/`` (papermill ``--cwd notebooks``),
+    and ``FEDLIB_DATA=../shared/data`` given in the project's folder names the same folder there; a
+    folder that does not exist is said to be missing in the not-found message."""
+    from pathlib import Path
+
+    from fedlib.paths import project_root
+    root = project_root(Path(__file__).parent)
+    monkeypatch.chdir(root / "notebooks")
+    monkeypatch.setenv("FEDLIB_DATA", "no/such/data")
+    assert data.data_roots() == [root / "no/such/data"]
+    with pytest.raises(FileNotFoundError, match=rf"Searched: {root}/no/such/data \(no such folder\)\."):
+        data.load("mnist")

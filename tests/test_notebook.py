@@ -131,6 +131,33 @@ def test_a_lagging_seed_list_is_narrowed_to_the_notebooks_seeds_and_says_so():
     kept, note = notebook.seeds_among([0, 1, 2], [0, 2], "other_seeds")
     assert kept == [0, 2]
     assert note == "other_seeds [0, 1, 2]: 1 not among seeds [0, 2]; those cells run on [0, 2]"
-    assert notebook.seeds_among([3, 4], [0], "alpha_seeds")[0] == [0]        # none among them: all of seeds
+    # a list that names other seeds and does not hold all of seeds would run its cells on seeds not asked
+    for some, seeds in (([3, 4], [0]), ([7], [0, 1, 2, 3, 4, 5]), ([0, 7], [0, 1])):
+        with pytest.raises(ValueError, match=r"^alpha_seeds: (3, 4|7) not among seeds \["):
+            notebook.seeds_among(some, seeds, "alpha_seeds")
+
+
+def test_fedlib_no_compute_reads_any_case_and_refuses_a_value_it_does_not_know(monkeypatch):
+    from fedlib import sweeps
+    for value, off in (("1", True), ("True", True), ("YES", True), (" on ", True), ("", False), ("0", False),
+                       ("false", False), ("No", False), ("off", False)):
+        monkeypatch.setenv("FEDLIB_NO_COMPUTE", value)
+        assert sweeps.no_compute_env() is off and notebook.computing_off() is off, value
+    monkeypatch.setenv("FEDLIB_NO_COMPUTE", "ture")
+    with pytest.raises(ValueError, match=r"^FEDLIB_NO_COMPUTE: must be 1, true, yes or on .* got 'ture'"):
+        notebook.computing_off()
     with pytest.raises(ValueError, match="^alpha_seeds: each seed once"):
         notebook.seeds_among([1, 1], [0, 1], "alpha_seeds")
+
+
+def test_a_smoke_store_is_removed_when_its_process_exits():
+    """Smoke runs and stand-in tests compute into a temporary store that leaves nothing behind: it
+    is removed when the kernel (here a process) that made it exits."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("from fedlib import notebook; p = notebook.notebook_store('02_fedsum_main', 'smoke'); "
+            "print(p, p.is_dir())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = out.stdout.split()
+    assert out[1] == "True" and not Path(out[0]).exists()

@@ -37,6 +37,11 @@ def test_output_dir_is_committed_only_at_the_defaults():
     other = notebook.notebook_output_dir("01_participation_delays", {**d, "per_round": 10})
     assert other == "results/notebooks/01_participation_delays-per_round=10"
     assert notebook.notebook_output_dir("01_participation_delays", {**d, "per_round": 10}, "x/y") == "x/y"
+    # a long list of overrides is cut, and two that share their first 100 characters stay apart
+    name = "07_fedacs_experiments"
+    d7 = notebook.notebook_defaults(name)
+    ten, twelve = (notebook.notebook_output_dir(name, {**d7, "seeds": list(range(n))}) for n in (40, 41))
+    assert ten != twelve and max(len(ten), len(twelve)) <= len(f"results/notebooks/{name}-") + 113
 
 
 def test_papermill_with_other_parameters_leaves_figures_alone(tmp_path):
@@ -260,19 +265,19 @@ def test_notebook_runs_save_figures_tables_and_claims_into_the_ledger(tmp_path):
     import matplotlib.pyplot as plt
 
     from fedlib import claims
-    runs = notebook.NotebookRuns(str(tmp_path / "nb"), tmp_path / "store", name="99_test")
+    runs = notebook.NotebookRuns(str(tmp_path / "99_test"), tmp_path / "store", name="99_test")
     fig, ax = plt.subplots()
     ax.plot([0, 1])
     assert runs.figure(fig, "f", "a title") is None                       # nothing machine-specific printed
-    assert (tmp_path / "nb" / "f.png").exists() and (tmp_path / "nb" / "f.pdf").exists()
+    assert (tmp_path / "99_test" / "f.png").exists() and (tmp_path / "99_test" / "f.pdf").exists()
     assert fig._suptitle.get_text() == "a title"
     plt.close(fig)
     df = pd.DataFrame({"x": [1.5]})
-    assert runs.table(df, "t") is df and (tmp_path / "nb" / "t.md").exists()
+    assert runs.table(df, "t") is df and (tmp_path / "99_test" / "t.md").exists()
     v = claims.paired({0: 0.9, 1: 0.8, 2: 0.85}, {0: 0.5, 1: 0.4, 2: 0.45})
     table = runs.claims([{"where": "Sec. 1", "quote": "it is better", "claim": "A beats B", "check": v,
                           "setting": "s"}], "a paper")
-    assert table["verdict"].tolist() == [claims.HOLDS] and (tmp_path / "nb" / "claims.csv").exists()
+    assert table["verdict"].tolist() == [claims.HOLDS] and (tmp_path / "99_test" / "claims.csv").exists()
     ledger = pd.read_csv(tmp_path / "claims_ledger.csv")
     got = ledger[["notebook", "paper", "claim", "verdict"]].values.tolist()
     assert got == [["99_test", "a paper", "A beats B", claims.HOLDS]]
@@ -305,3 +310,32 @@ def test_notebook_runs_show_tables_whole(tmp_path, monkeypatch):
         html = wide._repr_html_()                   # what a notebook shows (to_string ignores these options)
         assert "..." not in html and "<th>c29</th>" in html
         assert html.count("<tr>") == 80             # every body row (the header row is styled)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_each_notebooks_py_source_and_executed_ipynb_hold_the_same_cells(name):
+    """The ``.py`` is the source and nbval executes the ``.ipynb``: an edit of one not synced to the
+    other (``make sync``; ``make figures`` syncs each pair before it executes it) would test, or
+    lose, code that is not the source. Every cell, code and Markdown, in order."""
+    import jupytext
+    import nbformat
+    source = jupytext.read(ROOT / "notebooks" / f"{name}.py")
+    executed = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    assert [(c.cell_type, c.source) for c in source.cells] == \
+        [(c.cell_type, c.source) for c in executed.cells], f"{name}: .py and .ipynb differ; run make sync"
+
+
+def test_a_notebook_says_how_many_runs_it_is_about_to_compute(tmp_path, capsys):
+    """Without progress bars a cell computing missing runs could sit silent for minutes: it says how
+    many runs are not in the store first; once they are, nothing."""
+    from fedlib import ExperimentConfig
+    runs = notebook.NotebookRuns(str(tmp_path / "99_test"), tmp_path / "store", name="99_test")
+    cs = [ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=2, seed=s,
+                           problem_args={"num_clients": 2, "dim": 2}) for s in (0, 1)]
+    runs.compute(cs[:1])
+    runs.compute(cs)
+    assert capsys.readouterr().out.splitlines() == [
+        f"computing 1 of 1 runs not in {tmp_path / 'store'} (progress=True shows progress bars)",
+        f"computing 1 of 2 runs not in {tmp_path / 'store'} (progress=True shows progress bars)"]
+    runs.compute(cs)
+    assert capsys.readouterr().out == ""

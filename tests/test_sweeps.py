@@ -237,6 +237,17 @@ def test_a_phase_of_another_seed_starts_from_the_shared_warm_up(tmp_path):
 
 
 
+def test_a_phase_whose_warm_up_diverged_says_so(tmp_path):
+    """A warm-up that diverges starts none of its phases, and each says how it failed (notebook 09's
+    smoke profile on seed 3 said only "warm-up ... failed")."""
+    warm = _base(algorithm="fedavg", rounds=200, lr_local=50.0)
+    phase = _base(algorithm="fedsum", rounds=5, init_from=warm)
+    with pytest.warns(RuntimeWarning, match="did not finish and have no entry"):
+        df = fedlib.sweep([phase], tmp_path, progress=False)
+    at = Store(tmp_path).get(warm).meta["diverged_at"]
+    assert df["error"].iloc[0] == f"warm-up {warm.key()} diverged at round {at}; this run was not started"
+
+
 def test_a_warm_up_computed_alone_with_keep_params_is_not_computed_again(tmp_path):
     warm = _base(algorithm="fedavg", rounds=10, lr_local=0.1)
     phase = _base(algorithm="fedsum", rounds=5, init_from=warm)

@@ -112,8 +112,14 @@ class FedACS(Algorithm):
         d = np.asarray(self.problem.weights.cpu().numpy() if given is None else given, dtype=float)
         if d.shape != (N,) or (d < 0).any():
             raise InputError(f"weights: expected {N} non-negative client weights")
+        mu = float(self.settings.prox_mu)
         a = nova_normaliser(torch.tensor(np.array(schedule.local_steps)), lr,
-                            float(self.settings.momentum), float(self.settings.prox_mu)).numpy()
+                            float(self.settings.momentum), mu).numpy()
+        if not np.isfinite(a).all() or (a[np.asarray(schedule.active) > 0] <= 0).any():
+            raise InputError(f"lr_local: eta_l = {lr:g} with prox_mu = {mu:g} makes FedNova's normaliser "
+                             "||a_i||_1 non-positive or not finite for some client's local steps, so eq. "
+                             "(15) gives no sampling probabilities; FedProx's local steps contract only for "
+                             f"eta_l * prox_mu < 1 (here {lr * mu:g})")
         score = np.where(schedule.active > 0, d / (p * a), 0.0)
         total = score.sum(1, keepdims=True)
         return np.divide(score, total, out=np.zeros_like(score), where=total > 0)

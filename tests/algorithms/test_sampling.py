@@ -119,6 +119,17 @@ def test_fedacs_sampling_probabilities_follow_inferred_eq_15(quad):
     assert np.array_equal(sched.uplink_ok, env.uplink_ok)
 
 
+def test_fedacs_refuses_a_rate_whose_prox_normaliser_leaves_no_probabilities(quad):
+    """FedProx's ||a_i||_1 = sum_k (1 - eta mu)^k is positive only while eta mu < 1 bounds it: past
+    that, eq. (15)'s scores change sign and numpy's multinomial failed with "pvals < 0"; the rate
+    is refused naming the field and the product."""
+    env = participation.build("full", 8, 10, seed=0, local_steps=np.arange(1, 9))
+    with pytest.raises(ValueError, match=r"^lr_local: eta_l = 5 with prox_mu = 1 makes FedNova's normaliser "
+                                         r".* eta_l \* prox_mu < 1 \(here 5\)"):
+        fedlib.run("fedacs", quad, env, lr_local=5.0, draws=3, prox_mu=1.0, progress=False)
+    fedlib.run("fedacs", quad, env, lr_local=0.5, draws=3, prox_mu=1.0, progress=False)   # 0.5: runs
+
+
 def test_os_probabilities_water_filling():
     u = torch.tensor([5.0, 1.0, 1.0, 0.5, 0.0], dtype=torch.float64)
     p = os_probabilities(u, 2)
