@@ -51,7 +51,7 @@ figures: $(STAMP) fashion-mnist
 	@case "$(PROFILE)" in quick|paper) ;; smoke) echo "PROFILE: smoke runs compute into a temporary store and render nothing to keep; run one with papermill -p profile smoke (README, \"Profiles\")"; exit 2;; \
 	  *) echo "PROFILE: must be quick or paper, got '$(PROFILE)'"; exit 2;; esac
 	@test -z "$(NB)" -o -f "notebooks/$(NB).ipynb" || { echo "NB: no notebook notebooks/$(NB).ipynb; the notebooks: $(notdir $(basename $(NOTEBOOKS)))"; exit 2; }
-	@left=""; before=$$(mktemp); cp figures/claims_ledger.csv $$before 2>/dev/null; \
+	@left=""; before=$$(mktemp); trap 'rm -f $$before' EXIT; cp figures/claims_ledger.csv $$before 2>/dev/null; \
 	for nb in $(FIGURE_NOTEBOOKS); do \
 	  name=$$(basename $$nb .ipynb); \
 	  echo "== $$name ($(PROFILE))"; \
@@ -59,7 +59,7 @@ figures: $(STAMP) fashion-mnist
 	  if [ "$(PROFILE)" = "quick" ]; then \
 	    $(BIN)/papermill "$$nb" "$$nb" -k python3 --cwd notebooks --no-progress-bar || exit 1; \
 	    $(BIN)/python -m fedlib strip "$$nb" || exit 1; \
-	    if [ -s $$before ] && ! $(BIN)/python -m fedlib ledger-same $$before figures/claims_ledger.csv $$name; then \
+	    if ! $(BIN)/python -m fedlib ledger-same $$before figures/claims_ledger.csv $$name; then \
 	      echo "$$name: its ledger rows changed: executed again, so that its summary reads them"; \
 	      $(BIN)/papermill "$$nb" "$$nb" -k python3 --cwd notebooks --no-progress-bar || exit 1; \
 	      $(BIN)/python -m fedlib strip "$$nb" || exit 1; \
@@ -79,7 +79,6 @@ figures: $(STAMP) fashion-mnist
 	           grep -E "^missing:|^ValueError" results/notebooks/$$name-$(PROFILE).log | sed 's/^/  /' | tail -8; left="$$left $$name"; }; \
 	  fi; \
 	done; \
-	rm -f $$before; \
 	campaigns=$$(for n in $$left; do case $$n in 02_*|03_*|05_*|08_*) echo $$n;; esac; done); \
 	if [ -n "$$campaigns" ]; then echo "== what the $(PROFILE) stores lack (make campaign computes it in order):"; \
 	  $(BIN)/python -m fedlib campaign $$campaigns --profile $(PROFILE) --list $(if $(filter paper,$(PROFILE)),--device cuda); fi

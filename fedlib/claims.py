@@ -1191,12 +1191,12 @@ def claims_table(rows: Sequence[ClaimRow | Mapping]) -> pd.DataFrame:
 def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str | os.PathLike,
                   setting: Sequence[str] = ()) -> Path:
     """Put a notebook's claims (a :func:`claims_table`) into the ledger of all notebooks,
-    ``claims_ledger.csv`` and ``.md`` in the folder above ``out_dir`` where ``out_dir`` is the
-    notebook's own folder there (its name the notebook's, or the notebook's with its parameters:
-    ``figures/<notebook>`` at the defaults, ``results/notebooks/<notebook>-<parameters>``
-    otherwise), replacing that notebook's earlier rows and keeping the others'; rows are ordered
-    by notebook. Any other ``out_dir`` (a user's ``-p out_dir``, e.g. ``figures/01_per_round_10``
-    or a folder at the project's top) holds a ledger of its own rows, so that a run at other
+    ``claims_ledger.csv`` and ``.md`` in the folder above ``out_dir`` where ``out_dir`` is one of
+    the notebook's own folders (``figures/<notebook>`` at the defaults,
+    ``results/notebooks/<notebook>-<parameters>`` otherwise, under any root), replacing that
+    notebook's earlier rows and keeping the others'; rows are ordered by notebook. Any other
+    ``out_dir`` (a user's ``-p out_dir``, e.g. ``figures/01_per_round_10``, a folder at the
+    project's top, or ``elsewhere/<notebook>``) holds a ledger of its own rows, so that a run at other
     parameters never rewrites the committed ``figures/claims_ledger.csv``. ``setting`` names the
     table's context columns that make up each row's setting (e.g. dataset and pattern), joined
     with the row's own ``setting``.
@@ -1208,7 +1208,9 @@ def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str |
     """
     from .paths import output_dir
     from .plotting import save_table
-    own = Path(out_dir).name == notebook or Path(out_dir).name.startswith(f"{notebook}-")
+    folder = Path(out_dir)
+    own = (folder.name == notebook and folder.parent.name == "figures") or (
+        folder.name.startswith(f"{notebook}-") and folder.parent.name == "notebooks")
     root = output_dir(Path(out_dir).parent) if own else output_dir(out_dir)
     path = root / "claims_ledger.csv"
     rows = table.copy()
@@ -1286,15 +1288,17 @@ def what_holds_markdown(ledger: pd.DataFrame | str | os.PathLike) -> str:
 
 
 def same_ledger_rows(before: str | os.PathLike, after: str | os.PathLike, notebook: str) -> bool:
-    """Whether ``notebook``'s rows are the same in two claims ledgers (CSV files; a missing file
-    has none): ``make figures`` executes a notebook again when they differ, since its summary cell
-    (:func:`summary_markdown`) read the ledger before the notebook rewrote its rows."""
+    """Whether ``notebook``'s rows are the same in two claims ledgers (CSV files; a missing or empty
+    file has none; no rows in either are the same): ``make figures`` executes a notebook again when
+    they differ, since its summary cell (:func:`summary_markdown`) read the ledger before the
+    notebook rewrote its rows."""
     def rows(path) -> pd.DataFrame:
-        if not Path(path).is_file():
-            return pd.DataFrame(columns=LEDGER_COLUMNS)
+        if not Path(path).is_file() or Path(path).stat().st_size == 0:   # none yet (an empty copy of none)
+            return pd.DataFrame(columns=["notebook"])
         df = pd.read_csv(path, keep_default_na=False, dtype=str)
         return df[df["notebook"] == notebook].reset_index(drop=True)
-    return rows(before).equals(rows(after))
+    old, new = rows(before), rows(after)
+    return (old.empty and new.empty) or old.equals(new)
 
 
 def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | None = None) -> str:

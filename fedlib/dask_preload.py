@@ -6,9 +6,10 @@ for workers started from the command line::
 Dask's nanny spawns each worker process with ``distributed.nanny.pre-spawn-environ``, whose
 default sets ``MALLOC_TRIM_THRESHOLD_=65536``: glibc then stops adapting its mmap threshold, and
 torch's CPU training runs about 2x slower (``benchmarks/README.md``). A client's
-``dask.config.set`` does not reach workers started elsewhere, and Dask's environment variables and
-YAML files *merge* into that default, so they cannot remove the setting; this preload runs in the
-nanny before it spawns the worker and *replaces* it, as ``dask.config.set`` does in the README's
+``dask.config.set`` does not reach workers started elsewhere, and Dask's environment variables
+*merge* into that default, so they cannot remove the setting (a YAML file of the workers' Dask
+configuration can: ``MALLOC_TRIM_THRESHOLD_: null``); this preload runs in the nanny before it
+spawns the worker and *replaces* the whole setting, as ``dask.config.set`` does in the README's
 ``LocalCluster`` recipe. Each entry's ``meta.json`` records the worker's
 ``malloc_trim_threshold`` (None: not set).
 """

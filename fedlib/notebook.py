@@ -77,24 +77,26 @@ def check_stand_in(rounds, name: str = "stand_in_rounds") -> int:
     return int(rounds)
 
 
-def seeds_among(some, seeds: list[int], name: str) -> tuple[list[int], str]:
+def seeds_among(some, seeds: list[int], name: str, notebook: str = "") -> tuple[list[int], str]:
     """A notebook's lagging seed list ``some`` (parameter ``name``: the cells computed on fewer
     seeds so far) narrowed to those among ``seeds`` (both checked by :func:`check_seeds`), with a
     line that says what was dropped ("" where nothing was); all of ``seeds`` where none is among
-    them all (e.g. a test's ``seeds [0]``: the lagging cells follow it).
+    them (e.g. a test's ``seeds [0]``: the lagging cells follow it).
 
     Raises:
-        InputError: ``some`` names a seed outside ``seeds`` and does not hold them all (a user's
-            ``alpha_seeds [7]`` beside ``seeds 0-5``: its cells would run on other seeds than asked).
+        InputError: ``notebook`` is given and ``some`` was set (it is not that notebook's default of
+            parameter ``name``), names a seed outside ``seeds`` and does not hold them all: a user's
+            ``alpha_seeds [7]`` beside ``seeds 0-5`` would run its cells on other seeds than asked.
     """
     some, seeds = check_seeds(some, name), check_seeds(seeds)
     if set(some) <= set(seeds):
         return some, ""
-    if not set(seeds) <= set(some):
+    default = notebook_defaults(notebook).get(name) if notebook else None
+    if notebook and some != default and not set(seeds) <= set(some):
         outside = ", ".join(str(k) for k in some if k not in seeds)
         raise InputError(f"{name}: {outside} not among seeds {seeds}; "
                          f"{name} lists the seeds, among seeds, that its cells run on")
-    kept = [k for k in some if k in seeds]
+    kept = [k for k in some if k in seeds] or seeds
     return kept, (f"{name} {some}: {', '.join(str(k) for k in some if k not in seeds)} not among seeds "
                   f"{seeds}; those cells run on {kept}")
 

@@ -728,7 +728,9 @@ class _Checkpointer:
     run's rounds, and its entry's record, have one arithmetic. ``code``: the fingerprint of the
     code that computes the run (:func:`_code_of`), saved with the state; a checkpoint saved by code
     that differs in a part both record is not resumed either (its run is this one, but its rounds
-    were computed by the code before), whether or not the change moved the run's digest."""
+    were computed by the code before) where its settings are this run's -- the change may have
+    moved its schedule or start, not its algorithm, options, problem or rates; with other settings
+    it is another run's, and refused."""
 
     def __init__(self, path: str | os.PathLike, every: int, fingerprint: str, arith: tuple | None = None,
                  parts: dict | None = None, code: dict | None = None):
@@ -741,7 +743,10 @@ class _Checkpointer:
     def load(self) -> dict | None:
         """The saved state of this run, None when there is none (or it is unreadable: reported)."""
         state = _read_checkpoint(self.path) if self.path.exists() else None
-        if state is not None and (changed := changed_parts(state.get("code"), self.code or {})):
+        changed = changed_parts(state.get("code"), self.code or {}) if state is not None else []
+        if changed and state["fingerprint"] != self.fingerprint and not self._same_settings(state):
+            changed = []                   # another run's (its settings differ), whatever its code: refused
+        if changed:
             warn(f"checkpoint: {self.path} (round {state.get('t')}) was saved by other code (the code "
                  f"of its {' and '.join(changed)} has changed since); starting the run over, so that all "
                  "its rounds are computed by the code as it is now")
@@ -754,6 +759,13 @@ class _Checkpointer:
                  "so that all its rounds compute under one")
             return None
         return state
+
+    def _same_settings(self, state: dict) -> bool:
+        """Whether a checkpoint's run has this run's settings (algorithm, options, problem, rates,
+        schedule spec), so that a schedule or start that differs comes from the code that drew it."""
+        saved = (state.get("parts") or {}).get("settings")
+        return saved is not None and self.parts is not None and \
+            json.dumps(saved, sort_keys=True) == json.dumps(self.parts["settings"], sort_keys=True)
 
     def save(self, t: int, x: torch.Tensor, history: _History, algo: algorithms.Algorithm,
              anchor: AnchorRecorder) -> None:

@@ -17,8 +17,9 @@ Entries are written into a temporary folder and renamed into place, so a worker 
 leaves no partial entry, and several workers can share one store folder. A run that another writer
 stored first (two sweeps over the same configs at once: each computes the runs it found missing)
 keeps that writer's entry; an entry is replaced only where it is corrupt, stale, a failure or
-lacks the model asked for, moved aside in one rename so that no reader finds half of
-it. A truncated, unreadable or edited entry is reported by name and never loaded as data.
+lacks the model asked for, moved aside in one rename, so that a reader finds the old entry, the new
+one or none (a reader caught in the middle of reading one is told it is unreadable). A truncated,
+unreadable or edited entry is reported by name and never loaded as data.
 """
 
 from __future__ import annotations
@@ -362,8 +363,7 @@ class Store:
             warn(f"store: {kind} entry {e}; it is not loaded, and it is recomputed where "
                  "computing is allowed")
             return None
-        known = config.algorithm in algorithms.available()     # a user's class not imported: read as stored
-        parts = stale_parts(entry.meta.get("code"), config) if known else []
+        parts = _stale(entry, config)
         if parts:
             names = {"algorithm": f"algorithm {config.algorithm!r}", "problem": f"problem {config.problem!r}",
                      "participation": f"participation kind {config.participation!r}"}
@@ -413,7 +413,11 @@ class Store:
             kept = self._kept(key, config, meta["status"], save_params)
             if kept is not None:                    # another writer stored this run since it was planned
                 return kept
-            _replace(tmp, self.path / key)
+            aside = _move_aside(self.path / key)
+            if aside is not None and self._kept(aside.name, config, meta["status"], save_params) is not None:
+                os.replace(aside, self.path / key)  # another writer's good entry came in between: it stays
+                return self.read(key, expected=config)
+            _replace(tmp, self.path / key, aside)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -433,10 +437,10 @@ class Store:
             entry = self.read(key, expected=config)
         except CorruptEntry:
             return None
-        known = config.algorithm in algorithms.available()
-        if known and stale_parts(entry.meta.get("code"), config):
+        if _stale(entry, config):
             return None
-        if entry.status == "error" or (save_params and entry.params() is None and status != "error"):
+        if entry.status == "error" or (save_params and not (entry.path / "params.npy").is_file()
+                                       and status != "error"):
             return None
         return entry
 
@@ -449,9 +453,11 @@ class Store:
         :func:`fedlib.run_config`'s (CUDA-graph steps: ``VectorizedEngine(graphs=True)``). On a
         GPU (``device``, else the problem's ``device``) the run computes under
         :func:`fedlib.arithmetic.verifiable`; a device this machine lacks is a ValueError naming
-        the field, and nothing is stored (as for missing data). A run resumes from its checkpoint
+        the field, and nothing is stored (as for missing data). Where another writer stored the same
+        run while this one computed, its entry is returned and this one dropped (:meth:`write`). A
+        run resumes from its checkpoint
         only if the checkpoint was saved by the same code (:func:`_run`); running out of memory
-        (``MemoryError``, ``torch.OutOfMemoryError``) is raised and nothing is stored: a property
+        (``MemoryError``, ``torch.cuda.OutOfMemoryError``) is raised and nothing is stored: a property
         of the machine, as missing data is, not of the run."""
         plain = config.config if isinstance(config, Planned) else config
         self.require_writable(f"computing {_keyed(config)[1]}")       # refused before the run, not after
@@ -583,17 +589,24 @@ class Store:
         return out
 
 
-def _replace(tmp: Path, final: Path) -> None:
-    """Move the written entry ``tmp`` to ``final``; an entry there (one it replaces) is first moved
-    aside in one rename and removed after, so that a reader finds the old entry or the new one,
-    never part of one. Where another writer's entry lands at ``final`` in between, that one stays."""
-    aside = None
-    if final.exists():
-        aside = final.with_name(f".old-{final.name}-{uuid.uuid4().hex[:8]}")
-        try:
-            os.rename(final, aside)
-        except FileNotFoundError:            # another writer moved it first
-            aside = None
+def _move_aside(final: Path) -> Path | None:
+    """The entry at ``final`` moved aside in one rename (to a dot-folder no listing reads), or None
+    where there is none (or another writer moved it first)."""
+    if not final.exists():
+        return None
+    aside = final.with_name(f".old-{final.name}-{uuid.uuid4().hex[:8]}")
+    try:
+        os.rename(final, aside)
+    except FileNotFoundError:
+        return None
+    return aside
+
+
+def _replace(tmp: Path, final: Path, aside: Path | None) -> None:
+    """Move the written entry ``tmp`` to ``final``, the entry it replaces moved ``aside`` already
+    (:func:`_move_aside`) and removed after, so that a reader finds the old entry, the new one or
+    none, never a mix of the two. Where another writer's entry lands at ``final`` in between, that
+    one stays."""
     try:
         os.rename(tmp, final)
     except OSError:                          # another writer's entry landed first: it stays
@@ -602,6 +615,13 @@ def _replace(tmp: Path, final: Path) -> None:
     finally:
         if aside is not None:
             shutil.rmtree(aside, ignore_errors=True)
+
+
+def _stale(entry: Entry, config: ExperimentConfig) -> list[str]:
+    """The parts of ``entry``'s code fingerprint that changed since it was stored
+    (:func:`fedlib.fingerprint.stale_parts`); none for an algorithm not registered here (a user's
+    class not imported: read as stored)."""
+    return stale_parts(entry.meta.get("code"), config) if config.algorithm in algorithms.available() else []
 
 
 def _run(config: ExperimentConfig | Planned, ckpt: Path | None, code: dict, **run_options: Any
@@ -617,7 +637,7 @@ def _run(config: ExperimentConfig | Planned, ckpt: Path | None, code: dict, **ru
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
                 return run_config(config, checkpoint=ckpt, checkpoint_code=code, **run_options), None
-        except (DataNotFoundError, MemoryError, torch.OutOfMemoryError):
+        except (DataNotFoundError, MemoryError, torch.cuda.OutOfMemoryError):
             raise          # the machine lacks the data or the memory: not the run's property, store nothing
         except CheckpointMismatch as e:
             if last:                              # removed, yet refused again: stored as the run's error

@@ -299,11 +299,18 @@ def _warn_new_failures(plan: SweepPlan, failed: dict[str, str]) -> None:
     ``error``): runs with no entry (a worker that died, a warm-up that failed, out of memory),
     which the next sweep computes, and runs that raised, stored with status ``error``, which
     ``retry_errors=True`` recomputes."""
-    if failed:
-        key, why = next(iter(failed.items()))
-        warn(f"sweep: {len(failed)} run(s) did not finish and have no entry (first: {key}: "
+    blocked = {k: w for k, w in failed.items() if str(w).startswith("warm-up ")}
+    lost = {k: w for k, w in failed.items() if k not in blocked}
+    if lost:
+        key, why = next(iter(lost.items()))
+        warn(f"sweep: {len(lost)} run(s) did not finish and have no entry (first: {key}: "
              f"{str(why).splitlines()[0]}); they are rows with status error in the frame, and sweeping "
              "again computes them")
+    if blocked:
+        key, why = next(iter(blocked.items()))
+        warn(f"sweep: {len(blocked)} run(s) were not started: their warm-up failed (first: {key}: "
+             f"{str(why).splitlines()[0]}); they are rows with status error in the frame, and start once "
+             "their warm-up is stored with status ok")
     raised = [k for k, e in plan.entries.items() if e.status == "error" and k not in plan.stored_errors]
     if raised:
         first = str(plan.entries[raised[0]].meta.get("error") or "?").splitlines()[0]
@@ -552,7 +559,7 @@ def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress:
                  and entries[p.warmup.key].status == "ok"]
         for p in batch:
             if p not in ready:
-                finished(p, None, f"warm-up {p.warmup.key} {_how_failed(entries.get(p.warmup.key), failed)}; "
+                finished(p, None, f"warm-up {p.warmup.key} {_how_failed(p.warmup.key, entries, failed)}; "
                                   "this run was not started")
         keep = {p.key: keep_params or p.key in plan.warm_keys for p in ready}
         if executor is None:
@@ -571,11 +578,13 @@ def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress:
     return failed
 
 
-def _how_failed(entry: Entry | None, failed: dict[str, str]) -> str:
-    """How a warm-up that cannot start its phases failed, in words: diverged (at which round), raised
-    (its error's first line), or did not finish (no entry)."""
+def _how_failed(key: str, entries: dict[str, Entry], failed: dict[str, str]) -> str:
+    """How the warm-up ``key`` that cannot start its phases failed, in words: diverged (at which
+    round), raised (its error's first line), or did not finish (no entry: why, from ``failed``)."""
+    entry = entries.get(key)
     if entry is None:
-        return "did not finish (no entry)"
+        why = failed.get(key)
+        return f"did not finish ({str(why).splitlines()[0]})" if why else "did not finish (no entry)"
     if entry.status == "diverged":
         return f"diverged at round {entry.meta.get('diverged_at')}"
     return f"raised: {str(entry.meta.get('error') or '?').splitlines()[0]}"
@@ -592,7 +601,7 @@ def _compute_here(ready: list[Planned], st: Store, finished, torch_threads, keep
             try:
                 entry = st.compute(p, device=device, checkpoint_every=checkpoint_every,
                                    save_params=keep[p.key])
-            except (MemoryError, torch.OutOfMemoryError) as e:    # the machine's, not the run's: no entry
+            except (MemoryError, torch.cuda.OutOfMemoryError) as e:   # the machine's, not the run's
                 finished(p, None, f"out of memory ({type(e).__name__}: {e}); not stored: the next sweep "
                                   "computes it, on a machine with more memory")
                 continue

@@ -65,8 +65,8 @@ seeds = notebook.check_seeds(seeds)
 if profile == "smoke":
     print(f"smoke profile: seed {seeds[0]} only (tiny settings; one seed gives no interval: every claim reads 'inconclusive')")
     seeds = alpha_seeds = other_seeds = seeds[:1]
-alpha_seeds, note = notebook.seeds_among(alpha_seeds, seeds, "alpha_seeds")     # e.g. seeds [0] for a test
-other_seeds, more = notebook.seeds_among(other_seeds, alpha_seeds, "other_seeds")
+alpha_seeds, note = notebook.seeds_among(alpha_seeds, seeds, "alpha_seeds", runs.name)   # e.g. seeds [0]: a test
+other_seeds, more = notebook.seeds_among(other_seeds, alpha_seeds, "other_seeds", runs.name)
 print("\n".join(x for x in (note, more) if x) or "", end="")
 
 

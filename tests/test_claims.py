@@ -302,8 +302,14 @@ def test_claims_table_names_where_and_quote_and_computes_every_cause(tmp_path):
         claims.update_ledger(t.iloc[:1], "02_x", "FedSUM", own)
         assert pd.read_csv(own / "claims_ledger.csv")["notebook"].tolist() == ["02_x"]
     assert (tmp_path / "figures" / "claims_ledger.csv").read_bytes() == before
-    claims.update_ledger(t.iloc[:1], "02_x", "FedSUM", tmp_path / "results" / "02_x-per_round=10")
-    assert pd.read_csv(tmp_path / "results" / "claims_ledger.csv")["notebook"].tolist() == ["02_x"]
+    for own in (tmp_path / "figures" / "02_x-mine", tmp_path / "elsewhere" / "02_x"):   # named, not placed
+        claims.update_ledger(t.iloc[:1], "02_x", "FedSUM", own)
+        assert (own / "claims_ledger.csv").is_file()
+    assert (tmp_path / "figures" / "claims_ledger.csv").read_bytes() == before
+    other = tmp_path / "results" / "notebooks" / "02_x-per_round=10"
+    claims.update_ledger(t.iloc[:1], "02_x", "FedSUM", other)
+    ledger = pd.read_csv(tmp_path / "results" / "notebooks" / "claims_ledger.csv")
+    assert ledger["notebook"].tolist() == ["02_x"]
 
 
 def test_the_ledger_collects_every_notebooks_claims_and_the_readme_shows_its_counts():

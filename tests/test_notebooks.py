@@ -265,20 +265,21 @@ def test_notebook_runs_save_figures_tables_and_claims_into_the_ledger(tmp_path):
     import matplotlib.pyplot as plt
 
     from fedlib import claims
-    runs = notebook.NotebookRuns(str(tmp_path / "99_test"), tmp_path / "store", name="99_test")
+    out = tmp_path / "figures" / "99_test"
+    runs = notebook.NotebookRuns(str(out), tmp_path / "store", name="99_test")
     fig, ax = plt.subplots()
     ax.plot([0, 1])
     assert runs.figure(fig, "f", "a title") is None                       # nothing machine-specific printed
-    assert (tmp_path / "99_test" / "f.png").exists() and (tmp_path / "99_test" / "f.pdf").exists()
+    assert (out / "f.png").exists() and (out / "f.pdf").exists()
     assert fig._suptitle.get_text() == "a title"
     plt.close(fig)
     df = pd.DataFrame({"x": [1.5]})
-    assert runs.table(df, "t") is df and (tmp_path / "99_test" / "t.md").exists()
+    assert runs.table(df, "t") is df and (out / "t.md").exists()
     v = claims.paired({0: 0.9, 1: 0.8, 2: 0.85}, {0: 0.5, 1: 0.4, 2: 0.45})
     table = runs.claims([{"where": "Sec. 1", "quote": "it is better", "claim": "A beats B", "check": v,
                           "setting": "s"}], "a paper")
-    assert table["verdict"].tolist() == [claims.HOLDS] and (tmp_path / "99_test" / "claims.csv").exists()
-    ledger = pd.read_csv(tmp_path / "claims_ledger.csv")
+    assert table["verdict"].tolist() == [claims.HOLDS] and (out / "claims.csv").exists()
+    ledger = pd.read_csv(tmp_path / "figures" / "claims_ledger.csv")
     got = ledger[["notebook", "paper", "claim", "verdict"]].values.tolist()
     assert got == [["99_test", "a paper", "A beats B", claims.HOLDS]]
 

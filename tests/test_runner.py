@@ -513,6 +513,8 @@ def test_a_checkpoint_saved_by_other_code_starts_the_run_over(tmp_path, quad):
     fedavg = fedlib.algorithms.get("fedavg")
 
     class Edited(fedavg):             # the same algorithm by name, its server step edited since
+        name = "fedavg"
+
         def round(self, x, r):
             return x + 0.5 * (super().round(x, r) - x)
 
@@ -536,3 +538,10 @@ def test_a_checkpoint_saved_by_other_code_starts_the_run_over(tmp_path, quad):
         assert res.info.get("resumed_at") == (5 if resumes else None)
         assert torch.equal(res.params, fedlib.run(algo, quad, sched, **kw).params)
         ck.unlink()
+    # another algorithm's checkpoint (its code differs too) is another run's: refused, not overwritten
+    with pytest.raises(_Stop):
+        fedlib.run(fedavg, quad, sched, **kw, checkpoint=ck, checkpoint_every=5, callback=_stop_at(5))
+    saved = ck.read_bytes()
+    with pytest.raises(runner.CheckpointMismatch, match=r"another run \(what differs: algorithm: "):
+        fedlib.run("fedsum", quad, sched, **kw, checkpoint=ck)
+    assert ck.read_bytes() == saved

@@ -59,7 +59,7 @@ def test_a_hand_edited_value_is_caught_by_name_and_never_loaded(tmp_path, monkey
     assert "stored file(s) differ from the digests sealed with the run, nothing replayed" in str(rep)
     assert "nan" not in str(rep)
     monkeypatch.setenv("FEDLIB_NO_COMPUTE", "1")                  # refused, not recomputed, and named
-    refused = rf"lacks 1 of 2 runs .* stored but were refused: edited entry {e.path}"
+    refused = rf"lacks 1 of 2 runs .* 1 of them is stored but was refused: edited entry {e.path}"
     with pytest.warns(RuntimeWarning, match=f"edited entry {e.path}"), \
             pytest.raises(ValueError, match=refused):
         fedlib.sweep(cs, tmp_path, progress=False)

@@ -242,7 +242,8 @@ def test_a_phase_whose_warm_up_diverged_says_so(tmp_path):
     smoke profile on seed 3 said only "warm-up ... failed")."""
     warm = _base(algorithm="fedavg", rounds=200, lr_local=50.0)
     phase = _base(algorithm="fedsum", rounds=5, init_from=warm)
-    with pytest.warns(RuntimeWarning, match="did not finish and have no entry"):
+    said = r"^sweep: 1 run\(s\) were not started: their warm-up failed \(first: .* diverged at round \d+; "
+    with pytest.warns(RuntimeWarning, match=said):
         df = fedlib.sweep([phase], tmp_path, progress=False)
     at = Store(tmp_path).get(warm).meta["diverged_at"]
     assert df["error"].iloc[0] == f"warm-up {warm.key()} diverged at round {at}; this run was not started"
@@ -560,7 +561,7 @@ def test_a_planned_config_is_what_store_and_runner_take_as_checked(tmp_path, mon
 def test_the_dask_preload_replaces_the_nannys_worker_environment():
     """``dask worker --preload-nanny fedlib.dask_preload``: the nanny spawns workers with
     ``DASK_WORKER_ENV`` alone; Dask's own default (which sets ``MALLOC_TRIM_THRESHOLD_``) is
-    replaced, not merged into, as environment variables and YAML files would."""
+    replaced, not merged into, as environment variables would."""
     pytest.importorskip("distributed")
     key = "'distributed.nanny.pre-spawn-environ'"
     code = (f"import dask, distributed; before = dict(dask.config.get({key})); "
