@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import hashlib
+import io
 import json
 import os
 import platform
@@ -56,7 +57,8 @@ from .paths import fedlib_project, project_root
 from .runner import CheckpointMismatch, Result, _device, run_config
 
 __all__ = ["CorruptEntry", "EditedEntry", "Entry", "SEALED_FILES", "Store", "TIMING_COLUMNS",
-           "META_SEAL", "digest_problems", "entry_digests", "meta_seal", "reseal", "run_cached", "write_meta"]
+           "META_SEAL", "digest_problems", "entry_digests", "meta_seal", "no_compute_env", "reseal",
+           "run_cached", "write_meta"]
 
 
 #: history columns that measure time (they differ between two runs of the same config)
@@ -533,8 +535,15 @@ class Store:
         """A table derived from the data once and kept beside the runs as ``<name>.csv`` (e.g. the
         clients' sample counts of a split, so that a notebook re-executes from the store without
         the dataset): read when present, else computed by ``make()`` (its index is written as the
-        first column) and written atomically."""
+        first column) and written atomically. With computing off (:func:`no_compute_env`) a store
+        is read, not added to: the table is computed and returned as read back, not kept (a
+        notebook that then stops on a missing run leaves nothing in the store)."""
         path = self.path / f"{name}.csv"
+        if not path.exists() and no_compute_env():
+            buf = io.StringIO()
+            make().to_csv(buf)
+            buf.seek(0)
+            return pd.read_csv(buf, index_col=0)
         if not path.exists():
             self.require_writable()
             df = make()
@@ -587,6 +596,23 @@ class Store:
             write_meta(d, meta)
             out[key] = "sealed"
         return out
+
+
+def no_compute_env() -> bool:
+    """Whether the environment turns computing off: ``FEDLIB_NO_COMPUTE`` set to ``1``, ``true``,
+    ``yes`` or ``on`` (any case; ``make test`` sets 1); ``0``, ``false``, ``no``, ``off`` or unset
+    leaves it on.
+
+    Raises:
+        InputError: any other value (``FEDLIB_NO_COMPUTE=ture`` must not compute hours of runs).
+    """
+    value = os.environ.get("FEDLIB_NO_COMPUTE", "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    raise InputError(f"FEDLIB_NO_COMPUTE: must be 1, true, yes or on (computing off) or 0, false, no, off or "
+                     f"unset (on), got {os.environ['FEDLIB_NO_COMPUTE']!r}")
 
 
 def _move_aside(final: Path) -> Path | None:

@@ -50,7 +50,11 @@ from . import extensions, participation
 from ._validate import InputError, warn
 from .config import ExperimentConfig, Planned
 from .problems import get_problem
-from .store import Entry, Store
+from .store import (
+    Entry,
+    Store,
+    no_compute_env,  # noqa: F401  (re-exported: sweeps.no_compute_env)
+)
 
 __all__ = ['DASK_WORKER_ENV', 'SweepPlan', 'load', 'no_compute_env', 'plan_sweep', 'stored_configs', 'sweep']
 
@@ -244,23 +248,6 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
     _warn_new_failures(plan, failed)
     frames = [_frame(plan.entries.get(p.key), p, failed.get(p.key)) for p in plan.configs]
     return pd.concat(frames, ignore_index=True)
-
-
-def no_compute_env() -> bool:
-    """Whether the environment turns computing off: ``FEDLIB_NO_COMPUTE`` set to ``1``, ``true``,
-    ``yes`` or ``on`` (any case; ``make test`` sets 1); ``0``, ``false``, ``no``, ``off`` or unset
-    leaves it on.
-
-    Raises:
-        InputError: any other value (``FEDLIB_NO_COMPUTE=ture`` must not compute hours of runs).
-    """
-    value = os.environ.get("FEDLIB_NO_COMPUTE", "").strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("", "0", "false", "no", "off"):
-        return False
-    raise InputError(f"FEDLIB_NO_COMPUTE: must be 1, true, yes or on (computing off) or 0, false, no, off or "
-                     f"unset (on), got {os.environ['FEDLIB_NO_COMPUTE']!r}")
 
 
 def _check_placement(executor: cf.Executor | None, workers: int | None, devices: list[str] | None,

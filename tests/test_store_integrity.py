@@ -246,6 +246,17 @@ def test_a_derived_table_is_computed_once_and_read_back(tmp_path):
     assert st.keys() == []                                        # not an entry of the store
 
 
+def test_a_derived_table_is_not_kept_when_computing_is_off(tmp_path, monkeypatch):
+    """With computing off a store is read, not added to: a notebook that computes a table and then
+    stops on a missing run (the paper profile without CIFAR-10) leaves nothing behind; the table it
+    gets is the one it would read back."""
+    monkeypatch.setenv("FEDLIB_NO_COMPUTE", "1")
+    st = Store(tmp_path)
+    got = st.derived_table("client_sizes_x", lambda: pd.DataFrame({"n": [3, 5]}).rename_axis("client"))
+    assert got.index.name == "client" and got["n"].tolist() == [3, 5]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_gpu_computed_entry_replays_on_this_cpu():
     """An entry a GPU computed (TF32 off, deterministic algorithms; issue 48) replays its anchor
     rounds on this CPU within the cross-arithmetic tolerance derived for fp32 kernels
