@@ -20,6 +20,7 @@ from ._validate import InputError, check_int
 from .analysis import require_ok
 from .config import ExperimentConfig
 from .paths import fedlib_project, project_root
+from .store import no_compute_env
 from .sweeps import sweep
 
 __all__ = ["NotebookRuns", "PROFILES", "RUN_METADATA", "check_parameters", "check_profile", "check_seeds",
@@ -104,7 +105,6 @@ def seeds_among(some, seeds: list[int], name: str, notebook: str = "") -> tuple[
 def computing_off() -> bool:
     """Whether ``$FEDLIB_NO_COMPUTE`` forbids computing missing runs (``make test``'s nbval, ``make
     figures PROFILE=paper``): a notebook then renders what its store holds."""
-    from .sweeps import no_compute_env
     return no_compute_env()
 
 

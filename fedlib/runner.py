@@ -565,10 +565,8 @@ def _code_of(plan: RunPlan) -> dict:
     edit of them, a refactor too, starts the run over; a helper they call is not seen)."""
     if plan.checkpoint_code is not None:
         return dict(plan.checkpoint_code)
-    def fedlib_base(c: type) -> bool:
-        return c in (algorithms.Algorithm, algorithms.Options, object)
-    classes = [c for c in plan.algorithm.__mro__ if not fedlib_base(c)]
-    classes += [c for c in plan.algorithm.Options.__mro__ if not fedlib_base(c)]
+    base = (algorithms.Algorithm, algorithms.Options, object)
+    classes = [c for c in (*plan.algorithm.__mro__, *plan.algorithm.Options.__mro__) if c not in base]
     return {"algorithm source": source_fingerprint(*classes)}
 
 
@@ -743,10 +741,12 @@ class _Checkpointer:
     def load(self) -> dict | None:
         """The saved state of this run, None when there is none (or it is unreadable: reported)."""
         state = _read_checkpoint(self.path) if self.path.exists() else None
-        changed = changed_parts(state.get("code"), self.code or {}) if state is not None else []
-        if changed and state["fingerprint"] != self.fingerprint and not self._same_settings(state):
-            changed = []                   # another run's (its settings differ), whatever its code: refused
-        if changed:
+        changed = [] if state is None else changed_parts(state.get("code"), self.code or {})
+        # this run's (its digest, or its settings where the code moved its schedule or start); another
+        # run's is refused below, whatever its code
+        same_run = state is not None and (
+            state["fingerprint"] == self.fingerprint or self._same_settings(state))
+        if changed and same_run:
             warn(f"checkpoint: {self.path} (round {state.get('t')}) was saved by other code (the code "
                  f"of its {' and '.join(changed)} has changed since); starting the run over, so that all "
                  "its rounds are computed by the code as it is now")

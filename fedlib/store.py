@@ -658,23 +658,20 @@ def _run(config: ExperimentConfig | Planned, ckpt: Path | None, code: dict, **ru
     changed in a way no fingerprint part names (``code`` is saved with checkpoints, and a
     checkpoint of other code is started over by the run itself): it is removed, with a warning,
     and the run started over. Missing data and running out of memory are raised (nothing stored)."""
-    for last in (False, True):
+    for retry in (True, False):
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*diverged.*", category=RuntimeWarning)
                 return run_config(config, checkpoint=ckpt, checkpoint_code=code, **run_options), None
         except (DataNotFoundError, MemoryError, torch.cuda.OutOfMemoryError):
             raise          # the machine lacks the data or the memory: not the run's property, store nothing
-        except CheckpointMismatch as e:
-            if last:                              # removed, yet refused again: stored as the run's error
+        except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
+            if not (retry and isinstance(e, CheckpointMismatch)):    # (refused again once removed: an error)
                 return None, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
             warn(f"store: the checkpoint {e.path} is another run's ({e.differences}), yet the store names "
                  "it by this run's key: this run's, saved before its code changed in a way the code "
                  "fingerprint does not name; it is removed and the run started over")
             ckpt.unlink(missing_ok=True)
-        except Exception as e:  # noqa: BLE001 - stored as an error entry, the sweep goes on
-            return None, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
-    raise AssertionError("unreachable")
 
 
 def run_cached(config: ExperimentConfig, cache_dir: str | os.PathLike | None = None,
