@@ -10,6 +10,7 @@ import inspect
 import itertools
 import json
 import math
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -18,6 +19,8 @@ import numpy as np
 import torch
 
 from . import algorithms, participation
+from . import data as data_mod
+from . import problems as problems_mod
 from ._validate import InputError
 from .participation import Schedule
 from .partition import builder as partition_builder
@@ -469,11 +472,13 @@ class ExperimentConfig:
         raise _bad(where, "participation_args", f"{kind}: {e}") from None
 
     def build_problem(self, device: str | None = None) -> Problem:
-        """The problem of this config (cached per process: the last one built is reused)."""
+        """The problem of this config (cached per process: the last one built is reused, while no
+        problem or dataset was registered since and ``FEDLIB_DATA`` names the same folders)."""
         args = _thaw(self.problem_args) if self.problem_args else {}
         if device is not None:
             args["device"] = device
-        cache_key = json.dumps([self.problem, args], sort_keys=True, default=str)
+        cache_key = json.dumps([self.problem, args, problems_mod._registrations, data_mod._registrations,
+                                os.environ.get("FEDLIB_DATA")], sort_keys=True, default=str)
         if _PROBLEM_CACHE.get("key") != cache_key:
             _PROBLEM_CACHE.clear()
             _PROBLEM_CACHE.update(key=cache_key, problem=build_problem(self.problem, **args))

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import hashlib
 import os
 import pickle
 import zipfile
@@ -154,12 +155,18 @@ class Dataset:
         name: registry name.
         train, test: (x [n, C, H, W] float32, y [n] int64).
         num_classes: number of classes.
+        digest: ``"sha256:..."`` of the content a run computes on (:func:`content_digest`: the
+            normalised images and the labels of both splits, with their shapes), whatever the
+            files' format or compression; None where nothing was loaded (a stand-in of
+            :func:`synthetic_like`, a function of its seed). A stored run records it, so that
+            ``verify`` can tell other data from other code.
     """
 
     name: str
     train: tuple[torch.Tensor, torch.Tensor]
     test: tuple[torch.Tensor, torch.Tensor]
     num_classes: int
+    digest: str | None = None
 
 
 def available() -> dict[str, str]:
@@ -444,6 +451,9 @@ def _read_digits(root: Path, seed: int = 0, test_fraction: float = 0.2) -> dict:
 
 # ------------------------------------------------------------------------------- the registry
 _DATASETS: dict[str, DatasetSpec] = {}
+#: how many datasets were registered in this process (the per-process problem cache's key:
+#: :meth:`fedlib.ExperimentConfig.build_problem` builds again after a dataset is replaced)
+_registrations = 0
 _BUILTIN: frozenset[str] = frozenset()
 
 
@@ -482,6 +492,8 @@ def register_dataset(name: str, loader: Callable[[Path], dict | None], *, info: 
         raise InputError(f"download: must be a function root -> None or None, got {download!r}")
     spec = DatasetSpec(name, loader, info, download)
     _DATASETS[name] = spec
+    global _registrations
+    _registrations += 1              # a problem built from the registry before is built again
     return spec
 
 
@@ -592,7 +604,20 @@ def _tensors(spec: DatasetSpec, parts: object) -> Dataset:
         else:
             xt = _normalise(x, spec.info)
         out[split] = (xt, torch.tensor(np.array(y), dtype=torch.long))
-    return Dataset(spec.name, out["train"], out["test"], spec.info.classes)
+    return Dataset(spec.name, out["train"], out["test"], spec.info.classes,
+                   content_digest(out["train"], out["test"]))
+
+
+def content_digest(*splits: tuple[torch.Tensor, torch.Tensor]) -> str:
+    """``"sha256:..."`` of the splits' tensors as a run computes on them: each tensor's dtype, shape
+    and bytes (on the CPU), in order. Two loads of the same data give the same digest whatever
+    the files' format; one changed pixel or label gives another."""
+    h = hashlib.sha256()
+    for t in (t for split in splits for t in split):
+        c = t.detach().cpu().contiguous()
+        h.update(f"{c.dtype}{tuple(c.shape)};".encode())
+        h.update(c.numpy().tobytes())
+    return f"sha256:{h.hexdigest()}"
 
 
 def _find(spec: DatasetSpec, roots: list[Path], download: bool) -> object:
@@ -628,7 +653,7 @@ def load(name: str, data_root: str | os.PathLike | None = None, device: str | to
     ds = _tensors(spec, parts)
     dev = torch.device(device)
     return Dataset(ds.name, tuple(t.to(dev) for t in ds.train), tuple(t.to(dev) for t in ds.test),
-                   ds.num_classes)
+                   ds.num_classes, ds.digest)
 
 
 def synthetic_like(name: str, n_train: int | None = None, n_test: int | None = None, seed: int = 0,

@@ -45,6 +45,11 @@ class Problem:
     #: the problem trains an ``nn.Module`` (``model``) on minibatches: the reference engine can run
     #: ``torch.optim.SGD`` on it (see :class:`Neural` for the attributes it then reads)
     has_module: bool = False
+    #: the content digest of each dataset the problem computes on, by name
+    #: (:attr:`fedlib.data.Dataset.digest`); a stored run records it (``meta.json``'s ``data``) so
+    #: that ``verify`` tells a replay on other data apart. None: no data loaded from files (an
+    #: analytic objective, a synthetic stand-in).
+    data_digests: dict[str, str] | None = None
 
     def threaded_clients(self, device: torch.device) -> bool:
         """Whether the vectorized engine should train this problem's clients one by one in

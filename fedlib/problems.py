@@ -144,6 +144,7 @@ def neural(dataset: str = "mnist", partition: str = "dirichlet", model: str = "f
     prob = Neural(net, split.indices, ds.train, ds.test, batch_size=batch_size, device=device, seed=seed,
                   train_eval_per_client=train_eval_per_client, test_eval_size=test_eval_size)
     prob.label_counts = split.counts
+    prob.data_digests = {dataset: ds.digest} if ds.digest is not None else None
     prob.names_spec = {"dataset": dataset, "partition": partition, "model": model, **partition_args}
     return prob
 
@@ -207,6 +208,8 @@ class ProblemSpec:
 
 
 _PROBLEMS: dict[str, ProblemSpec] = {}
+#: how many problems were registered in this process (the per-process problem cache's key)
+_registrations = 0
 
 
 def register_problem(name: str, builder: Callable[..., Problem], *, description: str,
@@ -265,6 +268,8 @@ def register_problem(name: str, builder: Callable[..., Problem], *, description:
     capture(builder)                        # its source as loaded, for the runs' fingerprints
     spec = ProblemSpec(name, builder, description, check, targets, memory, inputs, datasets)
     _PROBLEMS[name] = spec
+    global _registrations
+    _registrations += 1              # a problem built from the registry before is built again
     return spec
 
 

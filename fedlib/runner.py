@@ -408,6 +408,8 @@ class RunState:
         if self.remote:
             info["unreachable"] = {str(t): c for t, c in self.unreachable.items()}
         info["anchor"] = self.anchor.data
+        if getattr(self.problem, "data_digests", None):      # after the checkpoint's digest, as resumed_at
+            info["data"] = dict(self.problem.data_digests)
         if self.diverged:
             warn(f"{type(self.algo).name}: diverged (non-finite model or metric) at round "
                  f"{self.history[-1]['round']}; the run stopped there")

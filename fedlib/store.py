@@ -8,7 +8,8 @@ sub-folder named by :meth:`ExperimentConfig.key`::
     <key>/history.csv    every evaluated round (round, metrics, uplink, downlink, seconds, ...)
     <key>/meta.json      status (ok / diverged / error), error text or divergence round, versions,
                          git commit, arithmetic and replay anchor, wall time, date, the round
-                         a resumed run's checkpoint had reached (``resumed_at``), rows, the
+                         a resumed run's checkpoint had reached (``resumed_at``), the content
+                         digests of the datasets it computed on (``data``), rows, the
                          history's columns, the content digests of the other files and
                          (``meta_digest``) the digest of its own other fields: every byte sealed
     <key>/params.npy     the final model, only when asked for (``save_params=True``)
@@ -489,6 +490,7 @@ class Store:
             "arithmetic": arith,
             "anchor": result.info.get("anchor") if result is not None else None,
             "code": code, "resumed_at": result.info.get("resumed_at") if result is not None else None,
+            "data": result.info.get("data") if result is not None else None,
             "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
             "engine": engine if isinstance(engine, str) else repr(engine),
             "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),

@@ -32,7 +32,8 @@ class VerifyReport:
         compared: evaluated rounds whose stored metrics were compared (the exact check only).
         mismatches: one row per (round, metric) outside the tolerance: stored, replayed,
             relative difference; anchor values appear as metrics ``anchor.step_norm`` /
-            ``anchor.step_proj``.
+            ``anchor.step_proj``, and a dataset whose content differs from the stored run's as
+            ``data.<name>`` (its digests, round NaN).
         rtol, atol: the tolerance of the check that ran.
         check: ``"digest"`` (its files differ from their sealed digests: it fails without a
             replay), ``"exact"`` (the entry's arithmetic equals this replay's: its stored evaluations
@@ -89,6 +90,9 @@ class VerifyReport:
         lines = [f"{self.key}: does NOT reproduce ({what}): {len(self.mismatches)} (round, metric) pairs "
                  f"differ beyond rtol={self.rtol:g}, atol={self.atol:g}; {self.reason}:"]
         for r in self.mismatches.head(20).itertuples():
+            if str(r.metric).startswith("data."):      # a content digest, not a metric of a round
+                lines.append(f"  {r.metric[5:]}: stored with {r.stored}, replayed on {r.replayed}")
+                continue
             lines.append(f"  round {r.round}, {r.metric}: stored {r.stored!r}, replayed {r.replayed!r} "
                          f"(relative difference {r.rel_diff:.2e})")
         return "\n".join(lines)
@@ -162,6 +166,10 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
       arithmetic is not the one assumed for such entries (:data:`fedlib.arithmetic.LEGACY` on the
       CPU their meta names), the difference may come from the kernels alone and the entry is
       reported as unchecked ("not checkable here"), never as differing.
+
+    * **Data**: an entry that records its datasets' content digests (``meta.json``'s ``data``,
+      since fedlib recorded them) differs whatever the metrics say where the replay loaded other
+      data (another copy or version of the files), and the report says so (rows ``data.<name>``).
 
     The replay uses the config's full participation schedule truncated to the rounds replayed (so
     it sees exactly the rounds the stored run saw).
@@ -325,6 +333,11 @@ def _judge(entry: Entry, plan: _CheckPlan, replay, sealed: str) -> VerifyReport:
                          "replayed": d["replayed"], "rel_diff": d["rel_diff"]})
         if covered.rounds:
             max_rel["anchor"] = covered.max_rel(got)
+    data_rows, other_data = _data_differs(entry.meta.get("data"), replay.info.get("data"))
+    rows += data_rows
+    if other_data:
+        return VerifyReport(key, rounds, compared, pd.DataFrame(rows, columns=_MISMATCH_COLUMNS), rtol, atol,
+                            max_rel, plan.check, f"{other_data}; {plan.reason}{sealed}")
     if plan.legacy and rows and not plan.same:
         worst = max(rows, key=lambda r: r["rel_diff"])
         reason = (f"{plan.differs}: the replay differs (up to {worst['rel_diff']:.1e}, round "
@@ -338,6 +351,23 @@ def _judge(entry: Entry, plan: _CheckPlan, replay, sealed: str) -> VerifyReport:
 
 
 _MISMATCH_COLUMNS = ["round", "metric", "stored", "replayed", "rel_diff"]
+
+
+def _data_differs(stored: dict | None, replayed: dict | None) -> tuple[list[dict], str]:
+    """Rows (metric ``data.<name>``) and a sentence for each dataset whose content digest differs
+    between the stored run and its replay (:attr:`fedlib.data.Dataset.digest`): the replay
+    computed on other data, so its differences are not the code's. None, none: an entry stored
+    before fedlib recorded the digests, or no data loaded from files."""
+    if not stored or not replayed:
+        return [], ""
+    rows = [{"round": math.nan, "metric": f"data.{name}", "stored": digest, "replayed": replayed.get(name),
+             "rel_diff": math.inf} for name, digest in stored.items() if replayed.get(name) != digest]
+    if not rows:
+        return [], ""
+    names = ", ".join(r["metric"][5:] for r in rows)
+    return rows, (f"the replay computed on other data: the content of {names} differs from the data the run "
+                  "was stored with (another copy or version of the files; fedlib.data.load reads the "
+                  "first folder of fedlib.data.data_roots that holds them)")
 
 
 def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int | str | None = "auto",

@@ -139,3 +139,30 @@ def test_a_missing_required_participation_argument_names_its_field():
     with pytest.raises(ValueError, match=r"^config\.participation_args\.per_round: required by kind "
                                          r"'uniform' \(an integer in 1\.\.4\)$"):
         c.validate()
+
+
+def test_the_problem_cache_builds_again_after_a_dataset_or_problem_is_registered(monkeypatch):
+    """build_problem reuses the last problem built, but not once the dataset it reads was replaced
+    (register_dataset(..., replace=True) in a notebook), a problem registered, or FEDLIB_DATA
+    changed: the cached problem would compute on the old data."""
+    from fedlib import data
+    parts = {s: (np.zeros((n, 28, 28), np.uint8), np.arange(n) % 2) for s, n in (("train", 8), ("test", 4))}
+    info = data.DatasetInfo((1, 28, 28), 2)
+    data.register_dataset("cache_test", lambda root: parts, info=info)
+    try:
+        c = ExperimentConfig(algorithm="fedavg", problem="neural", participation="full", rounds=1,
+                             problem_args={"dataset": "cache_test", "num_clients": 2, "partition": "iid",
+                                           "batch_size": 2})
+        first = c.build_problem()
+        assert c.build_problem() is first
+        data.register_dataset("cache_test", lambda root: parts, info=info, replace=True)
+        second = c.build_problem()
+        assert second is not first and c.build_problem() is second
+        problems.register_problem("cache_test_problem", problems.random_quadratic, description="a copy")
+        assert c.build_problem() is not second
+        third = c.build_problem()
+        monkeypatch.setenv("FEDLIB_DATA", "/nonexistent-cache-test")
+        assert c.build_problem() is not third
+    finally:
+        data._DATASETS.pop("cache_test", None)
+        problems._PROBLEMS.pop("cache_test_problem", None)

@@ -335,3 +335,23 @@ def test_a_relative_fedlib_data_is_taken_from_the_projects_folder(monkeypatch):
     assert data.data_roots() == [root / "no/such/data"]
     with pytest.raises(FileNotFoundError, match=rf"Searched: {root}/no/such/data \(no such folder\)\."):
         data.load("mnist")
+
+
+def test_a_datasets_digest_is_its_content_not_its_files(bars):
+    """Dataset.digest: the same arrays in another dtype (another file format) give the same digest;
+    one pixel or one label changed gives another; a synthetic stand-in records none."""
+    ds = data.load(bars)
+    assert ds.digest.startswith("sha256:") and data.load(bars).digest == ds.digest
+    train, test = _bars(40, 0), _bars(12, 1)
+    wide = {"train": (train[0].astype(np.int64), train[1].astype(np.int32)), "test": test}
+    data.register_dataset(bars, lambda root: wide, info=data.info(bars), replace=True)
+    assert data.load(bars).digest == ds.digest
+    for split, part in ((0, 0), (0, 1), (1, 1)):
+        edited = [list(train), list(test)]
+        arr = edited[split][part].copy()
+        arr.flat[3] = (arr.flat[3] + 1) % 2 if part else 255 - arr.flat[3]
+        edited[split][part] = arr
+        parts = {"train": tuple(edited[0]), "test": tuple(edited[1])}
+        data.register_dataset(bars, lambda root, p=parts: p, info=data.info(bars), replace=True)
+        assert data.load(bars).digest != ds.digest, (split, part)
+    assert data.synthetic_like(bars, seed=0).digest is None

@@ -182,6 +182,29 @@ def test_a_stores_checkpoint_the_run_refuses_is_removed_and_the_run_started_over
     pd.testing.assert_frame_equal(_no_timing(entry.history), _fresh_history(a), check_exact=True)
 
 
+def test_a_checkpoint_refused_again_after_its_removal_is_stored_as_the_runs_failure(tmp_path, monkeypatch):
+    """The store removes a refused checkpoint once and starts the run over; a run that refuses a
+    checkpoint again (there is none left: another writer put one back, or a bug) is not retried
+    forever: it is stored as a failed run naming the refusal, after one warning."""
+    from fedlib import store as store_module
+    st, a = Store(tmp_path / "store"), _base(rounds=4)
+    calls = []
+
+    def refuses(config, checkpoint=None, **kwargs):
+        calls.append(checkpoint)
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        checkpoint.write_bytes(b"another run's")
+        raise runner.CheckpointMismatch(checkpoint, "what differs: lr_local")
+
+    monkeypatch.setattr(store_module, "run_config", refuses)
+    with pytest.warns(RuntimeWarning, match="it is removed and the run started over") as seen:
+        entry = st.compute(a, checkpoint_every=2)
+    assert len(calls) == 2 and len([w for w in seen if "started over" in str(w.message)]) == 1
+    assert entry.status == "error" and "CheckpointMismatch" in entry.meta["error"]
+    assert "belongs to another run (what differs: lr_local)" in entry.meta["error"]
+    assert not st.checkpoint_path(a).exists()             # the refused checkpoint is not left behind
+
+
 def test_a_run_another_writer_stored_first_keeps_that_entry(tmp_path, monkeypatch):
     """Two writers of one run (two sweeps over the same configs at once): the second finds the
     first's entry where it would write its own. An entry as good as its own stays as it is -- no

@@ -31,6 +31,38 @@ def test_verify_passes_on_a_true_entry_and_names_what_differs_on_a_false_one(tmp
 
 
 
+def test_verify_tells_a_replay_on_other_data_from_other_code(tmp_path):
+    """An entry records its datasets' content digests (meta's ``data``); a replay on a dataset one
+    label of which changed differs and says the data, not the code, changed. The data back as they
+    were: it reproduces."""
+    import numpy as np
+
+    from fedlib import data
+    rng = np.random.default_rng(0)
+    parts = {split: (rng.integers(0, 256, (n, 28, 28)).astype(np.uint8), np.arange(n) % 2)
+             for split, n in (("train", 24), ("test", 8))}
+    info = data.DatasetInfo((1, 28, 28), 2)
+    data.register_dataset("verify_data_test", lambda root: parts, info=info)
+    try:
+        c = fedlib.ExperimentConfig(algorithm="fedavg", problem="neural", participation="full", rounds=2,
+                                    local_steps=1, lr_local=0.05, eval_every=1,
+                                    problem_args={"dataset": "verify_data_test", "num_clients": 3,
+                                                  "partition": "iid", "batch_size": 4,
+                                                  "train_eval_per_client": 4})
+        entry = Store(tmp_path).compute(c)
+        assert entry.meta["data"] == {"verify_data_test": data.load("verify_data_test").digest}
+        assert fedlib.verify(entry).ok
+        other = {**parts, "train": (parts["train"][0], 1 - parts["train"][1])}
+        data.register_dataset("verify_data_test", lambda root: other, info=info, replace=True)
+        bad = fedlib.verify(entry)
+        assert bad.failed and "data.verify_data_test" in set(bad.mismatches["metric"])
+        assert "other data" in bad.reason and "stored with sha256:" in str(bad)
+        data.register_dataset("verify_data_test", lambda root: parts, info=info, replace=True)
+        assert fedlib.verify(entry).ok
+    finally:
+        data._DATASETS.pop("verify_data_test", None)
+
+
 def _committed_stores():
     return sorted(p for pat in ("*/quick", "*/pilot_*") for p in (ROOT / "results").glob(pat) if p.is_dir())
 
