@@ -46,9 +46,9 @@ class Problem:
     #: ``torch.optim.SGD`` on it (see :class:`Neural` for the attributes it then reads)
     has_module: bool = False
     #: the content digest of each dataset the problem computes on, by name
-    #: (:attr:`fedlib.data.Dataset.digest`); a stored run records it (``meta.json``'s ``data``) so
-    #: that ``verify`` tells a replay on other data apart. None: no data loaded from files (an
-    #: analytic objective, a synthetic stand-in).
+    #: (:func:`fedlib.data.content_digest`; :class:`~fedlib.tasks.Neural` computes its own); a
+    #: stored run records it (``meta.json``'s ``data``) so that ``verify`` tells a replay on other
+    #: data apart. None: no data (an analytic objective).
     data_digests: dict[str, str] | None = None
 
     def threaded_clients(self, device: torch.device) -> bool:

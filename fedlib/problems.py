@@ -144,7 +144,6 @@ def neural(dataset: str = "mnist", partition: str = "dirichlet", model: str = "f
     prob = Neural(net, split.indices, ds.train, ds.test, batch_size=batch_size, device=device, seed=seed,
                   train_eval_per_client=train_eval_per_client, test_eval_size=test_eval_size)
     prob.label_counts = split.counts
-    prob.data_digests = {dataset: ds.digest} if ds.digest is not None else None
     prob.names_spec = {"dataset": dataset, "partition": partition, "model": model, **partition_args}
     return prob
 

@@ -242,12 +242,14 @@ class Store:
     """A folder of stored runs (see the module docstring).
 
     Args:
-        path: the folder (created on first use; ``~`` is the user's home).
+        path: the folder (created by the first entry or table written into it; ``~`` is the
+            user's home).
         create: False: a folder that does not exist is not created but read as an empty,
             read-only store (a listing or a render that only reads must leave nothing behind).
 
     Raises:
-        InputError: the folder cannot be created, or exists but cannot be read (checked at once).
+        InputError: the folder cannot be created (no folder above it can be written), or exists
+            but cannot be read (checked at once).
             A folder that exists but cannot be written is a read-only store: its entries read as
             usual (:attr:`writable` is False) and writing one raises naming the folder.
     """
@@ -283,12 +285,17 @@ class Store:
         self.stale: dict[str, str] = {}
 
     def _open(self) -> None:
-        """Create the folder where it is missing, and probe it: a ValueError if it cannot be
-        created or read; a folder that cannot be written is a read-only store (:attr:`writable`)."""
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise InputError(f"store: cannot write to {self.path} ({e.strerror or e})") from None
+        """Probe the folder: a ValueError if it cannot be read, or is missing and cannot be
+        created; a folder that cannot be written is a read-only store (:attr:`writable`). A missing
+        folder is created by the first write (:meth:`require_writable`), so that a run that stops
+        before storing anything (missing data) leaves no empty store behind."""
+        if not self.path.is_dir():
+            above = next(p for p in (self.path, *self.path.parents) if p.exists() or p == p.parent)
+            if not above.is_dir() or not os.access(above, os.W_OK | os.X_OK):
+                why = f"{above} is a file" if above.exists() and not above.is_dir() else \
+                    f"{above} cannot be written: permission denied"
+                raise InputError(f"store: cannot write to {self.path} ({why})")
+            return
         try:
             fd, probe = tempfile.mkstemp(dir=self.path, prefix=".probe-")
             os.close(fd)
@@ -305,6 +312,11 @@ class Store:
             need = f": {what}" if what else ""
             raise InputError(f"store: cannot write to {self.path} ({self._why}; a read-only store can be "
                              f"read, not added to){need}")
+        if not self.path.is_dir():                      # created by its first write (_open)
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise InputError(f"store: cannot write to {self.path} ({e.strerror or e})") from None
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r}, entries={len(self.keys())})"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -18,6 +19,7 @@ from torch.func import functional_call, grad, vmap
 from . import grouped, keyed, models
 from ._threads import cpu_threads, map_single_threaded, worker_pool
 from ._validate import InputError, check_int
+from .data import content_digest
 from .objectives import Problem, stream_seed
 
 __all__ = ["Neural", "Split"]
@@ -589,6 +591,14 @@ class Neural(Problem):
         return (f"Neural(dataset={names.get('dataset', '?')!r}, model={model!r}, "
                 f"partition={names.get('partition', '?')!r}, N={self.num_clients}, p={self.dim:,}, "
                 f"batch_size={self.batch_size}, device={str(self.device)!r})")
+
+    @functools.cached_property
+    def data_digests(self) -> dict[str, str]:
+        """The content digest of the data it computes on (:func:`fedlib.data.content_digest` of
+        its training and test splits, equal to the loaded :attr:`fedlib.data.Dataset.digest`), by
+        the dataset's name; computed once, when a run first records it."""
+        name = getattr(self, "names_spec", {}).get("dataset", "data")
+        return {name: content_digest((self.train.x, self.train.y), (self.test.x, self.test.y))}
 
     def spec(self):
         return {**super().spec(), "model": type(self.model).__name__, "batch_size": self.batch_size,

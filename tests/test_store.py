@@ -22,6 +22,17 @@ def test_unwritable_store_fails_at_once_with_its_path(tmp_path):
 
 
 
+def test_a_store_folder_is_created_by_its_first_write(tmp_path):
+    """A store whose folder is missing is created by the first entry written, not when opened: a
+    notebook that stops on missing data before storing a run leaves no empty store behind."""
+    st = Store(tmp_path / "a" / "paper")
+    assert st.writable and st.keys() == [] and not (tmp_path / "a").exists()
+    st.derived_table("t", lambda: pd.DataFrame({"x": [1]}))
+    assert (tmp_path / "a" / "paper" / "t.csv").is_file()
+    entry = Store(tmp_path / "b").compute(_base(rounds=1))
+    assert entry.status == "ok" and entry.path.parent == tmp_path / "b"
+
+
 def test_a_store_opened_to_read_only_creates_no_folder_and_refuses_a_write(tmp_path):
     from fedlib import ExperimentConfig
     st = Store(tmp_path / "none", create=False)
