@@ -434,19 +434,41 @@ def _normalise(x: np.ndarray, info: DatasetInfo) -> torch.Tensor:
 def _read_digits(root: Path, seed: int = 0, test_fraction: float = 0.2) -> dict:
     """scikit-learn's digits (1,797 8x8 images shipped inside the package) upscaled bilinearly
     to 28x28 and standardised globally, split with a seeded class-stratified shuffle (the data
-    folder is not used)."""
+    folder is not used).
+
+    Computed in float64 with numpy's elementwise operations (:func:`_upscale_bilinear`), then
+    rounded to float32 once: the same bits on every CPU and under any ``ATEN_CPU_CAPABILITY``
+    (torch's interpolation and reductions round by the instruction set, so a replay under other
+    kernels trained on other data)."""
     from sklearn.datasets import load_digits
 
     d = load_digits()
-    x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
-    x = torch.nn.functional.interpolate(x, size=(28, 28), mode="bilinear", align_corners=False)
-    x = ((x - x.mean()) / x.std()).numpy()
+    x = _upscale_bilinear(np.asarray(d.images, dtype=np.float64) / 16.0, 28)[:, None]
+    x = ((x - x.mean()) / x.std(ddof=1)).astype(np.float32)
     y = d.target.astype(np.int64)
     rng = np.random.default_rng(seed)
     test = np.sort(np.concatenate([rng.permutation(np.flatnonzero(d.target == c))[
         : int(round(test_fraction * (d.target == c).sum()))] for c in range(10)]))
     train = np.setdiff1d(np.arange(len(y)), test)
     return {"train": (x[train], y[train]), "test": (x[test], y[test])}
+
+
+def _upscale_bilinear(images: np.ndarray, size: int) -> np.ndarray:
+    """``images`` (n, h, w) resized to (n, size, size) as ``torch.nn.functional.interpolate(...,
+    mode="bilinear", align_corners=False)`` samples: output pixel i reads source coordinate
+    (i + 0.5) h / size - 0.5 (clamped at 0) between its two neighbours, weighted linearly. Rows
+    then columns, each a product and a sum of two terms (no fused multiply-add, no BLAS)."""
+    def along(a: np.ndarray, axis: int) -> np.ndarray:
+        n = a.shape[axis]
+        src = np.maximum((np.arange(size) + 0.5) * (n / size) - 0.5, 0.0)
+        i0 = src.astype(np.int64)
+        i1 = np.minimum(i0 + 1, n - 1)
+        w1 = src - i0
+        shape = [1] * a.ndim
+        shape[axis] = size
+        w1 = w1.reshape(shape)
+        return np.take(a, i0, axis=axis) * (1.0 - w1) + np.take(a, i1, axis=axis) * w1
+    return along(along(images, 1), 2)
 
 
 # ------------------------------------------------------------------------------- the registry

@@ -1,7 +1,10 @@
 """fedlib.data: registry, offline readers on generated files of the real formats, clear errors."""
 
 import gzip
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +12,7 @@ import pytest
 import torch
 
 import fedlib
-from fedlib import data
+from fedlib import arithmetic, data
 
 MNIST_NPZ = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist.npz"
 
@@ -209,6 +212,28 @@ def test_synthetic_like_default_sizes_are_the_real_ones():
 def test_digits_embedded():
     ds = data.load("digits")
     assert ds.train[0].shape[1:] == (1, 28, 28) and len(ds.train[1]) + len(ds.test[1]) == 1797
+
+
+def test_digits_upscale_is_torchs_bilinear_in_float64():
+    """The numpy upscale samples as torch's bilinear interpolation (align_corners=False) does: in
+    float64 the two differ only by the rounding of a few products and sums (a few ulp of 1)."""
+    from sklearn.datasets import load_digits
+
+    images = load_digits().images[:50] / 16.0
+    ours = data._upscale_bilinear(images, 28)
+    torchs = torch.nn.functional.interpolate(torch.tensor(images).unsqueeze(1), size=(28, 28),
+                                             mode="bilinear", align_corners=False)[:, 0].numpy()
+    assert ours.shape == (50, 28, 28) and np.abs(ours - torchs).max() < 8 * np.finfo(np.float64).eps
+
+
+def test_digits_are_the_same_bits_under_lowered_kernels():
+    """The digits are computed with numpy, not torch's kernels: a process told to use SSE4.1
+    kernels loads the same bits (their digest), so a replay under other kernels trains on the
+    same data."""
+    code = "import fedlib.data as d; print(d.load('digits').digest)"
+    env = {**os.environ, **arithmetic.lowered_isa_env("sse41")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == data.load("digits").digest
 
 
 @pytest.mark.skipif(not MNIST_NPZ.is_file(), reason="shared mnist.npz not available")
