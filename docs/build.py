@@ -238,10 +238,32 @@ def dress_notebook(nb: dict, name: str, ledger: list[dict[str, str]]) -> dict:
             lines = _join(cell["source"]).split("\n")
             at = next((i for i, line in enumerate(lines) if line.startswith("# ")), None)
             if at is not None:
-                lines.insert(at + 1, figure_strip(figs, name))
+                lines.insert(at + 1, figure_strip(figs, name) + "\n\n" + reproduce_note(name))
                 cell["source"] = "\n".join(lines)
                 titled = True
     return nb
+
+
+def reproduce_note(name: str) -> str:
+    """How to regenerate a notebook's page (Markdown, under its title): the command, whether it reads
+    committed runs (how many, and their run time summed from their ``meta.json``) or computes all it
+    shows, and the command of its paper-profile campaign where it has one."""
+    from fedlib.campaign import CAMPAIGNS
+    from fedlib.notebook import store_path
+    profile = notebook_profile(name)
+    metas = sorted(store_path(name, profile, ROOT).glob("*/meta.json")) if profile != "unknown" else []
+    seconds = sum(float(json.loads(m.read_text()).get("run_seconds") or 0) for m in metas)
+    text = (f"**Reproduce this page:** `make figures NB={name}` executes this notebook at its defaults "
+            f"(the {profile} profile)")
+    if metas:
+        text += (f", reading its {len(metas)} committed runs from `results/{name}/{profile}/` (minutes; "
+                 f"computing them took {seconds / 3600:.1f} hours of single-thread run time when they were "
+                 "stored, and a run missing from the store is computed as the notebook runs)")
+    else:
+        text += " and computes everything it shows as it runs"
+    if name in CAMPAIGNS:
+        text += f". The paper's own settings, on a GPU: `make campaign NB={name}`"
+    return text + "."
 
 
 def rewrite_links(markdown: str, depth: int) -> str:
@@ -300,12 +322,17 @@ def verdict_badge(verdict: str, n: int | None = None) -> str:
     return f'<span class="verdict v-{slug(verdict)}">{text}</span>'
 
 
-def verdict_counts(rows: list[dict[str, str]]) -> str:
+def verdict_counts(rows: list[dict[str, str]], link: str | None = None) -> str:
     """Badges counting the rows per verdict, in the order of ``fedlib.claims.VERDICTS`` (a verdict
-    no row has is left out)."""
+    no row has is left out). ``link``: the ledger page's address with its filters so far (e.g.
+    ``ledger.html?paper=FedSUM``), to which each badge links with its verdict added."""
     from fedlib.claims import VERDICTS
     counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
-    return " ".join(verdict_badge(v, n) for v, n in counts.items() if n)
+    if link is None:
+        return " ".join(verdict_badge(v, n) for v, n in counts.items() if n)
+    sep = "&amp;" if "?" in link else "?"
+    return " ".join(f'<a class="verdict-link" href="{link}{sep}verdict={quote(v)}">{verdict_badge(v, n)}</a>'
+                    for v, n in counts.items() if n)
 
 
 def notebook_headings(nb: dict) -> list[tuple[str, str]]:
@@ -369,12 +396,10 @@ def claims_table(rows: list[dict[str, str]], up: str, table_id: str = "ledger", 
         effect = f"{r['effect']}{interval}" if r["effect"] else "&mdash;"
         printed = r.get("in the paper", "")          # the paper's own numbers, where it prints them
         more = (f'<p><b>{e(r["paper"])}, {e(r["where"])}:</b> &ldquo;{e(r["quote"])}&rdquo;</p>'
-                + (f'<p><b>In the paper:</b> {e(printed)}</p>' if printed else "") +
-                f'<p><b>Rule numbers:</b> effect {e(r["effect"] or "none")}, 95% interval '
-                f'[{e(r["ci_low"])}, {e(r["ci_high"])}], threshold {e(r["threshold"])}, '
-                f'margin {e(r["margin"])}, '
-                f'seeds {e(r["seeds"])}.</p><p><b>Setting:</b> {e(r["setting"])}</p>'
-                f'<p><b>Cause:</b> {e(r["cause"]) or "none stated"}</p>')
+                + (f'<p><b>In the paper:</b> {e(printed)}</p>' if printed else "")
+                + (f'<p><b>Compared:</b> {e(r["numbers"])}</p>' if r.get("numbers") else "")
+                + f'<p><b>Rule numbers:</b> {e(rule_numbers(r))}</p><p><b>Setting:</b> {e(r["setting"])}</p>'
+                f'<p><b>Why:</b> {e(verdict_reason(r))}</p>')
         body.append(
             f'<tr class="claim" data-group="{e(key)}" data-paper="{e(r["paper"])}" data-notebook="{e(nb)}" '
             f'data-setting="{e(short)}" data-verdict="{e(r["verdict"])}" '
@@ -393,13 +418,49 @@ def claims_table(rows: list[dict[str, str]], up: str, table_id: str = "ledger", 
             "</tbody></table></div>")
 
 
+def rule_numbers(r: dict[str, str]) -> str:
+    """A row's numbers under the verdict rule, in words: effect, interval, threshold, margin and
+    seeds, or that no comparison was made (a row with no effect)."""
+    if not r["effect"]:
+        return f"no interval: the comparison was not made (threshold {r['threshold']}, margin {r['margin']})"
+    return (f"effect {r['effect']}, 95% interval [{r['ci_low']}, {r['ci_high']}], "
+            f"threshold {r['threshold']}, margin {r['margin']}, seeds {r['seeds']}")
+
+
+def verdict_reason(r: dict[str, str]) -> str:
+    """Why a row has its verdict: its cause, or for a row that holds and names none, the rule's
+    reason computed from its numbers (the interval lies above the threshold)."""
+    if r["cause"]:
+        return r["cause"]
+    if r["verdict"] == "holds" and r["ci_low"]:
+        return f"the 95% interval [{r['ci_low']}, {r['ci_high']}] lies above the threshold {r['threshold']}"
+    return "none stated"
+
+
+def scope_note(rows: list[dict[str, str]]) -> str:
+    """One sentence on what the verdict counts are (computed from the rows): the committed runs'
+    verdicts, a row per claim and setting (how many distinct claims), and how many of the "not
+    tested" rows were not run here and how many were run and set aside."""
+    from fedlib.claims import NOT_TESTED, was_run
+    claims = len({(r["paper"], r["where"], r["claim"]) for r in rows})
+    untested = [r for r in rows if r["verdict"] == NOT_TESTED]
+    not_run = sum(not was_run(r["cause"]) for r in untested)
+    aside = (f" Of the {len(untested)} not tested, {not_run} were not run here (data or scale out of reach) "
+             f"and {len(untested) - not_run} were run and set aside (a rival run outside its paper's "
+             "settings, or a choice the paper makes once); each row says why.") if untested else ""
+    return (f"Verdicts of the committed runs: the delay and toy-model notebooks in full, the deep-learning "
+            "notebooks at the quick profile (MNIST or Fashion-MNIST where a paper's dataset cannot be had "
+            "here, shorter horizons; each row's setting says which). A row is one claim in one setting: "
+            f"{len(rows)} rows ask {claims} distinct claims.{aside}")
+
+
 def ledger_filters(rows: list[dict[str, str]]) -> str:
     """The ledger's filters: a select per paper, notebook, setting and verdict, a text box (every
     word must occur in the row's text, its expander included) and the count of rows shown."""
     def options(name: str, values: list[str]) -> str:
         opts = "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
         return (f'<label>{name} <select id="ledger-{name}" class="ledger-filter" data-key="{name}">'
-                f'<option value="">all</option>{opts}</select></label>')
+                f'<option value="">any</option>{opts}</select></label>')
 
     def values(key):
         return sorted({split_setting(r["setting"])[0] if key == "setting" else r[key] for r in rows})
@@ -422,6 +483,7 @@ def ledger_page(csv_path: Path) -> str:
         f'<p class="ledger-intro">Every claim that a notebook checks, judged by the one rule of '
         f'<code>fedlib.claims.RULE</code> (<a href="guides/what-holds.html">the rule and its margins</a>): '
         f'{len(rows)} rows of <code>figures/claims_ledger.csv</code>. {verdict_counts(rows)}</p>',
+        f'<p class="scope">{html.escape(scope_note(rows))}</p>',
         ledger_filters(rows),
         claims_table(rows, ""),
         "```", ""])
@@ -440,7 +502,14 @@ def public_modules() -> list[str]:
 def module_summary(name: str) -> str:
     """The first sentence of a module's docstring, on one line (its summary in the API index)."""
     doc = (importlib.import_module(name).__doc__ or "").strip()
-    first = re.split(r"(?<=[.:])\s*\n\s*\n|(?<=\.)\s+(?=[A-Z(])", doc, maxsplit=1)[0]
+    para = re.split(r"\n\s*\n", doc, maxsplit=1)[0]
+    para = re.sub(r":[a-z]+:`~?([^`<]*?)(?: <[^>]*>)?`", lambda m: f"`{m.group(1)}`", para)   # roles as code
+    first = para
+    for m in re.finditer(r"\.\s+(?=[A-Z(])", para):      # a sentence ends, not an abbreviation's dot
+        if not re.search(r"(?:\b(?:App|Apps|Fig|Figs|Eq|Eqs|Sec|Tab|cf|vs|al|e\.g|i\.e)|\b[A-Z])$",
+                         para[:m.start()]):
+            first = para[:m.start() + 1]
+            break
     return " ".join(first.split()).rstrip(":") or "(no docstring)"
 
 
@@ -579,7 +648,8 @@ def paper_card(paper: site_content.Paper, ledger: list[dict[str, str]], up: str)
             f'<p class="pc-ref">{html.escape(", ".join(paper.authors))} ({paper.year}) &middot; {arxiv}</p>'
             f'<p class="pc-verdicts"><a href="{up}ledger.html?paper={quote(paper.key)}">'
             f'{len(rows)} claim rows</a>: '
-            f"{verdict_counts(rows)}</p><p class=\"pc-nbs\">Notebooks {nbs}</p></div>")
+            f"{verdict_counts(rows, f'{up}ledger.html?paper={quote(paper.key)}')}</p>"
+            f"<p class=\"pc-nbs\">Notebooks {nbs}</p></div>")
 
 
 def paper_page(paper: site_content.Paper, ledger: list[dict[str, str]]) -> str:
@@ -607,7 +677,7 @@ def paper_page(paper: site_content.Paper, ledger: list[dict[str, str]]) -> str:
         "`figures/claims_ledger.csv` when "
         f"this page was built):", "", "```{raw} html", f"<p>{verdict_counts(rows)} &middot; "
         f'<a href="../ledger.html?paper={quote(paper.key)}">these rows in the ledger</a></p>', "```", "",
-        *table, "",
+        *table, "", scope_note(rows), "",
         "## What is regenerated", "", *[f"- {t}" for t in paper.regenerated], "",
         "## What is not, and why", "", *[f"- {t}" for t in paper.not_regenerated], "",
         "## Notebooks", "",
@@ -708,7 +778,7 @@ def landing_page(preamble: str, start: str, ledger: list[dict[str, str]],
     prose = [p for p in paragraphs if not p.lstrip().startswith("-")]
     lead = " ".join(rewrite_links(re.sub(r":$", ".", p), 0) for p in prose)
     cards = "".join(paper_card(p, ledger, "") for p in site_content.PAPERS)
-    n, counts = len(ledger), verdict_counts(ledger)
+    n, counts = len(ledger), verdict_counts(ledger, "ledger.html")
 
     def links(kind: str) -> str:
         return "".join(f'<li><a href="{href}">{html.escape(text)}</a></li>'
@@ -719,11 +789,12 @@ def landing_page(preamble: str, start: str, ledger: list[dict[str, str]],
     return "\n".join([
         "# fedlib", "", lead, "",
         "```{raw} html",
-        f'<div class="paper-cards">{cards}</div>',
         f'<p class="all-claims">All {n} claim rows: {counts} &middot; <a href="ledger.html">the ledger</a> '
         '&middot; <a href="gallery.html">the gallery of figures</a> &middot; '
         '<a href="guides/what-holds.html">how a '
         "verdict is reached</a></p>",
+        f'<p class="scope">{html.escape(scope_note(ledger))}</p>',
+        f'<div class="paper-cards">{cards}</div>',
         "```", "",
         "## Start here", "",
         "In a clone of the repository, with Python 3.11 and pip:", "",

@@ -98,7 +98,8 @@ PAPERS: tuple[Paper, ...] = (
             "grid over them and says which cell each figure uses; FedACS's update rule is inferred "
             "(eqs. 3, 15).",
             "CIFAR-10 and CINIC-10 (Tables 1 and 4) run in the paper profile only: the quick profile "
-            "uses MNIST, standing in for CIFAR-10 in Fig. 10.",
+            "runs Tables 1 and 4 and Figs. 6 and 9 on MNIST, and Fig. 10 on Fashion-MNIST, standing in "
+            "for CIFAR-10.",
         ),
         bibkey="weng2025fedacs",
         found="paper text (title); fedlib/algorithms/sampling.py, fedlib/studies/fedacs_toy.py (authors' "
@@ -116,10 +117,10 @@ PAPERS: tuple[Paper, ...] = (
             "The headline claim again under a recorded smartphone availability trace (notebook 09).",
         ),
         not_regenerated=(
-            "The paper's datasets (FashionMNIST and CIFAR-10) are not on the machines that built the "
-            "committed results: the quick profile uses MNIST standing in for FashionMNIST, with FedSUM's "
-            "small CNN and time scaled down 5x (a cycle of 100 rounds); the paper profile runs "
-            "FashionMNIST with the paper's CNN.",
+            "CIFAR-10 cannot be had on the machines that built the committed results, so its rows are "
+            "not run. The quick profile runs the paper's FashionMNIST with FedSUM's small CNN standing in "
+            "for the paper's CNN and time scaled down 5x (a cycle of 100 rounds); the paper profile runs "
+            "FashionMNIST with the paper's CNN and the paper's cycle.",
         ),
         bibkey="wang2022unified",
         found="paper text (title, authors); fedlib/algorithms/amplified.py (arXiv id, NeurIPS)"),
@@ -145,14 +146,15 @@ FIGURES: dict[str, dict[str, Figure]] = {
                                          "first rounds of each participation pattern (clients by rounds)"),
         "tau_per_round": Figure("FedSUM eqs. 2-4", "the per-round delay tau_t of one draw of each pattern"),
         "delays_vs_T": Figure("FedSUM Table 1, App. F", "Monte Carlo means of tau_max and tau_avg against "
-                              "the horizon T, beside the lemmas' bounds"),
+                              "the horizon T, beside the lemmas' bounds", r"Lemma F"),
     },
     "02_fedsum_main": {
         "fig1a_figs5-7_rounds": Figure("FedSUM Fig. 1(a), Figs. 5-7", "training loss and test accuracy "
                                        "against rounds, FedSUM and FedSUM-CR against the baselines, one "
-                                       "participation pattern (P1-P3) per column", r"Fig\. 1\(a\)"),
+                                       "participation pattern (P1-P3) per column, on MNIST (the paper's "
+                                       "SVHN and CIFAR-10 panels are not run here)", r"Fig\. 1\(a\)"),
         "fig1b_communication": Figure("FedSUM Fig. 1(b)", "test accuracy against communication (model "
-                                      "units), one pattern per column", r"Fig\. 1\(b\)"),
+                                      "units), one pattern per column, on MNIST", r"Fig\. 1\(b\)"),
         "fig8_last_rounds": Figure("FedSUM Fig. 8", "the last rounds of the runs of Fig. 1, zoomed in"),
         "regime_P1": Figure("regime section (not in the paper)", "the methods under P1 at the earlier "
                             "quick rates"),
@@ -175,36 +177,39 @@ FIGURES: dict[str, dict[str, Figure]] = {
     "04_focus_toy": {
         "focus_toy_relative_error": Figure("FOCUS Fig. 4", "relative distance to the optimum against "
                                            "rounds on the least-squares toy, under full, uniform and "
-                                           "arbitrary participation"),
+                                           "arbitrary participation", ""),
     },
     "05_focus_cifar": {
         "fig8_label_bubbles": Figure("FOCUS App. F, Fig. 8", "the label distribution over the 32 clients "
                                      "(bubble area: samples of a label at a client)"),
         "fig9_focus": Figure("FOCUS App. F, Fig. 9", "training loss and test accuracy of SG-FOCUS, FedAU "
-                             "and SCAFFOLD per participation pattern", r"Fig\. 9"),
+                             "and SCAFFOLD per participation pattern, on MNIST standing in for CIFAR-10",
+                             r"Fig\. 9"),
         "regime_plateau": Figure("regime section (not in the paper)", "SG-FOCUS's \"bern\" plateau at "
                                  "half the rate, and the verdicts at the earlier horizon"),
-        "pilot_fmnist": Figure("pilot (issue 50, not in the paper)", "test accuracy of SG-FOCUS and the two "
-                               "SCAFFOLDs under \"bern\" on seeds 0 and 1, MNIST beside Fashion-MNIST (both "
-                               "standing in for CIFAR-10)"),
+        "pilot_fmnist": Figure("a pilot of the stand-in dataset (not in the paper)", "test accuracy of "
+                               "SG-FOCUS and the two SCAFFOLDs under \"bern\" on seeds 0 and 1, MNIST beside "
+                               "Fashion-MNIST (both standing in for CIFAR-10)"),
     },
     "06_fedacs_toy": {
         "distance_bars": Figure("FedACS Fig. 4, App. C", "distance of each method's end point to the "
-                                "optimum per local solver, closed form beside simulation"),
+                                "optimum per local solver, closed form beside simulation", r"Fig\. 4"),
         "divergence_2d": Figure("FedACS Figs. 7-8", "where each method ends against the optimum in two "
-                                "dimensions (static environment, SGD)"),
+                                "dimensions (static environment, SGD)", r"App\. I\.4"),
     },
     "07_fedacs_experiments": {
         "regime_grid": Figure("FedACS Sec. 6 (regime grid)", "test accuracy of each method over the grid "
-                              "of base rate and pairing of weak computation with weak uplinks", "",
-                              r"dynamic"),
+                              "of base rate and pairing of weak computation with weak uplinks (the "
+                              "cells other than Fig. 6's)", "", r"^MNIST, dynamic(?!, eta 0\.05, same)"),
         "fig6_dynamic": Figure("FedACS Fig. 6, Table 1", "test accuracy against rounds under dynamic "
                                "heterogeneity (eta 0.05, same clients weak in both)", "",
-                               r"dynamic, eta 0\.05, same"),
+                               r"^MNIST, dynamic, eta 0\.05, same"),
         "fig9_static": Figure("FedACS App. I, Fig. 9, Table 4 (left)", "test accuracy against rounds "
-                              "under static heterogeneity", "", r"static"),
+                              "under static heterogeneity", "", r"^MNIST, static"),
         "fig10_alphas": Figure("FedACS App. I, Fig. 10, Table 4 (right)", "test accuracy against rounds "
-                               "for several Dirichlet alphas (dynamic setting)", "", r"alpha"),
+                               "at Dirichlet alpha 0.1 on Fashion-MNIST, standing in for CIFAR-10 (the "
+                               "paper's other alphas on CIFAR-10 are not run)", "",
+                               r"^Fashion-MNIST .*alpha"),
     },
     "08_amplified_fedavg": {
         "warmup": Figure("Wang & Ji 2022 (warm-up)", "the FedAvg warm-up runs to their plateau, one per "
@@ -221,10 +226,10 @@ FIGURES: dict[str, dict[str, Figure]] = {
                                  "between them in the trace"),
         "trace_week": Figure("not in any paper", "a week of 100 records of the trace: who is online when"),
         "curves": Figure("not in any paper", "the four papers' algorithms under the real trace: training "
-                         "loss and test accuracy against rounds", ""),
+                         "loss and test accuracy against rounds", "", r"^(?!.*'s rule)"),
         "curves_own_rates": Figure("not in any paper", "under the real trace at each paper's own rates: "
                                    "SG-FOCUS, FedAU and SCAFFOLD at FOCUS's eta, and Wang & Ji's pair after "
-                                   "the warm-up each at its own grid rate", ""),
+                                   "the warm-up each at its own grid rate", "", r"'s rule"),
     },
 }
 

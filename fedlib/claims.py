@@ -90,7 +90,7 @@ __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "IN_THE_PAPER", "INC
            "rounds_to", "scale_cause",
            "seeds_needed", "seeds_to_decide", "summarize",
            "tidy",
-           "summary_markdown", "update_ledger", "what_holds", "what_holds_markdown"]
+           "summary_markdown", "update_ledger", "was_run", "what_holds", "what_holds_markdown"]
 
 HOLDS, NOT_HOLDS, EQUIVALENT, INCONCLUSIVE = "holds", "does not hold", "equivalent", "inconclusive"
 NOT_TESTED = "not tested"
@@ -183,7 +183,8 @@ CLAIM_COLUMNS = ["where", "quote", "claim", "verdict", "direction", "effect", "c
                  "threshold", "margin", "seeds", "numbers", "cause"]
 #: the columns of the ledger of all notebooks' claims
 LEDGER_COLUMNS = ["notebook", "paper", "where", "quote", "setting", "claim", "in the paper", "verdict",
-                  "direction", "effect", "ci_low", "ci_high", "threshold", "margin", "seeds", "cause"]
+                  "direction", "effect", "ci_low", "ci_high", "threshold", "margin", "seeds", "numbers",
+                  "cause"]
 #: the context column a study fills with the paper's own numbers for a claim, where it prints them
 #: (empty where it prints none, e.g. a figure's curves)
 IN_THE_PAPER = "in the paper"
@@ -1048,7 +1049,8 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
         tb[s] = rounds_to(hb, targets[s], metric, smooth, x, higher_metric)
     v = paired(ta, tb, higher=False, margin=margin, names=names, digits=0, missing=missing,
                off_rule=off_rule)
-    where = ", ".join(f"seed {s}: {t:.4f}" for s, t in targets.items())
+    where = ", ".join(f"seed {s}: {t:.4f}" for s, t in targets.items()) or \
+        "no target: on every seed one of the two runs failed"
     aim = f"{level:g} x the lower plateau" if higher_metric else f"the higher plateau / {level:g}"
     numbers = f"{x} to {aim} of {metric} ({where}); {v.numbers}"
     return Verdict(v.verdict, numbers, v.seeds, v.diffs, v.effect, v.ci_low, v.ci_high, v.threshold,
@@ -1225,13 +1227,16 @@ def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str |
         rows["paper"] = paper
     if IN_THE_PAPER not in rows:                  # a study that names no number of the paper's
         rows[IN_THE_PAPER] = ""
+    if "numbers" not in rows:                     # a table of rows that compare nothing
+        rows["numbers"] = ""
     rows = rows[LEDGER_COLUMNS]
     if path.exists():
         old = pd.read_csv(path, keep_default_na=False, na_values=[""])
         old = old[old["notebook"] != notebook]
         rows = pd.concat([old.reindex(columns=LEDGER_COLUMNS), rows], ignore_index=True)   # earlier columns
     rows = rows.sort_values("notebook", kind="stable").reset_index(drop=True)
-    text = ["notebook", "paper", "where", "quote", "setting", "claim", IN_THE_PAPER, "verdict", "cause"]
+    text = ["notebook", "paper", "where", "quote", "setting", "claim", IN_THE_PAPER, "verdict", "numbers",
+            "cause"]
     text = [*text, "direction"]
     rows[text] = rows[text].fillna("")           # the same file whichever notebook wrote last
     save_table(rows, root, "claims_ledger")
@@ -1301,6 +1306,12 @@ def same_ledger_rows(before: str | os.PathLike, after: str | os.PathLike, notebo
     return (old.empty and new.empty) or old.equals(new)
 
 
+def was_run(cause: str) -> bool:
+    """Whether a row's comparison was run: False for a :func:`not_run` row (its data or scale out
+    of reach here), True for every other, a "not tested" row set aside after its runs included."""
+    return not str(cause).startswith(_NOT_RUN)
+
+
 def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | None = None) -> str:
     """What a notebook's committed claims say, for the top of the notebook: how many of its claim
     rows hold, do not hold, are equivalent, inconclusive (by direction) or not tested, the seeds
@@ -1321,7 +1332,7 @@ def summary_markdown(notebook: str, ledger: pd.DataFrame | str | os.PathLike | N
         return f"No claims of `{notebook}` in the ledger yet (run the notebook at its defaults)."
     counts = rows["verdict"].value_counts()
     # seeds and scale of the rows that compare runs: a not-run row (:func:`not_run`) has neither
-    ran = rows[~rows["cause"].astype(str).str.startswith(_NOT_RUN)] if "cause" in rows else rows
+    ran = rows[rows["cause"].map(was_run)] if "cause" in rows else rows
     seeds = sorted(set(pd.to_numeric(ran["seeds"], errors="coerce").dropna().astype(int)))
     parts = [f"**{int(counts.get(v, 0))} {v}**" for v in VERDICTS]
     if "direction" in rows and counts.get(INCONCLUSIVE, 0):

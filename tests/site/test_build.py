@@ -147,3 +147,69 @@ def test_split_setting_separates_the_profile():
     # a toy's setting without a profile: cut at the first comma outside parentheses
     assert build.split_setting("uniform (4 of 16), least squares n = 8000, d = 50") == \
         ("uniform (4 of 16)", "least squares n = 8000, d = 50")
+
+
+def _ledger() -> list[dict[str, str]]:
+    with open(ROOT / "figures" / "claims_ledger.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_no_ledger_row_is_counted_by_two_figures():
+    """The gallery's "supports N claim rows": a row rests on one figure at most (two figures that
+    both claimed all of notebook 09's rows counted them twice)."""
+    ledger = _ledger()
+    seen: dict[int, str] = {}
+    for notebook, figures in build.site_content.FIGURES.items():
+        for stem, spec in figures.items():
+            for r in build.supported_rows(notebook, spec, ledger):
+                i = ledger.index(r)
+                assert i not in seen, f"row {i} ({r['claim']}) under {seen.get(i)} and {notebook}/{stem}"
+                seen[i] = f"{notebook}/{stem}"
+    for notebook in ("01_participation_delays", "04_focus_toy", "09_real_availability"):
+        rows = [r for r in ledger if r["notebook"] == notebook]
+        assert all(ledger.index(r) in seen for r in rows), notebook     # every row on its figure
+
+
+def test_the_scope_note_counts_claims_and_splits_the_untested_rows():
+    """What the counts are is said beside them, from the rows: distinct claims, and the "not tested"
+    rows not run here against those run and set aside (their cause names no "not run here")."""
+    from fedlib.claims import NOT_TESTED, was_run
+    ledger = _ledger()
+    note = build.scope_note(ledger)
+    untested = [r for r in ledger if r["verdict"] == NOT_TESTED]
+    not_run = sum(not was_run(r["cause"]) for r in untested)
+    claims = len({(r["paper"], r["where"], r["claim"]) for r in ledger})
+    assert f"{len(ledger)} rows ask {claims} distinct" in note
+    assert f"Of the {len(untested)} not tested, {not_run} were not run here" in note
+    assert f"and {len(untested) - not_run} were run and set aside" in note and 0 < not_run < len(untested)
+    import html
+    assert html.escape(note) in build.landing_page("# fedlib\n\nA library.", "start", ledger, {})
+
+
+def test_a_rows_expander_says_what_is_compared_and_why_it_holds():
+    row = {"notebook": "02_x", "paper": "FedSUM", "where": "Fig. 1", "quote": "q", "setting": "s",
+           "claim": "c", "verdict": "holds", "direction": "", "effect": "3", "ci_low": "1", "ci_high": "5",
+           "threshold": "0", "margin": "1", "seeds": "5", "cause": "",
+           "numbers": "A vs B (lower is better): seed 0: 1 vs 4"}
+    html_ = build.claims_table([row], "")
+    assert "<b>Compared:</b> A vs B (lower is better)" in html_
+    assert "the 95% interval [1, 5] lies above the threshold 0" in html_
+    untested = {**row, "verdict": "not tested", "effect": "", "ci_low": "", "ci_high": "", "cause": "not run"}
+    html_ = build.claims_table([untested], "")
+    assert "no interval: the comparison was not made" in html_ and "[, ]" not in html_
+
+
+def test_module_summaries_show_no_roles_and_keep_abbreviations():
+    assert build.module_summary("fedlib.delays").endswith("and their bounds (App. F).")
+    assert ":class:" not in build.module_summary("fedlib.participation")
+    assert "`Schedule`" in build.module_summary("fedlib.participation")
+
+
+def test_a_notebook_page_says_how_to_reproduce_it_with_its_stores_numbers():
+    import json as json_
+    note = build.reproduce_note("08_amplified_fedavg")
+    metas = list((ROOT / "results" / "08_amplified_fedavg" / "quick").glob("*/meta.json"))
+    hours = sum(float(json_.loads(m.read_text()).get("run_seconds") or 0) for m in metas) / 3600
+    assert "`make figures NB=08_amplified_fedavg`" in note and f"its {len(metas)} committed runs" in note
+    assert f"took {hours:.1f} hours" in note and "`make campaign NB=08_amplified_fedavg`" in note
+    assert "computes everything it shows" in build.reproduce_note("04_focus_toy")
