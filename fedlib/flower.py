@@ -45,12 +45,16 @@ from __future__ import annotations
 import copy
 import hashlib
 import importlib
+import inspect
 import json
+import os
 import secrets
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from . import algorithms
@@ -61,7 +65,7 @@ from .engine import LocalResult, UnreachableClients, _per_client, get_engine
 from .extensions import worker_modules
 from .problems import Problem
 
-__all__ = ["FlowerEngine", "client_app", "identify_nodes", "server_app", "simulate"]
+__all__ = ["FlowerEngine", "client_app", "identify_nodes", "load_result", "server_app", "simulate"]
 
 #: message types: local SGD, gradients at given models, who a node is, a run's start and a
 #: client step of an algorithm whose clients keep state
@@ -114,6 +118,15 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
     elif not callable(make_problem):
         raise InputError(f"make_problem: expected an ExperimentConfig or a callable (Context -> Problem), "
                          f"got {type(make_problem).__name__}")
+    else:
+        try:
+            inspect.signature(make_problem).bind(None)
+        except TypeError:
+            raise InputError(f"make_problem: must take one argument, Flower's Context (context -> "
+                             f"Problem); {getattr(make_problem, '__qualname__', make_problem)!r} takes "
+                             f"{inspect.signature(make_problem)}") from None
+        except ValueError:                   # a builtin without a signature: called as it is
+            pass
     slot = key or f"{getattr(make_problem, '__module__', '')}.{getattr(make_problem, '__qualname__', '')}"
     node = _ClientNode(app, make_problem, slot)
     client = clientapp.ClientApp()
@@ -319,7 +332,14 @@ class FlowerEngine:
                     failed.append(c)
                     continue
                 self._replies[key] = got[c] = rep.content["arrays"].to_torch_state_dict()
-            failed += [c for c, _ in want.values()]          # no reply within the timeout
+            silent = sorted(c for c, _ in want.values())    # no reply within the timeout
+            if silent:
+                within = (f"within timeout={self.timeout:g} s" if self.timeout is not None else
+                          "(their node left the federation or the reply was lost)")
+                warn(f"round {round}: client(s) {silent} did not answer {within}; their uploads count as "
+                     "failed (a node answers each message from a process it starts and a problem it "
+                     "builds: a timeout must cover both; a node that rejoins is not asked again)")
+            failed += silent
         if failed:
             late.update(failed)
             raise UnreachableClients(round, failed)
@@ -437,20 +457,27 @@ def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int
     msgs = [app.Message(app.RecordDict(), dst_node_id=n, message_type=WHO) for n in nodes]
     out: dict[int, int] = {}
     for rep in grid.send_and_receive(msgs, timeout=wait):
+        node = rep.metadata.src_node_id
         if rep.has_error():
-            raise InputError(f"node {rep.metadata.src_node_id}: could not say which client it is: "
-                             f"{rep.error.reason}")
+            raise InputError(f"node {node}: could not say which client it is: {rep.error.reason}")
         info = rep.content["config"]
         c, n = int(info["client"]), int(info["num_clients"])
         if n != num_clients:
-            raise InputError(f"num_clients: node {rep.metadata.src_node_id} holds a problem of {n} clients, "
-                             f"the schedule has {num_clients}")
-        if not 0 <= c < num_clients or c in out:
-            raise InputError(f"partition-id: node {rep.metadata.src_node_id} says it is client {c}; each of "
+            raise InputError(f"num_clients: node {node} holds a problem of {n} clients, the schedule has "
+                             f"{num_clients}")
+        if c in out:
+            left = sorted(set(range(num_clients)) - set(out) - {c})
+            raise InputError(f"partition-id: nodes {out[c]} and {node} both say they are client {c}"
+                             + (f", and no node is client {left[0]}" if left else "")
+                             + f"; each of 0..{num_clients - 1} must be exactly one node")
+        if not 0 <= c < num_clients:
+            raise InputError(f"partition-id: node {node} says it is client {c}; each of "
                              f"0..{num_clients - 1} must be exactly one node")
-        out[c] = rep.metadata.src_node_id
+        out[c] = node
     if len(out) != num_clients:
-        raise InputError(f"num_clients: {len(out)} of {num_clients} nodes answered within {wait:g} s")
+        quiet = sorted(set(nodes) - set(out.values()))
+        raise InputError(f"wait: nodes {quiet} did not say which fedlib client they are within {wait:g} s "
+                         "(a node starts a process and builds its problem to answer: raise wait)")
     return out
 
 
@@ -463,6 +490,18 @@ def _check_waits(**seconds: float | None) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             allowed = " or None (no limit)" if name == "timeout" else ""
             raise InputError(f"{name}: must be a number of seconds > 0{allowed}, got {value!r}")
+
+
+def _as_list(configs) -> list:
+    """``configs`` as a list: one ExperimentConfig or a list / tuple of them; anything else one
+    InputError naming what was given (a dict would be iterated as its keys)."""
+    if isinstance(configs, ExperimentConfig):
+        return [configs]
+    if not isinstance(configs, (list, tuple)):
+        raise InputError(f"configs: expected an ExperimentConfig or a list of them, got "
+                         f"{type(configs).__name__}" + (" (ExperimentConfig.from_dict makes one of a dict)"
+                                                        if isinstance(configs, dict) else ""))
+    return list(configs)
 
 
 def _same_problem(configs: list[ExperimentConfig]) -> ExperimentConfig:
@@ -509,11 +548,16 @@ def _check_schedule(schedule, configs: list[ExperimentConfig], first: Experiment
     if schedule.num_clients != n:
         raise InputError(f"schedule.num_clients: the schedule has {schedule.num_clients} clients, the "
                          f"problem and so the federation {n}")
+    if schedule.num_rounds != first.rounds:
+        raise InputError(f"schedule.num_rounds: the schedule has {schedule.num_rounds} rounds, the config "
+                         f"{first.rounds}; set the config's rounds={schedule.num_rounds} (a schedule "
+                         "replaces its participation, not its horizon)")
     return schedule
 
 
 def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict | None = None,
-               timeout: float | None = None, wait: float = 600.0, schedule=None):
+               timeout: float | None = None, wait: float = 600.0, schedule=None,
+               save: str | os.PathLike | None = None):
     """A Flower ``ServerApp`` that runs each config with :func:`fedlib.run`, one after the
     other on the same federation, its clients' local training on the nodes (:class:`FlowerEngine`).
 
@@ -524,21 +568,37 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
         results: a dict that receives ``"results"`` (one :class:`fedlib.runner.Result` per
             config, as :func:`fedlib.run` returns it), ``"connect_seconds"`` (nodes connected and
             identified) and ``"run_seconds"`` (per config), or ``"error"`` (the exception that
-            stopped the runs) -- what :func:`simulate` returns or raises.
+            stopped the runs) -- what :func:`simulate` returns or raises. None (a deployment, whose
+            server process exits with its run): an exception that stops the runs is raised, so
+            that Flower marks the run failed.
         timeout: seconds to wait for one exchange's replies (None: no limit).
         wait: seconds to wait for the nodes to connect before round 0.
         schedule: a :class:`~fedlib.participation.Schedule` to run instead of the config's
             participation (one config only; e.g. ``participation.load("my_schedule.npz")``, the
             availability you recorded or modelled): who is asked in each round, whose upload
-            counts and their local steps. Its client count must be the problem's.
+            counts and their local steps. Its client and round counts must be the problem's and
+            the config's.
+        save: a folder that receives each config's result as it finishes (in a deployment the
+            server's process exits with its run, and with it ``results``):
+            ``<save>/<i>-<config key>/`` with ``config.json``, ``history.csv``, ``params.npy`` (the
+            final model) and ``info.json`` (:attr:`~fedlib.runner.Result.info`); read back with
+            :func:`load_result`. None: nothing written.
+
+    Each finished run prints its summary line (``fedlib server_app: 1 of 2: Result(...)``), and a
+    run in which no upload counted in any round (every client asked was unreachable: the model
+    never moved; a ``timeout`` shorter than a node takes to answer) is warned of.
     """
     from .runner import run
 
     _, _, serverapp = _flwr()
     _check_waits(timeout=timeout, wait=wait)
-    configs = [configs] if isinstance(configs, ExperimentConfig) else list(configs)
+    configs = _as_list(configs)
     first = _same_problem(configs)
     schedule = _check_schedule(schedule, configs, first)
+    if results is not None and not isinstance(results, dict):
+        raise InputError(f"results: expected a dict (it receives the results) or None, got "
+                         f"{type(results).__name__}")
+    folder = _save_folder(save)
     out = {} if results is None else results
     server = serverapp.ServerApp()
 
@@ -546,26 +606,84 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
     def main(grid, context) -> None:
         try:
             start = time.perf_counter()
+            _make_folder(folder)
             problem = first.build_problem()
             engine = FlowerEngine(grid, identify_nodes(grid, problem.num_clients, wait), timeout)
             remote = copy.copy(problem)          # the same problem, whose gradients come from the nodes
             remote.grads = engine.grads
             out["connect_seconds"] = time.perf_counter() - start
             out["results"], out["run_seconds"] = [], []
-            for c in configs:
+            for i, c in enumerate(configs):
                 start = time.perf_counter()
                 sched = schedule if schedule is not None else c.schedule(problem.num_clients, problem)
-                out["results"].append(run(c.algorithm, remote, sched, lr_local=c.lr_local,
-                                          lr_global=c.lr_global, lr_schedule=c.lr_schedule,
-                                          eval_every=c.eval_every, seed=c.seed, progress=False,
-                                          engine=engine, **c.arguments("algorithm_args")))
+                res = run(c.algorithm, remote, sched, lr_local=c.lr_local, lr_global=c.lr_global,
+                          lr_schedule=c.lr_schedule, eval_every=c.eval_every, seed=c.seed, progress=False,
+                          engine=engine, **c.arguments("algorithm_args"))
+                out["results"].append(res)
                 out["run_seconds"].append(time.perf_counter() - start)
-        except Exception as e:          # handed to the caller: Flower would only log it
-            out["error"] = e
+                _report(res, i, c, configs, folder, timeout)
+        except Exception as e:
+            if results is None:         # a deployment: Flower marks the run failed, its log has the error
+                raise
+            out["error"] = e            # handed to the caller (simulate raises it): Flower would only log it
             warn(f"fedlib server_app: the runs stopped: {type(e).__name__}: {e} (the exception is "
-                 "in results['error']; fedlib.flower.simulate raises it)")
+                 "in results['error'])")
 
     return server
+
+
+def _save_folder(save) -> Path | None:
+    """``save`` as a folder path, checked before Flower starts."""
+    if save is None:
+        return None
+    if not isinstance(save, (str, os.PathLike)) or not os.fspath(save).strip():
+        raise InputError(f"save: must be a folder path or None, got {save!r}")
+    return Path(save).expanduser()        # created by the server's main (a client imports the module too)
+
+
+def _make_folder(folder: Path | None) -> None:
+    """The server's ``save`` folder created before any node is asked (not after a run)."""
+    if folder is not None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"save: cannot create {folder} ({e.strerror or e})") from None
+
+
+def _report(res, i: int, config: ExperimentConfig, configs: list, folder: Path | None,
+            timeout: float | None) -> None:
+    """A finished run: its summary line printed, its files saved (``folder``), and a warning where
+    no upload counted in any of its rounds."""
+    where = ""
+    if folder is not None:
+        out = folder / f"{i}-{config.key()}"
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.json").write_text(json.dumps(config.to_dict(), indent=1, sort_keys=True) + "\n")
+        res.history.to_csv(out / "history.csv", index=False)
+        np.save(out / "params.npy", res.params.detach().cpu().numpy(), allow_pickle=False)
+        (out / "info.json").write_text(json.dumps(res.info, indent=1, sort_keys=True, default=str) + "\n")
+        where = f", saved in {out}"
+    print(f"fedlib server_app: {i + 1} of {len(configs)}: {res!r}{where}", flush=True)
+    sched, lost = res.schedule, res.info.get("unreachable") or {}
+    asked = [set(np.flatnonzero(sched.active[t]).tolist()) for t in range(sched.num_rounds)]
+    if lost and all(a <= set(lost.get(str(t), [])) for t, a in enumerate(asked) if a):
+        warn(f"fedlib server_app: config {i}: no upload counted in any of its {sched.num_rounds} rounds "
+             f"(every client asked was unreachable: the model never moved); timeout={timeout} s is "
+             "probably shorter than a node takes to start a process, build its problem and train")
+
+
+def load_result(folder: str | os.PathLike) -> dict:
+    """A result :func:`server_app` saved (``save=``): ``{"config": ExperimentConfig, "history":
+    DataFrame, "params": tensor, "info": dict}``."""
+    import pandas as pd
+    p = Path(folder).expanduser()
+    if not (p / "history.csv").is_file():
+        raise InputError(f"folder: {p} holds no saved result (no history.csv); server_app(save=...) "
+                         "writes one folder per config")
+    return {"config": ExperimentConfig.from_dict(json.loads((p / "config.json").read_text())),
+            "history": pd.read_csv(p / "history.csv"),
+            "params": torch.from_numpy(np.load(p / "params.npy", allow_pickle=False)),
+            "info": json.loads((p / "info.json").read_text())}
 
 
 def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads: int = 1,
@@ -600,7 +718,7 @@ def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads:
     from flwr.simulation import run_simulation
 
     single = isinstance(configs, ExperimentConfig)
-    configs = [configs] if single else list(configs)
+    configs = _as_list(configs)
     first = _same_problem(configs)
     if isinstance(client_threads, bool) or not isinstance(client_threads, int) or client_threads < 1:
         raise InputError(f"client_threads: must be an integer >= 1, got {client_threads!r}")

@@ -130,8 +130,11 @@ def test_a_federation_that_does_not_match_the_schedule_stops_before_round_0(in_p
     mismatch = r"^num_clients: the schedule has 10 clients, the Flower federation 9 nodes"
     with pytest.raises(ValueError, match=mismatch):
         flower.identify_nodes(_Grid(app, list(range(9))), 10, wait=0.1)
-    with pytest.raises(ValueError, match=r"partition-id: node \d+ says it is client 3; each of 0..9 must be"):
+    with pytest.raises(ValueError, match=r"partition-id: nodes 1003 and 1004 both say they are client 3, and "
+                                         r"no node is client 4; each of 0..9 must be exactly one node"):
         flower.identify_nodes(_Grid(app, [0, 1, 2, 3, 3, 5, 6, 7, 8, 9]), 10, wait=0.1)
+    with pytest.raises(ValueError, match=r"partition-id: node 1009 says it is client 12; each of 0..9"):
+        flower.identify_nodes(_Grid(app, [0, 1, 2, 3, 4, 5, 6, 7, 8, 12]), 10, wait=0.1)
     nodes = flower.identify_nodes(_Grid(app, list(range(10))[::-1]), 10, wait=0.1)
     assert sorted(nodes) == list(range(10)) and nodes[0] == 1009          # client 0 is the last node
 
@@ -145,6 +148,13 @@ def test_configs_of_one_federation_are_checked_before_any_node_starts():
         flower.simulate(_config("fedavg"), client_threads=0)
     with pytest.raises(ValueError, match="make_problem: expected an ExperimentConfig or a callable"):
         flower.client_app("digits_cnn")
+    with pytest.raises(ValueError, match=r"make_problem: must take one argument, .* takes \(\)"):
+        flower.client_app(lambda: None)
+    with pytest.raises(ValueError, match=r"^configs: expected an ExperimentConfig or a list of them, got "
+                                         r"dict \(ExperimentConfig.from_dict"):
+        flower.server_app(_config("fedavg").to_dict())
+    with pytest.raises(ValueError, match=r"^results: expected a dict .* got list"):
+        flower.server_app(_config("fedavg"), results=[])
 
 
 def test_the_engine_over_an_in_process_grid_equals_the_vectorized_engine(in_process):
@@ -190,7 +200,9 @@ def test_a_client_that_does_not_answer_is_the_schedules_failed_upload(in_process
     torch.set_num_threads(1)
     try:
         kw = dict(lr_local=cfg.lr_local, eval_every=1, seed=cfg.seed, progress=False)
-        a = run("fedsum", problem, sched, engine=engine, **kw)
+        with pytest.warns(RuntimeWarning, match=rf"^round {t}: client\(s\) \[{c}\] did not answer \(their "
+                                                r"node left .*; their uploads count as failed"):
+            a = run("fedsum", problem, sched, engine=engine, **kw)
         b = run("fedsum", problem, dataclasses.replace(sched, uplink_ok=up), **kw)
         plain = run("fedsum", problem, sched, **kw)
     finally:
@@ -308,6 +320,9 @@ def test_a_schedule_of_ones_own_runs_instead_of_the_configs_participation(in_pro
         flower.server_app([cfg, cfg.replace(seed=4)], schedule=sched)
     with pytest.raises(ValueError, match=r"^schedule: expected a fedlib.participation.Schedule"):
         flower.simulate(cfg, schedule="cyclic")
+    with pytest.raises(ValueError, match=r"^schedule\.num_rounds: the schedule has 5 rounds, the config 2; "
+                                         r"set the config's rounds=5"):
+        flower.server_app(cfg.replace(rounds=2), schedule=sched)
 
 
 def test_a_federation_smaller_than_the_schedule_stops_loudly(in_process):
@@ -320,6 +335,32 @@ def test_a_federation_smaller_than_the_schedule_stops_loudly(in_process):
                                             r"the schedule has 10 clients, the Flower federation 4 nodes"):
         _single_thread(lambda: server._main(_Grid(flower.client_app(cfg), list(range(4))), None))
     assert isinstance(out["error"], ValueError) and "results" not in out
+
+
+def test_a_deployment_raises_saves_its_results_and_warns_of_a_run_no_upload_reached(in_process, tmp_path,
+                                                                                     capsys):
+    """A deployed server_app (no results dict: its process exits with its run) raises what stops the
+    runs, so that Flower marks the run failed; save= keeps each result (read back bitwise by
+    load_result) and the summary line is printed; a run in which every asked client was unreachable
+    in every round is warned of, not returned as a normal result."""
+    cfg = _config("fedavg", rounds=3)
+    with pytest.raises(ValueError, match=r"^num_clients: the schedule has 10 clients, the Flower federation"):
+        flower.server_app(cfg, wait=0.1)._main(_Grid(flower.client_app(cfg), list(range(4))), None)
+    server = flower.server_app(cfg, wait=0.1, save=tmp_path / "out")
+    _single_thread(lambda: server._main(_Grid(flower.client_app(cfg), list(range(10))), None))
+    saved = flower.load_result(tmp_path / "out" / f"0-{cfg.key()}")
+    expected = _single_thread(lambda: run_config(cfg))
+    assert torch.equal(saved["params"], expected.params) and saved["config"] == cfg
+    assert list(saved["history"]["loss"]) == list(expected.history["loss"])
+    assert "fedlib server_app: 1 of 1: Result(algorithm='fedavg'" in capsys.readouterr().out
+    everyone = frozenset((c, t) for c in range(10) for t in range(3))
+    out: dict = {}
+    with pytest.warns(RuntimeWarning, match=r"config 0: no upload counted in any of its 3 rounds"):
+        _single_thread(lambda: flower.server_app(cfg, out, wait=0.1)._main(
+            _Grid(flower.client_app(cfg), list(range(10)), silent=everyone), None))
+    assert torch.equal(out["results"][0].params, cfg.build_problem().initial_params(cfg.seed))  # never moved
+    with pytest.raises(ValueError, match=r"^folder: .* holds no saved result"):
+        flower.load_result(tmp_path)
 
 
 _STATEFUL = [n for n in sorted(algorithms.available()) if algorithms.get(n).client_state]
