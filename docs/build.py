@@ -257,7 +257,7 @@ def reproduce_note(name: str) -> str:
             f"(the {profile} profile)")
     if metas:
         text += (f", reading its {len(metas)} committed runs from `results/{name}/{profile}/` (minutes; "
-                 f"computing them took {seconds / 3600:.1f} hours of single-thread run time when they were "
+                 f"computing them took {seconds / 3600:.1f} hours of run time when they were "
                  "stored, and a run missing from the store is computed as the notebook runs)")
     else:
         text += " and computes everything it shows as it runs"
@@ -438,19 +438,28 @@ def verdict_reason(r: dict[str, str]) -> str:
 
 
 def scope_note(rows: list[dict[str, str]]) -> str:
-    """One sentence on what the verdict counts are (computed from the rows): the committed runs'
-    verdicts, a row per claim and setting (how many distinct claims), and how many of the "not
+    """One sentence on what the verdict counts are (computed from the rows and the committed
+    stores): which notebooks' runs are computed in full and which are read from a quick-profile
+    store, a row per claim and setting (how many distinct claims), and how many of the "not
     tested" rows were not run here and how many were run and set aside."""
     from fedlib.claims import NOT_TESTED, was_run
+
+    def numbered(names: set[str]) -> str:
+        nums = sorted(n.split("_")[0] for n in names)
+        return ("notebook " if len(nums) == 1 else "notebooks ") + (
+            nums[0] if len(nums) == 1 else f"{', '.join(nums[:-1])} and {nums[-1]}")
+    notebooks = {r["notebook"] for r in rows}
+    stored = {n for n in notebooks if (ROOT / "results" / n / "quick").is_dir()}
+    what = [f"{numbered(notebooks - stored)} in full"] if notebooks - stored else []
+    what += [f"{numbered(stored)} at the quick profile (MNIST or Fashion-MNIST where a paper's dataset "
+             "cannot be had here, shorter horizons; each row's setting says which)"] if stored else []
     claims = len({(r["paper"], r["where"], r["claim"]) for r in rows})
     untested = [r for r in rows if r["verdict"] == NOT_TESTED]
     not_run = sum(not was_run(r["cause"]) for r in untested)
     aside = (f" Of the {len(untested)} not tested, {not_run} were not run here (data or scale out of reach) "
              f"and {len(untested) - not_run} were run and set aside (a rival run outside its paper's "
              "settings, or a choice the paper makes once); each row says why.") if untested else ""
-    return (f"Verdicts of the committed runs: the delay and toy-model notebooks in full, the deep-learning "
-            "notebooks at the quick profile (MNIST or Fashion-MNIST where a paper's dataset cannot be had "
-            "here, shorter horizons; each row's setting says which). A row is one claim in one setting: "
+    return (f"Verdicts of the committed runs: {'; '.join(what)}. A row is one claim in one setting: "
             f"{len(rows)} rows ask {claims} distinct claims.{aside}")
 
 

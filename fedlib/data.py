@@ -155,18 +155,25 @@ class Dataset:
         name: registry name.
         train, test: (x [n, C, H, W] float32, y [n] int64).
         num_classes: number of classes.
+        from_files: whether its content was read from files (False: a stand-in of
+            :func:`synthetic_like`, a function of its seed).
         digest: ``"sha256:..."`` of the content a run computes on (:func:`content_digest`: the
             normalised images and the labels of both splits, with their shapes), whatever the
-            files' format or compression; None where nothing was loaded (a stand-in of
-            :func:`synthetic_like`, a function of its seed). A stored run records it, so that
-            ``verify`` can tell other data from other code.
+            files' format or compression; None for a stand-in. Computed when first asked for
+            (hashing MNIST takes a fraction of a second). A stored run records it
+            (:attr:`fedlib.tasks.Neural.data_digests`), so that ``verify`` can tell other data
+            from other code.
     """
 
     name: str
     train: tuple[torch.Tensor, torch.Tensor]
     test: tuple[torch.Tensor, torch.Tensor]
     num_classes: int
-    digest: str | None = None
+    from_files: bool = True
+
+    @functools.cached_property
+    def digest(self) -> str | None:
+        return content_digest(self.train, self.test) if self.from_files else None
 
 
 def available() -> dict[str, str]:
@@ -626,8 +633,7 @@ def _tensors(spec: DatasetSpec, parts: object) -> Dataset:
         else:
             xt = _normalise(x, spec.info)
         out[split] = (xt, torch.tensor(np.array(y), dtype=torch.long))
-    return Dataset(spec.name, out["train"], out["test"], spec.info.classes,
-                   content_digest(out["train"], out["test"]))
+    return Dataset(spec.name, out["train"], out["test"], spec.info.classes)
 
 
 def content_digest(*splits: tuple[torch.Tensor, torch.Tensor]) -> str:
@@ -638,7 +644,7 @@ def content_digest(*splits: tuple[torch.Tensor, torch.Tensor]) -> str:
     for t in (t for split in splits for t in split):
         c = t.detach().cpu().contiguous()
         h.update(f"{c.dtype}{tuple(c.shape)};".encode())
-        h.update(c.numpy().tobytes())
+        h.update(c.numpy().data)                 # the buffer itself, no copy of its bytes
     return f"sha256:{h.hexdigest()}"
 
 
@@ -675,7 +681,7 @@ def load(name: str, data_root: str | os.PathLike | None = None, device: str | to
     ds = _tensors(spec, parts)
     dev = torch.device(device)
     return Dataset(ds.name, tuple(t.to(dev) for t in ds.train), tuple(t.to(dev) for t in ds.test),
-                   ds.num_classes, ds.digest)
+                   ds.num_classes)
 
 
 def synthetic_like(name: str, n_train: int | None = None, n_test: int | None = None, seed: int = 0,
@@ -695,7 +701,7 @@ def synthetic_like(name: str, n_train: int | None = None, n_test: int | None = N
         y = rng.permutation(np.arange(n or default) % info.classes)
         out.append((_normalise_uint8(x, info).to(device),
                     torch.as_tensor(y, dtype=torch.long, device=device)))
-    return Dataset(f"synthetic_like({name})", out[0], out[1], info.classes)
+    return Dataset(f"synthetic_like({name})", out[0], out[1], info.classes, from_files=False)
 
 
 def _normalise_uint8(x: np.ndarray, info: DatasetInfo) -> torch.Tensor:

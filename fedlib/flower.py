@@ -49,6 +49,7 @@ import inspect
 import json
 import os
 import secrets
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -455,7 +456,7 @@ def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int
         raise InputError(f"num_clients: the schedule has {num_clients} clients, the Flower federation "
                          f"{len(nodes)} nodes (after waiting {wait:g} s); start one node per client")
     msgs = [app.Message(app.RecordDict(), dst_node_id=n, message_type=WHO) for n in nodes]
-    out: dict[int, int] = {}
+    claims: dict[int, list[int]] = {}               # client index -> the nodes that say they are it
     for rep in grid.send_and_receive(msgs, timeout=wait):
         node = rep.metadata.src_node_id
         if rep.has_error():
@@ -465,20 +466,28 @@ def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int
         if n != num_clients:
             raise InputError(f"num_clients: node {node} holds a problem of {n} clients, the schedule has "
                              f"{num_clients}")
-        if c in out:
-            left = sorted(set(range(num_clients)) - set(out) - {c})
-            raise InputError(f"partition-id: nodes {out[c]} and {node} both say they are client {c}"
-                             + (f", and no node is client {left[0]}" if left else "")
-                             + f"; each of 0..{num_clients - 1} must be exactly one node")
-        if not 0 <= c < num_clients:
-            raise InputError(f"partition-id: node {node} says it is client {c}; each of "
-                             f"0..{num_clients - 1} must be exactly one node")
-        out[c] = node
-    if len(out) != num_clients:
-        quiet = sorted(set(nodes) - set(out.values()))
+        claims.setdefault(c, []).append(node)
+    _check_claims(claims, nodes, num_clients, wait)
+    return {c: ns[0] for c, ns in claims.items()}
+
+
+def _check_claims(claims: dict[int, list[int]], nodes: list[int], num_clients: int, wait: float) -> None:
+    """Every client index claimed by exactly one node, from all the replies: one InputError naming
+    the nodes that claim an index twice or out of range, and the indices no node claims."""
+    twice = [f"nodes {', '.join(map(str, sorted(ns)))} all say they are client {c}"
+             for c, ns in sorted(claims.items()) if len(ns) > 1]
+    outside = [f"node {ns[0]} says it is client {c}" for c, ns in sorted(claims.items())
+               if not 0 <= c < num_clients]
+    if twice or outside:
+        left = sorted(set(range(num_clients)) - set(claims))
+        raise InputError("partition-id: " + "; ".join(twice + outside)
+                         + (f"; no node is client {', '.join(map(str, left))}" if left else "")
+                         + f"; each of 0..{num_clients - 1} must be exactly one node")
+    answered = {n for ns in claims.values() for n in ns}
+    if len(answered) != num_clients:
+        quiet = sorted(set(nodes) - answered)
         raise InputError(f"wait: nodes {quiet} did not say which fedlib client they are within {wait:g} s "
                          "(a node starts a process and builds its problem to answer: raise wait)")
-    return out
 
 
 def _check_waits(**seconds: float | None) -> None:
@@ -588,8 +597,6 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
     run in which no upload counted in any round (every client asked was unreachable: the model
     never moved; a ``timeout`` shorter than a node takes to answer) is warned of.
     """
-    from .runner import run
-
     _, _, serverapp = _flwr()
     _check_waits(timeout=timeout, wait=wait)
     configs = _as_list(configs)
@@ -605,23 +612,7 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
     @server.main()
     def main(grid, context) -> None:
         try:
-            start = time.perf_counter()
-            _make_folder(folder)
-            problem = first.build_problem()
-            engine = FlowerEngine(grid, identify_nodes(grid, problem.num_clients, wait), timeout)
-            remote = copy.copy(problem)          # the same problem, whose gradients come from the nodes
-            remote.grads = engine.grads
-            out["connect_seconds"] = time.perf_counter() - start
-            out["results"], out["run_seconds"] = [], []
-            for i, c in enumerate(configs):
-                start = time.perf_counter()
-                sched = schedule if schedule is not None else c.schedule(problem.num_clients, problem)
-                res = run(c.algorithm, remote, sched, lr_local=c.lr_local, lr_global=c.lr_global,
-                          lr_schedule=c.lr_schedule, eval_every=c.eval_every, seed=c.seed, progress=False,
-                          engine=engine, **c.arguments("algorithm_args"))
-                out["results"].append(res)
-                out["run_seconds"].append(time.perf_counter() - start)
-                _report(res, i, c, configs, folder, timeout)
+            _serve(grid, configs, schedule, out, timeout, wait, folder)
         except Exception as e:
             if results is None:         # a deployment: Flower marks the run failed, its log has the error
                 raise
@@ -630,6 +621,31 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
                  "in results['error'])")
 
     return server
+
+
+def _serve(grid, configs: list[ExperimentConfig], schedule, out: dict, timeout: float | None, wait: float,
+           folder: Path | None) -> None:
+    """:func:`server_app`'s main: the nodes identified, then each config run on them (its result,
+    timings and files in ``out`` and ``folder``, its summary printed)."""
+    from .runner import run
+
+    start = time.perf_counter()
+    _make_folder(folder)
+    problem = configs[0].build_problem()
+    engine = FlowerEngine(grid, identify_nodes(grid, problem.num_clients, wait), timeout)
+    remote = copy.copy(problem)          # the same problem, whose gradients come from the nodes
+    remote.grads = engine.grads
+    out["connect_seconds"] = time.perf_counter() - start
+    out["results"], out["run_seconds"] = [], []
+    for i, c in enumerate(configs):
+        start = time.perf_counter()
+        sched = schedule if schedule is not None else c.schedule(problem.num_clients, problem)
+        res = run(c.algorithm, remote, sched, lr_local=c.lr_local, lr_global=c.lr_global,
+                  lr_schedule=c.lr_schedule, eval_every=c.eval_every, seed=c.seed, progress=False,
+                  engine=engine, **c.arguments("algorithm_args"))
+        out["results"].append(res)
+        out["run_seconds"].append(time.perf_counter() - start)
+        _report(res, i, c, len(configs), folder, timeout)
 
 
 def _save_folder(save) -> Path | None:
@@ -650,36 +666,70 @@ def _make_folder(folder: Path | None) -> None:
             raise InputError(f"save: cannot create {folder} ({e.strerror or e})") from None
 
 
-def _report(res, i: int, config: ExperimentConfig, configs: list, folder: Path | None,
+#: the files of a result :func:`server_app` saves (``save=``), one folder per config
+SAVED_FILES = ("config.json", "history.csv", "params.npy", "info.json")
+
+
+def _report(res, i: int, config: ExperimentConfig, count: int, folder: Path | None,
             timeout: float | None) -> None:
-    """A finished run: its summary line printed, its files saved (``folder``), and a warning where
+    """A finished run: its files saved (``folder``), its summary line printed, and a warning where
     no upload counted in any of its rounds."""
     where = ""
     if folder is not None:
-        out = folder / f"{i}-{config.key()}"
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "config.json").write_text(json.dumps(config.to_dict(), indent=1, sort_keys=True) + "\n")
-        res.history.to_csv(out / "history.csv", index=False)
-        np.save(out / "params.npy", res.params.detach().cpu().numpy(), allow_pickle=False)
-        (out / "info.json").write_text(json.dumps(res.info, indent=1, sort_keys=True, default=str) + "\n")
-        where = f", saved in {out}"
-    print(f"fedlib server_app: {i + 1} of {len(configs)}: {res!r}{where}", flush=True)
+        where = f", saved in {_save_result(res, folder / f'{i}-{config.key()}', config)}"
+    print(f"fedlib server_app: {i + 1} of {count}: {res!r}{where}", flush=True)
     sched, lost = res.schedule, res.info.get("unreachable") or {}
-    asked = [set(np.flatnonzero(sched.active[t]).tolist()) for t in range(sched.num_rounds)]
-    if lost and all(a <= set(lost.get(str(t), [])) for t, a in enumerate(asked) if a):
+    # who was asked and would have counted: a client whose scheduled upload fails is not counted
+    # unreachable (runner), so it does not make an upload count either
+    asked = [set(np.flatnonzero((sched.active[t] > 0) & sched.uplink_ok[t]).tolist())
+             for t in range(sched.num_rounds)]
+    if lost and all(a <= set(lost.get(str(t), [])) for t, a in enumerate(asked)):
+        why = (f"timeout={timeout:g} s is probably shorter than a node takes to start a process, build "
+               "its problem and train" if timeout is not None else
+               "the nodes failed or left (the warnings of each round name them)")
         warn(f"fedlib server_app: config {i}: no upload counted in any of its {sched.num_rounds} rounds "
-             f"(every client asked was unreachable: the model never moved); timeout={timeout} s is "
-             "probably shorter than a node takes to start a process, build its problem and train")
+             f"(every client asked was unreachable: the model never moved); {why}")
+
+
+def _save_result(res, out: Path, config: ExperimentConfig) -> Path:
+    """``res`` written as :data:`SAVED_FILES` into a temporary folder beside ``out``, then renamed
+    to ``out`` (replacing an earlier one): a server stopped while saving leaves no partial result."""
+    tmp = out.parent / f".tmp-{out.name}-{secrets.token_hex(4)}"
+    tmp.mkdir(parents=True)
+    (tmp / "config.json").write_text(json.dumps(config.to_dict(), indent=1, sort_keys=True) + "\n")
+    res.history.to_csv(tmp / "history.csv", index=False)
+    np.save(tmp / "params.npy", res.params.detach().cpu().numpy(), allow_pickle=False)
+    (tmp / "info.json").write_text(json.dumps(res.info, indent=1, sort_keys=True, default=str) + "\n")
+    if out.exists():                          # a folder saved before under the same name
+        old = out.parent / f".old-{out.name}-{secrets.token_hex(4)}"
+        os.replace(out, old)
+        os.replace(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)
+    return out
 
 
 def load_result(folder: str | os.PathLike) -> dict:
-    """A result :func:`server_app` saved (``save=``): ``{"config": ExperimentConfig, "history":
-    DataFrame, "params": tensor, "info": dict}``."""
+    """A result :func:`server_app` saved (``save=``), from its config's folder
+    ``<save>/<i>-<config key>``: ``{"config": ExperimentConfig, "history": DataFrame, "params":
+    tensor, "info": dict}``.
+
+    Raises:
+        InputError: ``folder`` lacks one of :data:`SAVED_FILES` (naming them; the ``save`` folder
+            itself names its configs' folders).
+    """
     import pandas as pd
+    if not isinstance(folder, (str, os.PathLike)):
+        raise InputError(f"folder: must be a folder path, got {type(folder).__name__} {folder!r}")
     p = Path(folder).expanduser()
-    if not (p / "history.csv").is_file():
-        raise InputError(f"folder: {p} holds no saved result (no history.csv); server_app(save=...) "
-                         "writes one folder per config")
+    missing = [f for f in SAVED_FILES if not (p / f).is_file()]
+    if missing:
+        inside = sorted(q.name for q in p.iterdir() if q.is_dir() and (q / "history.csv").is_file()) \
+            if p.is_dir() else []
+        hint = (f"; it is a save folder: load one of its results, {', '.join(inside)}" if inside else
+                "; server_app(save=...) writes one folder per config, <save>/<i>-<config key>")
+        raise InputError(f"folder: {p} holds no saved result (missing {', '.join(missing)}){hint}")
     return {"config": ExperimentConfig.from_dict(json.loads((p / "config.json").read_text())),
             "history": pd.read_csv(p / "history.csv"),
             "params": torch.from_numpy(np.load(p / "params.npy", allow_pickle=False)),

@@ -595,7 +595,8 @@ class _Checkpoint(RunCallback):
         digest, parts = _fingerprint(run.info, run.schedule, run.x, self.eval_every)
         self.ckpt = _Checkpointer(self.path, self.every, digest,
                                   checkpoint_arithmetic(run.device, getattr(run.algo, "engine", None),
-                                                        run.problem), parts=parts, code=self.code)
+                                                        run.problem), parts=parts, code=self.code,
+                                  data=dict(getattr(run.problem, "data_digests", None) or {}))
         if (state := self.ckpt.load()) is not None:
             run.info["resumed_at"] = int(state["t"])          # after the digest: what a store's entry records
             run.t, run.x = state["t"], state["x"].to(run.device)
@@ -730,12 +731,14 @@ class _Checkpointer:
     that differs in a part both record is not resumed either (its run is this one, but its rounds
     were computed by the code before) where its settings are this run's -- the change may have
     moved its schedule or start, not its algorithm, options, problem or rates; with other settings
-    it is another run's, and refused."""
+    it is another run's, and refused. ``data``: the content digests of the data the run computes
+    on (:attr:`fedlib.tasks.Neural.data_digests`), saved with the state; a checkpoint of this run
+    saved on other data is not resumed (its rounds and the rest would mix two datasets)."""
 
     def __init__(self, path: str | os.PathLike, every: int, fingerprint: str, arith: tuple | None = None,
-                 parts: dict | None = None, code: dict | None = None):
+                 parts: dict | None = None, code: dict | None = None, data: dict | None = None):
         self.path, self.every, self.fingerprint, self.arith = Path(path), every, fingerprint, arith
-        self.parts, self.code = parts, code
+        self.parts, self.code, self.data = parts, code, data or {}
 
     def due(self, t: int, rounds: int) -> bool:
         return t % self.every == 0 and t < rounds
@@ -760,6 +763,14 @@ class _Checkpointer:
                  "arithmetic (device, CPU or torch build), or records none; starting the run over, "
                  "so that all its rounds compute under one")
             return None
+        saved = state.get("data") if state is not None else None
+        if saved and self.data and saved != self.data:   # one saved before data were recorded: as before
+            names = ", ".join(sorted(k for k in set(saved) | set(self.data)
+                                     if saved.get(k) != self.data.get(k)))
+            warn(f"checkpoint: {self.path} (round {state.get('t')}) was saved on other data (the content of "
+                 f"{names} has changed since); starting the run over, so that all its rounds compute on "
+                 "the data it records")
+            return None
         return state
 
     def _same_settings(self, state: dict) -> bool:
@@ -774,6 +785,7 @@ class _Checkpointer:
         _write_checkpoint(self.path, {"fingerprint": self.fingerprint, "t": t, "x": x.detach().cpu(),
                                       **history.state(), "algorithm": algo.state_dict(),
                                       "anchor": anchor.data, "parts": self.parts, "code": self.code,
+                                      "data": self.data,
                                       "arithmetic": None if self.arith is None else list(self.arith)})
 
 

@@ -287,7 +287,7 @@ class Store:
     def _open(self) -> None:
         """Probe the folder: a ValueError if it cannot be read, or is missing and cannot be
         created; a folder that cannot be written is a read-only store (:attr:`writable`). A missing
-        folder is created by the first write (:meth:`require_writable`), so that a run that stops
+        folder is created by the first write (:meth:`_ensure_folder`), so that a run that stops
         before storing anything (missing data) leaves no empty store behind."""
         if not self.path.is_dir():
             above = next(p for p in (self.path, *self.path.parents) if p.exists() or p == p.parent)
@@ -312,7 +312,11 @@ class Store:
             need = f": {what}" if what else ""
             raise InputError(f"store: cannot write to {self.path} ({self._why}; a read-only store can be "
                              f"read, not added to){need}")
-        if not self.path.is_dir():                      # created by its first write (_open)
+
+    def _ensure_folder(self) -> None:
+        """The store's folder, created by its first write (not when opened, nor when a run or a
+        table that may stop on missing data starts: :meth:`_open`)."""
+        if not self.path.is_dir():
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
             except OSError as e:
@@ -412,6 +416,7 @@ class Store:
               save_params: bool = False) -> Entry:
         """Write an entry atomically (temporary folder renamed into place)."""
         self.require_writable()
+        self._ensure_folder()
         config, key = _keyed(config)
         tmp = self.path / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
@@ -559,8 +564,9 @@ class Store:
             buf.seek(0)
             return pd.read_csv(buf, index_col=0)
         if not path.exists():
-            self.require_writable()
+            self.require_writable()                   # refused before make(), created after it
             df = make()
+            self._ensure_folder()
             tmp = self.path / f".tmp-{name}-{uuid.uuid4().hex[:8]}.csv"
             df.to_csv(tmp)
             os.replace(tmp, path)

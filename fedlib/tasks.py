@@ -596,7 +596,9 @@ class Neural(Problem):
     def data_digests(self) -> dict[str, str]:
         """The content digest of the data it computes on (:func:`fedlib.data.content_digest` of
         its training and test splits, equal to the loaded :attr:`fedlib.data.Dataset.digest`), by
-        the dataset's name; computed once, when a run first records it."""
+        the dataset's name; computed once, when a run first records it. A synthetic stand-in's
+        (``synthetic=True``) is recorded under the dataset's name too: the content it computed on
+        (``verify`` says the stand-in changed, not the files)."""
         name = getattr(self, "names_spec", {}).get("dataset", "data")
         return {name: content_digest((self.train.x, self.train.y), (self.test.x, self.test.y))}
 

@@ -87,8 +87,11 @@ class VerifyReport:
         if self.check == "digest":                 # nothing was replayed: the files were edited
             return (f"{self.key}: does NOT reproduce ({what}): {len(self.mismatches)} stored file(s) differ "
                     f"from the digests sealed with the run, nothing replayed: {self.reason}")
-        lines = [f"{self.key}: does NOT reproduce ({what}): {len(self.mismatches)} (round, metric) pairs "
-                 f"differ beyond rtol={self.rtol:g}, atol={self.atol:g}; {self.reason}:"]
+        data = int(self.mismatches["metric"].astype(str).str.startswith("data.").sum())
+        pairs = len(self.mismatches) - data
+        differ = ([f"{pairs} (round, metric) pairs differ beyond rtol={self.rtol:g}, atol={self.atol:g}"]
+                  if pairs or not data else []) + ([f"{data} dataset(s) differ"] if data else [])
+        lines = [f"{self.key}: does NOT reproduce ({what}): {', '.join(differ)}; {self.reason}:"]
         for r in self.mismatches.head(20).itertuples():
             if str(r.metric).startswith("data."):      # a content digest, not a metric of a round
                 lines.append(f"  {r.metric[5:]}: stored with {r.stored}, replayed on {r.replayed}")
@@ -333,7 +336,8 @@ def _judge(entry: Entry, plan: _CheckPlan, replay, sealed: str) -> VerifyReport:
                          "replayed": d["replayed"], "rel_diff": d["rel_diff"]})
         if covered.rounds:
             max_rel["anchor"] = covered.max_rel(got)
-    data_rows, other_data = _data_differs(entry.meta.get("data"), replay.info.get("data"))
+    data_rows, other_data = _data_differs(entry.meta.get("data"), replay.info.get("data"),
+                                          bool(entry.config.arguments("problem_args").get("synthetic")))
     rows += data_rows
     if other_data:
         return VerifyReport(key, rounds, compared, pd.DataFrame(rows, columns=_MISMATCH_COLUMNS), rtol, atol,
@@ -353,11 +357,14 @@ def _judge(entry: Entry, plan: _CheckPlan, replay, sealed: str) -> VerifyReport:
 _MISMATCH_COLUMNS = ["round", "metric", "stored", "replayed", "rel_diff"]
 
 
-def _data_differs(stored: dict | None, replayed: dict | None) -> tuple[list[dict], str]:
+def _data_differs(stored: dict | None, replayed: dict | None, synthetic: bool = False
+                  ) -> tuple[list[dict], str]:
     """Rows (metric ``data.<name>``) and a sentence for each dataset whose content digest differs
     between the stored run and its replay (:attr:`fedlib.data.Dataset.digest`): the replay
-    computed on other data, so its differences are not the code's. None, none: an entry stored
-    before fedlib recorded the digests, or no data loaded from files."""
+    computed on other data, so its differences are not the code's. ``synthetic``: the run computed
+    on :func:`fedlib.data.synthetic_like`'s stand-in, recorded under the dataset's name, so it is
+    the stand-in that changed, not the files. None, none: an entry stored before fedlib recorded
+    the digests."""
     if not stored or not replayed:
         return [], ""
     rows = [{"round": math.nan, "metric": f"data.{name}", "stored": digest, "replayed": replayed.get(name),
@@ -365,6 +372,10 @@ def _data_differs(stored: dict | None, replayed: dict | None) -> tuple[list[dict
     if not rows:
         return [], ""
     names = ", ".join(r["metric"][5:] for r in rows)
+    if synthetic:
+        return rows, (f"the replay computed on other data: the synthetic stand-in for {names} "
+                      "(fedlib.data.synthetic_like) differs from the one the run was stored with (its "
+                      "generator or sizes changed)")
     return rows, (f"the replay computed on other data: the content of {names} differs from the data the run "
                   "was stored with (another copy or version of the files; fedlib.data.load reads the "
                   "first folder of fedlib.data.data_roots that holds them)")

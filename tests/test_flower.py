@@ -1,5 +1,8 @@
 """fedlib.flower: a fedlib algorithm run through Flower equals fedlib.run on the same schedule."""
 
+import dataclasses
+
+import numpy as np
 import pytest
 import torch
 
@@ -130,10 +133,14 @@ def test_a_federation_that_does_not_match_the_schedule_stops_before_round_0(in_p
     mismatch = r"^num_clients: the schedule has 10 clients, the Flower federation 9 nodes"
     with pytest.raises(ValueError, match=mismatch):
         flower.identify_nodes(_Grid(app, list(range(9))), 10, wait=0.1)
-    with pytest.raises(ValueError, match=r"partition-id: nodes 1003 and 1004 both say they are client 3, and "
+    with pytest.raises(ValueError, match=r"partition-id: nodes 1003, 1004 all say they are client 3; "
                                          r"no node is client 4; each of 0..9 must be exactly one node"):
         flower.identify_nodes(_Grid(app, [0, 1, 2, 3, 3, 5, 6, 7, 8, 9]), 10, wait=0.1)
-    with pytest.raises(ValueError, match=r"partition-id: node 1009 says it is client 12; each of 0..9"):
+    # from all the replies, not the first duplicate: the client missing is 9, whatever the order
+    with pytest.raises(ValueError, match=r"nodes 1000, 1001 all say they are client 3; no node is client 9;"):
+        flower.identify_nodes(_Grid(app, [3, 3, 0, 1, 2, 4, 5, 6, 7, 8]), 10, wait=0.1)
+    with pytest.raises(ValueError, match=r"partition-id: node 1009 says it is client 12; no node is "
+                                         r"client 9; each of 0..9"):
         flower.identify_nodes(_Grid(app, [0, 1, 2, 3, 4, 5, 6, 7, 8, 12]), 10, wait=0.1)
     nodes = flower.identify_nodes(_Grid(app, list(range(10))[::-1]), 10, wait=0.1)
     assert sorted(nodes) == list(range(10)) and nodes[0] == 1009          # client 0 is the last node
@@ -355,12 +362,30 @@ def test_a_deployment_raises_saves_its_results_and_warns_of_a_run_no_upload_reac
     assert "fedlib server_app: 1 of 1: Result(algorithm='fedavg'" in capsys.readouterr().out
     everyone = frozenset((c, t) for c in range(10) for t in range(3))
     out: dict = {}
-    with pytest.warns(RuntimeWarning, match=r"config 0: no upload counted in any of its 3 rounds"):
+    with pytest.warns(RuntimeWarning, match=r"config 0: no upload counted in any of its 3 rounds .*; the "
+                                            r"nodes failed or left"):      # no timeout to blame
         _single_thread(lambda: flower.server_app(cfg, out, wait=0.1)._main(
             _Grid(flower.client_app(cfg), list(range(10)), silent=everyone), None))
     assert torch.equal(out["results"][0].params, cfg.build_problem().initial_params(cfg.seed))  # never moved
-    with pytest.raises(ValueError, match=r"^folder: .* holds no saved result"):
-        flower.load_result(tmp_path)
+    # a client whose scheduled upload fails (uplink_ok False) is not unreachable, and no upload of it counts
+    problem = cfg.build_problem()
+    sched = cfg.schedule(problem.num_clients, problem)
+    uplink = sched.uplink_ok.copy()
+    first = [int(np.flatnonzero(sched.active[t])[0]) for t in range(3)]
+    uplink[range(3), first] = False
+    lossy = dataclasses.replace(sched, uplink_ok=uplink)
+    others = frozenset((c, t) for c in range(10) for t in range(3) if c != first[t])
+    with pytest.warns(RuntimeWarning, match=r"config 0: no upload counted in any of its 3 rounds"):
+        _single_thread(lambda: flower.server_app(cfg, {}, wait=0.1, schedule=lossy)._main(
+            _Grid(flower.client_app(cfg), list(range(10)), silent=others), None))
+    with pytest.raises(ValueError, match=r"^folder: .* holds no saved result \(missing config.json, "
+                                         r"history.csv, params.npy, info.json\); it is a save folder: "
+                                         r"load one of its results, 0-"):
+        flower.load_result(tmp_path / "out")
+    (tmp_path / "out" / f"0-{cfg.key()}" / "info.json").unlink()        # a folder written in part
+    with pytest.raises(ValueError, match=r"^folder: .* holds no saved result \(missing info.json\)"):
+        flower.load_result(tmp_path / "out" / f"0-{cfg.key()}")
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [f"0-{cfg.key()}"]   # no temporary folder left
 
 
 _STATEFUL = [n for n in sorted(algorithms.available()) if algorithms.get(n).client_state]

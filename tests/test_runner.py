@@ -505,6 +505,34 @@ def test_the_checkpoint_digest_is_the_one_earlier_checkpoints_recorded(quad):
     assert parts["starting point"] == hashlib.sha256(x0.numpy().tobytes()).hexdigest()
 
 
+def test_a_checkpoint_saved_on_other_data_starts_the_run_over(tmp_path, quad):
+    """A checkpoint records the content digests of its problem's data (Problem.data_digests): the
+    same run on data whose content changed does not resume rounds computed on the old data but
+    starts over, saying so; on the same data it resumes."""
+    import copy
+    sched = participation.build("bernoulli", quad.num_clients, 9, seed=2, p=0.5, local_steps=2)
+    kw = dict(lr_local=0.02, progress=False, seed=1)
+    ck = tmp_path / "c.pt"
+    on = {name: copy.copy(quad) for name in ("a", "b")}
+    for name, prob in on.items():
+        prob.data_digests = {"mnist": f"sha256:{name}"}
+    for data, resumes in (("a", True), ("b", False)):
+        with pytest.raises(_Stop):
+            fedlib.run("fedavg", on["a"], sched, **kw, checkpoint=ck, checkpoint_every=5,
+                       callback=_stop_at(5))
+        assert torch.load(ck, weights_only=True)["data"] == {"mnist": "sha256:a"}
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            res = fedlib.run("fedavg", on[data], sched, **kw, checkpoint=ck)
+        over = [str(w.message) for w in said if "saved on other data" in str(w.message)]
+        assert over == ([] if resumes else [
+            f"checkpoint: {ck} (round 5) was saved on other data (the content of mnist has changed since); "
+            "starting the run over, so that all its rounds compute on the data it records"])
+        assert res.info.get("resumed_at") == (5 if resumes else None)
+        assert res.info["data"] == {"mnist": f"sha256:{data}"}
+        ck.unlink(missing_ok=True)
+
+
 def test_a_checkpoint_saved_by_other_code_starts_the_run_over(tmp_path, quad):
     """A checkpoint records the code fingerprint of its run (a direct run, with no store: the source
     of its algorithm's classes): the same run under an edited algorithm -- same name, settings,

@@ -33,6 +33,23 @@ def test_a_store_folder_is_created_by_its_first_write(tmp_path):
     assert entry.status == "ok" and entry.path.parent == tmp_path / "b"
 
 
+def test_a_store_whose_table_or_run_stops_on_missing_data_leaves_no_folder(tmp_path, monkeypatch):
+    """Missing data stops a derived table's make() and a run before anything is stored: the store's
+    folder is not created (a notebook at the paper profile without CIFAR-10 leaves no empty store)."""
+    from fedlib import ExperimentConfig, data
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "no-data"))
+    (tmp_path / "no-data").mkdir()
+    with pytest.raises(data.DataNotFoundError):
+        Store(tmp_path / "a" / "paper").derived_table(
+            "t", lambda: pd.DataFrame({"n": [len(data.load("cifar10").train[1])]}))
+    cfg = ExperimentConfig(algorithm="fedavg", problem="neural", participation="full", rounds=1,
+                           problem_args={"dataset": "cifar10", "model": "fedsum_cifar10_cnn",
+                                         "num_clients": 2, "partition": "iid"})
+    with pytest.raises(data.DataNotFoundError):
+        Store(tmp_path / "b" / "paper").compute(cfg)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 def test_a_store_opened_to_read_only_creates_no_folder_and_refuses_a_write(tmp_path):
     from fedlib import ExperimentConfig
     st = Store(tmp_path / "none", create=False)

@@ -57,10 +57,24 @@ def test_verify_tells_a_replay_on_other_data_from_other_code(tmp_path):
         bad = fedlib.verify(entry)
         assert bad.failed and "data.verify_data_test" in set(bad.mismatches["metric"])
         assert "other data" in bad.reason and "stored with sha256:" in str(bad)
+        assert "1 dataset(s) differ" in str(bad).splitlines()[0]
         data.register_dataset("verify_data_test", lambda root: parts, info=info, replace=True)
         assert fedlib.verify(entry).ok
     finally:
         data._DATASETS.pop("verify_data_test", None)
+
+
+def test_a_synthetic_stand_in_that_changed_is_not_blamed_on_the_files():
+    """A run on fedlib.data.synthetic_like's stand-in records its digest under the dataset's name;
+    a replay on another stand-in says the stand-in changed, and a data-only difference is counted
+    as a dataset, not as (round, metric) pairs."""
+    from fedlib.verification import _data_differs
+    rows, why = _data_differs({"mnist": "sha256:a"}, {"mnist": "sha256:b"}, synthetic=True)
+    assert [r["metric"] for r in rows] == ["data.mnist"] and "synthetic stand-in for mnist" in why
+    assert "copy or version of the files" not in why
+    assert "copy or version of the files" in _data_differs({"mnist": "sha256:a"}, {"mnist": "sha256:b"})[1]
+    assert _data_differs({"mnist": "sha256:a"}, {"mnist": "sha256:a"}) == ([], "")
+    assert _data_differs(None, {"mnist": "sha256:a"}) == ([], "")
 
 
 def _committed_stores():
