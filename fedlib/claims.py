@@ -1030,6 +1030,8 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
     Args:
         a, b: seed -> history (a frame with ``round``, ``metric`` and ``x``), or None for a run
             that collapsed, diverged or failed: it has no value, and its seed is left out and named.
+            The two runs of a seed must end at the same round (one horizon; a shorter run would
+            read as one that never got there).
         missing: how the numbers name a run with no value (failed, or never reached the target).
     """
     if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)) \
@@ -1043,6 +1045,11 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
             ta[s] = math.nan if ha is None else 0.0
             tb[s] = math.nan if hb is None else 0.0
             continue
+        ends = [int(h["round"].max()) for h in (ha, hb)]
+        if ends[0] != ends[1]:
+            raise InputError(f"a, b: seed {s}: {names[0]}'s run ends at round {ends[0]}, {names[1]}'s at "
+                             f"round {ends[1]}; compare runs of one horizon (a run that diverged or failed "
+                             "is passed as None)")
         plateaus = [late_mean(h, metric, window) for h in (ha, hb)]
         targets[s] = level * min(plateaus) if higher_metric else max(plateaus) / level
         ta[s] = rounds_to(ha, targets[s], metric, smooth, x, higher_metric)

@@ -4,6 +4,7 @@ saving figures (PNG + PDF) and tables (CSV + Markdown) into an output folder."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -51,16 +52,18 @@ METHOD_COLORS = {
 
 def method_palette(labels: Iterable[str]) -> dict[str, tuple]:
     """Label -> colour for ``labels``: a method of :data:`METHOD_COLORS` keeps its colour
-    everywhere; a variant labelled after one (``"FedSUM-CR (exact rate sum)"``, ``"FedAU as in the
-    authors' code"``) gets a lighter shade of it (the longest matching name); other labels get
-    distinct colours from seaborn's ``husl`` palette, in order."""
+    everywhere; a variant labelled after one (``"FedSUM-CR (exact rate sum)"``, ``"FedAU as in
+    the authors' code"``, ``"FedSUM*"``: the name, then a space, comma, parenthesis or star) gets
+    a lighter shade of it (the longest matching name); other labels (``"FedAvg+SM"``, another
+    algorithm) get distinct colours from seaborn's ``husl`` palette, in order."""
     labels = list(dict.fromkeys(labels))
     out, rest = {}, []
     for lab in labels:
         if lab in METHOD_COLORS:
             out[lab] = sns.color_palette([METHOD_COLORS[lab]])[0]
             continue
-        base = max((m for m in METHOD_COLORS if lab.startswith(m)), key=len, default=None)
+        base = max((m for m in METHOD_COLORS if re.match(re.escape(m) + r"(?=[\s(,;:*])", lab)), key=len,
+                   default=None)
         if base is None:
             rest.append(lab)
         else:

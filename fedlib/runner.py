@@ -258,6 +258,11 @@ def _check_options(cls: type[algorithms.Algorithm], options: dict) -> None:
         name, _, rest = str(e).partition(": ")
         if not rest.startswith("not an option of algorithm"):
             raise
+        if name in ("algorithm_args", "algorithm_options", "options") and isinstance(options.get(name), dict):
+            given = ", ".join(f"{k}={v!r}" for k, v in options[name].items())
+            raise InputError(f"{e} (fedlib.run takes the algorithm's options as keywords: "
+                             f"fedlib.run(..., {given}); a config's algorithm_args is a dict: "
+                             "fedlib.run_config(config))") from None
         params = [p for p in inspect.signature(run).parameters
                   if p not in ("algorithm", "problem", "participation", "algorithm_options")]
         near = [p for p in params if p.startswith(name) or name.startswith(p)] if len(name) > 1 else []

@@ -195,10 +195,15 @@ CASES = [
     ("dropout", lambda t: models.build("fedsum_mnist_cnn", dropout=1.5), ValueError, "dropout"),
     # algorithms
     ("not an option", lambda t: _run(algorithm="fedsum", momentum=0.9), ValueError, "momentum: not an option"),
+    ("run with a config's algorithm_args", lambda t: _run(algorithm="fedavg", algorithm_args={"momentum": 0.5}),
+     ValueError, r"algorithm_args: not an option .* \(fedlib\.run takes the algorithm's options as keywords: "
+                 r"fedlib\.run\(\.\.\., momentum=0\.5\)"),
     ("momentum<0", lambda t: _run(momentum=-3.0), ValueError, r"momentum: .*\[0, 1\)"),
     ("momentum>=1", lambda t: _run(momentum=1.0), ValueError, r"momentum: .*\[0, 1\)"),
     ("prox_mu<0", lambda t: _run(prox_mu=-50.0), ValueError, "prox_mu: .*>= 0"),
-    ("register clash", lambda t: register(_Mine), ValueError, "name: algorithm 'fedavg' is already registered"),
+    ("register clash", lambda t: register(_Mine), ValueError, "name: algorithm 'fedavg' is a built-in algorithm"),
+    ("register replaces a built-in", lambda t: register(_Mine, replace=True), ValueError,
+     r"name: algorithm 'fedavg' is a built-in algorithm \(fedlib\.algorithms\.fedavg\.FedAvg\); choose another"),
     ("algorithm unknown", lambda t: algorithms.get("fedfoo"), ValueError, "algorithm: unknown"),
     ("aggregation", lambda t: _run(aggregation="median"), ValueError, "aggregation"),
     ("algorithm type", lambda t: _run(algorithm=3), ValueError, "algorithm"),

@@ -227,6 +227,11 @@ def test_paired_reach_compares_rounds_to_a_target_near_the_plateau_both_reach():
     ua = {s: h.assign(units=h["round"] * 30) for s, h in a.items()}   # round 20 -> 600 vs round 30 -> 1200
     ub = {s: h.assign(units=h["round"] * 40) for s, h in b.items()}
     assert claims.paired_reach(ua, ub, x="units", margin=200).verdict == HOLDS
+    # a run cut short is not one that never got there: runs of two horizons are refused
+    short = {s: h[h["round"] <= 25] for s, h in b.items()}
+    with pytest.raises(ValueError, match=r"^a, b: seed 0: A's run ends at round 50, B's at round 25; compare "
+                                         r"runs of one horizon"):
+        claims.paired_reach(a, short, names=("A", "B"))
 
 
 def test_margins_are_fixed_per_metric():

@@ -51,6 +51,12 @@ def test_method_palette_keeps_each_methods_colour_and_shades_variants():
     cr, variant = to_rgb(plotting.METHOD_COLORS["FedSUM-CR"]), pal["FedSUM-CR (exact rate sum)"]
     assert variant != cr and all(v >= c for v, c in zip(variant, cr, strict=True))   # a lighter shade
     assert pal["my method"] != pal["other"] and len(set(pal.values())) == 5
+    # another algorithm whose label starts with a method's name is not a shade of it
+    own = plotting.method_palette(["FedAvg", "FedAvg+SM", "FedAU as in the authors' code"])
+    blue = np.array(to_rgb(plotting.METHOD_COLORS["FedAvg"]))
+    assert own["FedAvg+SM"] not in (tuple(blue), tuple(float(v) for v in blue + (1 - blue) * 0.45))
+    assert own["FedAU as in the authors' code"] != to_rgb(plotting.METHOD_COLORS["FedAU"])    # shaded
+    assert plotting.method_palette(["FedSUM*"])["FedSUM*"] != to_rgb(plotting.METHOD_COLORS["FedSUM"])
 
 
 def test_curves_mark_failed_runs_say_what_a_band_is_and_flag_a_zoomed_axis():

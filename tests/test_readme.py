@@ -108,3 +108,34 @@ def test_add_your_own_dataset_example_runs(tmp_path, monkeypatch, capsys):
         assert set(df["status"]) == {"ok"} and (final > 0.8).all(), final
     finally:
         data._DATASETS.pop("bars", None)
+
+
+def test_your_algorithm_beside_a_notebooks_runs_example_runs(tmp_path, monkeypatch, capsys):
+    """The recipe runs as printed, on notebook 02's quick structure cut to 3 rounds of random data
+    (fedsum_setup(..., stand_in_rounds=3)) and a store of such runs standing in for the committed
+    one: it prints one verdict per rival, each over the three seeds."""
+    import pandas as pd  # noqa: F401  (the recipe imports it)
+
+    from fedlib import studies
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {}
+    try:
+        exec(compile(_section_code("Add your own algorithm"), "README.md", "exec"), ns)
+        capsys.readouterr()
+        code = _section_code("Your algorithm beside a notebook's runs")
+        assert code.count('studies.fedsum_setup("quick", 0)') == 1 and code.count("fedlib.load(STORE") == 2
+        setup = studies.fedsum_setup("quick", 3)
+        stored = str(tmp_path / "stored")              # the notebook's runs, computed here at 3 rounds
+        rates, _ = setup.choose_rates(lambda configs: fedlib.sweep(configs, stored, progress=False))
+        labels = setup.main_configs(rates, ["P1"], [0, 1, 2])
+        rivals = [c for c, lab in labels.items() if lab[3] in ("FedAvg", "FedSUM")]
+        fedlib.sweep(rivals, stored, progress=False)
+        code = code.replace('studies.fedsum_setup("quick", 0)', 'studies.fedsum_setup("quick", 3)')
+        code = code.replace('"results/02_fedsum_main/quick"', repr(stored))
+        exec(compile(code, "README.md", "exec"), {})
+        printed = capsys.readouterr().out
+        for rival in ("FedAvg", "FedSUM"):
+            assert f"FedAvg+SM vs {rival}" in printed
+        assert printed.count("seed 2:") == 2 and (tmp_path / "results" / "my_study" / "quick").is_dir()
+    finally:
+        algorithms.base._REGISTRY.pop("fedavg_server_momentum", None)

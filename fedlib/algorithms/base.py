@@ -271,6 +271,9 @@ class Algorithm:
 
 
 _REGISTRY: dict[str, type[Algorithm]] = {}
+#: the names of the algorithms fedlib ships (set once its modules are imported): never replaced,
+#: so that a config naming one, and the stores' runs of it, mean the paper's algorithm
+_BUILTIN: frozenset[str] = frozenset()
 
 
 def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
@@ -278,7 +281,8 @@ def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
 
     ``@register`` refuses a class without its own ``name`` (the name configs give) and a name that is
     already taken (a built-in or an earlier registration);
-    ``@register(replace=True)`` replaces it on purpose.
+    ``@register(replace=True)`` replaces an earlier registration on purpose, never a built-in
+    algorithm (a sweep would store the class's runs as the paper's, beside the committed ones).
     """
     def add(c: type[Algorithm]) -> type[Algorithm]:
         if not (isinstance(c, type) and issubclass(c, Algorithm)):
@@ -287,6 +291,10 @@ def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
             raise InputError(f"name: must be set on {c.__name__} (a non-empty class attribute 'name', its "
                              f"name in configs) to register it, got none (it would run as {c.name!r}, after "
                              "its class)")
+        if c.name in _BUILTIN and _REGISTRY.get(c.name) is not c:
+            raise InputError(f"name: algorithm {c.name!r} is a built-in algorithm "
+                             f"({_REGISTRY[c.name].__module__}.{_REGISTRY[c.name].__name__}); choose another "
+                             "name (a subclass of it may keep its code under a name of its own)")
         if c.name in _REGISTRY and _REGISTRY[c.name] is not c and not replace:
             raise InputError(f"name: algorithm {c.name!r} is already registered "
                              f"({_REGISTRY[c.name].__module__}.{_REGISTRY[c.name].__name__}); "
