@@ -43,13 +43,13 @@ that is the fedlib client index whose data it trains on.
 from __future__ import annotations
 
 import copy
+import datetime as _dt
 import hashlib
 import importlib
 import inspect
 import json
 import os
 import secrets
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -58,15 +58,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import algorithms
+from . import algorithms, arithmetic
 from ._validate import InputError, warn
 from .algorithms.base import Algorithm, RoundInput
 from .config import ExperimentConfig
 from .engine import LocalResult, UnreachableClients, _per_client, get_engine
 from .extensions import worker_modules
+from .fingerprint import config_fingerprint
 from .problems import Problem
+from .store import Store, run_meta
 
-__all__ = ["FlowerEngine", "client_app", "identify_nodes", "load_result", "server_app", "simulate"]
+__all__ = ["FlowerEngine", "client_app", "identify_nodes", "server_app", "simulate"]
 
 #: message types: local SGD, gradients at given models, who a node is, a run's start and a
 #: client step of an algorithm whose clients keep state
@@ -587,11 +589,12 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
             availability you recorded or modelled): who is asked in each round, whose upload
             counts and their local steps. Its client and round counts must be the problem's and
             the config's.
-        save: a folder that receives each config's result as it finishes (in a deployment the
-            server's process exits with its run, and with it ``results``):
-            ``<save>/<i>-<config key>/`` with ``config.json``, ``history.csv``, ``params.npy`` (the
-            final model) and ``info.json`` (:attr:`~fedlib.runner.Result.info`); read back with
-            :func:`load_result`. None: nothing written.
+        save: a results store (:class:`fedlib.store.Store`) that receives each config's run as
+            it finishes, with its final model (in a deployment the server's process exits with its
+            run, and with it ``results``): read back with ``fedlib.load(save)`` or
+            ``Store(save).get(config)``, replayed by ``fedlib.verify`` (on the server's CPU; a run
+            in which an upload was lost does not replay: the lost uploads are in its ``meta.json``,
+            ``unreachable``, not in its config). None: nothing stored.
 
     Each finished run prints its summary line (``fedlib server_app: 1 of 2: Result(...)``), and a
     run in which no upload counted in any round (every client asked was unreachable: the model
@@ -630,7 +633,7 @@ def _serve(grid, configs: list[ExperimentConfig], schedule, out: dict, timeout: 
     from .runner import run
 
     start = time.perf_counter()
-    _make_folder(folder)
+    store = Store(folder) if folder is not None else None      # refused here if it cannot be written
     problem = configs[0].build_problem()
     engine = FlowerEngine(grid, identify_nodes(grid, problem.num_clients, wait), timeout)
     remote = copy.copy(problem)          # the same problem, whose gradients come from the nodes
@@ -640,12 +643,19 @@ def _serve(grid, configs: list[ExperimentConfig], schedule, out: dict, timeout: 
     for i, c in enumerate(configs):
         start = time.perf_counter()
         sched = schedule if schedule is not None else c.schedule(problem.num_clients, problem)
+        date = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         res = run(c.algorithm, remote, sched, lr_local=c.lr_local, lr_global=c.lr_global,
                   lr_schedule=c.lr_schedule, eval_every=c.eval_every, seed=c.seed, progress=False,
                   engine=engine, **c.arguments("algorithm_args"))
         out["results"].append(res)
         out["run_seconds"].append(time.perf_counter() - start)
-        _report(res, i, c, len(configs), folder, timeout)
+        where = ""
+        if store is not None:
+            meta = {**run_meta(res, None, config_fingerprint(c), "cpu", arithmetic.current("cpu"), "flower",
+                               out["run_seconds"][-1], date), "unreachable": res.info.get("unreachable")}
+            where = f", stored in {store.write(c, res, meta, save_params=True).path}"
+        print(f"fedlib server_app: {i + 1} of {len(configs)}: {res!r}{where}", flush=True)
+        _warn_if_nothing_counted(res, i, timeout)
 
 
 def _save_folder(save) -> Path | None:
@@ -654,30 +664,11 @@ def _save_folder(save) -> Path | None:
         return None
     if not isinstance(save, (str, os.PathLike)) or not os.fspath(save).strip():
         raise InputError(f"save: must be a folder path or None, got {save!r}")
-    return Path(save).expanduser()        # created by the server's main (a client imports the module too)
+    return Path(save).expanduser()        # opened by the server's main (a client imports the module too)
 
 
-def _make_folder(folder: Path | None) -> None:
-    """The server's ``save`` folder created before any node is asked (not after a run)."""
-    if folder is not None:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise InputError(f"save: cannot create {folder} ({e.strerror or e})") from None
-
-
-#: the files of a result :func:`server_app` saves (``save=``), one folder per config
-SAVED_FILES = ("config.json", "history.csv", "params.npy", "info.json")
-
-
-def _report(res, i: int, config: ExperimentConfig, count: int, folder: Path | None,
-            timeout: float | None) -> None:
-    """A finished run: its files saved (``folder``), its summary line printed, and a warning where
-    no upload counted in any of its rounds."""
-    where = ""
-    if folder is not None:
-        where = f", saved in {_save_result(res, folder / f'{i}-{config.key()}', config)}"
-    print(f"fedlib server_app: {i + 1} of {count}: {res!r}{where}", flush=True)
+def _warn_if_nothing_counted(res, i: int, timeout: float | None) -> None:
+    """A warning where no upload of config ``i``'s run counted in any of its rounds."""
     sched, lost = res.schedule, res.info.get("unreachable") or {}
     # who was asked and would have counted: a client whose scheduled upload fails is not counted
     # unreachable (runner), so it does not make an upload count either
@@ -689,51 +680,6 @@ def _report(res, i: int, config: ExperimentConfig, count: int, folder: Path | No
                "the nodes failed or left (the warnings of each round name them)")
         warn(f"fedlib server_app: config {i}: no upload counted in any of its {sched.num_rounds} rounds "
              f"(every client asked was unreachable: the model never moved); {why}")
-
-
-def _save_result(res, out: Path, config: ExperimentConfig) -> Path:
-    """``res`` written as :data:`SAVED_FILES` into a temporary folder beside ``out``, then renamed
-    to ``out`` (replacing an earlier one): a server stopped while saving leaves no partial result."""
-    tmp = out.parent / f".tmp-{out.name}-{secrets.token_hex(4)}"
-    tmp.mkdir(parents=True)
-    (tmp / "config.json").write_text(json.dumps(config.to_dict(), indent=1, sort_keys=True) + "\n")
-    res.history.to_csv(tmp / "history.csv", index=False)
-    np.save(tmp / "params.npy", res.params.detach().cpu().numpy(), allow_pickle=False)
-    (tmp / "info.json").write_text(json.dumps(res.info, indent=1, sort_keys=True, default=str) + "\n")
-    if out.exists():                          # a folder saved before under the same name
-        old = out.parent / f".old-{out.name}-{secrets.token_hex(4)}"
-        os.replace(out, old)
-        os.replace(tmp, out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, out)
-    return out
-
-
-def load_result(folder: str | os.PathLike) -> dict:
-    """A result :func:`server_app` saved (``save=``), from its config's folder
-    ``<save>/<i>-<config key>``: ``{"config": ExperimentConfig, "history": DataFrame, "params":
-    tensor, "info": dict}``.
-
-    Raises:
-        InputError: ``folder`` lacks one of :data:`SAVED_FILES` (naming them; the ``save`` folder
-            itself names its configs' folders).
-    """
-    import pandas as pd
-    if not isinstance(folder, (str, os.PathLike)):
-        raise InputError(f"folder: must be a folder path, got {type(folder).__name__} {folder!r}")
-    p = Path(folder).expanduser()
-    missing = [f for f in SAVED_FILES if not (p / f).is_file()]
-    if missing:
-        inside = sorted(q.name for q in p.iterdir() if q.is_dir() and (q / "history.csv").is_file()) \
-            if p.is_dir() else []
-        hint = (f"; it is a save folder: load one of its results, {', '.join(inside)}" if inside else
-                "; server_app(save=...) writes one folder per config, <save>/<i>-<config key>")
-        raise InputError(f"folder: {p} holds no saved result (missing {', '.join(missing)}){hint}")
-    return {"config": ExperimentConfig.from_dict(json.loads((p / "config.json").read_text())),
-            "history": pd.read_csv(p / "history.csv"),
-            "params": torch.from_numpy(np.load(p / "params.npy", allow_pickle=False)),
-            "info": json.loads((p / "info.json").read_text())}
 
 
 def simulate(configs: ExperimentConfig | list[ExperimentConfig], client_threads: int = 1,

@@ -258,7 +258,7 @@ def _check_options(cls: type[algorithms.Algorithm], options: dict) -> None:
         name, _, rest = str(e).partition(": ")
         if not rest.startswith("not an option of algorithm"):
             raise
-        if name in ("algorithm_args", "algorithm_options", "options") and isinstance(options.get(name), dict):
+        if name == "algorithm_args" and isinstance(options[name], dict):    # a config's field, given to run
             given = ", ".join(f"{k}={v!r}" for k, v in options[name].items())
             raise InputError(f"{e} (fedlib.run takes the algorithm's options as keywords: "
                              f"fedlib.run(..., {given}); a config's algorithm_args is a dict: "

@@ -494,25 +494,7 @@ class Store:
                                  checkpoint_every=checkpoint_every or 1, x0=x0, engine=engine)
             ran_on = device or (result.params.device if result is not None else on) or "cpu"
             arith = arithmetic.current(ran_on)       # as computed: inside the scope
-        wall = time.perf_counter() - t0
-        h = result.history if result is not None else None
-        eval_s = float(h["eval_seconds"].iloc[-1]) if h is not None and "eval_seconds" in h else 0.0
-        run_s = float(h["seconds"].iloc[-1]) if h is not None and len(h) else wall
-        meta = {
-            "status": "error" if error else ("diverged" if result.diverged else "ok"),
-            "error": error, "diverged_at": None if error else result.info.get("diverged_at"),
-            "fedlib": __version__, "git_commit": _git_commit(), "torch": torch.__version__,
-            "python": platform.python_version(), "device": str(ran_on),
-            "cpu": arithmetic.cpu_model(), "torch_threads": torch.get_num_threads(), "date": date,
-            "arithmetic": arith,
-            "anchor": result.info.get("anchor") if result is not None else None,
-            "code": code, "resumed_at": result.info.get("resumed_at") if result is not None else None,
-            "data": result.info.get("data") if result is not None else None,
-            "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
-            "engine": engine if isinstance(engine, str) else repr(engine),
-            "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
-            "eval_fraction": round(eval_s / run_s, 4) if run_s > 0 else None,
-        }
+        meta = run_meta(result, error, code, ran_on, arith, engine, time.perf_counter() - t0, date)
         entry = self.write(config, result, meta, save_params=save_params)
         if ckpt is not None and ckpt.exists():
             ckpt.unlink(missing_ok=True)         # this run's own checkpoint, never another run's
@@ -661,6 +643,31 @@ def _replace(tmp: Path, final: Path, aside: Path | None) -> None:
     finally:
         if aside is not None:
             shutil.rmtree(aside, ignore_errors=True)
+
+
+def run_meta(result: Result | None, error: str | None, code: dict, device: Any, arith: dict, engine: Any,
+             wall: float, date: str) -> dict:
+    """An entry's ``meta.json`` record of a run (:meth:`Store.write`'s ``meta``): its status, where,
+    with what and how long it computed. ``result`` None: the run raised (``error``: its type,
+    message and traceback); ``code``: its :func:`fedlib.fingerprint.config_fingerprint`; ``arith``:
+    :func:`fedlib.arithmetic.current` as it computed; ``wall``: seconds in all; ``date``: when it
+    started (ISO 8601, UTC)."""
+    h = result.history if result is not None else None
+    eval_s = float(h["eval_seconds"].iloc[-1]) if h is not None and "eval_seconds" in h else 0.0
+    run_s = float(h["seconds"].iloc[-1]) if h is not None and len(h) else wall
+    info = result.info if result is not None else {}
+    return {
+        "status": "error" if error else ("diverged" if result.diverged else "ok"),
+        "error": error, "diverged_at": None if error else info.get("diverged_at"),
+        "fedlib": __version__, "git_commit": _git_commit(), "torch": torch.__version__,
+        "python": platform.python_version(), "device": str(device),
+        "cpu": arithmetic.cpu_model(), "torch_threads": torch.get_num_threads(), "date": date,
+        "arithmetic": arith, "anchor": info.get("anchor"), "code": code, "resumed_at": info.get("resumed_at"),
+        "data": info.get("data"), "malloc_trim_threshold": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+        "engine": engine if isinstance(engine, str) else repr(engine),
+        "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
+        "eval_fraction": round(eval_s / run_s, 4) if run_s > 0 else None,
+    }
 
 
 def _stale(entry: Entry, config: ExperimentConfig) -> list[str]:

@@ -9,6 +9,7 @@ import torch
 import fedlib
 from fedlib import ExperimentConfig, algorithms
 from fedlib.runner import run_config
+from fedlib.store import Store
 
 flower = pytest.importorskip("fedlib.flower")
 pytest.importorskip("flwr")
@@ -347,19 +348,23 @@ def test_a_federation_smaller_than_the_schedule_stops_loudly(in_process):
 def test_a_deployment_raises_saves_its_results_and_warns_of_a_run_no_upload_reached(in_process, tmp_path,
                                                                                      capsys):
     """A deployed server_app (no results dict: its process exits with its run) raises what stops the
-    runs, so that Flower marks the run failed; save= keeps each result (read back bitwise by
-    load_result) and the summary line is printed; a run in which every asked client was unreachable
-    in every round is warned of, not returned as a normal result."""
+    runs, so that Flower marks the run failed; save= stores each run in a results store (its final
+    model bitwise run_config's, and fedlib.verify replays it exactly) and the summary line is
+    printed; a run in which every asked client was unreachable in every round is warned of, not
+    returned as a normal result."""
     cfg = _config("fedavg", rounds=3)
     with pytest.raises(ValueError, match=r"^num_clients: the schedule has 10 clients, the Flower federation"):
         flower.server_app(cfg, wait=0.1)._main(_Grid(flower.client_app(cfg), list(range(4))), None)
     server = flower.server_app(cfg, wait=0.1, save=tmp_path / "out")
     _single_thread(lambda: server._main(_Grid(flower.client_app(cfg), list(range(10))), None))
-    saved = flower.load_result(tmp_path / "out" / f"0-{cfg.key()}")
+    entry = Store(tmp_path / "out").get(cfg)
     expected = _single_thread(lambda: run_config(cfg))
-    assert torch.equal(saved["params"], expected.params) and saved["config"] == cfg
-    assert list(saved["history"]["loss"]) == list(expected.history["loss"])
-    assert "fedlib server_app: 1 of 1: Result(algorithm='fedavg'" in capsys.readouterr().out
+    assert torch.equal(entry.params(), expected.params) and entry.config == cfg
+    assert list(entry.history["loss"]) == list(expected.history["loss"]) and entry.meta["engine"] == "flower"
+    report = _single_thread(lambda: fedlib.verify(entry))
+    assert report.ok and report.check == "exact", str(report)
+    printed = capsys.readouterr().out
+    assert "fedlib server_app: 1 of 1: Result(algorithm='fedavg'" in printed and str(entry.path) in printed
     everyone = frozenset((c, t) for c in range(10) for t in range(3))
     out: dict = {}
     with pytest.warns(RuntimeWarning, match=r"config 0: no upload counted in any of its 3 rounds .*; the "
@@ -378,14 +383,7 @@ def test_a_deployment_raises_saves_its_results_and_warns_of_a_run_no_upload_reac
     with pytest.warns(RuntimeWarning, match=r"config 0: no upload counted in any of its 3 rounds"):
         _single_thread(lambda: flower.server_app(cfg, {}, wait=0.1, schedule=lossy)._main(
             _Grid(flower.client_app(cfg), list(range(10)), silent=others), None))
-    with pytest.raises(ValueError, match=r"^folder: .* holds no saved result \(missing config.json, "
-                                         r"history.csv, params.npy, info.json\); it is a save folder: "
-                                         r"load one of its results, 0-"):
-        flower.load_result(tmp_path / "out")
-    (tmp_path / "out" / f"0-{cfg.key()}" / "info.json").unlink()        # a folder written in part
-    with pytest.raises(ValueError, match=r"^folder: .* holds no saved result \(missing info.json\)"):
-        flower.load_result(tmp_path / "out" / f"0-{cfg.key()}")
-    assert [p.name for p in (tmp_path / "out").iterdir()] == [f"0-{cfg.key()}"]   # no temporary folder left
+    assert [p.name for p in (tmp_path / "out").iterdir()] == [entry.path.name]   # no temporary folder left
 
 
 _STATEFUL = [n for n in sorted(algorithms.available()) if algorithms.get(n).client_state]
