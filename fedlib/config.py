@@ -127,6 +127,42 @@ def _check_values(args: dict, where: str) -> None:
             raise InputError(f"{where}.{name}: must be a real number {rng}, got {v!r}")
 
 
+#: problem arguments never counted at their default by :meth:`ExperimentConfig.canonical`: a run may
+#: take its device from where it is computed, and its draws apart from the builder
+_NOT_CANONICAL = ("device", "draws")
+
+
+def _at_default(value: Any, default: Any) -> bool:
+    """Whether an argument written as ``value`` is its declared ``default``: the same plain value of
+    the same type (``1`` is not ``1.0``, nor ``True``; lists, arrays and the like never count)."""
+    return (type(value) is type(default) and isinstance(value, (str, int, float, bool, type(None)))
+            and value == default)
+
+
+def declared_defaults(name: str, config: ExperimentConfig) -> dict[str, Any]:
+    """The declared defaults of ``config``'s arguments ``name`` (see
+    :meth:`ExperimentConfig.canonical`); empty for an algorithm, kind or problem not registered
+    in this process."""
+    try:
+        if name == "algorithm_args":
+            return {f.name: f.default for f in fields(algorithms.get(config.algorithm).options_type())
+                    if f.default is not dataclasses.MISSING}
+        if name == "participation_args":
+            spec = participation.get_kind(config.participation)
+            common = {a.name: None for a in participation.COMMON_ARGS if a.default is None}
+            own = {a.name: a.default for a in spec.args if a.default is not participation.REQUIRED}
+            return {**common, **own}
+        spec = problems_mod.get_problem(config.problem)
+        out: dict[str, Any] = {}
+        for fn in (spec.builder, *spec.forwards):
+            for p in inspect.signature(fn).parameters.values():
+                if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                    out.setdefault(p.name, p.default)
+        return {k: v for k, v in out.items() if k not in _NOT_CANONICAL}
+    except (InputError, TypeError, ValueError):        # not registered here, or no signature to read
+        return {}
+
+
 @dataclass(frozen=True)
 class ExperimentConfig:
     """Everything that determines one run, as plain data (hashable, JSON-serialisable).
@@ -264,7 +300,9 @@ class ExperimentConfig:
         participation arguments as their kind keys them (:func:`fedlib.participation.key_arguments`:
         a trace of kind ``trace`` by its content, the file of kind ``recorded`` by its SHA-256 --
         the ``sha256`` the config gives, else the file's --, never its path, so that a store moves
-        between machines)."""
+        between machines). Arguments are hashed as written: an argument written out at its default
+        gives another key than one left out, and a store takes the two for one run
+        (:meth:`canonical`)."""
         d = self.to_dict()
         defaults = {f.name: f.default for f in fields(self) if f.default is not dataclasses.MISSING}
         defaults["init_from"] = None
@@ -275,6 +313,31 @@ class ExperimentConfig:
                                                                      core["participation_args"])
         blob = json.dumps(core, sort_keys=True, default=str)
         return f"{self.algorithm}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
+    def canonical(self) -> ExperimentConfig:
+        """The same run with every argument written out at its declared default left out, so that
+        two ways of writing one run compare equal (``a.canonical() == b.canonical()``) and a store
+        finds either's entry (:meth:`fedlib.store.Store.get`). The keys themselves hash the
+        arguments as written (:meth:`key`), so that every stored entry keeps its key.
+
+        Declared defaults: an algorithm's ``Options`` fields, a participation kind's own arguments
+        (and the common ones whose default is None), a problem builder's keyword parameters (and
+        those of the functions it forwards to), except ``device`` and ``draws``, which a run may
+        take from elsewhere. A value counts as its default when it is the same plain value of the
+        same type (``1`` is not ``1.0``; lists and arrays always stay). The arguments of an
+        algorithm, kind or problem not registered in this process stay as written, and so does
+        the warm-up's (``init_from``), recursively."""
+        changes: dict[str, Any] = {}
+        for name in _ARG_FIELDS:
+            args = self.arguments(name)
+            defaults = declared_defaults(name, self)
+            kept = {k: v for k, v in args.items() if not (k in defaults and _at_default(v, defaults[k]))}
+            if len(kept) != len(args):
+                changes[name] = kept
+        warm = self.warmup()
+        if warm is not None and (plain := warm.canonical()) != warm:
+            changes["init_from"] = plain.to_dict()
+        return dataclasses.replace(self, **changes) if changes else self
 
     # -- checks and building -------------------------------------------------------------------
     def validate(self, where: str = "config", inputs: bool = True) -> None:

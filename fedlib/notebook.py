@@ -20,7 +20,7 @@ from ._validate import InputError, check_int
 from .analysis import require_ok
 from .config import ExperimentConfig
 from .paths import fedlib_project, project_root
-from .store import no_compute_env
+from .store import equivalent_key, no_compute_env
 from .sweeps import sweep
 
 __all__ = ["NotebookRuns", "PROFILES", "RUN_METADATA", "check_parameters", "check_profile", "check_seeds",
@@ -356,7 +356,9 @@ class NotebookRuns:
         cell that computes for minutes does not look stuck."""
         configs = list(configs)
         if not self.progress and not computing_off():
-            absent = sum(not (Path(self.store) / c.key() / "meta.json").exists() for c in configs)
+            seen: dict = {}
+            absent = sum(not (Path(self.store) / c.key() / "meta.json").exists()
+                         and equivalent_key(Path(self.store), c, seen=seen) is None for c in configs)
             if absent:
                 print(f"computing {absent} of {len(configs)} runs not in {self.store} (progress=True shows "
                       "progress bars)")

@@ -238,6 +238,36 @@ def _keyed(config: ExperimentConfig | Planned) -> tuple[ExperimentConfig, str]:
     return config, config.key()
 
 
+def equivalent_key(folder: Path, config: ExperimentConfig, key: str | None = None,
+                   seen: dict[str, str | None] | None = None) -> str | None:
+    """The key of a complete entry in the store ``folder`` of the same run as ``config`` written
+    another way (an argument written out at its declared default in one and left out in the other:
+    :meth:`ExperimentConfig.canonical`), or None. ``key``: ``config``'s own key, not counted
+    (computed when not given). ``seen``: the canonical keys of the entries read so far, by folder
+    name (None for one whose config cannot be read), filled in here; only entries of the same
+    algorithm are read, and only their config (:meth:`Store.get` reads the one found in full)."""
+    key = config.key() if key is None else key
+    seen = {} if seen is None else seen
+    target, prefix = None, f"{config.algorithm}-"
+    if not folder.is_dir():
+        return None
+    for name in sorted(os.listdir(folder)):
+        if name == key or not name.startswith(prefix):
+            continue
+        if name not in seen:
+            if not (folder / name / "meta.json").is_file():         # not (yet) a complete entry
+                continue
+            try:
+                stored = ExperimentConfig.from_dict(json.loads((folder / name / "config.json").read_text()))
+                seen[name] = stored.canonical().key()
+            except (OSError, ValueError, TypeError):
+                seen[name] = None
+        target = target or config.canonical().key()
+        if seen[name] is not None and seen[name] == target:
+            return name
+    return None
+
+
 class Store:
     """A folder of stored runs (see the module docstring).
 
@@ -278,6 +308,9 @@ class Store:
                 self.writable, self._why = False, "permission denied"
         else:
             self._open()
+        #: the canonical key (:meth:`ExperimentConfig.canonical`) of each entry read by
+        #: :meth:`equivalent`, None for one whose config cannot be read
+        self._canonical: dict[str, str | None] = {}
         #: entries :meth:`get` refused, by key, with the reason (edited, unreadable)
         self.rejected: dict[str, str] = {}
         #: entries :meth:`get` found whose algorithm, problem or participation code changed since they
@@ -366,16 +399,22 @@ class Store:
         return Entry(config, hist, meta, d)
 
     def get(self, config: ExperimentConfig | Planned) -> Entry | None:
-        """The entry of ``config``, or None when absent. A corrupt entry is reported (warning
-        naming its folder) and treated as absent."""
+        """The entry of ``config``, or None when absent. An entry of the same run written another
+        way (an argument written out at its default in one, left out in the other:
+        :meth:`equivalent`) is ``config``'s. A corrupt entry is reported (warning naming its
+        folder) and treated as absent; :attr:`rejected` and :attr:`stale` list it under
+        ``config``'s key."""
         config, key = _keyed(config)
+        folder = key
         if not (self.path / key / "meta.json").exists():
-            if (self.path / key).exists():
-                warn(f"store: incomplete entry {self.path / key} (no meta.json); it will be "
-                     "recomputed")
-            return None
+            folder = self.equivalent(config, key)
+            if folder is None:
+                if (self.path / key).exists():
+                    warn(f"store: incomplete entry {self.path / key} (no meta.json); it will be "
+                         "recomputed")
+                return None
         try:
-            entry = self.read(key, expected=config)
+            entry = self.read(folder, expected=config)
         except CorruptEntry as e:
             kind = "edited" if isinstance(e, EditedEntry) else "unreadable"
             self.rejected[key] = f"{kind} entry {e}"
@@ -392,6 +431,10 @@ class Store:
             warn(f"store: {self.stale[key]}; it is recomputed where computing is allowed, else "
                  "loaded as it is")
         return entry
+
+    def equivalent(self, config: ExperimentConfig, key: str | None = None) -> str | None:
+        """:func:`equivalent_key` in this store (each entry's config read once per store object)."""
+        return equivalent_key(self.path, config, key, self._canonical)
 
     def missing(self, configs: Iterable[ExperimentConfig | Planned]) -> list[ExperimentConfig | Planned]:
         """The configs of ``configs`` (an iterable of configs, or a dict keyed by them) the store

@@ -48,11 +48,12 @@ from tqdm import tqdm
 
 from . import extensions, participation
 from ._validate import InputError, warn
-from .config import ExperimentConfig, Planned
+from .config import _ARG_FIELDS, ExperimentConfig, Planned, declared_defaults
 from .problems import get_problem
 from .store import (
     Entry,
     Store,
+    equivalent_key,
     no_compute_env,  # noqa: F401  (re-exported: sweeps.no_compute_env)
 )
 
@@ -148,9 +149,16 @@ def _worker_modules(configs: list[ExperimentConfig], executor: cf.Executor | Non
     return extensions.worker_modules(configs, field)
 
 
-def _config_columns(config: ExperimentConfig) -> dict:
+def _config_columns(config: ExperimentConfig, columns: frozenset[str] = frozenset()) -> dict:
+    """``config``'s fields as columns, an argument as ``<field>.<name>``; of ``columns`` (the
+    argument columns of all runs of a frame), those ``config`` leaves out at their declared default
+    are filled with it (:meth:`ExperimentConfig.canonical`), so that one setting reads the same
+    whether its argument was written out or not (NaN: not an argument of this run's algorithm,
+    kind or problem)."""
     out = {}
     for k, v in config.to_dict().items():
+        if k in _ARG_FIELDS:
+            v = {**_defaults_of(config, k, v, columns), **v}
         if isinstance(v, dict):
             for name, x in sorted(v.items()):
                 out[f"{k}.{name}"] = json.dumps(x) if isinstance(x, (list, dict)) else x
@@ -159,8 +167,19 @@ def _config_columns(config: ExperimentConfig) -> dict:
     return out
 
 
-def _frame(entry: Entry | None, planned: Planned, error: str | None = None) -> pd.DataFrame:
-    cols = {**_config_columns(planned.config), "key": planned.key}
+def _defaults_of(config: ExperimentConfig, field: str, given: dict, columns: frozenset[str]) -> dict:
+    """The arguments ``field`` of ``config`` named by ``columns`` that it leaves out, at their
+    declared defaults (plain values only)."""
+    names = (c[len(field) + 1:] for c in columns if c.startswith(f"{field}."))
+    absent = [name for name in names if name not in given]
+    defaults = declared_defaults(field, config) if absent else {}
+    return {name: defaults[name] for name in absent
+            if name in defaults and isinstance(defaults[name], (str, int, float, bool))}
+
+
+def _frame(entry: Entry | None, planned: Planned, error: str | None = None,
+           columns: frozenset[str] = frozenset()) -> pd.DataFrame:
+    cols = {**_config_columns(planned.config, columns), "key": planned.key}
     if entry is None:
         hist = pd.DataFrame({"round": [np.nan]})
         status, err, div = "error", error, None
@@ -169,6 +188,13 @@ def _frame(entry: Entry | None, planned: Planned, error: str | None = None) -> p
         status, err, div = entry.status, entry.meta.get("error"), entry.meta.get("diverged_at")
     meta = pd.DataFrame({**cols, "status": status, "error": err, "diverged_at": div}, index=hist.index)
     return pd.concat([meta, hist], axis=1)
+
+
+def _frames(plan_configs: list[Planned], entries: dict, failed: dict) -> pd.DataFrame:
+    """The frame of the runs ``plan_configs`` (their entries, or the error of one that failed)."""
+    columns = frozenset(c for p in plan_configs for c in _config_columns(p.config) if "." in c)
+    return pd.concat([_frame(entries.get(p.key), p, failed.get(p.key), columns) for p in plan_configs],
+                     ignore_index=True)
 
 
 def _require_data(planned: list[Planned]) -> None:
@@ -246,8 +272,7 @@ def sweep(configs: Iterable[ExperimentConfig] | ExperimentConfig, store: str | o
     options = dict(device=device, checkpoint_every=checkpoint_every, keep_params=keep_params)
     failed = _compute_missing(plan, executor, workers, devices, progress, torch_threads, options)
     _warn_new_failures(plan, failed)
-    frames = [_frame(plan.entries.get(p.key), p, failed.get(p.key)) for p in plan.configs]
-    return pd.concat(frames, ignore_index=True)
+    return _frames(plan.configs, plan.entries, failed)
 
 
 def _check_placement(executor: cf.Executor | None, workers: int | None, devices: list[str] | None,
@@ -409,13 +434,15 @@ def _plan_configs(configs: list[ExperimentConfig], root: Path | None) -> tuple[l
     without its trace file). Returns the configs planned, in order, and those to compute."""
     known: dict = {}                       # keyed configs, warm-ups included
     seen: dict = {}                        # validated configs of the list
+    canonical: dict = {}                   # the stored entries' canonical keys (equivalent_key)
     planned, missing = [], []
     for i, c in enumerate(configs):
         p = _lookup(seen, c)
         if p is None:
             hit = _lookup(known, c)
             key = hit.key if hit is not None else _key_or_none(c)
-            to_compute = root is not None and (key is None or not (root / key / "meta.json").exists())
+            to_compute = root is not None and (key is None or not (root / key / "meta.json").exists()
+                                               and equivalent_key(root, c, key, canonical) is None)
             p = Planned.of(c, where=f"configs[{i}]", inputs=to_compute, key=key, known=known)
             _remember(seen, c, p)
             if to_compute:

@@ -1,5 +1,6 @@
 """fedlib.config: canonical config forms, store keys, grids and the checks of a config."""
 
+import dataclasses
 import inspect
 import json
 from pathlib import Path
@@ -25,6 +26,50 @@ def test_config_forms_are_canonical_and_keys_ignore_defaults_and_version(monkeyp
     nested = _base(problem="neural", problem_args={"model_args": {"dropout": 0.1}, "alpha": 0.1})
     assert nested.to_dict()["problem_args"] == {"alpha": 0.1, "model_args": {"dropout": 0.1}}
 
+
+
+def test_an_argument_written_at_its_declared_default_is_the_same_run_written_another_way():
+    """ExperimentConfig.canonical leaves out what the algorithm's Options, the kind's Args and the
+    problem builder declare as defaults, so that two forms of one run compare equal (the keys still
+    hash the form as written: committed entries keep theirs)."""
+    plain = _base(algorithm="fedau", participation="sine", participation_args={"p": 0.5})
+    opts = {f.name: f.default for f in dataclasses.fields(fedlib.algorithms.get("fedau").options_type())}
+    kind = {a.name: a.default for a in participation.get_kind("sine").args
+            if a.default not in (participation.REQUIRED, None)}
+    built = inspect.signature(problems.get_problem("quadratic").builder).parameters
+    written = plain.replace(algorithm_args=opts, participation_args={"p": 0.5, **kind},
+                            problem_args={**dict(plain.problem_args), "spread": built["spread"].default})
+    assert opts and kind and written.key() != plain.key()
+    assert written.canonical() == plain.canonical() == plain and written.canonical().key() == plain.key()
+    # the same type only: an int where the default is a float is another form, kept
+    assert plain.replace(algorithm_args={"momentum": 0}).canonical() != plain
+    # a device or draws a run may take from elsewhere stays as written
+    for arg in ({"device": "cpu"}, {"draws": "legacy"}):
+        kept = plain.replace(problem_args={**dict(plain.problem_args), **arg})
+        assert kept.canonical() == kept
+    # an algorithm not registered in this process: its arguments stay as written
+    unknown = plain.replace(algorithm="not_registered_here", algorithm_args=opts)
+    assert unknown.canonical() == unknown
+    # a warm-up's arguments too
+    phase = _base(algorithm="fedau", init_from=written.replace(rounds=4), participation="sine",
+                  participation_args=dict(written.participation_args))
+    assert phase.canonical().warmup() == plain.replace(rounds=4)
+    assert phase.canonical() == _base(algorithm="fedau", init_from=plain.replace(rounds=4),
+                                      participation="sine", participation_args={"p": 0.5})
+
+
+def test_no_committed_store_holds_one_run_written_two_ways():
+    """Store.get takes an entry of the same run written another way as the config's: in every
+    committed store each entry is the only one of its canonical form, so no lookup is ambiguous."""
+    root = Path(__file__).resolve().parents[1] / "results"
+    stored = sorted(root.glob("*/*/*/config.json"))
+    if not stored:
+        pytest.skip("no committed stores in this checkout")
+    forms: dict = {}
+    for path in stored:
+        c = ExperimentConfig.from_dict(json.loads(path.read_text()))
+        forms.setdefault((path.parents[1], c.canonical().key()), []).append(path.parent.name)
+    assert len(forms) == len(stored), {k: v for k, v in forms.items() if len(v) > 1}
 
 
 def test_grid_is_the_product_of_its_axes():

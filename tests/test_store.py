@@ -257,3 +257,27 @@ def test_a_run_another_writer_stored_first_keeps_that_entry(tmp_path, monkeypatc
     mended = Store(tmp_path / "other").compute(a)
     assert mended.status == "ok" and mended.meta["error"] is None
     assert not [p for p in (tmp_path / "other").iterdir() if p.name.startswith(".")]   # nothing set aside
+
+
+def test_a_run_written_with_an_argument_at_its_default_loads_the_entry_of_the_form_without_it(tmp_path):
+    """One run, two forms (an option written out at its default, and left out): the second sweep
+    loads the first's entry, computes nothing, and its frame shows the default in that column."""
+    written = _base(algorithm="fedau", algorithm_args={"cutoff": 50}, rounds=3, participation_args={"p": 0.9})
+    plain = _base(algorithm="fedau", rounds=3, participation_args={"p": 0.9})
+    assert written.key() != plain.key()
+    first = fedlib.sweep([written], tmp_path, progress=False)
+    st = Store(tmp_path)
+    assert st.keys() == [written.key()] and st.equivalent(plain) == written.key()
+    assert st.get(plain).path.name == written.key() and st.missing([plain]) == []
+    both = fedlib.sweep([plain, written], tmp_path, progress=False, compute=False)
+    assert Store(tmp_path).keys() == [written.key()]                     # nothing computed
+    assert (both["algorithm_args.cutoff"] == 50).all()                   # filled where left out
+    assert both.groupby("key")["loss"].apply(tuple).nunique() == 1
+    pd.testing.assert_frame_equal(_no_timing(both[both.key == written.key()]).reset_index(drop=True),
+                                  _no_timing(first).reset_index(drop=True))
+    # the other form, stored first, serves the written one as well
+    other = tmp_path / "other"
+    fedlib.sweep([plain], other, progress=False)
+    assert Store(other).get(written).path.name == plain.key()
+    # another run of the same algorithm is not taken for it
+    assert Store(other).get(written.replace(algorithm_args={"cutoff": 49})) is None
