@@ -1,5 +1,5 @@
 """Command line: ``python -m fedlib verify STORE [--sample K] [--rounds R|all]`` and
-``python -m fedlib seal STORE [--force]``, ``python -m fedlib renew STORE [--rounds R]``,
+``python -m fedlib seal STORE [--force]``, ``python -m fedlib renew STORE [--rounds R] [--import MODULE]``,
 ``python -m fedlib campaign NOTEBOOK [--profile paper] [--device cuda | --devices D...] [--budget-min 12]``
 and
 ``python -m fedlib strip NOTEBOOK...``.
@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         return _campaign(parser, args)
     rounds = _rounds(parser, args.rounds)
     if args.command == "renew":
+        _import(parser, args.imports)
         return _renew(parser, Path(args.path), rounds)
     if args.sample is not None and args.sample < 1:
         parser.error(f"--sample: must be an integer >= 1, got {args.sample}")
@@ -131,6 +132,9 @@ def _parser() -> argparse.ArgumentParser:
                                      "change moved no bit (renewed)")
     w.add_argument("path", help="a store folder")
     w.add_argument("--rounds", default="auto", help="rounds to replay (as verify: a number, 'all' or 'auto')")
+    w.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                   help="import this module first (one that registers your own algorithms or problems); "
+                        "repeatable")
     _campaign_parser(sub)
     n = sub.add_parser("strip", help="remove an executed notebook's run metadata (timestamps, durations)")
     n.add_argument("notebooks", nargs="+", help="executed .ipynb files, rewritten in place")
@@ -244,17 +248,23 @@ def _as_flags(message: str) -> str:
     return f"{', '.join(_CAMPAIGN_FLAGS[f] for f in fields)}: {rest}"
 
 
-def _verify(parser: argparse.ArgumentParser, path: Path, sample: int | None, seed: int,
-            imports: list[str], rounds: int | str | None) -> int:
-    """``verify``: replay the entries of ``path`` (a store, or one entry), one line each, then the
-    counts; 1 if any differs or cannot be replayed."""
-    for module in imports:                     # checked whether or not there is an entry to replay
+def _import(parser: argparse.ArgumentParser, imports: list[str]) -> None:
+    """``--import``: each module imported (one that registers the user's own algorithms or
+    problems), or a usage error naming it."""
+    for module in imports:
         if not module or module.startswith(".") or not all(p.isidentifier() for p in module.split(".")):
             parser.error(f"--import: {module!r} is not an importable module name (e.g. mypackage.algos)")
         try:
             importlib.import_module(module)
         except ImportError as e:
             parser.error(f"--import: cannot import {module!r} ({e})")
+
+
+def _verify(parser: argparse.ArgumentParser, path: Path, sample: int | None, seed: int,
+            imports: list[str], rounds: int | str | None) -> int:
+    """``verify``: replay the entries of ``path`` (a store, or one entry), one line each, then the
+    counts; 1 if any differs or cannot be replayed."""
+    _import(parser, imports)                   # checked whether or not there is an entry to replay
     targets = _targets(parser, path, sample, seed)
     if not targets:
         print(f"{path}: no entries")
@@ -382,23 +392,33 @@ def _rounds(parser: argparse.ArgumentParser, text: str) -> int | str | None:
 def _renew(parser: argparse.ArgumentParser, path: Path, rounds) -> int:
     from .verification import renew_fingerprints
     _store_folder(parser, path, "renew")
+    st = Store(path, create=False)
+    if not st.writable:                          # before any replay: renewing rewrites the entries
+        parser.error(f"path: {path} cannot be written ({st._why}); renew rewrites the meta.json of each "
+                     "entry it renews: copy the store somewhere writable")
     out = renew_fingerprints(path, rounds=rounds, progress=True)
     for key, outcome in out.items():
         why = f": {outcome.split(': ', 1)[1]}" if ": " in outcome else ""
         print(f"{outcome.split(':')[0]:<13} {key}{why}")
     counts = {k: sum(1 for v in out.values() if v.split(":")[0] == k)
-              for k in ("migrated", "renewed", "differs", "not checkable", "unreadable")}
-    stale = len(out) - counts["unreadable"]
+              for k in ("migrated", "renewed", "differs", "not checkable", "unknown", "unreadable")}
+    stale = len(out) - counts["unreadable"] - counts["unknown"]
     print(f"{path}: {stale} stale entries of {len(Store(path).keys())}: {counts['migrated']} migrated "
           f"(the same code: behavioural fingerprint, no replay), {counts['renewed']} renewed "
           f"(bitwise replay), {counts['differs']} differ (recompute them), {counts['not checkable']} not "
-          "checkable here" + (f"; {counts['unreadable']} unreadable" if counts["unreadable"] else ""))
-    return 1 if counts["differs"] or counts["not checkable"] or counts["unreadable"] else 0
+          "checkable here"
+          + (f"; {counts['unknown']} cannot be renewed without --import (their algorithm, problem, "
+             "participation kind or dataset is not registered here)" if counts["unknown"] else "")
+          + (f"; {counts['unreadable']} unreadable" if counts["unreadable"] else ""))
+    return 1 if any(counts[k] for k in ("differs", "not checkable", "unknown", "unreadable")) else 0
 
 
 def _seal(parser: argparse.ArgumentParser, path: Path, force: bool) -> int:
     _store_folder(parser, path, "seal")
-    out = Store(path).seal(force=force)
+    try:
+        out = Store(path, create=False).seal(force=force)
+    except InputError as e:                      # a read-only store with entries left to seal
+        parser.error(f"path: {str(e).removeprefix('store: ')}; copy the store somewhere writable")
     for key, outcome in out.items():
         if outcome != "unchanged":
             print(f"{outcome.split(':')[0]:<10} {key}" + (f": {outcome.split(': ', 1)[1]}" if ": " in outcome

@@ -90,6 +90,11 @@ def label(df: pd.DataFrame, labels: Mapping, names: Sequence[str]) -> pd.DataFra
     missing = sorted(set(keys) - set(by_key))
     if missing:
         raise InputError(f"labels: no labels for run {missing[0]} (and {len(missing) - 1} more)")
+    short = [(k, v) for k, v in by_key.items() if len(v) < len(names)]
+    if short:
+        key, values = short[0]
+        raise InputError(f"labels: run {key} has {len(values)} value(s) {values!r}, names has "
+                         f"{len(names)} ({', '.join(map(str, names))}): one value per name")
     out = df.copy()
     for i, name in enumerate(names):
         out[name] = [by_key[k][i] for k in keys]

@@ -35,6 +35,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+import warnings
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -1078,6 +1079,23 @@ def _check_seeds_and_datasets(seeds, datasets, patterns, names: list[str], profi
     return seeds, None if datasets is None else list(datasets), patterns
 
 
+def _check_store_place(store: str | Path | None, names: list[str], profile: str) -> None:
+    """A ``store`` that is another notebook's or another profile's store (``.../results/<notebook>/
+    <profile>``) refused, naming the one this campaign's notebook and profile use: its runs would
+    go, or be read, where that notebook never looks."""
+    if store is None:
+        return
+    from .notebook import PROFILES
+    parts = Path(os.path.abspath(store)).parts
+    if len(parts) < 3 or parts[-3] != "results" or parts[-1] not in PROFILES or parts[-2] not in CAMPAIGNS:
+        return
+    if (parts[-2], parts[-1]) != (names[0], profile):
+        own = f"results/{names[0]}/{profile}"
+        raise InputError(f"store: {store} is the store of notebook {parts[-2]} at profile {parts[-1]}; a "
+                         f"campaign of {names[0]} at profile {profile} stores into {own} (leave store out "
+                         "for it, or give a folder outside results/)")
+
+
 def _check_campaign(notebook: str | list[str], profile: str, device: str | None, budget_min: float,
                     store: str | Path | None, flags: dict[str, bool], root: str | Path | None = None
                     ) -> tuple[list[str], VectorizedEngine]:
@@ -1112,6 +1130,11 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
         raise InputError("store: one store folder is for one notebook; leave it out for several "
                          "(each goes to results/<notebook>/<profile>)")
     check_profile(profile)
+    _check_store_place(store, names, profile)
+    if root is not None and not (Path(root) / "results").is_dir():
+        warnings.warn(f"root: no results/ folder under {root}: every run is planned anew there (root is the "
+                      "folder that holds results/<notebook>/<profile>, e.g. a copy of the project)",
+                      RuntimeWarning, stacklevel=3)
     if isinstance(budget_min, bool) or not isinstance(budget_min, (int, float)) or not (
             0 <= budget_min < float("inf")):
         raise InputError(f"budget_min: must be a finite number of minutes >= 0, got {budget_min!r}")

@@ -83,7 +83,7 @@ from ._validate import InputError, check_int, check_text
 __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "IN_THE_PAPER", "INCONCLUSIVE", "LEDGER_COLUMNS",
            "MARGINS",
            "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
-           "collapse", "combine", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
+           "collapse", "combine", "combine_any", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
            "event_count", "interval", "late_mean", "margin_for", "mean_drop", "not_had", "not_run",
            "ok_curves", "one_run", "outcome_counts", "Rivals", "against_rivals", "set_aside",
            "same_ledger_rows", "FewerSeeds", "fewer_seeds", "paired", "paired_reach", "per_group",
@@ -128,7 +128,10 @@ RULE = ("Per seed, the paired difference d between the methods compared (positiv
         "and among comparisons with that verdict the one whose interval's lower bound minus its threshold "
         "is least (one without an interval first; on a tie, the first listed); an inconclusive combination "
         "leans against if any of its inconclusive comparisons leans against, for if all of them lean for, "
-        "split otherwise. Events are counted per seed: holds if the 95% Clopper-Pearson interval of how "
+        "split otherwise. A claim that some rival beats the reference ('the best is not P = 1') takes the "
+        "strongest comparison instead, in the order holds, not tested, inconclusive, equivalent, does not "
+        "hold: it holds if any comparison holds, and does not hold only if every comparison does not hold. "
+        "Events are counted per seed: holds if the 95% Clopper-Pearson interval of how "
         "often the event happens lies above the claim's rate (1/2: 'in most runs', unless the claim states "
         "another), does not hold if below; where no outcome of its n seeds could put the interval on the "
         "side the data lean to, the cause says so: 'cannot be confirmed below m seeds' (the share of seeds "
@@ -299,6 +302,7 @@ def summarize(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: f
     _check_chance(chance)
     if "key" not in df.columns:
         raise InputError("df: expected a frame of fedlib.sweep (it has no key column)")
+    _check_summary_args(df, labels, names, margin, stable_from)
     by_key = {(c if isinstance(c, str) else c.key()): c for c in labels}
     rows = []
     for key, h in df.groupby("key", sort=False):
@@ -322,6 +326,31 @@ def summarize(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: f
                      "drop": mean_drop(h, "test_acc", stable_from * T) if ok else math.nan})
     out = pd.DataFrame(rows)
     return label(out, labels, names) if len(out) else out
+
+
+def _check_summary_args(df: pd.DataFrame, labels: Mapping, names: Sequence[str], margin: Any,
+                        stable_from: Any) -> None:
+    """:func:`summarize`'s inputs beyond the frame's key: accuracies in [0, 1], ``margin`` >= 0,
+    ``stable_from`` in [0, 1), and no two runs of ``df`` with the same labels."""
+    if "test_acc" in df.columns:
+        acc = df["test_acc"].to_numpy(dtype=float)
+        if np.nanmax(acc, initial=0.0) > 1 or np.nanmin(acc, initial=0.0) < 0:
+            raise InputError(f"df: test_acc must be a fraction in [0, 1] (0.91, not 91), got values from "
+                             f"{np.nanmin(acc):g} to {np.nanmax(acc):g}")
+    for name, v, ok, allowed in (("margin", margin, lambda x: 0 <= x < math.inf, ">= 0"),
+                                 ("stable_from", stable_from, lambda x: 0 <= x < 1,
+                                  "a fraction of the rounds in [0, 1)")):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not ok(v):
+            raise InputError(f"{name}: must be {allowed}, got {v!r}")
+    by_key = {(c if isinstance(c, str) else c.key()): v for c, v in labels.items()}
+    seen: dict = {}
+    for key in dict.fromkeys(df["key"]):
+        v = by_key.get(key)
+        if v is not None and v in seen:
+            raise InputError(f"labels: runs {seen[v]} and {key} both have the labels {v!r} "
+                             f"({', '.join(names)}); "
+                             "each run needs labels of its own (add the setting that tells them apart)")
+        seen[v] = key
 
 
 def scale_cause(profile: str, stand_in_rounds: int, rounds: int, quick: str) -> str:
@@ -406,7 +435,20 @@ def margin_for(metric: str, eval_every: int | None = None, per_round: float | No
         raise InputError(f"metric: must be one of {', '.join(MARGINS)}; got {metric!r}")
     m = MARGINS[metric]
     if not isinstance(m, str):
+        if eval_every is not None or per_round is not None:
+            raise InputError(f"eval_every, per_round: the margin of {metric!r} is fixed ({m:g}), not one "
+                             "evaluation interval; leave them out")
         return float(m)
+    if eval_every is not None and (isinstance(eval_every, bool)
+                                   or not isinstance(eval_every, (int, float, np.integer, np.floating))
+                                   or not 1 <= eval_every < math.inf):
+        raise InputError(f"eval_every: must be a number of rounds >= 1 (the evaluation interval), got "
+                         f"{eval_every!r}")
+    if per_round is not None and (isinstance(per_round, bool)
+                                  or not isinstance(per_round, (int, float, np.integer, np.floating))
+                                  or not 0 < per_round < math.inf):
+        raise InputError(f"per_round: must be a finite number > 0 (model units or local steps per round), "
+                         f"got {per_round!r}")
     if eval_every is None or (metric != "rounds to target" and per_round is None):
         raise InputError(f"eval_every{'' if metric == 'rounds to target' else ', per_round'}: the margin of "
                          f"{metric!r} is {m}; give the notebook's evaluation interval")
@@ -675,6 +717,45 @@ def _without(verdict: str, d: np.ndarray, threshold: float) -> str:
     return f" (without the mark, the {len(d)} seed(s) where both ran: {verdict}{lean})"
 
 
+def _check_rule(d: np.ndarray, threshold: float, margin: Any, kind: str) -> None:
+    """:func:`decide`'s differences finite, its margin a number >= 0 and its threshold the one
+    ``kind`` sets (0 for "better", -margin for "no worse")."""
+    bad = np.flatnonzero(~np.isfinite(d))
+    if len(bad):
+        raise InputError(f"diffs: entry {int(bad[0])} is {d[bad[0]]}; the differences of seeds where both "
+                         "runs have a value (leave failed seeds out and name them in failed_own / "
+                         "failed_other)")
+    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)) \
+            or not 0 <= margin < math.inf:
+        raise InputError(f"margin: must be a finite number >= 0, got {margin!r}")
+    want = -float(margin) if kind == "no worse" else 0.0
+    if threshold != want:
+        raise InputError(f"threshold: a {kind!r} claim's threshold is {want:g} (0 for 'better', -margin "
+                         f"for 'no worse'), got {threshold:g}")
+
+
+def _inconclusive_why(d: np.ndarray, threshold: float, lo: float, hi: float) -> str:
+    """Why :func:`decide` finds the differences ``d`` (their interval [lo, hi]) inconclusive: how
+    the seeds go, and how many seeds the observed spread would need."""
+    up, down = int((d > threshold).sum()), int((d < threshold).sum())
+    if up and down:
+        why = f"the seeds disagree ({up} for the claim, {down} against"
+        why += f", {len(d) - up - down} tied)" if len(d) - up - down else ")"
+    elif up or down:
+        tied = ", some tied" if up + down < len(d) else ""
+        side = "for" if up else "against"
+        why = (f"every seed goes one way ({side} the claim{tied}), but the interval [{lo:.4g}, "
+               f"{hi:.4g}] crosses {threshold:g}")
+    else:
+        why = "every seed ties"
+    need = seeds_needed(d, threshold)
+    if need is not None and need > len(d):
+        why += f"; with this spread about {need} seeds would decide it"
+    elif need is None and len(d) >= 2:
+        why += "; the mean sits on the threshold: more seeds would not decide it"
+    return why
+
+
 def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = "better",
            failed_own: Sequence[str] = (), failed_other: Sequence[str] = (),
            untested: str = "") -> tuple[str, str, tuple]:
@@ -691,6 +772,7 @@ def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = 
     if kind not in ("better", "no worse"):
         raise InputError(f"kind: must be one of better, no worse; got {kind!r}")
     d, threshold = _numbers("diffs", diffs), _finite("threshold", threshold)
+    _check_rule(d, threshold, margin, kind)
     effect, lo, hi = interval(d)
     notes = []
     if failed_own:
@@ -715,23 +797,7 @@ def decide(diffs: Sequence[float], threshold: float, margin: float, kind: str = 
                         f"[{lo:.4g}, {hi:.4g}] lies below {threshold:g}")
     else:
         verdict = INCONCLUSIVE
-        up, down = int((d > threshold).sum()), int((d < threshold).sum())
-        if up and down:
-            why = f"the seeds disagree ({up} for the claim, {down} against"
-            why += f", {len(d) - up - down} tied)" if len(d) - up - down else ")"
-        elif up or down:
-            tied = ", some tied" if up + down < len(d) else ""
-            side = "for" if up else "against"
-            why = (f"every seed goes one way ({side} the claim{tied}), but the interval [{lo:.4g}, "
-                   f"{hi:.4g}] crosses {threshold:g}")
-        else:
-            why = "every seed ties"
-        need = seeds_needed(d, threshold)
-        if need is not None and need > len(d):
-            why += f"; with this spread about {need} seeds would decide it"
-        elif need is None and len(d) >= 2:
-            why += "; the mean sits on the threshold: more seeds would not decide it"
-        notes.insert(0, why)
+        notes.insert(0, _inconclusive_why(d, threshold, lo, hi))
     if verdict == HOLDS and failed_own:
         verdict = INCONCLUSIVE
     return verdict, "; ".join(notes), (effect, lo, hi)
@@ -765,25 +831,22 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
             interval are NaN (the comparison was not made), its numbers keep what was measured.
     """
     _check_paired(a, b, margin, names, digits, missing)
+    if not isinstance(higher, (bool, np.bool_)):
+        raise InputError(f"higher: must be True or False (is a higher value better?), got {higher!r}")
+    a, b = _values("a", a), _values("b", b)
     seeds = [s for s in a if s in b]
     unmatched = [f"{nm}: {sorted(set(x) - set(y), key=str)}" for nm, x, y in (("a", a, b), ("b", b, a))
                  if set(x) - set(y)]
-    if not seeds and (a or b):
+    if not a and not b:
+        raise InputError("a, b: both empty: a paired comparison needs the values of at least one seed")
+    if not seeds:
         raise InputError(f"a, b: no seed in common (a: {sorted(a)}, b: {sorted(b)}); a paired comparison "
                          "compares the two methods' runs of the same seeds")
     an, bn = names
     diffs, own, other = _paired_differences(a, b, seeds, higher, names, missing)
     threshold = -margin if kind == "no worse" else 0.0
-    untested = []
-    for name, side in ((an, a), (bn, b)):
-        why = (off_rule or {}).get(name)
-        bad = [s for s in seeds if not np.isfinite(float(side[s]))]
-        if why and bad:
-            untested.append(f"not tested: {name} has no value ({missing}) on {len(bad)} of {len(seeds)} "
-                            f"seeds ({', '.join(f'seed {s}' for s in bad)}), run outside its paper's "
-                            f"settings: {why}")
-    verdict, reason, (effect, lo, hi) = decide(diffs, threshold, margin, kind, own, other,
-                                               "; ".join(untested))
+    untested = _off_rule(a, b, seeds, names, off_rule, missing)
+    verdict, reason, (effect, lo, hi) = decide(diffs, threshold, margin, kind, own, other, untested)
     if unmatched:
         left = f"seeds in one method only, left out ({'; '.join(unmatched)})"
         reason = f"{reason}; {left}" if reason else left
@@ -816,6 +879,42 @@ def _check_paired(a: Any, b: Any, margin: Any, names: Any, digits: Any, missing:
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
         raise InputError(f"digits: must be an integer >= 0, got {digits!r}")
     check_text("missing", missing, MISSING_WHAT)
+
+
+def _off_rule(a: Mapping, b: Mapping, seeds: list, names: tuple[str, str], off_rule: Mapping[str, str] | None,
+              missing: str) -> str:
+    """:func:`paired`'s "not tested" mark: each method of ``off_rule`` (run outside its paper's
+    settings) that has no value on a seed of the comparison, named with its seeds and why; ""
+    where none."""
+    untested = []
+    for name, side in zip(names, (a, b), strict=True):
+        why = (off_rule or {}).get(name)
+        bad = [s for s in seeds if not np.isfinite(float(side[s]))]
+        if why and bad:
+            untested.append(f"not tested: {name} has no value ({missing}) on {len(bad)} of {len(seeds)} "
+                            f"seeds ({', '.join(f'seed {s}' for s in bad)}), run outside its paper's "
+                            f"settings: {why}")
+    return "; ".join(untested)
+
+
+def _values(name: str, side: Mapping) -> dict:
+    """``side``'s values as floats (None: no value, NaN), or one error naming the seed whose value is
+    not a real number or is infinite."""
+    out = {}
+    for s, v in side.items():
+        if v is None:
+            out[s] = math.nan
+            continue
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise InputError(f"{name}: seed {s!r}: a value must be a real number (NaN or None: the run has "
+                             "no "
+                             f"value), got {type(v).__name__} {v!r}")
+        if math.isinf(v):
+            raise InputError(f"{name}: seed {s!r}: an infinite value is not a run's value (a run with no "
+                             "value "
+                             "is NaN or None)")
+        out[s] = float(v)
+    return out
 
 
 def _paired_differences(a: Mapping, b: Mapping, seeds: list, higher: bool, names: tuple[str, str],
@@ -1002,6 +1101,50 @@ def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
                    v.margin, "; ".join(n for n in notes if n), lean)
 
 
+def combine_any(verdicts: Mapping[str, Verdict]) -> Verdict:
+    """One verdict of an existential claim, "some rival beats the reference" (e.g. Wang & Ji 2022,
+    arXiv:2205.13648, Sec. 6: "P=1 ... does not give the best performance"), from its comparisons
+    (name -> :class:`Verdict`, each by :data:`RULE`), none left out: the dual of :func:`combine`,
+    it takes the *strongest*, in the order holds, not tested, inconclusive, equivalent, does not
+    hold. So the claim holds if some comparison holds; is not tested if none holds and one was not
+    made (it could hold); inconclusive if none holds, all were made and one is inconclusive (more
+    seeds could make it hold); equivalent if each is equivalent or does not hold and one is
+    equivalent (the best rival lies within the margin of the reference: no difference that
+    matters); and does not hold only if every comparison does not hold (every rival is worse).
+    Among the comparisons with the deciding verdict the one with the most slack decides (the
+    highest interval lower bound over its threshold; no interval counts as the least; on a tie the
+    first listed): its effect, interval and numbers are the claim's. The reason lists every
+    comparison's verdict ("some rival: X: holds; Y: ...") and then their reasons, the deciding
+    one's first. An inconclusive claim leans "for" if one of its inconclusive comparisons leans for,
+    "against" if all of them lean against, else "split".
+
+    Raises:
+        InputError: ``verdicts`` is empty or holds something other than :class:`Verdict` values.
+    """
+    if not isinstance(verdicts, Mapping) or not verdicts:
+        raise InputError(f"verdicts: must name at least one comparison (name -> Verdict), got {verdicts!r}")
+    odd = [str(o) for o, v in verdicts.items() if not isinstance(v, Verdict)]
+    if odd:
+        raise InputError(f"verdicts: {', '.join(odd)} is not a fedlib.claims.Verdict")
+    order = {NOT_HOLDS: 0, EQUIVALENT: 1, INCONCLUSIVE: 2, NOT_TESTED: 3, HOLDS: 4}
+
+    def strength(item):
+        v = item[1]
+        return order[v.verdict], (v.ci_low - v.threshold) if np.isfinite(v.ci_low) else -math.inf
+    key, v = max(verdicts.items(), key=strength)        # max keeps the first of equals
+    notes = []
+    if len(verdicts) > 1:
+        notes.append("some rival: " + "; ".join(f"{o}: {x.words}" for o, x in verdicts.items()))
+    if v.reason:
+        notes.append(f"against {key}: {v.reason}" if len(verdicts) > 1 else v.reason)
+    notes += [f"against {o}: {x.reason}" for o, x in verdicts.items() if o != key and x.reason]
+    lean = ""
+    if v.verdict == INCONCLUSIVE:
+        leans = [x.direction for x in verdicts.values() if x.verdict == INCONCLUSIVE]
+        lean = "for" if "for" in leans else "against" if all(x == "against" for x in leans) else "split"
+    return replace(v, reason="; ".join(notes), direction=lean)
+
+
 def against_all(a: Mapping, others: Mapping[str, Mapping], name: str = "A",
                 compare: Callable[..., Verdict] = paired, **kwargs) -> Verdict:
     """"``a`` beats every method of ``others``" (name -> seed -> value, or whatever ``compare``
@@ -1038,6 +1181,7 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
             or not 0 < level <= 1:
         raise InputError(f"level: must be a fraction in (0, 1] of the lower plateau (0.98, not 98), "
                          f"got {level!r}")
+    _check_reach(a, b, metric, smooth, names, higher_metric)
     ta, tb, targets = {}, {}, {}
     for s in (s for s in a if s in b):
         ha, hb = a[s], b[s]
@@ -1045,11 +1189,9 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
             ta[s] = math.nan if ha is None else 0.0
             tb[s] = math.nan if hb is None else 0.0
             continue
-        ends = [int(h["round"].max()) for h in (ha, hb)]
-        if ends[0] != ends[1]:
-            raise InputError(f"a, b: seed {s}: {names[0]}'s run ends at round {ends[0]}, {names[1]}'s at "
-                             f"round {ends[1]}; compare runs of one horizon (a run that diverged or failed "
-                             "is passed as None)")
+        _check_seed_pair(s, ha, hb, names)
+        if len(ha) < smooth:                  # no smoothed value at all: no run can reach a target
+            return _too_short(s, len(ha), smooth, x)
         plateaus = [late_mean(h, metric, window) for h in (ha, hb)]
         targets[s] = level * min(plateaus) if higher_metric else max(plateaus) / level
         ta[s] = rounds_to(ha, targets[s], metric, smooth, x, higher_metric)
@@ -1062,6 +1204,73 @@ def paired_reach(a: Mapping, b: Mapping, level: float = 0.98, metric: str = "tes
     numbers = f"{x} to {aim} of {metric} ({where}); {v.numbers}"
     return Verdict(v.verdict, numbers, v.seeds, v.diffs, v.effect, v.ci_low, v.ci_high, v.threshold,
                    v.margin, v.reason, v.direction)
+
+
+def _too_short(s: Any, evaluations: int, smooth: int, x: str) -> Verdict:
+    """The verdict of a :func:`paired_reach` whose runs have fewer evaluations than ``smooth``: no
+    run can reach a smoothed target, so the comparison is not made ("not tested", not runs
+    that "never got there")."""
+    why = (f"not tested: seed {s}'s runs have {evaluations} evaluation(s), fewer than the {smooth} a "
+           f"smoothed target needs (smooth): no run can reach it, so {x} to target cannot be compared")
+    return Verdict(NOT_TESTED, f"no comparison: {why.removeprefix('not tested: ')}", 0, (), reason=why)
+
+
+#: history columns where a lower value is better (:func:`paired_reach` refuses them with
+#: ``higher_metric=True``): the training loss, the gradient's squared norm, distances to the optimum,
+#: a toy's error
+LOWER_IS_BETTER = ("loss", "grad_norm_sq", "dist_to_opt", "rel_dist_to_opt", "error")
+#: history columns where a higher value is better
+HIGHER_IS_BETTER = ("test_acc",)
+
+
+def _check_reach(a: Any, b: Any, metric: Any, smooth: Any, names: Any, higher_metric: Any) -> None:
+    """:func:`paired_reach`'s arguments as a whole: mappings with a seed in common, ``smooth`` an
+    integer >= 1, ``higher_metric`` a bool that agrees with a known ``metric``'s direction."""
+    for nm, side in (("a", a), ("b", b)):
+        if not isinstance(side, Mapping):
+            raise InputError(f"{nm}: must be a mapping seed -> history (a frame with round and the metric) "
+                             f"or None, got {type(side).__name__}")
+        bad = [s for s, h in side.items() if h is not None and not isinstance(h, pd.DataFrame)]
+        if bad:
+            raise InputError(f"{nm}: seed {bad[0]!r}: a history is a DataFrame with columns round and the "
+                             f"metric (None for a failed run), got {type(side[bad[0]]).__name__}")
+    if not a and not b:
+        raise InputError("a, b: both empty: a paired comparison needs the runs of at least one seed")
+    if not any(s in b for s in a):
+        raise InputError(f"a, b: no seed in common (a: {sorted(a, key=str)}, b: {sorted(b, key=str)}); a "
+                         "paired comparison compares the two methods' runs of the same seeds (key each "
+                         "method's runs by seed alone)")
+    check_int("smooth", smooth, low=1)
+    if not isinstance(higher_metric, (bool, np.bool_)):
+        raise InputError(f"higher_metric: must be True or False, got {higher_metric!r}")
+    if higher_metric and metric in LOWER_IS_BETTER:
+        raise InputError(f"higher_metric: {metric!r} is lower-is-better: pass higher_metric=False")
+    if not higher_metric and metric in HIGHER_IS_BETTER:
+        raise InputError(f"higher_metric: {metric!r} is higher-is-better: pass higher_metric=True")
+
+
+def _check_seed_pair(s: Any, ha: pd.DataFrame, hb: pd.DataFrame, names: Sequence[str]) -> None:
+    """Two runs of seed ``s`` that :func:`paired_reach` can compare: each round once, the same
+    evaluation rounds (one horizon, one resolution of "rounds to target")."""
+    for name, h in zip(names, (ha, hb), strict=True):
+        if "round" not in h.columns:
+            raise InputError(f"a, b: seed {s}: {name}'s history has no column 'round' (columns: "
+                             f"{list(h.columns)})")
+        dup = h["round"][h["round"].duplicated()]
+        if len(dup):
+            raise InputError(f"a, b: seed {s}: {name}'s history has round {dup.iloc[0]} more than once: one "
+                             "run per history (a frame of several runs is split by its key first)")
+    ends = [int(h["round"].max()) for h in (ha, hb)]
+    if ends[0] != ends[1]:
+        raise InputError(f"a, b: seed {s}: {names[0]}'s run ends at round {ends[0]}, {names[1]}'s at "
+                         f"round {ends[1]}; compare runs of one horizon (a run that diverged or failed "
+                         "is passed as None)")
+    ra, rb = (sorted(map(int, h["round"])) for h in (ha, hb))
+    if ra != rb:
+        raise InputError(f"a, b: seed {s}: {names[0]}'s run is evaluated at {len(ra)} rounds, {names[1]}'s "
+                         "at "
+                         f"{len(rb)} other ones; rounds to a target are compared at one evaluation interval "
+                         "(evaluate both runs at the same rounds)")
 
 
 def event_seeds(level: float = 0.5) -> tuple[int, int]:

@@ -59,7 +59,7 @@ import numpy as np
 import torch
 
 from . import algorithms, arithmetic
-from ._validate import InputError, warn
+from ._validate import InputError, check_int, warn
 from .algorithms.base import Algorithm, RoundInput
 from .config import ExperimentConfig
 from .engine import LocalResult, UnreachableClients, _per_client, get_engine
@@ -68,7 +68,7 @@ from .fingerprint import config_fingerprint
 from .problems import Problem
 from .store import Store, run_meta
 
-__all__ = ["FlowerEngine", "client_app", "identify_nodes", "server_app", "simulate"]
+__all__ = ["FlowerEngine", "client_app", "identify_nodes", "problem_identity", "server_app", "simulate"]
 
 #: message types: local SGD, gradients at given models, who a node is, a run's start and a
 #: client step of an algorithm whose clients keep state
@@ -105,7 +105,10 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
             ``build_problem()``, as in simulation), or a callable taking the Flower ``Context``
             and returning a :class:`~fedlib.problems.Problem` -- on a device, one whose client
             ``partition-id`` holds the device's own data (your data loader goes there). It is
-            built once per process.
+            built once per process. A node built from a config tells the server which problem it
+            holds (:func:`problem_identity`), and the server refuses another before round 0; a
+            callable's problem cannot be checked, and a run the server stores says how many nodes'
+            problems were (``nodes_problem`` in its ``meta.json``).
         key: what the process's cache of built problems calls it (default: the config's key, or
             the callable's qualified name).
 
@@ -113,10 +116,12 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
         ``flwr.clientapp.ClientApp`` answering the :class:`FlowerEngine`'s messages.
     """
     app, clientapp, _ = _flwr()
+    problem_id = ""                          # a callable's problem: the server cannot check it
     if isinstance(make_problem, ExperimentConfig):
         config = make_problem
         config.validate()
         key = key or config.key()
+        problem_id = problem_identity(config)
         make_problem = lambda context: config.build_problem()       # noqa: E731
     elif not callable(make_problem):
         raise InputError(f"make_problem: expected an ExperimentConfig or a callable (Context -> Problem), "
@@ -131,7 +136,7 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
         except ValueError:                   # a builtin without a signature: called as it is
             pass
     slot = key or f"{getattr(make_problem, '__module__', '')}.{getattr(make_problem, '__qualname__', '')}"
-    node = _ClientNode(app, make_problem, slot)
+    node = _ClientNode(app, make_problem, slot, problem_id)
     client = clientapp.ClientApp()
     client.query("fedlib_client")(node.who)
     client.train("fedlib_local")(node.train)
@@ -144,10 +149,11 @@ def client_app(make_problem: Callable[[Any], Problem] | ExperimentConfig, key: s
 class _ClientNode:
     """What a :func:`client_app` answers with: one handler per message of the
     :class:`FlowerEngine` (``who``, ``train``, ``grads``, ``start``, ``step``), each taking Flower's
-    ``(message, context)``, on the problem ``make_problem`` builds once per process (under ``slot``)."""
+    ``(message, context)``, on the problem ``make_problem`` builds once per process (under ``slot``;
+    ``problem_id``: :func:`problem_identity` of the config it was built from, "" for a callable)."""
 
-    def __init__(self, app, make_problem: Callable[[Any], Problem], slot: str):
-        self.app, self.make_problem, self.slot = app, make_problem, slot
+    def __init__(self, app, make_problem: Callable[[Any], Problem], slot: str, problem_id: str = ""):
+        self.app, self.make_problem, self.slot, self.problem_id = app, make_problem, slot, problem_id
         self.engine = get_engine("vectorized")
 
     def problem_and_client(self, context) -> tuple[Problem, int]:
@@ -180,9 +186,10 @@ class _ClientNode:
         return problem, task, tensors, me
 
     def who(self, msg, context):
-        """Which client this node is, and how many clients the problem has."""
+        """Which client this node is, how many clients the problem has, and which problem it is
+        (:func:`problem_identity`; "" where a callable built it)."""
         problem, me = self.problem_and_client(context)
-        return self.reply(msg, client=me, num_clients=int(problem.num_clients))
+        return self.reply(msg, client=me, num_clients=int(problem.num_clients), problem=self.problem_id)
 
     def train(self, msg, context):
         """The engine's local SGD of this client from the task's model (and correction)."""
@@ -442,23 +449,42 @@ class FlowerEngine:
         return out
 
 
-def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int]:
+def problem_identity(config: ExperimentConfig) -> str:
+    """What names a config's problem between server and nodes: a digest of its problem and
+    problem arguments (every config of one federation shares them), so that a node whose
+    :func:`client_app` was built from another config is refused before round 0."""
+    text = json.dumps([config.problem, dict(config.problem_args)], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def identify_nodes(grid, num_clients: int, wait: float = 120.0, problem: str | None = None) -> dict[int, int]:
     """Ask every node which fedlib client it is: client index -> node id. Waits up to ``wait``
     seconds for ``num_clients`` nodes to connect; a federation of another size, a client index
-    out of range or twice, or a node of another problem size is a ValueError before round 0."""
+    out of range or twice, a node of another problem size, or (``problem``: the server's
+    :func:`problem_identity`) a node whose client app was built from a config of another problem
+    is a ValueError before round 0. A node whose problem a callable built is not checked."""
+    return _identify(grid, num_clients, wait, problem)[0]
+
+
+def _identify(grid, num_clients: int, wait: float, problem: str | None) -> tuple[dict[int, int], int]:
+    """:func:`identify_nodes`: client index -> node id, and how many nodes' problems were checked
+    against ``problem``."""
     if not hasattr(grid, "get_node_ids"):
         raise InputError(f"grid: must be Flower's Grid of a ServerApp (with get_node_ids), got "
                          f"{type(grid).__name__}")
+    check_int("num_clients", num_clients, 1)
+    _check_waits(wait=wait)
     app, _, _ = _flwr()
     deadline = time.monotonic() + wait
     while len(list(grid.get_node_ids())) < num_clients and time.monotonic() < deadline:
         time.sleep(0.1)
     nodes = sorted(grid.get_node_ids())
     if len(nodes) != num_clients:
-        raise InputError(f"num_clients: the schedule has {num_clients} clients, the Flower federation "
+        raise InputError(f"num_clients: the problem has {num_clients} clients, the Flower federation "
                          f"{len(nodes)} nodes (after waiting {wait:g} s); start one node per client")
     msgs = [app.Message(app.RecordDict(), dst_node_id=n, message_type=WHO) for n in nodes]
     claims: dict[int, list[int]] = {}               # client index -> the nodes that say they are it
+    checked = 0
     for rep in grid.send_and_receive(msgs, timeout=wait):
         node = rep.metadata.src_node_id
         if rep.has_error():
@@ -466,11 +492,18 @@ def identify_nodes(grid, num_clients: int, wait: float = 120.0) -> dict[int, int
         info = rep.content["config"]
         c, n = int(info["client"]), int(info["num_clients"])
         if n != num_clients:
-            raise InputError(f"num_clients: node {node} holds a problem of {n} clients, the schedule has "
+            raise InputError(f"num_clients: node {node} holds a problem of {n} clients, the server's has "
                              f"{num_clients}")
+        theirs = str(info["problem"]) if "problem" in info else ""
+        if problem and theirs and theirs != problem:
+            raise InputError(f"problem: node {node} (client {c}) built its problem from a config of another "
+                             f"problem (problem {theirs}, the server's {problem}: another problem, "
+                             "problem_args "
+                             "or data seed); start the nodes' client_app with the server's config")
+        checked += bool(problem and theirs)
         claims.setdefault(c, []).append(node)
     _check_claims(claims, nodes, num_clients, wait)
-    return {c: ns[0] for c, ns in claims.items()}
+    return {c: ns[0] for c, ns in claims.items()}, checked
 
 
 def _check_claims(claims: dict[int, list[int]], nodes: list[int], num_clients: int, wait: float) -> None:
@@ -594,7 +627,12 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
             run, and with it ``results``): read back with ``fedlib.load(save)`` or
             ``Store(save).get(config)``, replayed by ``fedlib.verify`` (on the server's CPU; a run
             in which an upload was lost does not replay: the lost uploads are in its ``meta.json``,
-            ``unreachable``, not in its config). None: nothing stored.
+            ``unreachable``, not in its config, and reading it warns that it is not its config's
+            run). A relative path is taken from the folder of the process that calls this function
+            (in a deployment, Flower's, not the one ``flwr run`` was started in: give an absolute
+            path); a file, a stored entry or a folder that cannot be written is refused by the
+            server before round 0. Not with ``schedule`` (a store keys a run by its config). None:
+            nothing stored.
 
     Each finished run prints its summary line (``fedlib server_app: 1 of 2: Result(...)``), and a
     run in which no upload counted in any round (every client asked was unreachable: the model
@@ -605,10 +643,7 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
     configs = _as_list(configs)
     first = _same_problem(configs)
     schedule = _check_schedule(schedule, configs, first)
-    if results is not None and not isinstance(results, dict):
-        raise InputError(f"results: expected a dict (it receives the results) or None, got "
-                         f"{type(results).__name__}")
-    folder = _save_folder(save)
+    folder = _check_outputs(results, save, schedule)
     out = {} if results is None else results
     server = serverapp.ServerApp()
 
@@ -626,6 +661,21 @@ def server_app(configs: ExperimentConfig | list[ExperimentConfig], results: dict
     return server
 
 
+def _check_outputs(results, save, schedule) -> Path | None:
+    """:func:`server_app`'s ``results`` (a dict or None) and ``save`` (not with ``schedule``)
+    checked; the store's folder, absolute, or None."""
+    if results is not None and not isinstance(results, dict):
+        raise InputError(f"results: expected a dict (it receives the results) or None, got "
+                         f"{type(results).__name__}")
+    folder = _save_folder(save)
+    if folder is not None and schedule is not None:
+        raise InputError("save: a run on schedule= is not its config's run, and a store keys each run by "
+                         "its config (its participation would name another schedule); give the schedule "
+                         "as the config's participation to store it (kind 'trace' with its activity "
+                         "[rounds, N]), or leave save out and keep results")
+    return folder
+
+
 def _serve(grid, configs: list[ExperimentConfig], schedule, out: dict, timeout: float | None, wait: float,
            folder: Path | None) -> None:
     """:func:`server_app`'s main: the nodes identified, then each config run on them (its result,
@@ -633,9 +683,15 @@ def _serve(grid, configs: list[ExperimentConfig], schedule, out: dict, timeout: 
     from .runner import run
 
     start = time.perf_counter()
-    store = Store(folder) if folder is not None else None      # refused here if it cannot be written
+    store = Store(folder) if folder is not None else None      # before round 0: a file, an entry,
+    if store is not None:                                       # a folder that cannot be written
+        store.require_writable("server_app(save=...) stores each run there")
     problem = configs[0].build_problem()
-    engine = FlowerEngine(grid, identify_nodes(grid, problem.num_clients, wait), timeout)
+    mapping, checked = _identify(grid, problem.num_clients, wait, problem_identity(configs[0]))
+    engine = FlowerEngine(grid, mapping, timeout)
+    nodes = (f"{checked} of {problem.num_clients} nodes' problems checked against the server's config"
+             + ("" if checked == problem.num_clients else
+                " (the others built by the nodes' own make_problem: not checked)"))
     remote = copy.copy(problem)          # the same problem, whose gradients come from the nodes
     remote.grads = engine.grads
     out["connect_seconds"] = time.perf_counter() - start
@@ -652,19 +708,23 @@ def _serve(grid, configs: list[ExperimentConfig], schedule, out: dict, timeout: 
         where = ""
         if store is not None:
             meta = {**run_meta(res, None, config_fingerprint(c), "cpu", arithmetic.current("cpu"), "flower",
-                               out["run_seconds"][-1], date), "unreachable": res.info.get("unreachable")}
+                               out["run_seconds"][-1], date), "unreachable": res.info.get("unreachable"),
+                    "nodes_problem": nodes}
             where = f", stored in {store.write(c, res, meta, save_params=True).path}"
         print(f"fedlib server_app: {i + 1} of {len(configs)}: {res!r}{where}", flush=True)
         _warn_if_nothing_counted(res, i, timeout)
 
 
 def _save_folder(save) -> Path | None:
-    """``save`` as a folder path, checked before Flower starts."""
+    """``save`` as an absolute folder path (a relative one from the folder of the process that calls
+    :func:`server_app`), its type checked before Flower starts; its state (a file, an entry, a
+    folder that cannot be written) is checked by the server's main before round 0, as the nodes
+    import the same module where the folder need not exist."""
     if save is None:
         return None
     if not isinstance(save, (str, os.PathLike)) or not os.fspath(save).strip():
         raise InputError(f"save: must be a folder path or None, got {save!r}")
-    return Path(save).expanduser()        # opened by the server's main (a client imports the module too)
+    return Path(save).expanduser().absolute()
 
 
 def _warn_if_nothing_counted(res, i: int, timeout: float | None) -> None:

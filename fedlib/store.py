@@ -232,10 +232,50 @@ def _git_commit() -> str | None:
 
 
 def _keyed(config: ExperimentConfig | Planned) -> tuple[ExperimentConfig, str]:
-    """The config and its key: a :class:`Planned` one's as planned, a plain one's computed here."""
+    """The config and its key: a :class:`Planned` one's as planned, a plain one's computed here.
+
+    Raises:
+        InputError: ``config`` is neither (a key or a config's dict: ``Store.read(key)`` reads a
+            key, ``ExperimentConfig.from_dict`` makes a config)."""
     if isinstance(config, Planned):
         return config.config, config.key
+    if not isinstance(config, ExperimentConfig):
+        hint = (" (Store.read(key) reads an entry by its key)" if isinstance(config, str) else
+                " (ExperimentConfig.from_dict(d) makes one of a dict)" if isinstance(config, dict) else "")
+        raise InputError(f"config: expected an ExperimentConfig, got {type(config).__name__}{hint}")
     return config, config.key()
+
+
+#: the statuses of a stored run (its meta.json's ``status``)
+STATUSES = ("ok", "diverged", "error")
+
+
+def _check_written(config: ExperimentConfig, result: Result | None, meta: dict) -> None:
+    """What :meth:`Store.write` can see for free: ``meta`` a dict with a status of
+    :data:`STATUSES` (:func:`run_meta` makes it), ``result`` a :class:`Result` (None only for a
+    run that failed) whose history ends inside ``config``'s rounds -- at them, for a run stored as
+    ok -- and whose algorithm is ``config``'s. One InputError naming the field, before anything
+    is written."""
+    if not isinstance(meta, dict) or meta.get("status") not in STATUSES:
+        got = meta.get("status") if isinstance(meta, dict) else type(meta).__name__
+        raise InputError(f"meta: must be the dict fedlib.store.run_meta returns, with a status of "
+                         f"{', '.join(STATUSES)}; got {got!r}")
+    if result is None:
+        if meta["status"] != "error":
+            raise InputError(f"result: None is stored only for a run that failed (status error), got "
+                             f"status {meta['status']!r}")
+        return
+    if not isinstance(result, Result):
+        raise InputError(f"result: expected a fedlib Result (what fedlib.run returns) or None, got "
+                         f"{type(result).__name__}")
+    algo = result.info.get("algorithm")
+    if isinstance(algo, str) and algo != config.algorithm:
+        raise InputError(f"result: a run of algorithm {algo!r}, not of the config's {config.algorithm!r}")
+    h = result.history
+    last = int(h["round"].max()) if len(h) and "round" in h else 0
+    if last > config.rounds or (meta["status"] == "ok" and last != config.rounds):
+        raise InputError(f"result: its history ends at round {last}, the config runs {config.rounds} "
+                         "rounds: not this config's run")
 
 
 def equivalent_key(folder: Path, config: ExperimentConfig, key: str | None = None,
@@ -376,8 +416,16 @@ class Store:
         columns it was stored with and numbers only, or if its config's key is not ``key``;
         :class:`EditedEntry` if a file differs from the digest sealed in its meta.json
         (``check_digests=False`` skips that, for sealing). ``expected``: the config the caller
-        keyed as ``key``; a stored config equal to it has that key and is not keyed again."""
+        keyed as ``key``; a stored config equal to it has that key and is not keyed again.
+        A key with no entry folder at all is an InputError naming the store (absent, not corrupt)."""
+        if not isinstance(key, str) or not key or "/" in key or key in (".", ".."):
+            raise InputError(f"key: expected an entry's key (a folder name of the store, e.g. "
+                             f"{(self.keys() or ['fedavg-0123456789abcdef'])[0]!r}), got {key!r}"
+                             + (" (Store.get(config) reads a config's entry)"
+                                if isinstance(key, (ExperimentConfig, Planned)) else ""))
         d = self.path / key
+        if not d.exists():
+            raise InputError(f"key: no entry {key!r} in store {self.path} (its keys: Store.keys())")
         try:
             meta = json.loads((d / "meta.json").read_text())
             if not isinstance(meta, dict):
@@ -421,6 +469,7 @@ class Store:
             warn(f"store: {kind} entry {e}; it is not loaded, and it is recomputed where "
                  "computing is allowed")
             return None
+        _warn_if_partial(entry)
         parts = _stale(entry, config)
         if parts:
             names = {"algorithm": f"algorithm {config.algorithm!r}", "problem": f"problem {config.problem!r}",
@@ -457,10 +506,23 @@ class Store:
     # -- writing ------------------------------------------------------------------------------
     def write(self, config: ExperimentConfig | Planned, result: Result | None, meta: dict,
               save_params: bool = False) -> Entry:
-        """Write an entry atomically (temporary folder renamed into place)."""
+        """Write an entry atomically (temporary folder renamed into place).
+
+        Args:
+            config: the run's config (its key names the entry).
+            result: the run's :class:`Result`; None for a run that raised.
+            meta: the record :func:`run_meta` makes of the run (status, code fingerprint, device,
+                arithmetic, timings), with any fields of the caller's own.
+            save_params: keep the final model (``params.npy``).
+
+        Raises:
+            InputError: ``meta`` without a status of :data:`STATUSES`; a result that cannot be
+                ``config``'s run (another algorithm; a history past its rounds, or short of them
+                for a run stored as ok). Nothing is written."""
+        config, key = _keyed(config)
+        _check_written(config, result, meta)
         self.require_writable()
         self._ensure_folder()
-        config, key = _keyed(config)
         tmp = self.path / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
         try:
@@ -522,8 +584,12 @@ class Store:
         only if the checkpoint was saved by the same code (:func:`_run`); running out of memory
         (``MemoryError``, ``torch.cuda.OutOfMemoryError``) is raised and nothing is stored: a property
         of the machine, as missing data is, not of the run."""
-        plain = config.config if isinstance(config, Planned) else config
-        self.require_writable(f"computing {_keyed(config)[1]}")       # refused before the run, not after
+        if not isinstance(config, Planned):                    # validated and keyed here, before anything
+            _keyed(config)
+            config = Planned.of(config)
+        _check_compute_switches(engine, checkpoint_every, progress, save_params)
+        plain = config.config
+        self.require_writable(f"computing {config.key}")       # refused before the run, not after
         x0 = self.warmup_model(config)
         ckpt = self.checkpoint_path(config) if checkpoint_every else None
         code = config_fingerprint(plain)         # before the run: its checkpoints record it too
@@ -711,6 +777,34 @@ def run_meta(result: Result | None, error: str | None, code: dict, device: Any, 
         "wall_seconds": round(wall, 3), "run_seconds": round(run_s, 3),
         "eval_fraction": round(eval_s / run_s, 4) if run_s > 0 else None,
     }
+
+
+def _check_compute_switches(engine: Any, checkpoint_every: Any, progress: Any, save_params: Any) -> None:
+    """:meth:`Store.compute`'s own arguments, as :func:`fedlib.run` checks them: an engine's name
+    known (an engine object is taken as it is), ``checkpoint_every`` an integer >= 1 or None,
+    the flags True or False."""
+    from ._validate import check_int
+    from .engine import get_engine
+    if isinstance(engine, str):
+        get_engine(engine)
+    if checkpoint_every is not None:
+        check_int("checkpoint_every", checkpoint_every, 1)
+    for name, value in (("progress", progress), ("save_params", save_params)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise InputError(f"{name}: must be True or False, got {type(value).__name__} {value!r}")
+
+
+def _warn_if_partial(entry: Entry) -> None:
+    """A warning where ``entry`` is a federated run in which uploads were lost
+    (:func:`fedlib.flower.server_app`'s ``unreachable`` in its meta.json): its config's
+    participation did not decide whose upload counted, so it is not that config's run and does
+    not replay."""
+    lost = entry.meta.get("unreachable") or {}
+    if lost:
+        clients = len({c for cs in lost.values() for c in cs})
+        warn(f"store: {entry.path} is a federated run in which uploads were lost ({clients} client(s) "
+             f"unreachable in {len(lost)} of its rounds: meta.json's unreachable): not its config's run, "
+             "and it does not replay; read it as that federation's record")
 
 
 def _stale(entry: Entry, config: ExperimentConfig) -> list[str]:

@@ -133,14 +133,23 @@ def _compare_metrics(stored: pd.DataFrame, replayed: pd.DataFrame, rounds: int, 
     return compared, rows, max_rel
 
 
-def _check_verify_args(rounds: object, rtol: object, atol: object) -> None:
-    """:func:`verify`'s ``rounds`` and tolerances; else one ValueError naming the argument."""
-    if not (rounds is None or rounds == "auto" or (isinstance(rounds, int) and not isinstance(rounds, bool)
-                                                   and rounds >= 1)):
-        raise InputError(f"rounds: must be 'auto', None (the whole run) or an int >= 1; got {rounds!r}")
+def _check_verify_args(rounds: object, rtol: object, atol: object, device: object = None,
+                       check_digests: object = True) -> int | str | None:
+    """:func:`verify`'s ``rounds`` (returned, ``"all"`` as None), tolerances, ``device`` and
+    ``check_digests``; else one ValueError naming the argument."""
+    whole = rounds is None or (isinstance(rounds, str) and rounds in ("auto", "all"))
+    if not (whole or (isinstance(rounds, int) and not isinstance(rounds, bool) and rounds >= 1)):
+        raise InputError(f"rounds: must be 'auto', 'all' or None (the whole run) or an int >= 1; "
+                         f"got {rounds!r}")
+    if not isinstance(check_digests, bool):
+        raise InputError(f"check_digests: must be True or False, got {check_digests!r}")
+    if device is not None:
+        from .runner import _device
+        _device(device)
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol < 0:
             raise InputError(f"{name}: must be a finite number >= 0 (a tolerance), got {tol!r}")
+    return None if rounds == "all" else rounds
 
 
 def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", rtol: float = 1e-6,
@@ -181,7 +190,7 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
         entry: an :class:`Entry` or an entry folder.
         rounds: rounds to replay: ``"auto"`` (default) the first evaluated round after round 0
             and at least the anchor's rounds (the cross-CPU check: the anchor's rounds only);
-            ``None`` the whole run; or a number.
+            ``None`` or ``"all"`` the whole run; or a number (beyond the run: the whole run).
         rtol, atol: the exact check's tolerance, ``|stored - replayed| <= atol + rtol * |stored|``.
         device: where to replay.
         check_digests: check the files against their sealed digests first.
@@ -190,8 +199,8 @@ def verify(entry: Entry | str | os.PathLike, rounds: int | str | None = "auto", 
         A :class:`VerifyReport` (``status`` reproduces / differs / unchecked, ``check``,
         ``reason``; ``str()`` says which rounds and metrics differ and by how much).
     """
+    rounds = _check_verify_args(rounds, rtol, atol, device, check_digests)
     entry = _open_entry(entry)
-    _check_verify_args(rounds, rtol, atol)
     if check_digests and (edits := digest_problems(entry.path, entry.meta)):
         return _edited(entry, edits, rtol, atol)
     sealed = "" if entry.meta.get("digests") or not check_digests else \
@@ -238,7 +247,12 @@ def _open_entry(entry: Entry | str | os.PathLike) -> Entry:
     if isinstance(entry, Entry):
         return entry
     p = Path(entry)
+    if p.is_file() and (p.parent / "meta.json").is_file():
+        raise InputError(f"entry: {p} is a file of a stored run; give the entry's folder, {p.parent}")
     if not (p / "meta.json").is_file():
+        if p.is_dir() and any(p.glob("*/meta.json")):
+            raise InputError(f"entry: {p} is a store, not one stored run; verify one of its entries (its "
+                             f"folders), or all of them with python -m fedlib verify {p}")
         raise InputError(f"entry: {p} is not a stored run (no meta.json there)")
     try:
         return Store(p.parent, create=False).read(p.name, check_digests=False)
@@ -416,29 +430,47 @@ def renew_fingerprints(store: Store | str | os.PathLike, keys=None, rounds: int 
     Returns:
         A dict from key to outcome for the stale entries, one of ``migrated``, ``renewed``,
         ``differs: ...`` (left stale: it must be recomputed) or ``not checkable: ...`` (another
-        arithmetic: the exact replay needs the machine kind that computed it); and ``unreadable:
-        ...`` for an entry whose files cannot be read (:class:`fedlib.store.CorruptEntry`).
+        arithmetic: the exact replay needs the machine kind that computed it); ``unknown: ...`` for
+        an entry whose algorithm, problem, participation kind or dataset is not registered here
+        (import the module that registers it first); and ``unreadable: ...`` for an entry whose
+        files cannot be read (:class:`fedlib.store.CorruptEntry`).
     """
     from tqdm.auto import tqdm
-
-    from .fingerprint import stale_parts
 
     store = store if isinstance(store, Store) else Store(store)
     out: dict[str, str] = {}
     for key in tqdm(store.keys() if keys is None else list(keys), desc="renew", unit="entry",
                     disable=not progress):
-        try:
-            entry = store.read(key)
-        except CorruptEntry as e:                   # nothing to renew: named, the others go on
-            out[key] = f"unreadable: {str(e).split(': ', 1)[-1]}"
-            continue
+        outcome = _renew_one(store, key, rounds)
+        if outcome is not None:
+            out[key] = outcome
+    return out
+
+
+def _renew_one(store: Store, key: str, rounds: int | str | None) -> str | None:
+    """:func:`renew_fingerprints` of one entry: its outcome, None where it is current."""
+    from .fingerprint import stale_parts
+    try:
+        entry = store.read(key)
+    except CorruptEntry as e:                   # nothing to renew: named, the others go on
+        return f"unreadable: {str(e).split(': ', 1)[-1]}"
+    try:
         parts = stale_parts(entry.meta.get("code"), entry.config)
         if not parts:
-            continue
-        out[key], record = _renewal(entry, parts, rounds)
-        if record is not None:
-            _write_renewal(entry, record)
-    return out
+            return None
+        outcome, record = _renewal(entry, parts, rounds)
+    except InputError as e:
+        if not any(f"unknown {what} " in str(e) for what in _REGISTRIES):
+            raise
+        return f"unknown: {str(e).splitlines()[0]}"    # its code is not here to judge: named
+    if record is not None:
+        _write_renewal(entry, record)
+    return outcome
+
+
+#: what an entry may name that only a registration makes known (an entry of a user's own algorithm
+#: or problem cannot be replayed, nor renewed, until the module that registers it is imported)
+_REGISTRIES = ("algorithm", "problem", "participation kind", "dataset")
 
 
 def _renewal(entry: Entry, parts: list[str], rounds: int | str | None) -> tuple[str, dict | None]:

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -201,9 +202,9 @@ CASES = [
     ("momentum<0", lambda t: _run(momentum=-3.0), ValueError, r"momentum: .*\[0, 1\)"),
     ("momentum>=1", lambda t: _run(momentum=1.0), ValueError, r"momentum: .*\[0, 1\)"),
     ("prox_mu<0", lambda t: _run(prox_mu=-50.0), ValueError, "prox_mu: .*>= 0"),
-    ("register clash", lambda t: register(_Mine), ValueError, "name: algorithm 'fedavg' is a built-in algorithm"),
+    ("register clash", lambda t: register(_Mine), ValueError, "name: algorithm 'fedavg' is the built-in algorithm"),
     ("register replaces a built-in", lambda t: register(_Mine, replace=True), ValueError,
-     r"name: algorithm 'fedavg' is a built-in algorithm \(fedlib\.algorithms\.fedavg\.FedAvg\); choose another"),
+     r"name: algorithm 'fedavg' is the built-in algorithm 'fedavg' \(fedlib\.algorithms\.fedavg\.FedAvg\); choose another"),
     ("algorithm unknown", lambda t: algorithms.get("fedfoo"), ValueError, "algorithm: unknown"),
     ("aggregation", lambda t: _run(aggregation="median"), ValueError, "aggregation"),
     ("algorithm type", lambda t: _run(algorithm=3), ValueError, "algorithm"),
@@ -473,7 +474,7 @@ SILENT = [
     ("silent: bubbles max_size 0", lambda t: _plot("label_distribution_bubbles", np.ones((3, 2)), max_size=0),
      ValueError, r"max_size: must be a finite number > 0, got 0"),
     ("silent: register a class without a name", lambda t: register(_Nameless), ValueError,
-     r"name: must be set on _Nameless \(a non-empty class attribute 'name'.*it would run as '_nameless'"),
+     r"name: must be set on _Nameless \(a non-empty string class attribute 'name'.*it would run as '_nameless'"),
     ("silent: Options default failing its check", lambda t: _bad_options(), ValueError,
      r"lr: default must be a positive number \(its own check\), got -1\.0 \(in _BadOptions\)"),
     # a fourth trial (3b)
@@ -652,7 +653,150 @@ TRIAL += [
     ("trial: a value twice on a grid axis", lambda t: fedlib.grid(BASE, seed=[0, 0, 1]), ValueError,
      r"seed: each value of an axis once \(a value twice makes the same runs twice\), got 0 more than once"),
 ]
+
+
+def _algorithm(name, **attrs) -> type:
+    """A class to register: FedAvg's round under ``name`` unless ``attrs`` say otherwise."""
+    return type("Trial5", (algorithms.get("fedavg"),), {"name": name, **attrs})
+
+
+def _bare(**attrs) -> type:
+    """An Algorithm subclass with only ``attrs`` (no round of its own)."""
+    return type("Bare", (Algorithm,), {"name": "bare_trial", **attrs})
+
+
+def _write(t: Path, meta: dict | None = None, config: ExperimentConfig = BASE, result_config=BASE):
+    from fedlib.store import Store
+    res = fedlib.run_config(result_config)
+    return Store(t / "s").write(config, res, {"status": "ok"} if meta is None else meta)
+
+
+class _NoNodes:
+    def get_node_ids(self):
+        return []
+
+
+def _flower():
+    from fedlib import flower
+    return flower
+
+
+#: a fresh-eyed trial of the newest surfaces (2026-12-03, docs/trials/bad-inputs-5.md): each was
+#: accepted and stored something wrong, or crashed without naming the argument
+TRIAL5 = [
+    ("trial5: an algorithm name with a slash", lambda t: register(_algorithm("a/b")), ValueError,
+     r"name: must be ASCII letters, digits, '_', '\+' or '-', starting with a letter or digit \(it names "
+     r"the store's folders\), got 'a/b'"),
+    ("trial5: an algorithm name leaving the store", lambda t: register(_algorithm("../../escape")),
+     ValueError, r"name: must be ASCII letters, .*got '\.\./\.\./escape'"),
+    ("trial5: a built-in's name in capitals", lambda t: register(_algorithm("FedAvg")), ValueError,
+     r"name: algorithm 'FedAvg' is in all but case the built-in algorithm 'fedavg'"),
+    ("trial5: a name that is not a string", lambda t: register(_algorithm(5)), ValueError,
+     r"name: must be set on Trial5 .* got int 5"),
+    ("trial5: a class with no round", lambda t: register(_bare()), ValueError,
+     r"round: Bare has neither round\(\) nor client_state; implement round\(x, r\), or list "
+     r"client_state and implement client_init, downlink_message, client_step, server_step"),
+    ("trial5: client state without a client step", lambda t: register(_bare(client_state=("h",))),
+     ValueError, r"round: Bare has client_state \('h',\) without client_init, downlink_message, "
+     r"client_step, server_step"),
+    ("trial5: Options that are not Options", lambda t: register(_algorithm("opts_trial", Options=dict)),
+     ValueError, r"Options: must be a subclass of fedlib\.algorithms\.Options"),
+    ("trial5: replace as a word", lambda t: register(replace="yes"), ValueError,
+     r"replace: must be True or False, got str 'yes'"),
+    ("trial5: a write without run_meta's record", lambda t: _write(t, meta={}), ValueError,
+     r"meta: must be the dict fedlib\.store\.run_meta returns, with a status of ok, diverged, error; "
+     r"got None"),
+    ("trial5: another config's run written", lambda t: _write(t, result_config=BASE.replace(rounds=5)),
+     ValueError, r"result: its history ends at round 5, the config runs 3 rounds: not this config's run"),
+    ("trial5: another algorithm's run written",
+     lambda t: _write(t, config=BASE.replace(algorithm="fedsum")), ValueError,
+     r"result: a run of algorithm 'fedavg', not of the config's 'fedsum'"),
+    ("trial5: a key given to get", lambda t: _store(t).get(BASE.key()), ValueError,
+     r"config: expected an ExperimentConfig, got str \(Store\.read\(key\) reads an entry by its key\)"),
+    ("trial5: an absent key read", lambda t: _store(t).read("nope"), ValueError,
+     r"key: no entry 'nope' in store .*s \(its keys: Store\.keys\(\)\)"),
+    ("trial5: compute of an invalid config", lambda t: _store(t).compute(BASE.replace(lr_local=-1.0)),
+     ValueError, r"config\.lr_local: "),
+    ("trial5: compute on an unknown engine", lambda t: _store(t).compute(BASE, engine="x"), ValueError,
+     r"engine: unknown engine 'x'"),
+    ("trial5: compute with checkpoints every 0 rounds",
+     lambda t: _store(t).compute(BASE, checkpoint_every=0), ValueError, r"checkpoint_every: must be an integer >= 1"),
+    ("trial5: compute with progress as a word", lambda t: _store(t).compute(BASE, progress="no"), ValueError,
+     r"progress: must be True or False, got str 'no'"),
+    ("trial5: identify no clients", lambda t: _flower().identify_nodes(_NoNodes(), 0, 1.0), ValueError,
+     r"num_clients: must be an integer >= 1, got 0"),
+    ("trial5: identify with a negative wait", lambda t: _flower().identify_nodes(_NoNodes(), 4, -1.0),
+     ValueError, r"wait: must be a number of seconds > 0, got -1\.0"),
+]
+
+TRIAL5 += [
+    ("trial5: reach with no seed in common",
+     lambda t: claims.paired_reach({("m", 0, "A"): _curve()}, {("m", 0, "B"): _curve()}), ValueError,
+     r"a, b: no seed in common \(a: .*\); a paired comparison compares the two methods' runs of the same "
+     r"seeds \(key each method's runs by seed alone\)"),
+    ("trial5: reach of nothing", lambda t: claims.paired_reach({}, {}), ValueError, r"a, b: both empty"),
+    ("trial5: paired of nothing", lambda t: claims.paired({}, {}), ValueError, r"a, b: both empty"),
+    ("trial5: reach at two evaluation intervals",
+     lambda t: claims.paired_reach({0: _curve(every=50)}, {0: _curve(every=10)}), ValueError,
+     r"a, b: seed 0: A's run is evaluated at 3 rounds, B's at 11 other ones"),
+    ("trial5: reach on the loss as if higher were better",
+     lambda t: claims.paired_reach({0: _curve()}, {0: _curve()}, metric="loss"), ValueError,
+     r"higher_metric: 'loss' is lower-is-better: pass higher_metric=False"),
+    ("trial5: reach of two runs in one history",
+     lambda t: claims.paired_reach({0: pd.concat([_curve(), _curve()])}, {0: _curve()}), ValueError,
+     r"a, b: seed 0: A's history has round 0 more than once: one run per history"),
+    ("trial5: reach of arrays", lambda t: claims.paired_reach({0: np.zeros(3)}, {0: _curve()}), ValueError,
+     r"a: seed 0: a history is a DataFrame .* got ndarray"),
+    ("trial5: decide with a NaN difference", lambda t: claims.decide([np.nan, 0.1, 0.2], 0, 0.01), ValueError,
+     r"diffs: entry 0 is nan; the differences of seeds where both runs have a value"),
+    ("trial5: decide with a negative margin", lambda t: claims.decide([0.1, 0.2], 0, -0.5), ValueError,
+     r"margin: must be a finite number >= 0, got -0\.5"),
+    ("trial5: decide with another threshold", lambda t: claims.decide([0.1, 0.2], 5, 0.01), ValueError,
+     r"threshold: a 'better' claim's threshold is 0 \(0 for 'better', -margin for 'no worse'\), got 5"),
+    ("trial5: paired with higher as a word",
+     lambda t: claims.paired({0: .9, 1: .8}, {0: .7, 1: .6}, higher="no"), ValueError,
+     r"higher: must be True or False \(is a higher value better\?\), got 'no'"),
+    ("trial5: paired of strings", lambda t: claims.paired({0: "0.9", 1: .8}, {0: .7, 1: .6}), ValueError,
+     r"a: seed 0: a value must be a real number \(NaN or None: the run has no value\), got str '0\.9'"),
+    ("trial5: paired of an infinite value", lambda t: claims.paired({0: np.inf, 1: .8}, {0: .7, 1: .6}),
+     ValueError, r"a: seed 0: an infinite value is not a run's value"),
+    ("trial5: margin_for every 0 rounds", lambda t: claims.margin_for("rounds to target", eval_every=0),
+     ValueError, r"eval_every: must be a number of rounds >= 1 \(the evaluation interval\), got 0"),
+    ("trial5: margin_for a fixed margin with an interval",
+     lambda t: claims.margin_for("test accuracy", eval_every=5), ValueError,
+     r"eval_every, per_round: the margin of 'test accuracy' is fixed \(0\.005\)"),
+    ("trial5: summarize with fewer labels than names",
+     lambda t: claims.summarize(_frame(), {BASE: ("fedavg",)}, ["method", "seed"], chance=0.1), ValueError,
+     r"labels: run .* has 1 value\(s\) \('fedavg',\), names has 2 \(method, seed\)"),
+    ("trial5: summarize of percent accuracies",
+     lambda t: claims.summarize(_frame(100), {BASE: ("fedavg", 0)}, ["method", "seed"], chance=0.1),
+     ValueError, r"df: test_acc must be a fraction in \[0, 1\] \(0\.91, not 91\)"),
+    ("trial5: summarize stable from past the end",
+     lambda t: claims.summarize(_frame(), {BASE: ("fedavg", 0)}, ["method", "seed"], chance=0.1,
+                                stable_from=5), ValueError,
+     r"stable_from: must be a fraction of the rounds in \[0, 1\), got 5"),
+]
+
+
+def _curve(every: int = 10, rounds: int = 100):
+    """One run's history: test accuracy rising to 0.9, the loss falling, evaluated every ``every``."""
+    r = np.arange(0, rounds + 1, every)
+    return pd.DataFrame({"round": r, "test_acc": 0.9 * (1 - np.exp(-r / 20)), "loss": np.exp(-r / 20)})
+
+
+def _frame(scale: float = 1.0):
+    """A one-run sweep frame of BASE's key, its accuracy times ``scale``."""
+    h = _curve().assign(key=BASE.key(), status="ok")
+    return h.assign(test_acc=h["test_acc"] * scale)
+
+
+def _store(t: Path):
+    from fedlib.store import Store
+    return Store(t / "s")
+
+
 CASES += TRIAL
+CASES += TRIAL5
 CASES += LATE + SILENT + CRASH + CONFUSING
 
 
@@ -1097,3 +1241,31 @@ def test_missing_short_name_and_passive_name_a_wrong_argument(tmp_path):
         with pytest.raises(ValueError, match=r"^passive: must be True or False, got "):
             focus.focus_setup("quick").configs([0], passive=bad)
     assert not any(tmp_path.iterdir())
+
+
+def test_verify_names_a_file_a_store_a_device_and_a_switch(tmp_path):
+    """Trial 5 (#23): fedlib.verify on a file of an entry, on a store, on a CUDA device that this
+    machine lacks, and with check_digests as a word: one error naming the argument each ('all' is
+    the command line's word for the whole run, and is taken here too)."""
+    from fedlib.store import Store
+    entry = Store(tmp_path / "s").compute(BASE)
+    with pytest.raises(fedlib.InputError, match=r"entry: .*meta\.json is a file of a stored run; give the entry's "
+                                                r"folder"):
+        fedlib.verify(entry.path / "meta.json")
+    with pytest.raises(fedlib.InputError, match=r"entry: .*s is a store, not one stored run"):
+        fedlib.verify(tmp_path / "s")
+    with pytest.raises(fedlib.InputError, match=r"check_digests: must be True or False, got 'no'"):
+        fedlib.verify(entry.path, check_digests="no")
+    if not torch.cuda.is_available():
+        with pytest.raises(fedlib.InputError, match=r"device: 'cuda' asked for, but this machine has no CUDA"):
+            fedlib.verify(entry.path, device="cuda")
+    assert fedlib.verify(entry.path, rounds="all").ok
+
+
+def test_reach_smoothed_beyond_the_runs_is_not_tested():
+    """Trial 5 (#8): smooth longer than the runs' evaluations read every run as "failed or never";
+    no run can reach a smoothed target there, so the comparison is not made (not tested, saying why)."""
+    v = claims.paired_reach({0: _curve(), 1: _curve()}, {0: _curve(), 1: _curve()}, smooth=100)
+    assert v.verdict == claims.NOT_TESTED and v.seeds == 0
+    assert v.reason == ("not tested: seed 0's runs have 11 evaluation(s), fewer than the 100 a smoothed target "
+                        "needs (smooth): no run can reach it, so round to target cannot be compared")

@@ -601,3 +601,22 @@ def test_a_render_scope_refuses_patterns_that_are_not_the_setups(tmp_path, patte
                                          r"of the setup \(P1, P2, P3\)"):
         campaign.stored_scope_02(studies.fedsum_setup("smoke"), tmp_path / "s", [0], patterns)
     assert not (tmp_path / "s").exists()
+
+
+def test_a_store_of_another_notebook_or_profile_is_refused_naming_the_campaigns(tmp_path):
+    """Trial 5 (#12): --store results/08_amplified_fedavg/quick for notebook 02, or the quick store
+    for a paper campaign, planned (and would have computed) into a store its notebook never reads."""
+    from fedlib.campaign import run_campaign
+    for nb in ("08_amplified_fedavg", "02_fedsum_main"):
+        with pytest.raises(ValueError, match=rf"store: .* is the store of notebook {nb} at profile quick; a "
+                                             r"campaign of 02_fedsum_main at profile paper stores into "
+                                             r"results/02_fedsum_main/paper"):
+            run_campaign("02_fedsum_main", "paper", None, 0.0, tmp_path / "results" / nb / "quick")
+
+
+def test_a_root_without_results_is_warned(tmp_path):
+    """Trial 5 (#12): --root results (the folder itself, not the one above it) planned every run
+    anew without a word."""
+    from fedlib.campaign import _check_campaign
+    with pytest.warns(RuntimeWarning, match=r"root: no results/ folder under .*: every run is planned anew"):
+        _check_campaign("02_fedsum_main", "quick", None, 0.0, None, {}, tmp_path)

@@ -204,6 +204,39 @@ def test_against_all_is_decided_by_its_weakest_comparison():
         claims.against_all(a, {})
 
 
+def test_combine_any_is_decided_by_its_strongest_comparison():
+    """"Some rival beats the reference" (Wang & Ji's "P=1 does not give the best performance"): holds
+    if one comparison holds, does not hold only if every one does not, equivalent where the best
+    rival is within the margin, and a comparison not made or inconclusive keeps it open."""
+    ref = {0: 0.90, 1: 0.902, 2: 0.899}
+    worse = {0: 0.85, 1: 0.853, 2: 0.851}
+    better = {0: 0.95, 1: 0.954, 2: 0.951}
+    much = {0: 0.99, 1: 0.993, 2: 0.991}
+    tied = {0: 0.901, 1: 0.901, 2: 0.90}
+
+    def vs(**rivals):
+        return claims.combine_any({n: claims.paired(r, ref, margin=0.005, names=(n, "ref"))
+                                   for n, r in rivals.items()})
+    v = vs(X=worse, Y=better, Z=much)
+    assert v.verdict == HOLDS and v.reason.startswith("some rival: X: does not hold; Y: holds; Z: holds")
+    assert "Z vs ref" in v.numbers and v.effect == pytest.approx(np.mean([0.09, 0.091, 0.092]))   # most slack
+    v = vs(X=worse, Y=worse)
+    assert v.verdict == NOT_HOLDS and v.reason.startswith("some rival: X: does not hold; Y: does not hold")
+    assert vs(X=worse, T=tied).verdict == vs(T=tied).verdict == EQUIVALENT    # P=1 ties the best: no gain
+    nan = math.nan
+    open_ = claims.paired({0: 0.95, 1: nan, 2: nan}, ref, margin=0.005, names=("S", "ref"))
+    assert open_.verdict == INCONCLUSIVE
+    v = claims.combine_any({"X": claims.paired(worse, ref, margin=0.005), "S": open_})
+    assert v.verdict == INCONCLUSIVE and v.direction == open_.direction and v.reason.startswith(
+        "some rival: X: does not hold; S: inconclusive")
+    v = claims.combine_any({"S": open_, "N": claims.not_run("no run of N")})
+    assert v.verdict == NOT_TESTED and math.isnan(v.effect)
+    assert "against N: not tested: not run here" in v.reason
+    for bad in ({}, {"X": "holds"}, [open_]):
+        with pytest.raises(ValueError, match="^verdicts: "):
+            claims.combine_any(bad)
+
+
 def test_paired_reach_compares_rounds_to_a_target_near_the_plateau_both_reach():
     # A climbs fast to 0.90; B climbs slower to 0.95: the target is 0.98 x 0.90 = 0.882
     fast = curve([0.1, 0.85, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])

@@ -125,6 +125,30 @@ def test_renew_reports_a_store_with_nothing_stale_and_refuses_an_entry_folder(tm
     assert "--rounds: must be an integer >= 1, 'auto' or 'all', got 0" in capsys.readouterr().err
 
 
+def test_seal_and_renew_refuse_a_read_only_store_with_one_usage_line(tmp_path, capsys, monkeypatch):
+    """A store that cannot be written: renew stops before replaying anything, seal when it finds an
+    entry to seal (an already sealed store seals nothing and passes); status 2, no traceback."""
+    import os
+
+    from fedlib import store as store_mod
+    from fedlib import verification
+    st, cs = _store(tmp_path)
+    meta = st.get(cs[0]).path / "meta.json"
+    text = meta.read_text()
+    meta.write_text(text.replace('"meta_digest"', '"unsealed_digest"'))       # an entry left to seal
+    real = os.access
+    monkeypatch.setattr(store_mod.os, "access", lambda p, mode: real(p, mode) and not mode & os.W_OK)
+    replays = []
+    monkeypatch.setattr(verification, "renew_fingerprints", lambda *a, **k: replays.append(a) or {})
+    for command in ("renew", "seal"):
+        with pytest.raises(SystemExit) as info:
+            main([command, str(tmp_path)])
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and "Traceback" not in err, err
+        assert "copy the store somewhere writable" in err.splitlines()[-1], err
+    assert not replays
+
+
 def test_help_says_what_every_command_does_in_whole_sentences():
     import subprocess
     import sys
@@ -282,3 +306,28 @@ def test_ledger_same_compares_one_notebooks_rows_of_two_ledgers(tmp_path):
     assert same == [0, 1]
     none = tmp_path / "none.csv"                                   # no ledger before: its rows are new
     assert subprocess.run([*cmd, str(none), str(after), "01_a"]).returncode == 1
+
+
+def test_renew_counts_the_entries_of_an_algorithm_not_registered_here(tmp_path, capsys, monkeypatch):
+    """A store holding runs of a user's own algorithm: renew named them and renewed the others
+    (it stopped with a traceback at the first); ``--import`` takes the module that registers it,
+    as verify's does."""
+    from fedlib.algorithms import base
+    _store(tmp_path)
+    cls = type("Own", (fedlib.algorithms.get("fedavg"),), {"name": "own_renew_trial"})
+    fedlib.algorithms.register(cls)
+    try:
+        c = ExperimentConfig(algorithm="own_renew_trial", problem="quadratic", participation="full", rounds=2,
+                             problem_args={"num_clients": 2, "dim": 2, "seed": 1}, lr_local=0.05)
+        fedlib.sweep([c], tmp_path, progress=False)
+    finally:
+        monkeypatch.delitem(base._REGISTRY, "own_renew_trial")
+    assert main(["renew", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "unknown       own_renew_trial-" in out and "unknown algorithm 'own_renew_trial'" in out
+    assert f"{tmp_path}: 0 stale entries of 10: 0 migrated" in out                   # the others judged
+    assert "1 cannot be renewed without --import" in out.splitlines()[-1]
+    with pytest.raises(SystemExit) as e:
+        main(["renew", str(tmp_path), "--import", "no_such_module_anywhere"])
+    assert e.value.code == 2
+    assert "--import: cannot import 'no_such_module_anywhere'" in capsys.readouterr().err

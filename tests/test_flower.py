@@ -1,6 +1,7 @@
 """fedlib.flower: a fedlib algorithm run through Flower equals fedlib.run on the same schedule."""
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -131,7 +132,7 @@ def _single_thread(fn):
 def test_a_federation_that_does_not_match_the_schedule_stops_before_round_0(in_process):
     """9 nodes for a schedule of 10 clients, or two nodes claiming one client: a ValueError."""
     app = flower.client_app(_config("fedsum"))
-    mismatch = r"^num_clients: the schedule has 10 clients, the Flower federation 9 nodes"
+    mismatch = r"^num_clients: the problem has 10 clients, the Flower federation 9 nodes"
     with pytest.raises(ValueError, match=mismatch):
         flower.identify_nodes(_Grid(app, list(range(9))), 10, wait=0.1)
     with pytest.raises(ValueError, match=r"partition-id: nodes 1003, 1004 all say they are client 3; "
@@ -340,7 +341,7 @@ def test_a_federation_smaller_than_the_schedule_stops_loudly(in_process):
     out: dict = {}
     server = flower.server_app(cfg, out, wait=0.1)
     with pytest.warns(RuntimeWarning, match=r"^fedlib server_app: the runs stopped: InputError: num_clients: "
-                                            r"the schedule has 10 clients, the Flower federation 4 nodes"):
+                                            r"the problem has 10 clients, the Flower federation 4 nodes"):
         _single_thread(lambda: server._main(_Grid(flower.client_app(cfg), list(range(4))), None))
     assert isinstance(out["error"], ValueError) and "results" not in out
 
@@ -353,7 +354,7 @@ def test_a_deployment_raises_saves_its_results_and_warns_of_a_run_no_upload_reac
     printed; a run in which every asked client was unreachable in every round is warned of, not
     returned as a normal result."""
     cfg = _config("fedavg", rounds=3)
-    with pytest.raises(ValueError, match=r"^num_clients: the schedule has 10 clients, the Flower federation"):
+    with pytest.raises(ValueError, match=r"^num_clients: the problem has 10 clients, the Flower federation"):
         flower.server_app(cfg, wait=0.1)._main(_Grid(flower.client_app(cfg), list(range(4))), None)
     server = flower.server_app(cfg, wait=0.1, save=tmp_path / "out")
     _single_thread(lambda: server._main(_Grid(flower.client_app(cfg), list(range(10))), None))
@@ -384,6 +385,49 @@ def test_a_deployment_raises_saves_its_results_and_warns_of_a_run_no_upload_reac
         _single_thread(lambda: flower.server_app(cfg, {}, wait=0.1, schedule=lossy)._main(
             _Grid(flower.client_app(cfg), list(range(10)), silent=others), None))
     assert [p.name for p in (tmp_path / "out").iterdir()] == [entry.path.name]   # no temporary folder left
+
+
+def test_a_save_the_server_cannot_use_is_refused_before_round_0(in_process, tmp_path, monkeypatch, capsys):
+    """server_app(save=): with schedule= refused when the app is made (a store keys a run by its
+    config, so another schedule's run would read as the config's); a relative folder taken from where
+    the app is made, whatever folder the server later runs in; a file, or a folder that cannot be
+    written, refused by the server before any node is asked (not after the runs, losing them); a run
+    in which uploads were lost warns, when read, that it is not its config's run."""
+    cfg = _config("fedavg", rounds=2)
+    problem = cfg.build_problem()
+    sched = cfg.schedule(problem.num_clients, problem)
+    with pytest.raises(ValueError, match=r"^save: a run on schedule= is not its config's run"):
+        flower.server_app(cfg, wait=0.1, schedule=sched, save=tmp_path / "s")
+    monkeypatch.chdir(tmp_path)
+    server = flower.server_app(cfg, {}, wait=0.1, save="rel")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    _single_thread(lambda: server._main(_Grid(flower.client_app(cfg), list(range(10))), None))
+    assert Store(tmp_path / "rel").get(cfg) is not None and not (tmp_path / "elsewhere" / "rel").exists()
+    assert f"stored in {tmp_path / 'rel'}" in capsys.readouterr().out
+    (tmp_path / "afile").write_text("x")
+    asked = []
+    grid = _Grid(flower.client_app(cfg), list(range(10)))
+    monkeypatch.setattr(grid, "get_node_ids", lambda: asked.append(1) or list(range(10)))
+    with pytest.raises(ValueError, match=r"^store: .*afile is a file"):
+        flower.server_app(cfg, wait=0.1, save=tmp_path / "afile")._main(grid, None)
+    from fedlib import store as store_mod
+
+    def refuse(*args, **kwargs):                   # a read-only folder (root ignores chmod, so fake it)
+        raise PermissionError(30, "Read-only file system")
+    with monkeypatch.context() as m:
+        m.setattr(store_mod.tempfile, "mkstemp", refuse)
+        with pytest.raises(ValueError, match=r"^store: cannot write to .*rel \(Read-only file system; .*\): "
+                                             r"server_app\(save=\.\.\.\) stores each run there"):
+            flower.server_app(cfg.replace(seed=4), wait=0.1, save=tmp_path / "rel")._main(grid, None)
+    assert not asked                                              # no node was asked
+    lost = frozenset((c, 0) for c in range(10))
+    out: dict = {}
+    app = flower.server_app(cfg.replace(seed=5), out, wait=0.1, save=tmp_path / "lost")
+    _single_thread(lambda: app._main(_Grid(flower.client_app(cfg), list(range(10)), silent=lost), None))
+    with pytest.warns(RuntimeWarning, match=r"lost/fedavg-[0-9a-f]{16} is a federated run in which uploads "
+                                            r"were lost \(\d+ client\(s\) unreachable in 1 of its rounds"):
+        assert Store(tmp_path / "lost").get(cfg.replace(seed=5)) is not None
 
 
 _STATEFUL = [n for n in sorted(algorithms.available()) if algorithms.get(n).client_state]
@@ -433,3 +477,24 @@ def test_a_fresh_node_computes_the_simulations_client_step(name, quad):
     fedlib.run(name, quad, sched, lr_local=0.02, lr_schedule="fedsum_sqrt", progress=False, **opts,
                callbacks=[CompareWithANode()])
     assert len({t for t, _ in compared}) >= 6, compared             # most rounds had someone to compare
+
+
+def test_nodes_built_from_another_problem_are_refused_before_round_0(in_process, tmp_path):
+    """Trial 5 (#3): clients whose client_app was built from a config of another problem (the same
+    sizes, other data) trained silently, and save= stored the run as the server's config's. Now the
+    nodes say which problem they built (flower.problem_identity) and the server refuses another one;
+    a stored run records how many nodes' problems were checked."""
+    cfg = _config("fedavg", rounds=2)
+    other = cfg.replace(problem_args={"num_clients": 10, "train_eval_per_client": 10})
+    assert flower.problem_identity(cfg) != flower.problem_identity(other)
+    assert flower.problem_identity(cfg) == flower.problem_identity(cfg.replace(seed=9, lr_local=0.1))
+    out: dict = {}
+    _single_thread(lambda: flower.server_app(other, out, wait=0.1, save=tmp_path / "s")._main(
+        _Grid(flower.client_app(cfg), list(range(10))), None))
+    assert re.match(r"problem: node \d+ \(client \d+\) built its problem from a config of another problem",
+                    str(out["error"])), out["error"]
+    assert not (tmp_path / "s").exists() or not Store(tmp_path / "s").keys()
+    _single_thread(lambda: flower.server_app(cfg, {}, wait=0.1, save=tmp_path / "s")._main(
+        _Grid(flower.client_app(cfg), list(range(10))), None))
+    assert Store(tmp_path / "s").get(cfg).meta["nodes_problem"] == \
+        "10 of 10 nodes' problems checked against the server's config"

@@ -177,7 +177,7 @@ def test_verify_replays_a_whole_run(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["verify", str(e.path), "--rounds", "some"])
     assert "--rounds: must be an integer >= 1, 'auto' or 'all', got 'some'" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="^rounds: must be 'auto', None"):
+    with pytest.raises(ValueError, match="^rounds: must be 'auto', 'all' or None"):
         fedlib.verify(e, rounds=0)
 
 

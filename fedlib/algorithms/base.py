@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from .._source import capture
@@ -93,10 +95,14 @@ class Algorithm:
         declares ``Options`` but no ``options`` gets the names of its fields (one that declares
         both must list exactly those names)."""
         super().__init_subclass__(**kwargs)
+        cls._declared_name = cls.__dict__.get("name")         # as written, for register's message
         cls._named_after_class = not isinstance(cls.__dict__.get("name"), str) or not cls.__dict__.get("name")
         if cls._named_after_class:
             cls.name = cls.__name__.lower()
         if "Options" in cls.__dict__:
+            if not (isinstance(cls.Options, type) and issubclass(cls.Options, Options)):
+                raise InputError(f"Options: must be a subclass of fedlib.algorithms.Options (a frozen "
+                                 f"dataclass), got {cls.Options!r} on {cls.__name__}")
             if "options" not in cls.__dict__:
                 cls.options = cls.Options.names()
             elif set(cls.options) != set(cls.Options.names()):
@@ -284,17 +290,20 @@ def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
     ``@register(replace=True)`` replaces an earlier registration on purpose, never a built-in
     algorithm (a sweep would store the class's runs as the paper's, beside the committed ones).
     """
+    if not isinstance(replace, (bool, np.bool_)):
+        raise InputError(f"replace: must be True or False, got {type(replace).__name__} {replace!r}")
+
     def add(c: type[Algorithm]) -> type[Algorithm]:
         if not (isinstance(c, type) and issubclass(c, Algorithm)):
             raise InputError(f"register: expected an Algorithm subclass, got {c!r}")
-        if not isinstance(c.name, str) or not c.name or c.__dict__.get("_named_after_class", False):
-            raise InputError(f"name: must be set on {c.__name__} (a non-empty class attribute 'name', its "
-                             f"name in configs) to register it, got none (it would run as {c.name!r}, after "
-                             "its class)")
-        if c.name in _BUILTIN and _REGISTRY.get(c.name) is not c:
-            raise InputError(f"name: algorithm {c.name!r} is a built-in algorithm "
-                             f"({_REGISTRY[c.name].__module__}.{_REGISTRY[c.name].__name__}); choose another "
-                             "name (a subclass of it may keep its code under a name of its own)")
+        _check_name(c)
+        twin = next((b for b in _BUILTIN if b.casefold() == c.name.casefold()), None)
+        if twin is not None and _REGISTRY.get(twin) is not c:
+            raise InputError(f"name: algorithm {c.name!r} is {'' if twin == c.name else 'in all but case '}"
+                             f"the built-in algorithm {twin!r} ({_REGISTRY[twin].__module__}."
+                             f"{_REGISTRY[twin].__name__}); choose another name (a subclass of it may keep "
+                             "its code under a name of its own)")
+        _check_runnable(c)
         if c.name in _REGISTRY and _REGISTRY[c.name] is not c and not replace:
             raise InputError(f"name: algorithm {c.name!r} is already registered "
                              f"({_REGISTRY[c.name].__module__}.{_REGISTRY[c.name].__name__}); "
@@ -305,6 +314,43 @@ def register(cls: type[Algorithm] | None = None, *, replace: bool = False):
         _REGISTRY[c.name] = c
         return c
     return add if cls is None else add(cls)
+
+
+#: the characters of an algorithm's name: it names the store's entry folders (``<name>-<hash>``)
+#: and the checkpoints, so never a path separator, a dot or a space
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]*")
+
+
+def _check_name(c: type[Algorithm]) -> None:
+    """``c.name``: set on the class itself, a string of :data:`NAME_PATTERN` (ASCII letters,
+    digits, ``_``, ``+``, ``-``; first a letter or digit); else one InputError naming it."""
+    name = c.__dict__.get("_declared_name")
+    if not isinstance(name, str) or not name:
+        got = "none" if name in (None, "") else f"{type(name).__name__} {name!r}"
+        raise InputError(f"name: must be set on {c.__name__} (a non-empty string class attribute 'name', its "
+                         f"name in configs) to register it, got {got} (it would run as {c.name!r}, after "
+                         "its class)")
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise InputError(f"name: must be ASCII letters, digits, '_', '+' or '-', starting with a letter or "
+                         f"digit (it names the store's folders), got {name!r}")
+
+
+def _check_runnable(c: type[Algorithm]) -> None:
+    """What a class needs to run, checked without running it: its own ``round``, or ``client_state``
+    with the four methods of a client/server round; an ``Options`` that is a subclass of
+    :class:`~fedlib.algorithms.Options`. One InputError naming what is missing."""
+    if not (isinstance(c.Options, type) and issubclass(c.Options, Options)):
+        raise InputError(f"Options: must be a subclass of fedlib.algorithms.Options (a frozen dataclass), "
+                         f"got {c.Options!r}")
+    if c.round is not Algorithm.round:
+        return
+    split = ("client_init", "downlink_message", "client_step", "server_step")
+    missing = [m for m in split if getattr(c, m) is getattr(Algorithm, m)]
+    if not c.client_state or missing:
+        what = (f"client_state {tuple(c.client_state)} without {', '.join(missing)}" if c.client_state
+                else "neither round() nor client_state")
+        raise InputError(f"round: {c.__name__} has {what}; implement round(x, r), or list client_state and "
+                         f"implement {', '.join(split)}")
 
 
 def _defaults(cls: type[Algorithm]) -> str:
