@@ -64,8 +64,9 @@ runs.summary()   # what the committed runs say (the claims ledger)
 # ## Settings per profile
 #
 # A reduced profile keeps App. H's *rules*: its rate grid (eta_0 eta_g fixed, the same four
-# eta_g), its choice (the lowest training loss after a quarter of the run), eta_g within
-# FedSUM's theory, the decaying schedule, and the summed step length of a run
+# eta_g), its choice (the lowest training loss after a quarter of the run: our reading of "best
+# performance"), the eta_g App. H.2 reports as its grid's selection ("we select $\eta_g = 1.0$ ...
+# for all algorithms"), the decaying schedule, and the summed step length of a run
 # $\sum_{t<T} \eta_g \eta_l(t) K$ (how far the rates let a run move in all).
 #
 # <details><summary>The settings table: each setting as the paper gives it, ours in the quick profile, and why</summary>
@@ -80,7 +81,7 @@ runs.summary()   # what the committed runs say (the claims ledger)
 # | rounds | T = 2000 | T = 200, evaluated every 5 rounds | CPU budget |
 # | rate grid | FedAvg, eta_g in {1, 2, 10, 20} with eta_0 eta_g = 0.01 (pattern and seed not stated) | the same four eta_g with eta_0 eta_g = 0.0733, under P1 at seed 0 (ours) | the product that gives App. H's summed step (26.4) in 200 rounds of 5 steps |
 # | grid choice | best after 500 of 2000 rounds | lowest training loss over the last tenth of 50 of 200 rounds | a quarter of the run, as in the paper; "best" = lowest training loss (our reading), averaged over a late window instead of one evaluation |
-# | eta_g | ends at eta_g = 1 | a choice above eta_g = 1 is replaced by the same product at eta_g = 1 | FedSUM's theory asks eta_g <= 1 / sqrt(tau_max) |
+# | eta_g | App. H.2 reports its grid's selection: "we select eta_g = 1.0 ... for all algorithms" | the runs keep that eta_g = 1 at our product, whatever our grid picks; the grid repeats App. H.2's selection as a check (its claims row) | App. H.2's reported selection. Not FedSUM's theory: Thm. 4.1 *sets* eta_g = 1/sqrt(tau_max), which neither eta_g = 1 nor eta_g = 2 is, and App. H has no cap (an earlier version of this notebook misread the theorem as a cap eta_g <= 1) |
 # | rates | eta_l(t) = eta_0 / sqrt(t/10 + 1), the same for all | same | |
 # | seeds | not stated | 5 seeds, compared seed by seed | claims are checked per seed |
 # | FedAU | cutoff K = 50 | same | |
@@ -122,12 +123,15 @@ print(f"profile {profile}: N={setup.num_clients}, S={setup.per_round}, K={setup.
 # %% [markdown]
 # ## The learning-rate grid
 # FedAvg under P1 (seed 0) for the grid's rounds at every pair. Each pair is scored by its
-# training loss averaged over the last tenth of the grid's rounds; the lowest is chosen, and a
-# choice with eta_g above 1 is used at the same product with eta_g = 1. The last column is the
-# summed step length a full run of T rounds would take at that pair. App. H.2 reports its grid's
-# selection ("we select $\eta_g = 1.0$"): the claims section checks that selection as a row
-# (the grid's score at eta_g = 1 against each other eta_g), since the eta_g the runs use here is
-# FedSUM's theory's cap, not necessarily the grid's pick.
+# training loss averaged over the last tenth of the grid's rounds (the rule as set before the
+# runs); the lowest is chosen. The runs keep App. H.2's reported selection, "we select
+# $\eta_g = 1.0$ ... for all algorithms", at the chosen product: a choice with eta_g above 1 is
+# used at the same product with eta_g = 1 (the `note` column says so, with both eta_0). The last
+# column is the summed step length a full run of T rounds would take at that pair. The claims
+# section repeats App. H.2's selection as a check (the grid's score at eta_g = 1 against each
+# other eta_g), since the eta_g the runs use is App. H.2's reported one, not necessarily our
+# grid's pick; that row also names what the grid picks when "best performance" is read as the
+# test accuracy.
 
 # %%
 rates, grid_table = setup.choose_rates(compute)
@@ -232,11 +236,20 @@ runs.table(claims.per_group(summary, ["dataset", "pattern", "method"], {
 #   grid's own score (training loss over the late window of its runs, lower is better) at eta_g = 1
 #   against each other eta_g of the grid, seed by seed over the grid's seeds, margin
 #   `claims.MARGINS["training loss"]`. A selection, not a method comparison: the grid runs one
-#   seed, so no interval can decide it; the row's cause names the rule's own pick.
+#   seed, so no interval can decide it; the row's cause names the rule's own pick, the eta_0 the
+#   runs use (App. H.2's eta_g = 1 at the grid's product) against the pick's, and the pick under the
+#   other reading of "best performance", the test accuracy (the row's rule stays the training loss).
+#   Where a cause names SCAFFOLD's local step, it also says that its eta_0 follows from keeping App.
+#   H.2's eta_g = 1 at the matched product, and the eta_0 the grid's own pick would have given.
+#
+# The "in the paper" column: FedSUM prints no experimental number (Sec. 5 and App. H are figures),
+# so each figure's row says "curves only, no number printed"; App. H.2's row gives its reported
+# selection.
 
 # %%
 print(claims.RULE)
-off_rule = {d: setup.off_rule(*rates[setup.datasets[DATASETS.index(d)]]) for d in DATASETS}
+off_rule = {d: setup.off_rule(*rates[ds], picked=setup.grid_pick(grid_table, ds))
+            for d, ds in ((d, setup.datasets[DATASETS.index(d)]) for d in DATASETS)}
 for d, marks in off_rule.items():
     why = f"{', '.join(marks)}: {next(iter(marks.values()))}" if marks else "none"
     print(f"{d}: run outside App. H's settings (its rate rule kept): {why}")
@@ -265,9 +278,10 @@ for (d, p, m), g in bad.groupby(["dataset", "pattern", "method"]):
 # %% [markdown]
 # ## Regime: the earlier quick rates
 # Our first quick profile searched eta_0 and eta_g independently over 120 rounds and picked
-# (eta_0, eta_g) = (0.1, 2): eta_g outside FedSUM's theory (eta_g <= 1 / sqrt(tau_max)) and a
-# summed step about twice App. H's over its 120 rounds (more over the 200 rounds here: printed
-# below). Every method runs there too under P1 on the first three seeds (the CPU budget), and the
+# (eta_0, eta_g) = (0.1, 2): eta_g = 2, not App. H.2's reported eta_g = 1, and a summed step about
+# twice App. H's over its 120 rounds (more over the 200 rounds here: printed below). (An earlier
+# text called eta_g = 2 "outside FedSUM's theory": the theory sets eta_g = 1/sqrt(tau_max), which
+# neither 1 nor 2 is.) Every method runs there too under P1 on the first three seeds (the CPU budget), and the
 # same checks are made on both regimes' runs of those seeds, so the verdicts sit side by side.
 # (Not at the paper profile, which keeps App. H's rates.)
 

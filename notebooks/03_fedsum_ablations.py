@@ -235,6 +235,14 @@ else:
 #   reason.
 # * **the same claims on SVHN and CIFAR-10** (Figs. 9-11 and 14(b) draw all three datasets): one
 #   "not tested" row per claim, in the paper's words, where the profile does not run them.
+#
+# The constant-rate rows (Fig. 10's accuracy trend, Fig. 11, the batch remark) name in their
+# setting the constant rate they run, the share of the paper's summed step $\eta_g \eta_l K T$ a
+# run moves (the settings table above: the paper's K = 10, T = 2000 at the same rate), and, for
+# FedSUM-B, the samples it averages per client in a round, K x B (Alg. 1: K minibatch gradients at
+# $x^{(t)}$), against the paper's -- the quantity App. H.5 credits for FedSUM-B's showing.
+# The "in the paper" column: FedSUM prints no experimental number (App. H is figures), so each
+# figure's row says "curves only, no number printed", and a sentence with no figure says so.
 
 # %%
 print(claims.RULE)
@@ -260,8 +268,8 @@ for name, s in (("Figs. 9/14", case_sum), ("Fig. 10", p_sum), ("Fig. 11", fam_su
 # %% [markdown]
 # ## Regime: the earlier quick runs
 # The first quick version of this notebook ran one seed for 120 rounds at the rates of the
-# earlier grid, (eta_0, eta_g) = (0.1, 2): eta_g outside FedSUM's theory and a summed step about
-# twice App. H's (the constant-rate figures at the same rates as here). Those runs are still in
+# earlier grid, (eta_0, eta_g) = (0.1, 2): eta_g = 2, not App. H.2's reported eta_g = 1, and a
+# summed step about twice App. H's (the constant-rate figures at the same rates as here). Those runs are still in
 # the store: the same checks on them (one seed, so a verdict there needs only one) sit beside the
 # verdicts above.
 

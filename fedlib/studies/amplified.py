@@ -19,10 +19,10 @@ from ..notebook import check_profile, check_seed, check_seeds, check_stand_in
 from . import methods
 from .base import Frames, Study, check_accuracies, register_study
 
-__all__ = ["AUTHORS_RATES", "DATASETS", "FASHION", "FIG2_RATES", "FIG2_VS_FIG1_RATES", "MEASURED_SECONDS",
-           "METHOD_NAMES", "QUOTES", "RATE_SETS", "RATE_SOURCES", "STUDY", "AmplifiedSetup", "Evaluation",
-           "WAIT_METHODS", "amplified_setup", "compare_claims", "compare_datasets",
-           "headline_claims"]
+__all__ = ["AUTHORS_HORIZON", "AUTHORS_RATES", "DATASETS", "FASHION", "FIG2_RATES", "FIG2_VS_FIG1_RATES",
+           "MEASURED_SECONDS", "METHOD_NAMES", "QUOTES", "RATE_SETS", "RATE_SOURCES", "STUDY",
+           "AmplifiedSetup", "Evaluation", "WAIT_METHODS", "amplified_setup", "compare_claims",
+           "compare_datasets", "headline_claims"]
 
 #: per profile: data, model, N, availability window, warm-up, horizon and grid horizon (rounds),
 #: evaluation interval, the P of Fig. 2, the grid's multiples of the warm-up rate, training-loss
@@ -101,6 +101,11 @@ FIG2_RATES = "every P at amplification's grid rate (Sec. 6)"
 #: the rates of the row that sets Fig. 2's runs beside Fig. 1's run without amplification
 FIG2_VS_FIG1_RATES = ("every P at amplification's grid rate (Sec. 6), no amplification at its own grid rate "
                       "(Fig. 1): two rates")
+#: the authors' horizon after the warm-up, in rounds of time: Sec. 6 of Wang & Ji 2022 (arXiv:2205.13648)
+#: gives none; their code (IBM/fl-arbitrary-participation, README, FashionMNIST) runs ``-iters-warmup 10000
+#: -iters-total 1500000`` at 5 iterations a round (``config.py``: ``-iters-per-round 5``), the warm-up's
+#: 10,000 iterations being the text's 2,000 rounds: (1,500,000 - 10,000) / 5 rounds after it
+AUTHORS_HORIZON = (1_500_000 - 10_000) // 5
 #: the rates of the authors' FashionMNIST runs after the warm-up (their README and config):
 #: method label's algorithm and gamma -> rate; the wait-for-all baselines keep the warm-up's rate
 AUTHORS_RATES = {("amplified_fedavg", 10.0): 1e-5, ("amplified_fedavg", 1.0): 1e-5,
@@ -288,19 +293,37 @@ class AmplifiedSetup:
 
     @property
     def setting(self) -> str:
-        """The setting of the claim rows (a stand-in or smoke run reproduces nothing)."""
+        """The setting of the claim rows whose rates the grid tuned (:meth:`setting_at`)."""
+        return self.setting_at(tuned=True)
+
+    def setting_at(self, tuned: bool = True) -> str:
+        """The setting of the claim rows (a stand-in or smoke run reproduces nothing): the data, the
+        model, the cycle, the horizon after the warm-up against the authors' (:attr:`horizon_words`),
+        where each method is scored and, where ``tuned`` (rates the grid picked here, not the
+        authors' fixed ones), the seeds that tuned them."""
         if self.stand_in or self.profile == "smoke":
             return f"{claims.scale_cause(self.profile, self.stand_in, self.horizon, '')} ({self.data_name})"
         scored = ""
         if self.score_cycles:
             ends = ", ".join(str(t // self.cycle) for t in self.window_times())
-            scored = (f", scored at the ends of cycles {ends}, rates tuned on seeds "
-                      f"{', '.join(map(str, self.tuning_seeds))}")
+            scored = f", scored at the ends of cycles {ends}"
+            if tuned:
+                scored += f", rates tuned on seeds {', '.join(map(str, self.tuning_seeds))}"
         model = models.short_name(self.model)
         if self.dataset == "fashion_mnist" and self.model != "wj_fmnist_cnn":
             model += " for Wang & Ji's CNN"
         return (f"{self.profile} profile ({self.data_name}, {model}, "
-                f"cycle {self.cycle}, {self.horizon / self.cycle:g} cycles after warm-up{scored})")
+                f"cycle {self.cycle}, {self.horizon_words}{scored})")
+
+    @property
+    def horizon_words(self) -> str:
+        """This setup's horizon after the warm-up in cycles, against the authors' (:data:`AUTHORS_HORIZON`
+        in cycles of Sec. 6's 500 rounds): "3 cycles after warm-up, 0.50% of the authors' 596 (their
+        code: 298,000 rounds, cycle 500)". Time is scaled as the cycle is, so cycles compare the two."""
+        paper_cycle = SETTINGS["paper"]["window"] * self.groups
+        here, theirs = self.horizon / self.cycle, AUTHORS_HORIZON / paper_cycle
+        return (f"{here:g} cycles after warm-up, {here / theirs:.2%} of the authors' {theirs:g} (their code: "
+                f"{AUTHORS_HORIZON:,} rounds, cycle {paper_cycle})")
 
     def outcome(self, df: pd.DataFrame, config: ExperimentConfig) -> dict:
         """The outcome of ``config``'s run in ``df`` (ok, diverged, error, or collapsed:
@@ -336,9 +359,11 @@ class AmplifiedSetup:
 
     def claims(self, vals1: dict, vals2: dict, seeds: list, rate_sets: dict) -> list[ClaimRow]:
         """Sec. 6's claims: about Fig. 2 (:meth:`fig2_claims`) and about Fig. 1 under each of
-        ``rate_sets`` (:meth:`fig1_claims`), each row's setting this setup's (:attr:`setting`),
-        after where its rates come from where the paper's text does not give them
-        (:data:`RATE_SOURCES`).
+        ``rate_sets`` (:meth:`fig1_claims`; the first: the grid's picks), each row's setting this
+        setup's (:meth:`setting_at`: its horizon against the authors'; the tuning seeds only where
+        the grid picked the rates), after where its rates come from where the paper's text does not
+        give them (:data:`RATE_SOURCES`); a row that does not hold names the horizon in its cause too,
+        and the grid's picks that differ from the authors' rates (:meth:`horizon_cause`).
 
         Raises:
             InputError: ``seeds`` not a non-empty list of distinct integers >= 0; ``rate_sets`` empty.
@@ -349,13 +374,37 @@ class AmplifiedSetup:
                              f"(:meth:`rate_sets`), got {rate_sets!r}")
         rows = [*self.fig2_claims(vals1, vals2, seeds, next(iter(rate_sets))),
                 *self.fig1_claims(vals1, seeds, rate_sets)]
-        return [replace(r, setting=", ".join(x for x in (RATE_SOURCES.get(r.context["rates"]), self.setting)
-                                             if x)) for r in rows]
+        return [replace(r, setting=", ".join(x for x in (RATE_SOURCES.get(r.context["rates"]),
+                                                         self.setting_at(r.context["rates"] != RATE_SETS[1]))
+                                             if x),
+                        cause=self.horizon_cause(r, rate_sets[next(iter(rate_sets))])) for r in rows]
+
+    def horizon_cause(self, row: ClaimRow, best: dict) -> str:
+        """``row``'s cause, and where it does not hold (at the quick or paper profile) the horizon
+        against the authors' (:attr:`horizon_words`) and, for the rates the grid picked (``best``:
+        method label -> rate) that differ from the authors' (:meth:`authors_rates`), each pick beside
+        theirs: the methods of the row's rates (:data:`RATE_SETS` first: all four; :data:`FIG2_RATES`:
+        amplification; :data:`FIG2_VS_FIG1_RATES`: amplification and no amplification)."""
+        if row.check.verdict != claims.NOT_HOLDS or self.stand_in or self.profile == "smoke":
+            return row.cause
+        amp, no_amp, *_ = self.methods
+        tuned = {RATE_SETS[0]: tuple(self.methods), FIG2_RATES: (amp,), FIG2_VS_FIG1_RATES: (amp, no_amp)}
+        authors = self.authors_rates()
+        picks = [f"{m} {best[m]:g} where the authors' code runs {authors[m]:g}"
+                 for m in tuned.get(row.context.get("rates"), ()) if not np.isclose(best[m], authors[m])]
+        grid = (f"the grid (runs of {self.grid_horizon / self.cycle:g} cycles) picked {'; '.join(picks)}"
+                if picks else "")
+        return "; ".join(x for x in (row.cause, f"horizon: {self.horizon_words}", grid) if x)
 
     def fig2_claims(self, vals1: dict, vals2: dict, seeds: list, best: str) -> list[ClaimRow]:
         """Sec. 6's claims about Fig. 2 from ``vals2`` ((seed, P) -> :meth:`outcome`), every P at the
         rate amplification's grid picked (:data:`FIG2_RATES`), as Sec. 6 runs them: P = 1 is not the
-        best (the cycle beats it); a smaller P performs similarly to the cycle (no worse by more than
+        best, an existential claim ("some P beats it"): every other P of Fig. 2 against P = 1, each by
+        the one rule, joined by :func:`fedlib.claims.combine_any` (holds if some P holds; not tested if
+        none holds and one was not made; inconclusive if none holds and one is inconclusive;
+        equivalent if each P is equivalent or does not hold and one is equivalent; does not hold only
+        if every P does not hold; until a review read the quote as it stands, the row compared the
+        cycle's P alone with P = 1); a smaller P performs similarly to the cycle (no worse by more than
         the margin both ways: within +-margin); a larger P is worse; amplifying over a P below the
         cycle improves performance, read two ways, a row each: over P = 1 at the same rate (Fig. 2's
         own baseline, the "classical" setting), and over no amplification at its own grid rate from
@@ -374,9 +423,9 @@ class AmplifiedSetup:
         similar = {f"P={a} no worse than P={b}": vs_p(a, b, kind="no worse")
                    for P in smaller for a, b in ((P, c), (c, P))}
         plain = {k: vals1[(best, k, no_amp)]["acc"] for k in seeds}
-        fig2 = [("P1", f"P = 1 is not the best: some P beats it (tested: P = {c}, the cycle)",
-                 {"P=1": vs_p(c, 1)},
-                 FIG2_RATES),
+        others = [P for P in self.P_values if P != 1]
+        fig2 = [("P1", f"P = 1 is not the best: some P ({', '.join(map(str, others))}) beats it",
+                 {f"P={P}": vs_p(P, 1) for P in others}, FIG2_RATES),
                 ("smaller", f"a smaller P ({below}) performs similarly to P = {c}: no worse than it, nor it "
                             f"than them, by more than the margin ({margin:g})", similar, FIG2_RATES),
                 ("larger", f"a larger P ({', '.join(map(str, larger))}) is worse than P = {c} (the sentence "
@@ -393,7 +442,8 @@ class AmplifiedSetup:
                  {f"P={P}": claims.paired(acc2[P], plain, margin=margin, names=(f"P={P}", no_amp))
                   for P in smaller}, FIG2_VS_FIG1_RATES)]
         shown = "Fig. 2: curves only, no number printed"
-        return [ClaimRow("Sec. 6, Fig. 2", QUOTES[q], claim, claims.combine(checks),
+        return [ClaimRow("Sec. 6, Fig. 2", QUOTES[q], claim,
+                         (claims.combine_any if q == "P1" else claims.combine)(checks),
                          context={"rates": rates, "in the paper": shown})
                 for q, claim, checks, rates in fig2 if checks]  # a profile without P values on a side: no row
 
@@ -427,6 +477,41 @@ class AmplifiedSetup:
                                        "in the paper": "Fig. 1: curves only, no number printed"})
                      for q, claim, check in fig1]
         return rows
+
+    def early_phase_words(self, warm: pd.DataFrame, vals1: dict, vals2: dict, early_loss: float) -> str:
+        """Whether notebook 09's horizon rule (``fedlib.studies.real.early_phase``, set for FOCUS's
+        claims: where a run is shorter than its paper's, a run whose late-window training loss is still
+        above ``early_loss`` times its loss at round 0 -- the initial model's, about ln 10 at chance --
+        has not left its early phase and its comparisons are "not tested") covers any run behind
+        the claims here, in one sentence computed from the runs: ``warm``, the warm-ups with a
+        ``seed`` column (their round 0 is each seed's initial model, which every phase continues),
+        ``vals1`` ((rate set, seed, method) -> :meth:`outcome`) and ``vals2`` ((seed, P) -> outcome).
+        Every run here is shorter than the authors' (:attr:`horizon_words`), so the criterion alone
+        decides. A phase's own round 0 is the warm-up's end, already at its plateau: measured from it
+        the rule would ask a continuation to halve a loss the warm-up has already brought down, which
+        is not the early phase the rule names."""
+        h = warm[warm["round"] == 0]
+        start = {k: float(g["loss"].iloc[0]) for k, g in h.groupby("seed")}
+        late = [(k, v["loss"]) for (_, k, _), v in vals1.items()]
+        late += [(k, v["loss"]) for (k, _), v in vals2.items()]
+        missing = sorted({k for k, _ in late} - set(start))
+        if missing:
+            raise InputError(f"warm: no loss at round 0 for seed(s) {', '.join(map(str, missing))}")
+        share = np.array([x / start[k] for k, x in late], dtype=float)
+        ok = share[np.isfinite(share)]
+        if not len(ok):
+            return "No Fig. 1 or Fig. 2 run here ended ok: notebook 09's horizon rule has no run to read."
+        start = {k: start[k] for k, _ in late}                  # the seeds evaluated, not the tuning ones
+        above = int((ok > early_loss).sum())
+        verdict = ("so by the same criterion no run has stayed in its early phase and no row is set aside"
+                   if not above else f"so by the same criterion {above} run(s) have not left their early "
+                   "phase (notebook 08 applies no horizon rule: read their rows with this)")
+        return (f"Notebook 09's horizon rule sets aside, where a run is shorter than its paper's, a run "
+                f"whose late-window training loss is above {early_loss:g} x its loss at round 0 (the initial "
+                f"model's); every Fig. 1 and Fig. 2 run here is shorter than the authors', "
+                f"{self.horizon_words}, but continues its seed's {self.warmup:,}-round warm-up and ends at "
+                f"{ok.min():.2f} to {ok.max():.2f} of that loss ({min(start.values()):.2f} to "
+                f"{max(start.values()):.2f} by seed), {len(share) - len(ok)} run(s) failed, {verdict}.")
 
     def unrun_claims(self) -> list[ClaimRow]:
         """Sec. 6's claims that no run here tests, each "not tested" with its reason

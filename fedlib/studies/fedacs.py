@@ -20,7 +20,9 @@ from . import methods
 from .base import Frames, Study, register_study
 
 __all__ = ["CellRuns", "DATASETS", "METHODS", "METHOD_NAMES", "STUDY", "Dataset", "headline_claims",
-           "FedAcsSetup", "fedacs_setup", "PAIRINGS", "PAPER_MNIST", "PILOT_METHODS", "PILOT_SEEDS",
+           "FedAcsSetup", "fedacs_setup", "PAIRINGS", "PAPER_MNIST", "PAPER_TABLES", "PAPER_TARGETS", "SLIP",
+           "ALPHA_DYNAMIC", "LOST_PERCENTAGES", "alpha_reading", "computation_note", "paper_words",
+           "ratio_slips", "slip_notes", "PILOT_METHODS", "PILOT_SEEDS",
            "pilot_cell", "pilot_target", "PILOT_RULE", "PILOT_TARGET_RULE", "pilot_plateau", "pilot_compare",
            "pilot_decision",
            "PAPER_LAST", "PaperResult", "Quote", "QUOTES", "RIVALS", "SHORT_CLAIMS", "beside_paper",
@@ -66,11 +68,82 @@ DATASETS = {
 #: stand-in for CIFAR-10 than MNIST (issue 50's pilot decided the switch by :data:`PILOT_RULE`), while
 #: Figs. 6 and 9 stay on MNIST, the paper's own dataset there
 _ALPHA_DATASET = {"smoke": "digits", "quick": "fashion_mnist", "paper": "cifar10"}
-#: Table 4 (right): targets per alpha, in the order of the alphas
-_ALPHA_TARGETS = {"cifar10": (0.35, 0.35, 0.40)}
+
+
+class PaperResult(NamedTuple):
+    """One method's entry of the paper's table: rounds to the target and time to it (seconds), and
+    the ratios to FedACS's the paper prints beside them (not always the quotient of the printed
+    numbers: :func:`ratio_slips`); None where the paper prints a dash."""
+
+    rounds: int | None
+    seconds: float | None
+    rounds_ratio: float | None = None
+    seconds_ratio: float | None = None
+
+
+_R, _DASH = PaperResult, PaperResult(None, None)
+#: The paper's Table 1 (Sec. 6, dynamic heterogeneity), Table 4 left (App. I.5.1, static
+#: heterogeneity) and Table 4 right (App. I.5.2, Dirichlet splits of CIFAR-10 at three alphas that the
+#: text lost: its columns by position), every column as printed: per table, column and method, the
+#: rounds to the column's target (:data:`PAPER_TARGETS`) and the time to it in seconds with the ratios
+#: to FedACS's printed beside them; :data:`_DASH` where it prints a dash (never reached). Transcribed
+#: from Weng, Ren, Xiao & Skoglund (2025, arXiv:2505.11304), "Heterogeneity-Aware Client Sampling",
+#: Tables 1 and 4 (the percentages of its prose were lost; its tables were not).
+PAPER_TABLES = {
+    "Table 1 (dynamic)": {
+        "MNIST": {"FedACS": _R(68, 3548.6, 1.0, 1.0), "FedAvg": _R(93, 5470.4, 1.37, 1.38),
+                  "c-a-FedAvg": _R(84, 4884.4, 1.24, 1.51), "FedVARP": _R(115, 7289.9, 1.69, 2.05),
+                  "FedNova": _R(99, 6043.4, 1.46, 1.70), "FedAU": _DASH, "OS": _R(72, 4391.9, 1.06, 1.24)},
+        "CIFAR-10": {"FedACS": _R(100, 6928.9, 1.0, 1.0), "FedAvg": _R(143, 12482.0, 1.43, 1.80),
+                     "c-a-FedAvg": _R(130, 7917.0, 1.30, 1.14), "FedVARP": _R(165, 13479.8, 1.65, 1.95),
+                     "FedNova": _R(161, 13314.8, 1.61, 1.92), "FedAU": _DASH,
+                     "OS": _R(80, 5095.3, 0.8, 0.74)},
+        "CINIC-10": {"FedACS": _R(55, 11452.3, 1.0, 1.0), "FedAvg": _R(74, 14550.0, 1.34, 1.27),
+                     "c-a-FedAvg": _R(67, 13256.8, 1.22, 1.16), "FedVARP": _R(104, 22200.5, 1.89, 1.94),
+                     "FedNova": _R(100, 21802.2, 1.81, 1.90), "FedAU": _DASH,
+                     "OS": _R(65, 14248.9, 1.18, 1.24)}},
+    "Table 4 (static)": {
+        "MNIST": {"FedACS": _R(64, 4307.7, 1.0, 1.0), "FedAvg": _R(92, 6458.7, 1.44, 1.50),
+                  "c-a-FedAvg": _R(68, 5039.2, 1.07, 1.17), "FedVARP": _R(92, 6846.9, 1.44, 1.59),
+                  "FedNova": _R(103, 7893.4, 1.61, 1.83), "FedAU": _DASH, "OS": _DASH},
+        "CIFAR-10": {"FedACS": _R(68, 4706.3, 1.0, 1.0), "FedAvg": _R(112, 8609.0, 1.64, 1.83),
+                     "c-a-FedAvg": _R(101, 8221.3, 1.49, 1.77), "FedVARP": _R(148, 11862.5, 2.18, 2.52),
+                     "FedNova": _R(117, 8536.8, 1.72, 1.81), "FedAU": _DASH,
+                     "OS": _R(72, 6307.7, 1.06, 1.34)},
+        "CINIC-10": {"FedACS": _R(36, 12837.2, 1.0, 1.0), "FedAvg": _R(57, 19999.3, 1.58, 1.56),
+                     "c-a-FedAvg": _R(55, 18334.6, 1.52, 1.43), "FedVARP": _R(73, 25479.9, 2.03, 1.98),
+                     "FedNova": _R(83, 29968.5, 2.31, 2.33), "FedAU": _DASH,
+                     "OS": _R(47, 13953.2, 1.31, 1.09)}},
+    "Table 4 (alphas)": {
+        "column 1": {"FedACS": _R(107, 6186.2, 1.0, 1.0), "FedAvg": _R(149, 9591.7, 1.39, 1.55),
+                     "c-a-FedAvg": _R(142, 8982.4, 1.33, 1.45), "FedVARP": _DASH, "FedNova": _DASH,
+                     "FedAU": _DASH, "OS": _R(110, 6310.7, 1.02, 1.02)},
+        "column 2": {"FedACS": _R(51, 4747.3, 1.0, 1.0), "FedAvg": _R(88, 8930.0, 1.72, 1.88),
+                     "c-a-FedAvg": _R(88, 8873.4, 1.72, 1.87), "FedVARP": _R(156, 17728.6, 3.06, 3.73),
+                     "FedNova": _R(125, 13690.4, 2.45, 2.88), "FedAU": _DASH,
+                     "OS": _R(54, 5305.3, 1.06, 1.18)},
+        "column 3": {"FedACS": _R(36, 3391.5, 1.0, 1.0), "FedAvg": _R(88, 8918.3, 2.44, 2.62),
+                     "c-a-FedAvg": _R(90, 9293.9, 2.5, 2.74), "FedVARP": _R(159, 17733.9, 4.42, 5.22),
+                     "FedNova": _R(94, 9901.3, 2.61, 2.92), "FedAU": _DASH,
+                     "OS": _R(32, 3100.7, 0.89, 0.94)}},
+}
+#: each column's target, from the tables' headers ("Rounds for 70%", ...)
+PAPER_TARGETS = {
+    "Table 1 (dynamic)": {"MNIST": 0.70, "CIFAR-10": 0.40, "CINIC-10": 0.35},
+    "Table 4 (static)": {"MNIST": 0.70, "CIFAR-10": 0.40, "CINIC-10": 0.35},
+    "Table 4 (alphas)": {"column 1": 0.35, "column 2": 0.35, "column 3": 0.40},
+}
+#: the MNIST columns of Tables 1 and 4 (left): table -> method -> entry
+PAPER_MNIST = {t: cols["MNIST"] for t, cols in PAPER_TABLES.items() if "MNIST" in cols}
+#: a printed ratio is a slip (:func:`ratio_slips`) where it is this far or farther from the quotient of
+#: the printed numbers: one unit of its last printed digit, which neither rounding nor truncation explains
+SLIP = 0.01
+#: Table 4 (right): targets per alpha column, in the order of the alphas
+_ALPHA_TARGETS = {"cifar10": tuple(PAPER_TARGETS["Table 4 (alphas)"].values())}
 #: Table 4 (right): the methods it prints a dash for (never reached the target), per alpha column in
 #: the order of the alphas (the text lost the alphas: the study orders them as the paper profile's)
-_ALPHA_DASHES = {"cifar10": (("FedVARP", "FedNova", "FedAU"), ("FedAU",), ("FedAU",))}
+_ALPHA_DASHES = {"cifar10": tuple(tuple(m for m, r in col.items() if r.rounds is None)
+                                  for col in PAPER_TABLES["Table 4 (alphas)"].values())}
 #: App. I.3.4: "The test accuracy is reported as the average over the last five communication rounds"
 #: (every profile evaluates every round: the last five evaluations)
 PAPER_LAST = 5
@@ -293,8 +366,29 @@ class FedAcsSetup:
         split = self.split(key)
         kind = ("one class per client" if split["partition"] == "one_class"
                 else f"Dirichlet alpha {split['alpha']:g}")
-        return (f"{self.profile} profile ({DATASETS[key[0]].label} with {kind}, N={self.num_clients}, "
-                f"{rounds} rounds; the text's ranges lost)")
+        scale = (f"{self.profile} profile ({DATASETS[key[0]].label} with {kind}, N={self.num_clients}, "
+                 f"{rounds} rounds; the text's ranges lost)")
+        return "; ".join([scale, *self._design_notes(key)])
+
+    def _design_notes(self, key: tuple) -> list[str]:
+        """What :meth:`claim_setting` says of the design choices of ours that environment ``key``
+        rests on: on a one-class split, the digits of the weak-computation half (labels aligned with
+        system heterogeneity); in the static setting, the dynamic setting's halves and pairing; on a
+        Dirichlet split of Fig. 10, that its alpha and its dynamic setting are ours
+        (:func:`alpha_reading`)."""
+        split, notes = self.split(key), []
+        if split["partition"] == "one_class":
+            digits = sorted({int(i) % 10 for i in np.flatnonzero(self.weak_half(split))})
+            span = (f"{digits[0]}-{digits[-1]}" if digits == list(range(digits[0], digits[-1] + 1))
+                    else ", ".join(map(str, digits)))
+            notes.append(f"the weak-computation half holds digits {span} (labels aligned with system "
+                         "heterogeneity; ours)")
+        if key[1] == "static":
+            notes.append("the static setting reuses the dynamic setting's halves and pairing (ours: the "
+                         "paper describes halves only for the dynamic setting)")
+        if key[2] is not None:
+            notes.append(f"alpha {key[2]:g} is ours: {alpha_reading()}; {ALPHA_DYNAMIC}")
+        return notes
 
     def mechanism_table(self, cells: dict, key: tuple, store: Store) -> pd.DataFrame:
         """:func:`mechanism` per regime cell (``cells``: (base rate, pairing) -> seed -> {method:
@@ -427,11 +521,26 @@ class FedAcsSetup:
         dashed = tuple(m for m in _ALPHA_DASHES["cifar10"][col] if m != "FedAU" and m in self.methods)
         if not dashed:
             return (), ""
-        alphas, tgts = ", ".join(f"{a:g}" for a in paper), ", ".join(f"{t:.0%}" for t in targets)
-        note = (f"the dash is Table 4's alpha column {col + 1} of {len(paper)} (CIFAR-10, target "
-                f"{targets[col]:.0%}), read as alpha {alpha:g}: the text lost the alphas; the study orders "
-                f"them {alphas} (targets {tgts})")
+        note = (f"the dash is Table 4 (right)'s column {col + 1} of {len(paper)} (CIFAR-10, target "
+                f"{targets[col]:.0%}), which our inference reads as alpha {alpha:g} (the text lost the "
+                "alphas)")
         return dashed, note
+
+    def paper_column(self, key: tuple) -> tuple[str, str] | None:
+        """The table and column of :data:`PAPER_TABLES` that environment ``key``'s claims read: Table 1
+        (dynamic) or Table 4 (static) at the dataset's column; on Fig. 10's Dirichlet splits, Table 4
+        (right)'s column of the alpha in the paper profile's order (our inference, :func:`alpha_reading`),
+        on CIFAR-10 or a stand-in for it; None where the paper has none (a stand-in test, the smoke
+        profile's digits, an alpha the paper profile lacks)."""
+        ds, setting, alpha = key
+        if self.stand_in or ds == "digits":
+            return None
+        if alpha is None:
+            table = "Table 1 (dynamic)" if setting == "dynamic" else "Table 4 (static)"
+            return (table, DATASETS[ds].label) if DATASETS[ds].label in PAPER_TABLES[table] else None
+        paper = SETTINGS["paper"]["alphas"]
+        return ("Table 4 (alphas)", list(PAPER_TABLES["Table 4 (alphas)"])[paper.index(alpha)]) \
+            if alpha in paper else None
 
     def unrun_claims(self) -> list[ClaimRow]:
         """Sec. 6's and App. I.5's claims on the datasets of the paper profile that this setup does
@@ -454,7 +563,9 @@ class FedAcsSetup:
                                       "static": ("App. I.5.1", "Table 4 (left) and Fig. 9")}.items():
                 check = claims.not_had(f"{sec} runs {what} on {names}", f"{scope} runs them on {runs} only",
                                        unrun)
-                rows += self._not_run(_UNRUN[kind], f"{both}, {kind}", check, both, paper["rounds"])
+                table = "Table 1 (dynamic)" if kind == "dynamic" else "Table 4 (static)"
+                rows += self._not_run(_UNRUN[kind], f"{both}, {kind}", check, both, paper["rounds"],
+                                      [(table, u) for u in unrun])
         missing = [a for a in paper["alphas"] if a not in self.alphas]
         if missing:
             rows += self._not_run_alphas(missing)
@@ -485,17 +596,32 @@ class FedAcsSetup:
         check = claims.not_had(f"App. I.5.2 runs Fig. 10 and Table 4 (right) on {name} at three alphas "
                                f"(lost from the text; the paper profile runs {listed(paper['alphas'])})",
                                f"{self._scope} {ran}", [name])
-        return self._not_run(specs, f"{name}, alpha {listed(missing)}", check, name, paper["alpha_rounds"])
+        cols = list(PAPER_TABLES["Table 4 (alphas)"])
+        return self._not_run(specs, f"{name}, alpha {listed(missing)}", check, name, paper["alpha_rounds"],
+                             [("Table 4 (alphas)", cols[paper["alphas"].index(a)]) for a in missing],
+                             f"{alpha_reading()}; {ALPHA_DYNAMIC}")
 
     def _not_run(self, specs: tuple | list, environment: str, check: claims.Verdict, data: str,
-                 rounds: int) -> list[ClaimRow]:
+                 rounds: int, columns: list, note: str = "") -> list[ClaimRow]:
         """Rows "not tested" (``check``: :func:`fedlib.claims.not_had`) of the claims ``specs``
         ((:data:`QUOTES` key, claim) pairs) in ``environment``, set in the paper profile on ``data``
-        with ``rounds`` rounds."""
-        setting = (f"the paper profile ({data}, N={SETTINGS['paper']['num_clients']}, {rounds} rounds), "
-                   f"not run in {self._scope}")
-        return [ClaimRow(QUOTES[q].where, QUOTES[q].quote, claim, check,
-                         context={"environment": environment}, setting=setting) for q, claim in specs]
+        with ``rounds`` rounds, ``note`` after the setting (and on Sec. 6's computation claim
+        :func:`computation_note`); a claim whose quote lost its percentages says so
+        (:data:`LOST_PERCENTAGES`); beside each the paper's entries it reads (:data:`_READS`) in
+        ``columns`` ((table, column) pairs of :data:`PAPER_TABLES`)."""
+        setting = "; ".join(x for x in (f"the paper profile ({data}, N={SETTINGS['paper']['num_clients']}, "
+                                        f"{rounds} rounds), not run in {self._scope}", note) if x)
+        rows = []
+        for q, claim in specs:
+            reads = _READS.get(q)
+            paper = {} if reads is None else {claims.IN_THE_PAPER: "; ".join(
+                paper_words(t, c, reads[0], (claim.split()[0],) if reads[1] is None else reads[1])
+                for t, c in columns)}
+            lost = LOST_PERCENTAGES if q.endswith(", datasets") else ""
+            extra = f"; {computation_note()}" if q == "computation, datasets" else ""
+            rows.append(ClaimRow(QUOTES[q].where, QUOTES[q].quote, claim + lost, check,
+                                 context={"environment": environment, **paper}, setting=setting + extra))
+        return rows
 
     def target_words(self, key: tuple) -> str:
         """The target of environment ``key`` as its claims state it: the paper's (``70%``), or in
@@ -550,43 +676,12 @@ RIVALS = ("FedAvg", "c-a-FedAvg", "FedVARP", "FedNova")
 #: outperforms all benchmark methods" (Fig. 6)
 BENCHMARKS = (*RIVALS, "FedAU", "OS")
 
-#: The MNIST columns of the paper's Table 1 (Sec. 6, dynamic heterogeneity) and Table 4 (App. I.5,
-#: static heterogeneity) as printed: rounds to the 70% target and time to it in seconds, None where
-#: the paper prints a dash (the target was not reached). Transcribed from Weng, Ren, Xiao & Skoglund
-#: (2025, arXiv:2505.11304), "Heterogeneity-Aware Client Sampling" (the percentages of its prose
-#: were lost; its tables were not).
-class PaperResult(NamedTuple):
-    """One method's entry of the paper's table: rounds to the target and time to it (seconds), and
-    the ratios to FedACS's the paper prints beside them (not always the quotient of the printed
-    numbers: Table 1's time ratios of FedAvg and c-a-FedAvg look swapped, FedAvg's 1.38 printed
-    beside 5470.4 / 3548.6 = 1.54 and c-a-FedAvg's 1.51 beside 4884.4 / 3548.6 = 1.38); None where
-    the paper prints a dash."""
-
-    rounds: int | None
-    seconds: float | None
-    rounds_ratio: float | None = None
-    seconds_ratio: float | None = None
-
-
 class Quote(NamedTuple):
     """Where a claim is in the paper, and the paper's words."""
 
     where: str
     quote: str
 
-
-PAPER_MNIST = {
-    "Table 1 (dynamic)": {
-        "FedACS": PaperResult(68, 3548.6, 1.0, 1.0), "FedAvg": PaperResult(93, 5470.4, 1.37, 1.38),
-        "c-a-FedAvg": PaperResult(84, 4884.4, 1.24, 1.51), "FedVARP": PaperResult(115, 7289.9, 1.69, 2.05),
-        "FedNova": PaperResult(99, 6043.4, 1.46, 1.70), "FedAU": PaperResult(None, None),
-        "OS": PaperResult(72, 4391.9, 1.06, 1.24)},
-    "Table 4 (static)": {
-        "FedACS": PaperResult(64, 4307.7, 1.0, 1.0), "FedAvg": PaperResult(92, 6458.7, 1.44, 1.50),
-        "c-a-FedAvg": PaperResult(68, 5039.2, 1.07, 1.17), "FedVARP": PaperResult(92, 6846.9, 1.44, 1.59),
-        "FedNova": PaperResult(103, 7893.4, 1.61, 1.83), "FedAU": PaperResult(None, None),
-        "OS": PaperResult(None, None)},
-}
 
 #: the paper's words for each claim of :func:`cell_claims` (where, quote)
 QUOTES = {
@@ -724,6 +819,32 @@ _UNRUN = {
               ("alpha computation, datasets", f"{_LESS} than {_FOUR}"),
               ("alpha accuracy, datasets", f"{_MORE} {_FOUR}, OS")),
 }
+#: what a not-tested claim (:meth:`FedAcsSetup.unrun_claims`) reads of the paper's tables: its
+#: :data:`QUOTES` key -> (rounds or seconds, the methods: () every one, None the claim's own, its first word)
+_READS = {"rounds, datasets": ("rounds", ()), "computation, datasets": ("seconds", ()),
+          "FedAU": ("rounds", ("FedAU",)), "OS suboptimal": ("rounds", ("OS",)),
+          "static rounds, datasets": ("rounds", ()), "static computation, datasets": ("seconds", ()),
+          "static never": ("rounds", ("FedAU",)), "static unstable": ("rounds", ("FedAU", "OS")),
+          "alpha rounds, datasets": ("rounds", ()), "alpha computation, datasets": ("seconds", ()),
+          "alpha FedAU": ("rounds", None)}
+#: what the claim of a row whose quote lost its percentages adds (the text has "-" for each)
+LOST_PERCENTAGES = " (the quote's percentages are lost from the text)"
+#: App. I.5.2 does not say whether Fig. 10's runs are static or dynamic: the study's are dynamic
+ALPHA_DYNAMIC = "the dynamic setting is ours (App. I.5.2 does not say whether its runs are static or dynamic)"
+
+
+def alpha_reading() -> str:
+    """Our reading of App. I.5.2's lost alphas and of Table 4 (right)'s columns, in words: the paper
+    profile's alphas (:data:`SETTINGS`) are our assumption, the columns read in their order, the
+    first as the smallest alpha because FedACS needs the most rounds to its target there
+    (:data:`PAPER_TABLES`)."""
+    alphas = ", ".join(f"{a:g}" for a in SETTINGS["paper"]["alphas"])
+    rounds = [c["FedACS"].rounds for c in PAPER_TABLES["Table 4 (alphas)"].values()]
+    return (f"the text lost App. I.5.2's alphas; our paper profile assumes {alphas} and reads Table 4 "
+            f"(right)'s columns in that order, column 1 as the smallest alpha (our inference: FedACS needs "
+            f"the most rounds to its target there, {rounds[0]} against {', '.join(map(str, rounds[1:]))})")
+
+
 #: the environments' kinds: Sec. 6 (dynamic heterogeneity, Table 1, Fig. 6), App. I.5.1 (static,
 #: Table 4 left, Fig. 9), App. I.5.2 (Dirichlet alphas, Table 4 right, Fig. 10)
 KINDS = ("dynamic", "static", "alpha")
@@ -735,7 +856,7 @@ UNSTABLE_RATE = 0.1
 def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1,
                 window: float = 0.1, kind: str = "dynamic", target_words: str = "", last: int = 0,
                 dashes: tuple[str, ...] = (), dash_note: str = "",
-                paper: str | None = None) -> list[ClaimRow]:
+                paper: str | None = None, paper_column: str = "MNIST") -> list[ClaimRow]:
     """The paper's claims in one environment, seed by seed, by the rule of :mod:`fedlib.claims`,
     as the paper states them for that kind of environment (``kind``, one of :data:`KINDS`).
 
@@ -753,9 +874,10 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
             I.3.4's metric: :data:`PAPER_LAST`) instead of the late window.
         dashes: methods besides FedAU that the paper's table prints a dash for here
             (:meth:`FedAcsSetup.dashes`), each checked as FedAU's dash; ``dash_note`` their setting.
-        paper: the table of :data:`PAPER_MNIST` whose MNIST entries the rows' claims read (an MNIST
-            environment of Table 1 or Table 4), put beside them in the context column
-            ``in the paper``; None: no number of the paper's beside them.
+        paper: the table of :data:`PAPER_TABLES` whose entries in ``paper_column`` the rows' claims
+            read (:meth:`FedAcsSetup.paper_column`), put beside them in the context column ``in the
+            paper`` (:func:`paper_words`); None: no number of the paper's beside them.
+        paper_column: the column of ``paper`` (a dataset's label, or Table 4 right's "column 1" ...).
 
     Returns:
         One :class:`fedlib.claims.ClaimRow` per claim, its ``short`` naming the claim in
@@ -772,40 +894,175 @@ def cell_claims(df: pd.DataFrame, cell: dict, target: float, chance: float = 0.1
         performance gains") with a larger variance of the global model (its proxy
         :func:`late_fluctuation` above FedAvg's) and FedVARP's test accuracy falls more per
         evaluation interval than FedAvg's ("further destabilizing the training process", Sec. 6).
+        A row that compares FedNova or OS names in its setting how their runs depart from the
+        text (:func:`_fednova_note`, :func:`_os_note`); Sec. 6's computation row names whose rivals
+        it takes and the paper's own counter-example (:func:`computation_note`).
     """
     if kind not in KINDS:
         raise InputError(f"kind: must be one of {', '.join(KINDS)}; got {kind!r}")
-    if paper is not None and paper not in PAPER_MNIST:
-        raise InputError(f"paper: must be one of {', '.join(map(repr, PAPER_MNIST))} or None; got {paper!r}")
+    if paper is not None and paper_column not in PAPER_TABLES.get(paper, {}):
+        known = "; ".join(f"{t!r} ({', '.join(map(repr, cols))})" for t, cols in PAPER_TABLES.items())
+        raise InputError(f"paper, paper_column: must be a table and one of its columns, {known}, or paper "
+                         f"None; got {paper!r}, {paper_column!r}")
     runs = CellRuns.of(df, cell, target, chance, window, last)
     words = target_words or f"{target:.0%}"
     rows = [*_speed_rows(runs, words, kind), _accuracy_row(runs, kind),
             *_fedau_rows(runs, words, kind, dashes, dash_note), *_os_rows(runs, words, kind),
             *_rival_rows(runs, kind, window), _calibration_row(runs)]
-    return [_with_paper(r, paper) for r in rows] if paper else rows
+    rows = [_noted(r, *_run_notes(runs, r)) for r in rows]
+    return [_with_paper(r, paper, paper_column) for r in rows] if paper else rows
 
 
-def _with_paper(row: ClaimRow, table: str) -> ClaimRow:
-    """``row`` with the paper's MNIST entries of ``table`` (:data:`PAPER_MNIST`) that its claim reads
-    in the context column ``in the paper``: rounds to the target, time to it (the paper's seconds;
-    ours counts local steps), a dash; a row whose claim the table has no number for, as it is."""
-    entries, target = PAPER_MNIST[table], f"{DATASETS['mnist'].target:.0%}"     # the tables' MNIST target
+def _noted(row: ClaimRow, *notes: str) -> ClaimRow:
+    """``row`` with ``notes`` after its own setting (as it is without any)."""
+    notes = tuple(n for n in notes if n)
+    return replace(row, setting="; ".join(x for x in (row.setting, *notes) if x)) if notes else row
 
-    def shown(m: str, value) -> str:
-        return f"{m} {'–' if value is None else f'{value:g}'}"
-    short = row.short
+
+def _run_notes(runs: CellRuns, row: ClaimRow) -> list[str]:
+    """The notes a row of :func:`cell_claims` adds to its setting: FedNova's rate where it compares
+    FedNova (the speed and accuracy rows, the calibration row, FedNova's dash), OS's uploads where it
+    compares OS (the accuracy row where OS is beaten, OS's rows), and :func:`computation_note` on
+    Sec. 6's computation row."""
+    s, notes = row.short, []
+    speed = [m for m in RIVALS + ("FedAU",) if m in runs.methods]
+    compares = {"rounds to the target": speed, "computation to the target": speed,
+                "highest test accuracy": list(runs.methods),
+                "calibrated rates keep the runs stable": ["FedNova"],
+                "FedNova never reaches the target": ["FedNova"]}.get(s, [])
+    if "FedNova" in compares and "FedNova" in runs.methods:
+        notes.append(_fednova_note(runs))
+    if "OS" in runs.methods and (s.startswith("OS ") or "OS" in compares):
+        notes.append(_os_note(runs))
+    if row.quote == QUOTES["computation"].quote:
+        notes.append(computation_note())
+    return notes
+
+
+def _fednova_note(runs: CellRuns) -> str:
+    """App. I.2's ambiguity about FedNova's rate, with its calibrated rate over FedAvg's here."""
+    ratio = np.mean([runs.cell[k]["FedNova"].lr_local / runs.cell[k]["FedAvg"].lr_local
+                     for k in runs.seeds])
+    return (f"FedNova's rate is calibrated, {ratio:.2f}x FedAvg's here (mean over the seeds): App. I.2 lists "
+            "it among the rates 'chosen accordingly' but says FedNova's 'step length is unaffected', which "
+            "reads as FedAvg's rate; the text is ambiguous and no run here gives FedNova FedAvg's rate")
+
+
+def _os_note(runs: CellRuns) -> str:
+    """How OS runs here (Chen et al.'s water-filling budget), beside App. B.1.3's description."""
+    c = runs.cell[runs.seeds[0]]["OS"]
+    budget, asked = dict(c.algorithm_args)["budget"], dict(c.participation_args)["per_round"]
+    return (f"OS: the {asked} asked clients train and an expected {budget} of them upload (Chen et al.'s "
+            f"water-filling budget, {asked} // 2; ours), where App. B.1.3 samples clients with replacement "
+            f"by gradient norm; an OS run with budget {asked} is left (not run)")
+
+
+def computation_note() -> str:
+    """What Sec. 6's computation rows add: they take the rivals of its rounds sentence (the
+    computation sentence names none), and the methods outside them that the paper's own Table 1
+    shows below FedACS's time in a column (:data:`PAPER_TABLES`: OS on CIFAR-10)."""
+    rivals = (*RIVALS, "FedAU")
+    below = [f"{m} on {col}: {r.seconds:g} s against FedACS's {e['FedACS'].seconds:g} s, {r.rounds} against "
+             f"{e['FedACS'].rounds} rounds" for col, e in PAPER_TABLES["Table 1 (dynamic)"].items()
+             for m, r in e.items() if m not in (*rivals, "FedACS") and r.seconds is not None
+             and r.seconds < e["FedACS"].seconds]
+    return ("the rivals are those of Sec. 6's rounds sentence (its computation sentence names none)"
+            + (f"; the paper's own Table 1 shows {'; '.join(below)}, below FedACS" if below else ""))
+
+
+def ratio_slips() -> pd.DataFrame:
+    """The ratios the paper's Tables 1 and 4 print that the printed numbers do not give: per table,
+    column, method and quantity (rounds, seconds) where the printed ratio is :data:`SLIP` or more
+    from the quotient of the printed number (``value``) and FedACS's (``reference``): rounding and
+    truncation explain less. ``printed`` and ``computed`` are the two ratios; ``swapped`` names the
+    method of the same column and quantity whose computed ratio this printed one is (e.g. Table 1's
+    MNIST time ratios of FedAvg and c-a-FedAvg), else ""."""
+    rows = []
+    for table, cols in PAPER_TABLES.items():
+        for col, entries in cols.items():
+            for what in ("rounds", "seconds"):
+                ref = getattr(entries["FedACS"], what)
+                for m, r in entries.items():
+                    v, printed = getattr(r, what), getattr(r, f"{what}_ratio")
+                    if v is not None and abs(v / ref - printed) >= SLIP:
+                        rows.append({"table": table, "column": col, "method": m, "quantity": what, "value": v,
+                                     "reference": ref, "printed": printed, "computed": round(v / ref, 2)})
+    out = pd.DataFrame(rows, columns=["table", "column", "method", "quantity", "value", "reference",
+                                      "printed", "computed"])
+    key = ["table", "column", "quantity"]
+    out["swapped"] = [next((o["method"] for _, o in out.iterrows() if o[key].tolist() == r[key].tolist()
+                            and o["method"] != r["method"] and o["computed"] == r["printed"]), "")
+                      for _, r in out.iterrows()]
+    return out
+
+
+def slip_notes(table: str, column: str | None = None) -> list[str]:
+    """:func:`ratio_slips` of ``table`` (and ``column``; None: every column) in words, one per slip
+    (a swapped pair in one)."""
+    sl = ratio_slips()
+    sl = sl[(sl["table"] == table) & ((sl["column"] == column) if column is not None else True)]
+
+    def said(r) -> str:
+        return f"printed {r['printed']:g}, but {r['value']:g} / {r['reference']:g} = {r['computed']:.2f}"
+    notes, done = [], set()
+    for _, r in sl.iterrows():
+        if (r["column"], r["quantity"], r["method"]) in done:
+            continue
+        what = "time" if r["quantity"] == "seconds" else "rounds"
+        text = f"{table}, {r['column']}: {r['method']}'s {what} ratio is {said(r)}"
+        if r["swapped"]:
+            o = sl[(sl["column"] == r["column"]) & (sl["quantity"] == r["quantity"])
+                   & (sl["method"] == r["swapped"])].iloc[0]
+            text += (f"; {o['method']}'s is {said(o)}: {r['method']}'s printed ratio is {o['method']}'s "
+                     "computed one (the two look swapped)")
+            done.add((o["column"], o["quantity"], o["method"]))
+        notes.append(text)
+    return notes
+
+
+def paper_words(table: str, column: str, what: str, methods: tuple[str, ...] = ()) -> str:
+    """The paper's entries of ``table``'s ``column`` (:data:`PAPER_TABLES`) as the context column
+    ``in the paper`` gives them: ``what`` ("rounds" or "seconds") to the column's target of
+    ``methods`` (empty: every method), a dash where it prints one, and where the printed ratio is a
+    slip (:func:`ratio_slips`) the printed ratio beside the computed one. Table 4 (right)'s columns
+    are named with the alpha the study reads them as (:func:`alpha_reading`)."""
+    entries, target = PAPER_TABLES[table][column], PAPER_TARGETS[table][column]
+    slips = ratio_slips().set_index(["table", "column", "method", "quantity"])
+    unit = {"rounds": "rounds", "seconds": "seconds"}[what]
+
+    def shown(m: str) -> str:
+        v = getattr(entries[m], what)
+        if v is None:
+            return f"{m} –"
+        k = (table, column, m, what)
+        slip = "" if k not in slips.index else (
+            f" (printed ratio {slips.loc[k, 'printed']:g}; computed {v:g} / {slips.loc[k, 'reference']:g} = "
+            f"{slips.loc[k, 'computed']:.2f})")
+        return f"{m} {v:g}{slip}"
+    name = column
+    if table == "Table 4 (alphas)":
+        i = list(PAPER_TABLES[table]).index(column)
+        name = f"{column} (CIFAR-10; read as alpha {SETTINGS['paper']['alphas'][i]:g}, our inference)"
+    return f"{table}, {name}: {unit} to {target:.0%}: " + ", ".join(shown(m) for m in (methods or entries))
+
+
+def _with_paper(row: ClaimRow, table: str, column: str = "MNIST") -> ClaimRow:
+    """``row`` with the paper's entries of ``table``'s ``column`` (:func:`paper_words`) that its claim
+    reads in the context column ``in the paper``: rounds to the target, time to it (the paper's
+    seconds; ours counts local steps), a dash; a row whose claim the table has no number for, as it is."""
+    entries, short = PAPER_TABLES[table][column], row.short
     if short == "rounds to the target":
-        text = f"rounds to {target}: " + ", ".join(shown(m, r.rounds) for m, r in entries.items())
+        text = paper_words(table, column, "rounds")
     elif short == "computation to the target":
-        text = f"seconds to {target}: " + ", ".join(shown(m, r.seconds) for m, r in entries.items())
+        text = paper_words(table, column, "seconds")
     elif short.endswith(("never reaches the target", "is not stable in reaching the target")):
         m = short.split()[0]
         if m not in entries:
             return row
-        text = f"rounds to {target}: {shown(m, entries[m].rounds)}"
+        text = paper_words(table, column, "rounds", (m,))
     else:
         return row
-    return replace(row, context={**row.context, claims.IN_THE_PAPER: f"{table}, MNIST: {text}"})
+    return replace(row, context={**row.context, claims.IN_THE_PAPER: text})
 
 
 def _calibration_row(runs: CellRuns) -> ClaimRow:
@@ -1077,20 +1334,24 @@ def headline_claims(frames: Frames, target: float = DATASETS["mnist"].target) ->
                                         missing=frames.missing))]
 
 
-def beside_paper(ours: pd.DataFrame, table: str) -> tuple[pd.DataFrame, dict]:
-    """The paper's MNIST column of ``table`` (a key of :data:`PAPER_MNIST`) beside ours (a
-    :func:`seed_summary` of the matching environment): rounds to the target and the paper's time /
-    our computation, each with its ratio to FedACS's (the paper's: the ratio it prints), and how
-    many of our seeds reached it.
+def beside_paper(ours: pd.DataFrame, table: str, column: str = "MNIST") -> tuple[pd.DataFrame, dict]:
+    """The paper's ``column`` of ``table`` (:data:`PAPER_TABLES`) beside ours (a :func:`seed_summary`
+    of the matching environment): rounds to the target and the paper's time / our computation, each
+    with its ratio to FedACS's (the paper's: the ratio it prints, and where that is a slip,
+    :func:`ratio_slips`, the computed one beside it), and how many of our seeds reached it.
 
     Returns:
         The table and the rank agreement, a dict with Kendall's tau between the paper's and our
         orderings of rounds to the target over the methods both reach it with, and those methods.
     """
     from scipy import stats
-    if table not in PAPER_MNIST:
-        raise InputError(f"table: must be one of {', '.join(map(repr, PAPER_MNIST))}, got {table!r}")
-    paper = PAPER_MNIST[table]
+    if table not in PAPER_TABLES:
+        raise InputError(f"table: must be one of {', '.join(map(repr, PAPER_TABLES))}, got {table!r}")
+    if column not in PAPER_TABLES[table]:
+        cols = ", ".join(map(repr, PAPER_TABLES[table]))
+        raise InputError(f"column: must be one of the columns of {table!r}, {cols}, got {column!r}")
+    paper = PAPER_TABLES[table][column]
+    slips = ratio_slips().set_index(["table", "column", "method", "quantity"])["computed"]
     ref_o = ours.loc["FedACS", "rounds to target"]
     ref_c = ours.loc["FedACS", "computation to target (local steps)"]
 
@@ -1099,18 +1360,22 @@ def beside_paper(ours: pd.DataFrame, table: str) -> tuple[pd.DataFrame, dict]:
             return "-"
         return f"{v:.{digits}f} ({v / ref:.2f})" if ref and np.isfinite(ref) else f"{v:.{digits}f}"
 
-    def printed(v, ratio, digits=0):
-        """The paper's cell as it prints it: the number and the ratio beside it."""
-        return "-" if v is None else f"{v:.{digits}f} ({ratio:.2f})"
+    def printed(m, what, digits=0):
+        """The paper's cell as it prints it: the number and the ratio beside it (and the computed one)."""
+        v, ratio = getattr(paper[m], what), getattr(paper[m], f"{what}_ratio")
+        if v is None:
+            return "-"
+        k = (table, column, m, what)
+        return f"{v:.{digits}f} ({ratio:.2f}" + (f"; computed {slips[k]:.2f})" if k in slips.index else ")")
     rows = []
-    for m, res in paper.items():
+    for m in paper:
         if m not in ours.index:
             continue
         o = ours.loc[m]
-        rows.append({"method": m, "paper: rounds (ratio)": printed(res.rounds, res.rounds_ratio),
+        rows.append({"method": m, "paper: rounds (ratio)": printed(m, "rounds"),
                      "ours: rounds (ratio)": cell(o["rounds to target"], ref_o),
                      "ours: seeds reaching": o["reached"],
-                     "paper: seconds (ratio)": printed(res.seconds, res.seconds_ratio, 1),
+                     "paper: seconds (ratio)": printed(m, "seconds", 1),
                      "ours: local steps (ratio)": cell(o["computation to target (local steps)"], ref_c)})
     both = [m for m, res in paper.items() if res.rounds is not None and m in ours.index
             and np.isfinite(ours.loc[m, "rounds to target"])]

@@ -16,10 +16,11 @@ from ..problems import Quadratic
 from ..runner import run
 from . import methods
 
-__all__ = ["DIMENSION_CLAIM", "DIMENSION_REASON", "DYNAMIC_CLAIMS", "DYNAMIC_MC", "NONSTATIONARY_CLAIM",
-           "NONSTATIONARY_REASON", "SOURCES", "STEP_TOLERANCE", "TOY_CLAIMS", "TOY_METHODS", "TOY_SOLVERS",
-           "Toy", "UNRUN_CLAIMS", "UNRUN_REASON", "dynamic_claims", "dynamic_values", "toy_claims",
-           "toy_values", "unrun_claims"]
+__all__ = ["DIMENSION_CLAIM", "DIMENSION_REASON", "DYNAMIC_CLAIMS", "DYNAMIC_MC", "FIG7_NOTE",
+           "NONSTATIONARY_CLAIM", "NONSTATIONARY_REASON", "PAIRED_KINDS", "SOURCES", "STEP_TOLERANCE",
+           "TOY_CLAIMS", "TOY_METHODS", "TOY_PAIRING", "TOY_PAIRINGS", "TOY_SOLVERS", "Toy", "UNRUN_CLAIMS",
+           "UNRUN_REASON", "dynamic_claims", "dynamic_values", "pairing_words", "toy_claims", "toy_values",
+           "unrun_claims"]
 
 #: local solvers of the toy: label -> options
 TOY_SOLVERS = {"SGD": {}, "momentum 0.5": {"momentum": 0.5}, "prox mu=0.1": {"prox_mu": 0.1},
@@ -31,24 +32,56 @@ TOY_METHODS = methods.algorithms(["FedAvg", "c-a-FedAvg", "FedVARP", "FedAU", "F
 #: Monte Carlo uplink patterns per round of FedNova's expected weights in the dynamic environment
 #: (:meth:`Toy.dynamic_source`; each round its own draws, so over the rounds they add up)
 DYNAMIC_MC = 200
+#: how the upload probabilities p_i (0.2 up to 1 over the clients) and the local steps tau_i (a
+#: permutation of 1..N) are paired: the paper's p_i and tau_i were lost, so which pairing its Fig.
+#: 7 had is unknown. ``crossed`` and ``same`` are notebook 07's pairings of weak uplinks and weak
+#: computation (:data:`fedlib.studies.fedacs.PAIRINGS`); ``shuffled`` draws tau_i apart from p_i
+TOY_PAIRINGS = {
+    "crossed": "anti-correlated, the reliable clients do the least work (tau_i from N down to 1 as p_i "
+               "rises), as notebook 07's crossed",
+    "same": "positively correlated, the reliable clients do the most work (tau_i from 1 up to N as p_i "
+            "rises), as notebook 07's same",
+    "shuffled": "independent, tau_i a random permutation of 1..N per instance seed, drawn apart from p_i",
+}
+#: the pairing of the toy's first instance (notebook 06's tables, figures and first claim rows)
+TOY_PAIRING = "crossed"
+#: the kinds of check of :data:`TOY_CLAIMS` that compare distances to x* with both sources acting at
+#: once: the ones the pairing of p_i and tau_i can decide (a method that removes one source keeps the
+#: other, whose pull on its fixed point may add to or cancel the pull FedAvg's two biases leave)
+PAIRED_KINDS = ("closer", "farther", "farther_all_solvers")
+#: what the setting of every App. I.4 (Fig. 7) row says of where its model comes from
+FIG7_NOTE = ("Fig. 7 on App. C's quadratic model is our reconstruction, its match to the paper's Fig. 7 "
+             "uncertain: App. I.4 shows Fig. 7 'under both static and dynamic heterogeneous settings', "
+             "the settings of App. I.3.1's experiments, so the paper's figure may come from its CNN runs")
+
+
+def pairing_words(pairing: str) -> str:
+    """The pairing of p_i and tau_i (:data:`TOY_PAIRINGS`) as the rows' setting names it."""
+    if pairing not in TOY_PAIRINGS:
+        raise InputError(f"pairing: must be one of {', '.join(TOY_PAIRINGS)}; got {pairing!r}")
+    return f"p_i and tau_i {pairing}: {TOY_PAIRINGS[pairing]}"
 
 
 class Toy:
     """FedACS App. C's model: N quadratics f_i = 1/2 (x - c_i)^T A_i (x - c_i) with optima on a
-    circle (d = 2), upload probabilities p_i from 0.2 to 1, local steps tau_i from N down to 1;
-    the static environment keeps them, the dynamic one redraws p_i^t (+-0.15) and tau_i^t
-    (+-2) every round. Everyone is asked every round (kind ``full``)."""
+    circle (d = 2), upload probabilities p_i from 0.2 to 1, local steps tau_i a permutation of 1..N
+    paired with them by ``pairing`` (:data:`TOY_PAIRINGS`; ``crossed``: from N down to 1); the
+    static environment keeps them, the dynamic one redraws p_i^t (+-0.15) and tau_i^t (+-2) every
+    round. Everyone is asked every round (kind ``full``). The pairing does not change the optima,
+    the curvatures or the draws of p_i^t (``shuffled`` draws its permutation from a stream of its own)."""
 
     #: rounds of the simulated runs per profile (their second half is averaged)
     ROUNDS = {"quick": 1500, "paper": 6000}
 
     def __init__(self, num_clients: int = 10, dim: int = 2, lr: float = 0.02, draws: int = 10,
-                 seed: int = 0, rounds: int | None = None, profile: str = "quick"):
+                 seed: int = 0, rounds: int | None = None, profile: str = "quick",
+                 pairing: str = TOY_PAIRING):
         if profile not in self.ROUNDS:
             raise InputError(f"profile: must be one of {sorted(self.ROUNDS)}, got {profile!r}")
+        pairing_words(pairing)                                          # checks it
         rounds = self.ROUNDS[profile] if rounds is None else rounds
         self.N, self.dim, self.lr, self.draws = num_clients, dim, lr, draws
-        self.seed, self.rounds = seed, rounds
+        self.seed, self.rounds, self.pairing = seed, rounds, pairing
         rng = np.random.default_rng(seed)
         n = num_clients
         angles = np.linspace(0, 2 * np.pi, n, endpoint=False)
@@ -58,9 +91,19 @@ class Toy:
         self.d = self.prob.weights.numpy()
         self.x_star = self.prob.optimum().numpy()
         self.p_up = np.linspace(0.2, 1.0, n)
-        self.tau = np.arange(1, n + 1)[::-1].copy()
+        self.tau = self._steps(n, seed, pairing)
         self.tau_range = np.stack([np.maximum(self.tau - 2, 1), self.tau + 2], 1)
         self.p_dyn = np.clip(self.p_up[None, :] + rng.uniform(-0.15, 0.15, (rounds, n)), 0.05, 1.0)
+
+    @staticmethod
+    def _steps(n: int, seed: int, pairing: str) -> np.ndarray:
+        """tau_i of ``pairing`` beside p_i rising over the clients (:data:`TOY_PAIRINGS`)."""
+        steps = np.arange(1, n + 1)
+        if pairing == "crossed":
+            return steps[::-1].copy()
+        if pairing == "same":
+            return steps
+        return np.random.default_rng(np.random.SeedSequence([seed, 0x7A0])).permutation(steps)
 
     def environment(self, kind: str):
         """(schedule, upload probabilities) of the ``static`` or the ``dynamic`` environment."""
@@ -155,6 +198,10 @@ _Q_DIM = ("Its remaining distance from the optimum is primarily bounded by the m
 _Q_NOVA6 = ("The FedNova addresses computational heterogeneity, but its performance degrades under "
             "heterogeneous communication due to the resulting increase in variance.")
 _NEITHER = "removes neither the communication nor the computation inconsistency"
+#: Sec. 4.1's "existing works [41, 37, 26, 38, 10]" that leverage statistical properties, those of
+#: them this model runs: c-a-FedAvg [26], FedAU [37], FedVARP [10] (Sec. 6's references)
+_STATISTICAL = ("c-a-FedAvg", "FedAU", "FedVARP")
+_STATISTICAL_WORKS = "c-a-FedAvg ([26]), FedAU ([37]) and FedVARP ([10])"
 #: the methods that keep a source of inconsistency in the toy (every one but FedACS: the rows
 #: "removes" / "keeps" show which source each keeps)
 _BIASED = tuple(m for m in TOY_METHODS if m != "FedACS")
@@ -165,7 +212,8 @@ STEP_TOLERANCE = 0.25
 #: FedACS's statements about each method's objective inconsistency (Sec. 3, Sec. 4.1, Sec. 6, App. I.4),
 #: checked on App. C's model: (where, quote, claim, check); a check is (kind, method, argument),
 #: read by :func:`toy_claims`: removes / keeps (a source: :meth:`Toy.share_kept` against 3/4,
-#: midway between removed (1/2) and kept (1)), closer / farther (than a method, or than every
+#: midway between removed (1/2) and kept (1); a tuple of methods: each one's, combined), closer /
+#: farther (than a method, or than every
 #: other method with "every": the distance to x* with both sources), closer_under (than a method,
 #: with one source alone), farther_all_solvers (than a method, under every local solver), unchanged
 #: (methods: each one's share kept within :data:`STEP_TOLERANCE` of 1, both sources at once)
@@ -186,6 +234,11 @@ TOY_CLAIMS = (
                  "inconsistency.",
      "FedNova ([34]) keeps the communication inconsistency (the statistical one: Sec. 4.1 and App. I.4 tie "
      "it to heterogeneous communication)", ("keeps", "FedNova", "communication")),
+    ("Sec. 4.1", "Existing works [41, 37, 26, 38, 10] leverage statistical properties to eliminate objective "
+                 "inconsistency are ineffective against structural inconsistency.",
+     f"{_STATISTICAL_WORKS} keep the computation inconsistency (the structural one: Sec. 4.1 ties it to "
+     "heterogeneous computation; [41] (FedAWE) and [38] are not in this model)",
+     ("keeps", _STATISTICAL, "computation")),
     (_I4, _Q_AVG, f"FedAvg {_NEITHER}", ("keeps", "FedAvg", "both")),
     (_I4, _Q_AVG, "FedAvg's fixed point lies farther from x* than every other method's",
      ("farther", "FedAvg", "every")),
@@ -267,16 +320,23 @@ def toy_values(seeds: Sequence[int], **toy_args) -> dict:
     return out
 
 
-def toy_claims(values: dict, setting: str = "") -> list[ClaimRow]:
+def toy_claims(values: dict, setting: str = "", kinds: tuple[str, ...] | None = None) -> list[ClaimRow]:
     """:data:`TOY_CLAIMS` checked on :func:`toy_values` by the rule of :mod:`fedlib.claims`, seed by
     seed (instances of the model): "removes" / "keeps" a source compares :meth:`Toy.share_kept` with
     3/4 (margin ``MARGINS['share kept at half the rate']``; "both" combines the two sources, "both
-    together" takes them acting at once); "closer" / "farther" compare distances to x* (margin
-    ``MARGINS['distance to the optimum']``), against every other method where the claim says so;
-    each row gets ``setting``."""
-    return [ClaimRow(where, quote, claim, _toy_check(values, *check), setting=setting,
+    together" takes them acting at once; several methods combine theirs); "closer" / "farther"
+    compare distances to x* (margin ``MARGINS['distance to the optimum']``), against every other
+    method where the claim says so; each row gets ``setting``, an App. I.4 (Fig. 7) row
+    :data:`FIG7_NOTE` after it. ``kinds``: only the claims whose check is of one of these kinds
+    (e.g. :data:`PAIRED_KINDS`); None: all."""
+    return [ClaimRow(where, quote, claim, _toy_check(values, *check), setting=_setting(where, setting),
                      cause=_step_cause(values) if check[0] == "unchanged" else _CAUSES.get(check[1], ""))
-            for where, quote, claim, check in TOY_CLAIMS]
+            for where, quote, claim, check in TOY_CLAIMS if kinds is None or check[0] in kinds]
+
+
+def _setting(where: str, setting: str) -> str:
+    """``setting``, with :data:`FIG7_NOTE` after it on a row of App. I.4's Fig. 7."""
+    return "; ".join(x for x in (setting, FIG7_NOTE if where == _I4 else "") if x)
 
 
 def _step_cause(values: dict) -> str:
@@ -286,21 +346,22 @@ def _step_cause(values: dict) -> str:
             "(halving eta halves it), so for FedACS the step size does set how near x* it ends")
 
 
-def dynamic_values(seeds: Sequence[int], progress: bool = False, **toy_args) -> dict:
+def dynamic_values(seeds: Sequence[int], progress: bool = False, shares: bool = True, **toy_args) -> dict:
     """Per instance seed (:class:`Toy` ``seed=k``), the numbers :data:`DYNAMIC_CLAIMS` read in the
     dynamic environment (p_i^t and tau_i^t redrawn every round), SGD solver: ``("dist", method,
     "both", "SGD")`` -> seed -> the distance to x* of the closed-form fixed point at the toy's rate
     with the expectations over the run's realised schedule (:meth:`Toy.evaluate`, one simulated run
-    per method: FedACS draws its own schedule); ``("kept", method, source)`` -> seed -> the share of
-    :meth:`Toy.dynamic_source`'s distance kept at half the rate, and ``("dist", method, source,
-    "SGD")`` -> seed -> that distance at the toy's rate, for one source alone."""
+    per method: FedACS draws its own schedule); where ``shares``, also ``("kept", method, source)``
+    -> seed -> the share of :meth:`Toy.dynamic_source`'s distance kept at half the rate, and
+    ``("dist", method, source, "SGD")`` -> seed -> that distance at the toy's rate, for one source
+    alone (without them only the checks of :data:`PAIRED_KINDS` can be made)."""
     out: dict = {}
     for k in seeds:
         toy = Toy(seed=int(k), **toy_args)
         for label, m in TOY_METHODS.items():
             xbar, _ = toy.evaluate("dynamic", m, "SGD", progress)
             out.setdefault(("dist", label, "both", "SGD"), {})[k] = float(np.linalg.norm(xbar - toy.x_star))
-            for src in SOURCES:
+            for src in (SOURCES if shares else ()):
                 d1, d2 = (toy.dynamic_source(src, m, eta) for eta in (toy.lr, toy.lr / 2))
                 out.setdefault(("kept", label, src), {})[k] = d2 / d1
                 if src != "both":
@@ -308,13 +369,13 @@ def dynamic_values(seeds: Sequence[int], progress: bool = False, **toy_args) -> 
     return out
 
 
-def dynamic_claims(values: dict, setting: str = "") -> list[ClaimRow]:
+def dynamic_claims(values: dict, setting: str = "", kinds: tuple[str, ...] | None = None) -> list[ClaimRow]:
     """:data:`DYNAMIC_CLAIMS` checked on :func:`dynamic_values` by the tests of :func:`toy_claims`
     (removes / keeps: the share kept against 3/4; closer / farther and closer_under: distances to
-    x*), each row with ``setting``."""
-    return [ClaimRow(where, quote, claim, _toy_check(values, *check), setting=setting,
+    x*), each row with ``setting`` and :data:`FIG7_NOTE`; ``kinds`` as :func:`toy_claims`'."""
+    return [ClaimRow(where, quote, claim, _toy_check(values, *check), setting=_setting(where, setting),
                      cause=_DYNAMIC_CAUSES.get(check[1], ""))
-            for where, quote, claim, check in DYNAMIC_CLAIMS]
+            for where, quote, claim, check in DYNAMIC_CLAIMS if kinds is None or check[0] in kinds]
 
 
 #: why this notebook tests no statement of a method's variance (the start of each reason in
@@ -381,11 +442,15 @@ def _toy_check(values: dict, kind: str, method: str, arg) -> Verdict:
         return values[("dist", m, src, solver)]
     if kind in ("removes", "keeps"):
         sources = {"both": ("communication", "computation"), "both together": ("both",)}.get(arg, (arg,))
+        several = not isinstance(method, str)              # several methods: one verdict each, combined
         checks = {}
-        for src in sources:
-            q = values[("kept", method, src)]
-            checks[src] = claims.paired(q, dict.fromkeys(q, 0.75), higher=(kind == "keeps"),
-                                        margin=kept_margin, names=(f"{method}'s share kept ({src})", "3/4"))
+        for m in (method if several else (method,)):
+            for src in sources:
+                q = values[("kept", m, src)]
+                key = (m if len(sources) == 1 else f"{m} ({src})") if several else src
+                checks[key] = claims.paired(
+                    q, dict.fromkeys(q, 0.75), higher=(kind == "keeps"), margin=kept_margin,
+                    names=(f"{m}'s share kept ({src})", "3/4"))
         return claims.combine(checks)
     if kind in ("closer", "farther"):
         rivals = [m for m in TOY_METHODS if m != method] if arg == "every" else [arg]

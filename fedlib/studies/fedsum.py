@@ -25,7 +25,8 @@ __all__ = ["BASELINES", "FAMILY", "FIG10_P", "FIG10_RATE", "FIG11_RATE", "METHOD
            "QUOTES", "PAPER_GRID_ETA_G", "PAPER_RUN", "REGIMES", "REMARK_BATCHES", "SMALL_BATCH", "STUDY",
            "FedSumSetup",
            "DELAY_LEMMAS", "delay_claims", "delay_patterns", "delay_profile", "fedsum_setup",
-           "headline_claims", "matched_product", "off_rule", "pick_rates", "resnet_configs", "summed_step"]
+           "grid_pick", "headline_claims", "matched_product", "off_rule", "paper_shows", "pick_rates",
+           "resnet_configs", "summed_step"]
 
 #: Fig. 1 / Figs. 5-8: label -> (algorithm, options), from the catalogue (:mod:`fedlib.studies.methods`)
 METHOD_NAMES = ("FedSUM", "FedSUM-CR", "FedSUM-CR (exact rate sum)", "FedAvg", "FedAU", "FedAWE", "FedVARP",
@@ -92,8 +93,15 @@ CHANCE, WINDOW = 0.1, 0.1
 LEVEL = 0.98
 #: notebook 03: the spread of final accuracy over Cases 1-4 that "robust" allows (ours)
 ROBUST_SPREAD = 0.02
-#: App. H.2's selection from its grid: "we select eta_g = 1.0" (at eta_0 eta_g of the grid)
+#: App. H.2's selection from its grid: "we select eta_g = 1.0" (at eta_0 eta_g of the grid). The runs
+#: keep this reported eta_g at the grid's product (:func:`pick_rates`); the grid repeats App. H.2's
+#: selection as a check (:meth:`FedSumSetup.grid_claim`). FedSUM's theory does not bound eta_g by 1:
+#: Thm. 4.1 / D.1 *set* eta_g = 1/sqrt(tau_max) (well below 1 at the delays measured here), which neither
+#: eta_g = 1 nor eta_g = 2 is (an earlier version of this module misread it as a cap eta_g <= 1 and
+#: credited App. H with it; App. H has no cap)
 APP_H_ETA_G = 1.0
+#: App. H.2's words for its selection (a part of :data:`QUOTES` ``["grid"]``), quoted in the grid's notes
+APP_H_SELECTION = "we select eta_g = 1.0 and eta_0 = 0.01 for all algorithms"
 
 #: FedSUM App. H, Table 2 and "Client participation patterns" (P1-P3).
 _FEDSUM = {
@@ -111,8 +119,9 @@ _FEDSUM = {
                   grid_rounds=500),
 }
 #: the quick profile before App. H's rule was kept (T = 120, eta_0 and eta_g searched independently:
-#: it picked (0.1, 2), eta_g outside FedSUM's theory and twice the paper's summed step); kept so
-#: that the stored runs of the earlier figures can be read and compared (regime="earlier")
+#: it picked (0.1, 2), eta_g = 2 instead of App. H.2's reported eta_g = 1 and about twice the paper's
+#: summed step); kept so that the stored runs of the earlier figures can be read and compared
+#: (regime="earlier")
 _EARLIER_QUICK = dict(_FEDSUM["quick"], rounds=120, train_eval=50, grid_rounds=40,
                       grid=tuple((e0, eg) for e0 in (0.3, 0.1, 0.03, 0.01) for eg in (1.0, 2.0)),
                       max_eta_g=float("inf"), pick_window=None, departure=None)
@@ -138,12 +147,15 @@ class FedSumSetup:
         stand_in: above 0, random data of each dataset's shapes and every run cut to this many
             rounds (tests of the paper profile on machines without the data).
         alpha: the Dirichlet concentration of the label split.
-        max_eta_g: the largest eta_g the grid's pick may use (:func:`pick_rates`): 1, as FedSUM's
-            theory asks (unbounded in the earlier quick regime).
-        departure: the (eta_0, eta_g) of the earlier quick regime's pick, (0.1, 2): eta_g outside
-            the theory and about twice App. H's summed step over the earlier 120 rounds (2.7 times
-            over 200); notebook 02's regime section runs the methods there too (None: no regime
-            section, as at the paper profile).
+        max_eta_g: the eta_g the runs keep (:func:`pick_rates`): App. H.2's reported selection,
+            :data:`APP_H_ETA_G` ("we select eta_g = 1.0 ... for all algorithms"), at the product of
+            the grid's pick; a pick above it is used at the same product with this eta_g (inf: the
+            pick as it is, the earlier quick regime). Not a bound of FedSUM's theory (see
+            :data:`APP_H_ETA_G`); the name is kept from when it was read as one.
+        departure: the (eta_0, eta_g) of the earlier quick regime's pick, (0.1, 2): eta_g = 2, not
+            App. H.2's reported eta_g = 1, and about twice App. H's summed step over the earlier 120
+            rounds (2.7 times over 200); notebook 02's regime section runs the methods there too
+            (None: no regime section, as at the paper profile).
         pick_window: the grid scores each run by its training loss averaged over this last
             fraction of its rounds (None: the last evaluation, as the earlier quick regime did).
     """
@@ -161,7 +173,7 @@ class FedSumSetup:
     grid_rounds: int
     stand_in: int = 0
     alpha: float = 0.1
-    max_eta_g: float = 1.0
+    max_eta_g: float = APP_H_ETA_G
     pick_window: float | None = 0.1
     departure: tuple | None = None
     patterns: dict = field(default_factory=dict)
@@ -196,9 +208,15 @@ class FedSumSetup:
         """:func:`summed_step` of a run of this profile."""
         return summed_step(eta_0, eta_g, self.local_steps, self.rounds)
 
-    def off_rule(self, eta_0: float, eta_g: float) -> dict[str, str]:
-        """:func:`off_rule` of this profile's runs at (``eta_0``, ``eta_g``)."""
-        return off_rule(eta_0, eta_g, self.batch_size, self.local_steps, self.rounds)
+    def off_rule(self, eta_0: float, eta_g: float, picked: tuple | None = None) -> dict[str, str]:
+        """:func:`off_rule` of this profile's runs at (``eta_0``, ``eta_g``); ``picked``: the grid's
+        own pick (:meth:`grid_pick`), named beside the rates the runs use."""
+        return off_rule(eta_0, eta_g, self.batch_size, self.local_steps, self.rounds, picked)
+
+    def grid_pick(self, table: pd.DataFrame, dataset: str) -> tuple[float, float]:
+        """:func:`grid_pick` of ``dataset``'s (an id) rows of :meth:`choose_rates`' grid table."""
+        name = self.dataset_name(dataset)
+        return grid_pick(table[table["dataset"] == name] if "dataset" in table else table)
 
     def choose_rates(self, compute: Callable[[list], pd.DataFrame],
                      datasets: list | None = None) -> tuple[dict, pd.DataFrame]:
@@ -235,8 +253,8 @@ class FedSumSetup:
         tested"."""
         frames = Frames(summary, curves, seeds, self.eval_every, self.per_round, prefix=(dataset, pattern),
                         off_rule=off_rule)
-        return [replace(r, context={"dataset": dataset, "pattern": pattern}, setting=setting)
-                for r in headline_claims(frames)]
+        return _shown([replace(r, context={"dataset": dataset, "pattern": pattern}, setting=setting)
+                       for r in headline_claims(frames)])
 
     def departure_check(self, compute: Callable[[list], pd.DataFrame], rates: dict, seeds: list,
                         tidy: pd.DataFrame, summary: pd.DataFrame, curves: dict) -> dict:
@@ -258,8 +276,8 @@ class FedSumSetup:
         both = pd.concat([here.assign(regime=app_h),
                           dep_tidy.assign(regime=f"earlier rates: ({e0:g}, {eg:g})")], ignore_index=True)
         paper_step, dep_step = self.paper_step, self.summed_step(e0, eg)
-        cause = (f"the earlier rates ({e0:g}, {eg:g}): eta_g = {eg:g} outside FedSUM's theory, summed step "
-                 f"{dep_step:.1f} vs App. H's {paper_step:.1f}")
+        cause = (f"the earlier rates ({e0:g}, {eg:g}): eta_g = {eg:g}, not App. H.2's reported eta_g = "
+                 f"{APP_H_ETA_G:g}, summed step {dep_step:.1f} vs App. H's {paper_step:.1f}")
         names = list(dict.fromkeys(dep_tidy["dataset"]))
         rows = {"App. H's rule": [r for d in names
                                   for r in self.main_claims(summary, curves, d, "P1", seeds, "",
@@ -326,7 +344,7 @@ class FedSumSetup:
                      *self.bias_claims(case_s, d, seeds)]
             rows += [replace(r, context={"dataset": d},
                              setting="; ".join(x for x in (setting, r.setting) if x)) for r in found]
-        return rows
+        return _shown(rows)
 
     def delay_claims(self, case_s: pd.DataFrame, p_s: pd.DataFrame, dataset: str,
                      seeds: list) -> list[ClaimRow]:
@@ -352,7 +370,8 @@ class FedSumSetup:
                                      names=("spread", "bound"))),
                 ClaimRow("App. H.4, Fig. 10", QUOTES["fig10"],
                          "a larger p (smaller delays) generally gives a higher final accuracy: the fitted "
-                         f"trend of final accuracy over p = {lo} to {hi}", trend)]
+                         f"trend of final accuracy over p = {lo} to {hi}", trend,
+                         setting=self.constant_rate_setting(FIG10_RATE))]
 
     def family_claims(self, fam_s: pd.DataFrame, dataset: str, seeds: list) -> list[ClaimRow]:
         """App. H.5 on ``dataset`` (by name): FedSUM-B and FedSUM-CR no worse than FedSUM under each
@@ -360,9 +379,13 @@ class FedSumSetup:
         to its batch ("This is mainly because the batch size is set to 128"): at another batch every
         row, whatever its verdict, names the departure as its setting (:meth:`batch_departure`). Each
         other example batch of the remark (:data:`REMARK_BATCHES`) that no run of ``fam_s`` (its
-        ``batch`` level) makes is a row "not tested", its reason the batches that were run."""
+        ``batch`` level) makes is a row "not tested", its reason the batches that were run. Every row's
+        setting also names its constant rate, the share of the paper's summed step its runs move, and
+        FedSUM-B's samples a round at each batch it compares (:meth:`constant_rate_setting`)."""
         B = self.batch_size
-        fig11, remark = (x or None for x in self.batch_departure())
+        fig11, remark = self.batch_departure()
+        fig11 = "; ".join(x for x in (self.constant_rate_setting(FIG11_RATE, (B,)), fig11) if x)
+        remark = "; ".join(x for x in (self.constant_rate_setting(FIG11_RATE, (B, SMALL_BATCH)), remark) if x)
 
         def acc(*where) -> dict:
             return _final_acc(fam_s, seeds, dataset, *where)
@@ -394,6 +417,28 @@ class FedSumSetup:
                                         f"{' and '.join(map(str, run))} (App. H.5's remark is run at its "
                                         f"first example, batch {SMALL_BATCH})"), setting=remark)
                 for b in REMARK_BATCHES if b not in run]
+
+    def constant_rate_setting(self, rate: float, batches: tuple = ()) -> str:
+        """The words a constant-rate row of notebook 03 (App. H.4's Fig. 10, App. H.5's Fig. 11 and
+        batch remark) adds to its setting: the constant rate ``rate`` with eta_g = 1 (Fig. 10's
+        caption: "constant learning rates eta_g = 1.0 and eta_l = 0.01"; App. H.5: "the constant and
+        bigger local learning rate eta_l = 0.1"), the summed step eta_g eta_l K T a run moves at this
+        profile's K and T against App. H's run at the same rate (K = 10, T = 2000: :data:`PAPER_RUN`),
+        and, for each batch B of ``batches``, the samples FedSUM-B averages per client in a round (Alg.
+        1: K minibatch gradients at x^(t), so K x B) against App. H's K at App. H.5's batch (128 for
+        this profile's large batch; the remark's own example batch otherwise)."""
+        k, t = self.local_steps, self.rounds
+        pk, pt, pb = PAPER_RUN["local_steps"], PAPER_RUN["rounds"], _FEDSUM["paper"]["batch_size"]
+        here = summed_step(rate, 1.0, k, t, "constant")
+        there = summed_step(rate, 1.0, pk, pt, "constant")
+        words = [f"constant eta_l = {rate:g}, eta_g = 1: a run moves eta_g eta_l K T = {here:g} in all, "
+                 f"{_share(here, there)} the paper's {there:g} (K = {pk}, T = {pt})"]
+        for b in batches:
+            paper_b = pb if b == self.batch_size else b
+            words.append(f"FedSUM-B at batch {b} averages K x B = {k} x {b} = {k * b:,} samples a round per "
+                         f"client, {_share(k * b, pk * paper_b)} App. H.5's {pk} x {paper_b} = "
+                         f"{pk * paper_b:,}")
+        return "; ".join(words)
 
     def batch_departure(self) -> tuple[str, str]:
         """How this profile's batch departs from App. H.5's, which ties its claims to it (Fig. 11's
@@ -434,9 +479,13 @@ class FedSumSetup:
         another eta_g, seed by seed over the grid's seeds (:meth:`grid_configs`: one), margin of the
         training loss; every pair compared, none left out (:func:`fedlib.claims.against_all`); on
         one seed, the selection made once as App. H makes it, "not tested" (no interval). The
-        row's cause names the rule's own pick and that the eta_g the runs use comes from FedSUM's
-        theory (:attr:`max_eta_g`), not from the grid. A grid with no other eta_g (smoke, stand-ins)
-        has nothing to select between: "not tested"."""
+        row repeats App. H.2's reported selection as a check; it does not set the runs' rates (they
+        keep App. H.2's eta_g = 1 at the grid's product, :attr:`max_eta_g`). Its cause
+        (:meth:`_grid_cause`) names the rule's own pick, the eta_0 the runs use against the pick's,
+        and the pick under the other reading of "best performance", the test accuracy (the rule
+        stays the training loss, as set before the runs). Its "in the paper" column gives App.
+        H.2's reported selection (:func:`paper_shows`). A grid with no other eta_g (smoke,
+        stand-ins) has nothing to select between: "not tested"."""
         name = self.dataset_name(dataset)
         t = table[table["dataset"] == name] if "dataset" in table else table
         t = t[t["status"] != "not in the grid"]
@@ -456,11 +505,12 @@ class FedSumSetup:
                    f"seed {', '.join(map(str, seeds))} (ours: App. H names neither), {self.grid_rounds} "
                    f"rounds (App. H: 500), eta_0 eta_g = {t['eta_0 x eta_g'].iloc[0]:g} (App. H: 0.01), "
                    f"eta_g in {{{', '.join(f'{g:g}' for g in t['eta_g'])}}}")
+        context = {"dataset": name, "pattern": "P1", claims.IN_THE_PAPER: paper_shows("App. H.2")}
         if ours.empty or not rivals:
             return ClaimRow("App. H.2", QUOTES["grid"], claim, claims.not_run(
                 f"the {self.profile} profile's grid{' (stand-ins: its first pair)' if self.stand_in else ''} "
                 f"has no eta_g other than {APP_H_ETA_G:g}: nothing to select between"),
-                context={"dataset": name, "pattern": "P1"}, setting=setting)
+                context=context, setting=setting)
         best = min((score(r) for _, r in ours.iterrows()),          # the best of its pairs at eta_g = 1
                    key=lambda v: np.nan_to_num(v[seeds[0]], nan=np.inf))
         check = claims.against_all(best, rivals, f"eta_g = {APP_H_ETA_G:g}", higher=False,
@@ -469,14 +519,37 @@ class FedSumSetup:
             check = claims.set_aside(check, "a selection App. H makes once, on a pattern and seed it does "
                                             f"not state, repeated here once (seed {seeds[0]}): one "
                                             "observation, which no interval can decide")
-        picked = t.loc[t["chosen"], "eta_g"]
-        cause = (f"the grid's rule picks eta_g = {picked.iloc[0]:g} on its {len(seeds)} seed(s)"
-                 if len(picked) else "the grid's rule picks no pair")
-        if len(picked) and picked.iloc[0] > self.max_eta_g:
-            cause += (f"; the runs use eta_g = {self.max_eta_g:g} at the same product because FedSUM's "
-                      "theory asks eta_g <= 1/sqrt(tau_max), not because the grid picks it")
-        return ClaimRow("App. H.2", QUOTES["grid"], claim, check, cause=cause,
-                        context={"dataset": name, "pattern": "P1"}, setting=setting)
+        return ClaimRow("App. H.2", QUOTES["grid"], claim, check, cause=self._grid_cause(t, seeds),
+                        context=context, setting=setting)
+
+    def _grid_cause(self, t: pd.DataFrame, seeds: list) -> str:
+        """What :meth:`grid_claim`'s row adds, from one dataset's rows ``t`` of the grid table: the
+        pair the grid's rule picks (the lowest training loss, the score set before the runs) on its
+        ``seeds``; where that pick is not App. H.2's reported eta_g, that the runs keep App. H.2's
+        eta_g at the pick's product (:attr:`max_eta_g`) and the eta_0 that gives against the
+        pick's; and, since App. H.2 does not say what its "best performance" is, the pair the other
+        reading, the highest late-window test accuracy, picks (with each eta_g's accuracy). The row's
+        rule is not changed by it."""
+        picked = t[t["chosen"]]
+        if picked.empty:
+            return "the grid's rule picks no pair"
+        pick = picked.iloc[0]
+        product = float(pick["eta_0 x eta_g"])
+        cause = (f"the grid's rule (the lowest training loss, as set before the runs) picks eta_g = "
+                 f"{pick['eta_g']:g} (eta_0 = {pick['eta_0']:g}) on its {len(seeds)} seed(s)")
+        if pick["eta_g"] > self.max_eta_g:
+            cause += (f"; the runs do not use that pick: they keep App. H.2's reported selection "
+                      f"(\"{APP_H_SELECTION}\"), eta_g = {self.max_eta_g:g} at the same product {product:g}, "
+                      f"so eta_0 = {product / self.max_eta_g:g} where the pick's is {pick['eta_0']:g}; this "
+                      "row repeats App. H.2's selection as a check")
+        if "final test acc" in t and (t["status"] == "ok").any():
+            by_acc = t.loc[best_rows(t, "final test acc", lower=False)].iloc[0]
+            accs = ", ".join(f"eta_g = {r['eta_g']:g}: {r['final test acc']:.4f}" for _, r in t.iterrows()
+                             if r["status"] == "ok")
+            cause += (f"; read as the highest test accuracy over the same window (App. H.2's 'best "
+                      f"performance' does not say which), the grid picks eta_g = {by_acc['eta_g']:g} "
+                      f"({accs}); the row's rule stays the training loss, as set before the runs")
+        return cause
 
     def remark_claims(self, case_t: pd.DataFrame, case_s: pd.DataFrame, p_s: pd.DataFrame, seeds: list,
                       datasets: list, setting: str) -> list[ClaimRow]:
@@ -490,7 +563,7 @@ class FedSumSetup:
         for d in map(self.dataset_name, datasets):
             found = [*self.p_delay_claims(p_s, d, seeds), *self.case_delay_claims(case_s, curves, d, seeds)]
             rows += [replace(r, context={"dataset": d}, setting=setting) for r in found]
-        return rows
+        return _shown(rows)
 
     def p_delay_claims(self, p_s: pd.DataFrame, dataset: str, seeds: list) -> list[ClaimRow]:
         """App. H.4's "larger p (and thus smaller tau_avg and tau_max)" on Fig. 10's runs of
@@ -591,16 +664,17 @@ class FedSumSetup:
                  "budget; no notebook runs it")
         resnet = "ResNet-18, N = 50, S = 10, K = 10, batch 32, Dirichlet alpha = 0.1 (App. H.6)"
         bert = "bert-base-uncased, 8 IID clients, 2 a round, K = 3, batch 4 (App. H.7)"
-        return [ClaimRow("App. H.6, Fig. 12", QUOTES["fig12"],
-                         "FedSUM beats FedAvg and SCAFFOLD on CIFAR-10 and on CIFAR-100 (training loss and "
-                         "test accuracy)", claims.not_run(fig12),
-                         context={"dataset": "CIFAR-10, CIFAR-100"}, setting=resnet),
-                ClaimRow("App. H.7, Fig. 13", QUOTES["fig13"],
-                         "FedSUM is comparable to FedAvg in training loss and accuracy on SST-2",
-                         claims.not_run(fig13), context={"dataset": "SST-2"}, setting=bert),
-                ClaimRow("App. H.7", QUOTES["fig13 others"],
-                         "SCAFFOLD and FedSUM-CR do not converge on SST-2", claims.not_run(fig13),
-                         context={"dataset": "SST-2"}, setting=bert)]
+        return _shown([
+            ClaimRow("App. H.6, Fig. 12", QUOTES["fig12"],
+                     "FedSUM beats FedAvg and SCAFFOLD on CIFAR-10 and on CIFAR-100 (training loss and "
+                     "test accuracy)", claims.not_run(fig12),
+                     context={"dataset": "CIFAR-10, CIFAR-100"}, setting=resnet),
+            ClaimRow("App. H.7, Fig. 13", QUOTES["fig13"],
+                     "FedSUM is comparable to FedAvg in training loss and accuracy on SST-2",
+                     claims.not_run(fig13), context={"dataset": "SST-2"}, setting=bert),
+            ClaimRow("App. H.7", QUOTES["fig13 others"],
+                     "SCAFFOLD and FedSUM-CR do not converge on SST-2", claims.not_run(fig13),
+                     context={"dataset": "SST-2"}, setting=bert)])
 
     def unrun_main_claims(self) -> list[ClaimRow]:
         """Sec. 5's claims about Fig. 1 on each of its datasets that this setup does not run (the
@@ -632,9 +706,10 @@ class FedSumSetup:
         why = ("the paper profile runs {p}, but {p} is outside the largest block of patterns x seeds whose "
                "main runs are all in this store, so this render leaves it out (the notebook's 'missing:' "
                "lines give each seed's count; `make campaign NB=02_fedsum_main` computes the rest)")
-        return [ClaimRow("Sec. 5, Fig. 1", QUOTES["fig1 datasets"], claim, claims.not_run(why.format(p=p)),
-                         context={"dataset": self.dataset_name(d), "pattern": p}, setting=self.setting)
-                for d in self.datasets for p in cut]
+        return _shown([ClaimRow("Sec. 5, Fig. 1", QUOTES["fig1 datasets"], claim,
+                                claims.not_run(why.format(p=p)),
+                                context={"dataset": self.dataset_name(d), "pattern": p}, setting=self.setting)
+                       for d in self.datasets for p in cut])
 
     def unrun_ablation_claims(self) -> list[ClaimRow]:
         """App. H.4, H.5 and H.8's claims (Figs. 9-11 and 14(b), each drawn on MNIST, SVHN and
@@ -685,9 +760,9 @@ class FedSumSetup:
                                   f"the {self.profile} profile runs {runs} only", datasets)
         missing = [_NAMES[d] for d in paper["datasets"][1:] if d not in self.datasets]
         groups = ([missing] if missing else []) if joint else [[m] for m in missing]
-        return [ClaimRow(where, quote, claim, check(g), context={"dataset": " and ".join(g), **context},
-                         setting=setting)
-                for g in groups]
+        return _shown([ClaimRow(where, quote, claim, check(g), setting=setting,
+                                context={"dataset": " and ".join(g), **context})
+                       for g in groups])
 
     def earlier_ablations(self, compute: Callable[[list], pd.DataFrame], datasets: list, seeds: list,
                           rows: list[ClaimRow]) -> tuple[pd.DataFrame, str]:
@@ -870,6 +945,13 @@ def _values(summary: pd.DataFrame, seeds: list, column: str, *where) -> dict:
     return {k: sel.loc[(*where, k), column] for k in seeds}
 
 
+def _share(x: float, of: float) -> str:
+    """``x`` as a share of ``of`` in words, for a setting: "1/20 of", "the same as", "2x"."""
+    if math.isclose(x, of, rel_tol=1e-9):
+        return "the same as"
+    return f"1/{of / x:.3g} of" if x < of else f"{x / of:.3g}x"
+
+
 def _trend(x: dict, y: dict, seeds: list) -> dict:
     """seed -> the least-squares slope of ``y[key][seed]`` on ``x[key][seed]`` over the keys, times
     that seed's range of x: the fitted change of y from the smallest x to the largest (NaN where a
@@ -897,6 +979,35 @@ def _reach(runs: dict, metric: str, higher: bool) -> dict:
 def _acc_paired(a: dict, b: dict, **kw) -> claims.Verdict:
     """:func:`fedlib.claims.paired` with the margin of test accuracy."""
     return claims.paired(a, b, margin=claims.MARGINS["test accuracy"], **kw)
+
+
+#: what FedSUM prints behind a claim whose place names no figure (:func:`paper_shows`)
+_SHOWN_IN_TEXT = {"App. H.5": "App. H.5: text only, no number printed",
+                  "App. H.7": "App. H.7: text only (not depicted in Fig. 13), no number printed",
+                  "Sec. 2.2, Remark 2.1": "Remark 2.1: text only, no number printed"}
+
+
+def paper_shows(where: str) -> str:
+    """What FedSUM (You & Pu 2025, arXiv:2512.18275) prints behind a claim at ``where`` (a claim
+    row's place), for the ledger's "in the paper" column: its experiments are figures only (Sec. 5,
+    App. H; Table 1 holds rates, not results), so a claim about a figure gets "Fig. X: curves only,
+    no number printed" (as notebook 08 fills its rows), App. H.2's grid its reported selection, and
+    a sentence with no figure says so."""
+    if where == "App. H.2":
+        return (f"App. H.2 selects eta_g = {APP_H_ETA_G:.1f}, eta_0 = {PAPER_RUN['product'] / APP_H_ETA_G:g} "
+                "(its grid's scores not printed)")
+    fig = re.search(r"Fig\. \d+(?:\([a-z]\))?", where)
+    if fig:
+        return f"{fig[0]}: curves only, no number printed"
+    if where in _SHOWN_IN_TEXT:
+        return _SHOWN_IN_TEXT[where]
+    raise InputError(f"where: no entry for {where!r} (a figure, App. H.2 or one of "
+                     f"{', '.join(map(repr, _SHOWN_IN_TEXT))})")
+
+
+def _shown(rows: list[ClaimRow]) -> list[ClaimRow]:
+    """``rows``, each with its "in the paper" context column (:func:`paper_shows`) after its others."""
+    return [replace(r, context={**r.context, claims.IN_THE_PAPER: paper_shows(r.where)}) for r in rows]
 
 
 def headline_claims(frames: Frames) -> list[ClaimRow]:
@@ -933,7 +1044,7 @@ def headline_claims(frames: Frames) -> list[ClaimRow]:
     rows += [ClaimRow(fig1b, QUOTES["fig1b"], f"{ours} needs fewer model units than every baseline",
                       reach(ours, "model units", units_margin)) for ours in OURS]
     pair = ("FedSUM-CR", "FedSUM")
-    return rows + [
+    return _shown(rows + [
         ClaimRow(fig1b, QUOTES["cr"], f"FedSUM-CR keeps FedSUM's final test accuracy (margin {acc_margin:g})",
                  claims.paired(*(frames.values(m, "final_acc") for m in pair), margin=acc_margin,
                                kind="no worse", names=pair, off_rule=off_rule, missing=missing)),
@@ -943,23 +1054,46 @@ def headline_claims(frames: Frames) -> list[ClaimRow]:
         ClaimRow(fig1b, QUOTES["most effective"],
                  "FedSUM-CR is the most effective: fewer model units than every other method (FedSUM and "
                  "every baseline)",
-                 reach("FedSUM-CR", "model units", units_margin, rivals=["FedSUM", *BASELINES]))]
+                 reach("FedSUM-CR", "model units", units_margin, rivals=["FedSUM", *BASELINES]))])
 
 
-def off_rule(eta_0: float, eta_g: float, batch_size: int, local_steps: int, rounds: int) -> dict[str, str]:
+def off_rule(eta_0: float, eta_g: float, batch_size: int, local_steps: int, rounds: int,
+             picked: tuple | None = None) -> dict[str, str]:
     """Every method of the main runs -> why its runs at (``eta_0``, ``eta_g``), batch ``batch_size``,
     K = ``local_steps`` and T = ``rounds`` are outside App. H's settings (FedSUM's paper runs every
     method at one shared rate, eta_0 eta_g = 0.01 at batch 128, K = 10, T = 2000), or {} where the
     local step is App. H's. A method marked here that fails (diverges, collapses, never reaches the
     target) makes its comparisons "not tested" (:func:`fedlib.claims.paired`): the failure is the
-    rate's, not the paper's."""
+    rate's, not the paper's. The why says where the clients' eta_0 comes from: at eta_g =
+    :data:`APP_H_ETA_G`, from keeping App. H.2's reported eta_g at the matched product, and (given
+    ``picked``, the grid's own pick (eta_0, eta_g): :func:`grid_pick`) the eta_0 that pick gives."""
     step, paper = eta_0 * eta_g, PAPER_RUN["product"]
     if math.isclose(step, paper, rel_tol=1e-9):
         return {}
     why = (f"local step eta_0 eta_g = {step:g}, {step / paper:.1f}x App. H's {paper:g} (batch "
            f"{batch_size} instead of 128, K = {local_steps}, T = {rounds} instead of "
            f"{PAPER_RUN['rounds']}: the summed step matched, not the step)")
+    app_h_eta_0 = paper / APP_H_ETA_G
+    if math.isclose(eta_g, APP_H_ETA_G):
+        why += (f"; the clients' eta_0 = {eta_0:g} follows from keeping App. H.2's reported eta_g = "
+                f"{APP_H_ETA_G:g} at the matched product")
+    else:
+        why += f"; eta_0 = {eta_0:g} at eta_g = {eta_g:g}, not App. H.2's reported eta_g = {APP_H_ETA_G:g}"
+    if picked is not None:
+        p0, pg = (float(x) for x in picked)
+        why += (f"; the grid's own pick (eta_g = {pg:g}) gives the same eta_0" if math.isclose(p0, eta_0)
+                else f"; the grid's own pick (eta_g = {pg:g}) would have given eta_0 = {p0:g} "
+                     f"({p0 / app_h_eta_0:.1f}x App. H's eta_0 = {app_h_eta_0:g})")
     return dict.fromkeys([*OURS, *BASELINES], why)
+
+
+def grid_pick(table: pd.DataFrame) -> tuple[float, float]:
+    """The (eta_0, eta_g) the grid's rule chose in ``table`` (:func:`pick_rates`' table of one
+    dataset: its ``chosen`` row), whatever the runs then use."""
+    if "chosen" not in table or not table["chosen"].astype(bool).any():
+        raise InputError("table: must be one dataset's rows of pick_rates' grid table, with a chosen row")
+    row = table[table["chosen"].astype(bool)].iloc[0]
+    return float(row["eta_0"]), float(row["eta_g"])
 
 
 def fedsum_setup(profile: str, stand_in_rounds: int = 0, regime: str = "app_h") -> FedSumSetup:
@@ -1013,14 +1147,17 @@ def matched_product(local_steps: int, rounds: int, digits: int = 3) -> float:
     return float(f"{p:.{digits}g}")
 
 
-def pick_rates(df: pd.DataFrame, configs: dict, max_eta_g: float = 1.0,
+def pick_rates(df: pd.DataFrame, configs: dict, max_eta_g: float = APP_H_ETA_G,
                window: float | None = 0.1) -> tuple[pd.DataFrame, float, float]:
     """The grid's table and its choice, as App. H chooses: the lowest training loss at the end
-    of the grid runs (our reading of "best performance"), averaged over the last ``window``
-    fraction of the rounds (None: the last evaluation); a diverged or failed run is never chosen.
-    A pick with eta_g above ``max_eta_g`` (FedSUM's theory asks eta_g <= 1/sqrt(tau_max) <= 1) is
-    not used: the pair with the same product and eta_g = ``max_eta_g`` is (App. H ends with
-    eta_g = 1); the table's ``used`` column marks it and ``note`` says why.
+    of the grid runs (our reading of "best performance", set before the runs), averaged over the
+    last ``window`` fraction of the rounds (None: the last evaluation); a diverged or failed run is
+    never chosen. The runs keep App. H.2's reported selection, eta_g = ``max_eta_g`` ("we select
+    eta_g = 1.0 ... for all algorithms"), at the product of the grid's pick: a pick with a larger
+    eta_g is used at the same product with eta_g = ``max_eta_g`` (inf: the pick as it is); the
+    table's ``used`` column marks that pair and ``note`` says why. (FedSUM's theory gives no bound
+    here: Thm. 4.1 sets eta_g = 1/sqrt(tau_max), see :data:`APP_H_ETA_G`; an earlier version read it
+    as a cap.)
 
     Args:
         df: the :func:`fedlib.sweep` frame of ``configs``.
@@ -1050,13 +1187,15 @@ def pick_rates(df: pd.DataFrame, configs: dict, max_eta_g: float = 1.0,
         eta_g, eta_0 = max_eta_g, product / max_eta_g
         table["used"] = np.isclose(table["eta_g"], eta_g) & np.isclose(table["eta_0 x eta_g"], product)
         table["note"] = ""
-        table.loc[best, "note"] = (f"chosen, but eta_g = {table.loc[best, 'eta_g']:g} is outside FedSUM's "
-                                   f"theory (eta_g <= {max_eta_g:g}): the same product at eta_g = "
-                                   f"{max_eta_g:g} is used")
+        table.loc[best, "note"] = (f"chosen by the grid (eta_0 = {table.loc[best, 'eta_0']:g}); the runs "
+                                   f"keep App. H.2's reported eta_g = {max_eta_g:g} (\"{APP_H_SELECTION}\") "
+                                   f"at the same product: eta_0 = {eta_0:g}")
+        table.loc[table["used"], "note"] = (f"used by the runs: App. H.2's reported eta_g = {max_eta_g:g} at "
+                                            "the chosen product (this row's own score does not choose it)")
         if not table["used"].any():
             extra = {"eta_0": eta_0, "eta_g": eta_g, "eta_0 x eta_g": product, "status": "not in the grid",
                      "chosen": False, "used": True,
-                     "note": "used: the chosen product at the largest eta_g allowed"}
+                     "note": f"used: the chosen product at App. H.2's reported eta_g = {max_eta_g:g}"}
             table = pd.concat([table, pd.DataFrame([extra])], ignore_index=True)
     return table, eta_0, eta_g
 
@@ -1177,7 +1316,10 @@ def delay_claims(patterns: dict, num_clients: int, rounds: int, seeds: list,
         rows.append(ClaimRow(where, quote, f"{name}{swap}: the measured tau_max stays below the lemma's "
                              f"bound {p['formula']}", claims.one_run(check, len(seeds)) if once else check,
                              setting=setting + (f"; this pattern draws nothing: its {len(seeds)} seeds "
-                                                "repeat one schedule, counted once" if once else "")))
+                                                "repeat one schedule, counted once" if once else ""),
+                             context={claims.IN_THE_PAPER: f"{where}: the bound {p['formula']}, no "
+                                      "measured tau_max printed (a lemma, proved, not run); at this "
+                                      f"N = {num_clients}, T = {rounds}: {float(p['bound'](rounds)):.4g}"}))
     return rows
 
 

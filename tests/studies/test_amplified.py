@@ -258,12 +258,17 @@ def test_evaluate_reads_every_run_and_compare_puts_the_datasets_side_by_side_und
         ev = s.evaluate(compute, [0, 1, 2])
         assert ev.keys == asked and ev.best == {m: pytest.approx(1e-2) for m in s.methods}   # every run read
         assert tuple(ev.rates) == studies.amplified.RATE_SETS and ev.seeds == (0, 1, 2)
-        assert all(r.setting.endswith(s.setting) and r.context["in the paper"].endswith("no number printed")
-                   for r in ev.rows)
-        # the authors' rates are not in the paper's text: their rows' setting says where they come from
+        authors = studies.amplified.RATE_SETS[1]
+        assert all(r.setting.endswith(s.setting_at(r.context["rates"] != authors))
+                   and r.context["in the paper"].endswith("no number printed") for r in ev.rows)
+        # the authors' rates are not in the paper's text: their rows' setting says where they come from,
+        # and names no tuning seeds (those rates are fixed in the authors' code, not tuned here)
         src = studies.amplified.RATE_SOURCES
-        assert all(r.setting == ", ".join(x for x in (src.get(r.context["rates"]), s.setting) if x)
+        assert all(r.setting == ", ".join(x for x in (src.get(r.context["rates"]),
+                                                      s.setting_at(r.context["rates"] != authors)) if x)
                    for r in ev.rows)
+        assert all(("rates tuned on seeds" in r.setting) == (r.context["rates"] != authors
+                                                             and bool(s.tuning_seeds)) for r in ev.rows)
         assert {r.context["rates"] for r in ev.rows if "from their code, not the paper" in r.setting} \
             == {"the authors' rates"}
         evals[s.data_label] = ev
@@ -357,6 +362,12 @@ def test_fig2_claims_run_every_p_at_one_rate_and_similar_is_within_the_margin_bo
     assert similar.verdict == "does not hold" and similar.threshold == -0.005
     assert similar.effect == pytest.approx(-0.008 - np.mean(list(noise.values())))   # P=100 - P=20
     # "partial contributions ... improve performance": over P = 1 at the same rate (Fig. 2's runs only)
+    # "P = 1 does not give the best performance": every other P against P = 1, some P beating it
+    p1 = rows[(Q["P1"], fig2)]
+    assert p1.claim == "P = 1 is not the best: some P (20, 60, 100, 140, 180) beats it"
+    assert p1.check.verdict == "holds" and p1.check.reason.startswith(
+        "some rival: P=20: holds; P=60: holds; P=100: holds; P=140: holds; P=180: holds")
+    assert p1.check.effect == pytest.approx(0.058 + np.mean(list(noise.values())))   # P = 20: the most slack
     vs_p1 = rows[(Q["partial"], fig2)]
     assert "ends above P = 1" in vs_p1.claim and vs_p1.check.verdict == "holds"
     assert vs_p1.check.effect == pytest.approx(0.049)          # P = 60 - P = 1: the weaker of the two
@@ -409,3 +420,89 @@ def test_setup_seeds_rates_and_horizons_are_refused_when_they_are_not_what_a_run
         s.claims({}, {}, [0, 0, 1], {"x": {}})
     with pytest.raises(ValueError, match="^rate_sets: expected a non-empty dict"):
         s.claims({}, {}, [0], {})
+
+
+def test_p1_is_not_the_best_holds_if_any_p_beats_it_and_is_refuted_only_if_every_p_is_worse():
+    """Sec. 6's "P=1 ... does not give the best performance" is existential: a P other than the cycle's
+    that beats P = 1 makes it hold (the row once compared the cycle's P alone and missed it); every P
+    worse than P = 1 makes it not hold; the best P within the margin of P = 1: equivalent."""
+    Q, fig2 = studies.amplified.QUOTES, studies.amplified.FIG2_RATES
+    noise = {0: 0.0, 1: 0.0004, 2: -0.0003, 3: 0.0001}
+
+    def p1(base):
+        _, rows = _fig2_rows({P: {k: a + noise[k] * (P % 40 == 20) for k in noise} for P, a in base.items()},
+                             plain=0.8)
+        return rows[(Q["P1"], fig2)].check
+    only_140 = p1({1: 0.85, 20: 0.84, 60: 0.84, 100: 0.849, 140: 0.87, 180: 0.84})
+    assert only_140.verdict == "holds" and "P=100: equivalent" in only_140.reason
+    assert "P=140 vs P=1" in only_140.numbers
+    worse = p1({1: 0.85, 20: 0.84, 60: 0.84, 100: 0.83, 140: 0.83, 180: 0.82})
+    assert worse.verdict == "does not hold"
+    tied = p1({1: 0.85, 20: 0.84, 60: 0.851, 100: 0.83, 140: 0.83, 180: 0.82})
+    assert tied.verdict == "equivalent" and "P=60 vs P=1" in tied.numbers
+
+
+def _fig1_values(s, seeds):
+    """Fig. 1 and Fig. 2 outcomes at the quick profile: at the grid's rates (no amplification picks
+    1e-3, the authors run 1e-5) amplification ends below every other method; at the authors' rates
+    it ends above no amplification only. Returns (vals1, vals2, rate sets)."""
+    amp, no_amp, mb, full = s.methods
+    rates = s.rate_sets({amp: 1e-5, no_amp: 1e-3, mb: 0.1, full: 0.1})
+    authors = studies.amplified.RATE_SETS[1]
+    acc = {amp: 0.84, no_amp: 0.85, mb: 0.86, full: 0.8605}
+    jitter = {0: 0.0, 1: 0.0004, 2: -0.0003}
+    vals1 = {(rn, k, m): {"acc": (0.80 if (rn, m) == (authors, no_amp) else acc[m]) + jitter[k] * (m == amp),
+                          "loss": 0.4, "outcome": "ok"}
+             for rn in rates for k in seeds for m in s.methods}
+    vals2 = {(k, P): {"acc": 0.84 + jitter[k], "loss": 0.45, "outcome": "ok"}
+             for k in seeds for P in s.P_values}
+    return vals1, vals2, rates
+
+
+def test_rows_name_the_authors_horizon_and_those_that_do_not_hold_the_grid_picks_beside_the_authors():
+    f = studies.amplified
+    assert f.AUTHORS_HORIZON == 298_000            # (1,500,000 - 10,000) iterations / 5 a round
+    s = f.amplified_setup("quick")
+    assert s.horizon_words == ("3 cycles after warm-up, 0.50% of the authors' 596 (their code: 298,000 "
+                               "rounds, cycle 500)")
+    paper = f.amplified_setup("paper")
+    assert paper.horizon_words.startswith("10 cycles after warm-up, 1.68% of the authors' 596")
+    assert "rates tuned on seeds 100, 101" in s.setting_at(True) and "rates tuned" not in s.setting_at(False)
+    seeds = [0, 1, 2]
+    vals1, vals2, rates = _fig1_values(s, seeds)
+    rows = s.claims(vals1, vals2, seeds, rates)
+    assert all(s.horizon_words in r.setting for r in rows)
+    table = f.claims.claims_table(rows)
+    best, authors = f.RATE_SETS
+    fails = table[table["verdict"] == "does not hold"]
+    assert set(fails["rates"]) == {best, authors, f.FIG2_VS_FIG1_RATES}
+    assert fails["cause"].str.contains(f"horizon: {s.horizon_words}", regex=False).all()
+    pick = ("the grid (runs of 3 cycles) picked no amplification (eta=1) 0.001 where the authors' code "
+            "runs 1e-05")
+    for _, r in fails.iterrows():                  # the grid's picks only where the grid set the rates
+        assert (pick in r["cause"]) == (r["rates"] != authors)
+        assert "amplification (eta=10, P=100) 1e-05 where" not in r["cause"]   # the same rate: not named
+    held = table[table["verdict"] != "does not hold"]
+    assert not held["cause"].fillna("").str.contains("horizon:").any()
+    lowest = table[(table["claim"] == "FedAvg without amplification is the lowest")
+                   & (table["rates"] == authors)]
+    assert lowest["verdict"].tolist() == ["holds"]
+
+
+def test_notebook_09s_horizon_rule_reads_each_run_from_the_initial_model():
+    s = studies.amplified.amplified_setup("quick")
+    seeds = [0, 1, 2]
+    vals1, vals2, _ = _fig1_values(s, seeds)
+    warm = pd.DataFrame({"seed": [0, 0, 1, 1, 2, 2, 100], "round": [0, 20, 0, 20, 0, 20, 0],
+                         "loss": [2.0, 1.0, 2.5, 1.0, 2.0, 1.0, 9.0]})
+    text = s.early_phase_words(warm, vals1, vals2, 0.5)
+    # 0.4 / 2.5 = 0.16 to 0.45 / 2.0 = 0.225; seed 100 (a tuning seed) is not one of the runs
+    assert "ends at 0.16 to 0.23 of that loss (2.00 to 2.50 by seed), 0 run(s) failed" in text
+    assert text.endswith("no run has stayed in its early phase and no row is set aside.")
+    assert s.horizon_words in text and "2,000-round warm-up" in text
+    vals2[(1, 20)] = {**vals2[(1, 20)], "loss": 1.5}                  # 1.5 / 2.5 = 0.6 > 0.5
+    vals1[next(iter(vals1))] = {"acc": np.nan, "loss": np.nan, "outcome": "diverged"}
+    text = s.early_phase_words(warm, vals1, vals2, 0.5)
+    assert "1 run(s) failed" in text and "1 run(s) have not left their early phase" in text
+    with pytest.raises(ValueError, match="^warm: no loss at round 0 for seed"):
+        s.early_phase_words(warm[warm["seed"] != 2], vals1, vals2, 0.5)

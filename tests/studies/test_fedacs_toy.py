@@ -37,7 +37,8 @@ def test_fedacs_toy_claims_are_the_fixed_points_of_each_method():
                    "inconsistency"]
     assert neither.check.verdict == "does not hold" and "communication: does not hold" in neither.check.reason
     assert "stationary" in neither.cause                     # the model cannot show Sec. 6's mechanism
-    assert all(r.setting == "model" for r in rows.values())
+    for (where, _), r in rows.items():           # Fig. 7's rows say the model is our reconstruction of it
+        assert r.setting == ("model; " + studies.fedacs_toy.FIG7_NOTE if where == _I4 else "model")
     assert not any(r.where == "Sec. 6" and r.claim.startswith("FedVARP") for r in rows.values())  # unrun
     # I.4's "c-a-FedAvg/FedAU versus FedNova": FedAU's comparisons beside c-a-FedAvg's
     for m in ("c-a-FedAvg", "FedAU"):
@@ -77,7 +78,7 @@ def test_fedacs_toy_fig7_claims_are_checked_in_the_dynamic_setting_too():
     assert dyn["kept", "FedNova", "computation"][1] == half
     rows = studies.fedacs_toy.dynamic_claims(dyn, "dyn")
     assert [(r.where, r.quote, r.claim) for r in rows] == [c[:3] for c in studies.fedacs_toy.DYNAMIC_CLAIMS]
-    assert all(r.setting == "dyn" and r.check.seeds == 2 for r in rows)
+    assert all(r.setting == "dyn; " + studies.fedacs_toy.FIG7_NOTE and r.check.seeds == 2 for r in rows)
     static = {(r.quote, r.claim) for r in studies.fedacs_toy.toy_claims(studies.fedacs_toy.toy_values([0]))}
     assert not [r for r in rows if r.where == "Sec. 6"]       # Sec. 6's FedVARP: not tested (below)
     assert {(r.quote, r.claim) for r in rows} <= static                          # Fig. 7's statements
@@ -145,3 +146,56 @@ _PAPER_SEC6 = ("In contrast, c-a-FedAvg accounts for communication heterogeneity
                "rounds, it fails to resolve any form of objective inconsistency as well. ... The FedNova "
                "addresses computational heterogeneity, but its performance degrades under heterogeneous "
                "communication due to the resulting increase in variance.")
+
+
+def test_the_pairing_of_p_and_tau_changes_only_tau_and_decides_the_closer_than_fedavg_rows():
+    """Finding 3: the paper's p_i and tau_i were lost, so the toy pairs them three ways (crossed: the
+    first instance; same; shuffled per instance seed); the optima, curvatures and p_i^t draws stay."""
+    t = studies.fedacs_toy
+    toys = {p: t.Toy(seed=3, rounds=50, pairing=p) for p in t.TOY_PAIRINGS}
+    n = toys["crossed"].N
+    assert toys["crossed"].tau.tolist() == list(range(n, 0, -1))           # the first instance, as before
+    assert toys["same"].tau.tolist() == list(range(1, n + 1))
+    assert sorted(toys["shuffled"].tau.tolist()) == list(range(1, n + 1))
+    assert toys["shuffled"].tau.tolist() != t.Toy(seed=4, rounds=50, pairing="shuffled").tau.tolist()
+    for toy in toys.values():
+        assert np.array_equal(toy.c, toys["crossed"].c) and np.array_equal(toy.p_dyn, toys["crossed"].p_dyn)
+    assert np.corrcoef(toys["crossed"].p_up, toys["crossed"].tau)[0, 1] == pytest.approx(-1)
+    assert np.corrcoef(toys["same"].p_up, toys["same"].tau)[0, 1] == pytest.approx(1)
+    assert t.Toy().pairing == t.TOY_PAIRING == "crossed"
+    with pytest.raises(ValueError, match="^pairing: must be one of crossed, same, shuffled"):
+        t.Toy(pairing="opposite")
+    assert t.pairing_words("same").startswith("p_i and tau_i same: positively correlated")
+    # the closer / farther rows only, and their verdicts move with the pairing: with crossed pairing
+    # FedAvg's two biases partly cancel, with the same pairing they add
+    seeds = [0, 1, 2]
+    verdict = {}
+    for p in ("crossed", "same"):
+        rows = t.toy_claims(t.toy_values(seeds, pairing=p), p, kinds=t.PAIRED_KINDS)
+        assert {c[3][0] for c in t.TOY_CLAIMS if c[2] in {r.claim for r in rows}} <= set(t.PAIRED_KINDS)
+        assert len(rows) == sum(c[3][0] in t.PAIRED_KINDS for c in t.TOY_CLAIMS)
+        verdict[p] = {r.claim: r.check.verdict for r in rows}
+    ca = "c-a-FedAvg's fixed point lies closer to x* than FedAvg's"
+    assert (verdict["crossed"][ca], verdict["same"][ca]) == ("does not hold", "holds")
+    # the dynamic environment's closer / farther rows need only the distances with both sources
+    dyn = t.dynamic_values([0], shares=False, num_clients=4, rounds=40, pairing="same")
+    assert set(dyn) == {("dist", m, "both", "SGD") for m in t.TOY_METHODS}
+    assert len(t.dynamic_claims(dyn, "d", kinds=t.PAIRED_KINDS)) == sum(
+        c[3][0] in t.PAIRED_KINDS for c in t.DYNAMIC_CLAIMS)
+
+
+def test_sec_4_1s_existing_statistical_works_each_keep_the_computation_inconsistency():
+    """Finding 7: Sec. 4.1's "existing works [41, 37, 26, 38, 10] ... are ineffective against
+    structural inconsistency", on the three of them the toy runs: each one's share kept with
+    heterogeneous computation alone, against 3/4, combined."""
+    t = studies.fedacs_toy
+    v = t.toy_values([0, 1])
+    (row,) = [r for r in t.toy_claims(v) if r.where == "Sec. 4.1" and r.quote.startswith("Existing works")]
+    assert row.check.verdict == "holds"
+    assert row.check.reason == "per rival: c-a-FedAvg: holds; FedAU: holds; FedVARP: holds"
+    assert "share kept (computation)" in row.check.numbers
+    for m in ("c-a-FedAvg", "FedAU", "FedVARP"):
+        assert abs(v["kept", m, "computation"][0] - 1) < 0.05             # kept: halving eta leaves it
+    moved = {**v, ("kept", "FedAU", "computation"): {0: 0.5, 1: 0.5}}      # as if FedAU removed it
+    (row,) = [r for r in t.toy_claims(moved) if r.where == "Sec. 4.1" and r.quote.startswith("Existing")]
+    assert row.check.verdict == "does not hold" and "FedAU: does not hold" in row.check.reason

@@ -102,7 +102,7 @@ def test_quick_profile_keeps_app_h_rule_the_summed_step_and_a_fixed_product():
 
 
 
-def test_pick_rates_caps_eta_g_at_the_theory_and_keeps_the_product():
+def test_pick_rates_keeps_app_h2s_reported_eta_g_at_the_picks_product():
     s = studies.fedsum_setup("quick")
     grid = s.grid_configs("mnist")
     keys = [c.key() for c in grid]
@@ -113,7 +113,14 @@ def test_pick_rates_caps_eta_g_at_the_theory_and_keeps_the_product():
     table, e0, eg = studies.pick_rates(_frame(rows), grid, window=0.1)
     assert bool(table.loc[1, "chosen"]) and (e0, eg) == (pytest.approx(0.0733), 1.0)
     assert list(table["used"]) == [True, False, False, False]
-    assert "outside FedSUM's theory" in table.loc[1, "note"]
+    # the note gives App. H.2's reported selection as the reason, with both eta_0; no theory cap
+    fs = studies.fedsum
+    assert fs.APP_H_SELECTION in fs.QUOTES["grid"] and fs.APP_H_SELECTION in table.loc[1, "note"]
+    assert table.loc[1, "note"] == (f"chosen by the grid (eta_0 = {grid[list(grid)[1]][0]:g}); the runs keep "
+                                    f"App. H.2's reported eta_g = 1 (\"{fs.APP_H_SELECTION}\") at the same "
+                                    f"product: eta_0 = {e0:g}")
+    assert table.loc[0, "note"].startswith("used by the runs: App. H.2's reported eta_g = 1")
+    assert not table["note"].str.contains("theory").any()
     assert table.loc[1, "final train loss"] == pytest.approx(0.35)
     table, e0, eg = studies.pick_rates(_frame(rows), grid, window=None)
     assert bool(table.loc[0, "chosen"]) and "note" not in table and (e0, eg) == grid[list(grid)[0]]
@@ -241,6 +248,10 @@ def test_delay_claims_check_app_f_lemmas_seed_by_seed():
         "Case 4 reshuffled cyclic (the lemma says Case 3; Sec. 2.1 numbers it 4)",
         "Case 3 cyclic (the lemma says Case 4; Sec. 2.1 numbers it 3)"]
     assert "as described in Case 3 of Section 2" in rows[2].quote and "reshuffled" in rows[2].quote
+    # the lemma's bound beside ours: the formula, and its value at this N and T (cyclic: 2N/S = 10)
+    assert rows[-1].context[claims.IN_THE_PAPER] == ("App. F, Lemma F.4: the bound 2N/S, no measured tau_max "
+                                                     "printed (a lemma, proved, not run); at this N = 20, "
+                                                     "T = 50: 10")
 
 
 def test_app_h6_and_h7_are_rows_not_tested_with_the_reason_of_the_profile():
@@ -303,7 +314,8 @@ def test_app_h4_h5_h8_on_the_datasets_a_profile_does_not_run_are_not_tested_clai
                                        "App. H.5", "App. H.8, Fig. 14(b)"]
     assert [r.quote for r in rows] == [f.QUOTES[k] for k in ("fig9", "fig10", "fig11", "batch", "fig14")]
     for r in rows:
-        assert r.context == {"dataset": "SVHN and CIFAR-10"} and r.check.verdict == claims.NOT_TESTED
+        assert r.context == {"dataset": "SVHN and CIFAR-10", "in the paper": f.paper_shows(r.where)}
+        assert r.check.verdict == claims.NOT_TESTED
         assert r.check.reason.startswith("not tested: not run here: Fig")
         assert "runs MNIST, SVHN, CIFAR-10 (App. H); the quick profile runs MNIST only: SVHN and CIFAR-10 " \
                "cannot be had" in r.check.reason and "paper profile runs them" in r.check.reason
@@ -340,6 +352,7 @@ def _ablation_summaries(s, seeds=(0, 1, 2)):
 def test_app_h5_rows_name_the_batch_departure_in_their_setting_whatever_their_verdict():
     """App. H.5 ties its claims to batch 128: every Fig. 11 and batch-remark row of a profile at
     another batch says so in its setting (holds or not), none at the paper's batch."""
+    f = studies.fedsum
     for profile, departs in (("quick", True), ("paper", False)):
         s = studies.fedsum_setup(profile)
         seeds = [0, 1, 2]
@@ -355,16 +368,44 @@ def test_app_h5_rows_name_the_batch_departure_in_their_setting_whatever_their_ve
             "not tested: not run here: no run of Fig. 11's group is at batch 16: its runs are at batch 8 "
             f"and "
             f"{s.batch_size} (App. H.5's remark is run at its first example, batch 8)")
-        others = [r for r in rows if not r.where.startswith("App. H.5")]
+        fig10 = [r for r in rows if r.where == "App. H.4, Fig. 10"]
+        others = [r for r in rows if not r.where.startswith("App. H.5") and r not in fig10]
         assert all(r.setting == s.setting for r in others)
+        assert [r.setting for r in fig10] == [f"{s.setting}; {s.constant_rate_setting(f.FIG10_RATE)}"]
+        at_rate = s.constant_rate_setting(f.FIG11_RATE, (s.batch_size,))
+        at_both = s.constant_rate_setting(f.FIG11_RATE, (s.batch_size, f.SMALL_BATCH))
         if not departs:
-            assert all(r.setting == s.setting for r in h5)
+            assert [r.setting for r in h5] == [f"{s.setting}; {at_rate}"] * (2 * len(s.patterns)) + \
+                [f"{s.setting}; {at_both}"] * 3
             continue
         fig11, remark = s.batch_departure()
         assert fig11.startswith(f"departure: batch {s.batch_size}, not App. H.5's 128")
         assert remark.startswith(f"departure: the large batch is {s.batch_size}, not App. H.5's 128")
-        assert [r.setting for r in h5] == [f"{s.setting}; {fig11}"] * (2 * len(s.patterns)) + \
-            [f"{s.setting}; {remark}"] * 3
+        assert [r.setting for r in h5] == [f"{s.setting}; {at_rate}; {fig11}"] * (2 * len(s.patterns)) + \
+            [f"{s.setting}; {at_both}; {remark}"] * 3
+
+
+def test_constant_rate_rows_name_the_rate_the_share_of_the_summed_step_and_fedsum_bs_samples():
+    """Review finding (notebook 03): Fig. 10's and Fig. 11's runs move 1/20 of the paper's summed step
+    at the quick profile (K = 5, T = 200 against K = 10, T = 2000, the same constant rate), and
+    FedSUM-B averages K x B samples a round: 5 x 32 = 160 against App. H.5's 10 x 128 = 1,280, a
+    factor 8, not the 4 of the batches alone. The settings say so, computed; at the paper profile the
+    same words read "the same as"."""
+    f = studies.fedsum
+    quick, paper = f.fedsum_setup("quick"), f.fedsum_setup("paper")
+    assert quick.constant_rate_setting(f.FIG10_RATE) == (
+        "constant eta_l = 0.01, eta_g = 1: a run moves eta_g eta_l K T = 10 in all, 1/20 of the paper's 200 "
+        "(K = 10, T = 2000)")
+    words = quick.constant_rate_setting(f.FIG11_RATE, (32, 8))
+    assert words.startswith("constant eta_l = 0.1, eta_g = 1: a run moves eta_g eta_l K T = 100 in all, 1/20 "
+                            "of the paper's 2000")
+    assert "FedSUM-B at batch 32 averages K x B = 5 x 32 = 160 samples a round per client, 1/8 of App. " \
+           "H.5's 10 x 128 = 1,280" in words
+    assert "FedSUM-B at batch 8 averages K x B = 5 x 8 = 40 samples a round per client, 1/2 of App. H.5's " \
+           "10 x 8 = 80" in words
+    assert "the same as the paper's 200" in paper.constant_rate_setting(f.FIG10_RATE)
+    assert "1,280 samples a round per client, the same as App. H.5's" in \
+        paper.constant_rate_setting(f.FIG11_RATE, (128,))
 
 
 def test_fig14b_row_reads_at_or_above_fedavg_as_a_no_worse_claim():
@@ -383,13 +424,13 @@ def test_fig14b_row_reads_at_or_above_fedavg_as_a_no_worse_claim():
     assert b.quote == a.quote == "the bias issue discussed in ... does not affect the performance of FedSUM"
 
 
-def _grid_table(s, losses):
-    """:meth:`FedSumSetup.choose_rates`' table of the quick grid whose runs end at ``losses`` (one per
-    pair, in the grid's order: eta_g = 1, 2, 10, 20), every run ok."""
+def _grid_table(s, losses, accs=(0.9, 0.9, 0.9, 0.9)):
+    """:meth:`FedSumSetup.choose_rates`' table of the quick grid whose runs end at ``losses`` and test
+    accuracies ``accs`` (one per pair, in the grid's order: eta_g = 1, 2, 10, 20), every run ok."""
     grid = s.grid_configs("mnist")
     rows = []
-    for c, loss in zip(grid, losses, strict=True):
-        rows += [(c.key(), 0, 2.3, 0.1, "ok"), (c.key(), 45, loss, 0.9, "ok"), (c.key(), 50, loss, 0.9, "ok")]
+    for c, loss, acc in zip(grid, losses, accs, strict=True):
+        rows += [(c.key(), 0, 2.3, 0.1, "ok"), (c.key(), 45, loss, acc, "ok"), (c.key(), 50, loss, acc, "ok")]
     table, _, _ = studies.pick_rates(_frame(rows), grid, s.max_eta_g, s.pick_window)
     return table.assign(dataset=s.dataset_name("mnist"))
 
@@ -398,13 +439,17 @@ def test_grid_claim_scores_eta_g_1_against_every_other_eta_g_of_the_grid():
     """App. H.2's "we select eta_g = 1.0": the grid's own score (training loss, lower is better) at
     eta_g = 1 against each other eta_g, over the grid's one seed: a selection made once, as App. H
     makes it, so "not tested" (no interval can decide it), with the verdict the rest of the rule
-    would give; the cause names the rule's own pick and, where the pick is capped, that eta_g = 1
-    is the theory's."""
+    would give; the cause names the rule's own pick and, where it is not eta_g = 1, that the runs
+    keep App. H.2's reported selection (not FedSUM's theory: the review found that reading wrong), the
+    eta_0 that gives against the pick's, and what the other reading of "best performance", the test
+    accuracy, picks; the "in the paper" column gives App. H.2's reported selection."""
     s = studies.fedsum_setup("quick")
-    row = s.grid_claim(_grid_table(s, [0.38, 0.37, 0.48, 0.43]), "mnist")   # the rule picks eta_g = 2
+    table = _grid_table(s, [0.38, 0.37, 0.48, 0.43], accs=[0.90, 0.89, 0.85, 0.87])  # loss picks eta_g = 2
+    row = s.grid_claim(table, "mnist")
     v = row.check
     assert row.where == "App. H.2" and "we select eta_g = 1.0" in row.quote
-    assert row.context == {"dataset": "MNIST", "pattern": "P1"}
+    shown = "App. H.2 selects eta_g = 1.0, eta_0 = 0.01 (its grid's scores not printed)"
+    assert row.context == {"dataset": "MNIST", "pattern": "P1", "in the paper": shown}
     assert "seed 0 (ours: App. H names neither), 50 rounds (App. H: 500)" in row.setting
     assert v.verdict == claims.NOT_TESTED and v.seeds == 1 and v.direction == ""
     assert v.reason.startswith("not tested: a selection App. H makes once, on a pattern and seed it does not "
@@ -413,10 +458,23 @@ def test_grid_claim_scores_eta_g_1_against_every_other_eta_g_of_the_grid():
     assert "per rival: eta_g = 2: inconclusive (against); eta_g = 10: inconclusive (for); eta_g = 20: " \
            "inconclusive (for)" in v.reason and "effect -0.0100" in v.numbers      # what was set aside
     assert math.isnan(v.effect) and v.margin == claims.MARGINS["training loss"]
-    assert row.cause.startswith("the grid's rule picks eta_g = 2 on its 1 seed(s); the runs use eta_g = 1")
-    row = s.grid_claim(_grid_table(s, [0.36, 0.37, 0.48, 0.43]), "mnist")   # the rule picks eta_g = 1
-    assert "(without this rule: inconclusive (for))" in row.check.reason
-    assert row.cause == "the grid's rule picks eta_g = 1 on its 1 seed(s)"
+    e0 = {eg: e for e, eg in zip(table["eta_0"], table["eta_g"], strict=True)}
+    assert row.cause == (
+        "the grid's rule (the lowest training loss, as set before the runs) picks eta_g = 2 (eta_0 = "
+        f"{e0[2]:g}) on its 1 seed(s); the runs do not use that pick: they keep App. H.2's reported "
+        "selection (\"we select eta_g = 1.0 and eta_0 = 0.01 for all algorithms\"), eta_g = 1 at the same "
+        f"product 0.0733, so eta_0 = 0.0733 where the pick's is {e0[2]:g}; this row repeats App. H.2's "
+        "selection as a check; read as the highest test accuracy over the same window (App. H.2's 'best "
+        "performance' does not say which), the grid picks eta_g = 1 (eta_g = 1: 0.9000, eta_g = 2: 0.8900, "
+        "eta_g = 10: 0.8500, eta_g = 20: 0.8700); the row's rule stays the training loss, as set before the "
+        "runs")
+    assert "theory" not in row.cause
+    assert s.grid_pick(table, "mnist") == (pytest.approx(e0[2]), 2.0)
+    row = s.grid_claim(_grid_table(s, [0.36, 0.37, 0.48, 0.43], accs=[0.88, 0.89, 0.85, 0.87]), "mnist")
+    assert "(without this rule: inconclusive (for))" in row.check.reason      # the rule picks eta_g = 1
+    assert row.cause.startswith("the grid's rule (the lowest training loss, as set before the runs) picks "
+                                "eta_g = 1 (eta_0 = 0.0733) on its 1 seed(s); read as the highest test "
+                                "accuracy") and "the grid picks eta_g = 2 (" in row.cause
     smoke = studies.fedsum_setup("smoke")                                   # every pair at eta_g = 1
     t = pd.DataFrame({"eta_0": [0.1, 0.03], "eta_g": [1.0, 1.0], "eta_0 x eta_g": [0.1, 0.03],
                       "final train loss": [0.5, 0.6], "status": "ok", "chosen": [True, False],
@@ -462,7 +520,10 @@ def test_delay_rows_read_fig10s_schedules_step_by_step_and_remark_21_as_a_trend_
     seeds = [0, 1, 2]
     rows = s.remark_claims(*_case_runs(s), seeds, s.datasets[:1], s.setting)
     assert [r.where for r in rows] == ["App. H.4, Fig. 10"] * 2 + ["Sec. 2.2, Remark 2.1"] * 3
-    assert all(r.context == {"dataset": "MNIST"} and r.setting == s.setting for r in rows)
+    assert all(r.setting == s.setting for r in rows)
+    assert [r.context for r in rows] == [{"dataset": "MNIST", "in the paper": shown} for shown in
+                                         ["Fig. 10: curves only, no number printed"] * 2
+                                         + ["Remark 2.1: text only, no number printed"] * 3]
     tau_max, tau_avg, reach_acc, reach_loss, acc = (r.check for r in rows)
     assert "tau_max" in rows[0].claim and "tau_avg" in rows[1].claim
     assert tau_max.verdict == tau_avg.verdict == claims.HOLDS and tau_max.margin == claims.MARGINS["delay"]
@@ -523,3 +584,48 @@ def test_remark_21_rounds_rows_name_the_confound_of_cyclic_orders_with_the_small
     assert float(within["sampled"]) == pytest.approx(rounds[order[2]] - rounds[order[3]], abs=0.051)
     assert float(within["sampled"]) < 0                       # among the sampled: the smaller delay, faster
     assert "confounded" in rows[3].cause and not rows[4].cause    # the loss row too; the accuracy row: none
+
+
+def test_off_rule_says_where_the_clients_eta_0_comes_from_and_what_the_grids_pick_gives():
+    """Review finding: the SCAFFOLD rows' causes name the local step 0.0733 (7.3x App. H's 0.01); that
+    eta_0 follows from keeping App. H.2's reported eta_g = 1 at the matched product, and the grid's own
+    pick (eta_g = 2 at the same product) would have given half of it. The why says both, computed."""
+    f = studies.fedsum
+    why = f.off_rule(0.0733, 1.0, 32, 5, 200, picked=(0.03665, 2.0))
+    assert set(why) == {*f.OURS, *f.BASELINES}
+    assert why["SCAFFOLD"] == (
+        "local step eta_0 eta_g = 0.0733, 7.3x App. H's 0.01 (batch 32 instead of 128, K = 5, T = 200 "
+        "instead of 2000: the summed step matched, not the step); the clients' eta_0 = 0.0733 follows from "
+        "keeping App. H.2's reported eta_g = 1 at the matched product; the grid's own pick (eta_g = 2) would "
+        "have given eta_0 = 0.03665 (3.7x App. H's eta_0 = 0.01)")
+    same = f.off_rule(0.127, 1.0, 32, 5, 84, picked=(0.127, 1.0))["FedAvg"]   # notebook 09: the pick is 1
+    assert same.endswith("; the grid's own pick (eta_g = 1) gives the same eta_0")
+    assert f.off_rule(0.1, 2.0, 32, 5, 200)["FedAU"].endswith(
+        "; eta_0 = 0.1 at eta_g = 2, not App. H.2's reported eta_g = 1")
+    assert f.off_rule(0.01, 1.0, 128, 10, 2000, picked=(0.005, 2.0)) == {}    # App. H's own step
+    assert not any("theory" in w for w in why.values())
+    s = f.fedsum_setup("quick")
+    assert s.off_rule(0.0733, 1.0, (0.03665, 2.0)) == why
+    with pytest.raises(ValueError, match="chosen row"):
+        f.grid_pick(pd.DataFrame({"eta_0": [0.1], "eta_g": [1.0], "chosen": [False]}))
+
+
+def test_every_fedsum_row_says_what_the_paper_prints():
+    """Review finding: FedSUM prints no experimental number (Sec. 5 and App. H are figures), so every
+    FedSUM row's "in the paper" column says so -- "Fig. X: curves only, no number printed", as notebook
+    08 fills its rows -- and App. H.2's grid row gives its reported selection; a place with no figure
+    says it is text only; a place the map does not know is an error, never an empty cell."""
+    f = studies.fedsum
+    assert f.paper_shows("Sec. 5, Fig. 1(b)") == "Fig. 1(b): curves only, no number printed"
+    assert f.paper_shows("App. H.8, Fig. 14(a)") == "Fig. 14(a): curves only, no number printed"
+    assert f.paper_shows("App. H.2") == ("App. H.2 selects eta_g = 1.0, eta_0 = 0.01 (its grid's scores not "
+                                         "printed)")
+    assert f.paper_shows("App. H.7") == "App. H.7: text only (not depicted in Fig. 13), no number printed"
+    with pytest.raises(ValueError, match="no entry"):
+        f.paper_shows("Sec. 4")
+    s = f.fedsum_setup("quick")
+    rows = [*s.unrun_claims(), *s.unrun_main_claims(), *s.unrun_ablation_claims()]
+    rows += s.ablation_claims(*_ablation_summaries(s, [0, 1, 2]), [0, 1, 2], s.datasets[:1], s.setting)
+    assert rows and all(r.context[claims.IN_THE_PAPER] == f.paper_shows(r.where) for r in rows)
+    assert {r.context[claims.IN_THE_PAPER] for r in rows if r.where == "App. H.5"} == \
+        {"App. H.5: text only, no number printed"}

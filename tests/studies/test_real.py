@@ -12,7 +12,7 @@ from fedlib import delays
 
 def test_real_study_keeps_app_h_rules_under_the_trace(tmp_path):
     """Notebook 09: App. H's grid under the trace (FedAvg, a quarter of the run, the product of the
-    paper's summed step, eta_g capped at 1 by pick_rates), every method at the shared rates,
+    paper's summed step, App. H.2's reported eta_g = 1 kept by pick_rates), every method at the shared rates,
     amplification every day of rounds at eta_0 / gamma, and configs that name the real files by a
     data-folder path and their SHA-256 (the same store keys on every machine)."""
     from fedlib import traces
@@ -321,3 +321,44 @@ def test_real_fedacs_rows_name_every_rival_and_app_i2_calibration():
     for row in rows:
         assert "FedAvg: not tested" in row.check.reason and "2x the shared" in row.check.reason
         assert "rates 1-2x the shared" in row.setting
+
+
+def test_real_wang_ji_row_names_the_horizon_against_the_authors_and_why_the_horizon_rule_is_not_applied():
+    """Review finding: Wang & Ji's row runs 3 cycles after the warm-up where the authors' code runs 596
+    (298,000 rounds after its warm-up, cycle 500: amplified.AUTHORS_HORIZON, not retyped); its setting
+    and cause say so, computed. FOCUS's horizon rule is not applied to it (its criterion: runs at a rate
+    fixed for a far longer horizon, still in their early phase from an initial model; Wang & Ji's phases
+    continue a warmed-up model at their own grid's rates): the cause says so, with the ratio the rule
+    reads. The row's "in the paper" column says Fig. 1 prints curves only; the FedSUM rows' too."""
+    from fedlib import claims
+    from fedlib.studies import amplified, real
+    from fedlib.studies.base import Frames
+    s = real.real_setup("quick", "traces/sessions_100.txt")
+    theirs = amplified.AUTHORS_HORIZON / amplified.amplified_setup("paper").cycle
+    assert theirs == 596
+    assert s.horizon_words == ("36 rounds after the warm-up (3 cycles of P = 12 rounds, 3 amplifications), "
+                               f"{3 / theirs:.2%} of the authors' 596 cycles (their code: 298,000 rounds "
+                               "after its warm-up, cycle 500)")
+    r = np.arange(0, 85, 4)                                                  # _frames' evaluations
+    amp, plain = real.AMPLIFIED
+    phases = {real.TUNED[amp]: (0.80 + 0 * r, 0.50 + 0 * r), real.TUNED[plain]: (0.85 + 0 * r, 0.46 + 0 * r)}
+    f = _frames({m: dict.fromkeys(range(3), c) for m, c in phases.items()})
+    start = pd.DataFrame({"round": [0, 4], "loss": [2.3, 2.0], "test_acc": [0.1, 0.2]})
+    curves = {(k, "FedAvg"): start for k in range(3)}
+    words = s.horizon_rule_words(curves, f.summary, [0, 1, 2])
+    assert words.startswith("FOCUS's horizon rule (late-window training loss above 0.5 x the initial "
+                            "model's: not tested) is not applied: its criterion covers runs at a rate fixed "
+                            "for a far longer horizon")
+    assert words.endswith(f"over seeds [0, 1, 2]: {real.TUNED[amp]}: {0.5 / 2.3:.2f}-{0.5 / 2.3:.2f}; "
+                          f"{real.TUNED[plain]}: {0.46 / 2.3:.2f}-{0.46 / 2.3:.2f}")
+    own = Frames(f.summary, f.curves, (0, 1, 2), 4, 10, methods=tuple(real.AMPLIFIED),
+                 key=lambda k, m: (k, real.TUNED[m]))
+    row, = s._amplified_rows(own, curves, f.summary, [0, 1, 2])
+    assert row.check.verdict == claims.NOT_HOLDS and row.cause.endswith(words)
+    assert row.context[claims.IN_THE_PAPER] == "Fig. 1: curves only, no number printed"
+    _, _, phases_cause, phase_setting = s._own_rule_words((0.127, 1.0), {})
+    assert phase_setting.endswith(f"picks, {s.horizon_words}") and phases_cause.endswith(s.horizon_words)
+    # the FedSUM rows' SCAFFOLD cause names the grid's own pick, passed through
+    why = s.off_rule((0.127, 1.0), picked=(0.127, 1.0))["SCAFFOLD"]
+    assert why.endswith("App. H.2's reported eta_g = 1 at the matched product; the grid's own pick "
+                        "(eta_g = 1) gives the same eta_0")
