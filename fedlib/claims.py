@@ -1086,19 +1086,31 @@ def combine(verdicts: Mapping[str, Verdict]) -> Verdict:
     key, v = min(verdicts.items(), key=weakness)
     others = [f"{o}: {x.verdict}" for o, x in verdicts.items() if o != key and x.verdict != HOLDS]
     also = f" (also not holding: {'; '.join(others)})" if others else ""
-    notes = []
+    return Verdict(v.verdict, v.numbers + also, v.seeds, v.diffs, v.effect, v.ci_low, v.ci_high, v.threshold,
+                   v.margin, _joined_reason(verdicts, key, "per rival"), _joined_lean(verdicts, v, "against"))
+
+
+def _joined_reason(verdicts: Mapping[str, Verdict], key: str, head: str) -> str:
+    """The reason of :func:`combine` / :func:`combine_any`: every comparison's verdict (``head``:
+    ...), then the deciding comparison's (``key``) reason and the others' reasons."""
+    v, notes = verdicts[key], []
     if len(verdicts) > 1:
-        notes.append("per rival: " + "; ".join(
-            f"{o}: {x.words}" for o, x in verdicts.items()))
+        notes.append(f"{head}: " + "; ".join(f"{o}: {x.words}" for o, x in verdicts.items()))
     if v.reason:
         notes.append(f"against {key}: {v.reason}" if len(verdicts) > 1 else v.reason)
     notes += [f"against {o}: {x.reason}" for o, x in verdicts.items() if o != key and x.reason]
-    lean = ""
-    if v.verdict == INCONCLUSIVE:
-        leans = [x.direction for x in verdicts.values() if x.verdict == INCONCLUSIVE]
-        lean = "against" if "against" in leans else "for" if all(x == "for" for x in leans) else "split"
-    return Verdict(v.verdict, v.numbers + also, v.seeds, v.diffs, v.effect, v.ci_low, v.ci_high, v.threshold,
-                   v.margin, "; ".join(n for n in notes if n), lean)
+    return "; ".join(notes)
+
+
+def _joined_lean(verdicts: Mapping[str, Verdict], v: Verdict, strong: str) -> str:
+    """The direction of a joined verdict ``v``: "" unless inconclusive; else ``strong`` if one of
+    the inconclusive comparisons leans that way, the other direction if all of them lean it, else
+    "split"."""
+    if v.verdict != INCONCLUSIVE:
+        return ""
+    leans = [x.direction for x in verdicts.values() if x.verdict == INCONCLUSIVE]
+    other = "for" if strong == "against" else "against"
+    return strong if strong in leans else other if all(x == other for x in leans) else "split"
 
 
 def combine_any(verdicts: Mapping[str, Verdict]) -> Verdict:
@@ -1132,17 +1144,8 @@ def combine_any(verdicts: Mapping[str, Verdict]) -> Verdict:
         v = item[1]
         return order[v.verdict], (v.ci_low - v.threshold) if np.isfinite(v.ci_low) else -math.inf
     key, v = max(verdicts.items(), key=strength)        # max keeps the first of equals
-    notes = []
-    if len(verdicts) > 1:
-        notes.append("some rival: " + "; ".join(f"{o}: {x.words}" for o, x in verdicts.items()))
-    if v.reason:
-        notes.append(f"against {key}: {v.reason}" if len(verdicts) > 1 else v.reason)
-    notes += [f"against {o}: {x.reason}" for o, x in verdicts.items() if o != key and x.reason]
-    lean = ""
-    if v.verdict == INCONCLUSIVE:
-        leans = [x.direction for x in verdicts.values() if x.verdict == INCONCLUSIVE]
-        lean = "for" if "for" in leans else "against" if all(x == "against" for x in leans) else "split"
-    return replace(v, reason="; ".join(notes), direction=lean)
+    return replace(v, reason=_joined_reason(verdicts, key, "some rival"),
+                   direction=_joined_lean(verdicts, v, "for"))
 
 
 def against_all(a: Mapping, others: Mapping[str, Mapping], name: str = "A",

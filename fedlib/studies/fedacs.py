@@ -133,14 +133,14 @@ PAPER_TARGETS = {
     "Table 4 (static)": {"MNIST": 0.70, "CIFAR-10": 0.40, "CINIC-10": 0.35},
     "Table 4 (alphas)": {"column 1": 0.35, "column 2": 0.35, "column 3": 0.40},
 }
-#: the MNIST columns of Tables 1 and 4 (left): table -> method -> entry
+#: the MNIST columns of Tables 1 and 4 (left), as table -> method -> entry
 PAPER_MNIST = {t: cols["MNIST"] for t, cols in PAPER_TABLES.items() if "MNIST" in cols}
 #: a printed ratio is a slip (:func:`ratio_slips`) where it is this far or farther from the quotient of
 #: the printed numbers: one unit of its last printed digit, which neither rounding nor truncation explains
 SLIP = 0.01
-#: Table 4 (right): targets per alpha column, in the order of the alphas
+#: Table 4 (right), its targets per alpha column, in the order of the alphas
 _ALPHA_TARGETS = {"cifar10": tuple(PAPER_TARGETS["Table 4 (alphas)"].values())}
-#: Table 4 (right): the methods it prints a dash for (never reached the target), per alpha column in
+#: Table 4 (right), the methods it prints a dash for (never reached the target), per alpha column in
 #: the order of the alphas (the text lost the alphas: the study orders them as the paper profile's)
 _ALPHA_DASHES = {"cifar10": tuple(tuple(m for m, r in col.items() if r.rounds is None)
                                   for col in PAPER_TABLES["Table 4 (alphas)"].values())}
