@@ -388,7 +388,7 @@ def claims_table(rows: list[dict[str, str]], up: str, table_id: str = "ledger", 
         key = f"{nb}|{profile}"
         if groups and key != group:
             group = key
-            body.append(f'<tr class="group" data-group="{e(key)}"><th colspan="7">'
+            body.append(f'<tr class="group" data-group="{e(key)}"><th colspan="7" title="{e(profile)}">'
                         f'<a href="{link}">{e(nb)}</a> <span class="paper">{e(r["paper"])}</span> '
                         f'<span class="profile">{e(profile)}</span>'
                         "</th></tr>")
@@ -404,7 +404,8 @@ def claims_table(rows: list[dict[str, str]], up: str, table_id: str = "ledger", 
             f'<tr class="claim" data-group="{e(key)}" data-paper="{e(r["paper"])}" data-notebook="{e(nb)}" '
             f'data-setting="{e(short)}" data-verdict="{e(r["verdict"])}" '
             f'data-direction="{e(r.get("direction", ""))}">'
-            f'<td class="c-claim"><details><summary>{e(r["claim"])}</summary><div class="claim-more">{more}'
+            f'<td class="c-claim"><details><summary title="{e(r["claim"])}"><span class="claim-text">'
+            f'{e(r["claim"])}</span></summary><div class="claim-more">{more}'
             f"</div></details></td>"
             f'<td class="c-where">{e(r["where"])}</td><td class="c-setting">{e(short)}</td>'
             f'<td class="c-verdict">{verdict_badge(r["verdict"])}'

@@ -76,6 +76,8 @@ runs.summary()   # what the committed runs say (the claims ledger)
 # %% [markdown]
 # ## Settings per profile
 #
+# <details><summary>The settings table: each setting as the paper (or the authors' code) gives it, ours in the quick profile, and why</summary>
+#
 # | setting | paper (App. F; authors' code) | quick (here) | why |
 # |---|---|---|---|
 # | data | CIFAR-10 | MNIST (stands in for CIFAR-10) | no CIFAR-10 on these machines |
@@ -90,6 +92,8 @@ runs.summary()   # what the committed runs say (the claims ledger)
 # | methods | SG-FOCUS, FedAU, SCAFFOLD | the same (faithful), the authors' FedAU (= FedAvg) and SCAFFOLD (sum over a fixed S: 10 under "bern" and "markov"; under "uniform" it is SCAFFOLD) | shows why the paper's curves look as they do |
 # | final values | last point of a single run | late-window means: the evaluations of the last fifth of the rounds | single evaluations of SG-FOCUS's accuracy swing (the final-values table's swing column) |
 # | evaluation | not stated (their code logs the participants' minibatch loss and the test accuracy) | training loss on 50 samples per client (weighted), test accuracy on the whole test set | budget |
+#
+# </details>
 #
 # **The paper profile** runs the paper column on CIFAR-10: the authors' CNN, 10,000 rounds,
 # evaluated every 25 (the training loss on 100 held samples per client), 5 seeds, no augmentation.
