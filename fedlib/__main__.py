@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 
 from ._validate import InputError
 from .store import Store
-from .verification import verify
+from .verification import _unregistered, verify
 
 
 def pick(store: Store, sample: int | None, seed: int = 0) -> list[str]:
@@ -339,8 +339,7 @@ def _verify_entry(t: Path, rounds: int | str | None) -> str:
             tqdm.write(f"skip {t.name}: not checkable here: {str(e).splitlines()[0]} (verify it where "
                        "the file is: from the folder the run was computed in, or with it in FEDLIB_DATA)")
             return "unchecked"
-        unknown = any(f"unknown {what} " in str(e) for what in ("algorithm", "problem", "participation kind",
-                                                                 "dataset"))
+        unknown = _unregistered(e)
         hint = "; if it is your own, pass --import <the module that registers it>" if unknown else ""
         tqdm.write(f"{'skip' if unknown else 'FAIL'} {t.name}: cannot replay: "
                    f"{str(e).splitlines()[0]}{hint}")
@@ -392,10 +391,10 @@ def _rounds(parser: argparse.ArgumentParser, text: str) -> int | str | None:
 def _renew(parser: argparse.ArgumentParser, path: Path, rounds) -> int:
     from .verification import renew_fingerprints
     _store_folder(parser, path, "renew")
-    st = Store(path, create=False)
-    if not st.writable:                          # before any replay: renewing rewrites the entries
-        parser.error(f"path: {path} cannot be written ({st._why}); renew rewrites the meta.json of each "
-                     "entry it renews: copy the store somewhere writable")
+    try:                                         # before any replay: renewing rewrites the entries
+        Store(path, create=False).require_writable("renew rewrites the meta.json of each entry it renews")
+    except InputError as e:
+        parser.error(f"path: {str(e).removeprefix('store: ')}; copy the store somewhere writable")
     out = renew_fingerprints(path, rounds=rounds, progress=True)
     for key, outcome in out.items():
         why = f": {outcome.split(': ', 1)[1]}" if ": " in outcome else ""

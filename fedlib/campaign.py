@@ -35,14 +35,13 @@ from __future__ import annotations
 import functools
 import os
 import time
-import warnings
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._validate import InputError
+from ._validate import InputError, warn
 from .config import ExperimentConfig
 from .store import Store
 
@@ -1132,9 +1131,8 @@ def _check_campaign(notebook: str | list[str], profile: str, device: str | None,
     check_profile(profile)
     _check_store_place(store, names, profile)
     if root is not None and not (Path(root) / "results").is_dir():
-        warnings.warn(f"root: no results/ folder under {root}: every run is planned anew there (root is the "
-                      "folder that holds results/<notebook>/<profile>, e.g. a copy of the project)",
-                      RuntimeWarning, stacklevel=3)
+        warn(f"root: no results/ folder under {root}: every run is planned anew there (root is the folder "
+             "that holds results/<notebook>/<profile>, e.g. a copy of the project)")
     if isinstance(budget_min, bool) or not isinstance(budget_min, (int, float)) or not (
             0 <= budget_min < float("inf")):
         raise InputError(f"budget_min: must be a finite number of minutes >= 0, got {budget_min!r}")

@@ -78,7 +78,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ._validate import InputError, check_int, check_text
+from ._validate import InputError, check_int, check_real, check_text
 
 __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "IN_THE_PAPER", "INCONCLUSIVE", "LEDGER_COLUMNS",
            "MARGINS",
@@ -337,11 +337,8 @@ def _check_summary_args(df: pd.DataFrame, labels: Mapping, names: Sequence[str],
         if np.nanmax(acc, initial=0.0) > 1 or np.nanmin(acc, initial=0.0) < 0:
             raise InputError(f"df: test_acc must be a fraction in [0, 1] (0.91, not 91), got values from "
                              f"{np.nanmin(acc):g} to {np.nanmax(acc):g}")
-    for name, v, ok, allowed in (("margin", margin, lambda x: 0 <= x < math.inf, ">= 0"),
-                                 ("stable_from", stable_from, lambda x: 0 <= x < 1,
-                                  "a fraction of the rounds in [0, 1)")):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not ok(v):
-            raise InputError(f"{name}: must be {allowed}, got {v!r}")
+    check_real("margin", margin, 0)
+    check_real("stable_from", stable_from, 0, 1, high_open=True)       # a fraction of the rounds
     by_key = {(c if isinstance(c, str) else c.key()): v for c, v in labels.items()}
     seen: dict = {}
     for key in dict.fromkeys(df["key"]):
@@ -439,16 +436,10 @@ def margin_for(metric: str, eval_every: int | None = None, per_round: float | No
             raise InputError(f"eval_every, per_round: the margin of {metric!r} is fixed ({m:g}), not one "
                              "evaluation interval; leave them out")
         return float(m)
-    if eval_every is not None and (isinstance(eval_every, bool)
-                                   or not isinstance(eval_every, (int, float, np.integer, np.floating))
-                                   or not 1 <= eval_every < math.inf):
-        raise InputError(f"eval_every: must be a number of rounds >= 1 (the evaluation interval), got "
-                         f"{eval_every!r}")
-    if per_round is not None and (isinstance(per_round, bool)
-                                  or not isinstance(per_round, (int, float, np.integer, np.floating))
-                                  or not 0 < per_round < math.inf):
-        raise InputError(f"per_round: must be a finite number > 0 (model units or local steps per round), "
-                         f"got {per_round!r}")
+    if eval_every is not None:
+        check_real("eval_every", eval_every, 1)                # rounds: the evaluation interval
+    if per_round is not None:
+        check_real("per_round", per_round, 0, low_open=True)   # model units or local steps a round
     if eval_every is None or (metric != "rounds to target" and per_round is None):
         raise InputError(f"eval_every{'' if metric == 'rounds to target' else ', per_round'}: the margin of "
                          f"{metric!r} is {m}; give the notebook's evaluation interval")
@@ -725,9 +716,7 @@ def _check_rule(d: np.ndarray, threshold: float, margin: Any, kind: str) -> None
         raise InputError(f"diffs: entry {int(bad[0])} is {d[bad[0]]}; the differences of seeds where both "
                          "runs have a value (leave failed seeds out and name them in failed_own / "
                          "failed_other)")
-    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)) \
-            or not 0 <= margin < math.inf:
-        raise InputError(f"margin: must be a finite number >= 0, got {margin!r}")
+    check_real("margin", margin, 0)
     want = -float(margin) if kind == "no worse" else 0.0
     if threshold != want:
         raise InputError(f"threshold: a {kind!r} claim's threshold is {want:g} (0 for 'better', -margin "
@@ -837,11 +826,7 @@ def paired(a: Mapping, b: Mapping, higher: bool = True, margin: float = 0.0, kin
     seeds = [s for s in a if s in b]
     unmatched = [f"{nm}: {sorted(set(x) - set(y), key=str)}" for nm, x, y in (("a", a, b), ("b", b, a))
                  if set(x) - set(y)]
-    if not a and not b:
-        raise InputError("a, b: both empty: a paired comparison needs the values of at least one seed")
-    if not seeds:
-        raise InputError(f"a, b: no seed in common (a: {sorted(a)}, b: {sorted(b)}); a paired comparison "
-                         "compares the two methods' runs of the same seeds")
+    _check_common_seeds(a, b)
     an, bn = names
     diffs, own, other = _paired_differences(a, b, seeds, higher, names, missing)
     threshold = -margin if kind == "no worse" else 0.0
@@ -895,6 +880,16 @@ def _off_rule(a: Mapping, b: Mapping, seeds: list, names: tuple[str, str], off_r
                             f"seeds ({', '.join(f'seed {s}' for s in bad)}), run outside its paper's "
                             f"settings: {why}")
     return "; ".join(untested)
+
+
+def _check_common_seeds(a: Mapping, b: Mapping) -> None:
+    """:func:`paired`'s and :func:`paired_reach`'s two sides: not both empty, and a seed in common."""
+    if not a and not b:
+        raise InputError("a, b: both empty: a paired comparison needs the runs of at least one seed")
+    if not any(s in b for s in a):
+        raise InputError(f"a, b: no seed in common (a: {sorted(a, key=str)}, b: {sorted(b, key=str)}); a "
+                         "paired comparison compares the two methods' runs of the same seeds (key each "
+                         "method's runs by seed alone)")
 
 
 def _values(name: str, side: Mapping) -> dict:
@@ -1237,12 +1232,7 @@ def _check_reach(a: Any, b: Any, metric: Any, smooth: Any, names: Any, higher_me
         if bad:
             raise InputError(f"{nm}: seed {bad[0]!r}: a history is a DataFrame with columns round and the "
                              f"metric (None for a failed run), got {type(side[bad[0]]).__name__}")
-    if not a and not b:
-        raise InputError("a, b: both empty: a paired comparison needs the runs of at least one seed")
-    if not any(s in b for s in a):
-        raise InputError(f"a, b: no seed in common (a: {sorted(a, key=str)}, b: {sorted(b, key=str)}); a "
-                         "paired comparison compares the two methods' runs of the same seeds (key each "
-                         "method's runs by seed alone)")
+    _check_common_seeds(a, b)
     check_int("smooth", smooth, low=1)
     if not isinstance(higher_metric, (bool, np.bool_)):
         raise InputError(f"higher_metric: must be True or False, got {higher_metric!r}")

@@ -451,9 +451,11 @@ class FlowerEngine:
 
 def problem_identity(config: ExperimentConfig) -> str:
     """What names a config's problem between server and nodes: a digest of its problem and
-    problem arguments (every config of one federation shares them), so that a node whose
+    problem arguments (every config of one federation shares them; an argument written at its
+    default counts as left out, :meth:`ExperimentConfig.canonical`), so that a node whose
     :func:`client_app` was built from another config is refused before round 0."""
-    text = json.dumps([config.problem, dict(config.problem_args)], sort_keys=True, default=repr)
+    plain = config.canonical().to_dict()
+    text = json.dumps([plain["problem"], plain["problem_args"]], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -498,8 +500,8 @@ def _identify(grid, num_clients: int, wait: float, problem: str | None) -> tuple
         if problem and theirs and theirs != problem:
             raise InputError(f"problem: node {node} (client {c}) built its problem from a config of another "
                              f"problem (problem {theirs}, the server's {problem}: another problem, "
-                             "problem_args "
-                             "or data seed); start the nodes' client_app with the server's config")
+                             "problem_args or data seed); start the nodes' client_app with the server's "
+                             "config")
         checked += bool(problem and theirs)
         claims.setdefault(c, []).append(node)
     _check_claims(claims, nodes, num_clients, wait)

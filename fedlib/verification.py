@@ -460,7 +460,7 @@ def _renew_one(store: Store, key: str, rounds: int | str | None) -> str | None:
             return None
         outcome, record = _renewal(entry, parts, rounds)
     except InputError as e:
-        if not any(f"unknown {what} " in str(e) for what in _REGISTRIES):
+        if not _unregistered(e):
             raise
         return f"unknown: {str(e).splitlines()[0]}"    # its code is not here to judge: named
     if record is not None:
@@ -471,6 +471,12 @@ def _renew_one(store: Store, key: str, rounds: int | str | None) -> str | None:
 #: what an entry may name that only a registration makes known (an entry of a user's own algorithm
 #: or problem cannot be replayed, nor renewed, until the module that registers it is imported)
 _REGISTRIES = ("algorithm", "problem", "participation kind", "dataset")
+
+
+def _unregistered(e: Exception) -> bool:
+    """Whether ``e`` is the refusal of a name no registration made known here (:data:`_REGISTRIES`):
+    an entry of a user's own algorithm, problem, kind or dataset, whose module is not imported."""
+    return any(f"unknown {what} " in str(e) for what in _REGISTRIES)
 
 
 def _renewal(entry: Entry, parts: list[str], rounds: int | str | None) -> tuple[str, dict | None]:

@@ -761,7 +761,7 @@ TRIAL5 += [
     ("trial5: paired of an infinite value", lambda t: claims.paired({0: np.inf, 1: .8}, {0: .7, 1: .6}),
      ValueError, r"a: seed 0: an infinite value is not a run's value"),
     ("trial5: margin_for every 0 rounds", lambda t: claims.margin_for("rounds to target", eval_every=0),
-     ValueError, r"eval_every: must be a number of rounds >= 1 \(the evaluation interval\), got 0"),
+     ValueError, r"eval_every: must be a finite number >= 1, got 0"),
     ("trial5: margin_for a fixed margin with an interval",
      lambda t: claims.margin_for("test accuracy", eval_every=5), ValueError,
      r"eval_every, per_round: the margin of 'test accuracy' is fixed \(0\.005\)"),
@@ -774,7 +774,7 @@ TRIAL5 += [
     ("trial5: summarize stable from past the end",
      lambda t: claims.summarize(_frame(), {BASE: ("fedavg", 0)}, ["method", "seed"], chance=0.1,
                                 stable_from=5), ValueError,
-     r"stable_from: must be a fraction of the rounds in \[0, 1\), got 5"),
+     r"stable_from: must be a finite number >= 0 and < 1, got 5"),
 ]
 
 

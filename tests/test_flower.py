@@ -488,6 +488,8 @@ def test_nodes_built_from_another_problem_are_refused_before_round_0(in_process,
     other = cfg.replace(problem_args={"num_clients": 10, "train_eval_per_client": 10})
     assert flower.problem_identity(cfg) != flower.problem_identity(other)
     assert flower.problem_identity(cfg) == flower.problem_identity(cfg.replace(seed=9, lr_local=0.1))
+    written = cfg.replace(problem_args={**dict(cfg.problem_args), "alpha": 0.1})     # a default written out
+    assert written.key() != cfg.key() and flower.problem_identity(written) == flower.problem_identity(cfg)
     out: dict = {}
     _single_thread(lambda: flower.server_app(other, out, wait=0.1, save=tmp_path / "s")._main(
         _Grid(flower.client_app(cfg), list(range(10))), None))

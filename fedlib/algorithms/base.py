@@ -330,18 +330,15 @@ def _check_name(c: type[Algorithm]) -> None:
         raise InputError(f"name: must be set on {c.__name__} (a non-empty string class attribute 'name', its "
                          f"name in configs) to register it, got {got} (it would run as {c.name!r}, after "
                          "its class)")
-    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+    if not NAME_PATTERN.fullmatch(name):
         raise InputError(f"name: must be ASCII letters, digits, '_', '+' or '-', starting with a letter or "
                          f"digit (it names the store's folders), got {name!r}")
 
 
 def _check_runnable(c: type[Algorithm]) -> None:
     """What a class needs to run, checked without running it: its own ``round``, or ``client_state``
-    with the four methods of a client/server round; an ``Options`` that is a subclass of
-    :class:`~fedlib.algorithms.Options`. One InputError naming what is missing."""
-    if not (isinstance(c.Options, type) and issubclass(c.Options, Options)):
-        raise InputError(f"Options: must be a subclass of fedlib.algorithms.Options (a frozen dataclass), "
-                         f"got {c.Options!r}")
+    with the four methods of a client/server round (its ``Options`` are checked when the class is
+    defined: ``__init_subclass__``). One InputError naming what is missing."""
     if c.round is not Algorithm.round:
         return
     split = ("client_init", "downlink_message", "client_step", "server_step")

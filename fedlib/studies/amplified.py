@@ -320,8 +320,8 @@ class AmplifiedSetup:
         """This setup's horizon after the warm-up in cycles, against the authors' (:data:`AUTHORS_HORIZON`
         in cycles of Sec. 6's 500 rounds): "3 cycles after warm-up, 0.50% of the authors' 596 (their
         code: 298,000 rounds, cycle 500)". Time is scaled as the cycle is, so cycles compare the two."""
-        paper_cycle = SETTINGS["paper"]["window"] * self.groups
-        here, theirs = self.horizon / self.cycle, AUTHORS_HORIZON / paper_cycle
+        paper_cycle, theirs = authors_cycles()
+        here = self.horizon / self.cycle
         return (f"{here:g} cycles after warm-up, {here / theirs:.2%} of the authors' {theirs:g} (their code: "
                 f"{AUTHORS_HORIZON:,} rounds, cycle {paper_cycle})")
 
@@ -888,6 +888,13 @@ def headline_claims(frames: Frames, amplified: str, plain: str, warmup: str = ""
     claim = f"{amplified} ends above every other method of Fig. 1 {rivals.words}"
     return [ClaimRow("Sec. 6, Fig. 1", QUOTES["best"], f"after {warmup}, {claim}" if warmup else claim,
                      rivals.check)]
+
+
+def authors_cycles() -> tuple[int, float]:
+    """The authors' horizon in cycles, as notebooks 08 and 09 compare theirs with it: the paper
+    profile's cycle (Sec. 6's 500 rounds) and :data:`AUTHORS_HORIZON` in such cycles."""
+    cycle = amplified_setup("paper").cycle
+    return cycle, AUTHORS_HORIZON / cycle
 
 
 def amplified_setup(profile: str, seed: int = 0, stand_in_rounds: int = 0,

@@ -3,6 +3,7 @@ local work and uplinks), the methods with App. I.2's step-length calibration, pe
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -976,7 +977,14 @@ def ratio_slips() -> pd.DataFrame:
     from the quotient of the printed number (``value``) and FedACS's (``reference``): rounding and
     truncation explain less. ``printed`` and ``computed`` are the two ratios; ``swapped`` names the
     method of the same column and quantity whose computed ratio this printed one is (e.g. Table 1's
-    MNIST time ratios of FedAvg and c-a-FedAvg), else ""."""
+    MNIST time ratios of FedAvg and c-a-FedAvg), else "". Computed once (the tables are constants):
+    each call gets its own copy."""
+    return _slips().copy()
+
+
+@functools.lru_cache(maxsize=1)
+def _slips() -> pd.DataFrame:
+    """:func:`ratio_slips`, computed once."""
     rows = []
     for table, cols in PAPER_TABLES.items():
         for col, entries in cols.items():

@@ -663,10 +663,10 @@ def toy_panels(rounds: int, local_steps: int, seed: int = 0):
 _PER_ROUND, _UNIFORM_LR = 4, 1.5e-4
 #: Fig. 4's panels and each one's step size, one for every algorithm (the authors' notebook,
 #: BichengYing/FedASL figures/focus.ipynb: eta = 0.0006, 0.00015, 0.0001)
-TOY_RATES = {"full participation": 6e-4, f"uniform ({_PER_ROUND} of 16)": _UNIFORM_LR,
-             f"arbitrary ({_PER_ROUND} of 16, weighted by q)": 1e-4}
 #: the toy's N (FOCUS Sec. 5: 16 clients; :func:`fedlib.objectives.focus_toy_data` splits its rows among them)
 TOY_CLIENTS = 16
+TOY_RATES = {"full participation": 6e-4, f"uniform ({_PER_ROUND} of {TOY_CLIENTS})": _UNIFORM_LR,
+             f"arbitrary ({_PER_ROUND} of {TOY_CLIENTS}, weighted by q)": 1e-4}
 #: FOCUS Sec. 5.3's Markov participation on the toy (ours: the paper runs none): fedlib's ``markov``
 #: kind (FedAU's two-state chain per client), every client's stationary probability that of the
 #: uniform panel (4 of 16 a round on average), and the chain's on-rate (P(off -> on), fedlib's
@@ -944,10 +944,8 @@ def _at_floor(curves: dict, panel: str, seeds: Sequence[int], method: str, floor
     level, margin = math.log10(floor), claims.MARGINS["log10 error"]
     end = {k: float(curves[(panel, k, method)]["log10_error"].iloc[-1]) for k in seeds}
     names = (f"{method} log10 error", "floor")
-    if at:
-        return claims.paired(end, dict.fromkeys(seeds, level), higher=False, kind="no worse", margin=margin,
-                             names=names)
-    return claims.paired(end, dict.fromkeys(seeds, level), higher=True, margin=margin, names=names)
+    return claims.paired(end, dict.fromkeys(seeds, level), higher=not at, kind="no worse" if at else "better",
+                         margin=margin, names=names)
 
 
 #: FOCUS Sec. 1 on the push-pull approach against the two other approaches to unknown participation

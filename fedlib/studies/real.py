@@ -23,7 +23,7 @@ from ..claims import ClaimRow
 from ..config import ExperimentConfig
 from ..notebook import check_profile
 from . import methods
-from .amplified import AUTHORS_HORIZON, AUTHORS_RATES, amplified_setup
+from .amplified import AUTHORS_HORIZON, AUTHORS_RATES, authors_cycles
 from .base import Frames, Study, get, register_study
 from .fedacs import BENCHMARKS as FEDACS_BENCHMARKS
 from .fedacs import QUOTES as FEDACS_QUOTES
@@ -702,8 +702,7 @@ class RealSetup:
         cycle (the paper profile of notebook 08); time is scaled as the cycle is, so cycles compare
         the two."""
         after = self.rounds - self.warmup_rounds
-        here, cycle = after / self.amplify_every, amplified_setup("paper").cycle
-        theirs = AUTHORS_HORIZON / cycle
+        here, (cycle, theirs) = after / self.amplify_every, authors_cycles()
         return (f"{after} rounds after the warm-up ({here:g} cycles of P = {self.amplify_every} rounds, "
                 f"{after // self.amplify_every} amplifications), {here / theirs:.2%} of the authors' "
                 f"{theirs:g} cycles (their code: {AUTHORS_HORIZON:,} rounds after its warm-up, cycle "

@@ -328,7 +328,7 @@ def test_pilot_causes_put_the_second_stand_ins_checks_beside_the_bern_rows():
                           for g in ("FedAU and SCAFFOLD", theirs)}
     # the claims the rows of headline_claims make, so the notes reach them by claim
     rows = f.focus_setup("quick").claims(*_bern_frame(), "bern", [0, 1, 2], then=notes)
-    assert all(r.cause == notes[r.claim] for r in rows)
+    assert rows and all(r.cause == notes[r.claim] for r in rows)
     acc_note = notes["SG-FOCUS has higher test accuracy than FedAU and SCAFFOLD"]
     assert acc_note.startswith("on Fashion-MNIST, the notebook's pilot (issue 50: \"bern\", seeds [0, 1]")
     assert f"against {rival}: inconclusive (against), 2 of 2 seeds against the claim" in acc_note
