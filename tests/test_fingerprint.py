@@ -173,6 +173,7 @@ OPTION_CHANGES = {
     "uplink_p": [({}, {"uplink_p": 0.5})],
     "draws": [({}, {"draws": 3})],
     "budget": [({}, {"budget": 3}), ({"budget": 4}, {"budget": 5})],
+    "sampling": [({}, {"sampling": "with_replacement"})],
     "uplink_vectors": [({}, {"uplink_vectors": 1})],
     "dy_divisor": [({}, {"dy_divisor": 3.0})],
 }

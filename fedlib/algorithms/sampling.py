@@ -28,7 +28,7 @@ import torch
 from .._validate import InputError
 from ..participation import Schedule
 from .base import Algorithm, register
-from .options import Options, SolverOptions, any_value, int_at_least, option
+from .options import Options, SolverOptions, any_value, int_at_least, one_of, option
 from .reweighting import known_probs, nova_normaliser
 
 
@@ -47,7 +47,12 @@ class FedACSOptions(SolverOptions):
 class OSOptions(Options):
     """OS's option (see :class:`OSSampling`)."""
 
-    budget: int = option(10, *int_at_least(1), doc="expected number of uploads per round")
+    budget: int = option(10, *int_at_least(1), doc="expected number of uploads per round (water_filling) "
+                         "or draws per round (with_replacement)")
+    sampling: str = option("water_filling", *one_of("water_filling", "with_replacement"),
+                           doc="water_filling: each client picked independently with p_i = min(1, c u_i) "
+                               "(Chen et al. 2020, eq. (11)); with_replacement: ``budget`` draws with "
+                               "replacement, q_i proportional to u_i (FedACS's App. B.1.3)")
 
 
 @register
@@ -178,8 +183,15 @@ class OSSampling(Algorithm):
     aggregates the uploads that arrive unbiasedly: x <- x + eta_g sum_{i picked, ok} d_i Delta_i / p_i
     with d_i the data weights renormalised over the available clients.
 
-    Options: budget (expected number of uploads per round, default 10). The picks come from a
-    generator keyed by (seed, round). Messages: 1 down per available client, 1 up per pick
+    With ``sampling="with_replacement"`` the server instead draws ``budget`` times with replacement,
+    client i with probability q_i = u_i / sum_j u_j (uniform when every u_i is 0), as FedACS's App.
+    B.1.3 describes OS ("clients are sampled with replacement according to sampling probability
+    proportional to the norm of gradients"), and aggregates
+    x <- x + eta_g (1/budget) sum_{draws j, upload ok} d_j Delta_j / q_j, unbiased as well; a client
+    drawn twice uploads once and counts twice.
+
+    Options: budget (expected number of uploads per round, or draws, default 10), sampling. The
+    picks come from a generator keyed by (seed, round). Messages: 1 down per available client, 1 up per pick
     (the norms are scalars). Memory: none beyond the model.
     """
 
@@ -201,7 +213,10 @@ class OSSampling(Algorithm):
         delta = self.local(x, A, r, r.lr_local).X - x
         d = self.problem.weights[A].to(x.dtype)
         d = d / d.sum()
-        p = os_probabilities(d * torch.linalg.vector_norm(delta, dim=1), int(self.settings.budget))
+        norms = d * torch.linalg.vector_norm(delta, dim=1)
+        if self.settings.sampling == "with_replacement":
+            return self._drawn(x, r, A, d, norms, delta)
+        p = os_probabilities(norms, int(self.settings.budget))
         u = torch.as_tensor(np.random.default_rng([self.seed, r.t]).random(len(A)), dtype=x.dtype,
                             device=x.device)
         pick = (u < p) & r.uplink_ok[A]
@@ -209,6 +224,20 @@ class OSSampling(Algorithm):
         if not bool(pick.any()):
             return x
         return x + r.lr_global * (d[pick] / p[pick]) @ delta[pick]
+
+    def _drawn(self, x, r, A, d, norms, delta):
+        """App. B.1.3's OS: ``budget`` draws with replacement, q_i proportional to u_i."""
+        m = int(self.settings.budget)
+        total = float(norms.sum())
+        q = norms / total if total > 0 else torch.full_like(norms, 1.0 / len(A))
+        qn = q.double().cpu().numpy()
+        draws = np.random.default_rng([self.seed, r.t]).choice(len(A), size=m, p=qn / qn.sum())
+        counts = torch.as_tensor(np.bincount(draws, minlength=len(A)), dtype=x.dtype, device=x.device)
+        self._picked = int((counts > 0).sum())
+        take = (counts > 0) & r.uplink_ok[A]
+        if not bool(take.any()):
+            return x
+        return x + r.lr_global * (counts[take] * d[take] / (m * q[take])) @ delta[take]
 
     def messages(self, r):
         return self._picked, int((r.active > 0).sum())

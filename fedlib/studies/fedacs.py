@@ -25,7 +25,7 @@ __all__ = ["CellRuns", "DATASETS", "METHODS", "METHOD_NAMES", "STUDY", "Dataset"
            "ALPHA_DYNAMIC", "LOST_PERCENTAGES", "alpha_reading", "computation_note", "paper_words",
            "ratio_slips", "slip_notes", "PILOT_METHODS", "PILOT_SEEDS",
            "pilot_cell", "pilot_target", "PILOT_RULE", "PILOT_TARGET_RULE", "pilot_plateau", "pilot_compare",
-           "pilot_decision",
+           "pilot_decision", "OTHER_READINGS", "other_readings",
            "PAPER_LAST", "PaperResult", "Quote", "QUOTES", "RIVALS", "SHORT_CLAIMS", "beside_paper",
            "cell_claims",
            "cell_name", "KINDS", "late_fluctuation", "mechanism", "UNSTABLE_RATE",
@@ -173,6 +173,32 @@ def _methods(per_round: int) -> dict[str, tuple[str, dict, str]]:
 
 
 METHODS = tuple(_methods(10))
+
+
+#: the other reading of two baselines' settings (paper read 1, findings 4 and 12), run beside Fig. 6's
+#: cell: OS as FedACS's App. B.1.3 describes it ("clients are sampled with replacement according to
+#: sampling probability proportional to the norm of gradients"; as many draws as clients asked) where
+#: the cell runs Chen et al.'s water-filling with half the uploads, and FedNova at FedAvg's rate (App.
+#: I.2: its "step length is unaffected") where the cell calibrates it
+OTHER_READINGS = {"OS": "OS as App. B.1.3 samples ({asked} draws with replacement, by update norm)",
+                  "FedNova": "FedNova at FedAvg's rate (App. I.2: its 'step length is unaffected')"}
+
+
+def other_readings(cell: dict) -> dict:
+    """``cell`` ({seed: {label: config}}) with :data:`OTHER_READINGS` in place of OS and FedNova: OS
+    draws as many clients as are asked, with replacement (``sampling="with_replacement"``), FedNova
+    runs at FedAvg's rate; every other method's config is the cell's own (its stored run)."""
+    out = {}
+    for seed, cs in cell.items():
+        missing = [m for m in ("OS", "FedNova", "FedAvg") if m not in cs]
+        if missing:
+            raise InputError(f"cell: seed {seed} has no {missing[0]!r} config (a cell of "
+                             f"FedAcsSetup.experiment or regime_grid has OS, FedNova and FedAvg)")
+        os_, asked = cs["OS"], dict(cs["OS"].participation_args)["per_round"]
+        opts = {**dict(os_.algorithm_args), "budget": asked, "sampling": "with_replacement"}
+        out[seed] = {**cs, "OS": os_.replace(algorithm_args=opts),
+                     "FedNova": cs["FedNova"].replace(lr_local=cs["FedAvg"].lr_local)}
+    return out
 
 
 #: App. I.3.1's two settings of an environment (Fig. 10's alpha cells are dynamic)

@@ -10,7 +10,7 @@ import fedlib
 from fedlib import participation, problems
 from fedlib.algorithms.sampling import os_probabilities
 
-from .hand import ENGINES, ETA_G, ETA_L, A, C, N, assert_by_hand, hand_problem
+from .hand import ENGINES, ETA_G, ETA_L, A, C, N, assert_by_hand, hand_problem, local, rounds
 from .test_fedavg import fedavg_by_hand
 
 BY_HAND_NAMES = ("fedacs", "os_sampling")
@@ -21,6 +21,41 @@ BY_HAND_NAMES = ("fedacs", "os_sampling")
 def test_os_sampling_rounds_by_hand(engine):
     """A budget above the clients present picks every one with probability 1: FedAvg's mean."""
     assert_by_hand("os_sampling", fedavg_by_hand(), engine)
+
+
+def os_with_replacement_by_hand(budget: int, seed: int = 0) -> np.ndarray:
+    """FedACS App. B.1.3's OS on the two clients: ``budget`` draws with replacement, q_i proportional
+    to d_i ||Delta_i||, aggregated as x + eta_g (1/budget) sum_draws d_j Delta_j / q_j."""
+    x, out = np.zeros(2), []
+    for t, S in rounds():
+        delta = np.array([local(i, x) - x for i in S])
+        d = np.full(len(S), 1.0 / len(S))                  # the problem's equal weights, over S
+        u = d * np.linalg.norm(delta, axis=1)
+        q = u / u.sum()
+        counts = np.bincount(np.random.default_rng([seed, t]).choice(len(S), size=budget, p=q / q.sum()),
+                             minlength=len(S))
+        x = x + ETA_G * ((counts * d / (budget * q)) @ delta)
+        out.append(x.copy())
+    return np.array(out)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_os_with_replacement_rounds_by_hand(engine):
+    """App. B.1.3's reading of OS: a client drawn twice counts twice; one drawn never not at all."""
+    expect = os_with_replacement_by_hand(3)
+    assert_by_hand("os_sampling", expect, engine, budget=3, sampling="with_replacement")
+    assert not np.allclose(expect, fedavg_by_hand())        # the draws matter on this trace
+
+
+def test_os_with_replacement_is_unbiased(quad):
+    """Over many draws the aggregate's mean is the weighted mean of the updates (what water-filling
+    and FedAvg aggregate): one round, full participation, mean over seeds within 4 standard errors."""
+    sched = participation.build("full", 8, 1, local_steps=2)
+    ends = np.array([fedlib.run("os_sampling", quad, sched, lr_local=0.05, budget=2, seed=s,
+                                sampling="with_replacement", progress=False).params.numpy()
+                     for s in range(400)])
+    avg = fedlib.run("fedavg", quad, sched, lr_local=0.05, progress=False).params.numpy()
+    assert np.all(np.abs(ends.mean(0) - avg) <= 4 * ends.std(0) / np.sqrt(len(ends)) + 1e-12)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
