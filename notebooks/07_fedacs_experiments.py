@@ -93,10 +93,10 @@ runs.summary()   # what the committed runs say (the claims ledger)
 # | rates | lost | **regime grid**: FedAvg eta = 0.02 or 0.05, eta_g = 1; the others calibrated (App. I.2, below); the paper's figures at 0.05 | 0.05 was the committed quick profile's choice, fixed before the grid ran |
 # | FedACS | draws K clients with replacement from all clients | K = 10 draws from all N (kind `full`) | same number of requests as the baselines' 10 |
 # | FedACS, a client drawn twice | the update rule (eq. 3) and Alg. 1 were lost | INFERRED: it trains once and makes one upload attempt; if it arrives it counts as often as it was drawn, if it fails it counts in none of its draws | Sec. 2: "the aggregation weight for each client corresponds to the frequency of its appearance", and the link is one Bernoulli variable per selected client (`tests/test_algorithm_zoo.py::test_fedacs_round_by_hand`) |
-# | OS | optimal client sampling (Chen et al.); App. B.1.3: "clients are sampled with replacement according to sampling probability proportional to the norm of gradients" | the same 10 asked clients train; an expected 5 upload (`budget = per_round // 2`, Chen et al.'s water-filling), not App. B.1.3's sampling with replacement; every row that compares OS says so in its setting | OS computes on many and uploads few; the paper's OS times per round match FedAvg's, so it trains as many clients. Halving the uploads raises OS's variance: an OS run with budget 10 is left (not run; the committed store is not extended) |
+# | OS | optimal client sampling (Chen et al.); App. B.1.3: "clients are sampled with replacement according to sampling probability proportional to the norm of gradients" | the same 10 asked clients train; an expected 5 upload (`budget = per_round // 2`, Chen et al.'s water-filling), not App. B.1.3's sampling with replacement; every row that compares OS says so in its setting | OS computes on many and uploads few; the paper's OS times per round match FedAvg's, so it trains as many clients. Halving the uploads raises OS's variance: Fig. 6's cell is also run with App. B.1.3's sampling (10 draws with replacement by update norm; the other readings, below) |
 # | FedAvg aggregation | anonymous, over the clients asked | sum of arrived updates over the 10 asked (`aggregation="contacted"`) | FedACS's FedAvg |
 # | FedAU's rate | "the hyper-parameter is set the same [as] in FedAvg" (App. I.2) | FedAvg's rate in every cell | the text's calibration rule |
-# | FedNova's rate | ambiguous: App. I.2 says FedNova "only changes the direction of the aggregated vectors, the step length is unaffected", yet lists its rate among those "chosen accordingly" | calibrated like FedACS's and c-a-FedAvg's (its ratio to FedAvg's rate is printed below the calibrated rates, and named in the setting of every row that compares FedNova) | we read the summary sentence; the other reading (FedAvg's rate) is not run |
+# | FedNova's rate | ambiguous: App. I.2 says FedNova "only changes the direction of the aggregated vectors, the step length is unaffected", yet lists its rate among those "chosen accordingly" | calibrated like FedACS's and c-a-FedAvg's (its ratio to FedAvg's rate is printed below the calibrated rates, and named in the setting of every row that compares FedNova) | we read the summary sentence; Fig. 6's cell is also run at the other reading, FedAvg's rate (the other readings, below) |
 # | Dirichlet alphas (Fig. 10) | three values, lost; CIFAR-10; static or dynamic not said | 0.1 on Fashion-MNIST (its target by the pilot's rule, below), dynamic setting, 200 rounds (paper profile: 0.1, 0.5, 1.0 on CIFAR-10) | Fashion-MNIST stands in (MNIST saturated: issue 50's pilot, below); more alphas did not fit the CPU budget. The alphas 0.1, 0.5, 1, the reading of Table 4 (right)'s columns in that order and the dynamic setting are our inference (`studies.fedacs.alpha_reading`, in the rows' setting) |
 # | test accuracy | mean over the last 5 rounds | the same, in the tables and the claims (every round is evaluated); the variance proxy of c-a-FedAvg's claim and issue 50's pilot: the last tenth of the rounds | the paper's metric (App. I.3.4); a standard deviation needs more than five points, and the pilot's rule fixed its window before its runs were read |
 # | test set | full | a fixed random subset of 2,000 test images, evaluated every round | a full test pass every round would double the cost |
@@ -234,6 +234,34 @@ verdict_grid = pd.DataFrame({fedacs.cell_name(c): {r.short: r.check.verdict for 
 verdict_grid.index.name = "claim"
 runs.table(verdict_grid.reset_index(), "regime_verdicts")
 verdict_grid
+
+# %% [markdown]
+# ### The other readings of OS and FedNova (Fig. 6's cell)
+# The text leaves two baselines' settings open, and the cells run one reading of each. OS runs Chen
+# et al.'s water-filling (the asked clients train, an expected half of them upload), where App.
+# B.1.3 says "clients are sampled with replacement according to sampling probability proportional
+# to the norm of gradients". FedNova runs at its calibrated rate, where App. I.2 also says its "step
+# length is unaffected". Fig. 6's cell is run again at the other reading of both, on its seeds
+# (`studies.fedacs.other_readings`): OS draws as many clients as are asked, with replacement, by
+# the norm of their weighted update (`sampling="with_replacement"`), and FedNova runs at FedAvg's
+# rate. Every claim of the cell that reads OS's or FedNova's runs is asked again
+# (`studies.fedacs.reading_claims`); the ledger carries these rows beside the cell's own, each with
+# the verdict at the cell's own readings as its cause.
+
+# %%
+FIG6 = CELLS[(setup.lr, setup.pairing)]
+READINGS = fedacs.other_readings(FIG6)
+rdf = pd.concat([df, compute([READINGS[k][m] for k in READINGS for m in fedacs.OTHER_READINGS])],
+                ignore_index=True)
+runs.table(fedacs.reading_summary(rdf, FIG6, TARGET), "other_readings_runs", float_format="%.4g")
+
+# %%
+READING_ROWS = fedacs.reading_claims(rdf, FIG6, TARGET, chance=CHANCE, window=WINDOW, last=LAST,
+                                     **paper_of(GRID_KEY))
+own = {r.short: r.check.verdict for r in CELL_CLAIMS[(setup.lr, setup.pairing)]}
+runs.table(pd.DataFrame([{"claim": r.short, "at the cell's readings": own.get(r.short, "not asked"),
+                          "at the other readings": r.check.verdict}
+                         for r in READING_ROWS]), "other_readings_verdicts")
 
 # %% [markdown]
 # ## Fig. 6 and Table 1 — dynamic heterogeneity (at eta 0.05, `same`)
@@ -466,7 +494,8 @@ finals_table.pivot(index="method", columns="environment", values="final test acc
 #    and OS exhibit instability in consistently reaching these thresholds": read the same way
 #    (Table 4's dashes for both on MNIST, stronger than its prose, are named beside it). OS here
 #    uploads an expected half of the clients asked (Chen et al.'s water-filling budget), not App.
-#    B.1.3's sampling with replacement: every row that compares OS says so in its setting.
+#    B.1.3's sampling with replacement: every row that compares OS says so in its setting, and Fig. 6's
+#    cell's rows are asked again with App. B.1.3's sampling (and FedNova at FedAvg's rate).
 # 5. Sec. 6 on the baselines: c-a-FedAvg "yields slight performance gains" (ends above FedAvg),
 #    "albeit with increased variance in the global model" (the model is not stored: its proxy is
 #    how much test accuracy fluctuates around its trend over the last tenth of the rounds, above
@@ -489,7 +518,8 @@ finals_table.pivot(index="method", columns="environment", values="final test acc
 print(claims.RULE)
 for key in static_keys:                               # App. I.5.1: "tends to favor clients with fewer local epochs"
     others[key] = others[key] + [setup.priority_rows({key: EXPERIMENTS[key]}, key, st)[key]]
-claim_table = runs.claims(setup.ledger_rows(CELL_CLAIMS, GRID_KEY, others), "FedACS", setting=["environment"])
+claim_table = runs.claims(setup.ledger_rows(CELL_CLAIMS, GRID_KEY, others, READING_ROWS), "FedACS",
+                          setting=["environment"])
 
 # %%
 for _, r in claim_table.iterrows():

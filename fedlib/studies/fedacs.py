@@ -25,7 +25,8 @@ __all__ = ["CellRuns", "DATASETS", "METHODS", "METHOD_NAMES", "STUDY", "Dataset"
            "ALPHA_DYNAMIC", "LOST_PERCENTAGES", "alpha_reading", "computation_note", "paper_words",
            "ratio_slips", "slip_notes", "PILOT_METHODS", "PILOT_SEEDS",
            "pilot_cell", "pilot_target", "PILOT_RULE", "PILOT_TARGET_RULE", "pilot_plateau", "pilot_compare",
-           "pilot_decision", "OTHER_READINGS", "other_readings",
+           "pilot_decision", "OTHER_READINGS", "other_readings", "reading_claims",
+           "reading_summary",
            "PAPER_LAST", "PaperResult", "Quote", "QUOTES", "RIVALS", "SHORT_CLAIMS", "beside_paper",
            "cell_claims",
            "cell_name", "KINDS", "late_fluctuation", "mechanism", "UNSTABLE_RATE",
@@ -180,8 +181,8 @@ METHODS = tuple(_methods(10))
 #: sampling probability proportional to the norm of gradients"; as many draws as clients asked) where
 #: the cell runs Chen et al.'s water-filling with half the uploads, and FedNova at FedAvg's rate (App.
 #: I.2: its "step length is unaffected") where the cell calibrates it
-OTHER_READINGS = {"OS": "OS as App. B.1.3 samples ({asked} draws with replacement, by update norm)",
-                  "FedNova": "FedNova at FedAvg's rate (App. I.2: its 'step length is unaffected')"}
+OTHER_READINGS = {"OS": "OS as App. B.1.3 samples (draws with replacement)",
+                  "FedNova": "FedNova at FedAvg's rate"}
 
 
 def other_readings(cell: dict) -> dict:
@@ -199,6 +200,26 @@ def other_readings(cell: dict) -> dict:
         out[seed] = {**cs, "OS": os_.replace(algorithm_args=opts),
                      "FedNova": cs["FedNova"].replace(lr_local=cs["FedAvg"].lr_local)}
     return out
+
+
+def reading_summary(df: pd.DataFrame, cell: dict, target: float) -> pd.DataFrame:
+    """OS and FedNova at the cell's own readings and at :data:`OTHER_READINGS`, with FedACS beside
+    them: App. I.3.4's metrics (:func:`summary`) over the seeds of ``cell`` ({seed: {label:
+    config}}; the other readings' runs must be in ``df``): the mean final test accuracy of the ok
+    runs, the seeds whose run reaches ``target``, the mean rounds to it where reached, the ok runs."""
+    other, rows = other_readings(cell), []
+    cases = [("FedACS", "the cell's", cell)] + [(m, r, c) for m in OTHER_READINGS
+                                                for r, c in (("the cell's", cell), ("the other", other))]
+    for m, reading, c in cases:
+        per = pd.concat([summary(df, {m: c[k][m]}, target) for k in sorted(c)])
+        ok = per["outcome"] == "ok"
+        rows.append({"method": m, "reading": reading if m != "FedACS" else "",
+                     "rate": float(np.mean([c[k][m].lr_local for k in c])),
+                     "final test acc": float(per.loc[ok, "final test acc"].mean()),
+                     "reached": f"{int(per['rounds to target'].notna().sum())} of {len(per)}",
+                     "rounds to target": float(per["rounds to target"].mean()),
+                     "ok runs": f"{int(ok.sum())} of {len(per)}"})
+    return pd.DataFrame(rows)
 
 
 #: App. I.3.1's two settings of an environment (Fig. 10's alpha cells are dynamic)
@@ -499,11 +520,14 @@ class FedAcsSetup:
                                  short="prioritizes fewer local epochs")
         return out
 
-    def ledger_rows(self, cell_rows: dict, key: tuple, others: dict) -> list[ClaimRow]:
+    def ledger_rows(self, cell_rows: dict, key: tuple, others: dict,
+                    readings: list[ClaimRow] | tuple = ()) -> list[ClaimRow]:
         """Every claim row of notebook 07: the regime cells' rows (``cell_rows``: cell -> rows of
         :func:`cell_claims` in environment ``key``) and the rows of the other environments
         (``others``: environment key -> rows, at the profile's rate and pairing), each with its
-        environment, setting and, as its cause, the regime cells where the same claim holds; then
+        environment, setting and, as its cause, the regime cells where the same claim holds; the
+        rows of Fig. 6's cell at the other readings of OS and FedNova (``readings``:
+        :func:`reading_claims`), each with the verdict at the cell's own readings as its cause; then
         the claims on the datasets this setup does not run (:meth:`unrun_claims`)."""
         holds_in = {}
         for cell, rows in cell_rows.items():
@@ -517,15 +541,21 @@ class FedAcsSetup:
                 return ""
             cells = holds_in[short]
             return f"holds in {', '.join(cells)} of the grid" if cells else "holds in no cell of the grid"
-        def placed(r: ClaimRow, environment: str, k: tuple) -> ClaimRow:
+        def placed(r: ClaimRow, environment: str, k: tuple, why: str | None = None) -> ClaimRow:
             setting = self.claim_setting(k) + (f"; {r.setting}" if r.setting else "")   # the row's own note
             paper = {c: r.context[c] for c in (claims.IN_THE_PAPER,) if c in r.context}   # kept beside it
             return replace(r, context={"environment": environment, **paper}, setting=setting,
-                           cause=cause(r.short), short="")
+                           cause=cause(r.short) if why is None else why, short="")
+        own = {r.short: r.check.verdict for r in cell_rows.get((self.lr, self.pairing), [])}
+        here = f"{self.env_name(key)}, eta {self.lr:g}, {self.pairing}"
         out = [placed(r, f"{DATASETS[key[0]].label}, dynamic, {cell_name(cell)}", key)
                for cell, rows in cell_rows.items() for r in rows]
-        return out + [placed(r, f"{self.env_name(k)}, eta {self.lr:g}, {self.pairing}", k)
-                      for k, rows in others.items() for r in rows] + self.unrun_claims()
+        out += [placed(r, f"{self.env_name(k)}, eta {self.lr:g}, {self.pairing}", k)
+                for k, rows in others.items() for r in rows]
+        out += [placed(r, f"{here}; other readings: {', '.join(OTHER_READINGS.values())}", key,
+                       f"at the cell's own readings (OS water-filling, FedNova calibrated): "
+                       f"{own.get(r.short, 'not asked')}") for r in readings]
+        return out + self.unrun_claims()
 
     def target(self, key: tuple) -> float:
         """The target accuracy of an environment (Tables 1 and 4)."""
@@ -951,37 +981,80 @@ def _run_notes(runs: CellRuns, row: ClaimRow) -> list[str]:
     FedNova (the speed and accuracy rows, the calibration row, FedNova's dash), OS's uploads where it
     compares OS (the accuracy row where OS is beaten, OS's rows), and :func:`computation_note` on
     Sec. 6's computation row."""
-    s, notes = row.short, []
-    speed = [m for m in RIVALS + ("FedAU",) if m in runs.methods]
-    compares = {"rounds to the target": speed, "computation to the target": speed,
-                "highest test accuracy": list(runs.methods),
-                "calibrated rates keep the runs stable": ["FedNova"],
-                "FedNova never reaches the target": ["FedNova"]}.get(s, [])
-    if "FedNova" in compares and "FedNova" in runs.methods:
+    notes, compares = [], _compared(runs, row.short)
+    if "FedNova" in compares:
         notes.append(_fednova_note(runs))
-    if "OS" in runs.methods and (s.startswith("OS ") or "OS" in compares):
+    if "OS" in compares:
         notes.append(_os_note(runs))
+    if compares and not _at_other_readings(runs):
+        notes.append(_READINGS_RUN)
     if row.quote == QUOTES["computation"].quote:
         notes.append(computation_note())
     return notes
 
 
+def _compared(runs: CellRuns, short: str) -> list[str]:
+    """The methods besides FedACS and FedAvg whose runs the row named ``short`` reads, among FedNova
+    and OS (the two whose settings the text leaves open: :data:`OTHER_READINGS`)."""
+    speed = [m for m in RIVALS + ("FedAU",) if m in runs.methods]
+    compares = {"rounds to the target": speed, "computation to the target": speed,
+                "highest test accuracy": list(runs.methods),
+                "calibrated rates keep the runs stable": ["FedNova"],
+                "FedNova never reaches the target": ["FedNova"]}.get(short, [])
+    compares = compares + (["OS"] if short.startswith("OS ") else [])
+    return [m for m in ("FedNova", "OS") if m in compares and m in runs.methods]
+
+
+def reading_claims(df: pd.DataFrame, cell: dict, target: float, **kwargs) -> list[ClaimRow]:
+    """The claims of :func:`cell_claims` that read FedNova's or OS's runs, asked again with both at
+    their other reading (:func:`other_readings`: OS as App. B.1.3 samples, FedNova at FedAvg's rate);
+    ``cell`` is the environment's own (its other readings' runs must be in ``df``), ``kwargs`` go
+    to :func:`cell_claims`. The calibration row is left out: at FedAvg's rate FedNova is no longer
+    calibrated, so the row would ask about fewer methods, not about another reading."""
+    other = other_readings(cell)
+    runs = CellRuns.of(df, other, target, kwargs.get("chance", 0.1), kwargs.get("window", 0.1),
+                       kwargs.get("last", 0))
+    return [r for r in cell_claims(df, other, target, **kwargs)
+            if _compared(runs, r.short) and r.short != "calibrated rates keep the runs stable"]
+
+
 def _fednova_note(runs: CellRuns) -> str:
-    """App. I.2's ambiguity about FedNova's rate, with its calibrated rate over FedAvg's here."""
+    """App. I.2's ambiguity about FedNova's rate: its rate over FedAvg's here, and where the other
+    reading runs (:data:`OTHER_READINGS`)."""
     ratio = np.mean([runs.cell[k]["FedNova"].lr_local / runs.cell[k]["FedAvg"].lr_local
                      for k in runs.seeds])
+    if ratio == 1:
+        return ("FedNova runs at FedAvg's rate here, App. I.2's other reading (its 'step length is "
+                "unaffected'; the environment's own rows calibrate it)")
     return (f"FedNova's rate is calibrated, {ratio:.2f}x FedAvg's here (mean over the seeds): App. I.2 lists "
             "it among the rates 'chosen accordingly' but says FedNova's 'step length is unaffected', which "
-            "reads as FedAvg's rate; the text is ambiguous and no run here gives FedNova FedAvg's rate")
+            "reads as FedAvg's rate; the text is ambiguous")
+
+
+#: where :data:`OTHER_READINGS` are run (a note of the rows that run the cell's own readings)
+_READINGS_RUN = "Fig. 6's cell is also run at the other readings of OS and FedNova (rows of their own)"
+
+
+def _at_other_readings(runs: CellRuns) -> bool:
+    """Whether ``runs`` run OS and FedNova at :data:`OTHER_READINGS` (:func:`other_readings`)."""
+    c = runs.cell[runs.seeds[0]]
+    return all(m in c for m in ("OS", "FedNova", "FedAvg")) and \
+        dict(c["OS"].algorithm_args).get("sampling") == "with_replacement" and \
+        c["FedNova"].lr_local == c["FedAvg"].lr_local
 
 
 def _os_note(runs: CellRuns) -> str:
-    """How OS runs here (Chen et al.'s water-filling budget), beside App. B.1.3's description."""
+    """How OS runs here: Chen et al.'s water-filling budget beside App. B.1.3's description, or App.
+    B.1.3's sampling with replacement (:data:`OTHER_READINGS`)."""
     c = runs.cell[runs.seeds[0]]["OS"]
-    budget, asked = dict(c.algorithm_args)["budget"], dict(c.participation_args)["per_round"]
-    return (f"OS: the {asked} asked clients train and an expected {budget} of them upload (Chen et al.'s "
-            f"water-filling budget, {asked} // 2; ours), where App. B.1.3 samples clients with replacement "
-            f"by gradient norm; an OS run with budget {asked} is left (not run)")
+    opts, asked = dict(c.algorithm_args), dict(c.participation_args)["per_round"]
+    if opts.get("sampling") == "with_replacement":
+        return (f"OS as App. B.1.3 samples: {opts['budget']} draws with replacement among the {asked} "
+                "asked clients, with probability proportional to the norm of their weighted update (the "
+                "norm of gradients the text names; ours: of the update), a client drawn twice counted twice")
+    return (f"OS: the {asked} asked clients train and an expected {opts['budget']} of them upload (Chen et "
+            f"al.'s water-filling budget, half the clients asked; ours), where App. B.1.3 samples clients "
+            f"with replacement by gradient norm")
 
 
 def computation_note() -> str:

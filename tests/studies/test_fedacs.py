@@ -646,3 +646,54 @@ def test_design_choices_and_departures_are_named_in_the_rows_setting(tmp_path):
     assert rows["computation to the target"].setting.endswith(f.computation_note())
     static = {r.short: r for r in f.cell_claims(_fake_cell(cell, curves), cell, target=0.7, kind="static")}
     assert f.computation_note() not in static["computation to the target"].setting   # I.5.1 names its own
+
+
+def test_other_readings_rerun_os_and_fednova_and_ask_again_only_the_rows_that_read_them(tmp_path):
+    """Paper read 1, findings 4 and 12: Fig. 6's cell at the other readings -- OS as App. B.1.3
+    samples (as many draws as clients asked, with replacement), FedNova at FedAvg's rate -- changes
+    those two configs only; the rows asked again are exactly those that read OS's or FedNova's runs
+    (not the calibration row), each naming the reading it runs; the ledger places them with the
+    verdict at the cell's own readings as their cause."""
+    from fedlib.store import Store
+    f = studies.fedacs
+    s = f.fedacs_setup("smoke", stand_in_rounds=2)
+    cell = {k: s.regime(s.lr, "same", k).experiment("digits", {"partition": "one_class"}, "dynamic", 40,
+                                                    Store(tmp_path))[0] for k in (0, 1)}
+    other = f.other_readings(cell)
+    for k in cell:
+        changed = [m for m in cell[k] if other[k][m].key() != cell[k][m].key()]
+        assert changed == ["FedNova", "OS"]
+        assert dict(other[k]["OS"].algorithm_args) == {"budget": s.per_round, "sampling": "with_replacement"}
+        assert other[k]["FedNova"].lr_local == cell[k]["FedAvg"].lr_local != cell[k]["FedNova"].lr_local
+    T = 41
+    curves = {m: (np.clip(np.arange(T) / 20, 0, 1) * 0.8 + 0.1, np.linspace(2.3, 0.5, T)) for m in s.methods}
+    df = pd.concat([_fake_cell(cell, curves), _fake_cell(
+        {k: {m: other[k][m] for m in f.OTHER_READINGS} for k in cell}, curves)], ignore_index=True)
+    rows = f.reading_claims(df, cell, 0.7)
+    assert [r.short for r in rows] == ["rounds to the target", "computation to the target",
+                                       "highest test accuracy", "OS is not stable in reaching the target",
+                                       "OS is sub-optimal"]
+    for r in rows:
+        assert "Fig. 6's cell is also run" not in r.setting
+        assert ("App. I.2's other reading" in r.setting) == (r.short != "OS is not stable in reaching the "
+                                                              "target" and r.short != "OS is sub-optimal")
+        assert ("draws with replacement among the" in r.setting) == (r.short.startswith("OS")
+                                                                     or r.short == "highest test accuracy")
+    own = {r.short: r for r in f.cell_claims(df, cell, 0.7)}
+    assert "Fig. 6's cell is also run" in own["OS is sub-optimal"].setting
+    assert "Fig. 6's cell is also run" not in (own["FedAU never reaches the target"].setting or "")
+    placed = s.ledger_rows({(s.lr, "same"): list(own.values())}, ("digits", "dynamic", None), {}, rows)
+    again = [r for r in placed if "other readings" in r.context["environment"]]
+    assert len(again) == len(rows)
+    assert all(r.cause == f"at the cell's own readings (OS water-filling, FedNova calibrated): "
+               f"{own[r0.short].check.verdict}" for r, r0 in zip(again, rows, strict=True))
+    timed = df.assign(seconds=df["round"] * 1.0, eval_seconds=0.0)      # a sweep's order: meta, history
+    timed = timed[["key", "status", "diverged_at", "round", "test_acc", "loss", "client_steps", "seconds",
+                   "eval_seconds"]]
+    summ = f.reading_summary(timed, cell, 0.7)
+    assert list(zip(summ["method"], summ["reading"], strict=True)) == [
+        ("FedACS", ""), ("OS", "the cell's"), ("OS", "the other"), ("FedNova", "the cell's"),
+        ("FedNova", "the other")]
+    assert (summ["reached"] == "2 of 2").all() and summ["rate"].iloc[4] == s.lr
+    with pytest.raises(ValueError, match="^cell: seed 0 has no 'OS' config"):
+        f.other_readings({0: {m: c for m, c in cell[0].items() if m != "OS"}})
