@@ -290,7 +290,10 @@ def summarize(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: f
     key -> tuple of values named by ``names``, as :func:`fedlib.analysis.label` takes):
 
     * ``outcome``: ``"ok"``, ``"diverged at round R"``, ``"collapsed at round R"`` (still at
-      chance or above its starting loss at the end: :func:`collapse`) or ``"error"``;
+      chance or above its starting loss at the end: :func:`collapse`), ``"no value: test_acc is
+      NaN at round R"`` (a run stored as ok whose test accuracy or training loss is NaN at an
+      evaluation: it has no final value, never a mean over the evaluations that are left) or
+      ``"error"``;
     * ``collapsed_from``: the round a collapse window started (NaN if none; a run can recover);
     * ``final_acc``, ``final_loss``: :func:`late_mean` of test accuracy and training loss over
       the last ``window`` of the configured rounds (NaN unless the outcome is ok);
@@ -312,7 +315,10 @@ def summarize(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: f
         configured = config is not None and not isinstance(config, str)
         T = int(config.rounds) if configured else int(h["round"].iloc[-1])
         start, stuck = collapse(h, chance, margin, sustain)
-        if status == "ok" and stuck:
+        nan = _first_nan(h) if status == "ok" else None
+        if nan:
+            outcome, start = nan, math.nan
+        elif status == "ok" and stuck:
             outcome = f"collapsed at round {int(start)}"
         elif status == "diverged":
             d = h["diverged_at"].iloc[-1]
@@ -326,6 +332,17 @@ def summarize(df: pd.DataFrame, labels: Mapping, names: Sequence[str], chance: f
                      "drop": mean_drop(h, "test_acc", stable_from * T) if ok else math.nan})
     out = pd.DataFrame(rows)
     return label(out, labels, names) if len(out) else out
+
+
+def _first_nan(h: pd.DataFrame) -> str | None:
+    """``"no value: <metric> is NaN at round R"`` for the first evaluation of history ``h`` (sorted by
+    round) whose test accuracy or training loss is NaN, else None."""
+    for metric in ("test_acc", "loss"):
+        if metric in h.columns:
+            bad = h["round"][h[metric].isna().to_numpy()]
+            if len(bad):
+                return f"no value: {metric} is NaN at round {int(bad.iloc[0])}"
+    return None
 
 
 def _check_summary_args(df: pd.DataFrame, labels: Mapping, names: Sequence[str], margin: Any,

@@ -406,6 +406,26 @@ def test_tidy_labels_summarizes_and_keeps_only_the_curves_of_runs_that_are_ok():
     assert c2[("x", 0)]["twice"].tolist() == [0.2, 1.0, 1.6, 1.8]      # derived columns reach the curves
 
 
+def test_a_run_stored_ok_with_a_nan_accuracy_has_no_value_not_an_ok_mean_of_what_is_left():
+    """Bad inputs, trial 5 (finding 21's remainder): status ok and a NaN test accuracy at one
+    evaluation read "ok" with the mean of the other evaluations; the run now has no final value and
+    says where its first NaN is (the claims then read it as they read a failed run)."""
+    rows = []
+    for key, acc in (("a", [0.1, 0.5, 0.8, 0.9]), ("b", [0.1, 0.5, float("nan"), 0.9]),
+                     ("c", [0.1, 0.4, 0.7, 0.8])):
+        for i, v in enumerate(acc):
+            rows.append({"key": key, "round": 5 * i, "test_acc": v, "loss": 2.3 - 0.1 * i, "status": "ok"})
+    df = pd.DataFrame(rows)
+    s = claims.summarize(df, {"a": ("A", 0), "b": ("A", 1), "c": ("C", 0)}, ["method", "seed"], chance=0.1,
+                         window=0.5).set_index(["method", "seed"])
+    assert s.loc[("A", 0), "outcome"] == "ok" and s.loc[("A", 0), "final_acc"] == pytest.approx(0.85)
+    assert s.loc[("A", 1), "outcome"] == "no value: test_acc is NaN at round 10"
+    assert np.isnan(s.loc[("A", 1), "final_acc"]) and np.isnan(s.loc[("A", 1), "drop"])
+    lossy = df.assign(loss=np.where((df["key"] == "c") & (df["round"] == 15), np.nan, df["loss"]))
+    s2 = claims.summarize(lossy[lossy["key"] == "c"], {"c": ("C", 0)}, ["method", "seed"], chance=0.1)
+    assert s2["outcome"].tolist() == ["no value: loss is NaN at round 15"]
+
+
 def test_a_notebook_opens_with_what_its_committed_claims_say():
     ledger = pd.DataFrame({
         "notebook": ["nb"] * 3 + ["other"], "paper": "P", "where": "Sec. 1", "quote": "q",
