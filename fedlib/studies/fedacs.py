@@ -140,12 +140,14 @@ PAPER_MNIST = {t: cols["MNIST"] for t, cols in PAPER_TABLES.items() if "MNIST" i
 #: a printed ratio is a slip (:func:`ratio_slips`) where it is this far or farther from the quotient of
 #: the printed numbers: one unit of its last printed digit, which neither rounding nor truncation explains
 SLIP = 0.01
-#: Table 4 (right), its targets per alpha column, in the order of the alphas
+#: Table 4 (right)'s column of each alpha of the paper profile, read in their order (the text lost
+#: the alphas: our inference, :func:`alpha_reading`)
+_ALPHA_COLUMN = dict(zip(SETTINGS["paper"]["alphas"], PAPER_TABLES["Table 4 (alphas)"], strict=True))
+#: Table 4 (right), its CIFAR-10 targets per alpha column, in the order of the alphas
 _ALPHA_TARGETS = {"cifar10": tuple(PAPER_TARGETS["Table 4 (alphas)"].values())}
-#: Table 4 (right), the methods it prints a dash for (never reached the target), per alpha column in
-#: the order of the alphas (the text lost the alphas: the study orders them as the paper profile's)
-_ALPHA_DASHES = {"cifar10": tuple(tuple(m for m, r in col.items() if r.rounds is None)
-                                  for col in PAPER_TABLES["Table 4 (alphas)"].values())}
+#: Table 4 (right), the methods it prints a dash for (never reached the target) per column
+_ALPHA_DASHES = {col: tuple(m for m, r in found.items() if r.rounds is None)
+                 for col, found in PAPER_TABLES["Table 4 (alphas)"].items()}
 #: App. I.3.4: "The test accuracy is reported as the average over the last five communication rounds"
 #: (every profile evaluates every round: the last five evaluations)
 PAPER_LAST = 5
@@ -571,16 +573,16 @@ class FedAcsSetup:
         rows' setting adds. Only Fig. 10's alphas have such dashes (Table 4 right: FedVarp and
         FedNova at its first alpha); the text lost the alphas, so a column is matched to an alpha by
         the paper profile's order of them (:data:`SETTINGS`, targets :data:`_ALPHA_TARGETS`)."""
-        alpha, paper = key[2], SETTINGS["paper"]["alphas"]
-        if alpha is None or alpha not in paper:
+        alpha = key[2]
+        if alpha not in _ALPHA_COLUMN:
             return (), ""
-        col, targets = paper.index(alpha), _ALPHA_TARGETS["cifar10"]
-        dashed = tuple(m for m in _ALPHA_DASHES["cifar10"][col] if m != "FedAU" and m in self.methods)
+        col = _ALPHA_COLUMN[alpha]
+        dashed = tuple(m for m in _ALPHA_DASHES[col] if m != "FedAU" and m in self.methods)
         if not dashed:
             return (), ""
-        note = (f"the dash is Table 4 (right)'s column {col + 1} of {len(paper)} (CIFAR-10, target "
-                f"{targets[col]:.0%}), which our inference reads as alpha {alpha:g} (the text lost the "
-                "alphas)")
+        note = (f"the dash is Table 4 (right)'s {col} of {len(_ALPHA_COLUMN)} (CIFAR-10, target "
+                f"{PAPER_TARGETS['Table 4 (alphas)'][col]:.0%}), which our inference reads as alpha "
+                f"{alpha:g} (the text lost the alphas)")
         return dashed, note
 
     def paper_column(self, key: tuple) -> tuple[str, str] | None:
@@ -595,9 +597,7 @@ class FedAcsSetup:
         if alpha is None:
             table = "Table 1 (dynamic)" if setting == "dynamic" else "Table 4 (static)"
             return (table, DATASETS[ds].label) if DATASETS[ds].label in PAPER_TABLES[table] else None
-        paper = SETTINGS["paper"]["alphas"]
-        return ("Table 4 (alphas)", list(PAPER_TABLES["Table 4 (alphas)"])[paper.index(alpha)]) \
-            if alpha in paper else None
+        return ("Table 4 (alphas)", _ALPHA_COLUMN[alpha]) if alpha in _ALPHA_COLUMN else None
 
     def unrun_claims(self) -> list[ClaimRow]:
         """Sec. 6's and App. I.5's claims on the datasets of the paper profile that this setup does
@@ -642,7 +642,7 @@ class FedAcsSetup:
 
         def listed(alphas) -> str:
             return ", ".join(f"{a:g}" for a in alphas)
-        dashes = {a: _ALPHA_DASHES[ds][paper["alphas"].index(a)] for a in missing}
+        dashes = {a: _ALPHA_DASHES[_ALPHA_COLUMN[a]] for a in missing}
         specs = list(_UNRUN["alpha"])
         for m in dict.fromkeys(m for a in missing for m in dashes[a]):
             at = [a for a in missing if m in dashes[a]]
@@ -653,9 +653,8 @@ class FedAcsSetup:
         check = claims.not_had(f"App. I.5.2 runs Fig. 10 and Table 4 (right) on {name} at three alphas "
                                f"(lost from the text; the paper profile runs {listed(paper['alphas'])})",
                                f"{self._scope} {ran}", [name])
-        cols = list(PAPER_TABLES["Table 4 (alphas)"])
         return self._not_run(specs, f"{name}, alpha {listed(missing)}", check, name, paper["alpha_rounds"],
-                             [("Table 4 (alphas)", cols[paper["alphas"].index(a)]) for a in missing],
+                             [("Table 4 (alphas)", _ALPHA_COLUMN[a]) for a in missing],
                              f"{alpha_reading()}; {ALPHA_DYNAMIC}")
 
     def _not_run(self, specs: tuple | list, environment: str, check: claims.Verdict, data: str,
