@@ -1147,8 +1147,8 @@ def paper_words(table: str, column: str, what: str, methods: tuple[str, ...] = (
         return f"{m} {v:g}{slip}"
     name = column
     if table == "Table 4 (alphas)":
-        i = list(PAPER_TABLES[table]).index(column)
-        name = f"{column} (CIFAR-10; read as alpha {SETTINGS['paper']['alphas'][i]:g}, our inference)"
+        alpha = next(a for a, col in _ALPHA_COLUMN.items() if col == column)
+        name = f"{column} (CIFAR-10; read as alpha {alpha:g}, our inference)"
     return f"{table}, {name}: {unit} to {target:.0%}: " + ", ".join(shown(m) for m in (methods or entries))
 
 
