@@ -81,7 +81,7 @@ import pandas as pd
 from ._validate import InputError, check_int, check_real, check_text
 
 __all__ = ["ClaimRow", "DIRECTIONS", "EQUIVALENT", "HOLDS", "IN_THE_PAPER", "INCONCLUSIVE", "LEDGER_COLUMNS",
-           "MARGINS",
+           "MARGINS", "curves_only",
            "NOT_HOLDS", "NOT_TESTED", "RULE", "VERDICTS", "Verdict", "against_all", "claims_table",
            "collapse", "combine", "combine_any", "decide", "direction", "event_seeds", "COUNT_COLUMNS",
            "event_count", "interval", "late_mean", "margin_for", "mean_drop", "not_had", "not_run",
@@ -191,6 +191,12 @@ LEDGER_COLUMNS = ["notebook", "paper", "where", "quote", "setting", "claim", "in
 #: the context column a study fills with the paper's own numbers for a claim, where it prints them
 #: (empty where it prints none, e.g. a figure's curves)
 IN_THE_PAPER = "in the paper"
+
+
+def curves_only(figure: str) -> str:
+    """The :data:`IN_THE_PAPER` text of a claim about ``figure`` ("Fig. 1") that prints curves and
+    no number."""
+    return f"{figure}: curves only, no number printed"
 
 
 def _history(h: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -998,7 +998,7 @@ def paper_shows(where: str) -> str:
                 "(its grid's scores not printed)")
     fig = re.search(r"Fig\. \d+(?:\([a-z]\))?", where)
     if fig:
-        return f"{fig[0]}: curves only, no number printed"
+        return claims.curves_only(fig[0])
     if where in _SHOWN_IN_TEXT:
         return _SHOWN_IN_TEXT[where]
     raise InputError(f"where: no entry for {where!r} (a figure, App. H.2 or one of "

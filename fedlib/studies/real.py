@@ -793,15 +793,12 @@ class RealSetup:
                         seeds: list) -> list[ClaimRow]:
         """Wang & Ji's headline rows (:func:`fedlib.studies.amplified.headline_claims`) on the runs at
         their own rates (``own``), each naming why FOCUS's horizon rule is not applied to it
-        (:meth:`horizon_rule_words`) and, as notebook 08 does, that its figure prints no number (the
-        "in the paper" column, where the row does not give it already)."""
+        (:meth:`horizon_rule_words`); the rows say that their figure prints no number."""
         amp, plain = AMPLIFIED
         rule = self.horizon_rule_words(curves, own_summary, seeds)
         rows = get("amplified").claims(own, amplified=amp, plain=plain,
                                        warmup=f"a {WARMUP_CYCLES}-day FedAvg warm-up")
-        shown = {r.where: f"{r.where.split(', ')[-1]}: curves only, no number printed" for r in rows}
-        return [replace(r, cause="; ".join(c for c in (r.cause, rule) if c),
-                        context={claims.IN_THE_PAPER: shown[r.where], **r.context}) for r in rows]
+        return [replace(r, cause="; ".join(c for c in (r.cause, rule) if c)) for r in rows]
 
 
 def _lifted(rows: list[ClaimRow], lifted: list[ClaimRow], rule: str) -> list[ClaimRow]:
