@@ -57,7 +57,8 @@ from .store import (
     no_compute_env,  # noqa: F401  (re-exported: sweeps.no_compute_env)
 )
 
-__all__ = ['DASK_WORKER_ENV', 'SweepPlan', 'load', 'no_compute_env', 'plan_sweep', 'stored_configs', 'sweep']
+__all__ = ['DASK_WORKER_ENV', 'SweepPlan', 'load', 'no_compute_env', 'notebook_of', 'plan_sweep',
+           'stored_configs', 'sweep']
 
 
 #: environment for Dask worker processes running fedlib on CPUs: Dask's default also sets
@@ -507,6 +508,7 @@ def _check_missing(store: Store, todo: list[Planned], total: int, compute: bool)
     (naming how many are missing, the first, and any stored entry that was refused)."""
     if todo and compute:
         store.require_writable(f"{len(todo)} of {total} runs are missing (first: {todo[0].key})")
+        _check_notebook_store(store, todo)
     if todo and not compute:
         refused = [store.rejected[p.key] for p in todo if p.key in store.rejected]
         raise InputError(f"store: {store.path} lacks {len(todo)} of {total} runs (first: "
@@ -517,6 +519,31 @@ def _check_missing(store: Store, todo: list[Planned], total: int, compute: bool)
                          + (f"; {len(refused)} of them {'is' if len(refused) == 1 else 'are'} stored but "
                             f"{'was' if len(refused) == 1 else 'were'} refused: {refused[0]}" if refused
                             else ""))
+
+
+def notebook_of(store: Store) -> str | None:
+    """The notebook whose store ``store`` is (``<project>/results/<notebook>/<profile>``, the project
+    holding ``notebooks/<notebook>.py``: :func:`fedlib.notebook.store_path`), else None."""
+    path = store.path.resolve()
+    project, name = path.parent.parent.parent, path.parent.name
+    is_nb = path.parent.parent.name == "results" and (project / "notebooks" / f"{name}.py").is_file()
+    return name if is_nb else None
+
+
+def _check_notebook_store(store: Store, todo: list[Planned]) -> None:
+    """A notebook's store (:func:`notebook_of`) holds the runs of fedlib's built-in algorithms only:
+    they are the notebook's runs, and every entry verifies without ``--import``. A run of an
+    algorithm registered outside fedlib to compute there is refused, naming a store of its own."""
+    from .algorithms import base
+    nb = notebook_of(store)
+    mine = [p for p in todo if p.config.algorithm not in base._BUILTIN]
+    if nb is not None and mine:
+        theirs = ", ".join(sorted({p.config.algorithm for p in mine}))
+        raise InputError(f"store: {store.path} is notebook {nb}'s store, which holds the runs of fedlib's "
+                         f"built-in algorithms only; {len(mine)} run(s) to compute are of your algorithm "
+                         f"({theirs}): sweep them into a store of your own (e.g. "
+                         f"{store.path.parent.parent / 'my_study' / store.path.name}) and read the "
+                         "notebook's runs with fedlib.load")
 
 
 def _with_warmups(unique: list[Planned]) -> tuple[dict[str, Planned], set[str]]:

@@ -1038,6 +1038,41 @@ def test_workers_refuse_an_algorithm_they_cannot_import(tmp_path):
         algorithms.base._REGISTRY.pop("notebook_algo_for_workers", None)
 
 
+def test_a_notebooks_store_refuses_a_run_of_your_algorithm_before_anything_runs(tmp_path):
+    """Bad inputs, trial 5 (finding 4's remainder): the README recipe reads a notebook's committed
+    store and sweeps the user's algorithm into a store of its own; a sweep of the user's algorithm
+    into the notebook's store is refused, naming one, while built-in algorithms compute there (the
+    notebook's own runs) and any other folder takes the user's runs."""
+    class Mine(Algorithm):
+        name = "mine_into_notebook_store"
+
+        def init(self, x0, nominal_steps):
+            pass
+
+        def round(self, x, r):
+            return x
+    register(Mine)
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "02_fedsum_main.py").write_text("# a notebook\n")
+    nb_store = tmp_path / "results" / "02_fedsum_main" / "quick"
+    mine = BASE.replace(algorithm="mine_into_notebook_store")
+    try:
+        with pytest.raises(ValueError, match=r"^store: .*02_fedsum_main/quick is notebook 02_fedsum_main's "
+                                             r"store, .* 1 run\(s\) to compute are of your algorithm "
+                                             r"\(mine_into_notebook_store\): sweep them into a store of your "
+                                             r"own \(e.g. .*results/my_study/quick\)"):
+            fedlib.sweep([BASE, mine], nb_store, progress=False)
+        assert not any(nb_store.glob("*/meta.json"))                     # nothing ran
+        assert fedlib.sweep([BASE], nb_store, progress=False)["status"].eq("ok").all()
+        assert fedlib.sweep([mine], tmp_path / "results" / "my_study" / "quick",
+                            progress=False)["status"].eq("ok").all()
+        (tmp_path / "results" / "not_a_notebook").mkdir(parents=True)
+        assert fedlib.sweep([mine], tmp_path / "results" / "not_a_notebook" / "quick",
+                            progress=False)["status"].eq("ok").all()
+    finally:
+        algorithms.base._REGISTRY.pop("mine_into_notebook_store", None)
+
+
 def test_one_config_is_a_sweep_of_one_and_a_tilde_store_is_in_home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
