@@ -230,6 +230,13 @@ print("with exact expected weights (static, SGD): " + ", ".join(f"{m} {v:.4f}" f
 # Sec. 6's two statements about variance (FedNova's, c-a-FedAvg's; notebook 07 tests c-a-FedAvg's on
 # its runs) are rows "not tested", with the reason; so is the dimensionality half of App. I.4's "bounded by the model's dimensionality and the
 # learning rate" (this instance is defined in $d = 2$ only; the row on the learning-rate half says so).
+#
+# Sec. 4.2's Cor. 2.2 ("the objective is consistent ... if the heterogeneous communication and
+# computation satisfy (13)", the condition lost) is checked on the toy at our reading of (13),
+# $p_i \tau_i \propto d_i$: $p_i = d_i / \tau_i$ scaled to a largest $p_i$ of 1 beside the toy's own
+# $\tau_i$, full participation, FedAvg's share kept at $\eta/2$ against 3/4 as in the "removes" rows
+# (`studies.fedacs_toy.Toy.balanced_p`). Cor. 2.1 (its bound lost) and "no convergence guarantee in
+# dynamic heterogeneous FL" (a possibility) are rows "not tested", with the reason.
 
 # %%
 print(claims.RULE)

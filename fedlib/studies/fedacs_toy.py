@@ -145,10 +145,27 @@ class Toy:
         n = self.N
         p, steps = {"communication": (self.p_up, np.full(n, 5)), "computation": (np.ones(n), self.tau),
                     "both": (self.p_up, self.tau)}[source]
+        return self._distance(method, p, steps, eta, solver)
+
+    def _distance(self, method: str, p: np.ndarray, steps: np.ndarray, eta: float,
+                  solver: str = "SGD") -> float:
+        """Distance to x* of the closed-form static fixed point with exact expected weights."""
         opts = TOY_SOLVERS[solver]
         w = theory.expected_weights(method, p, steps, eta, self.d, seed=self.seed, **opts)
         x = theory.fixed_point_static(self.A, self.c, w, steps, eta, **opts)
         return float(np.linalg.norm(x - self.x_star))
+
+    def balanced_p(self) -> np.ndarray:
+        """Upload probabilities that satisfy our reading of FedACS Cor. 2.2's lost condition (13):
+        p_i tau_i proportional to the data weight d_i (the largest p_i 1), with the toy's tau_i, so
+        communication and computation stay heterogeneous while their product matches the weights."""
+        r = self.d / self.tau
+        return r / r.max()
+
+    def share_kept_balanced(self, method: str) -> float:
+        """:meth:`share_kept` of ``method`` with both sources at once, p_i of :meth:`balanced_p`."""
+        p = self.balanced_p()
+        return self._distance(method, p, self.tau, self.lr / 2) / self._distance(method, p, self.tau, self.lr)
 
     def dynamic_source(self, source: str, method: str, eta: float) -> float:
         """Distance to x* of the closed-form fixed point in the dynamic environment, SGD solver, when
@@ -209,6 +226,8 @@ _BIASED = tuple(m for m in TOY_METHODS if m != "FedACS")
 #: eta/2 (:meth:`Toy.share_kept`): a kept source leaves it at 1, a removed one at 1/2 (first order in
 #: eta); within 1/4 of 1 it lies nearer the first, the midpoint the "removes" / "keeps" rows use
 STEP_TOLERANCE = 0.25
+#: the "source" of FedAvg's share kept with p_i tau_i proportional to d_i (:meth:`Toy.balanced_p`)
+BALANCED = "balanced"
 #: FedACS's statements about each method's objective inconsistency (Sec. 3, Sec. 4.1, Sec. 6, App. I.4),
 #: checked on App. C's model: (where, quote, claim, check); a check is (kind, method, argument),
 #: read by :func:`toy_claims`: removes / keeps (a source: :meth:`Toy.share_kept` against 3/4,
@@ -269,6 +288,16 @@ TOY_CLAIMS = (
     (_I4, _Q_DIM,
      "FedACS's remaining distance shrinks when the learning rate is halved (the share it keeps at eta/2 "
      "is below 3/4; the learning-rate half of the statement only)", ("removes", "FedACS", "both together")),
+    ("Sec. 4.2, Cor. 2.2",
+     "In heterogeneous FL, the objective is consistent in regular participation schemes, e.g., IS, US, OS, "
+     "and full participation in Appendix B.2 and the subsequent methods evolved from them, if the "
+     "heterogeneous communication and computation satisfy (13) Note that homogeneous communication and "
+     "computation is a special case that satisfies this condition.",
+     "with full participation, FedAvg removes both inconsistencies where heterogeneous p_i and tau_i "
+     "satisfy our reading of the lost condition (13), p_i tau_i proportional to d_i (here p_i = d_i / "
+     "tau_i scaled to a largest p_i of 1, tau_i the toy's: every client's p_i tau_i the same; IS, US and OS "
+     "are not checked; the condition's formula is lost from the text)",
+     ("removes", "FedAvg", BALANCED)),
     ("App. I.2",
      "The step size influences the convergence speed, either accelerating or decelerating the "
      "optimization process, but does not determine the final convergence point.",
@@ -307,11 +336,13 @@ _DYNAMIC_CAUSES = {"FedVARP": (
 def toy_values(seeds: Sequence[int], **toy_args) -> dict:
     """Per instance seed (:class:`Toy` ``seed=k``: its own optima c_i and curvatures A_i), the
     numbers :data:`TOY_CLAIMS` read, all closed forms with exact expected weights in the static
-    environment: ``("kept", method, source)`` -> seed -> :meth:`Toy.share_kept`;
+    environment: ``("kept", method, source)`` -> seed -> :meth:`Toy.share_kept` (FedAvg's also at
+    ``source`` :data:`BALANCED`: :meth:`Toy.share_kept_balanced`);
     ``("dist", method, source, solver)`` -> seed -> :meth:`Toy.single_source` at the toy's rate."""
     out: dict = {}
     for k in seeds:
         toy = Toy(seed=int(k), **toy_args)
+        out.setdefault(("kept", "FedAvg", BALANCED), {})[k] = toy.share_kept_balanced(TOY_METHODS["FedAvg"])
         for label, m in TOY_METHODS.items():
             for src in SOURCES:
                 out.setdefault(("kept", label, src), {})[k] = toy.share_kept(src, m)
@@ -417,20 +448,50 @@ DIMENSION_REASON = (
     "paper's statement")
 
 
+#: Sec. 4.2's statements that no computation here can test (paper read 1, FOCUS and FedACS finding
+#: 7): (where, quote, claim, reason)
+THEORY_UNRUN = (
+    ("Sec. 4.2, Cor. 2.1",
+     "The Euclidean distance between the resulting inconsistent convergence point from heterogeneous FL "
+     "and the true target in (1) is bounded by , where . This indicates that can diverge arbitrarily far "
+     "from .",
+     "the distance between the inconsistent convergence point and the true optimum is bounded, and the "
+     "point can lie arbitrarily far from it (the quote's bound and symbols are lost from the text)",
+     "the bound and its constants are lost from the text (eqs. (78), (92)), so there is no number to "
+     "compare a distance with; 'can diverge arbitrarily far' is a statement over all instances, and on "
+     "App. C's model the distance grows with the spread of the client optima by construction, so a family "
+     "of instances of ours would test our choice of instances (as the dimensionality row's reason says); "
+     "the rows of App. I.4 measure the distance on this notebook's instances"),
+    ("Sec. 4.2",
+     "No Convergence Guarantee in Dynamic Heterogeneous FL. Under the same condition in Theorem 1, but "
+     "with time-varying and , the surrogate functions in each round are statistically non-identical for "
+     ", leading to a potential divergence.",
+     "with time-varying communication and computation there is no convergence guarantee: a potential "
+     "divergence (the quote's symbols are lost from the text)",
+     "it states that a guarantee is absent and a divergence possible: no run can refute a possibility, and "
+     "one that stays bounded (the dynamic environment's FedAvg here) does not contradict it; the dynamic "
+     "rows of App. I.4 measure the bias that remains"),
+)
+
+
 def unrun_claims(setting: str = "the global model's variance over draws, not run",
                  dimension_setting: str = "the model's dimensionality, not varied",
-                 nonstationary_setting: str = "non-stationary statistics across rounds, not in this model"
+                 nonstationary_setting: str = "non-stationary statistics across rounds, not in this model",
+                 theory_setting: str = "Sec. 4.2's theory, its formulas lost from the text"
                  ) -> list[ClaimRow]:
     """:data:`UNRUN_CLAIMS`, each "not tested" with its reason (:func:`fedlib.claims.not_run`),
     with ``setting``; then :data:`NONSTATIONARY_CLAIM`, "not tested" with
     :data:`NONSTATIONARY_REASON`, with ``nonstationary_setting``; then :data:`DIMENSION_CLAIM`,
-    "not tested" with :data:`DIMENSION_REASON`, with ``dimension_setting``."""
+    "not tested" with :data:`DIMENSION_REASON`, with ``dimension_setting``; then
+    :data:`THEORY_UNRUN`, each with its reason, with ``theory_setting``."""
     return [*(ClaimRow("Sec. 6", quote, claim, claims.not_run(reason), setting=setting)
               for claim, quote, reason in UNRUN_CLAIMS),
             ClaimRow("Sec. 6", NONSTATIONARY_CLAIM[1], NONSTATIONARY_CLAIM[0],
                      claims.not_run(NONSTATIONARY_REASON), setting=nonstationary_setting),
             ClaimRow(_I4, _Q_DIM, DIMENSION_CLAIM, claims.not_run(DIMENSION_REASON),
-                     setting=dimension_setting)]
+                     setting=dimension_setting),
+            *(ClaimRow(where, quote, claim, claims.not_run(reason), setting=theory_setting)
+              for where, quote, claim, reason in THEORY_UNRUN)]
 
 
 def _toy_check(values: dict, kind: str, method: str, arg) -> Verdict:

@@ -116,7 +116,15 @@ def test_fedacs_toy_fig7_claims_are_checked_in_the_dynamic_setting_too():
 
 
 def test_fedacs_variance_and_dimension_statements_are_rows_not_tested_with_their_reason():
-    *rows, nonstat, dim = studies.fedacs_toy.unrun_claims("s", "n", "ns")
+    *rows, nonstat, dim, cor21, no_guarantee = studies.fedacs_toy.unrun_claims("s", "n", "ns", "th")
+    # Sec. 4.2's Cor. 2.1 and its 'no convergence guarantee': a lost bound, a possibility
+    for r, (where, quote, claim, reason) in zip((cor21, no_guarantee), studies.fedacs_toy.THEORY_UNRUN,
+                                                strict=True):
+        assert (r.where, r.quote, r.claim, r.setting, r.check.verdict) == (where, quote, claim, "th",
+                                                                          "not tested")
+        assert r.check.reason == "not tested: not run here: " + reason
+    assert cor21.where.endswith("Cor. 2.1") and "lost" in cor21.check.reason
+    assert "no run can refute a possibility" in no_guarantee.check.reason
     # Sec. 6's FedVARP under non-stationary statistics: this model's draws are stationary in distribution
     assert (nonstat.claim, nonstat.quote) == studies.fedacs_toy.NONSTATIONARY_CLAIM[:2]
     assert (nonstat.where, nonstat.setting, nonstat.check.verdict) == ("Sec. 6", "ns", "not tested")
@@ -199,3 +207,20 @@ def test_sec_4_1s_existing_statistical_works_each_keep_the_computation_inconsist
     moved = {**v, ("kept", "FedAU", "computation"): {0: 0.5, 1: 0.5}}      # as if FedAU removed it
     (row,) = [r for r in t.toy_claims(moved) if r.where == "Sec. 4.1" and r.quote.startswith("Existing")]
     assert row.check.verdict == "does not hold" and "FedAU: does not hold" in row.check.reason
+
+
+def test_cor_2_2_fedavg_is_consistent_where_p_tau_matches_the_weights():
+    """FedACS Cor. 2.2 (condition (13) lost; our reading p_i tau_i proportional to d_i): with p_i =
+    d_i / tau_i scaled to a largest 1 FedAvg keeps about half its distance at eta/2 (first order in
+    eta: consistent), where with the toy's own p_i it keeps about all of it."""
+    t = studies.fedacs_toy
+    toy = t.Toy(seed=0, rounds=10)
+    p = toy.balanced_p()
+    assert p.max() == 1 and np.ptp(p * toy.tau / toy.d) < 1e-12 and p.min() < 0.2      # heterogeneous
+    values = t.toy_values([0, 1], rounds=10)
+    kept = values[("kept", "FedAvg", t.BALANCED)]
+    assert all(abs(v - 0.5) < 0.02 for v in kept.values())
+    assert all(abs(v - 1.0) < 0.05 for v in values[("kept", "FedAvg", "both")].values())
+    [row] = [r for r in t.toy_claims(values) if r.where == "Sec. 4.2, Cor. 2.2"]
+    assert row.check.effect == pytest.approx(np.mean([0.75 - v for v in kept.values()]))
+    assert "our reading of the lost condition (13)" in row.claim and row.check.seeds == 2
