@@ -192,11 +192,15 @@ for name in ("Case 1 / P1 uniform", "Case 2 / P2 Bernoulli"):
 # seed of the Monte Carlo, the difference between the bound at the largest horizon and that
 # seed's $\tau_{\max}$, checked by the one rule of `fedlib.claims` (the bound is the claimed side;
 # margin one round). P3, the biased pattern and Markov have no lemma of their own (above).
+# Remark 4.2 (convergence when the inactive period grows with $T$) and Table 1's rates are
+# statements of the analysis that no run here can test: rows "not tested", with the reason
+# (`studies.fedsum.theory_claims`).
 
 # %%
 print(claims.RULE)
 claim_rows = studies.fedsum.delay_claims(patterns, N, T_last, list(range(n_seeds)),
                                          setting=f"N = {N}, S = {S}, T = {T_last}, {n_seeds} seeds")
+claim_rows += studies.fedsum.theory_claims("remark 4.2", "table 1")
 claim_table = claims.claims_table(claim_rows)
 plotting.save_table(claim_table, out_dir, "claims")
 claims.update_ledger(claim_table, "01_participation_delays", "FedSUM", out_dir)

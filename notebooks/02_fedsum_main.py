@@ -244,7 +244,9 @@ runs.table(claims.per_group(summary, ["dataset", "pattern", "method"], {
 #
 # The "in the paper" column: FedSUM prints no experimental number (Sec. 5 and App. H are figures),
 # so each figure's row says "curves only, no number printed"; App. H.2's row gives its reported
-# selection.
+# selection. Sec. 5 attributes Fig. 1(a)'s gain to "its stochastic uplink-merge technique combined
+# with the correction direction": a row "not tested", since an attribution needs an ablation that
+# neither the paper nor this notebook runs (`studies.fedsum.theory_claims`).
 
 # %%
 print(claims.RULE)
@@ -256,6 +258,7 @@ for d, marks in off_rule.items():
 claim_rows = [r for d in DATASETS for p in PATTERNS
               for r in setup.main_claims(summary, curves, d, p, seeds, setup.setting, off_rule[d])]
 unrun = setup.unrun_main_claims()      # Fig. 1 on the datasets (and patterns) this render does not run
+unrun += studies.fedsum.theory_claims("attribution", setting="an attribution of Fig. 1(a)'s gain: no ablation run")
 grid_rows = [setup.grid_claim(grid_table, ds) for ds in setup.datasets]   # App. H.2's selection
 claim_table = runs.claims([*claim_rows, *grid_rows, *unrun], "FedSUM", setting=["dataset", "pattern"])
 

@@ -310,7 +310,9 @@ runs.table(setup.outcome_table(vals2, {P: {"P": P, "key": lambda k, P=P: (k, P)}
 # hold only if every P does not (until a review read the quote so, the row compared the cycle's P
 # alone). Two claims no run
 # here makes are rows "not tested" with their reason: the CIFAR-10 one, and the expectation that a
-# smaller rate helps a P above the cycle (Fig. 2 runs every P at one rate, as Sec. 6 does).
+# smaller rate helps a P above the cycle (Fig. 2 runs every P at one rate, as Sec. 6 does). So are
+# two statements of the analysis: Sec. 5's linear speedup in S (one S runs here) and Sec. 2's
+# "the dominant terms ... do not depend on P" (a bound's leading term as T grows).
 #
 # **The horizon.** Sec. 6 gives no horizon after the warm-up; the authors' code runs far longer
 # than ours (`studies.amplified.AUTHORS_HORIZON`, from their README; the settings table above).

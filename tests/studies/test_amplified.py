@@ -315,7 +315,14 @@ def test_evaluate_reads_every_run_and_compare_puts_the_datasets_side_by_side_und
 
 
 def test_the_cifar_10_claim_is_a_row_not_tested_with_its_reason():
-    fig1, fig2, row, slower = studies.amplified.amplified_setup("quick").unrun_claims()
+    fig1, fig2, row, slower, speedup, p_free = studies.amplified.amplified_setup("quick").unrun_claims()
+    # Sec. 5's linear speedup and Sec. 2's P-free dominant terms: statements of the analysis
+    for r, (where, quote, claim, shown) in zip((speedup, p_free), studies.amplified.THEORY_UNRUN.values(),
+                                               strict=True):
+        assert (r.where, r.quote, r.claim, r.check.verdict) == (where, quote, claim, "not tested")
+        assert r.context["in the paper"] == shown and r.setting == "a statement of the analysis, not run"
+    assert "(S = 10)" in speedup.check.reason and "would be tuning" in speedup.check.reason
+    assert "P = 1, 20, 60, 100, 140, 180 rows test" in p_free.check.reason
     assert fig1.where == "Sec. 6, Fig. 1" and fig1.check.verdict == "not tested" and fig1.check.seeds == 0
     q = studies.amplified.QUOTES
     assert all(q[k] in fig1.quote for k in ("best", "wait", "full", "lowest"))   # each of Fig. 1's claims

@@ -629,3 +629,25 @@ def test_every_fedsum_row_says_what_the_paper_prints():
     assert rows and all(r.context[claims.IN_THE_PAPER] == f.paper_shows(r.where) for r in rows)
     assert {r.context[claims.IN_THE_PAPER] for r in rows if r.where == "App. H.5"} == \
         {"App. H.5: text only, no number printed"}
+
+
+def test_the_analysis_statements_no_run_tests_are_rows_not_tested_with_their_reason():
+    """Paper read 1, FedSUM finding 7: Remark 4.2 (an asymptotic statement in T), Table 1's rates
+    (orders of bounds) and Sec. 5's attribution of Fig. 1(a)'s gain (needs an ablation) are rows,
+    "not tested" with the reason, each with what the paper prints behind it."""
+    f = studies.fedsum
+    rows = f.theory_claims()
+    assert [r.where for r in rows] == ["Sec. 4, Remark 4.2", "Sec. 4, Table 1", "Sec. 5, Fig. 1(a)"]
+    for r, (where, quote, claim, reason) in zip(rows, f.THEORY_UNRUN.values(), strict=True):
+        assert (r.where, r.quote, r.claim, r.check.verdict) == (where, quote, claim, "not tested")
+        assert r.check.reason == "not tested: not run here: " + reason
+    assert [r.context["in the paper"] for r in rows] == [
+        "Remark 4.2: text only, no number printed",
+        "Table 1: orders of convergence bounds, no experimental number",
+        "Fig. 1(a): curves only, no number printed"]
+    assert rows[2].quote.startswith(f.QUOTES["fig1a"])                   # the sentence Fig. 1(a)'s rows test
+    [attribution] = f.theory_claims("attribution", setting="s")
+    assert attribution.setting == "s" and "ablation" in attribution.check.reason
+    with pytest.raises(ValueError, match="^names: each must be one of 'remark 4.2', 'table 1', "
+                                         "'attribution', got 'remark'"):
+        f.theory_claims("remark")
