@@ -253,15 +253,20 @@ FIG6 = CELLS[(setup.lr, setup.pairing)]
 READINGS = fedacs.other_readings(FIG6)
 rdf = pd.concat([df, compute([READINGS[k][m] for k in READINGS for m in fedacs.OTHER_READINGS])],
                 ignore_index=True)
-runs.table(fedacs.reading_summary(rdf, FIG6, TARGET), "other_readings_runs", float_format="%.4g")
-
-# %%
 READING_ROWS = fedacs.reading_claims(rdf, FIG6, TARGET, chance=CHANCE, window=WINDOW, last=LAST,
                                      **paper_of(GRID_KEY))
 own = {r.short: r.check.verdict for r in CELL_CLAIMS[(setup.lr, setup.pairing)]}
-runs.table(pd.DataFrame([{"claim": r.short, "at the cell's readings": own.get(r.short, "not asked"),
-                          "at the other readings": r.check.verdict}
-                         for r in READING_ROWS]), "other_readings_verdicts")
+reading_runs = runs.table(fedacs.reading_summary(rdf, FIG6, TARGET), "other_readings_runs", float_format="%.4g")
+reading_verdicts = runs.table(pd.DataFrame([{"claim": r.short, "at the cell's readings": own.get(r.short, "not asked"),
+                                             "at the other readings": r.check.verdict} for r in READING_ROWS]),
+                              "other_readings_verdicts")
+cols = list(reading_verdicts.columns)                # claim, at the cell's readings, at the other readings
+moved = [f"{c}: {a} -> {b}" for c, a, b in reading_verdicts[cols].itertuples(index=False) if a != b]
+notebook.folded_tables(
+    "OS and FedNova at both readings (means over the seeds), and the verdicts of the claims that read them",
+    [reading_runs, reading_verdicts], index=False, digits=4,
+    lead=f"At the other readings {len(moved)} of {len(reading_verdicts)} verdicts differ from the cell's own"
+         + (": " + "; ".join(moved) if moved else "") + ".")
 
 # %% [markdown]
 # ## Fig. 6 and Table 1 — dynamic heterogeneity (at eta 0.05, `same`)
