@@ -1448,9 +1448,9 @@ def update_ledger(table: pd.DataFrame, notebook: str, paper: str, out_dir: str |
     root = output_dir(Path(out_dir).parent) if own else output_dir(out_dir)
     path = root / "claims_ledger.csv"
     rows = table.copy()
-    parts = [rows[c].astype(str) for c in setting if c in rows]
+    parts = [rows[c].fillna("").astype(str) for c in setting if c in rows]   # a row without it: left out
     if "setting" in rows:
-        parts.append(rows["setting"].astype(str))
+        parts.append(rows["setting"].fillna("").astype(str))
     rows["setting"] = [", ".join(p for p in ps if p) for ps in zip(*parts, strict=True)] if parts else ""
     rows["notebook"] = notebook
     if "paper" in rows:                               # rows that name their paper (notebook 09) keep it

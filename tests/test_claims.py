@@ -327,6 +327,13 @@ def test_claims_table_names_where_and_quote_and_computes_every_cause(tmp_path):
     ledger = pd.read_csv(tmp_path / "figures" / "claims_ledger.csv")
     assert list(ledger.columns) == claims.LEDGER_COLUMNS
     assert list(ledger["notebook"]) == ["01_y", "02_x"] and ledger.loc[1, "setting"] == "P1"
+    # a row without one of the setting's context columns (a claim no pattern tests): left out of it
+    mixed = claims.claims_table([{**row, "check": win, "setting": "s"},
+                                 {k: v for k, v in row.items() if k != "pattern"} | {"check": win}])
+    claims.update_ledger(mixed, "02_x", "FedSUM", out, setting=["pattern"])
+    ledger = pd.read_csv(tmp_path / "figures" / "claims_ledger.csv", keep_default_na=False)
+    assert ledger.loc[ledger["notebook"] == "02_x", "setting"].tolist() == ["P1, s", ""]
+    claims.update_ledger(t.iloc[:1], "02_x", "FedSUM", out, setting=["pattern"])
     assert (tmp_path / "figures" / "claims_ledger.md").read_text().startswith("| notebook | paper |")
     # a notebook asking several papers' claims (09) names each row's paper; ``paper`` fills the rest
     several = t.assign(paper=["FOCUS", ""])
