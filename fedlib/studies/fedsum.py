@@ -989,8 +989,9 @@ _SHOWN_IN_TEXT = {"App. H.5": "App. H.5: text only, no number printed",
                   "Sec. 4, Table 1": "Table 1: orders of convergence bounds, no experimental number"}
 
 
-#: FedSUM's statements that no run here can test (paper read 1, FedSUM finding 7): (where, quote,
-#: claim, reason); notebook 01 carries the theory's, notebook 02 the attribution of Fig. 1(a)'s gain
+#: FedSUM's statements that no run here can test, found by paper read 1 (FedSUM finding 7), each as
+#: (where, quote, claim, reason); notebook 01 carries the theory's, notebook 02 the attribution of
+#: Fig. 1(a)'s gain
 THEORY_UNRUN = {
     "remark 4.2": (
         "Sec. 4, Remark 4.2",
