@@ -146,7 +146,8 @@ FIGURES: dict[str, dict[str, Figure]] = {
                                          "first rounds of each participation pattern (clients by rounds)"),
         "tau_per_round": Figure("FedSUM eqs. 2-4", "the per-round delay tau_t of one draw of each pattern"),
         "delays_vs_T": Figure("FedSUM Table 1, App. F", "Monte Carlo means of tau_max and tau_avg against "
-                              "the horizon T, beside the lemmas' bounds", r"Lemma F"),
+                              "the horizon T, beside the lemmas' bounds (the premise of Remark 4.2 and of "
+                              "Table 1's rates, whose rows are not tested)", r"Lemma F|Remark 4\.2|Table 1"),
     },
     "02_fedsum_main": {
         "fig1a_figs5-7_rounds": Figure("FedSUM Fig. 1(a), Figs. 5-7", "training loss and test accuracy "

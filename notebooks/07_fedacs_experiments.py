@@ -237,16 +237,8 @@ verdict_grid
 
 # %% [markdown]
 # ### The other readings of OS and FedNova (Fig. 6's cell)
-# The text leaves two baselines' settings open, and the cells run one reading of each. OS runs Chen
-# et al.'s water-filling (the asked clients train, an expected half of them upload), where App.
-# B.1.3 says "clients are sampled with replacement according to sampling probability proportional
-# to the norm of gradients". FedNova runs at its calibrated rate, where App. I.2 also says its "step
-# length is unaffected". Fig. 6's cell is run again at the other reading of both, on its seeds
-# (`studies.fedacs.other_readings`): OS draws as many clients as are asked, with replacement, by
-# the norm of their weighted update (`sampling="with_replacement"`), and FedNova runs at FedAvg's
-# rate. Every claim of the cell that reads OS's or FedNova's runs is asked again
-# (`studies.fedacs.reading_claims`); the ledger carries these rows beside the cell's own, each with
-# the verdict at the cell's own readings as its cause.
+# The text leaves OS's and FedNova's settings open: Fig. 6's cell runs again at the other reading
+# of each (`studies.fedacs.other_readings`; in the fold), the claims that read them asked again.
 
 # %%
 FIG6 = CELLS[(setup.lr, setup.pairing)]
@@ -263,8 +255,15 @@ reading_verdicts = runs.table(pd.DataFrame([{"claim": r.short, "at the cell's re
 cols = list(reading_verdicts.columns)                # claim, at the cell's readings, at the other readings
 moved = [f"{c}: {a} -> {b}" for c, a, b in reading_verdicts[cols].itertuples(index=False) if a != b]
 notebook.folded_tables(
-    "OS and FedNova at both readings (means over the seeds), and the verdicts of the claims that read them",
-    [reading_runs, reading_verdicts], index=False, digits=4,
+    "Both readings: the runs (means over the seeds) and the verdicts", [reading_runs, reading_verdicts],
+    index=False, digits=4,
+    text="The cells run OS with Chen et al.'s water-filling (the asked clients train, an expected half of "
+         "them upload), where App. B.1.3 says \"clients are sampled with replacement according to sampling "
+         "probability proportional to the norm of gradients\", and FedNova at its calibrated rate, where "
+         "App. I.2 also says its \"step length is unaffected\". The other readings: OS draws as many "
+         "clients as are asked, with replacement, by the norm of their weighted update "
+         "(`sampling=\"with_replacement\"`), and FedNova runs at FedAvg's rate. The ledger carries the "
+         "claims asked again beside the cell's own, each with the verdict at the cell's readings as its cause.",
     lead=f"At the other readings {len(moved)} of {len(reading_verdicts)} verdicts differ from the cell's own"
          + (": " + "; ".join(moved) if moved else "") + ".")
 
@@ -499,8 +498,7 @@ finals_table.pivot(index="method", columns="environment", values="final test acc
 #    and OS exhibit instability in consistently reaching these thresholds": read the same way
 #    (Table 4's dashes for both on MNIST, stronger than its prose, are named beside it). OS here
 #    uploads an expected half of the clients asked (Chen et al.'s water-filling budget), not App.
-#    B.1.3's sampling with replacement: every row that compares OS says so in its setting, and Fig. 6's
-#    cell's rows are asked again with App. B.1.3's sampling (and FedNova at FedAvg's rate).
+#    B.1.3's sampling with replacement: every row that compares OS says so in its setting.
 # 5. Sec. 6 on the baselines: c-a-FedAvg "yields slight performance gains" (ends above FedAvg),
 #    "albeit with increased variance in the global model" (the model is not stored: its proxy is
 #    how much test accuracy fluctuates around its trend over the last tenth of the rounds, above
