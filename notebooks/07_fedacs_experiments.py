@@ -525,6 +525,8 @@ claim_table = runs.claims(setup.ledger_rows(CELL_CLAIMS, GRID_KEY, others, READI
                           setting=["environment"])
 
 # %%
-for _, r in claim_table.iterrows():
-    print(f"[{r['verdict']}] {r['environment']}: {r['claim']}")   # per regime cell: the verdict grid above
+notebook.folded_tables(f"Every claim row: verdict, environment, claim ({len(claim_table)} rows)",
+                       claim_table[["verdict", "environment", "claim"]], index=False,
+                       lead="Per regime cell, the verdict grid above; each row with its numbers and cause: "
+                            "`figures/07_fedacs_experiments/claims.md`.")
 
