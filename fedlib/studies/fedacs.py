@@ -210,12 +210,12 @@ def reading_summary(df: pd.DataFrame, cell: dict, target: float) -> pd.DataFrame
     config}}; the other readings' runs must be in ``df``): the mean final test accuracy of the ok
     runs, the seeds whose run reaches ``target``, the mean rounds to it where reached, the ok runs."""
     other, rows = other_readings(cell), []
-    cases = [("FedACS", "the cell's", cell)] + [(m, r, c) for m in OTHER_READINGS
-                                                for r, c in (("the cell's", cell), ("the other", other))]
+    cases = [("FedACS", "", cell)] + [(m, r, c) for m in OTHER_READINGS
+                                      for r, c in (("the cell's", cell), ("the other", other))]
     for m, reading, c in cases:
         per = pd.concat([summary(df, {m: c[k][m]}, target) for k in sorted(c)])
         ok = per["outcome"] == "ok"
-        rows.append({"method": m, "reading": reading if m != "FedACS" else "",
+        rows.append({"method": m, "reading": reading,
                      "rate": float(np.mean([c[k][m].lr_local for k in c])),
                      "final test acc": float(per.loc[ok, "final test acc"].mean()),
                      "reached": f"{int(per['rounds to target'].notna().sum())} of {len(per)}",
@@ -980,7 +980,7 @@ def _run_notes(runs: CellRuns, row: ClaimRow) -> list[str]:
     FedNova (the speed and accuracy rows, the calibration row, FedNova's dash), OS's uploads where it
     compares OS (the accuracy row where OS is beaten, OS's rows), and :func:`computation_note` on
     Sec. 6's computation row."""
-    notes, compares = [], _compared(runs, row.short)
+    notes, compares = [], _compared(runs.methods, row.short)
     if "FedNova" in compares:
         notes.append(_fednova_note(runs))
     if "OS" in compares:
@@ -992,16 +992,16 @@ def _run_notes(runs: CellRuns, row: ClaimRow) -> list[str]:
     return notes
 
 
-def _compared(runs: CellRuns, short: str) -> list[str]:
-    """The methods besides FedACS and FedAvg whose runs the row named ``short`` reads, among FedNova
-    and OS (the two whose settings the text leaves open: :data:`OTHER_READINGS`)."""
-    speed = [m for m in RIVALS + ("FedAU",) if m in runs.methods]
+def _compared(methods: list[str], short: str) -> list[str]:
+    """Among FedNova and OS (the two whose settings the text leaves open: :data:`OTHER_READINGS`),
+    those of ``methods`` (a cell's labels) whose runs the row named ``short`` reads."""
+    speed = [m for m in RIVALS + ("FedAU",) if m in methods]
     compares = {"rounds to the target": speed, "computation to the target": speed,
-                "highest test accuracy": list(runs.methods),
+                "highest test accuracy": list(methods),
                 "calibrated rates keep the runs stable": ["FedNova"],
                 "FedNova never reaches the target": ["FedNova"]}.get(short, [])
     compares = compares + (["OS"] if short.startswith("OS ") else [])
-    return [m for m in ("FedNova", "OS") if m in compares and m in runs.methods]
+    return [m for m in ("FedNova", "OS") if m in compares and m in methods]
 
 
 def reading_claims(df: pd.DataFrame, cell: dict, target: float, **kwargs) -> list[ClaimRow]:
@@ -1011,10 +1011,9 @@ def reading_claims(df: pd.DataFrame, cell: dict, target: float, **kwargs) -> lis
     to :func:`cell_claims`. The calibration row is left out: at FedAvg's rate FedNova is no longer
     calibrated, so the row would ask about fewer methods, not about another reading."""
     other = other_readings(cell)
-    runs = CellRuns.of(df, other, target, kwargs.get("chance", 0.1), kwargs.get("window", 0.1),
-                       kwargs.get("last", 0))
+    methods = list(next(iter(other.values())))
     return [r for r in cell_claims(df, other, target, **kwargs)
-            if _compared(runs, r.short) and r.short != "calibrated rates keep the runs stable"]
+            if _compared(methods, r.short) and r.short != "calibrated rates keep the runs stable"]
 
 
 def _fednova_note(runs: CellRuns) -> str:
