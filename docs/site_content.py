@@ -264,7 +264,7 @@ API_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
                             "fedlib.sweeps", "fedlib.dask_preload",
                             "fedlib.extensions",
                             "fedlib.analysis", "fedlib.plotting")),
-    ("Stores and verification", ("fedlib.store", "fedlib.verification")),
+    ("Stores and verification", ("fedlib.store", "fedlib.locks", "fedlib.verification")),
     ("Claims and studies", ("fedlib.claims", "fedlib.studies", "fedlib.studies.base",
                             "fedlib.studies.methods", "fedlib.studies.fedsum",
                             "fedlib.studies.focus",

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import locks
 from ._validate import InputError, warn
 from .config import ExperimentConfig
 from .store import Store
@@ -435,6 +436,9 @@ class _Compute:
                 continue
             if any(c.key() == r.key() for r, _, _ in self.running.values()):
                 continue                       # listed twice, and running in the pool already
+            if self._held(c, first):
+                short.append(c)
+                continue
             if self.pool is not None:
                 self._collect(below=self.pool.slots)             # a process free: the estimate is from now
             # once a run did not fit, a later one still starts if its measured estimate fits what
@@ -455,6 +459,18 @@ class _Compute:
                                     save_params=keep_params, engine=self.engine)
             self._finished(entry, self.clock() - start, est)
         return short
+
+    def _held(self, c: ExperimentConfig, first: bool) -> bool:
+        """Whether another writer (a sweep, a second campaign on a shared folder) computes ``c``'s
+        run now (:func:`fedlib.locks.holder`): the campaign leaves it to that writer, says so, and
+        lists it as left (its entry is there for the next call) rather than wait out its time."""
+        other = locks.holder(self.st.path, c.key())
+        if other is None:
+            return False
+        self.echo(f"campaign: {self.part.notebook} {c.key()} is being computed by {other}: left to it")
+        if first:
+            self.part.left.append((c, self._estimate(c) or float("nan")))
+        return True
 
     def _finished(self, entry, took: float, est: float) -> None:
         """A run computed into the store in ``took`` seconds (its entry sealed as written,

@@ -16,11 +16,12 @@ sub-folder named by :meth:`ExperimentConfig.key`::
 
 Entries are written into a temporary folder and renamed into place, so a worker killed mid-way
 leaves no partial entry, and several workers can share one store folder. A run that another writer
-stored first (two sweeps over the same configs at once: each computes the runs it found missing)
-keeps that writer's entry; an entry is replaced only where it is corrupt, stale, a failure or
+stored first keeps that writer's entry; an entry is replaced only where it is corrupt, stale, a failure or
 lacks the model asked for, moved aside in one rename, so that a reader finds the old entry, the new
 one or none (a reader caught in the middle of reading one is told it is unreadable). A truncated,
-unreadable or edited entry is reported by name and never loaded as data.
+unreadable or edited entry is reported by name and never loaded as data. Two writers do not
+compute one run at once: each claims a run's key before computing it (:mod:`fedlib.locks`), and
+the second waits for the first's entry; a sweep starts the runs no other writer holds first.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from . import algorithms, arithmetic
+from . import algorithms, arithmetic, locks
 from ._validate import InputError, warn
 from ._version import __version__
 from .config import ExperimentConfig, Planned
@@ -583,13 +584,29 @@ class Store:
         run resumes from its checkpoint
         only if the checkpoint was saved by the same code (:func:`_run`); running out of memory
         (``MemoryError``, ``torch.cuda.OutOfMemoryError``) is raised and nothing is stored: a property
-        of the machine, as missing data is, not of the run."""
+        of the machine, as missing data is, not of the run.
+
+        One writer computes a run at a time (:mod:`fedlib.locks`): the run's key is claimed first;
+        where another writer (a second sweep, a campaign, another machine's worker on a shared
+        folder) holds the claim, this call says so in a warning, waits for it, and returns that
+        writer's entry rather than computing the run again. An entry already stored as good as this
+        run would be (:meth:`_kept`: current code, not a failure, with its final model where
+        ``save_params``) is returned without computing, as :meth:`write` would keep it."""
         if not isinstance(config, Planned):                    # validated and keyed here, before anything
             _keyed(config)
             config = Planned.of(config)
         _check_compute_switches(engine, checkpoint_every, progress, save_params)
-        plain = config.config
         self.require_writable(f"computing {config.key}")       # refused before the run, not after
+        with locks.claim(self.path, config.key, on_wait=functools.partial(_say_waiting, config.key)):
+            kept = self._kept(config.key, config.config, "ok", save_params)
+            if kept is not None:                # stored by the writer this call waited for, or before
+                return kept
+            return self._compute_claimed(config, device, progress, checkpoint_every, save_params, engine)
+
+    def _compute_claimed(self, config: Planned, device: str | None, progress: bool,
+                         checkpoint_every: int | None, save_params: bool, engine: str | Any) -> Entry:
+        """:meth:`compute`'s run, its key claimed by this call."""
+        plain = config.config
         x0 = self.warmup_model(config)
         ckpt = self.checkpoint_path(config) if checkpoint_every else None
         code = config_fingerprint(plain)         # before the run: its checkpoints record it too
@@ -724,6 +741,12 @@ def no_compute_env() -> bool:
         return False
     raise InputError(f"FEDLIB_NO_COMPUTE: must be 1, true, yes or on (computing off) or 0, false, no, off or "
                      f"unset (on), got {os.environ['FEDLIB_NO_COMPUTE']!r}")
+
+
+def _say_waiting(key: str, other: locks.Holder) -> None:
+    """The warning of a writer that waits for ``other``'s run of ``key`` (:meth:`Store.compute`)."""
+    warn(f"{key}: {other} is computing this run; waiting for its entry instead of computing it a second "
+         "time")
 
 
 def _move_aside(final: Path) -> Path | None:

@@ -28,6 +28,11 @@ Where runs compute (:func:`sweep`'s arguments):
   torch's default. Each client trains, and every evaluation runs, in one intra-op thread whatever
   this says: it sets the speed of the rest (a round's server step), not the stored bits of a
   neural run.
+
+Sweeps that share runs (two at once over overlapping configs, on one machine or on several that
+share the store folder) compute each shared run once: a writer claims a run before computing it
+(:mod:`fedlib.locks`), a sweep starts the runs nobody else holds first, and one that reaches a held
+run waits for its entry (:meth:`Store.compute`).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from . import extensions, participation
+from . import extensions, locks, participation
 from ._validate import InputError, warn
 from .config import _ARG_FIELDS, ExperimentConfig, Planned, declared_defaults
 from .problems import get_problem
@@ -603,6 +608,7 @@ def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress:
                 finished(p, None, f"warm-up {p.warmup.key} {_how_failed(p.warmup.key, entries, failed)}; "
                                   "this run was not started")
         keep = {p.key: keep_params or p.key in plan.warm_keys for p in ready}
+        ready = unclaimed_first(ready, st)
         if executor is None:
             _compute_here(ready, st, finished, torch_threads, keep, device, checkpoint_every)
             continue
@@ -617,6 +623,14 @@ def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress:
                 finished(p, None, f"worker failed: {type(e).__name__}: {e}")
     bar.close()
     return failed
+
+
+def unclaimed_first(runs: list[Planned], store: Store) -> list[Planned]:
+    """``runs`` in their order, those that another writer holds now (:func:`fedlib.locks.holder`:
+    a second sweep, a campaign computing them) moved to the end, so that this sweep computes what
+    nobody else does before it waits for the others' entries (:meth:`Store.compute`)."""
+    held = {p.key for p in runs if locks.holder(store.path, p.key) is not None}
+    return [p for p in runs if p.key not in held] + [p for p in runs if p.key in held]
 
 
 def _how_failed(key: str, entries: dict[str, Entry], failed: dict[str, str]) -> str:

@@ -113,7 +113,7 @@ def test_every_module_says_in_its_first_line_what_it_is_for():
 #: above (the facade ``fedlib`` sits on top of all). Packages' submodules take their package's layer.
 LAYERS = {
     "base": ("fedlib._source", "fedlib._threads", "fedlib._validate", "fedlib._version", "fedlib.arithmetic",
-             "fedlib.data", "fedlib.keyed", "fedlib.paths"),
+             "fedlib.data", "fedlib.keyed", "fedlib.locks", "fedlib.paths"),
     "compute core": ("fedlib.algorithms", "fedlib.delays", "fedlib.engine", "fedlib.grouped",
                      "fedlib.models", "fedlib.objectives", "fedlib.participation", "fedlib.partition",
                      "fedlib.problems", "fedlib.tasks", "fedlib.theory", "fedlib.traces"),

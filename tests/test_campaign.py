@@ -275,6 +275,27 @@ def test_once_a_run_does_not_fit_a_later_one_that_does_still_starts(tmp_path):
     assert st.get(long) is not None and part.loaded == 1 and report.stopped == "done" and not part.left
 
 
+def test_a_run_another_writer_is_computing_is_left_to_it_and_listed_as_left(tmp_path):
+    """A sweep (or a second campaign on a shared folder) holds a run's claim: the campaign does
+    not wait out that writer's time inside its budget; it says who computes the run, lists it as
+    left, and computes the others."""
+    from fedlib import ExperimentConfig, locks
+    base = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=10)
+    held, free = base.replace(seed=1), base.replace(seed=2)
+    st, said = Store(tmp_path), []
+    pace = campaign._Pace(st)
+    pace.note(base.replace(seed=9), 1.0, date=campaign._now())
+    report, part = campaign.CampaignReport(), campaign.NotebookReport("test")
+    c = campaign._Compute(st, pace, 100.0, report, part, "cpu", "vectorized", lambda: 0.0, said.append)
+    with locks.claim(tmp_path, held.key()), pytest.raises(campaign.Incomplete):
+        c([held, free])
+    assert st.get(held) is None and st.get(free) is not None and [k for k, _ in part.left] == [held]
+    import re
+    import socket
+    assert re.fullmatch(rf"campaign: test {held.key()} is being computed by process {os.getpid()} on "
+                        rf"{re.escape(socket.gethostname())} \(since [0-9T:+-]+\): left to it", said[0])
+
+
 def test_full_batch_local_steps_are_a_setting_of_their_own(tmp_path):
     """A wait-full run (every local step on the client's whole data) is not paced by the
     wait-minibatch runs of the same problem and schedule (several times their cost:

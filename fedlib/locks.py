@@ -1,0 +1,188 @@
+"""Claims on a store's runs, so that one writer computes a run at a time.
+
+Two sweeps over overlapping configs (two users of one store, a campaign beside a sweep, the Dask
+workers of two clients sharing a store folder) computed the runs they share twice: the store's
+atomic write (:meth:`fedlib.store.Store.write`) kept one entry and dropped the other, and the
+hours of the second run were lost. A writer now claims a run's key before computing it: an
+exclusive ``flock`` on ``<store>/.claims/<key>.lock`` (ignored by git), held while the run computes
+and released by the kernel when its process ends however it ends, so that a killed sweep leaves
+no stale claim and nothing has to expire. A writer that finds the claim held waits for it and then
+reads the other writer's entry instead of computing the run again (:meth:`Store.compute
+<fedlib.store.Store.compute>`); a sweep starts the runs that no other writer holds first
+(:func:`fedlib.sweep`), and a campaign leaves a held run to its writer and lists it as left.
+
+The lock file holds who claimed it (process, host, time), for the messages. The holder removes it
+while still holding the lock, and a writer that locked a file removed in between (it opened the
+file before the removal) sees that the path no longer names its file and claims again, so two
+writers never hold one key.
+
+Where locks are not shared: machines that mount a store over a network file system without lock
+support do not see each other's claims (Linux maps ``flock`` on NFS to byte-range locks, which an
+NFSv4 server shares); the atomic writes then remain the only guard, so an entry is never
+corrupted but a run may be computed twice. On a system without ``fcntl`` (Windows) claims are
+not taken at all, with the same consequence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._validate import InputError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no claims (module docstring)
+    fcntl = None
+
+#: the folder of a store that holds the claims' lock files (a dot-folder: no listing reads it)
+FOLDER = ".claims"
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a claim, as its lock file records it.
+
+    Attributes:
+        pid: the holder's process id (on ``host``).
+        host: the holder's host name.
+        since: when it claimed the run (ISO 8601, UTC, seconds).
+    """
+
+    pid: int | None
+    host: str
+    since: str
+
+    def __str__(self) -> str:
+        if self.pid is None:
+            return "another writer (it has not recorded itself yet)"
+        return f"process {self.pid} on {self.host} (since {self.since})"
+
+
+def lock_path(store: str | os.PathLike, key: str) -> Path:
+    """The lock file of the run ``key`` in the store folder ``store``.
+
+    Raises:
+        InputError: a ``key`` that is not one file name (empty, a path, ``.`` or ``..``)."""
+    if not isinstance(key, str) or key in ("", ".", "..") or "/" in key or os.sep in key or "\0" in key:
+        raise InputError(f"key: must be a run's key, one file name such as 'fedavg-1acddf9a99215aed', "
+                         f"got {key!r}")
+    return Path(store) / FOLDER / f"{key}.lock"
+
+
+def holder(store: str | os.PathLike, key: str) -> Holder | None:
+    """Who holds the claim on the run ``key`` now; None where nobody does (or without ``fcntl``).
+
+    A claim this process holds counts too (a lock is per open file, not per process)."""
+    path = lock_path(store, key)
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read(fd)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def claim(store: str | os.PathLike, key: str,
+          on_wait: Callable[[Holder], None] | None = None) -> Iterator[Holder | None]:
+    """Hold the claim on the run ``key`` of the store folder ``store`` for the ``with`` block.
+
+    Where another writer holds it, ``on_wait`` is called once with that writer and the call waits
+    until the claim is free (the other writer's run finished, failed or was killed).
+
+    Yields:
+        The writer this call waited for, or None where the claim was free: a caller that waited
+        reads the store again before computing (the other writer's entry is there, unless its
+        run raised or was killed).
+    """
+    path = lock_path(store, key)
+    if fcntl is None:
+        yield None
+        return
+    made = [d for d in (path.parent, *path.parent.parents) if not d.exists()]   # deepest first
+    fd, waited = _acquire(path, on_wait)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(_me()).encode(), 0)
+        yield waited
+    finally:
+        try:
+            path.unlink()          # while still held: a writer that opened this file claims again
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+        for d in dict.fromkeys([path.parent, *made]):    # the claims' folder, then the store's
+            try:                   # folders this claim made (a store is created by its first entry,
+                d.rmdir()          # not by a claim); only where empty: no other claim, no entry
+            except OSError:
+                break
+
+
+def _acquire(path: Path, on_wait: Callable[[Holder], None] | None) -> tuple[int, Holder | None]:
+    """An open file descriptor of ``path`` locked exclusively by this call, and the writer it
+    waited for (None: none). A file removed by its holder after this call opened it is not the
+    claim any more: the call opens the path again."""
+    waited = None
+    while True:
+        with contextlib.suppress(FileExistsError):   # (there, or removed again as mkdir looked)
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:              # the folder was removed by a finishing holder
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waited is None:
+                    waited = _read(fd)
+                    if on_wait is not None:
+                        on_wait(waited)
+                fcntl.flock(fd, fcntl.LOCK_EX)      # until the holder releases it
+            if _names(path, fd):
+                return fd, waited
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the file open as ``fd``."""
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (now.st_dev, now.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+def _me() -> dict:
+    return {"pid": os.getpid(), "host": socket.gethostname(),
+            "since": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+
+
+def _read(fd: int) -> Holder:
+    """The holder a lock file records (one that has not written itself yet: pid None)."""
+    try:
+        d = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
+    except (OSError, ValueError):
+        d = {}
+    pid = d.get("pid")
+    return Holder(pid if isinstance(pid, int) else None, str(d.get("host", "?")), str(d.get("since", "?")))
