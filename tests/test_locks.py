@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fedlib import locks
+from fedlib.config import Planned
 from fedlib.store import Store
 
 from .run_helpers import ROOT
@@ -26,6 +27,7 @@ _HOLDER = """
 import sys, time
 from pathlib import Path
 from fedlib import locks
+from fedlib.config import Planned
 with locks.claim(sys.argv[1], sys.argv[2]):
     Path(sys.argv[3]).write_text("held")
     time.sleep(float(sys.argv[4]))
@@ -171,3 +173,44 @@ def test_a_key_that_is_not_one_file_name_is_refused_naming_the_field(tmp_path, k
     with pytest.raises(ValueError, match=r"^key: must be a run's key"), locks.claim(tmp_path, key):
         pass
     assert list(tmp_path.iterdir()) == []
+
+
+#: a sweep over configs given as JSON, each run it computes written down, slowed to overlap
+_SWEEP = """
+import json, os, sys, time
+import fedlib, fedlib.store as s
+from fedlib import ExperimentConfig
+run = s._run
+def counted(config, *a, **k):
+    with open(sys.argv[2], "a") as f:
+        f.write(f"{os.getpid()} {config.key}\\n")
+    time.sleep(0.5)
+    return run(config, *a, **k)
+s._run = counted
+configs = [ExperimentConfig.from_dict(d) for d in json.loads(sys.argv[3])]
+open(f"{sys.argv[2]}.ready-{sys.argv[4]}", "w").close()          # both imported: start together
+while not all(os.path.exists(f"{sys.argv[2]}.ready-{n}") for n in (0, 1)):
+    time.sleep(0.01)
+df = fedlib.sweep(configs, sys.argv[1], progress=False)
+print(len(set(df["seed"])))
+"""
+
+
+def test_two_sweeps_at_once_over_the_same_configs_compute_each_run_once(tmp_path):
+    """The case claims are for: two sweeps started together over the same 6 runs (in opposite
+    orders, so that they meet in the middle) each return all 6, and every run was computed once."""
+    script, log = tmp_path / "sweep.py", tmp_path / "computed.txt"
+    script.write_text(_SWEEP)
+    configs = [_base(rounds=3, seed=s).to_dict() for s in range(6)]
+    procs = [subprocess.Popen([sys.executable, str(script), str(tmp_path / "store"), str(log),
+                               json.dumps(order), str(n)], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n, order in enumerate((configs, configs[::-1]))]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outs]
+    assert [out.split() for out, _ in outs] == [["6"], ["6"]]
+    computed = log.read_text().split("\n")[:-1]
+    keys = [line.split()[1] for line in computed]
+    assert sorted(keys) == sorted(Planned.of(_base(rounds=3, seed=s)).key for s in range(6))
+    assert len({line.split()[0] for line in computed}) == 2       # both sweeps computed some
+    assert Store(tmp_path / "store").keys() == sorted(keys)
