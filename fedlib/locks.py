@@ -118,8 +118,9 @@ def claim(store: str | os.PathLike, key: str,
     made = [d for d in (path.parent, *path.parent.parents) if not d.exists()]   # deepest first
     fd, waited = _acquire(path, on_wait)
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(_me()).encode(), 0)
+        with contextlib.suppress(OSError):     # (a file another user left, opened read-only: unsaid)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(_me()).encode(), 0)
         yield waited
     finally:
         try:
@@ -143,7 +144,7 @@ def _acquire(path: Path, on_wait: Callable[[Holder], None] | None) -> tuple[int,
         with contextlib.suppress(FileExistsError):   # (there, or removed again as mkdir looked)
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = _open(path)
         except FileNotFoundError:              # the folder was removed by a finishing holder
             continue
         try:
@@ -161,6 +162,17 @@ def _acquire(path: Path, on_wait: Callable[[Holder], None] | None) -> tuple[int,
             os.close(fd)
             raise
         os.close(fd)
+
+
+def _open(path: Path) -> int:
+    """``path`` opened to be locked: for writing (its holder is recorded), created where missing,
+    readable and writable by all whom the umask allows (the writers of a shared store folder may
+    be several users); read-only where another user's file refuses writing (``flock`` needs no
+    write access on a local file system)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY)
 
 
 def _names(path: Path, fd: int) -> bool:
