@@ -112,6 +112,8 @@ def claim(store: str | os.PathLike, key: str,
         run raised or was killed).
     """
     path = lock_path(store, key)
+    if path.parent.parent.exists() and not path.parent.parent.is_dir():
+        raise InputError(f"store: must be a store folder (or one to be created), got the file {store}")
     if fcntl is None:
         yield None
         return

@@ -214,3 +214,12 @@ def test_two_sweeps_at_once_over_the_same_configs_compute_each_run_once(tmp_path
     assert sorted(keys) == sorted(Planned.of(_base(rounds=3, seed=s)).key for s in range(6))
     assert len({line.split()[0] for line in computed}) == 2       # both sweeps computed some
     assert Store(tmp_path / "store").keys() == sorted(keys)
+
+
+def test_a_store_that_is_a_file_is_refused_naming_the_field(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ValueError, match=r"^store: must be a store folder .*, got the file "), \
+            locks.claim(f, "k"):
+        pass
+    assert locks.holder(f, "k") is None and f.read_text() == "x"
