@@ -30,6 +30,7 @@ import datetime as _dt
 import json
 import os
 import socket
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,8 @@ except ImportError:  # pragma: no cover - Windows: no claims (module docstring)
 
 #: the folder of a store that holds the claims' lock files (a dot-folder: no listing reads it)
 FOLDER = ".claims"
+
+_HELD = threading.local()          # the lock files this thread holds (a claim taken twice would wait forever)
 
 
 @dataclass(frozen=True)
@@ -104,12 +107,18 @@ def claim(store: str | os.PathLike, key: str,
     """Hold the claim on the run ``key`` of the store folder ``store`` for the ``with`` block.
 
     Where another writer holds it, ``on_wait`` is called once with that writer and the call waits
-    until the claim is free (the other writer's run finished, failed or was killed).
+    until the claim is free (the other writer's run finished, failed or was killed). Claims do not
+    nest: :meth:`Store.compute <fedlib.store.Store.compute>` claims the run it computes, so code
+    that holds a run's claim cannot compute that run in the same thread.
 
     Yields:
         The writer this call waited for, or None where the claim was free: a caller that waited
         reads the store again before computing (the other writer's entry is there, unless its
         run raised or was killed).
+
+    Raises:
+        InputError: a bad ``key`` (:func:`lock_path`), or a ``store`` that is a file.
+        RuntimeError: this thread holds the claim already (it would wait for itself forever).
     """
     path = lock_path(store, key)
     if path.parent.parent.exists() and not path.parent.parent.is_dir():
@@ -118,7 +127,13 @@ def claim(store: str | os.PathLike, key: str,
         yield None
         return
     made = [d for d in (path.parent, *path.parent.parents) if not d.exists()]   # deepest first
+    here = os.path.abspath(path)
+    held = _HELD.__dict__.setdefault("paths", set())
+    if here in held:
+        raise RuntimeError(f"{key}: this thread holds the claim on this run already (fedlib.locks.claim "
+                           f"around Store.compute of the same run?); claiming it again would wait forever")
     fd, waited = _acquire(path, on_wait)
+    held.add(here)
     try:
         with contextlib.suppress(OSError):     # (a file another user left, opened read-only: unsaid)
             os.ftruncate(fd, 0)
@@ -130,6 +145,7 @@ def claim(store: str | os.PathLike, key: str,
         except FileNotFoundError:
             pass
         os.close(fd)
+        held.discard(here)
         for d in dict.fromkeys([path.parent, *made]):    # the claims' folder, then the store's
             try:                   # folders this claim made (a store is created by its first entry,
                 d.rmdir()          # not by a claim); only where empty: no other claim, no entry

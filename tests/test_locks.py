@@ -223,3 +223,19 @@ def test_a_store_that_is_a_file_is_refused_naming_the_field(tmp_path):
             locks.claim(f, "k"):
         pass
     assert locks.holder(f, "k") is None and f.read_text() == "x"
+
+
+def test_a_claim_this_thread_holds_is_refused_rather_than_waited_for_forever(tmp_path):
+    """Store.compute claims its run: code that holds the run's claim and computes it would wait for
+    itself. It is refused at once; another thread still waits as another writer does."""
+    cfg = _base(rounds=2)
+    key = Planned.of(cfg).key
+    with locks.claim(tmp_path, key):
+        with pytest.raises(RuntimeError, match=rf"^{key}: this thread holds the claim on this run already"):
+            Store(tmp_path).compute(cfg)
+        other = threading.Thread(target=lambda: Store(tmp_path).compute(cfg))
+        other.start()
+        other.join(timeout=1.0)
+        assert other.is_alive()                        # waiting for this thread's claim
+    other.join(timeout=60)
+    assert not other.is_alive() and Store(tmp_path).get(cfg) is not None
