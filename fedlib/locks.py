@@ -14,7 +14,8 @@ reads the other writer's entry instead of computing the run again (:meth:`Store.
 The lock file holds who claimed it (process, host, time), for the messages. The holder removes it
 while still holding the lock, and a writer that locked a file removed in between (it opened the
 file before the removal) sees that the path no longer names its file and claims again, so two
-writers never hold one key.
+writers never hold one key. A killed holder leaves its lock file (and the ``.claims`` folder)
+behind, held by nobody: the next claim of that run takes it and removes it.
 
 Where locks are not shared: machines that mount a store over a network file system without lock
 support do not see each other's claims (Linux maps ``flock`` on NFS to byte-range locks, which an
@@ -29,8 +30,10 @@ import contextlib
 import datetime as _dt
 import json
 import os
+import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +48,9 @@ except ImportError:  # pragma: no cover - Windows: no claims (module docstring)
 #: the folder of a store that holds the claims' lock files (a dot-folder: no listing reads it)
 FOLDER = ".claims"
 
+#: the longest key a claim takes (a lock file's name must fit a file system's 255 bytes)
+MAX_KEY = 200
+_KEY = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 _HELD = threading.local()          # the lock files this thread holds (a claim taken twice would wait forever)
 
 
@@ -64,19 +70,26 @@ class Holder:
 
     def __str__(self) -> str:
         if self.pid is None:
-            return "another writer (it has not recorded itself yet)"
+            return "another writer (not recorded: it has just begun)"
         return f"process {self.pid} on {self.host} (since {self.since})"
 
 
 def lock_path(store: str | os.PathLike, key: str) -> Path:
-    """The lock file of the run ``key`` in the store folder ``store``.
+    """The lock file of the run ``key`` in the store folder ``store`` (``~`` expanded, as
+    :class:`~fedlib.store.Store` does).
 
     Raises:
-        InputError: a ``key`` that is not one file name (empty, a path, ``.`` or ``..``)."""
-    if not isinstance(key, str) or key in ("", ".", "..") or "/" in key or os.sep in key or "\0" in key:
-        raise InputError(f"key: must be a run's key, one file name such as 'fedavg-1acddf9a99215aed', "
-                         f"got {key!r}")
-    return Path(store) / FOLDER / f"{key}.lock"
+        InputError: a ``store`` that is not a path (or is empty); a ``key`` that is not a run's key:
+            one file name of letters, digits, ``_``, ``-`` and ``.``, not starting with ``.``, at
+            most :data:`MAX_KEY` characters (a store's keys are ``<algorithm>-<16 hex digits>``)."""
+    if not isinstance(store, (str, os.PathLike)) or not str(os.fspath(store)):
+        raise InputError(f"store: must be a store folder's path (a str or os.PathLike, not empty), got "
+                         f"{store!r}")
+    if not isinstance(key, str) or not _KEY.fullmatch(key) or len(key) > MAX_KEY:
+        raise InputError(f"key: must be a run's key, one file name such as 'fedavg-1acddf9a99215aed' "
+                         f"(letters, digits, '_', '-' and '.', not starting with '.', at most {MAX_KEY} "
+                         f"characters), got {key!r}")
+    return Path(store).expanduser() / FOLDER / f"{key}.lock"
 
 
 def holder(store: str | os.PathLike, key: str) -> Holder | None:
@@ -113,21 +126,25 @@ def claim(store: str | os.PathLike, key: str,
 
     Yields:
         The writer this call waited for, or None where the claim was free: a caller that waited
-        reads the store again before computing (the other writer's entry is there, unless its
-        run raised or was killed).
+        reads the store again before computing (the other writer's entry is there, a failure
+        included, unless that writer was killed or ran out of memory).
 
     Raises:
         InputError: a bad ``key`` (:func:`lock_path`), or a ``store`` that is a file.
         RuntimeError: this thread holds the claim already (it would wait for itself forever).
     """
     path = lock_path(store, key)
-    if path.parent.parent.exists() and not path.parent.parent.is_dir():
-        raise InputError(f"store: must be a store folder (or one to be created), got the file {store}")
+    if on_wait is not None and not callable(on_wait):
+        raise InputError(f"on_wait: must be a function of the holder waited for, or None, got {on_wait!r}")
+    made = [d for d in (path.parent, *path.parent.parents) if not d.exists()]   # deepest first
+    top = path.parent.parents[len(made) - 1] if made else path.parent            # what exists of it
+    if top.exists() and not top.is_dir():      # (gone meanwhile: another writer's claims folder)
+        raise InputError(f"store: must be a store folder (or one to be created), got {store} ({top} is "
+                         "a file)")
     if fcntl is None:
         yield None
         return
-    made = [d for d in (path.parent, *path.parent.parents) if not d.exists()]   # deepest first
-    here = os.path.abspath(path)
+    here = os.path.realpath(path)              # one file however it is named (links, '..')
     held = _HELD.__dict__.setdefault("paths", set())
     if here in held:
         raise RuntimeError(f"{key}: this thread holds the claim on this run already (fedlib.locks.claim "
@@ -159,16 +176,17 @@ def _acquire(path: Path, on_wait: Callable[[Holder], None] | None) -> tuple[int,
     claim any more: the call opens the path again."""
     waited = None
     while True:
-        with contextlib.suppress(FileExistsError):   # (there, or removed again as mkdir looked)
-            path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            with contextlib.suppress(FileExistsError):   # (there, or removed again as mkdir looked)
+                path.parent.mkdir(parents=True, exist_ok=True)
             fd = _open(path)
         except FileNotFoundError:              # the folder was removed by a finishing holder
             continue
+        except OSError as e:                   # read-only, no permission, no space
+            raise InputError(f"store: cannot write to {path.parent.parent} to claim a run "
+                             f"({e.strerror})") from e
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not _lock_soon(fd):
                 if waited is None:
                     waited = _read(fd)
                     if on_wait is not None:
@@ -180,6 +198,23 @@ def _acquire(path: Path, on_wait: Callable[[Holder], None] | None) -> tuple[int,
             os.close(fd)
             raise
         os.close(fd)
+
+
+def _lock_soon(fd: int, within: float = 0.05, pause: float = 0.002) -> bool:
+    """Whether ``fd`` could be locked exclusively within ``within`` seconds, trying every ``pause``
+    seconds: :func:`holder`'s look at a claim holds it shared for an instant (longer where the
+    looking thread waits for the interpreter's lock, up to its switch interval of 5 ms), and a
+    writer that met such a look must not report it as a holder (the file's record would name the
+    last, perhaps long-dead, holder)."""
+    end = time.monotonic() + within
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= end:
+                return False
+            time.sleep(pause)
 
 
 def _open(path: Path) -> int:
@@ -209,10 +244,25 @@ def _me() -> dict:
 
 
 def _read(fd: int) -> Holder:
-    """The holder a lock file records (one that has not written itself yet: pid None)."""
+    """The holder a lock file records; one that has not written itself yet, or whose record names
+    a process of this host that has ended (a killed holder's file, met by a look of
+    :func:`holder` held for an instant), is an unnamed writer (pid None)."""
     try:
         d = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
     except (OSError, ValueError):
         d = {}
-    pid = d.get("pid")
-    return Holder(pid if isinstance(pid, int) else None, str(d.get("host", "?")), str(d.get("since", "?")))
+    pid, host = d.get("pid"), str(d.get("host", "?"))
+    if not isinstance(pid, int) or (host == socket.gethostname() and not _alive(pid)):
+        return Holder(None, host, "?")
+    return Holder(pid, host, str(d.get("since", "?")))
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process ``pid`` of this host is running."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):   # another user's (alive), or no such number (not)
+        return pid > 0
+    return True

@@ -589,19 +589,35 @@ class Store:
         One writer computes a run at a time (:mod:`fedlib.locks`): the run's key is claimed first;
         where another writer (a second sweep, a campaign, another machine's worker on a shared
         folder) holds the claim, this call says so in a warning, waits for it, and returns that
-        writer's entry rather than computing the run again. An entry already stored as good as this
-        run would be (:meth:`_kept`: current code, not a failure, with its final model where
-        ``save_params``) is returned without computing, as :meth:`write` would keep it."""
+        writer's entry (a failure too) rather than computing the run again. An entry already stored
+        as good as this run would be (:meth:`_kept`: current code, not a failure, with its final
+        model where ``save_params``) is returned without computing, as :meth:`write` would keep it,
+        from a read-only store too."""
         if not isinstance(config, Planned):                    # validated and keyed here, before anything
             _keyed(config)
             config = Planned.of(config)
         _check_compute_switches(engine, checkpoint_every, progress, save_params)
+        kept = self._kept(config.key, config.config, "ok", save_params)
+        if kept is not None:                    # stored already (a read-only store returns it too)
+            return kept
         self.require_writable(f"computing {config.key}")       # refused before the run, not after
-        with locks.claim(self.path, config.key, on_wait=functools.partial(_say_waiting, config.key)):
-            kept = self._kept(config.key, config.config, "ok", save_params)
-            if kept is not None:                # stored by the writer this call waited for, or before
+        say = functools.partial(_say_waiting, config.key)
+        with locks.claim(self.path, config.key, on_wait=say) as waited:
+            kept = self._kept(config.key, config.config, "ok", save_params) or (
+                self._failed_meanwhile(config) if waited is not None else None)
+            if kept is not None:                # stored by the writer this call waited for
                 return kept
             return self._compute_claimed(config, device, progress, checkpoint_every, save_params, engine)
+
+    def _failed_meanwhile(self, config: Planned) -> Entry | None:
+        """The failure (status ``error``) that the writer a :meth:`compute` waited for stored: the
+        same run by the same code a moment ago, so it is the run's entry, not computed again (a
+        sweep's ``retry_errors`` recomputes failures stored before it started)."""
+        try:
+            entry = self.read(config.key, expected=config.config)
+        except (CorruptEntry, InputError):            # unreadable, or none (killed, out of memory)
+            return None
+        return entry if entry.status == "error" and not _stale(entry, config.config) else None
 
     def _compute_claimed(self, config: Planned, device: str | None, progress: bool,
                          checkpoint_every: int | None, save_params: bool, engine: str | Any) -> Entry:

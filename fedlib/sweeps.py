@@ -31,8 +31,10 @@ Where runs compute (:func:`sweep`'s arguments):
 
 Sweeps that share runs (two at once over overlapping configs, on one machine or on several that
 share the store folder) compute each shared run once: a writer claims a run before computing it
-(:mod:`fedlib.locks`), a sweep starts the runs nobody else holds first, and one that reaches a held
-run waits for its entry (:meth:`Store.compute`).
+(:mod:`fedlib.locks`), and one that reaches a held run waits for its entry (:meth:`Store.compute`).
+A sweep in this process picks, before each run, the first that nobody else holds then; worker
+processes and executors take the runs in the order of their submission, those held at that time
+last (:func:`unclaimed_first`).
 """
 
 from __future__ import annotations
@@ -652,7 +654,10 @@ def _compute_here(ready: list[Planned], st: Store, finished, torch_threads, keep
     try:
         if torch_threads:
             torch.set_num_threads(torch_threads)
-        for p in ready:
+        left = list(ready)
+        while left:                            # before each run, the first one nobody else holds now
+            p = next((q for q in left if locks.holder(st.path, q.key) is None), left[0])
+            left.remove(p)
             try:
                 entry = st.compute(p, device=device, checkpoint_every=checkpoint_every,
                                    save_params=keep[p.key])

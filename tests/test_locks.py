@@ -166,7 +166,8 @@ def test_a_sweep_starts_the_runs_nobody_else_holds_first(tmp_path):
     assert sweeps.unclaimed_first(runs, st) == runs
 
 
-@pytest.mark.parametrize("key", ["", ".", "..", "a/b", "../x", 3, None])
+@pytest.mark.parametrize("key", ["", ".", "..", "a/b", "../x", 3, None, b"k", " k\n", ".hidden", ".claims",
+                                 "a" * 201])
 def test_a_key_that_is_not_one_file_name_is_refused_naming_the_field(tmp_path, key):
     with pytest.raises(ValueError, match=r"^key: must be a run's key, one file name"):
         locks.holder(tmp_path, key)
@@ -216,13 +217,111 @@ def test_two_sweeps_at_once_over_the_same_configs_compute_each_run_once(tmp_path
     assert Store(tmp_path / "store").keys() == sorted(keys)
 
 
-def test_a_store_that_is_a_file_is_refused_naming_the_field(tmp_path):
+@pytest.mark.parametrize("below", ["", "sub", "sub/deeper"])
+def test_a_store_that_is_a_file_or_below_one_is_refused_naming_the_field(tmp_path, below):
     f = tmp_path / "file"
     f.write_text("x")
-    with pytest.raises(ValueError, match=r"^store: must be a store folder .*, got the file "), \
-            locks.claim(f, "k"):
+    with pytest.raises(ValueError, match=rf"^store: must be a store folder .*, got .* \({f} is a file\)"), \
+            locks.claim(f / below, "k"):
         pass
-    assert locks.holder(f, "k") is None and f.read_text() == "x"
+    assert locks.holder(f / below, "k") is None and f.read_text() == "x"
+
+
+@pytest.mark.parametrize("store", [None, 3, ""])
+def test_a_store_that_is_not_a_path_is_refused_naming_the_field(store):
+    with pytest.raises(ValueError, match=r"^store: must be a store folder's path"):
+        locks.lock_path(store, "k")
+    with pytest.raises(ValueError, match=r"^store: must be a store folder's path"):
+        locks.holder(store, "k")
+
+
+def test_on_wait_that_is_not_a_function_is_refused_before_anything(tmp_path):
+    with pytest.raises(ValueError, match=r"^on_wait: must be a function"), \
+            locks.claim(tmp_path, "k", on_wait=5):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_home_relative_store_is_the_stores_folder_and_a_linked_claim_is_still_this_threads(
+        tmp_path, monkeypatch):
+    """``~`` is expanded as Store expands it, and a claim taken through another name of the folder
+    (a symbolic link) is the same claim: computing it in the thread that holds it is refused."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert locks.lock_path("~/s", "k") == tmp_path / "s" / locks.FOLDER / "k.lock"
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    cfg = _base(rounds=2)
+    with locks.claim("~/real", Planned.of(cfg).key), pytest.raises(RuntimeError, match="holds the claim"):
+        Store(tmp_path / "link").compute(cfg)
+
+
+def test_a_writer_does_not_report_a_look_at_the_claim_as_a_holder(tmp_path):
+    """``holder`` looks at a claim by holding it shared for an instant (a sweep's ordering, a
+    campaign): a writer claiming at that instant waits it out without reporting a holder -- the
+    file's record then names its last holder, perhaps long dead (a killed writer's); and a record
+    naming an ended process of this host is never reported by name."""
+    import socket
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()       # a pid of this host that has ended
+    record = f'{{"pid": {dead}, "host": "{socket.gethostname()}", "since": "2020-01-01T00:00:00+00:00"}}'
+    path = locks.lock_path(tmp_path, "k")
+    path.parent.mkdir()
+    path.write_text(record)
+    told, stop = [], threading.Event()
+
+    def look() -> None:
+        while not stop.is_set():
+            locks.holder(tmp_path, "k")
+
+    looker = threading.Thread(target=look)
+    looker.start()
+    try:
+        for _ in range(300):
+            if not path.exists():
+                path.parent.mkdir(exist_ok=True)
+                path.write_text(record)
+            with locks.claim(tmp_path, "k", on_wait=told.append):
+                pass
+    finally:
+        stop.set()
+        looker.join()
+    assert all(h.pid is None for h in told), told        # (a look that lasted past 50 ms: unnamed)
+    assert str(locks.Holder(None, "h", "?")) == "another writer (not recorded: it has just begun)"
+
+
+def test_a_waiter_returns_the_failure_the_writer_it_waited_for_stored(tmp_path, monkeypatch):
+    """The run the other writer computed failed (stored with status error): the same run by the
+    same code a moment ago, so the waiter returns that failure rather than computing it again
+    (before, it recomputed it and replaced the entry)."""
+    from fedlib import store as store_module
+    cfg = _base(rounds=2)
+    key, ran = Planned.of(cfg).key, []
+    real = store_module._run
+
+    def fails(*a, **k):
+        ran.append(threading.current_thread().name)
+        time.sleep(0.5)
+        return None, "RuntimeError: fails on purpose"
+
+    monkeypatch.setattr(store_module, "_run", fails)
+    first = threading.Thread(target=lambda: Store(tmp_path).compute(cfg), name="first")
+    first.start()
+    while locks.holder(tmp_path, key) is None:
+        time.sleep(0.01)
+    with pytest.warns(RuntimeWarning, match="waiting for its entry"):
+        entry = Store(tmp_path).compute(cfg)
+    first.join()
+    assert ran == ["first"] and entry.status == "error" and "fails on purpose" in entry.meta["error"]
+    monkeypatch.setattr(store_module, "_run", real)
+    assert Store(tmp_path).compute(cfg).status == "ok"          # not waited for: a failure is mended
+
+
+def test_a_read_only_store_returns_a_stored_run_without_claiming_it(tmp_path):
+    cfg = _base(rounds=2)
+    stored = Store(tmp_path / "s").compute(cfg)
+    again = Store(tmp_path / "s", create=False)
+    again.writable, again._why = False, "opened to read only here"        # as a read-only mount reads
+    assert again.compute(cfg).meta == stored.meta and not (tmp_path / "s" / locks.FOLDER).exists()
 
 
 def test_a_claim_this_thread_holds_is_refused_rather_than_waited_for_forever(tmp_path):
