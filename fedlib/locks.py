@@ -50,7 +50,7 @@ FOLDER = ".claims"
 
 #: the longest key a claim takes (a lock file's name must fit a file system's 255 bytes)
 MAX_KEY = 200
-_KEY = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+_KEY = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*")      # (an algorithm's name may hold '+')
 _HELD = threading.local()          # the lock files this thread holds (a claim taken twice would wait forever)
 
 
@@ -80,14 +80,14 @@ def lock_path(store: str | os.PathLike, key: str) -> Path:
 
     Raises:
         InputError: a ``store`` that is not a path (or is empty); a ``key`` that is not a run's key:
-            one file name of letters, digits, ``_``, ``-`` and ``.``, not starting with ``.``, at
+            one file name of letters, digits, ``_``, ``+``, ``-`` and ``.``, not starting with ``.``, at
             most :data:`MAX_KEY` characters (a store's keys are ``<algorithm>-<16 hex digits>``)."""
     if not isinstance(store, (str, os.PathLike)) or not str(os.fspath(store)):
         raise InputError(f"store: must be a store folder's path (a str or os.PathLike, not empty), got "
                          f"{store!r}")
     if not isinstance(key, str) or not _KEY.fullmatch(key) or len(key) > MAX_KEY:
         raise InputError(f"key: must be a run's key, one file name such as 'fedavg-1acddf9a99215aed' "
-                         f"(letters, digits, '_', '-' and '.', not starting with '.', at most {MAX_KEY} "
+                         f"(letters, digits, '_', '+', '-' and '.', not starting with '.', at most {MAX_KEY} "
                          f"characters), got {key!r}")
     return Path(store).expanduser() / FOLDER / f"{key}.lock"
 

@@ -338,3 +338,12 @@ def test_a_claim_this_thread_holds_is_refused_rather_than_waited_for_forever(tmp
         assert other.is_alive()                        # waiting for this thread's claim
     other.join(timeout=60)
     assert not other.is_alive() and Store(tmp_path).get(cfg) is not None
+
+
+def test_every_key_an_algorithm_name_allows_is_a_key_claims_take(tmp_path):
+    """Keys are ``<algorithm>-<hash>``, and a registered algorithm's name may hold '+', '_', '-'."""
+    from fedlib.algorithms.base import NAME_PATTERN
+    for name in ("fedavg", "my+algo", "A_b-2"):
+        assert NAME_PATTERN.fullmatch(name)
+        with locks.claim(tmp_path, f"{name}-0123456789abcdef") as waited:
+            assert waited is None
