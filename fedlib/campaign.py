@@ -185,9 +185,10 @@ class _Pace:
     runs of this call set the pace: the slowest of the :data:`RECENT` latest of them (by date).
     Where no such run of the setting exists, the same of the entries on the same device kind
     with other engine options (a new option, e.g. compiled draws, is meant to be faster: its
-    first run is estimated at the pace of the options before it); then the rule before these:
-    the slowest run of the setting stored on the same device type (another GPU model for a GPU;
-    for a CPU, another CPU or thread count, and the slower of that and a probe on this kind:
+    first run is estimated at the pace of the options before it); then the same (the slowest of
+    the :data:`RECENT` latest) of the setting's runs stored on the same device type (another GPU
+    model for a GPU; for a CPU, another CPU or thread count, and the slower of that and a probe on
+    this kind:
     :meth:`needs_probe`; never a CPU's run for a GPU or the reverse: on
     2026-11-29 a paper run took 3.5 s a round on this project's CPU and ~0.05 s on an H100, so
     a GPU campaign would never have started the setting's runs, and a CPU campaign would start
@@ -196,7 +197,11 @@ class _Pace:
     warm-ups a whole run amortises: on an H100, 2026-11-26, a 10-round probe put a 500-round grid
     run at 129 s, which took 47 s). Why the latest runs on the same device: the slowest of all
     stored runs put the second window's 2,000-round runs at 216 s (a first window's run of older
-    code) where they took 158-159 s, and each of three calls lost a run to it."""
+    code) where they took 158-159 s, and each of three calls lost a run to it; on another kind
+    too: the slowest of notebook 08's stored Fashion-MNIST runs on the Intel Xeon kind (a grid run
+    at 2.1 s a round, its cores shared with replays) put a 5,000-round run at 12,178 s on an AMD
+    EPYC (Zen 3) on 2026-12-03, so its campaign started none, and two such runs took 5,445 and 5,495 s there
+    (``benchmarks/README.md``); the Xeon's 3 latest runs of the setting give 6,670 s."""
 
     def __init__(self, st: Store, device: str | None = None, engine: object = "vectorized",
                  threads: int | None = None):
@@ -204,6 +209,7 @@ class _Pace:
         self.probed: dict[str, float] = {}
         self.same: dict[str, list[tuple[str, float]]] = {}          # setting -> [(date, s/round)]
         self.kin: dict[str, list[tuple[str, float]]] = {}           # the same device kind, any engine
+        self.other: dict[str, list[tuple[str, float]]] = {}         # other kinds of the device type
         self.kind = _device_kind(device, threads)
         self.engine = engine if isinstance(engine, str) else repr(engine)
         for key in st.keys():
@@ -218,8 +224,9 @@ class _Pace:
                 date = str(e.meta.get("date", ""))
                 same = kind and e.meta.get("engine") == self.engine
                 self.note(e.config, float(secs), date=date if same else None)
-                if kind and not same:
-                    self.kin.setdefault(_setting(e.config), []).append((date, float(secs) / e.config.rounds))
+                if not same:                   # this kind with other options, or another kind
+                    table = self.kin if kind else self.other
+                    table.setdefault(_setting(e.config), []).append((date, float(secs) / e.config.rounds))
 
     def note(self, config: ExperimentConfig, seconds: float, probe: bool = False,
              date: str | None = None) -> None:
@@ -249,7 +256,9 @@ class _Pace:
     def estimate(self, config: ExperimentConfig) -> float | None:
         s = _setting(config)
         recent = self.same.get(s) or self.kin.get(s)
-        whole, probe = self.per_round.get(s), self.probed.get(s)
+        other = self.other.get(s)
+        whole = max(r for _, r in sorted(other)[-RECENT:]) if other else self.per_round.get(s)
+        probe = self.probed.get(s)
         if recent:
             rate = max(r for _, r in sorted(recent)[-RECENT:])
         elif whole is not None and probe is not None:     # other kinds' runs and a probe here: the slower
@@ -409,6 +418,10 @@ class _Compute:
                 ran = float(history["seconds"].iloc[-1]) if "seconds" in history else took
                 self.pace.note(probe, min(took, ran), probe=True)
             est = self._estimate(c)
+            self.echo(f"campaign: {self.part.notebook} probed {c.key()}'s setting ({probe.rounds} rounds in "
+                      f"{took:.0f} s): {'?' if whole is None else f'{whole:.0f}'} s a run here; estimated "
+                      f"{'?' if est is None else f'{est:.0f}'} s (with the setting's stored runs and the "
+                      f"margin x{MARGIN:g})")
         return est if self.clock() + est <= self.deadline else None
 
     def __call__(self, configs, keep_params: bool = False):

@@ -415,16 +415,42 @@ def test_a_cpu_campaign_probes_a_setting_that_only_other_cpu_kinds_have_run(tmp_
     pace.note(c, 2 * secs, date=campaign._now())                         # a whole run on this kind
     assert not pace.needs_probe(c) and pace.estimate(c) == pytest.approx(campaign.MARGIN * 2 * secs)
     # the campaign's check of a run probes first (the probe computed here, not stored)
-    fresh = campaign._Pace(st)
+    fresh, said = campaign._Pace(st), []
     compute = campaign._Compute(st, fresh, 1e9, campaign.CampaignReport(), campaign.NotebookReport("x"),
-                                None, "vectorized", lambda: 0.0, lambda s: None)
+                                None, "vectorized", lambda: 0.0, said.append)
     assert compute._fits(c) is not None and not fresh.needs_probe(c) and len(fresh.probed) == 1
+    import re  # the probe says what it measured
+    est = fresh.estimate(c)
+    assert re.fullmatch(rf"campaign: x probed {c.key()}'s setting \(10 rounds in 0 s\): [0-9?]+ s a run "
+                        rf"here; estimated {est:.0f} s \(with the setting's stored runs and the margin "
+                        rf"x1.15\)", said[0]), said
     assert st.keys() == [st.get(base).path.name]
     # a GPU campaign keeps the rule before: another GPU model's run sets the pace, no probe
     monkeypatch.setattr(campaign, "_device_kind", lambda device, threads=None: ("cuda", "NVIDIA H200"))
     gpu = campaign._Pace(st, "cuda")
     gpu.note(base, secs)                                                 # as if stored from an H100
     assert not gpu.needs_probe(c) and gpu.estimate(c) == pytest.approx(campaign.MARGIN * secs)
+
+
+def test_another_kinds_latest_runs_set_the_pace_not_its_slowest_ever(tmp_path, monkeypatch):
+    """Runs stored on another CPU kind pace this one as this kind's own do: the slowest of the
+    RECENT latest, not the slowest ever (notebook 08's slowest Xeon run, a grid run on shared cores,
+    put a 5,000-round run at 12,178 s on an AMD EPYC, which started none; two took 5,445-5,495 s);
+    a probe here that is slower still decides."""
+    from fedlib import ExperimentConfig
+    from fedlib.store import write_meta
+    st = Store(tmp_path)
+    base = ExperimentConfig(algorithm="fedavg", problem="quadratic", participation="full", rounds=10)
+    for k, per_round in enumerate((10.0, 1.0, 3.0, 2.0)):             # the oldest is the slow one
+        e = st.compute(base.replace(seed=k))
+        write_meta(e.path, {**e.meta, "run_seconds": per_round * base.rounds,
+                            "date": f"2026-11-30T0{k}:00:00+00:00"})
+    c = base.replace(seed=9)
+    monkeypatch.setattr(campaign, "_device_kind", lambda device, threads=None: ("cpu", "Another CPU", 1))
+    pace = campaign._Pace(st)
+    assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 3.0 * base.rounds)
+    pace.note(c, 5.0 * base.rounds, probe=True)
+    assert pace.estimate(c) == pytest.approx(campaign.MARGIN * 5.0 * base.rounds)
 
 
 def test_the_latest_runs_set_the_pace_and_a_run_of_this_call_counts(tmp_path):
