@@ -47,8 +47,9 @@ def _gamma(n: int) -> float:
 def test_the_first_convolutions_forms_agree_bit_for_bit_or_within_fp32_rounding(gpu_check):
     """The smoke's shapes (S = 4 clients, batch 16; App. H's first convolution, 3 x 3, 'same'
     padding). The zero-channel form adds only exact zeros (0 x 0) to each sum of the engine's form,
-    and torch's CPU kernels sum the other products in the same order: its outputs and gradients
-    are bit-equal on the CPU (on a GPU the two forms run other kernels, whose difference the
+    and torch's CPU kernels sum the other products in the same order: its outputs are bit-equal on
+    the CPU, its gradients too on most CPU kinds (within the bound below on all) (on a GPU the two
+    forms run other kernels, whose difference the
     check's row reports). The clients-innermost form is the engine's on batches in another memory
     layout: the same values, possibly another kernel; unfold + matmul sums the same products in
     another order. Both are held to a bound derived from fp32 rounding, elementwise:
@@ -78,7 +79,9 @@ def test_the_first_convolutions_forms_agree_bit_for_bit_or_within_fp32_rounding(
     assert y.shape == (S, B, out, 28, 28) and g.shape == w.shape and g.abs().max() > 0   # 'same'
 
     assert torch.equal(vmap(zeros)(w, x), y)
-    assert torch.equal(gpu_check.conv_step(zeros)(w, x), g)
+    g_zeros = gpu_check.conv_step(zeros)(w, x)       # bit-equal on the AMD Zen 4 and Intel kinds;
+    # the AMD Zen 3 kind's (AVX2) weight gradient of 2 channels sums in another order (2026-12-03):
+    # held to the fp32 bound below, as the other forms
 
     x_in = layout(x)
     assert torch.equal(x_in, x) and x_in.stride(0) == 1                # the clients innermost
@@ -91,6 +94,7 @@ def test_the_first_convolutions_forms_agree_bit_for_bit_or_within_fp32_rounding(
     def sums(a):                                         # per weight entry: the sum over m of a |u|
         return torch.einsum("sbop,sbkp->sok", a, cols)
     e_g = 2 / M * (sums(e_y) + 2 * _gamma(m + 3) * sums(y_flat.double().abs() + e_y))
+    assert ((g_zeros.double() - g.double()).abs().reshape(S, out, n) <= e_g).all()
     for form, xs in ((unfolded, x), (laid, x_in)):
         y_f, g_f = vmap(form)(w, xs), gpu_check.conv_step(form)(w, xs)
         assert ((y_f.reshape(S, B, out, positions).double() - y_flat.double()).abs() <= e_y).all()
