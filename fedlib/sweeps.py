@@ -610,10 +610,10 @@ def _execute(plan: SweepPlan, st: Store, executor: cf.Executor | None, progress:
                 finished(p, None, f"warm-up {p.warmup.key} {_how_failed(p.warmup.key, entries, failed)}; "
                                   "this run was not started")
         keep = {p.key: keep_params or p.key in plan.warm_keys for p in ready}
-        ready = unclaimed_first(ready, st)
-        if executor is None:
+        if executor is None:                   # (picks, before each run, one nobody holds)
             _compute_here(ready, st, finished, torch_threads, keep, device, checkpoint_every)
             continue
+        ready = unclaimed_first(ready, st)
         futures = {executor.submit(_compute_in_worker, str(st.path), p.config.to_dict(), device,
                                    checkpoint_every, torch_threads, keep[p.key], modules): p for p in ready}
         for fut in cf.as_completed(futures):

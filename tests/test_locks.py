@@ -306,8 +306,9 @@ def test_a_waiter_returns_the_failure_the_writer_it_waited_for_stored(tmp_path, 
     monkeypatch.setattr(store_module, "_run", fails)
     first = threading.Thread(target=lambda: Store(tmp_path).compute(cfg), name="first")
     first.start()
-    while locks.holder(tmp_path, key) is None:
+    while not ran:                                       # the first writer is computing, its claim held
         time.sleep(0.01)
+    assert locks.holder(tmp_path, key) is not None
     with pytest.warns(RuntimeWarning, match="waiting for its entry"):
         entry = Store(tmp_path).compute(cfg)
     first.join()
